@@ -1,0 +1,430 @@
+"""Test, lint, build and compatibility sessions for the three packages of this repository.
+
+Bare ``nox`` runs every session except ``demo`` and ``bench``. Useful selections::
+
+    nox -l                                  # list every session
+    nox -t tests                            # the whole (Python, zarr) matrix
+    nox -s tests-3.12                       # every zarr version on Python 3.12
+    nox -s "tests-3.12(zarr='3.4.0')"       # one pair
+    nox -s nd_arrow floor lint build compat020
+    nox -s bench -- --quick                 # arguments after -- reach every benchmark script
+    nox -R -s lint                          # reuse the existing venv while iterating
+
+Nothing here touches the network at import time: versions are resolved when a session runs.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tarfile
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nox
+
+nox.needs_version = ">=2025.2.9"
+nox.options.default_venv_backend = "uv|virtualenv"
+nox.options.error_on_missing_interpreters = True
+# Only interpreters that exist on the machine count; a missing one is an error, never a download.
+nox.options.download_python = "never"
+nox.options.sessions = [
+    "tests-3.11",
+    "tests-3.12",
+    "tests-3.13",
+    "nd_arrow",
+    "floor",
+    "lint",
+    "build",
+    "compat020",
+]
+
+ROOT = Path(__file__).resolve().parent
+PYTHONS = ("3.11", "3.12", "3.13")
+TEST_DEPS = ("pytest", "hypothesis", "jsonschema")
+NEWEST = "newest"
+# The published 0.2.0 that our codec must stay byte-compatible with (its own, separate venv).
+ZVN_020 = "zarr-vlen-ndarray==0.2.0"
+COMPAT_SCRIPT = ROOT / "packages/vlen-ndarray-codec/tests/compat/compat_020.py"
+
+
+@dataclass(frozen=True)
+class Package:
+    folder: str
+    dist: str
+    module: str
+    # (group, name) -> "module:attr" for every zarr.* entry point the wheel must declare.
+    entry_points: dict[tuple[str, str], str] = field(default_factory=dict)
+    # Sibling distributions that must be found next to this one (not on PyPI yet).
+    local_deps: tuple[str, ...] = ()
+    forbids_zarr: bool = False
+
+    @property
+    def path(self) -> str:
+        return f"packages/{self.folder}"
+
+
+DTYPE = Package(
+    "ndarray-dtype",
+    "zarr-ndarray-dtype",
+    "zarr_ndarray_dtype",
+    entry_points={("zarr.data_type", "ndarray"): "zarr_ndarray_dtype:NDArray"},
+)
+CODEC = Package(
+    "vlen-ndarray-codec",
+    "zarr-vlen-ndarray",
+    "zarr_vlen_ndarray",
+    # The target is the codec engineer's choice; the name must equal the codec name in metadata.
+    entry_points={("zarr.codecs", "vlen-ndarray"): ""},
+    local_deps=("zarr-ndarray-dtype",),
+)
+ND_ARROW = Package("nd-arrow", "nd-arrow", "nd_arrow", forbids_zarr=True)
+PACKAGES = (DTYPE, CODEC, ND_ARROW)
+
+# Printed at the start of every session that installs something: what the resolver really picked.
+_PRINT_VERSIONS = """
+import importlib.metadata as md, platform, sys
+print(f"{'python':<20}{platform.python_version()}  ({sys.executable})")
+for name in sys.argv[1:]:
+    try:
+        version = md.version(name)
+    except md.PackageNotFoundError:
+        version = "-- not installed --"
+    print(f"{name:<20}{version}")
+"""
+_REPORTED = ("zarr", "numcodecs", "numpy", "pyarrow", *(p.dist for p in PACKAGES))
+
+_ASSERT_NO_ZARR = """
+import importlib.util, sys
+if importlib.util.find_spec("zarr") is not None:
+    sys.exit(f"zarr is importable from {sys.prefix}, but nd-arrow must work without it")
+print("ok: zarr is not importable")
+"""
+
+
+# --------------------------------------------------------------------------------- helpers
+
+
+def print_versions(session: nox.Session, python: str = "python") -> None:
+    """Print the resolved versions of Python and the libraries that matter here."""
+    session.run(python, "-c", _PRINT_VERSIONS, *_REPORTED, external=True, silent=False)
+
+
+def install_ours(
+    session: nox.Session, *requirements: str, packages: tuple[Package, ...] = PACKAGES
+) -> None:
+    """Install our packages (editable) and extra requirements in one resolver run."""
+    editables = [arg for p in packages for arg in ("-e", p.path)]
+    session.install(*editables, *requirements)
+
+
+def zarr_requirement(spec: str) -> str:
+    """``'3.4.0'`` -> exactly that release, ``'3.4.*'`` -> its latest patch, newest -> unpinned."""
+    return "zarr" if spec == NEWEST else f"zarr=={spec}"
+
+
+def pyarrow_requirement(spec: str) -> str:
+    return "pyarrow" if spec == NEWEST else f"pyarrow=={spec}"
+
+
+def run_pytest(session: nox.Session, *test_dirs: str) -> None:
+    """Run pytest over the given test folders; "no tests collected" (exit 5) fails the session."""
+    dirs = [d for d in test_dirs if (ROOT / d).is_dir()]
+    if not dirs:
+        session.error(f"none of the test folders exist: {', '.join(test_dirs)}")
+    # importlib mode: the three packages' test modules may share basenames (test_compat.py).
+    session.run(
+        "pytest", "-p", "no:cacheprovider", "--import-mode=importlib", *dirs, *session.posargs
+    )
+
+
+def all_test_dirs() -> list[str]:
+    return [f"{p.path}/tests" for p in PACKAGES]
+
+
+def uv_binary(session: nox.Session) -> str:
+    uv = shutil.which("uv")
+    if uv is None:
+        session.error("this session needs uv on PATH: python -m pip install uv")
+    return uv
+
+
+def make_venv(session: nox.Session, location: Path) -> str:
+    """Create a fresh, empty venv with the session's interpreter; return its python."""
+    uv = uv_binary(session)
+    if location.exists():
+        shutil.rmtree(location)
+    base = Path(session.bin, "python")
+    session.run(
+        uv, "venv", "--quiet", "--python", str(base), str(location),
+        external=True, env={"UV_PYTHON_DOWNLOADS": "never"},
+    )  # fmt: skip
+    return str(location / "bin" / "python")
+
+
+def venv_install(session: nox.Session, python: str, *args: str) -> None:
+    session.run(uv_binary(session), "pip", "install", "--python", python, *args, external=True)
+
+
+def installed_version(session: nox.Session, dist: str, python: str = "python") -> str:
+    code = f"import importlib.metadata as m; print(m.version({dist!r}))"
+    out = session.run(python, "-c", code, silent=True, external=True)
+    return str(out).strip()
+
+
+def venv_with_zvn020(session: nox.Session, location: Path, zarr_version: str) -> str:
+    """A venv holding the published zarr-vlen-ndarray 0.2.0 and exactly ``zarr_version``."""
+    python = make_venv(session, location)
+    venv_install(session, python, ZVN_020, f"zarr=={zarr_version}")
+    print_versions(session, python)
+    return python
+
+
+# ------------------------------------------------------------------------------ test matrix
+
+# (Python, zarr) pairs. "3.m.0" is the first release of a minor, "3.m.*" its latest patch and
+# "newest" whatever the index serves today (possibly a minor newer than listed here).
+# zarr >= 3.2 needs Python >= 3.12, so on 3.11 "latest" means the latest 3.1 patch.
+ZARR_MINORS = ("3.1", "3.2", "3.3", "3.4")
+ZARR_BY_PYTHON = {
+    "3.11": ["3.1.0", "3.1.*"],
+    "3.12": [v for m in ZARR_MINORS for v in (f"{m}.0", f"{m}.*")] + [NEWEST],
+    # 3.1.0 is the oldest zarr that installs and passes on 3.13.
+    "3.13": ["3.1.0", NEWEST],
+}
+
+
+def _register_tests(python: str, zarr_specs: list[str]) -> None:
+    """One session per Python, so that names read ``tests-3.12(zarr='3.4.0')``."""
+
+    @nox.session(name=f"tests-{python}", python=python, tags=["tests"])
+    @nox.parametrize("zarr", zarr_specs)
+    def tests(session: nox.Session, zarr: str) -> None:
+        """Our three packages and their tests at one (Python, zarr) pair."""
+        install_ours(session, zarr_requirement(zarr), *TEST_DEPS)
+        print_versions(session)
+        run_pytest(session, *all_test_dirs())
+
+
+for _python, _specs in ZARR_BY_PYTHON.items():
+    _register_tests(_python, _specs)
+
+
+@nox.session(python=list(PYTHONS), tags=["tests"])
+@nox.parametrize("pyarrow", ["18.0.0", NEWEST])
+def nd_arrow(session: nox.Session, pyarrow: str) -> None:
+    """nd-arrow alone: no zarr in the venv, pyarrow at its floor and at the newest release."""
+    install_ours(session, pyarrow_requirement(pyarrow), "pytest", "hypothesis", "xarray",
+                 packages=(ND_ARROW,))  # fmt: skip
+    print_versions(session)
+    session.run("python", "-c", _ASSERT_NO_ZARR)
+    run_pytest(session, f"{ND_ARROW.path}/tests")
+
+
+# The lowest version of every dependency any package declares. numpy 1.26 is only possible
+# because zarr 3.1.0-3.1.5 accept it (3.1.6+ need numpy >= 2). xarray is nd-arrow's extra.
+FLOOR = (
+    "numpy==1.26.*",
+    "zarr==3.1.0",
+    "numcodecs==0.14.*",
+    "pyarrow==18.0.0",
+    "xarray==2024.1.*",
+)
+
+
+@nox.session(python="3.11", tags=["tests"])
+def floor(session: nox.Session) -> None:
+    """Python 3.11 with every declared dependency at its floor."""
+    install_ours(session, *FLOOR, *TEST_DEPS)
+    print_versions(session)
+    run_pytest(session, *all_test_dirs())
+
+
+# ----------------------------------------------------------------------------------- lint
+
+
+@nox.session(python="3.12")
+def lint(session: nox.Session) -> None:
+    """ruff check, ruff format --check, and mypy (root config) on every package's src."""
+    install_ours(session, "ruff", "mypy", *TEST_DEPS)
+    print_versions(session)
+    session.run("ruff", "--version")
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+    for package in PACKAGES:
+        session.run("mypy", "--config-file", "pyproject.toml", f"{package.path}/src")
+
+
+# ---------------------------------------------------------------------------------- build
+
+_CHECK_INSTALLED_WHEEL = """
+import importlib, importlib.metadata as md, importlib.util, json, sys
+dist, module, forbids_zarr = sys.argv[1], sys.argv[2], sys.argv[4]
+expected = json.loads(sys.argv[3])
+importlib.import_module(module)
+found = {
+    f"{ep.group} {ep.name}": ep.value
+    for ep in md.distribution(dist).entry_points
+    if ep.group.startswith("zarr")
+}
+if set(found) != set(expected):
+    sys.exit(f"{dist}: zarr entry points {found} differ from the expected {sorted(expected)}")
+for ep in md.distribution(dist).entry_points:
+    key = f"{ep.group} {ep.name}"
+    if key not in expected:
+        continue
+    if expected[key] and ep.value != expected[key]:
+        sys.exit(f"{dist}: entry point {key} -> {ep.value}, expected {expected[key]}")
+    obj = ep.load()
+    print(f"ok: entry point {key} -> {ep.value} loads {obj!r}")
+if forbids_zarr == "1" and importlib.util.find_spec("zarr") is not None:
+    sys.exit(f"{dist}: installing the wheel alone pulled in zarr")
+print(f"ok: {dist} {md.version(dist)} imports as {module}")
+"""
+
+# What an sdist may contain (relative to its top folder): the package's own allowlist plus
+# what the build backend adds.
+_SDIST_ALLOWED_TOP = {"src", "tests", "README.md", "CHANGELOG.md", "pyproject.toml", "PKG-INFO"}
+
+
+def check_sdist(session: nox.Session, sdist: Path, package: Package) -> None:
+    """The sdist holds only this package's allowlisted files: nothing from siblings or root."""
+    with tarfile.open(sdist) as archive:
+        names = archive.getnames()
+    top = {name.split("/", 1)[0] for name in names}
+    if len(top) != 1:
+        session.error(f"{sdist.name}: expected one top-level folder, found {sorted(top)}")
+    members = [name.split("/", 1)[1] for name in names if "/" in name]
+    stray = sorted({m.split("/", 1)[0] for m in members} - _SDIST_ALLOWED_TOP)
+    siblings = [p.module for p in PACKAGES if p is not package]
+    leaked = [m for m in members if any(s in m.split("/") for s in siblings)]
+    if stray or leaked:
+        session.error(f"{sdist.name}: unexpected entries {stray}, sibling files {leaked}")
+    if not any(m.startswith(f"src/{package.module}/") for m in members):
+        session.error(f"{sdist.name}: does not contain src/{package.module}/")
+    session.log(f"ok: {sdist.name} holds {len(members)} entries, none from siblings")
+
+
+def check_wheel_files(session: nox.Session, wheel: Path, package: Package) -> None:
+    with zipfile.ZipFile(wheel) as archive:
+        top = {name.split("/", 1)[0] for name in archive.namelist()}
+    expected = {package.module}
+    extra = sorted(t for t in top - expected if not t.endswith(".dist-info"))
+    if extra or package.module not in top:
+        session.error(f"{wheel.name}: top-level entries {sorted(top)}, expected {package.module}")
+    session.log(f"ok: {wheel.name} holds only {package.module}")
+
+
+def built(out: Path, package: Package, pattern: str) -> Path:
+    stem = package.dist.replace("-", "_")
+    matches = sorted(out.glob(f"{stem}-{pattern}"))
+    if len(matches) != 1:
+        raise FileNotFoundError(f"expected one {stem}-{pattern} in {out}, found {matches}")
+    return matches[0]
+
+
+@nox.session(python="3.12")
+def build(session: nox.Session) -> None:
+    """Build each sdist+wheel, then install every wheel alone in a fresh venv and check it.
+
+    This is the local equivalent of the release workflows in .github/workflows/.
+    """
+    uv = uv_binary(session)
+    tmp = Path(session.create_tmp())
+    dist = tmp / "dist"
+    shutil.rmtree(dist, ignore_errors=True)
+    versions = {}
+    for package in PACKAGES:
+        # uv builds the sdist first and the wheel from it, which proves the sdist is complete.
+        session.run(uv, "build", "--out-dir", str(dist), package.path, external=True)
+        sdist = built(dist, package, "*.tar.gz")
+        wheel = built(dist, package, "*.whl")
+        check_sdist(session, sdist, package)
+        check_wheel_files(session, wheel, package)
+        versions[package.dist] = wheel.name.split("-")[1]
+
+    for package in PACKAGES:
+        wheel = built(dist, package, "*.whl")
+        python = make_venv(session, tmp / f"venv-{package.folder}")
+        find_links = ["--find-links", str(dist)] if package.local_deps else []
+        venv_install(session, python, str(wheel), *find_links)
+        for dep in package.local_deps:
+            got = installed_version(session, dep, python)
+            if got != versions[dep]:
+                session.error(
+                    f"{package.dist} installed {dep} {got}, not the local {versions[dep]}"
+                )
+        expected = {f"{g} {n}": v for (g, n), v in package.entry_points.items()}
+        session.run(
+            python, "-c", _CHECK_INSTALLED_WHEEL, package.dist, package.module,
+            json.dumps(expected), "1" if package.forbids_zarr else "0", external=True,
+        )  # fmt: skip
+
+    for name, version in versions.items():
+        session.log(f"built {name} {version}")
+
+
+# ------------------------------------------------------------------------- compatibility
+
+
+@nox.session(python="3.12")
+def compat020(session: nox.Session) -> None:
+    """Round trip between the published zarr-vlen-ndarray 0.2.0 (venv A) and ours (venv B).
+
+    A writes OLD, B writes NEW, A checks NEW, B checks OLD. Both venvs use the same zarr.
+    """
+    if not COMPAT_SCRIPT.is_file():
+        session.error(
+            f"{COMPAT_SCRIPT.relative_to(ROOT)} does not exist yet: the codec's compatibility "
+            "driver (subcommands 'write DIR' and 'check DIR') is needed for this session"
+        )
+    tmp = Path(session.create_tmp())
+    python_b = make_venv(session, tmp / "venv-ours")
+    venv_install(session, python_b, *(arg for p in PACKAGES for arg in ("-e", p.path)))
+    zarr_version = installed_version(session, "zarr", python_b)
+
+    # Venv A is the session venv: the published 0.2.0 with the very same zarr release.
+    session.install(ZVN_020, f"zarr=={zarr_version}")
+    session.log("venv A (zarr-vlen-ndarray 0.2.0):")
+    print_versions(session)
+    session.log("venv B (this repository):")
+    print_versions(session, python_b)
+
+    old, new = tmp / "written-by-020", tmp / "written-by-ours"
+    for folder in (old, new):
+        shutil.rmtree(folder, ignore_errors=True)
+    script = str(COMPAT_SCRIPT)
+    session.run("python", script, "write", str(old))
+    session.run(python_b, script, "write", str(new), external=True)
+    session.run("python", script, "check", str(new))
+    session.run(python_b, script, "check", str(old), external=True)
+
+
+# ------------------------------------------------------------------------ not run by default
+
+
+@nox.session(python="3.12", default=False)
+def bench(session: nox.Session) -> None:
+    """Run every benchmarks/bench_*.py (sorted) with posargs; 0.2.0's python is $ZVN020_PYTHON."""
+    scripts = sorted((ROOT / "benchmarks").glob("bench_*.py"))
+    if not scripts:
+        session.error("no benchmarks/bench_*.py scripts to run")
+    install_ours(session, "ndarrow", "psutil")
+    print_versions(session)
+    zarr_version = installed_version(session, "zarr")
+    tmp = Path(session.create_tmp())
+    zvn020_python = venv_with_zvn020(session, tmp / "venv-zvn020", zarr_version)
+    for script in scripts:
+        session.run("python", str(script), *session.posargs, env={"ZVN020_PYTHON": zvn020_python})
+
+
+def run_demo(session: nox.Session) -> None:
+    """Placeholder until the demo issue (issue 5) replaces this function with the real demo."""
+    session.log("The demo is not written yet: issue 5 adds it. Nothing was run.")
+
+
+@nox.session(python="3.12", default=False)
+def demo(session: nox.Session) -> None:
+    """End-to-end demo of the three packages (a placeholder for now, see run_demo)."""
+    run_demo(session)
