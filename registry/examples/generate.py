@@ -5,10 +5,10 @@ Run from the repository root:
     python registry/examples/generate.py          # rewrite the files
     python registry/examples/generate.py --check  # fail if a file would change
 
-Needs numpy only; when jsonschema is importable, every vector is validated against
+Needs numpy only. When jsonschema is importable, every vector is validated against
 the registry schemas (the ``invalid-impl-only`` cases must PASS the schema: they
-break rules JSON Schema cannot express); when numcodecs is importable, every valid vlen-ndarray chunk is
-also checked to be byte-identical to numcodecs ``VLenBytes`` of the cells' raw
+break rules JSON Schema cannot express). When numcodecs is importable, every valid
+vlen-ndarray chunk is also checked to be byte-identical to numcodecs ``VLenBytes`` of the cells' raw
 little-endian bytes (the byte-identity rule of SPEC.md section 2.6).
 """
 
@@ -43,7 +43,7 @@ DTYPES = (
 )
 
 
-def dt(dtype: str, shape: list[Any]) -> dict[str, Any]:
+def dt(dtype: Any, shape: Any) -> dict[str, Any]:
     return {"name": "ndarray", "configuration": {"dtype": dtype, "shape": shape}}
 
 
@@ -77,7 +77,7 @@ def dtype_cases() -> dict[str, dict[str, Any]]:
         "dtype_little_endian_prefix": dt("<f4", [None]),
         "dtype_generic_float": dt("float", [None]),
         "dtype_capitalised": dt("Float32", [None]),
-        "dtype_null": dt(None, [None]),  # type: ignore[arg-type]
+        "dtype_null": dt(None, [None]),
         "dtype_object": dt("object", [None]),
         "dtype_string": dt("str", [None]),
         "name_wrong": {"name": "ndarrays", "configuration": {"dtype": "float32", "shape": [None]}},
@@ -117,7 +117,7 @@ def b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
-def fill_cases() -> dict[str, list[dict[str, Any]]]:
+def fill_cases() -> dict[str, list[Any]]:
     def ok(dtype: str, pattern: list[Any], arr: np.ndarray, note: str) -> dict[str, Any]:
         raw = np.ascontiguousarray(arr).tobytes()
         return {
@@ -148,6 +148,11 @@ def fill_cases() -> dict[str, list[dict[str, Any]]]:
             "reason": "whitespace",
         },
         {"data_type": dt("uint8", [None]), "fill_value": "Bw=", "reason": "padding short"},
+        {
+            "data_type": dt("float32", [None]),
+            "fill_value": "AACAPw==\n",
+            "reason": "trailing newline",
+        },
         {"data_type": dt("uint8", [None]), "fill_value": "Bx==", "reason": "pad bits not zero"},
         {
             "data_type": dt("uint8", [None]),
@@ -208,7 +213,10 @@ def chunk_cases() -> dict[str, list[dict[str, Any]]]:
         return {
             "data_type": dt(dtype, pattern),
             "chunk_shape": chunk_shape,
-            "cells_c_order": [{"shape": list(c.shape), "hex": p.hex()} for c, p in zip(cells, payloads)],
+            "cells_c_order": [
+                {"shape": list(c.shape), "hex": p.hex()}
+                for c, p in zip(cells, payloads, strict=True)
+            ],
             "encoded_hex": frame(payloads).hex(),
             "note": note,
         }
@@ -222,15 +230,28 @@ def chunk_cases() -> dict[str, list[dict[str, Any]]]:
             [np.array([[1.0, 2.0]], f4), np.zeros((0, 2), f4)],
             "SPEC.md example 2.7.1",
         ),
-        ok("uint64", [None], [3], [np.array([1, 2**64 - 1], "<u8"), np.zeros(0, "<u8"), np.array([5], "<u8")], "rank-1 cells"),
+        ok(
+            "uint64",
+            [None],
+            [3],
+            [np.array([1, 2**64 - 1], "<u8"), np.zeros(0, "<u8"), np.array([5], "<u8")],
+            "rank-1 cells",
+        ),
         ok(
             "int16",
             [None],
             [2, 2],
-            [np.array([1], "<i2"), np.array([2, 3], "<i2"), np.zeros(0, "<i2"), np.array([-1], "<i2")],
+            [
+                np.array([1], "<i2"),
+                np.array([2, 3], "<i2"),
+                np.zeros(0, "<i2"),
+                np.array([-1], "<i2"),
+            ],
             "2-d chunk: cells in C order (0,0) (0,1) (1,0) (1,1)",
         ),
-        ok("bool", [None], [2], [np.array([True, False]), np.array([True])], "bool bytes 0x00/0x01"),
+        ok(
+            "bool", [None], [2], [np.array([True, False]), np.array([True])], "bool bytes 0x00/0x01"
+        ),
         ok(
             "float64",
             [None, 3, 2],
@@ -259,7 +280,10 @@ def chunk_cases() -> dict[str, list[dict[str, Any]]]:
             "reason": "length prefix 2^31-1 past the end (must not allocate)",
         },
     ]
-    invalid = [{"data_type": d, "chunk_shape": [2], "encoded_hex": b["hex"], "reason": b["reason"]} for b in bad]
+    invalid = [
+        {"data_type": d, "chunk_shape": [2], "encoded_hex": b["hex"], "reason": b["reason"]}
+        for b in bad
+    ]
     invalid.append(
         {
             "data_type": dt("bool", [None]),
@@ -305,7 +329,7 @@ def planned_files() -> dict[Path, str]:
 
 def cross_check() -> None:
     try:
-        import numcodecs  # type: ignore[import-untyped]
+        import numcodecs
     except ImportError:
         return
     vlen = numcodecs.VLenBytes()
