@@ -1,0 +1,98 @@
+"""The core ``bytes`` codec for all-fixed ``ndarray`` patterns.
+
+For an all-fixed pattern such as ``[3, 2]`` a chunk is the elements' little-endian C-order bytes
+packed back to back in the chunk's C order: exactly what zarr's ``bytes`` codec (``endian:
+"little"``) writes for a plain array of shape ``chunk_shape + (3, 2)``. zarr's own
+``BytesCodec`` cannot do this for an object-backed data type (it reinterprets the object array's
+pointers), so :mod:`zarr_ndarray_dtype._hooks` swaps in :class:`FixedCellBytesCodec` when a
+``bytes`` codec meets an ``ndarray`` data type. It serializes to the very same metadata
+(``{"name": "bytes", "configuration": {"endian": "little"}}``), so stores stay plain Zarr v3.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from zarr.codecs.bytes import BytesCodec
+
+from zarr_ndarray_dtype._compat import endian_name
+from zarr_ndarray_dtype.cells import check_bool_bytes, unbox
+from zarr_ndarray_dtype.errors import CellError, NDArrayDTypeError
+
+__all__ = ["FixedCellBytesCodec", "check_bytes_codec"]
+
+
+def check_bytes_codec(endian: object, dtype: Any) -> None:
+    """Refuse, at array creation, a ``bytes`` codec that cannot serve this ``ndarray`` type."""
+    if not dtype.pattern.is_fixed:
+        raise NDArrayDTypeError(
+            f"the 'bytes' codec cannot serve {dtype!r}: its pattern {dtype.pattern.to_json()} has "
+            "variable dimensions, so elements have no fixed size. Use "
+            "serializer=zarr_vlen_ndarray.VlenNDArrayCodec() (pip install zarr-vlen-ndarray) for "
+            "patterns [null, d1, ..., dk]."
+        )
+    name = endian_name(endian)
+    if name == "big":
+        raise NDArrayDTypeError(
+            f"the 'bytes' codec with endian='big' cannot serve {dtype!r}: ndarray elements are "
+            "little-endian by definition; use BytesCodec(endian='little')."
+        )
+    if name is None and dtype.item_dtype.itemsize > 1:
+        raise NDArrayDTypeError(
+            f"the 'bytes' codec without an endian setting cannot serve {dtype!r}, whose "
+            f"{dtype.dtype} items are multi-byte; use BytesCodec(endian='little')."
+        )
+
+
+class FixedCellBytesCodec(BytesCodec):
+    """``bytes`` (little-endian) over cells of an all-fixed ``ndarray`` pattern.
+
+    Not re-decorated as a dataclass: it keeps ``BytesCodec``'s own ``__init__``, which parses
+    ``endian`` differently across zarr releases.
+    """
+
+    def _encode_cells(self, chunk_array: Any, chunk_spec: Any) -> Any:
+        dtype = chunk_spec.dtype
+        item = dtype.item_dtype
+        shape = dtype.pattern.empty_shape
+        cells = chunk_array.as_ndarray_like().ravel(order="C")
+        exact = []
+        for cell in cells:
+            if type(cell) is not np.ndarray or cell.dtype != item or cell.shape != shape:
+                cell = dtype.coerce_cell(unbox(cell))
+            exact.append(cell)
+        block = np.empty((len(exact), *shape), dtype=item)
+        if exact:
+            np.stack(exact, out=block)
+        return chunk_spec.prototype.buffer.from_array_like(block.reshape(-1).view(np.uint8))
+
+    def _decode_cells(self, chunk_bytes: Any, chunk_spec: Any) -> Any:
+        dtype = chunk_spec.dtype
+        item = dtype.item_dtype
+        shape = dtype.pattern.empty_shape
+        n = int(np.prod(chunk_spec.shape, dtype=np.int64))
+        raw = chunk_bytes.as_numpy_array()
+        expected = n * dtype.fixed_nbytes
+        if raw.size != expected:
+            raise CellError(
+                f"'bytes' chunk of {dtype!r} holds {raw.size} bytes, but {n} elements of shape "
+                f"{shape} need exactly {expected}; the chunk is truncated or corrupt."
+            )
+        block = np.frombuffer(raw.tobytes(), dtype=item).reshape((n, *shape))
+        if item.kind == "b":
+            check_bool_bytes(block)
+        out = np.fromiter(map(block.__getitem__, range(n)), dtype=object, count=n)
+        return chunk_spec.prototype.nd_buffer.from_ndarray_like(out.reshape(chunk_spec.shape))
+
+    def _encode_sync(self, chunk_array: Any, chunk_spec: Any) -> Any:
+        return self._encode_cells(chunk_array, chunk_spec)
+
+    def _decode_sync(self, chunk_bytes: Any, chunk_spec: Any) -> Any:
+        return self._decode_cells(chunk_bytes, chunk_spec)
+
+    async def _encode_single(self, chunk_array: Any, chunk_spec: Any) -> Any:
+        return self._encode_cells(chunk_array, chunk_spec)
+
+    async def _decode_single(self, chunk_bytes: Any, chunk_spec: Any) -> Any:
+        return self._decode_cells(chunk_bytes, chunk_spec)

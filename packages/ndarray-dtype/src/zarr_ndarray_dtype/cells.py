@@ -1,0 +1,251 @@
+"""Cells: the ndarray held by one array element (pure numpy, no zarr).
+
+* :func:`coerce_cell` turns user input into a contiguous little-endian array of a shape that
+  matches the pattern, refusing every conversion that would change a value.
+* :func:`readonly_cells` cuts one decoded block into read-only per-cell views (the only place a
+  decoder creates per-cell objects).
+* :class:`VlenScalar` and :func:`box` make the immutable fill cell that zarr treats as a scalar.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from zarr_ndarray_dtype.errors import CellError, CellTypeError
+from zarr_ndarray_dtype.pattern import ShapePattern
+
+__all__ = [
+    "VlenScalar",
+    "box",
+    "coerce_cell",
+    "frozen_cell",
+    "readonly_cells",
+    "unbox",
+]
+
+
+class VlenScalar(np.ndarray):  # type: ignore[type-arg]
+    """A fill cell: an immutable ndarray whose ``==`` and ``!=`` compare whole cells.
+
+    zarr compares chunks against the fill value element by element and truth-tests each result,
+    so the comparison must give one ``bool``. Being an ndarray subclass, this ``__eq__`` also wins
+    when a plain cell is on the left (Python tries the subclass's reflected method first).
+    """
+
+    def __eq__(self, other: object) -> bool:  # type: ignore[override]
+        other = unbox(other)
+        if other is None:
+            return False
+        try:
+            other_arr = np.asarray(other)
+        except (TypeError, ValueError):
+            return False
+        if other_arr.shape != self.shape or other_arr.dtype == object:
+            return False
+        return bool(np.array_equal(self.view(np.ndarray), other_arr, equal_nan=_has_nan(self)))
+
+    def __ne__(self, other: object) -> bool:  # type: ignore[override]
+        return not self.__eq__(other)
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash((self.dtype.str, self.shape, self.tobytes()))
+
+    def __reduce__(self) -> Any:
+        return (frozen_cell, (self.tobytes(), self.dtype.str, self.shape))
+
+
+def _has_nan(cell: np.ndarray) -> bool:
+    return cell.dtype.kind in "fc" and bool(np.isnan(cell).any())
+
+
+class _Box(np.ndarray):  # type: ignore[type-arg]
+    """A 0-d object array holding one cell, so numpy broadcasts the cell as a single scalar."""
+
+    def __eq__(self, other: object) -> bool:  # type: ignore[override]
+        return bool(self[()] == unbox(other))
+
+    def __ne__(self, other: object) -> bool:  # type: ignore[override]
+        return not self.__eq__(other)
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(self[()])
+
+    def __reduce__(self) -> Any:
+        return (box, (self[()],))
+
+
+def frozen_cell(data: bytes, dtype: str | np.dtype[Any], shape: tuple[int, ...]) -> VlenScalar:
+    """An immutable :class:`VlenScalar` over ``data`` (backed by ``bytes``: never writable)."""
+    cell = np.frombuffer(bytes(data), dtype=np.dtype(dtype)).reshape(shape)
+    return cell.view(VlenScalar)
+
+
+def box(cell: np.ndarray) -> np.ndarray:
+    """Wrap ``cell`` (made immutable) in a read-only 0-d object array that acts as one scalar."""
+    if not isinstance(cell, VlenScalar) or cell.flags.writeable:
+        cell = frozen_cell(np.ascontiguousarray(cell).tobytes(), cell.dtype, cell.shape)
+    owner = np.empty((), dtype=object)
+    owner[()] = cell
+    owner.flags.writeable = False
+    return owner.view(_Box)
+
+
+def unbox(value: object) -> object:
+    """Peel 0-d object-array wrappers (zarr wraps scalar reads in them); else return as is."""
+    while isinstance(value, np.ndarray) and value.dtype == object and value.ndim == 0:
+        value = value[()]
+    return value
+
+
+def readonly_cells(block: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Object array of read-only views ``block[offsets[i]:offsets[i + 1]]``.
+
+    ``block`` has shape ``(total, d1, ..., dk)``; it is made read-only (once, for every view).
+    """
+    block.flags.writeable = False
+    n = len(offsets) - 1
+    starts = offsets[:-1].tolist()
+    stops = offsets[1:].tolist()
+    getitem = block.__getitem__
+    return np.fromiter(
+        (getitem(slice(a, b)) for a, b in zip(starts, stops, strict=True)),
+        dtype=object,
+        count=n,
+    )
+
+
+_CAST_HINT = "convert the values explicitly (e.g. np.round / np.clip / .astype) if that is intended"
+
+
+def _describe(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _to_ndarray(data: object, pattern: ShapePattern, target: np.dtype[Any]) -> np.ndarray:
+    if isinstance(data, np.ndarray):
+        return data
+    if isinstance(data, str | bytes | dict | set):
+        raise CellTypeError(
+            f"cell {_describe(data)} is a {type(data).__name__}; a cell must be an ndarray or a "
+            f"nested sequence of numbers matching pattern {pattern}."
+        )
+    try:
+        arr = np.asarray(data)
+    except (ValueError, TypeError, OverflowError) as exc:
+        raise CellError(
+            f"cell {_describe(data)} is not a rectangular array of numbers ({exc}); each cell "
+            f"must have one shape matching pattern {pattern}."
+        ) from exc
+    if arr.dtype == object:
+        raise CellTypeError(
+            f"cell {_describe(data)} does not convert to a numeric array (numpy made an object "
+            f"array: ragged rows or non-numbers); cells must match pattern {pattern}."
+        )
+    if arr.size == 0 and arr.ndim == 1 and pattern.variable_axes:
+        # An empty flat input ([] or np.array([])) is the empty cell, whatever its dtype.
+        return np.empty(pattern.empty_shape, dtype=target)
+    return arr
+
+
+def _check_lossless(arr: np.ndarray, target: np.dtype[Any], data: object) -> None:
+    src = arr.dtype
+    if src.kind not in "biufc":
+        raise CellTypeError(
+            f"cell {_describe(data)} has dtype {src}, which is not numeric or bool; the element "
+            f"dtype is {target.name}."
+        )
+    if arr.size == 0 or src.kind == "b":
+        return
+    kind = target.kind
+    if src.kind == "c" and kind != "c":
+        raise CellTypeError(
+            f"cell {_describe(data)} is complex ({src}) but the element dtype is {target.name}: "
+            f"dropping the imaginary part would lose data; {_CAST_HINT}."
+        )
+    if kind == "b":
+        if not np.isin(arr, (0, 1)).all():
+            raise CellTypeError(
+                f"cell {_describe(data)} ({src}) has values other than 0 and 1, which the bool "
+                f"element dtype cannot hold; {_CAST_HINT}."
+            )
+        return
+    if kind in "iu":
+        if src.kind == "f":
+            if not np.isfinite(arr).all():
+                raise CellTypeError(
+                    f"cell {_describe(data)} holds NaN or infinity, which the integer element "
+                    f"dtype {target.name} cannot hold."
+                )
+            if not (arr == np.trunc(arr)).all():
+                raise CellTypeError(
+                    f"cell {_describe(data)} ({src}) has fractional values; casting to "
+                    f"{target.name} would truncate them; {_CAST_HINT}."
+                )
+        info = np.iinfo(target)
+        lo, hi = arr.min(), arr.max()
+        if src.kind == "f":
+            # Compare in float against bounds that are exact in float64 (powers of two).
+            too_low = lo < float(info.min)
+            too_high = hi >= float(info.max) + 1.0
+        else:
+            too_low = int(lo) < info.min
+            too_high = int(hi) > info.max
+        if too_low or too_high:
+            raise CellTypeError(
+                f"cell {_describe(data)} has values in [{lo}, {hi}], outside the range "
+                f"[{info.min}, {info.max}] of the element dtype {target.name}; casting would wrap "
+                f"around; {_CAST_HINT}."
+            )
+        return
+    # Float or complex target: rounding is how floats work; overflow to infinity is refused.
+    with np.errstate(all="ignore"):
+        converted = arr.astype(target)
+    src_finite = np.isfinite(arr)
+    if not (np.isfinite(converted) | ~src_finite).all():
+        raise CellTypeError(
+            f"cell {_describe(data)} has values too large for the element dtype {target.name} "
+            f"(they would become infinite); {_CAST_HINT}."
+        )
+
+
+def coerce_cell(data: object, pattern: ShapePattern, dtype: np.dtype[Any]) -> np.ndarray:
+    """Return ``data`` as a C-contiguous little-endian ``dtype`` array matching ``pattern``.
+
+    ``None`` and empty flat input give the empty cell (patterns with a variable dimension).
+    Raises :class:`CellError` for a shape that does not match and :class:`CellTypeError` (also
+    a ``TypeError``) for values the element dtype cannot represent exactly.
+    """
+    data = unbox(data)
+    if data is None:
+        if pattern.is_fixed:
+            raise CellError(
+                f"None is not a cell of the all-fixed pattern {pattern}: every element must have "
+                f"shape {pattern.empty_shape}; pass an array of that shape."
+            )
+        return np.empty(pattern.empty_shape, dtype=dtype)
+    arr = _to_ndarray(data, pattern, dtype)
+    if not pattern.matches(arr.shape):
+        raise CellError(
+            f"cell of shape {arr.shape} does not match pattern {pattern}: it needs {pattern.ndim} "
+            "dimensions with the fixed extents as given (None = any extent); reshape the cell."
+        )
+    if arr.dtype != dtype:
+        if arr.dtype.kind != dtype.kind or arr.dtype.itemsize != dtype.itemsize:
+            _check_lossless(arr, dtype, data)
+        with np.errstate(all="ignore"):
+            arr = arr.astype(dtype, order="C")
+    return np.ascontiguousarray(arr)
+
+
+def check_bool_bytes(values: np.ndarray) -> None:
+    """Refuse bool payloads whose bytes are not 0x00 or 0x01 (they would alias True)."""
+    raw = values.reshape(-1).view(np.uint8)
+    if raw.size and int(raw.max()) > 1:
+        bad = int(np.flatnonzero(raw > 1)[0])
+        raise CellError(
+            f"bool payload byte {bad} is 0x{int(raw[bad]):02x}; bool elements must be 0x00 or "
+            "0x01 (the data is corrupt or was written with another element dtype)."
+        )

@@ -1,0 +1,41 @@
+"""Exceptions raised by the ``ndarray`` data type.
+
+Every error is a :class:`ValueError` (so code written against zarr-vlen-ndarray 0.2.0, which
+raised plain ``ValueError``, keeps working). Errors about the *type* of a value also derive from
+:class:`TypeError`. Messages name the offending value, the rule it breaks and how to fix it.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CellError",
+    "CellTypeError",
+    "ElementDTypeError",
+    "FillValueError",
+    "NDArrayDTypeError",
+    "ShapePatternError",
+]
+
+
+class NDArrayDTypeError(ValueError):
+    """Base class of every error raised by ``zarr_ndarray_dtype``."""
+
+
+class ElementDTypeError(NDArrayDTypeError):
+    """The element dtype is not one of the 14 allowed little-endian scalar types."""
+
+
+class ShapePatternError(NDArrayDTypeError):
+    """The shape pattern breaks the grammar (non-empty; each entry an int >= 1 or null)."""
+
+
+class FillValueError(NDArrayDTypeError):
+    """A fill value cannot be encoded or decoded for this data type."""
+
+
+class CellError(NDArrayDTypeError):
+    """A cell (one array element) does not fit the data type: wrong shape or bad values."""
+
+
+class CellTypeError(CellError, TypeError):
+    """A cell's values cannot be converted to the element dtype without losing information."""

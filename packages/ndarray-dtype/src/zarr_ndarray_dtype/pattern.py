@@ -1,0 +1,231 @@
+"""The shape-pattern grammar and the element dtypes of the ``ndarray`` data type (pure logic).
+
+A pattern is a non-empty sequence whose entries are integers >= 1 (fixed extents) or ``None``
+(JSON ``null``: a variable extent, different for each element). Three classes follow from it:
+
+* all-fixed, e.g. ``(3, 2)``: every element has exactly that shape;
+* one variable dimension, e.g. ``(None, 2)`` or ``(2, None)``: the extent is inferable from the
+  element's byte length;
+* several variable dimensions, e.g. ``(None, None)``: the shape must be stored with the element.
+
+This module knows nothing of zarr; :mod:`zarr_ndarray_dtype.dtype` builds on it.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import numpy as np
+
+from zarr_ndarray_dtype.errors import ElementDTypeError, ShapePatternError
+
+__all__ = [
+    "ELEMENT_DTYPES",
+    "MAX_ELEMENT_NBYTES",
+    "ShapePattern",
+    "parse_element_dtype",
+]
+
+#: The element dtypes, by their JSON names (no byte-order prefix; elements are little-endian).
+ELEMENT_DTYPES: Final = (
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float16",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+)
+_ELEMENT_DTYPE_SET: Final = frozenset(ELEMENT_DTYPES)
+
+#: Upper bound on the bytes of the fixed part of one element: beyond it sizes stop fitting int64.
+MAX_ELEMENT_NBYTES: Final = 2**62
+
+_DTYPE_RULE = (
+    "the element dtype must be one of " + ", ".join(ELEMENT_DTYPES) + " (little-endian or "
+    "native byte order; numpy dtype objects, scalar types and spellings such as '<f4' are accepted)"
+)
+
+
+def parse_element_dtype(value: object) -> str:
+    """Return the JSON name of an element dtype given as a name, numpy dtype, type or spelling.
+
+    Refuses ``None`` (numpy would read it as float64), big-endian requests and any dtype outside
+    the 14 element dtypes, raising :class:`ElementDTypeError`.
+    """
+    if isinstance(value, str) and value in _ELEMENT_DTYPE_SET:
+        return value
+    if value is None:
+        raise ElementDTypeError(f"dtype=None is not allowed: {_DTYPE_RULE}; pass e.g. 'float32'.")
+    if isinstance(value, bool | int | float) or (
+        isinstance(value, str) and value.strip() != value
+    ):
+        raise ElementDTypeError(f"dtype={value!r} is not a dtype: {_DTYPE_RULE}.")
+    try:
+        native = np.dtype(value)  # type: ignore[call-overload]
+    except (TypeError, ValueError) as exc:
+        raise ElementDTypeError(f"dtype={value!r} is not understood: {_DTYPE_RULE}.") from exc
+    if native.byteorder == ">":
+        raise ElementDTypeError(
+            f"dtype={value!r} requests big-endian byte order, but ndarray elements are always "
+            f"little-endian; pass {native.newbyteorder('<').name!r} instead."
+        )
+    name = native.name
+    if name not in _ELEMENT_DTYPE_SET or native.fields is not None or native.subdtype is not None:
+        raise ElementDTypeError(f"dtype={value!r} (numpy {native!s}) is not allowed: {_DTYPE_RULE}.")
+    return name
+
+
+def _parse_extent(value: object, index: int, shape: object) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool | np.bool_):
+        raise ShapePatternError(
+            f"shape={shape!r}: entry {index} is the boolean {value!r}; each entry must be an "
+            "integer >= 1 or None (a variable dimension)."
+        )
+    if isinstance(value, str | bytes | float | np.floating | complex | np.complexfloating):
+        raise ShapePatternError(
+            f"shape={shape!r}: entry {index} is {value!r} ({type(value).__name__}); each entry "
+            "must be an integer >= 1 or None; pass an int such as 2, not 2.0 or '2'."
+        )
+    try:
+        extent = operator.index(value)  # type: ignore[arg-type]
+    except TypeError as exc:
+        raise ShapePatternError(
+            f"shape={shape!r}: entry {index} is {value!r} ({type(value).__name__}); each entry "
+            "must be an integer >= 1 or None (a variable dimension)."
+        ) from exc
+    if extent < 1:
+        raise ShapePatternError(
+            f"shape={shape!r}: entry {index} is {extent}; fixed extents must be >= 1 (use None "
+            "for a variable dimension, which also admits extent 0)."
+        )
+    return extent
+
+
+@dataclass(frozen=True, slots=True)
+class ShapePattern:
+    """A validated shape pattern: a tuple of fixed extents (int >= 1) and ``None`` entries."""
+
+    dims: tuple[int | None, ...]
+
+    @classmethod
+    def parse(cls, shape: object) -> ShapePattern:
+        """Validate user input (a sequence of int-likes and ``None``) into a pattern."""
+        if isinstance(shape, str | bytes) or not isinstance(shape, Sequence | np.ndarray):
+            raise ShapePatternError(
+                f"shape={shape!r} is not a sequence; pass a non-empty tuple of integers >= 1 and "
+                "None entries, e.g. (None, 2)."
+            )
+        dims = tuple(_parse_extent(v, i, shape) for i, v in enumerate(shape))
+        if not dims:
+            raise ShapePatternError(
+                f"shape={shape!r} is empty; a pattern needs at least one dimension, e.g. (None,) "
+                "for 1-D elements of any length (scalar elements are not ndarray elements)."
+            )
+        fixed = math.prod(d for d in dims if d is not None)
+        if fixed > MAX_ELEMENT_NBYTES:
+            raise ShapePatternError(
+                f"shape={shape!r}: the fixed extents multiply to {fixed}, more than the "
+                f"{MAX_ELEMENT_NBYTES} items an element can hold; use smaller extents."
+            )
+        return cls(dims)
+
+    @classmethod
+    def from_json(cls, data: object) -> ShapePattern:
+        """Parse the JSON ``shape`` value strictly: a non-empty list of integers >= 1 or null."""
+        if not isinstance(data, list | tuple):
+            raise ShapePatternError(
+                f"shape {data!r} is not a JSON array; expected e.g. [null, 2]."
+            )
+        for i, v in enumerate(data):
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
+                raise ShapePatternError(
+                    f"shape {list(data)!r}: entry {i} is {v!r}; JSON entries must be integers "
+                    ">= 1 or null (2.0, true and \"2\" are not integers)."
+                )
+        return cls.parse(list(data))
+
+    def to_json(self) -> list[int | None]:
+        return list(self.dims)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.dims)
+
+    @property
+    def variable_axes(self) -> tuple[int, ...]:
+        return tuple(i for i, d in enumerate(self.dims) if d is None)
+
+    @property
+    def is_fixed(self) -> bool:
+        return None not in self.dims
+
+    @property
+    def is_leading_variable(self) -> bool:
+        """True for exactly ``[null, d1, ..., dk]`` (k >= 0): the vlen-ndarray codec's patterns."""
+        return self.dims[0] is None and None not in self.dims[1:]
+
+    @property
+    def fixed_items(self) -> int:
+        """Items in the fixed part: the product of the fixed extents (1 if there are none)."""
+        return math.prod(d for d in self.dims if d is not None)
+
+    @property
+    def empty_shape(self) -> tuple[int, ...]:
+        """The shape of the empty element (variable extents 0); the full shape if all-fixed."""
+        return tuple(0 if d is None else d for d in self.dims)
+
+    def matches(self, shape: tuple[int, ...]) -> bool:
+        return len(shape) == len(self.dims) and all(
+            d is None or d == s for d, s in zip(self.dims, shape, strict=True)
+        )
+
+    def shape_for_items(self, items: int) -> tuple[int, ...]:
+        """The element shape holding ``items`` items, for patterns with <= 1 variable dimension.
+
+        Raises :class:`ShapePatternError` when ``items`` is not a whole number of fixed parts or
+        the pattern has several variable dimensions (their extents cannot be inferred).
+        """
+        axes = self.variable_axes
+        if len(axes) > 1:
+            raise ShapePatternError(
+                f"pattern {self.to_json()} has {len(axes)} variable dimensions; their extents "
+                "cannot be inferred from a length, so such elements need a stored shape."
+            )
+        fixed = self.fixed_items
+        if not axes:
+            if items != fixed:
+                raise ShapePatternError(
+                    f"{items} items do not form an element of the fixed shape {self.dims}, "
+                    f"which holds exactly {fixed}."
+                )
+            return self.empty_shape
+        extent, rest = divmod(items, fixed)
+        if rest:
+            raise ShapePatternError(
+                f"{items} items are not a whole number of {fixed}-item rows for pattern "
+                f"{self.to_json()}."
+            )
+        return tuple(extent if d is None else d for d in self.dims)
+
+    def __str__(self) -> str:
+        return "(" + ", ".join("None" if d is None else str(d) for d in self.dims) + ")"
+
+
+def describe(value: Any) -> str:
+    """A short description of a value for error messages (bounded length)."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
