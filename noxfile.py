@@ -108,7 +108,8 @@ print("ok: zarr is not importable")
 
 def print_versions(session: nox.Session, python: str = "python") -> None:
     """Print the resolved versions of Python and the libraries that matter here."""
-    session.run(python, "-c", _PRINT_VERSIONS, *_REPORTED, external=True, silent=False)
+    script = script_file(session, "print_versions.py", _PRINT_VERSIONS)
+    session.run(python, script, *_REPORTED, external=True)
 
 
 def install_ours(
@@ -167,6 +168,13 @@ def venv_install(session: nox.Session, python: str, *args: str) -> None:
     session.run(uv_binary(session), "pip", "install", "--python", python, *args, external=True)
 
 
+def script_file(session: nox.Session, name: str, code: str) -> str:
+    """Write a helper script into the session's temp folder (keeps the command log short)."""
+    path = Path(session.create_tmp(), name)
+    path.write_text(code, encoding="utf-8")
+    return str(path)
+
+
 def installed_version(session: nox.Session, dist: str, python: str = "python") -> str:
     code = f"import importlib.metadata as m; print(m.version({dist!r}))"
     out = session.run(python, "-c", code, silent=True, external=True)
@@ -218,7 +226,7 @@ def nd_arrow(session: nox.Session, pyarrow: str) -> None:
     install_ours(session, pyarrow_requirement(pyarrow), "pytest", "hypothesis", "xarray",
                  packages=(ND_ARROW,))  # fmt: skip
     print_versions(session)
-    session.run("python", "-c", _ASSERT_NO_ZARR)
+    session.run("python", script_file(session, "assert_no_zarr.py", _ASSERT_NO_ZARR))
     run_pytest(session, f"{ND_ARROW.path}/tests")
 
 
@@ -286,6 +294,7 @@ print(f"ok: {dist} {md.version(dist)} imports as {module}")
 # What an sdist may contain (relative to its top folder): the package's own allowlist plus
 # what the build backend adds.
 _SDIST_ALLOWED_TOP = {"src", "tests", "README.md", "CHANGELOG.md", "pyproject.toml", "PKG-INFO"}
+_SDIST_ALLOWED_TOP.add(".gitignore")  # hatchling copies the repository's .gitignore in
 
 
 def check_sdist(session: nox.Session, sdist: Path, package: Package) -> None:
@@ -344,6 +353,7 @@ def build(session: nox.Session) -> None:
         check_wheel_files(session, wheel, package)
         versions[package.dist] = wheel.name.split("-")[1]
 
+    check_script = script_file(session, "check_installed_wheel.py", _CHECK_INSTALLED_WHEEL)
     for package in PACKAGES:
         wheel = built(dist, package, "*.whl")
         python = make_venv(session, tmp / f"venv-{package.folder}")
@@ -357,7 +367,7 @@ def build(session: nox.Session) -> None:
                 )
         expected = {f"{g} {n}": v for (g, n), v in package.entry_points.items()}
         session.run(
-            python, "-c", _CHECK_INSTALLED_WHEEL, package.dist, package.module,
+            python, check_script, package.dist, package.module,
             json.dumps(expected), "1" if package.forbids_zarr else "0", external=True,
         )  # fmt: skip
 
