@@ -154,6 +154,7 @@ def uv_binary(session: nox.Session) -> str:
 def make_venv(session: nox.Session, location: Path) -> str:
     """Create a fresh, empty venv with the session's interpreter; return its python."""
     uv = uv_binary(session)
+    location = location.resolve()  # absolute: scripts receive it and may change directory
     if location.exists():
         shutil.rmtree(location)
     base = Path(session.bin, "python")
