@@ -334,46 +334,64 @@ def built(out: Path, package: Package, pattern: str) -> Path:
     return matches[0]
 
 
+def selected_packages(session: nox.Session) -> list[Package]:
+    """Packages named in posargs (PyPI name or folder), default all."""
+    by_name = {key: p for p in PACKAGES for key in (p.dist, p.folder)}
+    unknown = [arg for arg in session.posargs if arg not in by_name]
+    if unknown:
+        session.error(f"unknown package(s) {unknown}; choose from {[p.dist for p in PACKAGES]}")
+    wanted = {by_name[arg].dist for arg in session.posargs} or {p.dist for p in PACKAGES}
+    return [p for p in PACKAGES if p.dist in wanted]
+
+
 @nox.session(python="3.12")
 def build(session: nox.Session) -> None:
-    """Build each sdist+wheel, then install every wheel alone in a fresh venv and check it.
+    """Build sdists+wheels; install every wheel alone in a fresh venv and check it.
 
-    This is the local equivalent of the release workflows in .github/workflows/.
+    ``nox -s build -- zarr-vlen-ndarray`` limits it to the named packages. The checked sdist and
+    wheel of each selected package end up in ./dist/. The release workflows in
+    .github/workflows/ run exactly this session for their package.
     """
     uv = uv_binary(session)
     tmp = Path(session.create_tmp())
-    dist = tmp / "dist"
-    shutil.rmtree(dist, ignore_errors=True)
+    work = tmp / "dist"
+    shutil.rmtree(work, ignore_errors=True)
+    selected = selected_packages(session)
+    # Local dependencies are built too: they are not on PyPI yet, so --find-links points here.
+    needed = {dep for p in selected for dep in p.local_deps}
+    needed |= {p.dist for p in selected}
+    to_build = [p for p in PACKAGES if p.dist in needed]
     versions = {}
-    for package in PACKAGES:
+    for package in to_build:
         # uv builds the sdist first and the wheel from it, which proves the sdist is complete.
-        session.run(uv, "build", "--out-dir", str(dist), package.path, external=True)
-        sdist = built(dist, package, "*.tar.gz")
-        wheel = built(dist, package, "*.whl")
-        check_sdist(session, sdist, package)
-        check_wheel_files(session, wheel, package)
-        versions[package.dist] = wheel.name.split("-")[1]
+        session.run(uv, "build", "--out-dir", str(work), package.path, external=True)
+        check_sdist(session, built(work, package, "*.tar.gz"), package)
+        check_wheel_files(session, built(work, package, "*.whl"), package)
+        versions[package.dist] = built(work, package, "*.whl").name.split("-")[1]
 
     check_script = script_file(session, "check_installed_wheel.py", _CHECK_INSTALLED_WHEEL)
-    for package in PACKAGES:
-        wheel = built(dist, package, "*.whl")
+    for package in selected:
+        wheel = built(work, package, "*.whl")
         python = make_venv(session, tmp / f"venv-{package.folder}")
-        find_links = ["--find-links", str(dist)] if package.local_deps else []
+        find_links = ["--find-links", str(work)] if package.local_deps else []
         venv_install(session, python, str(wheel), *find_links)
         for dep in package.local_deps:
             got = installed_version(session, dep, python)
             if got != versions[dep]:
-                session.error(
-                    f"{package.dist} installed {dep} {got}, not the local {versions[dep]}"
-                )
+                session.error(f"{package.dist} installed {dep} {got}, not the local build")
         expected = {f"{g} {n}": v for (g, n), v in package.entry_points.items()}
         session.run(
             python, check_script, package.dist, package.module,
             json.dumps(expected), "1" if package.forbids_zarr else "0", external=True,
         )  # fmt: skip
 
-    for name, version in versions.items():
-        session.log(f"built {name} {version}")
+    out = ROOT / "dist"
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir()
+    for package in selected:
+        for pattern in ("*.tar.gz", "*.whl"):
+            shutil.copy2(built(work, package, pattern), out)
+        session.log(f"built and checked {package.dist} {versions[package.dist]} -> dist/")
 
 
 # ------------------------------------------------------------------------- compatibility
