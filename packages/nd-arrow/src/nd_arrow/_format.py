@@ -1,0 +1,245 @@
+"""The ``nd_arrow.array`` format, version 1: names, metadata and rules, free of pyarrow.
+
+This module is the single home of the format's constants and of the rules that need no Arrow
+objects: the extension metadata, dimension-name rules, the product of dimension sizes with overflow
+detection, and the grid inference of record batches. The Arrow storage layout built from these
+constants lives in :mod:`nd_arrow._storage`. FORMAT.md at the repository root is the full
+specification.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from nd_arrow.errors import (
+    InvalidArgumentError,
+    InvalidAttributeError,
+    InvalidDimensionsError,
+    InvalidEncodingError,
+    NotSupportedError,
+    ShapeMismatchError,
+)
+
+__all__ = [
+    "ATTRS_FIELD",
+    "DIM_NAMES_FIELD",
+    "DIM_SIZES_FIELD",
+    "ENCODING_VERSION",
+    "EXTENSION_METADATA",
+    "EXTENSION_NAME",
+    "GLOBAL_ATTRIBUTES_EXTENSION",
+    "GLOBAL_ATTRIBUTES_FIELD",
+    "ITEM_FIELD",
+    "MAX_DIM_SIZE",
+    "VALUES_FIELD",
+    "check_dim_names",
+    "default_dim_names",
+    "infer_grid",
+    "parse_extension_metadata",
+    "size_products",
+]
+
+#: Extension name in ``ARROW:extension:name`` of every nd column.
+EXTENSION_NAME = "nd_arrow.array"
+#: The encoding version this package writes and reads.
+ENCODING_VERSION = 1
+#: ``ARROW:extension:metadata`` as written: compact JSON.
+EXTENSION_METADATA = b'{"version":1}'
+
+#: Storage children, in their fixed order.
+VALUES_FIELD = "values"
+DIM_NAMES_FIELD = "dim_names"
+DIM_SIZES_FIELD = "dim_sizes"
+ATTRS_FIELD = "attrs"
+#: Name of the list item field in values, dim_names and dim_sizes (written; any name is read).
+ITEM_FIELD = "item"
+
+#: Name and extension tag of the global-attributes column of an encoded record batch.
+GLOBAL_ATTRIBUTES_FIELD = "__global_attrs__"
+GLOBAL_ATTRIBUTES_EXTENSION = "nd_arrow.global_attributes"
+
+#: Dimension sizes are stored as UInt32.
+MAX_DIM_SIZE = 2**32 - 1
+
+# Products at or above this bound are not exact in float64; they are recomputed with Python ints.
+_EXACT_FLOAT = float(2**53)
+_INT64_MAX = 2**63 - 1
+
+
+def parse_extension_metadata(serialized: bytes, extension: str = EXTENSION_NAME) -> int:
+    """Return the encoding version from ``ARROW:extension:metadata`` after checking it.
+
+    Unknown keys are ignored (a later minor revision may add some); a missing or non-integer
+    ``version`` is an :class:`InvalidEncodingError`, a version other than 1 a
+    :class:`NotSupportedError`: a reader refuses what it could misread.
+    """
+    try:
+        meta = json.loads(bytes(serialized).decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise InvalidEncodingError(
+            f"{extension}: extension metadata {bytes(serialized)!r} is not JSON; "
+            f'it must be an object like {EXTENSION_METADATA.decode()}'
+        ) from exc
+    if not isinstance(meta, dict) or "version" not in meta:
+        raise InvalidEncodingError(
+            f"{extension}: extension metadata {bytes(serialized)!r} has no 'version' key; "
+            f"it must be an object like {EXTENSION_METADATA.decode()}"
+        )
+    version = meta["version"]
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise InvalidEncodingError(
+            f"{extension}: extension metadata version {version!r} is not an integer"
+        )
+    if version != ENCODING_VERSION:
+        raise NotSupportedError(
+            f"{extension}: encoding version {version} is not supported; this reader supports "
+            f"version {ENCODING_VERSION}. Upgrade nd-arrow to read it."
+        )
+    return version
+
+
+def default_dim_names(rank: int) -> tuple[str, ...]:
+    """Names used when the caller gives none: ``dim_0``, ``dim_1``, ... (as xarray does)."""
+    return tuple(f"dim_{i}" for i in range(rank))
+
+
+def check_dim_names(names: Sequence[object], rank: int, where: str) -> tuple[str, ...]:
+    """Check one row's dimension names against its rank; return them as a tuple of str.
+
+    ``where`` names the row or array in the error message.
+    """
+    if isinstance(names, str):
+        raise InvalidArgumentError(
+            f"{where}: dims must be a sequence of names, got the string {names!r}; "
+            f"write dims=[{names!r}] for one dimension"
+        )
+    out = tuple(names)
+    if len(out) != rank:
+        raise InvalidDimensionsError(
+            f"{where}: {len(out)} dimension names {list(out)!r} for an array of rank {rank}; "
+            "the rule is one name per axis"
+        )
+    for name in out:
+        if not isinstance(name, str):
+            raise InvalidDimensionsError(
+                f"{where}: dimension name {name!r} is a {type(name).__name__}; names are strings"
+            )
+        if not name:
+            raise InvalidDimensionsError(
+                f"{where}: empty dimension name in {list(out)!r}; names must not be empty"
+            )
+    if len(set(out)) != len(out):
+        dup = next(n for n in out if out.count(n) > 1)
+        raise InvalidDimensionsError(
+            f"{where}: dimension name {dup!r} appears twice in {list(out)!r}; "
+            "names must be unique within an array"
+        )
+    return out
+
+
+def size_products(
+    sizes: npt.NDArray[np.integer], starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
+    """Per-row product of ``sizes[starts[i]:ends[i]]`` (1 for an empty range), vectorized.
+
+    Returns ``(products, overflow)``: ``overflow[i]`` is True where the exact product does not fit
+    in int64 (``products[i]`` is then -1). Products are computed in float64 and only the rare rows
+    at or above 2**53, where float64 is not exact, are recomputed exactly with Python integers.
+    """
+    n = len(starts)
+    counts = ends - starts
+    fprod = np.ones(n, np.float64)
+    if n == 0 or len(sizes) == 0:
+        return np.ones(n, np.int64), np.zeros(n, np.bool_)
+    fsizes = sizes.astype(np.float64)
+    # Rows are grouped by rank (few distinct ranks): one gather and one product per group.
+    for rank in np.unique(counts).tolist():
+        if rank <= 0:
+            continue
+        rows = np.flatnonzero(counts == rank)
+        idx = starts[rows, None] + np.arange(rank, dtype=np.int64)[None, :]
+        fprod[rows] = np.prod(fsizes[idx], axis=1)
+    products = np.zeros(n, np.int64)
+    overflow = np.zeros(n, np.bool_)
+    small = fprod < _EXACT_FLOAT
+    products[small] = fprod[small].astype(np.int64)
+    for i in np.flatnonzero(~small).tolist():
+        exact_prod = 1
+        for s in sizes[starts[i] : ends[i]].tolist():
+            exact_prod *= int(s)
+        if exact_prod > _INT64_MAX:
+            overflow[i] = True
+            products[i] = -1
+        else:
+            products[i] = exact_prod
+    return products, overflow
+
+
+def infer_grid(
+    variables: Iterable[tuple[str, Sequence[str], Sequence[int]]], where: str = "nd batch"
+) -> dict[str, int]:
+    """Infer the shared grid of one nd batch from its variables ``(name, dims, shape)``.
+
+    The highest-rank variable (the first one on a tie) sets the axis order; axes that only
+    lower-rank variables carry are appended in the order met; axes align by name, never by
+    position; a size-1 axis takes a larger size; any other disagreement is a
+    :class:`ShapeMismatchError` naming both variables.
+    """
+    items = list(variables)
+    if not items:
+        return {}
+    order = sorted(range(len(items)), key=lambda i: (-len(items[i][1]), i))
+    grid: dict[str, int] = {}
+    owner: dict[str, str] = {}
+    for i in order:
+        var, dims, shape = items[i]
+        for dim, size in zip(dims, shape, strict=True):
+            size = int(size)
+            if dim not in grid:
+                grid[dim] = size
+                owner[dim] = var
+            elif grid[dim] != size:
+                if grid[dim] == 1:
+                    grid[dim] = size
+                    owner[dim] = var
+                elif size != 1:
+                    raise ShapeMismatchError(
+                        f"{where}: dimension {dim!r} has size {grid[dim]} in variable "
+                        f"{owner[dim]!r} but {size} in variable {var!r}; variables share one grid "
+                        "and a dimension's sizes must agree (or be 1)"
+                    )
+    return grid
+
+
+def merge_keys(key_lists: Iterable[Iterable[str]]) -> list[str]:
+    """Union of keys in first-seen order (the order of the attrs struct children)."""
+    seen: dict[str, None] = {}
+    for keys in key_lists:
+        for k in keys:
+            seen.setdefault(k, None)
+    return list(seen)
+
+
+def check_variable_name(name: object, where: str) -> str:
+    """A variable of an nd batch has a string name other than the global-attributes column."""
+    if not isinstance(name, str):
+        raise InvalidArgumentError(f"{where}: variable name {name!r} is not a string")
+    if name == GLOBAL_ATTRIBUTES_FIELD:
+        raise InvalidArgumentError(
+            f"{where}: a variable may not be named {GLOBAL_ATTRIBUTES_FIELD!r}: that column "
+            "holds the global attributes; rename the variable"
+        )
+    return name
+
+
+def check_attr_keys(attrs: Mapping[object, object], where: str) -> None:
+    """Attribute keys are strings."""
+    for key in attrs:
+        if not isinstance(key, str):
+            raise InvalidAttributeError(
+                f"{where}: attribute key {key!r} is a {type(key).__name__}; keys are strings"
+            )

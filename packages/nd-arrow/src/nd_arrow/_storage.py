@@ -1,0 +1,435 @@
+"""The Arrow storage layout of ``nd_arrow.array``: building it, and checking it vectorized.
+
+Storage of one column (FORMAT.md, "Storage layout")::
+
+    Struct {
+      values:    List<item: T>            (non-nullable child; nullable items)
+      dim_names: List<item: Utf8 not null> (non-nullable child)
+      dim_sizes: List<item: UInt32 not null> (non-nullable child)
+      attrs:     Struct {key: any, ...}    (optional; non-nullable child; nullable members)
+    }
+
+Writers produce exactly this. Readers also accept other list item names, nullable children and
+items, LargeList / ListView children, LargeUtf8 / Utf8View names and a zero-field ``attrs``.
+All row rules are checked over whole arrays with numpy; the first offending row is reported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from nd_arrow._format import (
+    ATTRS_FIELD,
+    DIM_NAMES_FIELD,
+    DIM_SIZES_FIELD,
+    ITEM_FIELD,
+    VALUES_FIELD,
+    size_products,
+)
+from nd_arrow.errors import (
+    InvalidArgumentError,
+    InvalidDimensionsError,
+    InvalidEncodingError,
+    ShapeMismatchError,
+)
+
+__all__ = [
+    "StorageLayout",
+    "StorageParts",
+    "build_storage",
+    "parse_storage_type",
+    "segment_positions",
+    "storage_type",
+    "validate_storage",
+]
+
+_INT32_MAX = 2**31 - 1
+
+NAMES_TYPE = pa.list_(pa.field(ITEM_FIELD, pa.string(), nullable=False))
+SIZES_TYPE = pa.list_(pa.field(ITEM_FIELD, pa.uint32(), nullable=False))
+
+
+def storage_type(
+    value_type: pa.DataType, attr_fields: Sequence[pa.Field] = (), *, values_nullable: bool = True
+) -> pa.StructType:
+    """The storage struct type written for a value type and attribute fields."""
+    fields = [
+        pa.field(
+            VALUES_FIELD,
+            pa.list_(pa.field(ITEM_FIELD, value_type, nullable=values_nullable)),
+            nullable=False,
+        ),
+        pa.field(DIM_NAMES_FIELD, NAMES_TYPE, nullable=False),
+        pa.field(DIM_SIZES_FIELD, SIZES_TYPE, nullable=False),
+    ]
+    if attr_fields:
+        attrs = [pa.field(f.name, f.type, nullable=True, metadata=f.metadata) for f in attr_fields]
+        fields.append(pa.field(ATTRS_FIELD, pa.struct(attrs), nullable=False))
+    return pa.struct(fields)
+
+
+@dataclass(frozen=True)
+class StorageLayout:
+    """What a storage type says: the values item field and the attribute fields."""
+
+    value_field: pa.Field
+    attr_fields: tuple[pa.Field, ...]
+
+    @property
+    def value_type(self) -> pa.DataType:
+        return self.value_field.type
+
+
+def _is_list_like(t: pa.DataType) -> bool:
+    return bool(
+        pa.types.is_list(t)
+        or pa.types.is_large_list(t)
+        or pa.types.is_list_view(t)
+        or pa.types.is_large_list_view(t)
+    )
+
+
+def _is_string_like(t: pa.DataType) -> bool:
+    return bool(pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t))
+
+
+def parse_storage_type(t: pa.DataType) -> StorageLayout:
+    """Check a storage type against the layout; raise :class:`InvalidEncodingError` if it breaks it."""
+    if not pa.types.is_struct(t):
+        raise InvalidEncodingError(
+            f"nd_arrow.array storage must be a Struct of values, dim_names, dim_sizes[, attrs]; "
+            f"got {t}"
+        )
+    names = [t.field(i).name for i in range(t.num_fields)]
+    expected = [VALUES_FIELD, DIM_NAMES_FIELD, DIM_SIZES_FIELD]
+    if names[:3] != expected or len(names) > 4 or (len(names) == 4 and names[3] != ATTRS_FIELD):
+        raise InvalidEncodingError(
+            f"nd_arrow.array storage children are {names}; the layout requires exactly "
+            f"{expected} in this order, optionally followed by {ATTRS_FIELD!r}"
+        )
+    values, dim_names, dim_sizes = (t.field(i) for i in range(3))
+    for f in (values, dim_names, dim_sizes):
+        if not _is_list_like(f.type):
+            raise InvalidEncodingError(
+                f"nd_arrow.array storage child {f.name!r} has type {f.type}; it must be a List"
+            )
+    if not _is_string_like(dim_names.type.value_type):
+        raise InvalidEncodingError(
+            f"nd_arrow.array storage child 'dim_names' has items of type "
+            f"{dim_names.type.value_type}; they must be Utf8"
+        )
+    if dim_sizes.type.value_type != pa.uint32():
+        raise InvalidEncodingError(
+            f"nd_arrow.array storage child 'dim_sizes' has items of type "
+            f"{dim_sizes.type.value_type}; they must be UInt32"
+        )
+    attr_fields: tuple[pa.Field, ...] = ()
+    if len(names) == 4:
+        attrs_t = t.field(3).type
+        if not pa.types.is_struct(attrs_t):
+            raise InvalidEncodingError(
+                f"nd_arrow.array storage child 'attrs' has type {attrs_t}; it must be a Struct"
+            )
+        attr_fields = tuple(attrs_t.field(i) for i in range(attrs_t.num_fields))
+        keys = [f.name for f in attr_fields]
+        if len(set(keys)) != len(keys):
+            dup = next(k for k in keys if keys.count(k) > 1)
+            raise InvalidEncodingError(
+                f"nd_arrow.array storage child 'attrs' has the key {dup!r} twice; "
+                "keys are unique"
+            )
+    return StorageLayout(values.type.value_field, attr_fields)
+
+
+@dataclass(frozen=True)
+class StorageParts:
+    """A validated storage array taken apart into numpy offsets and flat Arrow children."""
+
+    storage: pa.StructArray
+    layout: StorageLayout
+    valid: npt.NDArray[np.bool_]  # per row: False for a null row
+    values: pa.Array  # flat values child (not sliced to the rows)
+    value_offsets: npt.NDArray[np.int64]  # len n+1, into ``values``
+    dim_offsets: npt.NDArray[np.int64]  # len n+1, into ``sizes`` and ``name_codes``
+    sizes: npt.NDArray[np.int64]  # flat dim sizes
+    name_codes: npt.NDArray[np.int64]  # flat indices into ``name_dict``
+    name_dict: list[str]
+    attrs: pa.StructArray | None  # sliced to the rows; None without attributes
+
+    def __len__(self) -> int:
+        return len(self.valid)
+
+    @property
+    def null_count(self) -> int:
+        return int(len(self.valid) - np.count_nonzero(self.valid))
+
+
+def segment_positions(
+    starts: npt.NDArray[np.int64], lengths: npt.NDArray[np.int64]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Flat positions covered by ranges ``[starts[k], starts[k] + lengths[k])`` and their range ids."""
+    total = int(lengths.sum()) if len(lengths) else 0
+    ids = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
+    excl = np.cumsum(lengths) - lengths
+    pos = np.arange(total, dtype=np.int64) - np.repeat(excl - starts, lengths)
+    return ids, pos
+
+
+def _list_offsets(arr: pa.Array, name: str, where: str) -> tuple[pa.Array, npt.NDArray[np.int64]]:
+    """(flat child, int64 offsets) of a List/LargeList array; ListViews are cast to List first."""
+    t = arr.type
+    if pa.types.is_list_view(t):
+        arr = arr.cast(pa.list_(t.value_field))
+    elif pa.types.is_large_list_view(t):
+        arr = arr.cast(pa.large_list(t.value_field))
+    offsets = arr.offsets.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    child = arr.values
+    if len(offsets) and (offsets.min() < 0 or offsets.max() > len(child)):
+        raise InvalidEncodingError(
+            f"{where}: offsets of {name!r} point outside its {len(child)} items"
+        )
+    return child, offsets
+
+
+def _first(mask: npt.NDArray[np.bool_]) -> int:
+    return int(np.flatnonzero(mask)[0])
+
+
+def _check_item_nulls(
+    child: pa.Array,
+    offsets: npt.NDArray[np.int64],
+    valid: npt.NDArray[np.bool_],
+    name: str,
+    where: str,
+) -> None:
+    if child.null_count == 0:
+        return
+    null_pos = np.flatnonzero(child.is_null().to_numpy(zero_copy_only=False))
+    rows = np.searchsorted(offsets, null_pos, side="right") - 1
+    inside = (rows >= 0) & (rows < len(valid))
+    rows = rows[inside]
+    bad = rows[valid[rows] & (null_pos[inside] < offsets[rows + 1])]
+    if len(bad):
+        raise InvalidEncodingError(
+            f"{where}: row {int(bad[0])} has a null item in {name!r}; dimension names and sizes "
+            "are never null"
+        )
+
+
+def validate_storage(storage: pa.Array, where: str = "nd column") -> StorageParts:
+    """Check every row rule of a storage array (vectorized) and return its parts.
+
+    Null rows are not checked: their contents carry no meaning.
+    """
+    if isinstance(storage, pa.ChunkedArray):
+        storage = (
+            pa.concat_arrays(storage.chunks)
+            if storage.num_chunks
+            else pa.array([], storage.type)
+        )
+    layout = parse_storage_type(storage.type)
+    n = len(storage)
+    if storage.null_count:
+        valid = storage.is_valid().to_numpy(zero_copy_only=False)
+    else:
+        valid = np.ones(n, np.bool_)
+
+    children = [storage.field(i) for i in range(3)]
+    for child, name in zip(children, (VALUES_FIELD, DIM_NAMES_FIELD, DIM_SIZES_FIELD), strict=True):
+        if child.null_count:
+            bad = valid & child.is_null().to_numpy(zero_copy_only=False)
+            if bad.any():
+                raise InvalidEncodingError(
+                    f"{where}: row {_first(bad)} is not null but its {name!r} list is null; "
+                    "only whole rows may be null"
+                )
+    values, value_offsets = _list_offsets(children[0], VALUES_FIELD, where)
+    names, name_offsets = _list_offsets(children[1], DIM_NAMES_FIELD, where)
+    sizes_arr, dim_offsets = _list_offsets(children[2], DIM_SIZES_FIELD, where)
+    _check_item_nulls(names, name_offsets, valid, DIM_NAMES_FIELD, where)
+    _check_item_nulls(sizes_arr, dim_offsets, valid, DIM_SIZES_FIELD, where)
+
+    n_names = np.where(valid, np.diff(name_offsets), 0)
+    rank = np.where(valid, np.diff(dim_offsets), 0)
+    if np.any(n_names < 0) or np.any(rank < 0):
+        raise InvalidEncodingError(f"{where}: dimension list offsets decrease")
+    bad = n_names != rank
+    if bad.any():
+        i = _first(bad)
+        raise InvalidDimensionsError(
+            f"{where}: row {i} has {int(n_names[i])} dimension names but {int(rank[i])} sizes; "
+            "dim_names and dim_sizes must have one entry per axis"
+        )
+
+    sizes = sizes_arr.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    starts = np.where(valid, dim_offsets[:-1], 0)
+    products, overflow = size_products(sizes, starts, starts + rank)
+    if overflow.any():
+        i = _first(overflow)
+        shape = sizes[starts[i] : starts[i] + rank[i]].tolist()
+        raise InvalidDimensionsError(
+            f"{where}: row {i} has dimension sizes {shape} whose product overflows int64; "
+            "no array can have that many values"
+        )
+    lengths = np.diff(value_offsets)
+    bad = valid & (lengths != products)
+    if bad.any():
+        i = _first(bad)
+        shape = sizes[starts[i] : starts[i] + rank[i]].tolist()
+        raise ShapeMismatchError(
+            f"{where}: row {i} has {int(lengths[i])} values but dimension sizes {shape} "
+            f"(product {int(products[i])}); the number of values must equal the product of the "
+            "sizes (1 for rank 0)"
+        )
+
+    # Names: a dictionary of distinct names, then non-empty and unique per row.
+    if pa.types.is_string_view(names.type):
+        names = names.cast(pa.string())
+    name_starts = np.where(valid, name_offsets[:-1], 0)
+    row_ids, pos = segment_positions(name_starts, rank)
+    if len(names):
+        encoded = pc.dictionary_encode(names)
+        all_codes = encoded.indices.to_numpy(zero_copy_only=False)
+        name_dict = encoded.dictionary.to_pylist()
+        name_len = pc.binary_length(encoded.dictionary).to_numpy(zero_copy_only=False)
+    else:
+        all_codes = np.zeros(0, np.int64)
+        name_dict = []
+        name_len = np.zeros(0, np.int64)
+    name_codes = np.asarray(all_codes, dtype=np.int64)
+    if len(pos):
+        codes = name_codes[pos]
+        empty = name_len[codes] == 0
+        if empty.any():
+            i = int(row_ids[_first(empty)])
+            raise InvalidDimensionsError(
+                f"{where}: row {i} has an empty dimension name; names must not be empty"
+            )
+        _check_unique(codes, row_ids, rank, name_dict, where)
+    return StorageParts(
+        storage=storage,
+        layout=layout,
+        valid=valid,
+        values=values,
+        value_offsets=value_offsets,
+        dim_offsets=dim_offsets,
+        sizes=sizes,
+        name_codes=_align_names(name_codes, name_offsets, dim_offsets, valid, rank),
+        name_dict=name_dict,
+        attrs=_attrs_child(storage, layout),
+    )
+
+
+def _align_names(
+    codes: npt.NDArray[np.int64],
+    name_offsets: npt.NDArray[np.int64],
+    dim_offsets: npt.NDArray[np.int64],
+    valid: npt.NDArray[np.bool_],
+    rank: npt.NDArray[np.int64],
+) -> npt.NDArray[np.int64]:
+    """Name codes laid out like ``sizes`` (dim_offsets), so one set of offsets serves both."""
+    if np.array_equal(name_offsets, dim_offsets):
+        return codes
+    out = np.zeros(int(dim_offsets.max(initial=0)), np.int64)
+    _, src = segment_positions(np.where(valid, name_offsets[:-1], 0), rank)
+    _, dst = segment_positions(np.where(valid, dim_offsets[:-1], 0), rank)
+    out[dst] = codes[src]
+    return out
+
+
+def _check_unique(
+    codes: npt.NDArray[np.int64],
+    row_ids: npt.NDArray[np.int64],
+    rank: npt.NDArray[np.int64],
+    name_dict: list[str],
+    where: str,
+) -> None:
+    rows_with_dims = rank[rank > 0]
+    if len(rows_with_dims) == 0 or rows_with_dims.max() < 2:
+        return
+    if rows_with_dims.min() == rows_with_dims.max():
+        r = int(rows_with_dims[0])
+        block = codes.reshape(-1, r)
+        if np.array_equal(block, np.broadcast_to(block[0], block.shape)):
+            # Every row has the same names (the common case): check one row.
+            if len(np.unique(block[0])) == r:
+                return
+    nd = max(len(name_dict), 1)
+    order = np.sort(row_ids * nd + codes)
+    dup = np.flatnonzero(order[1:] == order[:-1])
+    if len(dup):
+        k = int(order[dup[0]])
+        raise InvalidDimensionsError(
+            f"{where}: row {k // nd} has the dimension name {name_dict[k % nd]!r} twice; "
+            "names must be unique within a row"
+        )
+
+
+def _attrs_child(storage: pa.StructArray, layout: StorageLayout) -> pa.StructArray | None:
+    if not layout.attr_fields:
+        return None
+    child: pa.StructArray = storage.field(3)
+    return child
+
+
+def build_storage(
+    *,
+    value_field: pa.Field,
+    values: pa.Array,
+    value_offsets: npt.NDArray[np.int64],
+    names: pa.Array,
+    sizes: npt.NDArray[np.integer],
+    dim_offsets: npt.NDArray[np.int64],
+    null_rows: npt.NDArray[np.bool_] | None,
+    attrs: pa.StructArray | None,
+) -> pa.StructArray:
+    """Assemble a storage array from flat children and offsets (the writer's layout).
+
+    ``null_rows`` (True = null row) is only turned into a validity buffer when some row is null.
+    """
+    for offsets, what in ((value_offsets, "values"), (dim_offsets, "dimensions")):
+        if len(offsets) and int(offsets[-1]) > _INT32_MAX:
+            raise InvalidArgumentError(
+                f"nd column: {int(offsets[-1])} {what} exceed the 2**31 - 1 a List can hold; "
+                "split the arrays over several columns or record batches"
+            )
+    vtype = pa.list_(value_field)
+    values_list = pa.ListArray.from_arrays(
+        pa.array(np.asarray(value_offsets, np.int32), pa.int32()), values, type=vtype
+    )
+    dim_off = pa.array(np.asarray(dim_offsets, np.int32), pa.int32())
+    names_list = pa.ListArray.from_arrays(dim_off, names, type=NAMES_TYPE)
+    sizes_list = pa.ListArray.from_arrays(
+        dim_off, pa.array(np.asarray(sizes, np.uint32), pa.uint32()), type=SIZES_TYPE
+    )
+    children: list[pa.Array] = [values_list, names_list, sizes_list]
+    attr_fields: list[pa.Field] = []
+    if attrs is not None and attrs.type.num_fields:
+        children.append(attrs)
+        attr_fields = [attrs.type.field(i) for i in range(attrs.type.num_fields)]
+    st = storage_type(value_field.type, attr_fields, values_nullable=value_field.nullable)
+    fields = [st.field(i) for i in range(st.num_fields)]
+    mask = None
+    if null_rows is not None and null_rows.any():
+        mask = pa.array(null_rows, pa.bool_())
+    return pa.StructArray.from_arrays(children, fields=fields, mask=mask)
+
+
+def tile_names(names: Sequence[str], count: int) -> pa.Array:
+    """``count`` repetitions of one row's names as one flat Utf8 array, without Python lists."""
+    if not names or count == 0:
+        return pa.array([], pa.string())
+    base = pa.array(list(names), pa.string())
+    idx = np.tile(np.arange(len(names), dtype=np.int32), count)
+    return base.take(pa.array(idx))
+
+
+def as_int64(a: Any) -> npt.NDArray[np.int64]:
+    return np.asarray(a, dtype=np.int64)

@@ -1,0 +1,186 @@
+"""``NdArray``: one N-d array with named dimensions, attributes and element nulls as a mask."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from nd_arrow._attrs import attr_type, attrs_equal
+from nd_arrow._format import MAX_DIM_SIZE, check_attr_keys, check_dim_names, default_dim_names
+from nd_arrow._values import arrow_type_for_dtype, is_string_dtype
+from nd_arrow.errors import InvalidArgumentError, InvalidDimensionsError
+
+if TYPE_CHECKING:
+    import xarray
+
+__all__ = ["NdArray"]
+
+
+class NdArray:
+    """One array: values, one name per axis, attributes ``{str: scalar | str | 1-D array}``.
+
+    Element nulls are a boolean ``mask`` (True = null) beside the values; :meth:`to_numpy` returns
+    a ``numpy.ma.MaskedArray`` when there are nulls and a plain array otherwise. String values are
+    held as an object array of ``str``.
+
+    >>> import numpy as np
+    >>> a = NdArray.from_numpy(np.zeros((2, 3)), dims=["time", "lat"], attrs={"units": "K"})
+    >>> a.sizes
+    {'time': 2, 'lat': 3}
+    """
+
+    __slots__ = ("_attrs", "_dims", "_mask", "_values")
+
+    _values: npt.NDArray[Any]
+    _mask: npt.NDArray[np.bool_] | None
+    _dims: tuple[str, ...]
+    _attrs: dict[str, Any]
+
+    def __init__(
+        self,
+        values: npt.ArrayLike,
+        dims: Sequence[str] | None = None,
+        attrs: Mapping[str, Any] | None = None,
+        *,
+        mask: npt.ArrayLike | None = None,
+    ) -> None:
+        if isinstance(values, np.ma.MaskedArray):
+            if mask is None:
+                mask = np.ma.getmaskarray(values)
+            values = np.ma.getdata(values)
+        arr = np.asarray(values)
+        if is_string_dtype(arr.dtype) and arr.dtype.kind != "O":
+            arr = arr.astype(object)
+        arrow_type_for_dtype(arr.dtype, "NdArray values")
+        for size in arr.shape:
+            if size > MAX_DIM_SIZE:
+                raise InvalidDimensionsError(
+                    f"NdArray: axis size {size} of shape {arr.shape} exceeds {MAX_DIM_SIZE}, "
+                    "the largest UInt32 dimension size"
+                )
+        names = (
+            default_dim_names(arr.ndim) if dims is None else check_dim_names(dims, arr.ndim, "NdArray")
+        )
+        m: npt.NDArray[np.bool_] | None = None
+        if mask is not None:
+            m = np.asarray(mask, dtype=np.bool_)
+            if m.shape != arr.shape:
+                raise InvalidArgumentError(
+                    f"NdArray: mask shape {m.shape} differs from values shape {arr.shape}; "
+                    "the mask has one flag per value"
+                )
+            if not m.any():
+                m = None
+        attr_dict = dict(attrs) if attrs else {}
+        check_attr_keys(attr_dict, "NdArray")
+        for key, value in attr_dict.items():
+            attr_type(value, f"NdArray attribute {key!r}")
+        self._values, self._mask, self._dims, self._attrs = arr, m, names, attr_dict
+
+    @classmethod
+    def _trusted(
+        cls,
+        values: npt.NDArray[Any],
+        mask: npt.NDArray[np.bool_] | None,
+        dims: tuple[str, ...],
+        attrs: dict[str, Any],
+    ) -> NdArray:
+        """Build without checks, from decoded storage that was validated already."""
+        self = cls.__new__(cls)
+        self._values, self._mask, self._dims, self._attrs = values, mask, dims, attrs
+        return self
+
+    @classmethod
+    def from_numpy(
+        cls,
+        arr: npt.ArrayLike,
+        dims: Sequence[str] | None = None,
+        attrs: Mapping[str, Any] | None = None,
+    ) -> NdArray:
+        """An NdArray from a numpy (or masked) array; ``dims`` default to ``dim_0, dim_1, ...``."""
+        return cls(arr, dims, attrs)
+
+    @classmethod
+    def from_xarray(cls, data_array: xarray.DataArray) -> NdArray:
+        """An NdArray from an ``xarray.DataArray`` (its dims, values and attrs)."""
+        from nd_arrow.xarray import array_from_xarray
+
+        return array_from_xarray(data_array)
+
+    def to_xarray(self, name: str | None = None) -> xarray.DataArray:
+        """An ``xarray.DataArray``; nulls become NaN / NaT / None (ints and bools turn float)."""
+        from nd_arrow.xarray import array_to_xarray
+
+        return array_to_xarray(self, name)
+
+    @property
+    def values(self) -> npt.NDArray[Any]:
+        """The values as stored (positions under the mask hold a filler)."""
+        return self._values
+
+    @property
+    def mask(self) -> npt.NDArray[np.bool_] | None:
+        """Null flags (True = null), or None when no element is null."""
+        return self._mask
+
+    @property
+    def dims(self) -> tuple[str, ...]:
+        return self._dims
+
+    @property
+    def attrs(self) -> dict[str, Any]:
+        return self._attrs
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self._values.shape)
+
+    @property
+    def ndim(self) -> int:
+        return int(self._values.ndim)
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        return self._values.dtype
+
+    @property
+    def sizes(self) -> dict[str, int]:
+        return dict(zip(self._dims, self._values.shape, strict=True))
+
+    def to_numpy(self) -> npt.NDArray[Any]:
+        """Plain ndarray without nulls, ``numpy.ma.MaskedArray`` with nulls."""
+        if self._mask is None:
+            return self._values
+        return np.ma.MaskedArray(self._values, mask=self._mask)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, NdArray):
+            return NotImplemented
+        if self._dims != other._dims or self.shape != other.shape:
+            return False
+        a, b = self._values, other._values
+        if a.dtype != b.dtype and not (is_string_dtype(a.dtype) and is_string_dtype(b.dtype)):
+            return False
+        ma = np.zeros(a.shape, np.bool_) if self._mask is None else self._mask
+        mb = np.zeros(b.shape, np.bool_) if other._mask is None else other._mask
+        if not np.array_equal(ma, mb):
+            return False
+        keep = ~ma
+        x, y = a[keep], b[keep]
+        if a.dtype.kind in "fc":
+            same = np.array_equal(x, y, equal_nan=True)
+        elif a.dtype.kind in "mM":
+            same = np.array_equal(x.view(np.int64), y.view(np.int64))
+        else:
+            same = np.array_equal(x, y)
+        return bool(same) and attrs_equal(self._attrs, other._attrs)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        sizes = ", ".join(f"{d}={s}" for d, s in zip(self._dims, self.shape, strict=True))
+        nulls = "" if self._mask is None else f", nulls={int(self._mask.sum())}"
+        return f"NdArray<{self.dtype}>({sizes}{nulls}, attrs={sorted(self._attrs)})"

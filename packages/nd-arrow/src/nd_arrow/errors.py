@@ -1,0 +1,51 @@
+"""Exceptions of nd-arrow: one base class and one subclass per error kind of the format.
+
+The kinds mirror the error kinds of the Rust crate ``nd-arrow-array``, so code that handles errors
+by kind moves between the two implementations. Every message names the offending row or value, the
+rule it breaks and, where there is one, the fix.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "InvalidArgumentError",
+    "InvalidAttributeError",
+    "InvalidDimensionsError",
+    "InvalidEncodingError",
+    "NdArrowError",
+    "NotSupportedError",
+    "SchemaMismatchError",
+    "ShapeMismatchError",
+]
+
+
+class NdArrowError(ValueError):
+    """Base class of every error raised by nd-arrow for bad input or bad storage."""
+
+
+class InvalidDimensionsError(NdArrowError):
+    """Dimension names or sizes break a rule: rank mismatch, empty or duplicate names, overflow."""
+
+
+class ShapeMismatchError(NdArrowError):
+    """The number of values does not match the dimension sizes, or shapes cannot be aligned."""
+
+
+class InvalidAttributeError(NdArrowError):
+    """An attribute key or value is unusable, or one key carries two different types."""
+
+
+class InvalidEncodingError(NdArrowError):
+    """Storage or extension metadata does not follow the ``nd_arrow.array`` layout."""
+
+
+class SchemaMismatchError(NdArrowError):
+    """Value types or fields disagree between rows, columns or record batches."""
+
+
+class InvalidArgumentError(NdArrowError):
+    """An argument passed to the API is unusable."""
+
+
+class NotSupportedError(NdArrowError):
+    """The input is well-formed but cannot be represented (unknown version, complex values...)."""
