@@ -5,7 +5,7 @@ from __future__ import annotations
 try:  # zarr >= 3.3.0 moved the error here; the old path still works but warns there.
     from zarr.errors import DataTypeValidationError
 except ImportError:  # zarr 3.1.x and 3.2.x
-    from zarr.core.dtype.common import DataTypeValidationError
+    from zarr.core.dtype.common import DataTypeValidationError  # type: ignore[no-redef]
 
 __all__ = ["DataTypeValidationError", "endian_name"]
 

@@ -125,8 +125,18 @@ def _describe(value: object) -> str:
 
 
 def _to_ndarray(data: object, pattern: ShapePattern, target: np.dtype[Any]) -> np.ndarray:
-    if isinstance(data, np.ndarray):
-        return data
+    if isinstance(data, np.ndarray) and data.dtype != object:
+        arr = data
+    else:
+        arr = _from_python(data.tolist() if isinstance(data, np.ndarray) else data, pattern)
+    if arr.size == 0 and arr.ndim == 1 and pattern.variable_axes:
+        # An empty flat input ([] or np.array([])) is the empty cell, whatever its dtype.
+        return np.empty(pattern.empty_shape, dtype=target)
+    return arr
+
+
+def _from_python(data: object, pattern: ShapePattern) -> np.ndarray:
+    """Nested sequences (or an object array's items, as zarr hands over scalar writes)."""
     if isinstance(data, str | bytes | dict | set):
         raise CellTypeError(
             f"cell {_describe(data)} is a {type(data).__name__}; a cell must be an ndarray or a "
@@ -144,9 +154,6 @@ def _to_ndarray(data: object, pattern: ShapePattern, target: np.dtype[Any]) -> n
             f"cell {_describe(data)} does not convert to a numeric array (numpy made an object "
             f"array: ragged rows or non-numbers); cells must match pattern {pattern}."
         )
-    if arr.size == 0 and arr.ndim == 1 and pattern.variable_axes:
-        # An empty flat input ([] or np.array([])) is the empty cell, whatever its dtype.
-        return np.empty(pattern.empty_shape, dtype=target)
     return arr
 
 
@@ -243,7 +250,7 @@ def coerce_cell(data: object, pattern: ShapePattern, dtype: np.dtype[Any]) -> np
 def check_bool_bytes(values: np.ndarray) -> None:
     """Refuse bool payloads whose bytes are not 0x00 or 0x01 (they would alias True)."""
     raw = values.reshape(-1).view(np.uint8)
-    if raw.size and int(raw.max()) > 1:
+    if raw.size and int(np.max(raw)) > 1:
         bad = int(np.flatnonzero(raw > 1)[0])
         raise CellError(
             f"bool payload byte {bad} is 0x{int(raw[bad]):02x}; bool elements must be 0x00 or "

@@ -151,8 +151,10 @@ class NDArray(ZDType[np.dtypes.ObjectDType, np.ndarray]):  # type: ignore[type-v
 
     def payload_to_cell(self, payload: bytes | bytearray | memoryview | np.ndarray) -> np.ndarray:
         """The read-only cell stored as ``payload`` (raw little-endian C-order bytes)."""
-        raw = np.frombuffer(payload, dtype=np.uint8) if not isinstance(payload, np.ndarray) else (
-            payload.reshape(-1).view(np.uint8)
+        raw = (
+            np.frombuffer(payload, dtype=np.uint8)
+            if not isinstance(payload, np.ndarray)
+            else (payload.reshape(-1).view(np.uint8))
         )
         item = self.item_dtype
         if raw.size % item.itemsize:

@@ -21,7 +21,9 @@ def encode_fill(payload: bytes) -> str:
     return base64.b64encode(payload).decode("ascii")
 
 
-def decode_fill(text: object, pattern: ShapePattern, itemsize: int) -> tuple[bytes, tuple[int, ...]]:
+def decode_fill(
+    text: object, pattern: ShapePattern, itemsize: int
+) -> tuple[bytes, tuple[int, ...]]:
     """Decode and check a JSON fill value; return the element bytes and the element shape."""
     if not isinstance(text, str):
         raise FillValueError(

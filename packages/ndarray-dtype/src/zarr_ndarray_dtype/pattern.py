@@ -68,9 +68,7 @@ def parse_element_dtype(value: object) -> str:
         return value
     if value is None:
         raise ElementDTypeError(f"dtype=None is not allowed: {_DTYPE_RULE}; pass e.g. 'float32'.")
-    if isinstance(value, bool | int | float) or (
-        isinstance(value, str) and value.strip() != value
-    ):
+    if isinstance(value, bool | int | float) or (isinstance(value, str) and value.strip() != value):
         raise ElementDTypeError(f"dtype={value!r} is not a dtype: {_DTYPE_RULE}.")
     try:
         native = np.dtype(value)  # type: ignore[call-overload]
@@ -83,7 +81,9 @@ def parse_element_dtype(value: object) -> str:
         )
     name = native.name
     if name not in _ELEMENT_DTYPE_SET or native.fields is not None or native.subdtype is not None:
-        raise ElementDTypeError(f"dtype={value!r} (numpy {native!s}) is not allowed: {_DTYPE_RULE}.")
+        raise ElementDTypeError(
+            f"dtype={value!r} (numpy {native!s}) is not allowed: {_DTYPE_RULE}."
+        )
     return name
 
 
@@ -147,14 +147,12 @@ class ShapePattern:
     def from_json(cls, data: object) -> ShapePattern:
         """Parse the JSON ``shape`` value strictly: a non-empty list of integers >= 1 or null."""
         if not isinstance(data, list | tuple):
-            raise ShapePatternError(
-                f"shape {data!r} is not a JSON array; expected e.g. [null, 2]."
-            )
+            raise ShapePatternError(f"shape {data!r} is not a JSON array; expected e.g. [null, 2].")
         for i, v in enumerate(data):
             if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
                 raise ShapePatternError(
                     f"shape {list(data)!r}: entry {i} is {v!r}; JSON entries must be integers "
-                    ">= 1 or null (2.0, true and \"2\" are not integers)."
+                    '>= 1 or null (2.0, true and "2" are not integers).'
                 )
         return cls.parse(list(data))
 

@@ -12,6 +12,7 @@ __all__ = ["register"]
 
 def register() -> None:
     """Register ``ndarray`` in zarr's data type registry and install the serializer hooks."""
-    if data_type_registry.contents.get(DTYPE_NAME) is not NDArray:
-        data_type_registry.register(DTYPE_NAME, NDArray)
+    registered: object = data_type_registry.contents.get(DTYPE_NAME)
+    if registered is not NDArray:
+        data_type_registry.register(DTYPE_NAME, NDArray)  # type: ignore[arg-type]
     _hooks.install()

@@ -1,0 +1,165 @@
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+from ndarray_dtype_testing import element_dtypes
+
+from zarr_ndarray_dtype import CellError, CellTypeError, ShapePattern, VlenScalar, unbox
+from zarr_ndarray_dtype.cells import box, coerce_cell, frozen_cell, readonly_cells
+
+VAR2 = ShapePattern.parse((None, 2))
+F4 = np.dtype("<f4")
+
+
+def test_lists_and_arrays_become_contiguous_little_endian() -> None:
+    cell = coerce_cell([[1, 2], [3, 4]], VAR2, F4)
+    assert cell.dtype == F4 and cell.flags.c_contiguous and cell.shape == (2, 2)
+    big = np.arange(6, dtype=">f4").reshape(3, 2)
+    out = coerce_cell(big, VAR2, F4)
+    assert out.dtype.byteorder in "<=" and np.array_equal(out, big)
+    fortran = np.asfortranarray(np.arange(6, dtype="<f4").reshape(3, 2))
+    assert coerce_cell(fortran, VAR2, F4).flags.c_contiguous
+
+
+def test_none_and_empty_flat_input_give_the_empty_cell() -> None:
+    assert coerce_cell(None, VAR2, F4).shape == (0, 2)
+    assert coerce_cell([], VAR2, F4).shape == (0, 2)
+    assert coerce_cell(np.array([]), VAR2, F4).shape == (0, 2)
+    with pytest.raises(CellError, match="None is not a cell"):
+        coerce_cell(None, ShapePattern.parse((2,)), F4)
+
+
+@pytest.mark.parametrize(
+    ("data", "dtype", "fragment"),
+    [
+        (np.array([[0.5, 1.0]]), "<i4", "fractional"),
+        (np.array([[-1, 2]]), "<u2", "outside the range"),
+        (np.array([[300, 2]]), "<u1", "outside the range"),
+        (np.array([[2**40, 0]]), "<i4", "outside the range"),
+        (np.array([[2.0**70, 0]]), "<i8", "outside the range"),
+        (np.array([[np.nan, 0]]), "<i8", "NaN or infinity"),
+        (np.array([[1 + 1j, 0]]), "<f8", "complex"),
+        (np.array([[1 + 0j, 0]]), "<i4", "complex"),
+        (np.array([[2, 0]]), "|b1", "other than 0 and 1"),
+        (np.array([[1e300, 0]]), "<f4", "too large"),
+        (np.array([["a", "b"]]), "<f4", "not numeric"),
+    ],
+)
+def test_lossy_casts_are_refused(data: np.ndarray, dtype: str, fragment: str) -> None:
+    with pytest.raises(CellTypeError, match=fragment) as info:
+        coerce_cell(data, VAR2, np.dtype(dtype))
+    assert isinstance(info.value, TypeError) and isinstance(info.value, ValueError)
+
+
+@pytest.mark.parametrize(
+    ("data", "dtype"),
+    [
+        (np.array([[1.0, 2.0]]), "<i4"),
+        (np.array([[0, 1]]), "|b1"),
+        (np.array([[255, 0]], dtype="<i8"), "<u1"),
+        (np.array([[0.1, 0.2]]), "<f4"),  # float rounding is not loss of a value
+        (np.array([[True, False]]), "<f8"),
+        (np.array([[3, 4]]), "<c8"),
+        (np.array([[np.inf, np.nan]]), "<f2"),
+    ],
+)
+def test_value_preserving_casts_are_allowed(data: np.ndarray, dtype: str) -> None:
+    out = coerce_cell(data, VAR2, np.dtype(dtype))
+    assert out.dtype == np.dtype(dtype)
+    with np.errstate(all="ignore"):
+        assert np.allclose(out.astype("c16"), data.astype("c16"), equal_nan=True, rtol=1e-3)
+
+
+@pytest.mark.parametrize(
+    ("data", "fragment"),
+    [
+        (np.zeros((2, 3)), "does not match"),
+        (np.zeros(4), "does not match"),
+        ([[1, 2], [3]], "not a rectangular"),
+        ("text", "is a str"),
+        (b"raw", "is a bytes"),
+        (np.array([object(), object()], dtype=object).reshape(1, 2), "does not convert"),
+        ([[1, "x"]], "not numeric"),
+    ],
+)
+def test_shape_and_type_mismatches_are_refused(data: object, fragment: str) -> None:
+    with pytest.raises(CellError, match=fragment):
+        coerce_cell(data, VAR2, F4)
+
+
+def test_overflowing_python_ints_are_refused_not_crashing() -> None:
+    with pytest.raises(CellError):
+        coerce_cell([[2**80, 1]], VAR2, np.dtype("<i8"))
+
+
+@given(
+    element_dtypes.flatmap(
+        lambda name: hnp.arrays(
+            np.dtype(name).newbyteorder(">") if np.dtype(name).itemsize > 1 else np.dtype(name),
+            hnp.array_shapes(min_dims=2, max_dims=2, min_side=0, max_side=4).map(
+                lambda s: (s[0], 2)
+            ),
+        )
+    )
+)
+def test_exact_dtype_any_byte_order_round_trips(data: np.ndarray) -> None:
+    target = data.dtype.newbyteorder("<")
+    out = coerce_cell(data, VAR2, target)
+    assert out.dtype == target
+    assert out.tobytes() == data.astype(target).tobytes()
+
+
+def test_fill_cells_are_immutable_and_compare_whole() -> None:
+    cell = frozen_cell(np.arange(4, dtype="<i2").tobytes(), "<i2", (2, 2))
+    assert isinstance(cell, VlenScalar)
+    with pytest.raises(ValueError, match="read-only"):
+        cell[0, 0] = 9
+    with pytest.raises(ValueError, match="WRITEABLE"):
+        cell.flags.writeable = True
+    plain = np.arange(4, dtype="<i2").reshape(2, 2)
+    assert (cell == plain) is True
+    assert (plain == cell) is True  # reflected: the subclass's __eq__ wins
+    assert (cell != plain) is False
+    assert (cell == plain[:1]) is False
+    assert (cell == None) is False  # noqa: E711
+    assert hash(cell) == hash(frozen_cell(plain.tobytes(), "<i2", (2, 2)))
+    assert pickle.loads(pickle.dumps(cell)) == cell
+
+
+def test_box_is_one_scalar_for_numpy_and_cannot_be_rebound() -> None:
+    fill = box(np.zeros((0, 2), "<f4"))
+    out = np.empty(3, dtype=object)
+    out[:] = fill
+    assert all(c is out[0] for c in out)  # one shared object ...
+    with pytest.raises(ValueError, match="read-only"):
+        out[0][...] = 1  # ... that nobody can change
+    with pytest.raises(ValueError, match="read-only"):
+        fill[()] = np.ones((1, 2), "<f4")
+    assert fill == np.zeros((0, 2), "<f4")
+    assert unbox(fill).shape == (0, 2)
+    assert unbox(np.array(fill, dtype=object)).shape == (0, 2)
+    assert unbox(5) == 5
+    assert pickle.loads(pickle.dumps(fill)) == fill
+
+
+def test_nan_fill_compares_equal_to_itself() -> None:
+    cell = frozen_cell(np.array([np.nan], "<f8").tobytes(), "<f8", (1,))
+    assert cell == np.array([np.nan])
+
+
+@given(st.lists(st.integers(min_value=0, max_value=5), max_size=20))
+def test_readonly_cells_cut_one_block(lengths: list[int]) -> None:
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    block = np.arange(int(offsets[-1]) * 2, dtype="<f4").reshape(-1, 2)
+    cells = readonly_cells(block, offsets)
+    assert cells.dtype == object and cells.shape == (len(lengths),)
+    for i, n in enumerate(lengths):
+        assert cells[i].shape == (n, 2)
+        assert not cells[i].flags.writeable
+        assert np.array_equal(cells[i], block[offsets[i] : offsets[i + 1]])

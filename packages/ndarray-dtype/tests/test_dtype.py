@@ -1,0 +1,227 @@
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import zarr
+from hypothesis import given
+from hypothesis import strategies as st
+from ndarray_dtype_testing import EXAMPLES, element_dtypes, load_examples, patterns
+from zarr.dtype import data_type_registry
+
+from zarr_ndarray_dtype import (
+    ELEMENT_DTYPES,
+    ElementDTypeError,
+    FillValueError,
+    NDArray,
+    NDArrayDType,
+    ShapePatternError,
+    unbox,
+)
+from zarr_ndarray_dtype._compat import DataTypeValidationError
+
+
+def test_alias_and_keyword_only() -> None:
+    assert NDArrayDType is NDArray
+    with pytest.raises(TypeError):
+        NDArray("float32", (None,))  # type: ignore[misc]
+
+
+def test_frozen_hashable_and_normalized() -> None:
+    a = NDArray(dtype=np.float32, shape=[None, np.int64(2)])
+    b = NDArray(dtype="<f4", shape=(None, 2))
+    assert a == b and hash(a) == hash(b) and {a: 1}[b] == 1
+    assert a.dtype == "float32" and a.shape == (None, 2)
+    with pytest.raises(AttributeError):
+        a.dtype = "int8"  # type: ignore[misc]
+    assert a.item_dtype == np.dtype("<f4")
+    assert a.fixed_nbytes == 8 and a.variable_axes == (0,)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error"),
+    [
+        ({"dtype": "float32", "shape": (None, 2.5)}, ShapePatternError),
+        ({"dtype": "float32", "shape": ("2",)}, ShapePatternError),
+        ({"dtype": "float32", "shape": (True,)}, ShapePatternError),
+        ({"dtype": "float32", "shape": (0,)}, ShapePatternError),
+        ({"dtype": "float32", "shape": ()}, ShapePatternError),
+        ({"dtype": None, "shape": (None,)}, ElementDTypeError),
+        ({"dtype": ">f4", "shape": (None,)}, ElementDTypeError),
+        ({"dtype": "U5", "shape": (None,)}, ElementDTypeError),
+    ],
+)
+def test_constructor_refusals(kwargs: dict, error: type) -> None:
+    with pytest.raises(error):
+        NDArray(**kwargs)
+
+
+@given(element_dtypes, patterns)
+def test_json_round_trip_over_the_grammar(name: str, dims: tuple) -> None:
+    dt = NDArray(dtype=name, shape=dims)
+    doc = dt.to_json(zarr_format=3)
+    assert doc == {"name": "ndarray", "configuration": {"dtype": name, "shape": list(dims)}}
+    again = json.loads(json.dumps(doc))
+    assert NDArray.from_json(again, zarr_format=3) == dt
+    assert data_type_registry.match_json(again, zarr_format=3) == dt
+
+
+@pytest.mark.parametrize(("name", "doc"), load_examples("valid"), ids=lambda v: str(v)[:40])
+def test_golden_valid_vectors(name: str, doc: dict) -> None:
+    dt = NDArray.from_json(doc, zarr_format=3)
+    assert dt.to_json(zarr_format=3) == doc
+
+
+@pytest.mark.parametrize(
+    ("name", "doc"),
+    load_examples("invalid") + load_examples("invalid-impl-only"),
+    ids=lambda v: str(v)[:40],
+)
+def test_golden_invalid_vectors_raise_only_datatypevalidationerror(name: str, doc: object) -> None:
+    with pytest.raises(DataTypeValidationError):
+        NDArray.from_json(doc, zarr_format=3)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "foreign",
+    [
+        "int32",
+        {"name": "numpy.datetime64", "configuration": {"unit": "s", "scale_factor": 1}},
+        {"name": "struct", "configuration": {"fields": []}},
+        [1, 2],
+        None,
+        42,
+    ],
+)
+def test_foreign_json_raises_only_datatypevalidationerror(foreign: object) -> None:
+    with pytest.raises(DataTypeValidationError):
+        NDArray.from_json(foreign, zarr_format=3)  # type: ignore[arg-type]
+    with pytest.raises(DataTypeValidationError):
+        NDArray.from_json(foreign, zarr_format=2)  # type: ignore[arg-type]
+
+
+def test_native_dtype_is_never_inferred() -> None:
+    with pytest.raises(DataTypeValidationError):
+        NDArray.from_native_dtype(np.dtype(object))
+    assert NDArray(dtype="int8", shape=(None,)).to_native_dtype() == np.dtype(object)
+
+
+def test_zarr_v2_is_refused_clearly() -> None:
+    dt = NDArray(dtype="float32", shape=(None,))
+    with pytest.raises(ValueError, match="Zarr format 3 only"):
+        dt.to_json(zarr_format=2)
+    with pytest.raises(ValueError, match="Zarr format 3 only"):
+        zarr.create_array(store={}, shape=(2,), dtype=dt, zarr_format=2, serializer="auto")
+
+
+def test_int_data_types_still_work_after_import() -> None:
+    arr = zarr.create_array(store={}, shape=(3,), dtype="int32")
+    arr[:] = [1, 2, 3]
+    assert arr[:].tolist() == [1, 2, 3]
+
+
+# ---------------------------------------------------------------- fill values
+FILL_DOC = json.loads((EXAMPLES / "fill-values.json").read_text())
+
+
+@pytest.mark.parametrize("case", FILL_DOC["valid"], ids=lambda c: c.get("note", "")[:30])
+def test_golden_fill_values(case: dict) -> None:
+    dt = NDArray.from_json(case["data_type"], zarr_format=3)
+    cell = unbox(dt.from_json_scalar(case["fill_value"], zarr_format=3))
+    assert cell.shape == tuple(case["element_shape"])
+    assert cell.tobytes().hex() == case["element_hex"]
+    assert dt.to_json_scalar(cell, zarr_format=3) == case["fill_value"]
+
+
+@pytest.mark.parametrize(
+    "case",
+    FILL_DOC["invalid_schema"] + FILL_DOC["invalid_impl_only"],
+    ids=lambda c: c.get("reason", "")[:30],
+)
+def test_golden_invalid_fill_values_are_refused(case: dict) -> None:
+    dt = NDArray.from_json(case["data_type"], zarr_format=3)
+    with pytest.raises(FillValueError):
+        dt.from_json_scalar(case["fill_value"], zarr_format=3)
+
+
+def test_default_fills() -> None:
+    assert unbox(NDArray(dtype="float32", shape=(None, 2)).default_scalar()).shape == (0, 2)
+    zero = unbox(NDArray(dtype="int16", shape=(3, 2)).default_scalar())
+    assert zero.shape == (3, 2) and not zero.any()
+    assert (
+        NDArray(dtype="uint8", shape=(None, None)).to_json_scalar(
+            NDArray(dtype="uint8", shape=(None, None)).default_scalar(), zarr_format=3
+        )
+        == ""
+    )
+
+
+@given(element_dtypes, patterns, st.data())
+def test_fill_json_round_trip_over_the_grammar(name: str, dims: tuple, data: st.DataObject) -> None:
+    dt = NDArray(dtype=name, shape=dims)
+    n_var = len(dt.variable_axes)
+    extent = 0 if n_var >= 2 else data.draw(st.integers(0, 3))
+    shape = tuple(extent if d is None else d for d in dims)
+    raw = data.draw(st.binary(min_size=0, max_size=0)) if 0 in shape else None
+    size = int(np.prod(shape)) * dt.item_dtype.itemsize
+    raw = data.draw(st.binary(min_size=size, max_size=size))
+    if dt.item_dtype.kind == "b":
+        raw = bytes(b & 1 for b in raw)
+    cell = np.frombuffer(raw, dtype=dt.item_dtype).reshape(shape)
+    text = dt.to_json_scalar(cell, zarr_format=3)
+    back = unbox(dt.from_json_scalar(text, zarr_format=3))
+    assert back.shape == shape and back.tobytes() == raw
+    assert dt.to_json_scalar(back, zarr_format=3) == text
+
+
+def test_nonempty_fill_with_two_variable_dims_is_refused_on_write_and_read() -> None:
+    dt = NDArray(dtype="float32", shape=(None, None))
+    with pytest.raises(FillValueError, match="empty element"):
+        dt.cast_scalar(np.ones((1, 1), "<f4"))
+    with pytest.raises(FillValueError):
+        dt.to_json_scalar(np.ones((1, 1), "<f4"), zarr_format=3)
+    with pytest.raises(FillValueError):
+        dt.from_json_scalar("AACAPw==", zarr_format=3)
+    assert not dt._check_scalar(np.ones((1, 1), "<f4"))
+    assert dt._check_scalar(None)
+
+
+def test_bool_fill_bytes_must_be_zero_or_one() -> None:
+    dt = NDArray(dtype="bool", shape=(2,))
+    assert unbox(dt.from_json_scalar("AAE=", zarr_format=3)).tolist() == [False, True]
+    with pytest.raises(FillValueError, match="0x02"):
+        dt.from_json_scalar("AAI=", zarr_format=3)
+
+
+def test_fill_read_from_metadata_is_immutable(store: dict) -> None:
+    dt = NDArray(dtype="int16", shape=(2,))
+    arr = zarr.create_array(store=store, shape=(4,), chunks=(2,), dtype=dt, fill_value=[7, 8])
+    out = arr[:]
+    assert all(np.array_equal(c, [7, 8]) for c in out)
+    with pytest.raises(ValueError, match="read-only"):
+        out[0][0] = 1
+    with pytest.raises(ValueError, match="WRITEABLE"):
+        out[0].flags.writeable = True
+    assert json.loads(store["zarr.json"].to_bytes())["fill_value"] == "BwAIAA=="
+    assert np.array_equal(unbox(zarr.open_array(store=store)[3]), [7, 8])
+
+
+@pytest.mark.parametrize("bad", ["%%%", "AACAPw", 5, "AAAAAAAAAAAAAAA="])
+def test_invalid_fill_in_stored_metadata_is_refused_on_open(store: dict, bad: object) -> None:
+    zarr.create_array(store=store, shape=(2,), dtype=NDArray(dtype="int16", shape=(2,)))
+    doc = json.loads(store["zarr.json"].to_bytes())
+    doc["fill_value"] = bad
+    store["zarr.json"] = zarr.core.buffer.cpu.Buffer.from_bytes(json.dumps(doc).encode())
+    with pytest.raises((TypeError, ValueError)):
+        zarr.open_array(store=store)
+
+
+@pytest.mark.parametrize("name", ELEMENT_DTYPES)
+def test_payload_to_cell(name: str) -> None:
+    dt = NDArray(dtype=name, shape=(None, 2))
+    raw = np.zeros((3, 2), dtype=dt.item_dtype).tobytes()
+    cell = dt.payload_to_cell(raw)
+    assert cell.shape == (3, 2) and not cell.flags.writeable
+    with pytest.raises(ValueError, match="whole number"):
+        dt.payload_to_cell(raw[:-1])

@@ -1,0 +1,102 @@
+"""Registration, the entry point and the no-package failure mode (run in fresh interpreters)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from importlib.metadata import entry_points
+
+import pytest
+import zarr
+from packaging.version import Version
+from zarr.dtype import data_type_registry
+
+import zarr_ndarray_dtype
+from zarr_ndarray_dtype import NDArray
+
+ZARR = Version(zarr.__version__)
+
+
+def _run(code: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-W", "ignore", "-c", textwrap.dedent(code), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_import_registers_idempotently() -> None:
+    assert data_type_registry.get("ndarray") is NDArray
+    zarr_ndarray_dtype.register()
+    assert data_type_registry.get("ndarray") is NDArray
+
+
+def test_entry_point_is_declared_and_loads_the_class() -> None:
+    (ep,) = [e for e in entry_points(group="zarr.data_type") if e.name == "ndarray"]
+    assert ep.value == "zarr_ndarray_dtype:NDArray"
+    assert ep.load() is NDArray
+
+
+def test_entry_point_module_imports_cheaply() -> None:
+    result = _run(
+        """
+        import sys, zarr, numpy
+        before = set(sys.modules)
+        import zarr_ndarray_dtype
+        new = {m.split('.')[0] for m in set(sys.modules) - before}
+        new -= {m.split('.')[0] for m in before}
+        print(sorted(new))
+        """
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "['zarr_ndarray_dtype']"
+
+
+WRITE = """
+import sys, numpy as np, zarr, zarr_ndarray_dtype
+from zarr_ndarray_dtype import NDArray
+arr = zarr.create_array(store=sys.argv[1], shape=(2,), dtype=NDArray(dtype="int16", shape=(2,)))
+cells = np.empty(2, dtype=object); cells[0] = [1, 2]; cells[1] = [3, 4]
+arr[:] = cells
+"""
+
+
+@pytest.mark.skipif(
+    Version("3.4.1") > ZARR, reason="zarr < 3.4.1 never loads zarr.data_type entry points"
+)
+def test_open_without_import_works_through_the_entry_point(tmp_path) -> None:
+    store = str(tmp_path / "a.zarr")
+    assert _run(WRITE, store).returncode == 0
+    result = _run(
+        """
+        import sys, zarr
+        arr = zarr.open_array(sys.argv[1], mode="r")
+        print(type(arr.metadata.data_type).__name__, arr[:][1].tolist())
+        assert "zarr_ndarray_dtype" in sys.modules
+        """,
+        store,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "NDArray [3, 4]"
+
+
+def test_without_the_package_zarr_says_no_data_type_found(tmp_path) -> None:
+    store = str(tmp_path / "a.zarr")
+    assert _run(WRITE, store).returncode == 0
+    # Simulate an environment without this package: drop our entry point before zarr loads it.
+    result = _run(
+        """
+        import sys, zarr
+        from zarr.dtype import data_type_registry as reg
+        eps = getattr(reg, "_lazy_load_list", [])
+        eps[:] = [e for e in eps if e.name != "ndarray"]
+        zarr.open_array(sys.argv[1], mode="r")
+        """,
+        store,
+    )
+    assert result.returncode != 0
+    assert "No Zarr data type found that matches" in result.stderr
+    assert "'name': 'ndarray'" in result.stderr
