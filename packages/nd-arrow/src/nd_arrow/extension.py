@@ -171,7 +171,11 @@ def global_attributes_field(attrs_type: pa.StructType) -> pa.Field:
         GLOBAL_ATTRIBUTES_FIELD,
         attrs_type,
         nullable=True,
-        metadata={EXTENSION_NAME_KEY: GLOBAL_ATTRIBUTES_EXTENSION.encode(), EXTENSION_METADATA_KEY: EXTENSION_METADATA},
+        # Key order as pyarrow writes registered extension types: metadata, then name.
+        metadata={
+            EXTENSION_METADATA_KEY: EXTENSION_METADATA,
+            EXTENSION_NAME_KEY: GLOBAL_ATTRIBUTES_EXTENSION.encode(),
+        },
     )
 
 

@@ -1,0 +1,199 @@
+"""``NdRecordBatch``: named arrays on one shared grid plus global attributes, and the dataset
+encoding of several of them as one Arrow RecordBatch (one row per nd batch, one nd column per
+variable, and a last ``__global_attrs__`` column when any batch has global attributes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+
+from nd_arrow._attrs import AttrDecoder, attr_type, attrs_equal, encode_attrs
+from nd_arrow._format import (
+    GLOBAL_ATTRIBUTES_FIELD,
+    check_attr_keys,
+    check_variable_name,
+    infer_grid,
+    merge_keys,
+    parse_extension_metadata,
+)
+from nd_arrow.array import NdArray
+from nd_arrow.column import NdColumn
+from nd_arrow.errors import InvalidArgumentError, NdArrowError, SchemaMismatchError
+from nd_arrow.extension import (
+    EXTENSION_METADATA_KEY,
+    global_attributes_field,
+    is_global_attributes_field,
+    is_nd_field,
+)
+
+if TYPE_CHECKING:
+    import xarray
+
+__all__ = ["NdRecordBatch", "decode_batches", "encode_batches"]
+
+
+class NdRecordBatch:
+    """Named arrays that share one grid (axes align by name), plus global attributes.
+
+    >>> import numpy as np
+    >>> b = NdRecordBatch(
+    ...     {"t": NdArray(np.zeros((2, 3)), ["time", "lat"]), "lat": NdArray(np.arange(3.0), ["lat"])},
+    ...     attrs={"title": "demo"},
+    ... )
+    >>> b.sizes
+    {'time': 2, 'lat': 3}
+    """
+
+    __slots__ = ("_arrays", "_attrs", "_sizes")
+
+    def __init__(
+        self,
+        arrays: Mapping[str, NdArray | np.ndarray],
+        attrs: Mapping[str, Any] | None = None,
+    ) -> None:
+        out: dict[str, NdArray] = {}
+        for name, arr in arrays.items():
+            check_variable_name(name, "NdRecordBatch")
+            out[name] = arr if isinstance(arr, NdArray) else NdArray(arr)
+        attr_dict = dict(attrs) if attrs else {}
+        check_attr_keys(attr_dict, "NdRecordBatch")
+        for key, value in attr_dict.items():
+            attr_type(value, f"NdRecordBatch global attribute {key!r}")
+        self._sizes = infer_grid(((k, a.dims, a.shape) for k, a in out.items()), "NdRecordBatch")
+        self._arrays, self._attrs = out, attr_dict
+
+    @property
+    def arrays(self) -> dict[str, NdArray]:
+        return self._arrays
+
+    @property
+    def attrs(self) -> dict[str, Any]:
+        return self._attrs
+
+    @property
+    def sizes(self) -> dict[str, int]:
+        """The inferred grid: dimension name -> size."""
+        return dict(self._sizes)
+
+    @property
+    def dims(self) -> tuple[str, ...]:
+        return tuple(self._sizes)
+
+    def __getitem__(self, name: str) -> NdArray:
+        return self._arrays[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._arrays
+
+    def __len__(self) -> int:
+        return len(self._arrays)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, NdRecordBatch):
+            return NotImplemented
+        return (
+            list(self._arrays) == list(other._arrays)
+            and all(self._arrays[k] == other._arrays[k] for k in self._arrays)
+            and attrs_equal(self._attrs, other._attrs)
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"NdRecordBatch(sizes={self._sizes}, arrays={list(self._arrays)})"
+
+    @classmethod
+    def from_xarray(cls, dataset: xarray.Dataset) -> NdRecordBatch:
+        """Data variables and coordinates as arrays, ``Dataset.attrs`` as global attributes."""
+        from nd_arrow.xarray import batch_from_xarray
+
+        return batch_from_xarray(dataset)
+
+    def to_xarray(self, coords: Sequence[str] | None = None) -> xarray.Dataset:
+        """An ``xarray.Dataset``; see :func:`nd_arrow.xarray.batch_to_xarray` for coordinates."""
+        from nd_arrow.xarray import batch_to_xarray
+
+        return batch_to_xarray(self, coords)
+
+
+def encode_batches(
+    batches: Sequence[NdRecordBatch],
+    value_types: Mapping[str, pa.DataType] | None = None,
+) -> pa.RecordBatch:
+    """One RecordBatch with a row per nd batch and an nd column per variable.
+
+    Columns follow the order in which variables first appear; a batch lacking a variable gets a
+    null cell. ``value_types`` optionally fixes a variable's Arrow value type.
+    """
+    types = dict(value_types or {})
+    names = merge_keys(b.arrays for b in batches)
+    columns: list[pa.Array] = []
+    fields: list[pa.Field] = []
+    for name in names:
+        items = [b.arrays.get(name) for b in batches]
+        try:
+            col = NdColumn._build(items, None, types.get(name), f"variable {name!r}")
+        except SchemaMismatchError as exc:
+            raise SchemaMismatchError(f"{exc} (rows are nd batches)") from exc
+        columns.append(col.to_arrow())
+        fields.append(pa.field(name, col.type, nullable=True))
+    global_attrs = encode_attrs([b.attrs for b in batches], "nd batch")
+    if global_attrs is not None:
+        columns.append(global_attrs)
+        fields.append(global_attributes_field(global_attrs.type))
+    return pa.RecordBatch.from_arrays(columns, schema=pa.schema(fields))
+
+
+def decode_batches(data: pa.RecordBatch | pa.Table) -> list[NdRecordBatch]:
+    """The nd batches of an encoded RecordBatch or Table, one per row.
+
+    The ``__global_attrs__`` column is recognised by its extension tag (registered or as plain
+    field metadata) wherever it stands; any column that is neither an nd column nor the global
+    attributes is a :class:`SchemaMismatchError`.
+    """
+    n = data.num_rows
+    columns: dict[str, NdColumn] = {}
+    global_attrs: AttrDecoder | None = None
+    for i, field in enumerate(data.schema):
+        col = data.column(i)
+        if is_nd_field(field):
+            if field.name == GLOBAL_ATTRIBUTES_FIELD:
+                raise InvalidArgumentError(
+                    f"encoded batch: the nd column {GLOBAL_ATTRIBUTES_FIELD!r} uses the name "
+                    "reserved for global attributes; variables may not be named so"
+                )
+            columns[field.name] = NdColumn.from_arrow(col, field)
+        elif is_global_attributes_field(field):
+            if global_attrs is not None:
+                raise SchemaMismatchError("encoded batch: two global attributes columns")
+            meta = field.metadata or {}
+            if EXTENSION_METADATA_KEY in meta:
+                parse_extension_metadata(meta[EXTENSION_METADATA_KEY], "nd_arrow.global_attributes")
+            arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+            if isinstance(arr.type, pa.BaseExtensionType):
+                arr = arr.storage
+            if not pa.types.is_struct(arr.type):
+                raise SchemaMismatchError(
+                    f"encoded batch: column {field.name!r} is tagged as global attributes but has "
+                    f"type {arr.type}; it must be a Struct with one child per key"
+                )
+            global_attrs = AttrDecoder(arr)
+        else:
+            raise SchemaMismatchError(
+                f"encoded batch: column {field.name!r} of type {field.type} is neither an nd "
+                f"column nor the {GLOBAL_ATTRIBUTES_FIELD!r} column"
+            )
+    rows = {name: col.to_pylist() for name, col in columns.items()}
+    out: list[NdRecordBatch] = []
+    for r in range(n):
+        arrays = {name: vals[r] for name, vals in rows.items() if vals[r] is not None}
+        attrs = global_attrs.row(r) if global_attrs is not None else {}
+        try:
+            out.append(NdRecordBatch(arrays, attrs))  # type: ignore[arg-type]
+        except NdArrowError as exc:
+            raise type(exc)(f"encoded batch row {r}: {exc}") from exc
+    return out
