@@ -7,7 +7,8 @@ Bare ``nox`` runs every session except ``demo`` and ``bench``. Useful selections
     nox -s tests-3.12                       # every zarr version on Python 3.12
     nox -s "tests-3.12(zarr='3.4.0')"       # one pair
     nox -s nd_arrow floor lint build compat020
-    nox -s bench -- --quick                 # arguments after -- reach every benchmark script
+    nox -s build -- zarr-vlen-ndarray       # build and check one package (what a release runs)
+    nox -s bench -- ARGS                    # ARGS reach every benchmarks/bench_*.py script
     nox -R -s lint                          # reuse the existing venv while iterating
 
 Nothing here touches the network at import time: versions are resolved when a session runs.
@@ -24,7 +25,7 @@ from pathlib import Path
 
 import nox
 
-nox.needs_version = ">=2025.2.9"
+nox.needs_version = ">=2025.5.1"  # download_python, default=False
 nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.error_on_missing_interpreters = True
 # Only interpreters that exist on the machine count; a missing one is an error, never a download.
@@ -450,7 +451,7 @@ def bench(session: nox.Session) -> None:
 
 def run_demo(session: nox.Session) -> None:
     """Placeholder until the demo issue (issue 5) replaces this function with the real demo."""
-    session.log("The demo is not written yet: issue 5 adds it. Nothing was run.")
+    session.log("PLACEHOLDER: the demo is not written yet (issue 5 adds it). Nothing was run.")
 
 
 @nox.session(python="3.12", default=False)
