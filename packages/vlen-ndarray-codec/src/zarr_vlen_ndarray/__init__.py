@@ -1,0 +1,38 @@
+"""The ``vlen-ndarray`` Zarr v3 codec: ragged ndarray elements, byte-identical to ``vlen-bytes``.
+
+Drop-in successor of zarr-vlen-ndarray 0.2.0: the same public names, JSON and chunk bytes. The
+``ndarray`` data type itself lives in the ``zarr-ndarray-dtype`` package; ``NDArray``,
+``NDArrayDType``, ``VlenScalar``, ``unbox`` and ``DTYPE_NAME`` are re-exported from it (the very
+same objects). Importing this package registers the data type and the codec with zarr-python
+(idempotently).
+
+>>> from zarr_vlen_ndarray import NDArray, VlenNDArrayCodec
+>>> VlenNDArrayCodec().to_dict()
+{'name': 'vlen-ndarray', 'configuration': {}}
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import PackageNotFoundError, version
+
+from zarr_ndarray_dtype import DTYPE_NAME, NDArray, NDArrayDType, VlenScalar, unbox
+from zarr_vlen_ndarray.codec import CODEC_NAME, VlenNDArrayCodec
+from zarr_vlen_ndarray.registration import register
+
+try:
+    __version__ = version("zarr-vlen-ndarray")
+except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
+    __version__ = "0+unknown"
+
+__all__ = [
+    "CODEC_NAME",
+    "DTYPE_NAME",
+    "NDArray",
+    "NDArrayDType",
+    "VlenNDArrayCodec",
+    "VlenScalar",
+    "__version__",
+    "unbox",
+]
+
+register()

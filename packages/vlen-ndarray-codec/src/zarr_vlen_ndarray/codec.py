@@ -1,0 +1,252 @@
+"""The ``vlen-ndarray`` array -> bytes codec (the glue between zarr and the pure layers).
+
+Metadata: ``{"name": "vlen-ndarray", "configuration": {}}`` (the configuration may be omitted;
+when present it must be empty). The codec serves the ``ndarray`` data type with shape patterns
+``[null, d1, ..., dk]`` (k >= 0).
+
+A chunk is framed exactly like zarr's ``vlen-bytes`` (see :mod:`zarr_vlen_ndarray.framing`),
+each element's payload being its raw little-endian C-order bytes, elements in the chunk's C
+order. Decoding infers each element's leading extent from its byte length. So a chunk is
+byte-identical to ``bytes`` + ``vlen-bytes`` holding ``cell.tobytes()``.
+
+Encoding gathers all cells into one block with a single ``np.concatenate`` (cells that are not
+already plain arrays of the element dtype are converted one by one first) and frames it in one
+pass; decoding unframes into one block and cuts it into read-only views.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+from zarr.abc.codec import ArrayBytesCodec
+
+from zarr_ndarray_dtype import NDArray, readonly_cells
+from zarr_vlen_ndarray.cells import gather_cells, trailing_dims
+from zarr_vlen_ndarray.framing import U32_MAX, FramingError, decode_frames, encode_frames
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from zarr.core.array_spec import ArraySpec
+    from zarr.core.buffer import Buffer, NDBuffer
+
+__all__ = ["CODEC_NAME", "CodecMetadataError", "VlenNDArrayCodec", "parse_codec_metadata"]
+
+CODEC_NAME = "vlen-ndarray"
+
+
+class CodecMetadataError(ValueError):
+    """The codec's JSON metadata is not ``{"name": "vlen-ndarray", "configuration": {}}``."""
+
+
+class CodecMetadataTypeError(CodecMetadataError, TypeError):
+    """The codec's JSON metadata is not a JSON object at all (0.2.0 raised TypeError here)."""
+
+
+def parse_codec_metadata(data: object) -> None:
+    """Check codec metadata strictly: name ``vlen-ndarray``, optional empty configuration."""
+    if not isinstance(data, Mapping):
+        raise CodecMetadataTypeError(
+            f"codec metadata {data!r} is not a JSON object; expected "
+            f'{{"name": "{CODEC_NAME}", "configuration": {{}}}}.'
+        )
+    extra = sorted(set(data) - {"name", "configuration"})
+    if extra:
+        raise CodecMetadataError(
+            f"codec metadata {dict(data)!r} has unexpected keys {extra}; the {CODEC_NAME!r} codec "
+            "metadata has only 'name' and an optional empty 'configuration'."
+        )
+    if data.get("name") != CODEC_NAME:
+        raise CodecMetadataError(
+            f"codec metadata {dict(data)!r} does not name the {CODEC_NAME!r} codec."
+        )
+    if "configuration" in data:
+        config = data["configuration"]
+        if not isinstance(config, Mapping):
+            raise CodecMetadataError(
+                f"the {CODEC_NAME!r} codec configuration {config!r} is not a JSON object; the "
+                "codec is parameter-free: use {} or omit 'configuration'."
+            )
+        if config:
+            raise CodecMetadataError(
+                f"the {CODEC_NAME!r} codec takes no parameters, got configuration "
+                f"{dict(config)!r}; the element dtype and shape belong to the 'ndarray' data "
+                'type: use "configuration": {} or omit it.'
+            )
+
+
+def _serves_instead(dtype: Any) -> str:
+    """What serves a data type or pattern this codec does not (for error messages)."""
+    if isinstance(dtype, NDArray):
+        pattern = dtype.pattern
+        if pattern.is_fixed:
+            return (
+                "all-fixed patterns are served by the core 'bytes' codec: "
+                "serializer=zarr.codecs.BytesCodec(endian='little')"
+            )
+        if len(pattern.variable_axes) == 1:
+            return (
+                "no codec serves a single variable dimension outside the leading position yet; "
+                "move the variable axis first, i.e. use the pattern [null, d1, ..., dk]"
+            )
+        return (
+            "no codec serves two or more variable dimensions yet (such elements need a stored "
+            "shape per element); flatten all but one variable axis into the pattern "
+            "[null, d1, ..., dk] if your data allows it"
+        )
+    name = str(getattr(dtype, "_zarr_v3_name", type(dtype).__name__))
+    if name in {"variable_length_bytes", "bytes"}:
+        return "raw variable-length bytes are served by zarr's 'vlen-bytes' codec"
+    if name in {"string", "variable_length_utf8"}:
+        return "strings are served by zarr's 'vlen-utf8' codec"
+    return (
+        "fixed-size data types are served by the core 'bytes' codec; for ragged ndarray "
+        "elements use dtype=zarr_vlen_ndarray.NDArray(dtype=..., shape=(None, ...))"
+    )
+
+
+def _chunk_size(shape: tuple[int, ...]) -> int:
+    return math.prod(shape)
+
+
+@dataclass(frozen=True)
+class VlenNDArrayCodec(ArrayBytesCodec):
+    """Array -> bytes codec for ``ndarray`` elements with one leading variable dimension."""
+
+    # A plain class attribute (an annotation would make it a dataclass field).
+    is_fixed_size = False
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Self:
+        parse_codec_metadata(data)
+        return cls()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": CODEC_NAME, "configuration": {}}
+
+    def evolve_from_array_spec(self, array_spec: ArraySpec) -> Self:
+        return self
+
+    # dtype / chunk_grid are annotated loosely: their types differ across zarr releases.
+    def validate(self, *, shape: Any, dtype: Any, chunk_grid: Any) -> None:
+        """Refuse, at array creation, any data type other than ``ndarray [null, d1..dk]``."""
+        if not isinstance(dtype, NDArray):
+            raise ValueError(
+                f"the {CODEC_NAME!r} codec serves only the 'ndarray' data type with a shape "
+                f"pattern [null, d1, ..., dk], not {dtype!r}: {_serves_instead(dtype)}."
+            )
+        if not dtype.pattern.is_leading_variable:
+            raise ValueError(
+                f"the {CODEC_NAME!r} codec serves only shape patterns with one variable "
+                f"dimension in the leading position, [null, d1, ..., dk]; {dtype!r} has the "
+                f"pattern {json.dumps(dtype.pattern.to_json())}: {_serves_instead(dtype)}."
+            )
+
+    def compute_encoded_size(self, input_byte_length: int, _chunk_spec: ArraySpec) -> int:
+        raise NotImplementedError(
+            f"the {CODEC_NAME!r} codec is variable-length: the encoded size depends on the data"
+        )
+
+    # ------------------------------------------------------------------ decode
+    def _decode_sync(self, chunk_bytes: Buffer, chunk_spec: ArraySpec) -> NDBuffer:
+        dtype = _ndarray_dtype(chunk_spec)
+        shape = tuple(chunk_spec.shape)
+        cells = decode_chunk(chunk_bytes.as_numpy_array(), shape, dtype)
+        return chunk_spec.prototype.nd_buffer.from_numpy_array(cells)
+
+    async def _decode_single(self, chunk_bytes: Buffer, chunk_spec: ArraySpec) -> NDBuffer:
+        return self._decode_sync(chunk_bytes, chunk_spec)
+
+    # ------------------------------------------------------------------ encode
+    def _encode_sync(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> Buffer | None:
+        dtype = _ndarray_dtype(chunk_spec)
+        framed = encode_chunk(chunk_array.as_numpy_array(), dtype)
+        return chunk_spec.prototype.buffer.from_bytes(framed)  # type: ignore[arg-type]
+
+    async def _encode_single(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> Buffer | None:
+        return self._encode_sync(chunk_array, chunk_spec)
+
+
+def _ndarray_dtype(chunk_spec: ArraySpec) -> NDArray:
+    dtype = chunk_spec.dtype
+    if not isinstance(dtype, NDArray):  # validate() refuses this at creation
+        raise TypeError(
+            f"the {CODEC_NAME!r} codec got a chunk of data type {dtype!r}; it serves only the "
+            "'ndarray' data type."
+        )
+    return dtype
+
+
+def encode_chunk(cells: np.ndarray, dtype: NDArray) -> npt.NDArray[np.uint8]:
+    """Frame a chunk (any shape, any memory order) of cells of ``dtype``; C order on the wire.
+
+    The input is never modified. Raises ValueError for more than 2**32 - 1 cells or a cell of
+    more than 2**32 - 1 bytes, and the data type's cell errors for cells that do not fit.
+    """
+    count = cells.size
+    if count > U32_MAX:
+        raise FramingError(
+            f"the {CODEC_NAME!r} codec cannot encode a chunk of {count} elements: the element "
+            f"count is a u32le, so a chunk holds at most {U32_MAX} elements; use smaller chunks."
+        )
+    # ravel(order="C") copies (object pointers only) when the chunk is F-ordered or strided.
+    flat = cells.ravel(order="C")
+    block, rows = gather_cells(flat.tolist(), dtype)
+    unit = dtype.fixed_nbytes
+    nbytes = rows * unit
+    if count and int(np.max(rows)) * unit > U32_MAX:
+        bad = int(np.argmax(nbytes > U32_MAX))
+        raise FramingError(
+            f"the {CODEC_NAME!r} codec cannot encode element {bad} (C order) of the chunk: its "
+            f"{int(rows[bad])} rows are {int(nbytes[bad])} bytes and each element's length "
+            f"prefix is a u32le, so an element holds at most {U32_MAX} bytes; split it."
+        )
+    return encode_frames(block.reshape(-1).view(np.uint8), nbytes)
+
+
+def decode_chunk(raw: np.ndarray, shape: tuple[int, ...], dtype: NDArray) -> np.ndarray:
+    """Unframe one chunk into an object array of ``shape`` holding read-only cells.
+
+    Raises :class:`FramingError` (a ValueError) naming the chunk problem.
+    """
+    count = _chunk_size(shape)
+    item = dtype.item_dtype
+    fixed = trailing_dims(dtype)
+    unit = dtype.fixed_nbytes
+    rows_of = f"rows of {dtype.dtype} x {fixed}" if fixed else f"{dtype.dtype} items"
+    try:
+        payload, nbytes = decode_frames(raw.reshape(-1).view(np.uint8), count, unit, what=rows_of)
+    except FramingError as exc:
+        raise FramingError(
+            f"cannot decode a {CODEC_NAME!r} chunk of shape {shape} for {dtype!r}: {exc}"
+        ) from exc
+    if item.kind == "b":
+        _check_bool_payload(payload, nbytes, shape, dtype)
+    block = payload.view(item).reshape((-1, *fixed))
+    offsets = np.zeros(count + 1, dtype=np.int64)
+    np.cumsum(nbytes // unit, out=offsets[1:])
+    return readonly_cells(block, offsets).reshape(shape)
+
+
+def _check_bool_payload(
+    payload: npt.NDArray[np.uint8],
+    nbytes: npt.NDArray[np.int64],
+    shape: tuple[int, ...],
+    dtype: Any,
+) -> None:
+    """Bool items must be stored as 0x00 or 0x01; anything else is a corrupt chunk."""
+    if not payload.size or int(np.max(payload)) <= 1:
+        return
+    at = int(np.flatnonzero(payload > 1)[0])
+    element = int(np.searchsorted(np.cumsum(nbytes), at, side="right"))
+    raise FramingError(
+        f"cannot decode a {CODEC_NAME!r} chunk of shape {shape} for {dtype!r}: element "
+        f"{element} (C order) holds the byte 0x{int(payload[at]):02x}, but bool items must be "
+        "0x00 or 0x01 (the chunk is corrupt or was written with another element dtype)."
+    )

@@ -1,0 +1,28 @@
+"""Compatibility module: ``zarr_vlen_ndarray.dtype`` as in 0.2.0.
+
+The ``ndarray`` data type moved to the ``zarr-ndarray-dtype`` package; these are the very same
+objects, so ``isinstance`` checks and registrations agree whichever module they come from.
+"""
+
+from __future__ import annotations
+
+from zarr_ndarray_dtype import (
+    DTYPE_NAME,
+    ELEMENT_DTYPES,
+    NDArray,
+    NDArrayDType,
+    VlenScalar,
+    unbox,
+)
+
+__all__ = [
+    "ALLOWED_SCALAR_DTYPES",
+    "DTYPE_NAME",
+    "NDArray",
+    "NDArrayDType",
+    "VlenScalar",
+    "unbox",
+]
+
+#: The 14 element dtype names (0.2.0 spelling of ``zarr_ndarray_dtype.ELEMENT_DTYPES``).
+ALLOWED_SCALAR_DTYPES = frozenset(ELEMENT_DTYPES)

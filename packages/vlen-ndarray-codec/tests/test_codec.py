@@ -1,0 +1,335 @@
+"""Tests for zarr_vlen_ndarray.codec: metadata, validation, chunk encode/decode."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import zarr
+from _zvn_helpers import chunks_of_cells, object_array, random_cell
+from hypothesis import given, settings
+from numcodecs import VLenBytes
+from zarr.codecs import BytesCodec
+from zarr.core.array_spec import ArrayConfig, ArraySpec
+from zarr.core.buffer import default_buffer_prototype
+
+from zarr_ndarray_dtype import CellError, NDArray
+from zarr_vlen_ndarray import codec as codec_module
+from zarr_vlen_ndarray.codec import (
+    CODEC_NAME,
+    CodecMetadataError,
+    VlenNDArrayCodec,
+    decode_chunk,
+    encode_chunk,
+    parse_codec_metadata,
+)
+from zarr_vlen_ndarray.framing import FramingError
+
+F32_2 = NDArray(dtype="float32", shape=(None, 2))
+REGISTRY = Path(__file__).resolve().parents[3] / "registry" / "examples" / "vlen-ndarray"
+needs_registry = pytest.mark.skipif(
+    not REGISTRY.is_dir(), reason="registry examples live in the repository, not in the sdist"
+)
+
+
+def _vlen_bytes(cells: np.ndarray) -> bytes:
+    """What zarr's vlen-bytes writes for the cells' raw bytes, in C order."""
+    payloads = np.empty(cells.size, dtype=object)
+    payloads[:] = [np.ascontiguousarray(c).tobytes() for c in cells.ravel(order="C")]
+    return bytes(VLenBytes().encode(payloads))
+
+
+# ------------------------------------------------------------------------------- metadata
+
+
+def test_to_dict_and_from_dict() -> None:
+    codec = VlenNDArrayCodec()
+    assert codec.to_dict() == {"name": "vlen-ndarray", "configuration": {}}
+    assert VlenNDArrayCodec.from_dict(codec.to_dict()) == codec
+    assert VlenNDArrayCodec.from_dict({"name": "vlen-ndarray"}) == codec
+    assert CODEC_NAME == "vlen-ndarray"
+
+
+def test_class_attributes() -> None:
+    assert VlenNDArrayCodec.is_fixed_size is False
+    assert "is_fixed_size" not in VlenNDArrayCodec.__dataclass_fields__
+    codec = VlenNDArrayCodec()
+    with pytest.raises(AttributeError):
+        codec.foo = 1  # type: ignore[attr-defined]
+    assert hash(codec) == hash(VlenNDArrayCodec())
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"name": "vlen-ndarray", "configuration": {"dtype": "float32"}}, "takes no parameters"),
+        ({"name": "vlen-ndarray", "configuration": None}, "is not a JSON object"),
+        ({"name": "vlen-ndarray", "configuration": []}, "is not a JSON object"),
+        ({"name": "vlen-ndarray", "configuration": {}, "extra": 1}, r"unexpected keys \['extra'\]"),
+        ({"name": "vlen-bytes", "configuration": {}}, "does not name the 'vlen-ndarray' codec"),
+        ({"configuration": {}}, "does not name"),
+    ],
+)
+def test_invalid_metadata(data: Any, message: str) -> None:
+    with pytest.raises(CodecMetadataError, match=message):
+        VlenNDArrayCodec.from_dict(data)
+    with pytest.raises(ValueError, match=message):
+        parse_codec_metadata(data)
+
+
+def test_non_mapping_metadata_is_type_and_value_error() -> None:
+    for exc_type in (TypeError, ValueError):
+        with pytest.raises(exc_type, match="is not a JSON object"):
+            VlenNDArrayCodec.from_dict("vlen-ndarray")  # type: ignore[arg-type]
+
+
+@needs_registry
+def test_registry_metadata_examples() -> None:
+    examples = json.loads((REGISTRY / "codec-metadata.json").read_text(encoding="utf-8"))
+    for data in examples["valid"]:
+        assert VlenNDArrayCodec.from_dict(data) == VlenNDArrayCodec()
+    for data in examples["invalid"]:
+        with pytest.raises(ValueError):
+            VlenNDArrayCodec.from_dict(data)
+
+
+def test_compute_encoded_size() -> None:
+    with pytest.raises(NotImplementedError, match="variable-length"):
+        VlenNDArrayCodec().compute_encoded_size(10, None)  # type: ignore[arg-type]
+
+
+# ----------------------------------------------------------------------------- validation
+
+
+@pytest.mark.parametrize("shape", [(None,), (None, 2), (None, 3, 2), (None, 1, 1, 1)])
+def test_validate_accepts_leading_variable(shape: tuple[int | None, ...]) -> None:
+    dtype = NDArray(dtype="int16", shape=shape)
+    VlenNDArrayCodec().validate(shape=(4,), dtype=dtype, chunk_grid=None)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "message"),
+    [
+        (NDArray(dtype="float32", shape=(3, 2)), r"\[3, 2\].*'bytes' codec.*BytesCodec"),
+        (
+            NDArray(dtype="float32", shape=(2, None)),
+            r"\[2, null\].*no codec serves a single variable dimension outside",
+        ),
+        (
+            NDArray(dtype="float32", shape=(None, None)),
+            r"\[null, null\].*two or more variable dimensions.*stored shape",
+        ),
+        (zarr.dtype.VariableLengthBytes(), "'vlen-bytes' codec"),
+        (zarr.dtype.Float32(), "core 'bytes' codec.*NDArray"),
+    ],
+)
+def test_validate_refuses(dtype: Any, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        VlenNDArrayCodec().validate(shape=(4,), dtype=dtype, chunk_grid=None)
+
+
+def test_create_array_refuses_other_patterns() -> None:
+    with pytest.raises(ValueError, match=r"one variable dimension in the leading position"):
+        zarr.create_array(
+            zarr.storage.MemoryStore(),
+            shape=(2,),
+            dtype=NDArray(dtype="float32", shape=(2, None)),
+            serializer=VlenNDArrayCodec(),
+        )
+
+
+# ------------------------------------------------------------------------ chunk encoding
+
+
+@settings(max_examples=150)
+@given(chunks_of_cells())
+def test_encode_is_vlen_bytes_of_raw_cells(case: tuple[NDArray, np.ndarray]) -> None:
+    dtype, cells = case
+    assert encode_chunk(cells, dtype).tobytes() == _vlen_bytes(cells)
+
+
+@settings(max_examples=150)
+@given(chunks_of_cells())
+def test_round_trip(case: tuple[NDArray, np.ndarray]) -> None:
+    dtype, cells = case
+    decoded = decode_chunk(encode_chunk(cells, dtype), cells.shape, dtype)
+    assert decoded.shape == cells.shape
+    assert decoded.dtype == object
+    for got, want in zip(decoded.ravel(), cells.ravel(), strict=True):
+        assert type(got) is np.ndarray
+        assert got.dtype == dtype.item_dtype
+        assert got.shape == want.shape
+        assert got.tobytes() == want.tobytes()
+        assert not got.flags.writeable
+
+
+def test_f_ordered_chunk_is_c_order_on_the_wire() -> None:
+    rng = np.random.default_rng(1)
+    cells = object_array([random_cell(rng, F32_2, r) for r in range(6)], (2, 3))
+    fortran = np.asfortranarray(cells)
+    assert fortran.flags.f_contiguous
+    assert not fortran.flags.c_contiguous
+    framed = encode_chunk(fortran, F32_2).tobytes()
+    assert framed == encode_chunk(cells, F32_2).tobytes() == _vlen_bytes(cells)
+    # A transposed (F-ordered) view of another chunk, too.
+    assert encode_chunk(cells.T, F32_2).tobytes() == _vlen_bytes(np.ascontiguousarray(cells.T))
+
+
+def test_encode_does_not_modify_the_chunk() -> None:
+    cells = object_array([None, [[1.0, 2.0]], np.zeros((1, 2), ">f4")])
+    snapshot = list(cells)
+    encode_chunk(cells, F32_2)
+    assert list(cells) == snapshot
+
+
+def test_none_and_unwrapped_scalars() -> None:
+    box = np.empty((), dtype=object)
+    box[()] = np.array([[1, 2]], dtype=np.float32)
+    cells = object_array([None, box])
+    expected = object_array([np.zeros((0, 2), np.float32), np.array([[1, 2]], np.float32)])
+    assert encode_chunk(cells, F32_2).tobytes() == _vlen_bytes(expected)
+
+
+def test_rank0_chunk() -> None:
+    cells = np.empty((), dtype=object)
+    cells[()] = np.arange(4, dtype=np.float32).reshape(2, 2)
+    framed = encode_chunk(cells, F32_2)
+    assert framed.tobytes() == _vlen_bytes(cells.reshape(1))
+    decoded = decode_chunk(framed, (), F32_2)
+    assert decoded.shape == ()
+    np.testing.assert_array_equal(decoded[()], cells[()])
+
+
+def test_decoded_cells_share_one_read_only_block() -> None:
+    cells = object_array([np.ones((2, 2), np.float32), np.zeros((1, 2), np.float32)])
+    decoded = decode_chunk(encode_chunk(cells, F32_2), (2,), F32_2)
+    assert np.shares_memory(decoded[0], decoded[1]) or decoded[0].base is decoded[1].base
+    with pytest.raises(ValueError, match="read-only"):
+        decoded[0][0, 0] = 5
+
+
+def test_encode_refuses_bad_cells() -> None:
+    with pytest.raises(CellError, match="does not match pattern"):
+        encode_chunk(object_array([np.zeros(3, np.float32)]), F32_2)
+
+
+def test_encode_refuses_too_many_elements(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(codec_module, "U32_MAX", 2)
+    with pytest.raises(ValueError, match=r"chunk of 3 elements.*at most 2 elements"):
+        encode_chunk(object_array([None, None, None]), F32_2)
+
+
+def test_encode_refuses_huge_element(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(codec_module, "U32_MAX", 15)
+    cells = object_array([np.zeros((1, 2), np.float32), np.zeros((2, 2), np.float32)])
+    with pytest.raises(ValueError, match=r"element 1 \(C order\).*2 rows are 16 bytes"):
+        encode_chunk(cells, F32_2)
+
+
+# ------------------------------------------------------------------------- hostile chunks
+
+
+def _decode_hex(hex_string: str, shape: tuple[int, ...], dtype: NDArray) -> np.ndarray:
+    return decode_chunk(np.frombuffer(bytes.fromhex(hex_string), np.uint8), shape, dtype)
+
+
+@pytest.mark.parametrize(
+    ("hex_string", "message"),
+    [
+        ("0200", r"shape \(2,\) for NDArray.*truncated chunk: 2 bytes"),
+        ("01000000 00000000", "header claims 1 elements but the chunk holds 2"),
+        ("02000000 04000000 00000000 00000000", r"not a whole number of 8-byte rows of float32"),
+        ("02000000 00000000 00000000 00", "1 trailing bytes"),
+        ("02000000 ffffff7f 00000000", "running to byte 2147483655 past the chunk's end"),
+    ],
+)
+def test_hostile_chunk_messages(hex_string: str, message: str) -> None:
+    with pytest.raises(FramingError, match=message):
+        _decode_hex(hex_string, (2,), F32_2)
+
+
+def test_bool_bytes_other_than_0_1() -> None:
+    dtype = NDArray(dtype="bool", shape=(None,))
+    ok = _decode_hex("02000000 02000000 0100 01000000 00", (2,), dtype)
+    assert ok[0].tolist() == [True, False]
+    with pytest.raises(ValueError, match=r"element 1 \(C order\) holds the byte 0x02"):
+        _decode_hex("02000000 02000000 0100 01000000 02", (2,), dtype)
+
+
+@needs_registry
+def test_registry_chunk_vectors() -> None:
+    vectors = json.loads((REGISTRY / "chunks.json").read_text(encoding="utf-8"))
+    for case in vectors["valid"]:
+        dtype = NDArray.from_json(case["data_type"], zarr_format=3)
+        shape = tuple(case["chunk_shape"])
+        cells = object_array(
+            [
+                np.frombuffer(bytes.fromhex(c["hex"]), dtype.item_dtype).reshape(c["shape"])
+                for c in case["cells_c_order"]
+            ],
+            shape,
+        )
+        assert encode_chunk(cells, dtype).tobytes().hex() == case["encoded_hex"]
+        decoded = _decode_hex(case["encoded_hex"], shape, dtype)
+        for got, want in zip(decoded.ravel(), cells.ravel(), strict=True):
+            assert got.shape == want.shape
+            assert got.tobytes() == want.tobytes()
+    for case in vectors["invalid"]:
+        dtype = NDArray.from_json(case["data_type"], zarr_format=3)
+        with pytest.raises(ValueError, match="vlen-ndarray"):
+            _decode_hex(case["encoded_hex"], tuple(case["chunk_shape"]), dtype)
+
+
+# ------------------------------------------------------------------ zarr codec interface
+
+
+def _spec(shape: tuple[int, ...], dtype: NDArray) -> ArraySpec:
+    return ArraySpec(
+        shape=shape,
+        dtype=dtype,
+        fill_value=dtype.default_scalar(),
+        config=ArrayConfig.from_dict({}),
+        prototype=default_buffer_prototype(),
+    )
+
+
+def test_sync_and_async_methods_agree() -> None:
+    rng = np.random.default_rng(2)
+    cells = object_array([random_cell(rng, F32_2, r) for r in (0, 3, 1, 2)], (2, 2))
+    spec = _spec((2, 2), F32_2)
+    prototype = default_buffer_prototype()
+    codec = VlenNDArrayCodec()
+    nd = prototype.nd_buffer.from_numpy_array(cells)
+    sync_bytes = codec._encode_sync(nd, spec)
+    async_bytes = asyncio.run(codec._encode_single(nd, spec))
+    assert sync_bytes is not None
+    assert async_bytes is not None
+    assert sync_bytes.to_bytes() == async_bytes.to_bytes() == _vlen_bytes(cells)
+    for decoded in (
+        codec._decode_sync(sync_bytes, spec),
+        asyncio.run(codec._decode_single(sync_bytes, spec)),
+    ):
+        out = decoded.as_numpy_array()
+        assert out.shape == (2, 2)
+        for got, want in zip(out.ravel(), cells.ravel(), strict=True):
+            np.testing.assert_array_equal(got, want)
+
+
+def test_codec_refuses_foreign_chunk_spec() -> None:
+    spec = ArraySpec(
+        shape=(1,),
+        dtype=zarr.dtype.Float32(),
+        fill_value=np.float32(0),
+        config=ArrayConfig.from_dict({}),
+        prototype=default_buffer_prototype(),
+    )
+    with pytest.raises(TypeError, match="serves only the 'ndarray' data type"):
+        VlenNDArrayCodec()._decode_sync(default_buffer_prototype().buffer.from_bytes(b""), spec)
+
+
+def test_bytes_codec_is_not_ours() -> None:
+    assert not isinstance(BytesCodec(), VlenNDArrayCodec)
