@@ -135,10 +135,9 @@ def run_pytest(session: nox.Session, *test_dirs: str) -> None:
     dirs = [d for d in test_dirs if (ROOT / d).is_dir()]
     if not dirs:
         session.error(f"none of the test folders exist: {', '.join(test_dirs)}")
-    # importlib mode: the three packages' test modules may share basenames (test_compat.py).
-    session.run(
-        "pytest", "-p", "no:cacheprovider", "--import-mode=importlib", *dirs, *session.posargs
-    )
+    # Always the root config (shared addopts, pythonpath, warning filters): without -c, pytest
+    # would pick packages/<one>/pyproject.toml when only that package's tests are collected.
+    session.run("pytest", "-c", "pyproject.toml", "-p", "no:cacheprovider", *dirs, *session.posargs)
 
 
 def all_test_dirs() -> list[str]:
