@@ -2,7 +2,9 @@
 
 Numeric, boolean and temporal values map to their Arrow primitive types without copies where
 Arrow's layout allows it; strings become ``utf8`` and bytes ``binary``. Element nulls travel as a
-boolean mask on the numpy side (True = null) and as the validity buffer on the Arrow side.
+boolean mask on the numpy side (True = null) and as the validity buffer on the Arrow side. NaT is
+numpy's missing-time marker and Arrow has none, so NaT is written as null and a null time reads
+back as NaT under the mask. NaN is an ordinary float value.
 """
 
 from __future__ import annotations
@@ -91,11 +93,6 @@ def _fill_scalar(t: pa.DataType) -> pa.Scalar | None:
         return pa.scalar(False, t)
     if pa.types.is_integer(t) or pa.types.is_floating(t):
         return pa.scalar(0, t) if not pa.types.is_float16(t) else None
-    if pa.types.is_temporal(t):
-        try:
-            return pa.scalar(0, pa.int64()).cast(t) if t.bit_width == 64 else None
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            return None
     if pa.types.is_string(t) or pa.types.is_large_string(t):
         return pa.scalar("", t)
     if pa.types.is_binary(t) or pa.types.is_large_binary(t):
@@ -111,7 +108,7 @@ def arrow_to_numpy(arr: pa.Array) -> tuple[npt.NDArray[Any], npt.NDArray[np.bool
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
     t = arr.type
-    if pa.types.is_string_view(t) if hasattr(pa.types, "is_string_view") else False:
+    if pa.types.is_string_view(t) or pa.types.is_large_string(t):
         arr = arr.cast(pa.string())
         t = arr.type
     if arr.null_count == 0:
@@ -120,6 +117,9 @@ def arrow_to_numpy(arr: pa.Array) -> tuple[npt.NDArray[Any], npt.NDArray[np.bool
     if pa.types.is_float16(t):
         data = _plain_numpy(arr)
         return np.where(mask, np.float16(0), data), mask
+    if pa.types.is_temporal(t):
+        # Nulls come back as NaT, numpy's own missing-time marker.
+        return arr.to_numpy(zero_copy_only=False), mask
     fill = _fill_scalar(t)
     if fill is not None:
         data = _plain_numpy(pc.fill_null(arr, fill))

@@ -24,7 +24,7 @@ class NdArray:
 
     Element nulls are a boolean ``mask`` (True = null) beside the values; :meth:`to_numpy` returns
     a ``numpy.ma.MaskedArray`` when there are nulls and a plain array otherwise. String values are
-    held as an object array of ``str``.
+    held as an object array of ``str``. NaT in datetime64 / timedelta64 values counts as null.
 
     >>> import numpy as np
     >>> a = NdArray.from_numpy(np.zeros((2, 3)), dims=["time", "lat"], attrs={"units": "K"})
@@ -72,8 +72,12 @@ class NdArray:
                     f"NdArray: mask shape {m.shape} differs from values shape {arr.shape}; "
                     "the mask has one flag per value"
                 )
-            if not m.any():
-                m = None
+        if arr.dtype.kind in "mM":
+            nat = np.isnat(arr)
+            if nat.any():
+                m = nat if m is None else (m | nat)
+        if m is not None and not m.any():
+            m = None
         attr_dict = dict(attrs) if attrs else {}
         check_attr_keys(attr_dict, "NdArray")
         for key, value in attr_dict.items():

@@ -1,0 +1,223 @@
+"""Storage checks on the way out of Arrow: every rule gives its own error kind, naming the row."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from nd_arrow import (
+    InvalidDimensionsError,
+    InvalidEncodingError,
+    NdArray,
+    NdColumn,
+    ShapeMismatchError,
+)
+from nd_arrow._storage import segment_positions, storage_type, validate_storage
+
+
+def lst(offsets: list[int], values: pa.Array, item: str = "item", large: bool = False) -> pa.Array:
+    f = pa.field(item, values.type)
+    if large:
+        return pa.LargeListArray.from_arrays(
+            pa.array(offsets, pa.int64()), values, type=pa.large_list(f)
+        )
+    return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), values, type=pa.list_(f))
+
+
+def struct(children: list[pa.Array], names: list[str], mask: list[bool] | None = None) -> pa.Array:
+    m = pa.array(mask, pa.bool_()) if mask else None
+    return pa.StructArray.from_arrays(children, names=names, mask=m)
+
+
+STD = ["values", "dim_names", "dim_sizes"]
+
+
+def good(**over: pa.Array) -> pa.Array:
+    """Two rows: (a=2, b=2) and (a=3)."""
+    parts = {
+        "values": lst([0, 4, 7], pa.array(np.arange(7.0))),
+        "dim_names": lst([0, 2, 3], pa.array(["a", "b", "a"])),
+        "dim_sizes": lst([0, 2, 3], pa.array([2, 2, 3], pa.uint32())),
+    }
+    parts.update(over)
+    return struct(list(parts.values()), list(parts))
+
+
+def test_good_storage_decodes() -> None:
+    col = NdColumn.from_arrow(good())
+    assert col.to_pylist() == [
+        NdArray(np.arange(4.0).reshape(2, 2), ["a", "b"]),
+        NdArray(np.arange(4.0, 7.0), ["a"]),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("names", "match"),
+    [
+        (["dim_names", "values", "dim_sizes"], r"children are \['dim_names', 'values'"),
+        (["values", "dim_names", "sizes"], "in this order"),
+    ],
+)
+def test_wrong_child_order_or_names(names: list[str], match: str) -> None:
+    arr = good()
+    bad = struct([arr.field(i) for i in range(3)], names)
+    with pytest.raises(InvalidEncodingError, match=match):
+        NdColumn.from_arrow(bad)
+
+
+def test_extra_child_is_refused() -> None:
+    arr = good()
+    bad = struct([*(arr.field(i) for i in range(3)), pa.array([1, 2])], [*STD, "extra"])
+    with pytest.raises(InvalidEncodingError, match="optionally followed by 'attrs'"):
+        NdColumn.from_arrow(bad)
+
+
+@pytest.mark.parametrize(
+    ("over", "match"),
+    [
+        ({"dim_sizes": lst([0, 2, 3], pa.array([2, 2, 3], pa.int32()))}, "must be UInt32"),
+        ({"dim_names": lst([0, 2, 3], pa.array([1, 2, 3]))}, "must be Utf8"),
+        ({"values": pa.array([1.0, 2.0])}, "it must be a List"),
+    ],
+)
+def test_wrong_child_types(over: dict[str, pa.Array], match: str) -> None:
+    with pytest.raises(InvalidEncodingError, match=match):
+        NdColumn.from_arrow(good(**over))
+
+
+def test_not_a_struct() -> None:
+    with pytest.raises(InvalidEncodingError, match="must be a Struct"):
+        NdColumn.from_arrow(pa.array([1, 2]))
+
+
+def test_attrs_must_be_struct() -> None:
+    arr = good()
+    bad = struct([*(arr.field(i) for i in range(3)), pa.array([1, 2])], [*STD, "attrs"])
+    with pytest.raises(InvalidEncodingError, match="'attrs' has type int64"):
+        NdColumn.from_arrow(bad)
+
+
+def test_rank_mismatch_names_the_row() -> None:
+    bad = good(dim_names=lst([0, 2, 4], pa.array(["a", "b", "a", "c"])))
+    with pytest.raises(InvalidDimensionsError, match="row 1 has 2 dimension names but 1 sizes"):
+        NdColumn.from_arrow(bad)
+
+
+def test_values_length_mismatch() -> None:
+    bad = good(values=lst([0, 4, 6], pa.array(np.arange(6.0))))
+    with pytest.raises(ShapeMismatchError, match=r"row 1 has 2 values but dimension sizes \[3\]"):
+        NdColumn.from_arrow(bad)
+
+
+def test_empty_name() -> None:
+    bad = good(dim_names=lst([0, 2, 3], pa.array(["a", "b", ""])))
+    with pytest.raises(InvalidDimensionsError, match="row 1 has an empty dimension name"):
+        NdColumn.from_arrow(bad)
+
+
+def test_duplicate_name_same_rank_rows() -> None:
+    names = lst([0, 2, 4], pa.array(["a", "b", "c", "c"]))
+    sizes = lst([0, 2, 4], pa.array([2, 2, 1, 3], pa.uint32()))
+    bad = good(dim_names=names, dim_sizes=sizes)
+    with pytest.raises(InvalidDimensionsError, match="row 1 has the dimension name 'c' twice"):
+        NdColumn.from_arrow(bad)
+
+
+def test_duplicate_name_ragged_ranks() -> None:
+    names = lst([0, 1, 4], pa.array(["a", "b", "c", "b"]))
+    sizes = lst([0, 1, 4], pa.array([4, 1, 3, 1], pa.uint32()))
+    bad = good(dim_names=names, dim_sizes=sizes)
+    with pytest.raises(InvalidDimensionsError, match="row 1 has the dimension name 'b' twice"):
+        NdColumn.from_arrow(bad)
+
+
+def test_size_product_overflow() -> None:
+    big = 2**32 - 1
+    names = lst([0, 3], pa.array(["a", "b", "c"]))
+    sizes = lst([0, 3], pa.array([big, big, big], pa.uint32()))
+    bad = struct([lst([0, 0], pa.array([], pa.float64())), names, sizes], STD)
+    with pytest.raises(InvalidDimensionsError, match="row 0 .* overflows int64"):
+        NdColumn.from_arrow(bad)
+
+
+def test_large_but_fitting_product_is_a_shape_mismatch() -> None:
+    names = lst([0, 2], pa.array(["a", "b"]))
+    sizes = lst([0, 2], pa.array([2**31, 2**31], pa.uint32()))
+    bad = struct([lst([0, 1], pa.array([1.0])), names, sizes], STD)
+    with pytest.raises(ShapeMismatchError, match=f"product {2**62}"):
+        NdColumn.from_arrow(bad)
+
+
+def test_null_child_list_in_valid_row() -> None:
+    names = pa.ListArray.from_arrays(
+        pa.array([0, 2, 3], pa.int32()), pa.array(["a", "b", "a"]), mask=pa.array([False, True])
+    )
+    with pytest.raises(InvalidEncodingError, match="row 1 is not null but its 'dim_names'"):
+        NdColumn.from_arrow(good(dim_names=names))
+
+
+def test_null_size_item() -> None:
+    bad = good(dim_sizes=lst([0, 2, 3], pa.array([2, None, 3], pa.uint32())))
+    with pytest.raises(InvalidEncodingError, match="row 0 has a null item in 'dim_sizes'"):
+        NdColumn.from_arrow(bad)
+
+
+def test_null_rows_are_not_checked() -> None:
+    """A null row's contents carry no meaning: junk there is ignored, as FORMAT.md says."""
+    names = lst([0, 2, 3], pa.array(["a", "a", "a"]))
+    bad_sizes = lst([0, 2, 3], pa.array([7, 7, 3], pa.uint32()))
+    values = lst([0, 4, 7], pa.array(np.arange(7.0)))
+    arr = struct([values, names, bad_sizes], STD, mask=[True, False])
+    col = NdColumn.from_arrow(arr)
+    assert col.to_pylist() == [None, NdArray(np.arange(4.0, 7.0), ["a"])]
+
+
+def test_lenient_read_variants() -> None:
+    """Other item names, LargeList, LargeUtf8 / Utf8View names, zero-field attrs are accepted."""
+    values = lst([0, 4, 7], pa.array(np.arange(7.0)), item="element", large=True)
+    names = lst([0, 2, 3], pa.array(["a", "b", "a"], pa.large_string()), item="element")
+    sizes = lst([0, 2, 3], pa.array([2, 2, 3], pa.uint32()), large=True)
+    arr = struct([values, names, sizes], STD)
+    want = NdColumn.from_arrow(good()).to_pylist()
+    assert NdColumn.from_arrow(arr).to_pylist() == want
+    view_names = lst([0, 2, 3], pa.array(["a", "b", "a"], pa.string_view()))
+    assert NdColumn.from_arrow(good(dim_names=view_names)).to_pylist() == want
+    attrs0 = pa.array([{}, {}], pa.struct([]))
+    base = good()
+    with_empty = struct([*(base.field(i) for i in range(3)), attrs0], [*STD, "attrs"])
+    col = NdColumn.from_arrow(with_empty)
+    assert col.to_pylist() == want
+
+
+def test_list_view_values_are_read() -> None:
+    base = good()
+    values = pa.ListViewArray.from_arrays(
+        pa.array([0, 4], pa.int32()), pa.array([4, 3], pa.int32()), pa.array(np.arange(7.0))
+    )
+    arr = struct([values, base.field(1), base.field(2)], STD)
+    assert NdColumn.from_arrow(arr).to_pylist() == NdColumn.from_arrow(base).to_pylist()
+
+
+def test_storage_type_layout() -> None:
+    t = storage_type(pa.int8(), [pa.field("units", pa.string())])
+    assert [t.field(i).name for i in range(t.num_fields)] == [*STD, "attrs"]
+    assert t.field(0).type == pa.list_(pa.field("item", pa.int8()))
+    assert not t.field(0).nullable
+    assert t.field(1).type == pa.list_(pa.field("item", pa.string(), nullable=False))
+    assert t.field(2).type == pa.list_(pa.field("item", pa.uint32(), nullable=False))
+    assert storage_type(pa.int8()).num_fields == 3
+
+
+def test_segment_positions() -> None:
+    ids, pos = segment_positions(np.array([5, 0, 2]), np.array([2, 0, 3]))
+    assert ids.tolist() == [0, 0, 2, 2, 2]
+    assert pos.tolist() == [5, 6, 2, 3, 4]
+
+
+def test_validate_storage_parts() -> None:
+    parts = validate_storage(good())
+    assert parts.value_offsets.tolist() == [0, 4, 7]
+    assert parts.sizes.tolist() == [2, 2, 3]
+    assert [parts.name_dict[c] for c in parts.name_codes] == ["a", "b", "a"]
+    assert parts.null_count == 0
