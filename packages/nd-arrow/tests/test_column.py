@@ -62,9 +62,8 @@ def test_plain_numpy_fast_path_matches_general_path(dtype: str, data: st.DataObj
     for _ in range(data.draw(st.integers(1, 5))):
         row = data.draw(nd_arrays(dtype))
         lead = data.draw(st.integers(0, 3))
-        arrays.append(
-            np.resize(row.values if row.values.size else np.zeros(1, row.dtype), (lead, *shape_tail))
-        )
+        filler = np.full(1, "" if row.dtype.kind == "O" else 0).astype(row.dtype)
+        arrays.append(np.resize(row.values if row.values.size else filler, (lead, *shape_tail)))
         if data.draw(st.booleans()):
             arrays.append(None)
     dims = [f"d{i}" for i in range(1 + len(shape_tail))]

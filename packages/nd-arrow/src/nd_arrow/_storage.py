@@ -185,10 +185,15 @@ def segment_positions(
 def _list_offsets(arr: pa.Array, name: str, where: str) -> tuple[pa.Array, npt.NDArray[np.int64]]:
     """(flat child, int64 offsets) of a List/LargeList array; ListViews are cast to List first."""
     t = arr.type
-    if pa.types.is_list_view(t):
-        arr = arr.cast(pa.list_(t.value_field))
-    elif pa.types.is_large_list_view(t):
-        arr = arr.cast(pa.large_list(t.value_field))
+    if pa.types.is_list_view(t) or pa.types.is_large_list_view(t):
+        # Compact the views into one flat child (casting ListView to List is broken in some
+        # pyarrow releases); null views contribute nothing.
+        lengths = arr.sizes.to_numpy(zero_copy_only=False).astype(np.int64)
+        if arr.null_count:
+            lengths[arr.is_null().to_numpy(zero_copy_only=False)] = 0
+        offsets = np.zeros(len(arr) + 1, np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        return pc.list_flatten(arr), offsets
     offsets = arr.offsets.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
     child = arr.values
     if len(offsets) and (offsets.min() < 0 or offsets.max() > len(child)):
