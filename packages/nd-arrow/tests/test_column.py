@@ -68,9 +68,7 @@ def test_plain_numpy_fast_path_matches_general_path(dtype: str, data: st.DataObj
             arrays.append(None)
     dims = [f"d{i}" for i in range(1 + len(shape_tail))]
     fast = NdColumn.from_arrays(arrays, dims=dims)
-    general = NdColumn.from_arrays(
-        [None if a is None else NdArray(a, dims) for a in arrays]
-    )
+    general = NdColumn.from_arrays([None if a is None else NdArray(a, dims) for a in arrays])
     assert storage_bytes(fast.storage) == storage_bytes(general.storage)
     assert fast.to_pylist() == general.to_pylist()
 
@@ -145,7 +143,7 @@ def test_dims_checked_on_the_way_in() -> None:
         NdColumn.from_arrays([np.zeros(3)], dims=["a", "b"])
     with pytest.raises(InvalidDimensionsError, match="appears twice"):
         NdColumn.from_arrays([np.zeros((1, 1))], dims=["a", "a"])
-    with pytest.raises(InvalidDimensionsError, match="row 0: .*names must not be empty"):
+    with pytest.raises(InvalidDimensionsError, match=r"row 0: .*names must not be empty"):
         NdColumn.from_arrays([np.zeros(1), np.zeros((1, 2))], dims=[""])
 
 

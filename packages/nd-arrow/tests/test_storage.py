@@ -137,7 +137,7 @@ def test_size_product_overflow() -> None:
     names = lst([0, 3], pa.array(["a", "b", "c"]))
     sizes = lst([0, 3], pa.array([big, big, big], pa.uint32()))
     bad = struct([lst([0, 0], pa.array([], pa.float64())), names, sizes], STD)
-    with pytest.raises(InvalidDimensionsError, match="row 0 .* overflows int64"):
+    with pytest.raises(InvalidDimensionsError, match=r"row 0 .* overflows int64"):
         NdColumn.from_arrow(bad)
 
 

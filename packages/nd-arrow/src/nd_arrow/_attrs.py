@@ -1,9 +1,9 @@
 """Attributes: per-row ``{key: value}`` dicts to and from one Arrow Struct with a child per key.
 
 The struct holds the union of the keys of all rows, in first-seen order; a null child value means
-the row lacks that key. Writers accept scalars (bool, int, float, numpy scalars, datetime64), strings,
-bytes, 1-D arrays (lists, tuples or numpy) and pyarrow scalars of any type. One key carries one
-Arrow type across all rows. The same code serves array attributes and global attributes.
+the row lacks that key. Writers accept scalars (bool, int, float, numpy scalars, datetime64),
+strings, bytes, 1-D arrays (lists, tuples or numpy) and pyarrow scalars of any type. One key
+carries one Arrow type across all rows. The same code serves array attributes and global attributes.
 """
 
 from __future__ import annotations
@@ -124,9 +124,7 @@ class AttrDecoder:
         self._getters: list[tuple[str, npt.NDArray[np.bool_], Callable[[int], object]]] = []
         if attrs is None:
             return
-        row_valid = (
-            attrs.is_valid().to_numpy(zero_copy_only=False) if attrs.null_count else None
-        )
+        row_valid = attrs.is_valid().to_numpy(zero_copy_only=False) if attrs.null_count else None
         t = attrs.type
         for j in range(t.num_fields):
             child = attrs.field(j)

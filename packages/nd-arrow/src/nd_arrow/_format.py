@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -82,7 +83,7 @@ def parse_extension_metadata(serialized: bytes, extension: str = EXTENSION_NAME)
     except (UnicodeDecodeError, ValueError) as exc:
         raise InvalidEncodingError(
             f"{extension}: extension metadata {bytes(serialized)!r} is not JSON; "
-            f'it must be an object like {EXTENSION_METADATA.decode()}'
+            f"it must be an object like {EXTENSION_METADATA.decode()}"
         ) from exc
     if not isinstance(meta, dict) or "version" not in meta:
         raise InvalidEncodingError(
@@ -138,7 +139,7 @@ def check_dim_names(names: Sequence[object], rank: int, where: str) -> tuple[str
             f"{where}: dimension name {dup!r} appears twice in {list(out)!r}; "
             "names must be unique within an array"
         )
-    return out
+    return out  # type: ignore[return-value]
 
 
 def size_products(
@@ -236,7 +237,7 @@ def check_variable_name(name: object, where: str) -> str:
     return name
 
 
-def check_attr_keys(attrs: Mapping[object, object], where: str) -> None:
+def check_attr_keys(attrs: Mapping[Any, Any], where: str) -> None:
     """Attribute keys are strings."""
     for key in attrs:
         if not isinstance(key, str):

@@ -101,7 +101,7 @@ def _is_string_like(t: pa.DataType) -> bool:
 
 
 def parse_storage_type(t: pa.DataType) -> StorageLayout:
-    """Check a storage type against the layout; raise :class:`InvalidEncodingError` if it breaks it."""
+    """Check a storage type against the layout (:class:`InvalidEncodingError` if it breaks it)."""
     if not pa.types.is_struct(t):
         raise InvalidEncodingError(
             f"nd_arrow.array storage must be a Struct of values, dim_names, dim_sizes[, attrs]; "
@@ -142,8 +142,7 @@ def parse_storage_type(t: pa.DataType) -> StorageLayout:
         if len(set(keys)) != len(keys):
             dup = next(k for k in keys if keys.count(k) > 1)
             raise InvalidEncodingError(
-                f"nd_arrow.array storage child 'attrs' has the key {dup!r} twice; "
-                "keys are unique"
+                f"nd_arrow.array storage child 'attrs' has the key {dup!r} twice; keys are unique"
             )
     return StorageLayout(values.type.value_field, attr_fields)
 
@@ -174,7 +173,7 @@ class StorageParts:
 def segment_positions(
     starts: npt.NDArray[np.int64], lengths: npt.NDArray[np.int64]
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-    """Flat positions covered by ranges ``[starts[k], starts[k] + lengths[k])`` and their range ids."""
+    """Flat positions covered by ranges ``[starts[k], starts[k] + lengths[k])``, with range ids."""
     total = int(lengths.sum()) if len(lengths) else 0
     ids = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
     excl = np.cumsum(lengths) - lengths
@@ -235,9 +234,7 @@ def validate_storage(storage: pa.Array, where: str = "nd column") -> StoragePart
     """
     if isinstance(storage, pa.ChunkedArray):
         storage = (
-            pa.concat_arrays(storage.chunks)
-            if storage.num_chunks
-            else pa.array([], storage.type)
+            pa.concat_arrays(storage.chunks) if storage.num_chunks else pa.array([], storage.type)
         )
     layout = parse_storage_type(storage.type)
     n = len(storage)
@@ -342,7 +339,7 @@ def _align_names(
     """Name codes laid out like ``sizes`` (dim_offsets), so one set of offsets serves both."""
     if np.array_equal(name_offsets, dim_offsets):
         return codes
-    out = np.zeros(int(dim_offsets.max(initial=0)), np.int64)
+    out = np.zeros(int(np.max(dim_offsets, initial=0)), np.int64)
     _, src = segment_positions(np.where(valid, name_offsets[:-1], 0), rank)
     _, dst = segment_positions(np.where(valid, dim_offsets[:-1], 0), rank)
     out[dst] = codes[src]
@@ -357,15 +354,18 @@ def _check_unique(
     where: str,
 ) -> None:
     rows_with_dims = rank[rank > 0]
-    if len(rows_with_dims) == 0 or rows_with_dims.max() < 2:
+    if len(rows_with_dims) == 0:
         return
-    if rows_with_dims.min() == rows_with_dims.max():
+    low, high = int(np.min(rows_with_dims)), int(np.max(rows_with_dims))
+    if high < 2:
+        return
+    if low == high:
         r = int(rows_with_dims[0])
         block = codes.reshape(-1, r)
-        if np.array_equal(block, np.broadcast_to(block[0], block.shape)):
-            # Every row has the same names (the common case): check one row.
-            if len(np.unique(block[0])) == r:
-                return
+        # Every row has the same names (the common case): check one row.
+        same = np.array_equal(block, np.broadcast_to(block[0], block.shape))
+        if same and len(np.unique(block[0])) == r:
+            return
     nd = max(len(name_dict), 1)
     order = np.sort(row_ids * nd + codes)
     dup = np.flatnonzero(order[1:] == order[:-1])

@@ -62,7 +62,9 @@ class NdArray:
                     "the largest UInt32 dimension size"
                 )
         names = (
-            default_dim_names(arr.ndim) if dims is None else check_dim_names(dims, arr.ndim, "NdArray")
+            default_dim_names(arr.ndim)
+            if dims is None
+            else check_dim_names(dims, arr.ndim, "NdArray")
         )
         m: npt.NDArray[np.bool_] | None = None
         if mask is not None:

@@ -40,10 +40,8 @@ class NdRecordBatch:
     """Named arrays that share one grid (axes align by name), plus global attributes.
 
     >>> import numpy as np
-    >>> b = NdRecordBatch(
-    ...     {"t": NdArray(np.zeros((2, 3)), ["time", "lat"]), "lat": NdArray(np.arange(3.0), ["lat"])},
-    ...     attrs={"title": "demo"},
-    ... )
+    >>> t = NdArray(np.zeros((2, 3)), ["time", "lat"])
+    >>> b = NdRecordBatch({"t": t, "lat": NdArray(np.arange(3.0), ["lat"])}, {"title": "demo"})
     >>> b.sizes
     {'time': 2, 'lat': 3}
     """
@@ -96,7 +94,7 @@ class NdRecordBatch:
         if not isinstance(other, NdRecordBatch):
             return NotImplemented
         return (
-            list(self._arrays) == list(other._arrays)
+            self._arrays.keys() == other._arrays.keys()
             and all(self._arrays[k] == other._arrays[k] for k in self._arrays)
             and attrs_equal(self._attrs, other._attrs)
         )

@@ -108,10 +108,9 @@ class NdColumn:
     ) -> NdColumn:
         kinds = set(map(type, items))
         if kinds <= {np.ndarray, type(None)} and np.ndarray in kinds:
-            arrays: list[np.ndarray] = items
-            ndims = set(map(attrgetter("ndim"), [a for a in arrays if a is not None]))
+            ndims = set(map(attrgetter("ndim"), [a for a in items if a is not None]))
             if len(ndims) == 1:
-                return cls._build_uniform(arrays, ndims.pop(), dims, value_type, where)
+                return cls._build_uniform(items, ndims.pop(), dims, value_type, where)
         return cls._build_general(items, dims, value_type, where)
 
     @classmethod
@@ -125,8 +124,8 @@ class NdColumn:
     ) -> NdColumn:
         """Fast path: plain numpy arrays of one rank sharing the names ``dims``."""
         names = default_dim_names(rank) if dims is None else check_dim_names(dims, rank, where)
-        has_nulls = len(items) and any(a is None for a in items)
-        arrays: list[np.ndarray] = [a for a in items if a is not None] if has_nulls else items  # type: ignore[misc]
+        has_nulls = any(a is None for a in items)
+        arrays: list[np.ndarray] = [a for a in items if a is not None]
         dtype = _check_dtypes(arrays, where)
         assert dtype is not None
         k = len(arrays)
@@ -141,9 +140,10 @@ class NdColumn:
             flat = np.concatenate([a.reshape(-1) for a in arrays])
         if is_string_dtype(flat.dtype) and flat.dtype.kind != "O":
             flat = flat.astype(object)
-        if sizes.size and int(sizes.max()) > MAX_DIM_SIZE:
+        largest = int(np.max(sizes)) if sizes.size else 0
+        if largest > MAX_DIM_SIZE:
             raise InvalidDimensionsError(
-                f"{where}: dimension size {int(sizes.max())} exceeds {MAX_DIM_SIZE}, the largest "
+                f"{where}: dimension size {largest} exceeds {MAX_DIM_SIZE}, the largest "
                 "UInt32 dimension size"
             )
         counts = sizes.prod(axis=1) if rank else np.ones(k, np.int64)
@@ -456,7 +456,7 @@ class NdColumn:
     def __getitem__(self, index: int) -> NdArray | None: ...
     @overload
     def __getitem__(self, index: slice) -> NdColumn: ...
-    def __getitem__(self, index: int | slice) -> NdArray | None | NdColumn:
+    def __getitem__(self, index: int | slice) -> NdArray | NdColumn | None:
         if isinstance(index, slice):
             start, stop, step = index.indices(len(self))
             if step != 1:

@@ -8,6 +8,7 @@ name, so arrays of a foreign class under the same name decode the same way.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -49,7 +50,7 @@ EXTENSION_NAME_KEY = b"ARROW:extension:name"
 EXTENSION_METADATA_KEY = b"ARROW:extension:metadata"
 
 
-class NdArrayType(pa.ExtensionType):
+class NdArrayType(pa.ExtensionType):  # type: ignore[misc]
     """``nd_arrow.array``: one named N-d array per row, on a Struct storage.
 
     Built from a storage type (checked against the layout; :class:`InvalidEncodingError` if it
@@ -115,7 +116,7 @@ class NdArrayType(pa.ExtensionType):
         return f"NdArrayType(value_type={self.value_type}, attrs={keys})"
 
 
-class NdExtensionArray(pa.ExtensionArray):
+class NdExtensionArray(pa.ExtensionArray):  # type: ignore[misc]
     """pyarrow array class of :class:`NdArrayType` columns, with decoding shortcuts."""
 
     def to_column(self) -> NdColumn:
@@ -127,7 +128,7 @@ class NdExtensionArray(pa.ExtensionArray):
         return self.to_column().to_numpy_list()
 
 
-class NdArrayScalar(pa.ExtensionScalar):
+class NdArrayScalar(pa.ExtensionScalar):  # type: ignore[misc]
     """One row of an nd column; ``as_py()`` gives an :class:`NdArray` or None for a null row."""
 
     def as_py(self, **kwargs: Any) -> NdArray | None:  # kwargs: pyarrow 20-24 pass maps_as_pydicts
@@ -140,10 +141,9 @@ class NdArrayScalar(pa.ExtensionScalar):
 
 def register() -> None:
     """Register :class:`NdArrayType` with pyarrow; a repeated registration is a no-op."""
-    try:
+    # ArrowKeyError: already registered by a re-import or another implementation of the name.
+    with contextlib.suppress(pa.ArrowKeyError):
         pa.register_extension_type(NdArrayType.from_value_type(pa.float64()))
-    except pa.ArrowKeyError:
-        pass  # already registered: a re-import, or another implementation of the same name
 
 
 def _extension_name(field: pa.Field) -> str | None:
@@ -216,7 +216,9 @@ def encoded_schema(logical: pa.Schema) -> pa.Schema:
 
 def logical_schema(encoded: pa.Schema) -> pa.Schema:
     """Every nd field of ``encoded`` as its logical field (see :func:`logical_field`)."""
-    return pa.schema([logical_field(f) for f in encoded if is_nd_field(f)], metadata=encoded.metadata)
+    return pa.schema(
+        [logical_field(f) for f in encoded if is_nd_field(f)], metadata=encoded.metadata
+    )
 
 
 register()

@@ -1,0 +1,56 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from nd_arrow import InvalidArgumentError, ShapeMismatchError
+from nd_arrow._format import (
+    check_variable_name,
+    default_dim_names,
+    infer_grid,
+    merge_keys,
+    parse_extension_metadata,
+    size_products,
+)
+
+
+def test_metadata_version() -> None:
+    assert parse_extension_metadata(b'{"version":1}') == 1
+    assert parse_extension_metadata(b'{"version": 1, "x": 2}') == 1
+
+
+@given(st.lists(st.lists(st.integers(0, 2**32 - 1), max_size=5), max_size=8))
+def test_size_products_exact(rows: list[list[int]]) -> None:
+    sizes = np.array([s for r in rows for s in r], np.int64)
+    lens = np.array([len(r) for r in rows], np.int64)
+    starts = np.cumsum(lens) - lens
+    products, overflow = size_products(sizes, starts, starts + lens)
+    for r, p, o in zip(rows, products.tolist(), overflow.tolist(), strict=True):
+        exact = int(np.prod([1, *r], dtype=object))
+        assert o == (exact > 2**63 - 1)
+        if not o:
+            assert p == exact
+
+
+def test_grid_inference() -> None:
+    grid = infer_grid(
+        [
+            ("lat", ["lat"], [3]),
+            ("t", ["time", "lat", "lon"], [2, 3, 4]),
+            ("s", ["lon", "station"], [1, 5]),
+        ]
+    )
+    assert grid == {"time": 2, "lat": 3, "lon": 4, "station": 5}
+    assert infer_grid([("a", ["x"], [1]), ("b", ["x"], [4])]) == {"x": 4}
+    assert infer_grid([]) == {}
+    with pytest.raises(ShapeMismatchError, match="'x' has size 2 in variable 'a' but 3 in"):
+        infer_grid([("a", ["x"], [2]), ("b", ["x"], [3])])
+
+
+def test_names_and_keys() -> None:
+    assert default_dim_names(2) == ("dim_0", "dim_1")
+    assert merge_keys([["a", "b"], ["c", "a"]]) == ["a", "b", "c"]
+    with pytest.raises(InvalidArgumentError, match="may not be named '__global_attrs__'"):
+        check_variable_name("__global_attrs__", "batch")
