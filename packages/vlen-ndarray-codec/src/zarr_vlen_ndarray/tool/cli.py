@@ -1,0 +1,263 @@
+"""The ``zarr-vlen-ndarray`` console script: argument parsing and the six subcommands.
+
+Exit status: 0 success; 1 the store was refused (not what the command expects, invalid, or a
+chunk failed a check) and nothing was changed; 2 usage error (from argparse).
+
+``PATH`` is an array directory (``store.zarr/group/array``), a zip store whose root node is the
+array (``store.zip``) or an array inside a zip store (``store.zip::group/array``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from zarr_vlen_ndarray.tool import metadata as md
+from zarr_vlen_ndarray.tool.errors import Refused
+from zarr_vlen_ndarray.tool.export import export_parquet
+from zarr_vlen_ndarray.tool.info import gather, render
+from zarr_vlen_ndarray.tool.progress import Progress
+from zarr_vlen_ndarray.tool.scan import Node, load, sample
+from zarr_vlen_ndarray.tool.stores import open_array, read_document, write_document
+from zarr_vlen_ndarray.tool.verify import check_payloads, verify_chunks
+
+__all__ = ["build_parser", "main"]
+
+PROG = "zarr-vlen-ndarray"
+DEFAULT_SAMPLE = 16
+
+_PATH_HELP = (
+    "the array: a directory (store.zarr/group/array), a zip store (store.zip) or an array "
+    "inside one (store.zip::group/array)"
+)
+
+
+def _shape_arg(text: str) -> tuple[int | None, ...]:
+    try:
+        return md.parse_shape_arg(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
+def _dtype_arg(text: str) -> str:
+    try:
+        return md.parse_dtype_arg(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
+def _count_arg(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer")
+    return int(text)
+
+
+def _names_arg(text: str) -> list[str]:
+    names = [n.strip() for n in text.split(",")]
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"{text!r}: give comma-separated names, e.g. n,xy")
+    return names
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("path", metavar="PATH", help=_PATH_HELP)
+    common.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress bar (it is shown on a terminal)"
+    )
+    rewrite = argparse.ArgumentParser(add_help=False)
+    rewrite.add_argument(
+        "--dry-run", action="store_true", help="print the zarr.json diff; write nothing"
+    )
+
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Inspect, convert, verify and export Zarr v3 arrays of ragged ndarray "
+        "elements (the ndarray data type with the vlen-ndarray codec). Metadata rewrites "
+        "change only the array's zarr.json, atomically; chunks are never rewritten.",
+        epilog="Exit status: 0 ok, 1 refused or invalid store (nothing changed), 2 usage.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("info", parents=[common], help="data type, codecs, chunks, extents")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=cmd_info)
+
+    p = sub.add_parser(
+        "upgrade",
+        parents=[common, rewrite],
+        help="variable_length_bytes + vlen-bytes -> ndarray + vlen-ndarray",
+        description="Type a raw-bytes array: every element must be the little-endian C-order "
+        "bytes of an ndarray of the given dtype and pattern. Chunks are checked first (a "
+        "sample, or all with --verify-all); the fill value is kept and must fit the pattern.",
+    )
+    p.add_argument("--dtype", required=True, type=_dtype_arg, help="element dtype, e.g. float32")
+    p.add_argument(
+        "--shape",
+        required=True,
+        type=_shape_arg,
+        help="element pattern [null, d1, ..., dk], written null,2 or None,2 or [null,2]",
+    )
+    check = p.add_mutually_exclusive_group()
+    check.add_argument("--verify-all", action="store_true", help="check every chunk object")
+    check.add_argument(
+        "--sample",
+        type=_count_arg,
+        default=DEFAULT_SAMPLE,
+        metavar="N",
+        help=f"check N chunk objects spread over the array (default {DEFAULT_SAMPLE})",
+    )
+    p.set_defaults(func=cmd_upgrade)
+
+    p = sub.add_parser(
+        "downgrade",
+        parents=[common, rewrite],
+        help="ndarray + vlen-ndarray -> variable_length_bytes + vlen-bytes",
+        description="Make the array readable by zarr-python without this package: elements "
+        "read as their raw little-endian bytes.",
+    )
+    p.set_defaults(func=cmd_downgrade)
+
+    p = sub.add_parser(
+        "migrate",
+        parents=[common, rewrite],
+        help="zarr-vlen-ndarray 0.1.x vlen-ndarray/inner_shape data type -> ndarray",
+    )
+    p.set_defaults(func=cmd_migrate)
+
+    p = sub.add_parser(
+        "verify", parents=[common], help="decode every chunk; report the first bad one"
+    )
+    p.set_defaults(func=cmd_verify)
+
+    p = sub.add_parser("export", parents=[common], help="write the cells to Parquet (nd-arrow)")
+    p.add_argument("--parquet", required=True, type=Path, metavar="OUT", help="output file")
+    p.add_argument("--column", help="name of the cell column (default: the array's name)")
+    p.add_argument(
+        "--dims", type=_names_arg, help="names of the element axes, comma-separated (e.g. n,xy)"
+    )
+    p.add_argument("--overwrite", action="store_true", help="replace OUT if it exists")
+    p.set_defaults(func=cmd_export)
+    return parser
+
+
+def _progress(args: argparse.Namespace, total: int, label: str) -> Progress:
+    return Progress(total, label, enabled=False if args.quiet else None)
+
+
+def _say(text: str) -> None:
+    print(text, flush=True)
+
+
+# ------------------------------------------------------------------------------ commands
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    node = load(args.path)
+    with _progress(args, len(node.objects), "reading chunks") as bar:
+        report = gather(node, bar)
+    _say(json.dumps(report, indent=2) if args.json else render(report))
+    return 0
+
+
+def cmd_upgrade(args: argparse.Namespace) -> int:
+    node = load(args.path)
+    new = md.upgrade(node.meta, args.dtype, args.shape, node.where)
+    etype = md.element_type(new)
+    assert etype is not None
+    objects = node.objects if args.verify_all else sample(node.objects, args.sample)
+    padded = node.grid.padded()
+    view = md.with_shape(md.bytes_view(node.meta, node.where), padded.shape)
+    with (
+        open_array(node.loc, view) as raw,
+        _progress(args, len(objects), "checking chunks") as bar,
+    ):
+        problem = check_payloads(node, raw, padded, objects, etype, bar)
+    if problem is not None:
+        raise Refused(f"{node.where}: not upgraded (nothing written): {problem}")
+    checked = f"checked {len(objects)} of {len(node.objects)} chunk objects"
+    if len(objects) < len(node.objects):
+        checked += " (--verify-all checks every one)"
+    return _rewrite(args, node, new, f"upgrade to {etype}; {checked}")
+
+
+def cmd_downgrade(args: argparse.Namespace) -> int:
+    node = load(args.path)
+    new = md.downgrade(node.meta, node.where)
+    return _rewrite(args, node, new, f"downgrade to {md.DOWNGRADE_DTYPE_NAME} + vlen-bytes")
+
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    node = load(args.path)
+    new = md.migrate(node.meta, node.where)
+    etype = md.element_type(new)
+    return _rewrite(args, node, new, f"migrate to ndarray {etype}")
+
+
+def _rewrite(args: argparse.Namespace, node: Node, new: dict[str, Any], what: str) -> int:
+    """Check that zarr reads ``new``, then print its diff (dry run) or write it atomically."""
+    with open_array(node.loc, new):
+        pass  # zarr parses the new document (data type, codecs, fill value) or we refuse
+    if args.dry_run:
+        sys.stdout.write(md.json_diff(node.meta, new, f"{node.where}/zarr.json"))
+        _say(f"dry run: {what}; nothing written")
+        return 0
+    _meta, current = read_document(node.loc)
+    if current != node.text:
+        raise Refused(f"{node.where}: zarr.json changed while this command ran; nothing written.")
+    write_document(node.loc, md.dumps_like(new, node.text))
+    _say(f"{node.where}: {what}; rewrote zarr.json")
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    node = load(args.path)
+    if md.data_type_kind(node.meta.get("data_type")) == "legacy":
+        raise Refused(
+            f"{node.where}: the data type is zarr-vlen-ndarray 0.1.x metadata, which no longer "
+            "resolves; run `migrate` first."
+        )
+    with (
+        open_array(node.loc, node.meta) as array,
+        _progress(args, len(node.objects), "decoding chunks") as bar,
+    ):
+        problem = verify_chunks(node, array, node.objects, bar)
+    if problem is not None:
+        raise Refused(f"{node.where}: verify failed at {problem}")
+    _say(f"{node.where}: all {len(node.objects)} chunk objects decode")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    node = load(args.path)
+    with _progress(args, node.grid.nchunks, "exporting") as bar:
+        rows = export_parquet(
+            node,
+            args.parquet,
+            column=args.column,
+            dims=args.dims,
+            overwrite=args.overwrite,
+            progress=bar,
+        )
+    _say(f"{node.where}: wrote {rows} rows to {args.parquet}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the tool; returns the exit status (the console script exits with it)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        status: int = args.func(args)
+    except Refused as exc:
+        print(f"{PROG} {args.command}: {exc}", file=sys.stderr)
+        return 1
+    return status
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

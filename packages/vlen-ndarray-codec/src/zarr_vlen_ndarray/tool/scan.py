@@ -1,0 +1,100 @@
+"""Loading an array node and reading its chunks one stored object at a time through zarr."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from zarr_vlen_ndarray.tool.metadata import SHARDING, check_array_document
+from zarr_vlen_ndarray.tool.stores import (
+    ChunkObject,
+    Grid,
+    Location,
+    chunk_objects,
+    grid_of,
+    locate,
+    read_document,
+)
+
+__all__ = [
+    "Node",
+    "find_bad_inner_chunk",
+    "load",
+    "payload_lengths",
+    "sample",
+    "sharding_inner_chunks",
+]
+
+
+@dataclass(frozen=True)
+class Node:
+    """One array: where it is, its document (parsed and as text), grid and stored objects."""
+
+    loc: Location
+    meta: dict[str, Any]
+    text: str
+    grid: Grid
+    objects: list[ChunkObject]
+
+    @property
+    def where(self) -> str:
+        return str(self.loc)
+
+
+def load(path: str) -> Node:
+    """Read the array at ``path``; :class:`~zarr_vlen_ndarray.tool.errors.Refused` if unusable."""
+    loc = locate(path)
+    meta, text = read_document(loc)
+    check_array_document(meta, str(loc))
+    grid = grid_of(meta, str(loc))
+    return Node(loc, meta, text, grid, chunk_objects(loc, meta, grid))
+
+
+def sharding_inner_chunks(meta: dict[str, Any]) -> tuple[int, ...] | None:
+    """The inner chunk shape when the array is sharded (``sharding_indexed`` first), else None."""
+    codecs = meta.get("codecs")
+    first = codecs[0] if isinstance(codecs, list) and codecs else None
+    if isinstance(first, dict) and first.get("name") == SHARDING:
+        shape = (first.get("configuration") or {}).get("chunk_shape")
+        if isinstance(shape, list) and all(isinstance(s, int) and s >= 1 for s in shape):
+            return tuple(shape)
+    return None
+
+
+def payload_lengths(cells: np.ndarray) -> npt.NDArray[np.int64]:
+    """Byte length of every ``bytes`` cell of a region read as raw bytes, in C order."""
+    flat = np.asarray(cells, dtype=object).reshape(-1)  # a 0-d array may come back as bytes
+    return np.fromiter(map(len, flat), dtype=np.int64, count=flat.size)
+
+
+def sample(objects: list[ChunkObject], count: int) -> list[ChunkObject]:
+    """``count`` objects spread evenly over the list (first and last included); all if fewer."""
+    if count >= len(objects):
+        return list(objects)
+    if count <= 0:
+        return []
+    picks = np.unique(np.linspace(0, len(objects) - 1, count).round().astype(np.int64))
+    return [objects[int(i)] for i in picks]
+
+
+def find_bad_inner_chunk(
+    array: Any, grid: Grid, index: tuple[int, ...], inner: tuple[int, ...]
+) -> tuple[tuple[int, ...], Exception] | None:
+    """The first inner chunk of shard ``index`` that fails to read, and its error."""
+    region = grid.region(index)
+    counts = tuple(math.ceil((r.stop - r.start) / c) for r, c in zip(region, inner, strict=True))
+    for flat in range(math.prod(counts)):
+        local = np.unravel_index(flat, counts) if counts else ()
+        sub = tuple(
+            slice(r.start + int(i) * c, min(r.start + (int(i) + 1) * c, r.stop))
+            for r, i, c in zip(region, local, inner, strict=True)
+        )
+        try:
+            array[sub]
+        except Exception as exc:  # any failure to decode marks the chunk bad
+            return tuple(int(i) for i in local), exc
+    return None

@@ -1,0 +1,388 @@
+"""Store access for the tool: where an array lives, its ``zarr.json``, its chunk objects.
+
+Two kinds of store are supported:
+
+- a directory store: ``PATH`` is the array's directory (``store/group/array`` for an array
+  inside a group);
+- a zip store (zarr's ``ZipStore`` layout): ``FILE.zip`` when the array is the root node,
+  ``FILE.zip::group/array`` for an array inside it.
+
+Rewrites are atomic: the new ``zarr.json`` (or, for a zip store, the new archive) is written to
+a temporary file in the same directory and moved over the original with ``os.replace``; on any
+error the temporary file is removed and the original is untouched. A zip rewrite copies every
+other member with its original name, timestamps, attributes, compression method and content.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import tempfile
+import time
+import warnings
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any, Literal
+
+from zarr_vlen_ndarray.tool.errors import Refused
+
+__all__ = [
+    "ChunkObject",
+    "Grid",
+    "Location",
+    "chunk_objects",
+    "grid_of",
+    "locate",
+    "open_array",
+    "parse_chunk_key",
+    "read_document",
+    "write_document",
+]
+
+ZARR_JSON = "zarr.json"
+ZIP_SEPARATOR = "::"
+
+
+@dataclass(frozen=True)
+class Location:
+    """An array node: a directory, or a member prefix inside a zip file."""
+
+    kind: Literal["dir", "zip"]
+    root: Path  # the array directory, or the zip file
+    inner: str  # the member prefix inside the zip file ("" for the root node)
+
+    @property
+    def meta_key(self) -> str:
+        return f"{self.inner}/{ZARR_JSON}" if self.inner else ZARR_JSON
+
+    @property
+    def name(self) -> str:
+        """The array's node name (the last path component), for column names."""
+        if self.kind == "zip":
+            return PurePosixPath(self.inner).name or self.root.stem
+        return self.root.name
+
+    def __str__(self) -> str:
+        if self.kind == "zip" and self.inner:
+            return f"{self.root}{ZIP_SEPARATOR}{self.inner}"
+        return str(self.root)
+
+
+def locate(path: str) -> Location:
+    """Resolve a command-line ``PATH``; :class:`Refused` if nothing usable is there."""
+    if ZIP_SEPARATOR in path:
+        file, inner = path.split(ZIP_SEPARATOR, 1)
+        zpath = Path(file)
+        if not zpath.is_file() or not zipfile.is_zipfile(zpath):
+            raise Refused(f"{file}: not a zip file (PATH{ZIP_SEPARATOR}inner names a zip store).")
+        return Location("zip", zpath, inner.strip("/"))
+    p = Path(path)
+    if p.is_dir():
+        return Location("dir", p, "")
+    if p.is_file():
+        if zipfile.is_zipfile(p):
+            return Location("zip", p, "")
+        raise Refused(f"{path} is a file but not a zip store; give a store directory or a .zip.")
+    raise Refused(f"{path} does not exist.")
+
+
+def _listing(loc: Location) -> list[str]:
+    """Every key below the node, relative to it (posix separators)."""
+    if loc.kind == "zip":
+        prefix = f"{loc.inner}/" if loc.inner else ""
+        with zipfile.ZipFile(loc.root) as zf:
+            names = dict.fromkeys(zf.namelist())
+        return [n[len(prefix) :] for n in names if n.startswith(prefix) and not n.endswith("/")]
+    out: list[str] = []
+    for dirpath, _dirs, files in os.walk(loc.root):
+        rel = Path(dirpath).relative_to(loc.root)
+        out.extend((rel / f).as_posix() for f in files)
+    return out
+
+
+def _read_key(loc: Location, key: str) -> bytes | None:
+    if loc.kind == "zip":
+        member = f"{loc.inner}/{key}" if loc.inner else key
+        with zipfile.ZipFile(loc.root) as zf:
+            try:
+                return zf.read(member)  # the last entry of that name, as readers see it
+            except KeyError:
+                return None
+    file = loc.root / key
+    return file.read_bytes() if file.is_file() else None
+
+
+def _arrays_below(loc: Location, limit: int = 8) -> list[str]:
+    found = []
+    for rel in sorted(_listing(loc)):
+        if rel.endswith(f"/{ZARR_JSON}"):
+            raw = _read_key(loc, rel)
+            with contextlib.suppress(ValueError, UnicodeDecodeError):
+                if raw is not None and json.loads(raw).get("node_type") == "array":
+                    found.append(rel[: -len(ZARR_JSON) - 1])
+        if len(found) >= limit:
+            break
+    return found
+
+
+def read_document(loc: Location) -> tuple[Any, str]:
+    """The parsed ``zarr.json`` of the node and its text; :class:`Refused` if there is none."""
+    raw = _read_key(loc, ZARR_JSON)
+    if raw is None:
+        for v2 in (".zarray", ".zgroup"):
+            if _read_key(loc, v2) is not None:
+                raise Refused(
+                    f"{loc}: found {v2} but no zarr.json: this is a Zarr v2 node; this tool "
+                    "handles Zarr v3 arrays only (the ndarray data type is not defined for v2)."
+                )
+        raise Refused(f"{loc}: no zarr.json there, so it is not a Zarr v3 array.")
+    try:
+        text = raw.decode("utf-8")
+        meta = json.loads(text)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise Refused(f"{loc}: zarr.json is not valid JSON ({exc}).") from exc
+    if isinstance(meta, dict) and meta.get("node_type") == "group":
+        arrays = _arrays_below(loc)
+        sep = ZIP_SEPARATOR if loc.kind == "zip" else "/"
+        hint = (
+            "arrays inside: " + ", ".join(f"{loc}{sep}{a}" for a in arrays)
+            if arrays
+            else "it holds no arrays"
+        )
+        raise Refused(f"{loc} is a Zarr group, not an array; name an array inside it ({hint}).")
+    return meta, text
+
+
+# ------------------------------------------------------------------------------ rewriting
+
+
+def write_document(loc: Location, text: str) -> None:
+    """Replace the node's ``zarr.json`` with ``text`` atomically (see the module docstring)."""
+    data = text.encode("utf-8")
+    if loc.kind == "dir":
+        target = loc.root / ZARR_JSON
+        _atomic_replace(target, lambda fh: fh.write(data))
+    else:
+        _atomic_replace(loc.root, lambda fh: _rewrite_zip(loc, data, fh))
+
+
+def _atomic_replace(target: Path, fill: Any) -> None:
+    """Write a temporary sibling of ``target`` with ``fill(file)``, then ``os.replace`` it."""
+    mode = target.stat().st_mode & 0o7777
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fill(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def _rewrite_zip(loc: Location, data: bytes, out: Any) -> None:
+    """Copy the archive into ``out``, replacing the (last) ``zarr.json`` entry of the node."""
+    key = loc.meta_key
+    with zipfile.ZipFile(loc.root) as src, zipfile.ZipFile(out, "w") as dst:
+        infos = src.infolist()
+        last = max(i for i, info in enumerate(infos) if info.filename == key)
+        dst.comment = src.comment
+        with warnings.catch_warnings():
+            # Archives zarr appended to can hold duplicate names; they are copied as they are.
+            warnings.filterwarnings("ignore", "Duplicate name", UserWarning)
+            for i, info in enumerate(infos):
+                if info.filename != key:
+                    dst.writestr(_copy_info(info), src.read(info))
+                elif i == last:
+                    new = _copy_info(info)
+                    new.date_time = time.localtime()[:6]
+                    dst.writestr(new, data)
+                # earlier, shadowed zarr.json entries of this node are dropped
+
+
+def _copy_info(info: zipfile.ZipInfo) -> zipfile.ZipInfo:
+    new = zipfile.ZipInfo(info.filename, date_time=info.date_time)
+    new.compress_type = info.compress_type
+    new.comment = info.comment
+    new.extra = info.extra
+    new.create_system = info.create_system
+    new.external_attr = info.external_attr
+    new.internal_attr = info.internal_attr
+    return new
+
+
+# ------------------------------------------------------------------------------ chunks
+
+
+@dataclass(frozen=True)
+class Grid:
+    """The regular chunk grid of an array (outer chunks, i.e. shards when sharded)."""
+
+    shape: tuple[int, ...]
+    chunks: tuple[int, ...]
+
+    @property
+    def grid_shape(self) -> tuple[int, ...]:
+        return tuple(math.ceil(s / c) for s, c in zip(self.shape, self.chunks, strict=True))
+
+    @property
+    def nchunks(self) -> int:
+        return math.prod(self.grid_shape)
+
+    @property
+    def ncells(self) -> int:
+        return math.prod(self.shape)
+
+    def region(self, index: tuple[int, ...]) -> tuple[slice, ...]:
+        """The cells of chunk ``index``, clipped to the array."""
+        return tuple(
+            slice(i * c, min((i + 1) * c, s))
+            for i, c, s in zip(index, self.chunks, self.shape, strict=True)
+        )
+
+    def padded(self) -> Grid:
+        """The grid whose shape is a whole number of chunks: its regions are whole chunks.
+
+        Edge chunks store cells beyond the array's shape too; reading through a document with
+        this shape reaches them.
+        """
+        return Grid(
+            tuple(n * c for n, c in zip(self.grid_shape, self.chunks, strict=True)), self.chunks
+        )
+
+    def region_cells(self, index: tuple[int, ...]) -> int:
+        return math.prod(r.stop - r.start for r in self.region(index))
+
+    def indices(self) -> Iterator[tuple[int, ...]]:
+        """Every chunk index, in C order."""
+        for flat in range(self.nchunks):
+            yield _unravel(flat, self.grid_shape)
+
+
+def _unravel(flat: int, shape: tuple[int, ...]) -> tuple[int, ...]:
+    out = []
+    for extent in reversed(shape):
+        flat, rem = divmod(flat, extent)
+        out.append(rem)
+    return tuple(reversed(out))
+
+
+def grid_of(meta: dict[str, Any], where: str) -> Grid:
+    """The array's regular chunk grid; :class:`Refused` for any other grid."""
+    grid = meta.get("chunk_grid")
+    shape = meta.get("shape")
+    config = grid.get("configuration") if isinstance(grid, dict) else None
+    chunks = config.get("chunk_shape") if isinstance(config, dict) else None
+    if not (
+        isinstance(grid, dict)
+        and grid.get("name") == "regular"
+        and isinstance(shape, list)
+        and isinstance(chunks, list)
+        and len(chunks) == len(shape)
+        and all(isinstance(c, int) and c >= 1 for c in chunks)
+        and all(isinstance(s, int) and s >= 0 for s in shape)
+    ):
+        raise Refused(
+            f"{where}: chunk_grid {json.dumps(grid)} with shape {json.dumps(shape)}; this tool "
+            "reads regular chunk grids only."
+        )
+    return Grid(tuple(shape), tuple(chunks))
+
+
+def _key_encoding(meta: dict[str, Any]) -> tuple[str, str]:
+    enc = meta.get("chunk_key_encoding", {"name": "default"})
+    name = enc.get("name") if isinstance(enc, dict) else enc
+    config = enc.get("configuration") if isinstance(enc, dict) else None
+    default_sep = "." if name == "v2" else "/"
+    sep = config.get("separator", default_sep) if isinstance(config, dict) else default_sep
+    if name not in ("default", "v2") or sep not in ("/", "."):
+        raise Refused(f"chunk_key_encoding {json.dumps(enc)} is not one this tool knows.")
+    return str(name), str(sep)
+
+
+def parse_chunk_key(key: str, meta: dict[str, Any], grid: Grid) -> tuple[int, ...] | None:
+    """The chunk index a key (relative to the array) names, or None if it names no chunk."""
+    name, sep = _key_encoding(meta)
+    ndim = len(grid.shape)
+    if name == "default":
+        if ndim == 0:
+            return () if key == "c" else None
+        if not key.startswith("c" + sep):
+            return None
+        parts = key[2:].split(sep)
+    else:
+        if ndim == 0:
+            return () if key == "0" else None
+        parts = key.split(sep)
+    if len(parts) != ndim or not all(p.isdigit() and p.isascii() for p in parts):
+        return None
+    index = tuple(int(p) for p in parts)
+    if any(i >= n for i, n in zip(index, grid.grid_shape, strict=True)):
+        return None
+    return index
+
+
+@dataclass(frozen=True)
+class ChunkObject:
+    """One stored chunk (or shard) object."""
+
+    key: str  # relative to the array node
+    index: tuple[int, ...]
+    nbytes: int  # the stored object's size
+
+
+def chunk_objects(loc: Location, meta: dict[str, Any], grid: Grid) -> list[ChunkObject]:
+    """Every stored chunk object of the array, in C order of the chunk grid."""
+    sizes: dict[str, int] = {}
+    if loc.kind == "zip":
+        prefix = f"{loc.inner}/" if loc.inner else ""
+        with zipfile.ZipFile(loc.root) as zf:
+            for info in zf.infolist():  # a later duplicate entry shadows an earlier one
+                if info.filename.startswith(prefix):
+                    sizes[info.filename[len(prefix) :]] = info.file_size
+    else:
+        for rel in _listing(loc):
+            sizes[rel] = (loc.root / rel).stat().st_size
+    found = []
+    for key, size in sizes.items():
+        index = parse_chunk_key(key, meta, grid)
+        if index is not None:
+            found.append(ChunkObject(key, index, size))
+    found.sort(key=lambda c: c.index)
+    return found
+
+
+# ------------------------------------------------------------------------------ zarr glue
+
+
+@contextlib.contextmanager
+def open_array(loc: Location, meta: dict[str, Any]) -> Iterator[Any]:
+    """A read-only zarr array over the node's chunks, described by ``meta`` (not zarr.json).
+
+    Reading through a different document than the stored one is how the tool reads an
+    ``ndarray`` store's chunks as raw bytes, or checks a candidate upgrade before writing it.
+    """
+    from zarr import Array
+    from zarr.core.array import AsyncArray
+    from zarr.storage import LocalStore, StorePath, ZipStore
+
+    store: Any
+    if loc.kind == "zip":
+        store = ZipStore(loc.root, mode="r")
+    else:
+        store = LocalStore(loc.root, read_only=True)
+    try:
+        try:
+            async_array = AsyncArray(meta, StorePath(store, loc.inner))  # type: ignore[call-overload]
+        except (ValueError, TypeError, KeyError) as exc:
+            raise Refused(f"{loc}: zarr cannot read this array's metadata: {exc}") from exc
+        yield Array(async_array)
+    finally:
+        store.close()
