@@ -259,10 +259,16 @@ def lint(session: nox.Session) -> None:
     install_ours(session, "ruff", "mypy", *TEST_DEPS)
     print_versions(session)
     session.run("ruff", "--version")
-    session.run("ruff", "check", ".")
-    session.run("ruff", "format", "--check", ".")
-    for package in PACKAGES:
-        session.run("mypy", "--config-file", "pyproject.toml", f"{package.path}/src")
+    checks = [("ruff", "check", "."), ("ruff", "format", "--check", ".")]
+    checks += [("mypy", "--config-file", "pyproject.toml", f"{p.path}/src") for p in PACKAGES]
+    failed = []
+    for command in checks:  # run every check, then fail with the list of those that failed
+        try:
+            session.run(*command)
+        except nox.command.CommandFailed:
+            failed.append(" ".join(command))
+    if failed:
+        session.error("failed: " + "; ".join(failed))
 
 
 # ---------------------------------------------------------------------------------- build
