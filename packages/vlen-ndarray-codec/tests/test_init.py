@@ -1,0 +1,55 @@
+"""The public names of zarr_vlen_ndarray: the same as 0.2.0's, the data type's the same objects."""
+
+from __future__ import annotations
+
+import importlib.metadata
+
+import pytest
+
+import zarr_ndarray_dtype
+import zarr_vlen_ndarray
+from zarr_vlen_ndarray import codec
+
+NAMES_020 = {
+    "CODEC_NAME",
+    "DTYPE_NAME",
+    "NDArray",
+    "NDArrayDType",
+    "VlenNDArrayCodec",
+    "VlenScalar",
+    "__version__",
+    "unbox",
+}
+
+
+def test_public_names_are_those_of_020() -> None:
+    assert set(zarr_vlen_ndarray.__all__) == NAMES_020
+    for name in NAMES_020:
+        assert hasattr(zarr_vlen_ndarray, name), name
+
+
+def test_data_type_names_are_the_dtype_packages_objects() -> None:
+    assert zarr_vlen_ndarray.NDArray is zarr_ndarray_dtype.NDArray
+    assert zarr_vlen_ndarray.NDArrayDType is zarr_ndarray_dtype.NDArray
+    assert zarr_vlen_ndarray.VlenScalar is zarr_ndarray_dtype.VlenScalar
+    assert zarr_vlen_ndarray.unbox is zarr_ndarray_dtype.unbox
+    assert zarr_vlen_ndarray.DTYPE_NAME == "ndarray"
+
+
+def test_codec_names() -> None:
+    assert zarr_vlen_ndarray.CODEC_NAME == "vlen-ndarray"
+    assert zarr_vlen_ndarray.VlenNDArrayCodec is codec.VlenNDArrayCodec
+
+
+def test_version() -> None:
+    assert zarr_vlen_ndarray.__version__ == importlib.metadata.version("zarr-vlen-ndarray")
+
+
+def test_ndarray_constructor_is_keyword_only_as_in_020() -> None:
+    dtype = zarr_vlen_ndarray.NDArray(dtype="float32", shape=(None, 2))
+    assert dtype.to_json(zarr_format=3) == {
+        "name": "ndarray",
+        "configuration": {"dtype": "float32", "shape": [None, 2]},
+    }
+    with pytest.raises(TypeError):
+        zarr_vlen_ndarray.NDArray("float32", (None, 2))  # type: ignore[misc]

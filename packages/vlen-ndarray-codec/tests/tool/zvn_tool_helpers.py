@@ -1,0 +1,86 @@
+"""Builders of small real stores for the tool tests (written by zarr itself)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import zarr
+from zarr.core.dtype import VariableLengthBytes
+from zarr.storage import ZipStore
+
+from zarr_vlen_ndarray import NDArray, VlenNDArrayCodec
+from zarr_vlen_ndarray.tool.cli import main
+
+
+def cells_f32x2(n: int, seed: int = 0) -> list[np.ndarray]:
+    """``n`` float32 (k, 2) cells, k in 0..4 (cell 1 is always empty)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(n):
+        rows = 0 if i == 1 else int(rng.integers(0, 5))
+        out.append(rng.standard_normal((rows, 2)).astype("<f4"))
+    return out
+
+
+def as_objects(values: list[Any]) -> np.ndarray:
+    out = np.empty(len(values), dtype=object)
+    for i, v in enumerate(values):
+        out[i] = v
+    return out
+
+
+def write_bytes_array(
+    store: Any, cells: list[bytes], *, name: str | None = None, **kwargs: Any
+) -> zarr.Array:
+    """A zarr ``variable_length_bytes`` + ``vlen-bytes`` array holding ``cells``."""
+    kwargs.setdefault("chunks", (4,))
+    arr = zarr.create_array(
+        store, name=name, shape=(len(cells),), dtype=VariableLengthBytes(), **kwargs
+    )
+    arr[:] = as_objects(cells)
+    return arr
+
+
+def write_ndarray_array(
+    store: Any, cells: list[np.ndarray], dtype: NDArray, *, name: str | None = None, **kwargs: Any
+) -> zarr.Array:
+    """A zarr ``ndarray`` + ``vlen-ndarray`` array holding ``cells`` (written by the codec)."""
+    kwargs.setdefault("chunks", (4,))
+    arr = zarr.create_array(
+        store,
+        name=name,
+        shape=(len(cells),),
+        dtype=dtype,
+        serializer=VlenNDArrayCodec(),
+        **kwargs,
+    )
+    arr[:] = as_objects(cells)
+    return arr
+
+
+def zip_store(path: Path) -> ZipStore:
+    return ZipStore(path, mode="w")
+
+
+def read_json(path: Path) -> Any:
+    return json.loads(path.read_text())
+
+
+def snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
+    """Every file below ``root`` (or the file itself): content and mtime in nanoseconds."""
+    files = [root] if root.is_file() else [p for p in root.rglob("*") if p.is_file()]
+    return {str(p): (p.read_bytes(), os.stat(p).st_mtime_ns) for p in files}
+
+
+def run(capsys: Any, *argv: str) -> tuple[int, str, str]:
+    """Run the tool in-process; (exit status, stdout, stderr)."""
+    try:
+        status = main(list(argv))
+    except SystemExit as exc:  # argparse usage errors
+        status = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return status, out, err
