@@ -132,12 +132,14 @@ def pyarrow_requirement(spec: str) -> str:
 
 def run_pytest(session: nox.Session, *test_dirs: str) -> None:
     """Run pytest over the given test folders; "no tests collected" (exit 5) fails the session."""
-    dirs = [d for d in test_dirs if (ROOT / d).is_dir()]
-    if not dirs:
-        session.error(f"none of the test folders exist: {', '.join(test_dirs)}")
+    missing = [d for d in test_dirs if not (ROOT / d).is_dir()]
+    if missing:
+        session.error(f"test folder(s) missing: {', '.join(missing)}")
     # Always the root config (shared addopts, pythonpath, warning filters): without -c, pytest
     # would pick packages/<one>/pyproject.toml when only that package's tests are collected.
-    session.run("pytest", "-c", "pyproject.toml", "-p", "no:cacheprovider", *dirs, *session.posargs)
+    session.run(
+        "pytest", "-c", "pyproject.toml", "-p", "no:cacheprovider", *test_dirs, *session.posargs
+    )
 
 
 def all_test_dirs() -> list[str]:
