@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -38,10 +39,13 @@ def write_bytes_array(
 ) -> zarr.Array:
     """A zarr ``variable_length_bytes`` + ``vlen-bytes`` array holding ``cells``."""
     kwargs.setdefault("chunks", (4,))
-    arr = zarr.create_array(
-        store, name=name, shape=(len(cells),), dtype=VariableLengthBytes(), **kwargs
-    )
-    arr[:] = as_objects(cells)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*does not have a Zarr V3 specification")
+        warnings.filterwarnings("ignore", message=".*not part in the Zarr format 3 spec")
+        arr = zarr.create_array(
+            store, name=name, shape=(len(cells),), dtype=VariableLengthBytes(), **kwargs
+        )
+        arr[:] = as_objects(cells)
     return arr
 
 
@@ -54,7 +58,7 @@ def write_ndarray_array(
         store,
         name=name,
         shape=(len(cells),),
-        dtype=dtype,
+        dtype=dtype,  # type: ignore[arg-type]
         serializer=VlenNDArrayCodec(),
         **kwargs,
     )

@@ -182,12 +182,19 @@ def element_type(meta: dict[str, Any]) -> ElementType | None:
 
 
 def _legacy_dtype(value: object, where: str) -> str:
+    """A 0.1.x element dtype: one of the 14 names, or an explicit little-endian typestr."""
     if isinstance(value, str) and value in ELEMENT_DTYPES:
         return value
-    try:
-        return parse_element_dtype(value)
-    except ElementDTypeError as exc:
-        raise Refused(f"{where}: {exc}") from exc
+    if isinstance(value, str) and re.fullmatch(r"[<|][biufc][0-9]{1,2}", value):
+        try:
+            return parse_element_dtype(value)
+        except ElementDTypeError as exc:
+            raise Refused(f"{where}: {exc}") from exc
+    raise Refused(
+        f"{where}: element dtype {_compact(value)} is neither one of the 14 names "
+        f"{', '.join(ELEMENT_DTYPES)} nor an explicit little-endian typestr such as '<f4'; "
+        "it is not allowed (a guess could mistype every element)."
+    )
 
 
 # ------------------------------------------------------------------------------ codec chains
@@ -283,7 +290,9 @@ def _check_vlen_ndarray_entries(meta: dict[str, Any], where: str) -> None:
 def _check_fill(meta: dict[str, Any], etype: ElementType, where: str, command: str) -> None:
     fill = meta.get("fill_value")
     try:
-        decode_fill(fill, etype.pattern, etype.itemsize)
+        payload, _shape = decode_fill(fill, etype.pattern, etype.itemsize)
+        if etype.dtype == "bool" and max(payload, default=0) > 1:
+            raise FillValueError("bool items must be the bytes 0x00 or 0x01")
     except FillValueError as exc:
         raise Refused(
             f"{where}: the fill_value {_compact(fill)} is not a valid fill for {etype} ({exc}); "
