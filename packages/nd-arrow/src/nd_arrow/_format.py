@@ -10,6 +10,7 @@ specification.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -148,35 +149,54 @@ def size_products(
     """Per-row product of ``sizes[starts[i]:ends[i]]`` (1 for an empty range), vectorized.
 
     Returns ``(products, overflow)``: ``overflow[i]`` is True where the exact product does not fit
-    in int64 (``products[i]`` is then -1). Products are computed in float64 and only the rare rows
-    at or above 2**53, where float64 is not exact, are recomputed exactly with Python integers.
+    in int64 (``products[i]`` is then -1). Rows are grouped by rank; a group whose largest size
+    bounds every product below 2**53 is multiplied in int64 directly, others are screened in
+    float64 and only the rare rows at or above 2**53 are recomputed with Python integers.
     """
     n = len(starts)
     counts = ends - starts
-    fprod = np.ones(n, np.float64)
-    if n == 0 or len(sizes) == 0:
-        return np.ones(n, np.int64), np.zeros(n, np.bool_)
-    fsizes = sizes.astype(np.float64)
-    # Rows are grouped by rank (few distinct ranks): one gather and one product per group.
-    for rank in np.unique(counts).tolist():
-        if rank <= 0:
-            continue
-        rows = np.flatnonzero(counts == rank)
-        idx = starts[rows, None] + np.arange(rank, dtype=np.int64)[None, :]
-        fprod[rows] = np.prod(fsizes[idx], axis=1)
-    products = np.zeros(n, np.int64)
+    products = np.ones(n, np.int64)
     overflow = np.zeros(n, np.bool_)
-    small = fprod < _EXACT_FLOAT
-    products[small] = fprod[small].astype(np.int64)
-    for i in np.flatnonzero(~small).tolist():
-        exact_prod = 1
-        for s in sizes[starts[i] : ends[i]].tolist():
-            exact_prod *= int(s)
-        if exact_prod > _INT64_MAX:
-            overflow[i] = True
-            products[i] = -1
-        else:
-            products[i] = exact_prod
+    if n == 0 or len(sizes) == 0:
+        return products, overflow
+    largest = float(np.max(sizes))
+    low, high = int(np.min(counts)), int(np.max(counts))
+    unique_ranks = [low] if low == high else np.unique(counts).tolist()
+    if (
+        len(unique_ranks) == 1
+        and unique_ranks[0] > 0
+        and np.array_equal(starts, starts[0] + unique_ranks[0] * np.arange(n, dtype=np.int64))
+    ):
+        # One rank, rows laid out back to back (the common case): a reshape, no gather.
+        r = unique_ranks[0]
+        groups = [(np.arange(n), sizes[int(starts[0]) : int(starts[0]) + n * r].reshape(n, r))]
+    else:
+        groups = []
+        for rank in unique_ranks:
+            if rank <= 0:
+                continue
+            rows = np.flatnonzero(counts == rank)
+            idx = starts[rows, None] + np.arange(rank, dtype=np.int64)[None, :]
+            groups.append((rows, sizes[idx]))
+    for rows, block in groups:
+        r = block.shape[1]
+        if largest <= 1 or r * math.log2(largest) < 53:
+            # No product in this group can reach 2**53: int64 is exact and cannot overflow.
+            products[rows] = np.prod(block, axis=1, dtype=np.int64)
+            continue
+        fprod = np.prod(block.astype(np.float64), axis=1)
+        small = fprod < _EXACT_FLOAT
+        products[rows[small]] = np.prod(block[small], axis=1, dtype=np.int64)
+        for j in np.flatnonzero(~small).tolist():
+            exact_prod = 1
+            for size in block[j].tolist():
+                exact_prod *= int(size)
+            i = int(rows[j])
+            if exact_prod > _INT64_MAX:
+                overflow[i] = True
+                products[i] = -1
+            else:
+                products[i] = exact_prod
     return products, overflow
 
 

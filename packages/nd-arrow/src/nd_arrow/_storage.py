@@ -258,8 +258,9 @@ def validate_storage(storage: pa.Array, where: str = "nd column") -> StoragePart
     _check_item_nulls(names, name_offsets, valid, DIM_NAMES_FIELD, where)
     _check_item_nulls(sizes_arr, dim_offsets, valid, DIM_SIZES_FIELD, where)
 
-    n_names = np.where(valid, np.diff(name_offsets), 0)
-    rank = np.where(valid, np.diff(dim_offsets), 0)
+    all_valid = storage.null_count == 0
+    n_names = np.diff(name_offsets) if all_valid else np.where(valid, np.diff(name_offsets), 0)
+    rank = np.diff(dim_offsets) if all_valid else np.where(valid, np.diff(dim_offsets), 0)
     if np.any(n_names < 0) or np.any(rank < 0):
         raise InvalidEncodingError(f"{where}: dimension list offsets decrease")
     bad = n_names != rank
@@ -271,7 +272,7 @@ def validate_storage(storage: pa.Array, where: str = "nd column") -> StoragePart
         )
 
     sizes = sizes_arr.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
-    starts = np.where(valid, dim_offsets[:-1], 0)
+    starts = dim_offsets[:-1] if all_valid else np.where(valid, dim_offsets[:-1], 0)
     products, overflow = size_products(sizes, starts, starts + rank)
     if overflow.any():
         i = _first(overflow)
@@ -281,7 +282,7 @@ def validate_storage(storage: pa.Array, where: str = "nd column") -> StoragePart
             "no array can have that many values"
         )
     lengths = np.diff(value_offsets)
-    bad = valid & (lengths != products)
+    bad = lengths != products if all_valid else valid & (lengths != products)
     if bad.any():
         i = _first(bad)
         shape = sizes[starts[i] : starts[i] + rank[i]].tolist()
@@ -294,6 +295,25 @@ def validate_storage(storage: pa.Array, where: str = "nd column") -> StoragePart
     # Names: a dictionary of distinct names, then non-empty and unique per row.
     if pa.types.is_string_view(names.type):
         names = names.cast(pa.string())
+    uniform = _uniform_names(names, name_offsets, rank) if storage.null_count == 0 else None
+    if uniform is not None:
+        # Every row carries the same names (the common case): check them once.
+        _check_one_row(uniform, where)
+        codes_all = np.zeros(len(names), np.int64)
+        r, off0 = len(uniform), int(name_offsets[0])
+        codes_all[off0 : off0 + n * r] = np.tile(np.arange(r, dtype=np.int64), n)
+        return StorageParts(
+            storage=storage,
+            layout=layout,
+            valid=valid,
+            values=values,
+            value_offsets=value_offsets,
+            dim_offsets=dim_offsets,
+            sizes=sizes,
+            name_codes=_align_names(codes_all, name_offsets, dim_offsets, valid, rank),
+            name_dict=list(uniform),
+            attrs=_attrs_child(storage, layout),
+        )
     name_starts = np.where(valid, name_offsets[:-1], 0)
     row_ids, pos = segment_positions(name_starts, rank)
     if len(names):
@@ -327,6 +347,56 @@ def validate_storage(storage: pa.Array, where: str = "nd column") -> StoragePart
         name_dict=name_dict,
         attrs=_attrs_child(storage, layout),
     )
+
+
+def _uniform_names(
+    names: pa.Array, name_offsets: npt.NDArray[np.int64], rank: npt.NDArray[np.int64]
+) -> tuple[str, ...] | None:
+    """The names of row 0 when every row has exactly the same names (compared as raw bytes)."""
+    n = len(rank)
+    if n == 0 or int(np.min(rank)) != int(np.max(rank)):
+        return None
+    r = int(rank[0])
+    off0 = int(name_offsets[0])
+    if r == 0:
+        return ()
+    if not np.array_equal(name_offsets, off0 + r * np.arange(n + 1, dtype=np.int64)):
+        return None
+    if pa.types.is_string(names.type):
+        offset_type: type[np.integer[Any]] = np.int32
+    elif pa.types.is_large_string(names.type):
+        offset_type = np.int64
+    else:
+        return None
+    _, offsets_buf, data_buf = names.buffers()
+    item_off = np.frombuffer(offsets_buf, offset_type)[
+        names.offset + off0 : names.offset + off0 + n * r + 1
+    ].astype(np.int64)
+    lens = np.diff(item_off).reshape(n, r)
+    if not (lens == lens[0]).all():
+        return None
+    row_bytes = int(lens[0].sum())
+    if row_bytes:
+        data = np.frombuffer(data_buf, np.uint8)[int(item_off[0]) : int(item_off[-1])]
+        block = data.reshape(n, row_bytes)
+        if not (block == block[0]).all():
+            return None
+    first: list[str] = names.slice(off0, r).to_pylist()
+    return tuple(first)
+
+
+def _check_one_row(names: tuple[str, ...], where: str) -> None:
+    for name in names:
+        if not name:
+            raise InvalidDimensionsError(
+                f"{where}: row 0 has an empty dimension name; names must not be empty"
+            )
+    for name in names:
+        if names.count(name) > 1:
+            raise InvalidDimensionsError(
+                f"{where}: row 0 has the dimension name {name!r} twice; names must be unique "
+                "within a row"
+            )
 
 
 def _align_names(
@@ -428,13 +498,20 @@ def build_storage(
 
 
 def tile_names(names: Sequence[str], count: int) -> pa.Array:
-    """``count`` repetitions of one row's names as one flat Utf8 array, without Python lists."""
+    """``count`` repetitions of one row's names as one flat Utf8 array, built from numpy buffers."""
     if not names or count == 0:
         return pa.array([], pa.string())
-    base = pa.array(list(names), pa.string())
-    idx = np.tile(np.arange(len(names), dtype=np.int32), count)
-    return base.take(pa.array(idx))
-
-
-def as_int64(a: Any) -> npt.NDArray[np.int64]:
-    return np.asarray(a, dtype=np.int64)
+    encoded = [n.encode("utf-8") for n in names]
+    lens = np.array([len(b) for b in encoded], np.int64)
+    total = int(lens.sum()) * count
+    if total > _INT32_MAX:
+        raise InvalidArgumentError(
+            f"nd column: {total} bytes of dimension names exceed what one Utf8 array can hold; "
+            "split the arrays over several columns or record batches"
+        )
+    offsets = np.zeros(len(names) * count + 1, np.int32)
+    np.cumsum(np.tile(lens.astype(np.int32), count), out=offsets[1:])
+    data = np.tile(np.frombuffer(b"".join(encoded), np.uint8), count)
+    return pa.StringArray.from_buffers(
+        len(names) * count, pa.py_buffer(offsets), pa.py_buffer(data)
+    )

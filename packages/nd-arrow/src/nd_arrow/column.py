@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator, Sequence
-from operator import attrgetter
 from typing import Any, overload
 
 import numpy as np
@@ -25,7 +24,13 @@ from nd_arrow._format import (
     default_dim_names,
     parse_extension_metadata,
 )
-from nd_arrow._storage import StorageParts, build_storage, tile_names, validate_storage
+from nd_arrow._storage import (
+    StorageParts,
+    build_storage,
+    parse_storage_type,
+    tile_names,
+    validate_storage,
+)
 from nd_arrow._values import arrow_to_numpy, arrow_type_for_dtype, is_string_dtype, numpy_to_arrow
 from nd_arrow.array import NdArray
 from nd_arrow.errors import (
@@ -108,36 +113,46 @@ class NdColumn:
     ) -> NdColumn:
         kinds = set(map(type, items))
         if kinds <= {np.ndarray, type(None)} and np.ndarray in kinds:
-            ndims = set(map(attrgetter("ndim"), [a for a in items if a is not None]))
-            if len(ndims) == 1:
-                return cls._build_uniform(items, ndims.pop(), dims, value_type, where)
+            built = cls._build_uniform(items, type(None) in kinds, dims, value_type, where)
+            if built is not None:
+                return built
         return cls._build_general(items, dims, value_type, where)
 
     @classmethod
     def _build_uniform(
         cls,
         items: list[np.ndarray | None],
-        rank: int,
+        has_nulls: bool,
         dims: Sequence[str] | None,
         value_type: pa.DataType | None,
         where: str,
-    ) -> NdColumn:
-        """Fast path: plain numpy arrays of one rank sharing the names ``dims``."""
-        names = default_dim_names(rank) if dims is None else check_dim_names(dims, rank, where)
-        has_nulls = any(a is None for a in items)
-        arrays: list[np.ndarray] = [a for a in items if a is not None]
+    ) -> NdColumn | None:
+        """Fast path: plain numpy arrays of one rank and one trailing shape, sharing ``dims``.
+
+        Returns None (use the general path) when ranks or trailing shapes differ. numpy's
+        concatenation checks ranks and trailing shapes; only the leading sizes are read per row.
+        """
+        n = len(items)
+        arrays: list[np.ndarray] = [a for a in items if a is not None] if has_nulls else items  # type: ignore[assignment]
         dtype = _check_dtypes(arrays, where)
         assert dtype is not None
         k = len(arrays)
-        sizes = np.fromiter(
-            itertools.chain.from_iterable(map(attrgetter("shape"), arrays)), np.int64, k * rank
-        ).reshape(k, rank)
-        if rank and k and (sizes[:, 1:] == sizes[0, 1:]).all():
-            flat = np.concatenate(arrays, axis=0).reshape(-1)
-        elif rank == 0:
-            flat = np.stack(arrays).reshape(-1)
+        rank = arrays[0].ndim
+        if rank == 0:
+            if any(a.ndim for a in arrays):
+                return None
+            flat = np.stack(arrays)
+            sizes = np.zeros((k, 0), np.int64)
         else:
-            flat = np.concatenate([a.reshape(-1) for a in arrays])
+            try:
+                stacked = np.concatenate(arrays, axis=0)
+            except ValueError:
+                return None  # ranks or trailing shapes differ
+            flat = stacked.reshape(-1)
+            sizes = np.empty((k, rank), np.int64)
+            sizes[:, 0] = np.fromiter(map(len, arrays), np.int64, k)
+            sizes[:, 1:] = stacked.shape[1:]
+        names = default_dim_names(rank) if dims is None else check_dim_names(dims, rank, where)
         if is_string_dtype(flat.dtype) and flat.dtype.kind != "O":
             flat = flat.astype(object)
         largest = int(np.max(sizes)) if sizes.size else 0
@@ -146,16 +161,18 @@ class NdColumn:
                 f"{where}: dimension size {largest} exceeds {MAX_DIM_SIZE}, the largest "
                 "UInt32 dimension size"
             )
-        counts = sizes.prod(axis=1) if rank else np.ones(k, np.int64)
-        null_rows = None
+        inner = int(np.prod(sizes[0, 1:])) if rank else 1
+        counts = sizes[:, 0] * inner if rank else np.ones(k, np.int64)
         ranks = np.full(k, rank, np.int64)
+        null_rows = None
         if has_nulls:
-            null_rows = np.fromiter((a is None for a in items), np.bool_, len(items))
-            full = np.zeros(len(items), np.int64)
+            null_rows = np.fromiter((a is None for a in items), np.bool_, n)
+            full = np.zeros(n, np.int64)
             full[~null_rows] = counts
             counts = full
             ranks = np.where(null_rows, 0, rank)
         values = numpy_to_arrow(flat, None, value_type, where)
+        codes = np.tile(np.arange(rank, dtype=np.int64), k)
         return cls._assemble(
             values,
             counts,
@@ -164,6 +181,8 @@ class NdColumn:
             sizes.reshape(-1),
             null_rows,
             None,
+            codes,
+            list(names),
         )
 
     @classmethod
@@ -216,14 +235,29 @@ class NdColumn:
         )
         dim_tuples = {r.dims for r in present}
         if len(dim_tuples) == 1:
-            names = tile_names(next(iter(dim_tuples)), len(present))
+            only = next(iter(dim_tuples))
+            names = tile_names(only, len(present))
+            name_dict = list(only)
+            codes = np.tile(np.arange(len(only), dtype=np.int64), len(present))
         else:
-            names = pa.array(
-                list(itertools.chain.from_iterable(r.dims for r in present)), pa.string()
+            flat_names = list(itertools.chain.from_iterable(r.dims for r in present))
+            index: dict[str, int] = {}
+            codes = np.fromiter(
+                (index.setdefault(nm, len(index)) for nm in flat_names), np.int64, len(flat_names)
             )
+            name_dict = list(index)
+            names = pa.array(flat_names, pa.string())
         attrs = encode_attrs([r.attrs if r is not None else None for r in rows], f"{where} row")
         return cls._assemble(
-            values, counts, ranks, names, sizes, null_rows if null_rows.any() else None, attrs
+            values,
+            counts,
+            ranks,
+            names,
+            sizes,
+            null_rows if null_rows.any() else None,
+            attrs,
+            codes,
+            name_dict,
         )
 
     @classmethod
@@ -236,7 +270,14 @@ class NdColumn:
         sizes: npt.NDArray[np.int64],
         null_rows: npt.NDArray[np.bool_] | None,
         attrs: pa.StructArray | None,
+        name_codes: npt.NDArray[np.int64],
+        name_dict: list[str],
     ) -> NdColumn:
+        """Storage from parts whose rules were checked on the way in (by NdArray / the fast path).
+
+        The parts go to the column as they are: re-checking the storage just built would only
+        repeat those checks.
+        """
         value_offsets = np.zeros(len(counts) + 1, np.int64)
         np.cumsum(counts, out=value_offsets[1:])
         dim_offsets = np.zeros(len(ranks) + 1, np.int64)
@@ -251,7 +292,19 @@ class NdColumn:
             null_rows=null_rows,
             attrs=attrs,
         )
-        return cls(validate_storage(storage))
+        parts = StorageParts(
+            storage=storage,
+            layout=parse_storage_type(storage.type),
+            valid=np.ones(len(counts), np.bool_) if null_rows is None else ~null_rows,
+            values=values,
+            value_offsets=value_offsets,
+            dim_offsets=dim_offsets,
+            sizes=sizes,
+            name_codes=name_codes,
+            name_dict=name_dict,
+            attrs=storage.field(3) if storage.type.num_fields == 4 else None,
+        )
+        return cls(parts)
 
     # --------------------------------------------------------------------------------- decode
 

@@ -1,0 +1,132 @@
+"""Benchmark nd-arrow columns against PyPI ``ndarrow`` and ``pa.array`` of nested Python lists.
+
+Workloads (issue 4):
+  ragged: 1,000,000 rows of (n, 2) float32, n ~ Poisson(8), dims ("point", "xy")
+  fixed:  10,000 rows of (64, 64) float64, dims ("y", "x")
+Operations: build a column from a list of numpy arrays; decode it back to a list of numpy arrays
+(from the Arrow array, so nd-arrow's storage checks are included); IPC round trip (write a table
+to an in-memory stream and read it back).
+
+Every number is the best of a few repeats, measured in this run; ratios are other / nd-arrow
+(above 1 means nd-arrow is faster). No assertions: this reports, CI's tests judge correctness.
+Run:  python benchmarks/bench_nd_arrow.py [--small]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from nd_arrow import NdColumn
+
+try:
+    import ndarrow
+except ImportError:  # the comparison column is left empty without it
+    ndarrow = None
+
+
+def best(fn: Callable[[], Any], repeats: int) -> tuple[float, Any]:
+    """Minimum wall time over ``repeats`` calls, and the first call's result.
+
+    Later results are dropped before the next call, so no run pays for the garbage of another.
+    """
+    first = None
+    times = []
+    for i in range(repeats):
+        gc.collect()
+        t0 = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t0)
+        if i == 0:
+            first = out
+        del out
+    return min(times), first
+
+
+def ipc_roundtrip(arr: pa.Array) -> pa.Array:
+    table = pa.table({"x": arr})
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as w:
+        w.write_table(table)
+    return pa.ipc.open_stream(sink.getvalue()).read_all().column("x").chunk(0)
+
+
+def workloads(small: bool) -> dict[str, tuple[list[np.ndarray], list[str]]]:
+    rng = np.random.default_rng(0)
+    n_ragged, n_fixed = (100_000, 1_000) if small else (1_000_000, 10_000)
+    counts = rng.poisson(8, n_ragged)
+    flat = rng.random((int(counts.sum()), 2), dtype=np.float32)
+    ragged = np.split(flat, np.cumsum(counts)[:-1])
+    fixed = list(rng.random((n_fixed, 64, 64)))
+    return {
+        f"ragged {n_ragged:,} x (n,2) f4": (ragged, ["point", "xy"]),
+        f"fixed {n_fixed:,} x (64,64) f8": (fixed, ["y", "x"]),
+    }
+
+
+def run(small: bool) -> list[tuple[str, str, float, float | None, float]]:
+    rows = []
+    for name, (arrays, dims) in workloads(small).items():
+        ragged = name.startswith("ragged")
+        reps = 5
+        slow_reps = 1
+        dtype = arrays[0].dtype
+
+        t_nd, col = best(lambda a=arrays, d=dims: NdColumn.from_arrays(a, dims=d), reps)
+        nd_arr = col.to_arrow()
+        t_nd_dec, _ = best(lambda x=nd_arr: NdColumn.from_arrow(x).to_numpy_list(), reps)
+        t_nd_ipc, _ = best(lambda x=nd_arr: ipc_roundtrip(x), reps)
+
+        t_nda = t_nda_dec = t_nda_ipc = None
+        if ndarrow is not None:
+            cls = ndarrow.RaggedTensorArray if ragged else ndarrow.TensorArray
+            t_nda, nda_arr = best(lambda a=arrays, c=cls: c.from_numpy(a), reps)
+            # TensorArray.to_numpy gives one (N, 64, 64) array; list() makes it the same list of
+            # per-row arrays the other two paths return.
+            t_nda_dec, _ = best(lambda x=nda_arr: list(x.to_numpy()), reps)
+            t_nda_ipc, _ = best(lambda x=nda_arr: ipc_roundtrip(x), reps)
+
+        nested_type = pa.list_(pa.list_(pa.from_numpy_dtype(dtype)))
+        t_py, py_arr = best(
+            lambda a=arrays, t=nested_type: pa.array([x.tolist() for x in a], type=t), slow_reps
+        )
+        t_py_dec, _ = best(
+            lambda x=py_arr, dt=dtype: [np.array(v, dtype=dt) for v in x.to_pylist()], slow_reps
+        )
+        t_py_ipc, _ = best(lambda x=py_arr: ipc_roundtrip(x), reps)
+
+        rows.append((name, "build", t_nd, t_nda, t_py))
+        rows.append((name, "to numpy list", t_nd_dec, t_nda_dec, t_py_dec))
+        rows.append((name, "IPC round trip", t_nd_ipc, t_nda_ipc, t_py_ipc))
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--small", action="store_true", help="a tenth of the rows (quick check)")
+    args = parser.parse_args()
+    rows = run(args.small)
+    print(
+        f"pyarrow {pa.__version__}, numpy {np.__version__}, "
+        f"ndarrow {getattr(ndarrow, '__version__', 'not installed')}"
+    )
+    head = (
+        f"{'workload':<28} {'operation':<15} {'nd-arrow s':>10} {'ndarrow s':>10} "
+        f"{'lists s':>9} {'ndarrow/nd':>10} {'lists/nd':>9}"
+    )
+    print(head)
+    print("-" * len(head))
+    for name, op, nd, nda, py in rows:
+        nda_s = f"{nda:10.4f}" if nda is not None else f"{'-':>10}"
+        ratio = f"{nda / nd:10.2f}" if nda is not None else f"{'-':>10}"
+        print(f"{name:<28} {op:<15} {nd:10.4f} {nda_s} {py:9.3f} {ratio} {py / nd:9.1f}")
+
+
+if __name__ == "__main__":
+    main()
