@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -355,4 +354,3 @@ def test_python_dash_m_entry(bytes_store: Any) -> None:
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["kind"] == "bytes"
     assert done.stderr.count("reading chunks") == 0  # no progress bar when not a terminal
-    shutil.rmtree(path)
