@@ -194,7 +194,7 @@ def _fast_scan(
             return None
         if w != words.size:
             return None
-        starts = np.array(at, dtype=np.int64)
+        starts = np.fromiter(at, dtype=np.int64, count=count)
         nbytes = words[starts].astype(np.int64)
         starts = starts * 4 + HEADER_NBYTES
     else:
@@ -215,7 +215,7 @@ def _fast_scan(
             return None
         if p != size:
             return None
-        starts = np.array(at, dtype=np.int64)
+        starts = np.fromiter(at, dtype=np.int64, count=count)
         nbytes = np.empty(count, dtype=np.int64)
         for r in range(4):
             sel = (starts & 3) == r
