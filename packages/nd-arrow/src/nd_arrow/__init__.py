@@ -1,6 +1,12 @@
 """nd-arrow: the ``nd_arrow.array`` Arrow extension type for named N-dimensional arrays.
 
-Importing this package registers :class:`NdArrayType` with pyarrow.
+Importing this package registers :class:`NdArrayType` with pyarrow. xarray support lives in
+:mod:`nd_arrow.xarray` (the ``xarray`` extra) and is imported only when used.
+
+>>> import numpy as np
+>>> col = NdColumn.from_arrays([NdArray(np.zeros((2, 3)), ["time", "lat"], {"units": "K"})])
+>>> col[0].sizes
+{'time': 2, 'lat': 3}
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from nd_arrow._format import (
     VALUES_FIELD,
 )
 from nd_arrow.array import NdArray
+from nd_arrow.batch import NdRecordBatch, decode_batches, encode_batches
 from nd_arrow.column import NdColumn
 from nd_arrow.errors import (
     InvalidArgumentError,
@@ -41,6 +48,14 @@ from nd_arrow.extension import (
     logical_schema,
     register,
 )
+from nd_arrow.io import read_ipc, read_parquet, rewrap, write_ipc, write_parquet
+from nd_arrow.tensor import (
+    from_fixed_shape_tensor,
+    from_variable_shape_tensor,
+    to_fixed_shape_tensor,
+    to_variable_shape_tensor,
+    variable_shape_tensor_storage,
+)
 
 __all__ = [
     "ATTRS_FIELD",
@@ -61,10 +76,13 @@ __all__ = [
     "NdArrayType",
     "NdArrowError",
     "NdColumn",
+    "NdRecordBatch",
     "NdExtensionArray",
     "NotSupportedError",
     "SchemaMismatchError",
     "ShapeMismatchError",
+    "decode_batches",
+    "encode_batches",
     "encoded_field",
     "encoded_schema",
     "global_attributes_field",
@@ -72,5 +90,15 @@ __all__ = [
     "is_nd_field",
     "logical_field",
     "logical_schema",
+    "from_fixed_shape_tensor",
+    "from_variable_shape_tensor",
+    "read_ipc",
+    "read_parquet",
     "register",
+    "rewrap",
+    "to_fixed_shape_tensor",
+    "to_variable_shape_tensor",
+    "variable_shape_tensor_storage",
+    "write_ipc",
+    "write_parquet",
 ]

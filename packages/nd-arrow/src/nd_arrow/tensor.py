@@ -1,0 +1,342 @@
+"""Conversions between nd columns and Arrow's canonical tensor extension types.
+
+* ``arrow.fixed_shape_tensor`` (every pyarrow >= 18): when all non-null rows share names and
+  sizes. The names become ``dim_names``; on import a ``permutation`` is a view hint and ignored.
+* ``arrow.variable_shape_tensor``: when all non-null rows share names and rank. pyarrow's C++ side
+  knows the type from 24.0.0, but Python has no factory for it (through 26): on pyarrow >= 24
+  :func:`to_variable_shape_tensor` builds it through the Arrow C data interface; on every version
+  :func:`variable_shape_tensor_storage` returns the tagged field and storage, which any Arrow
+  reader that knows the type restores from IPC or Parquet. Both ``permutation`` and
+  ``permutations`` are read (and ignored), as is ``uniform_shape``.
+
+Neither canonical type has attributes or element nulls: rows with attributes or null elements are
+a :class:`NotSupportedError` (drop attributes / fill nulls first). Null rows stay null rows.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
+from nd_arrow._compat import VARIABLE_SHAPE_TENSOR_IN_CPP, extension_keys, import_with_field
+from nd_arrow._format import default_dim_names
+from nd_arrow._storage import segment_positions, tile_names
+from nd_arrow.column import NdColumn
+from nd_arrow.errors import (
+    InvalidArgumentError,
+    InvalidEncodingError,
+    NotSupportedError,
+    ShapeMismatchError,
+)
+from nd_arrow.extension import EXTENSION_METADATA_KEY, EXTENSION_NAME_KEY
+
+__all__ = [
+    "FIXED_SHAPE_TENSOR",
+    "VARIABLE_SHAPE_TENSOR",
+    "from_fixed_shape_tensor",
+    "from_variable_shape_tensor",
+    "to_fixed_shape_tensor",
+    "to_variable_shape_tensor",
+    "variable_shape_tensor_storage",
+]
+
+FIXED_SHAPE_TENSOR = "arrow.fixed_shape_tensor"
+VARIABLE_SHAPE_TENSOR = "arrow.variable_shape_tensor"
+_INT32_MAX = 2**31 - 1
+
+
+def _check_canonical(column: NdColumn, target: str) -> None:
+    p = column._parts
+    if p.attrs is not None and any(
+        p.attrs.field(i).null_count < len(p.attrs) for i in range(p.attrs.type.num_fields)
+    ):
+        raise NotSupportedError(
+            f"{target} has no attributes, but rows of this column have some; build the column "
+            "from arrays without attributes first"
+        )
+    if p.values.null_count:
+        starts = np.where(p.valid, p.value_offsets[:-1], 0)
+        lengths = np.where(p.valid, np.diff(p.value_offsets), 0)
+        _, pos = segment_positions(starts, lengths)
+        nulls = p.values.is_null().to_numpy(zero_copy_only=False)
+        if nulls[pos].any():
+            raise NotSupportedError(
+                f"{target} elements cannot be null, but this column has null values; fill them "
+                "first (for example NdArray(arr.to_numpy().filled(0), arr.dims))"
+            )
+
+
+def _shared_dims(column: NdColumn, target: str, same_sizes: bool) -> tuple[list[str], Any]:
+    """Names shared by every non-null row, and the (k, rank) sizes block of those rows."""
+    p = column._parts
+    valid_rows = np.flatnonzero(p.valid)
+    if not len(valid_rows):
+        raise NotSupportedError(
+            f"{target}: the column has no non-null row to take the dimensions from"
+        )
+    rank = np.diff(p.dim_offsets)[valid_rows]
+    r = int(rank[0])
+    if (rank != r).any():
+        i = int(valid_rows[np.flatnonzero(rank != r)[0]])
+        raise NotSupportedError(
+            f"{target} needs one rank for all rows; row {i} has rank "
+            f"{int(np.diff(p.dim_offsets)[i])} but row {int(valid_rows[0])} has rank {r}"
+        )
+    idx = p.dim_offsets[:-1][valid_rows, None] + np.arange(r)
+    codes = p.name_codes[idx]
+    differ = (codes != codes[0]).any(axis=1)
+    if differ.any():
+        raise NotSupportedError(
+            f"{target} needs the same dimension names in all rows; row "
+            f"{int(valid_rows[np.flatnonzero(differ)[0]])} differs from row {int(valid_rows[0])}"
+        )
+    sizes = p.sizes[idx]
+    if same_sizes:
+        differ = (sizes != sizes[0]).any(axis=1)
+        if differ.any():
+            raise NotSupportedError(
+                f"{target} needs the same sizes in all rows; row "
+                f"{int(valid_rows[np.flatnonzero(differ)[0]])} has {sizes[differ][0].tolist()} "
+                f"but row {int(valid_rows[0])} has {sizes[0].tolist()}. Use "
+                "to_variable_shape_tensor"
+            )
+    names = [p.name_dict[c] for c in codes[0].tolist()]
+    return names, sizes
+
+
+def to_fixed_shape_tensor(column: NdColumn) -> pa.ExtensionArray:
+    """``arrow.fixed_shape_tensor`` of a column whose non-null rows share names and sizes."""
+    _check_canonical(column, FIXED_SHAPE_TENSOR)
+    names, sizes = _shared_dims(column, FIXED_SHAPE_TENSOR, same_sizes=True)
+    p = column._parts
+    shape = sizes[0].tolist()
+    size = int(np.prod(shape)) if shape else 1
+    try:
+        tensor_type = pa.fixed_shape_tensor(p.layout.value_type, shape, dim_names=names or None)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, TypeError) as exc:
+        raise NotSupportedError(
+            f"{FIXED_SHAPE_TENSOR} cannot hold {p.layout.value_type} values of shape {shape}: {exc}"
+        ) from exc
+    n = len(p)
+    if p.null_count == 0:
+        start = int(p.value_offsets[0])
+        values = p.values.slice(start, n * size)
+        mask = None
+    else:
+        # Null rows still occupy list_size slots: point them at the first row's values.
+        first = int(p.value_offsets[:-1][p.valid][0])
+        starts = np.where(p.valid, p.value_offsets[:-1], first)
+        idx = (starts[:, None] + np.arange(size)).reshape(-1)
+        values = p.values.take(pa.array(idx))
+        mask = pa.array(~p.valid)
+    # from_buffers, not FixedSizeListArray.from_arrays: the latter divides by the list size and
+    # crashes the process for size 0 (a shape with a zero axis) on pyarrow 18-26.
+    validity = None if mask is None else pa.array(p.valid, pa.bool_()).buffers()[1]
+    storage = pa.Array.from_buffers(
+        tensor_type.storage_type,
+        n,
+        [validity],
+        null_count=p.null_count,
+        children=[values],
+    )
+    return pa.ExtensionArray.from_storage(tensor_type, storage)
+
+
+def _chunks_of(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
+    if isinstance(arr, pa.ChunkedArray):
+        return pa.concat_arrays(arr.chunks) if arr.num_chunks else pa.array([], arr.type)
+    return arr
+
+
+def _assemble_column(
+    values: pa.Array,
+    lengths: npt.NDArray[np.int64],
+    sizes: npt.NDArray[np.int64],
+    names: list[str],
+    valid: npt.NDArray[np.bool_],
+) -> NdColumn:
+    """A column from compacted values (null rows own none), per-row sizes (k, r) and names."""
+    n = len(valid)
+    r = len(names)
+    k = int(valid.sum())
+    counts = np.zeros(n, np.int64)
+    counts[valid] = lengths
+    ranks = np.where(valid, r, 0).astype(np.int64)
+    return NdColumn._assemble(
+        values,
+        counts,
+        ranks,
+        tile_names(names, k),
+        sizes.reshape(-1).astype(np.int64),
+        None if valid.all() else ~valid,
+        None,
+        np.tile(np.arange(r, dtype=np.int64), k),
+        list(names),
+    )
+
+
+def from_fixed_shape_tensor(arr: pa.Array | pa.ChunkedArray) -> NdColumn:
+    """An nd column from an ``arrow.fixed_shape_tensor`` array (``permutation`` is ignored)."""
+    arr = _chunks_of(arr)
+    t = arr.type
+    if getattr(t, "extension_name", None) != FIXED_SHAPE_TENSOR:
+        raise InvalidArgumentError(f"expected an {FIXED_SHAPE_TENSOR} array, got type {t}")
+    shape = [int(s) for s in t.shape]
+    names = list(t.dim_names) if t.dim_names else list(default_dim_names(len(shape)))
+    if len(names) != len(shape) or len(set(names)) != len(names) or not all(names):
+        raise InvalidEncodingError(
+            f"{FIXED_SHAPE_TENSOR}: dim_names {names} do not name the {len(shape)} axes of "
+            f"shape {shape} uniquely"
+        )
+    storage = arr.storage
+    size = int(np.prod(shape)) if shape else 1
+    values = storage.values.slice(storage.offset * size, len(storage) * size)
+    valid = (
+        storage.is_valid().to_numpy(zero_copy_only=False)
+        if storage.null_count
+        else np.ones(len(storage), np.bool_)
+    )
+    if not valid.all():
+        values = values.filter(pa.array(np.repeat(valid, size)))
+    k = int(valid.sum())
+    sizes = np.tile(np.asarray(shape, np.int64), (k, 1)).reshape(k, len(shape))
+    return _assemble_column(values, np.full(k, size, np.int64), sizes, names, valid)
+
+
+def variable_shape_tensor_storage(column: NdColumn) -> tuple[pa.Field, pa.StructArray]:
+    """The ``arrow.variable_shape_tensor`` storage of a column and its tagged field (any pyarrow).
+
+    Put the field and the storage into a table and write it: readers that know the canonical type
+    (pyarrow >= 24, arrow-rs, ...) restore it.
+    """
+    _check_canonical(column, VARIABLE_SHAPE_TENSOR)
+    names, sizes = _shared_dims(column, VARIABLE_SHAPE_TENSOR, same_sizes=False)
+    p = column._parts
+    if sizes.size and int(sizes.max()) > _INT32_MAX:
+        raise NotSupportedError(
+            f"{VARIABLE_SHAPE_TENSOR} stores shapes as int32; a size of {int(sizes.max())} "
+            "does not fit"
+        )
+    n, r = len(p), len(names)
+    full = np.zeros((n, r), np.int32)
+    full[p.valid] = sizes
+    shape = pa.Array.from_buffers(
+        pa.list_(pa.field("item", pa.int32()), r),
+        n,
+        [None],
+        children=[pa.array(full.reshape(-1), pa.int32())],
+    )
+    data = column.storage.field(0)
+    mask = None if p.null_count == 0 else pa.array(~p.valid)
+    storage = pa.StructArray.from_arrays(
+        [data, shape],
+        fields=[pa.field("data", data.type), pa.field("shape", shape.type)],
+        mask=mask,
+    )
+    meta: dict[str, Any] = {"dim_names": names} if names else {}
+    field = pa.field(
+        "",
+        storage.type,
+        metadata={
+            EXTENSION_NAME_KEY: VARIABLE_SHAPE_TENSOR.encode(),
+            EXTENSION_METADATA_KEY: json.dumps(meta, separators=(",", ":")).encode(),
+        },
+    )
+    return field, storage
+
+
+def to_variable_shape_tensor(column: NdColumn) -> pa.ExtensionArray:
+    """``arrow.variable_shape_tensor`` of a column whose non-null rows share names and rank.
+
+    Needs pyarrow >= 24 (C++ support); older releases raise :class:`NotSupportedError` and
+    :func:`variable_shape_tensor_storage` is the way to write the type.
+    """
+    if not VARIABLE_SHAPE_TENSOR_IN_CPP:
+        raise NotSupportedError(
+            f"pyarrow {pa.__version__} cannot represent {VARIABLE_SHAPE_TENSOR} (pyarrow >= 24 "
+            "can); use variable_shape_tensor_storage() to write the tagged storage instead"
+        )
+    field, storage = variable_shape_tensor_storage(column)
+    out = import_with_field(field, storage)
+    if getattr(out.type, "extension_name", None) != VARIABLE_SHAPE_TENSOR:
+        raise NotSupportedError(
+            f"pyarrow {pa.__version__} did not build {VARIABLE_SHAPE_TENSOR} from its storage"
+        )
+    return out
+
+
+def from_variable_shape_tensor(
+    arr: pa.Array | pa.ChunkedArray, field: pa.Field | None = None
+) -> NdColumn:
+    """An nd column from ``arrow.variable_shape_tensor``: the extension array (pyarrow >= 24) or
+    its storage Struct with the tagged ``field`` (any pyarrow)."""
+    arr = _chunks_of(arr)
+    t = arr.type
+    if getattr(t, "extension_name", None) == VARIABLE_SHAPE_TENSOR:
+        meta = extension_keys(t)
+        storage = arr.storage
+    elif field is not None and (field.metadata or {}).get(EXTENSION_NAME_KEY) == (
+        VARIABLE_SHAPE_TENSOR.encode()
+    ):
+        meta = dict(field.metadata or {})
+        storage = arr
+    else:
+        raise InvalidArgumentError(
+            f"expected an {VARIABLE_SHAPE_TENSOR} array, or its storage with the tagged field; "
+            f"got type {t}"
+        )
+    try:
+        params = json.loads(meta.get(EXTENSION_METADATA_KEY, b"{}") or b"{}")
+    except ValueError as exc:
+        raise InvalidEncodingError(f"{VARIABLE_SHAPE_TENSOR}: metadata is not JSON") from exc
+    st = storage.type
+    if not (
+        pa.types.is_struct(st)
+        and st.num_fields == 2
+        and st.field(0).name == "data"
+        and st.field(1).name == "shape"
+        and pa.types.is_fixed_size_list(st.field(1).type)
+    ):
+        raise InvalidEncodingError(
+            f"{VARIABLE_SHAPE_TENSOR} storage must be Struct<data: List, shape: "
+            f"FixedSizeList<int32>>; got {st}"
+        )
+    r = st.field(1).type.list_size
+    names = params.get("dim_names") or list(default_dim_names(r))
+    if len(names) != r or len(set(names)) != r or not all(isinstance(x, str) and x for x in names):
+        raise InvalidEncodingError(
+            f"{VARIABLE_SHAPE_TENSOR}: dim_names {names} do not name the {r} axes uniquely"
+        )
+    valid = (
+        storage.is_valid().to_numpy(zero_copy_only=False)
+        if storage.null_count
+        else np.ones(len(storage), np.bool_)
+    )
+    data = storage.field(0)
+    shape = storage.field(1)
+    flat_shape = shape.values.slice(shape.offset * r, len(shape) * r)
+    sizes = flat_shape.to_numpy(zero_copy_only=False).astype(np.int64).reshape(len(shape), r)
+    sizes = sizes[valid]
+    if (sizes < 0).any():
+        raise ShapeMismatchError(f"{VARIABLE_SHAPE_TENSOR}: negative size in {sizes.tolist()}")
+    offsets = data.offsets.to_numpy(zero_copy_only=False).astype(np.int64)
+    lengths = np.diff(offsets)[valid]
+    products = np.prod(sizes, axis=1) if r else np.ones(len(sizes), np.int64)
+    if (products != lengths).any():
+        j = int(np.flatnonzero(products != lengths)[0])
+        i = int(np.flatnonzero(valid)[j])
+        raise ShapeMismatchError(
+            f"{VARIABLE_SHAPE_TENSOR}: row {i} has {int(lengths[j])} values for shape "
+            f"{sizes[j].tolist()}"
+        )
+    _, pos = segment_positions(offsets[:-1][valid], lengths)
+    values = (
+        data.values.take(pa.array(pos))
+        if not valid.all()
+        else data.values.slice(int(offsets[0]), int(offsets[-1] - offsets[0]))
+    )
+    return _assemble_column(values, lengths, sizes, list(names), valid)

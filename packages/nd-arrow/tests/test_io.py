@@ -1,0 +1,93 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from _nd_strategies import columns
+from hypothesis import HealthCheck, given, settings
+
+from nd_arrow import NdArray, NdArrayType, NdColumn, ShapeMismatchError
+from nd_arrow.extension import register
+from nd_arrow.io import read_ipc, read_parquet, rewrap, write_ipc, write_parquet
+
+
+def table_of(rows: list) -> pa.Table:
+    return pa.table({"c": NdColumn.from_arrays(rows).to_arrow(), "n": pa.array(range(len(rows)))})
+
+
+ROWS = [
+    NdArray(np.arange(6.0).reshape(2, 3), ["time", "lat"], {"units": "K"}),
+    None,
+    NdArray(np.ma.masked_array([1.0, 2.0], mask=[False, True]), ["x"]),
+]
+
+
+@given(columns(max_rows=4))
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_parquet_round_trip(case: tuple) -> None:
+    dtype, rows = case
+    sink = pa.BufferOutputStream()
+    write_parquet(table_of(rows), sink)
+    back = read_parquet(pa.BufferReader(sink.getvalue()))
+    assert isinstance(back.schema.field("c").type, NdArrayType)
+    got = NdColumn.from_arrow(back.column("c")).to_pylist()
+    if dtype == "datetime64[s]":  # Parquet has no seconds: read back in milliseconds
+        rows = [
+            None if r is None else NdArray(r.values.astype("M8[ms]"), r.dims, r.attrs, mask=r.mask)
+            for r in rows
+        ]
+    assert got == rows
+
+
+def test_parquet_keeps_item_names(tmp_path: Path) -> None:
+    path = tmp_path / "x.parquet"
+    write_parquet(table_of(ROWS), path)
+    arrow_schema = pq.read_table(path).schema
+    storage = arrow_schema.field("c").type.storage_type
+    assert storage.field("values").type.value_field.name == "item"
+    assert "element" not in str(pq.read_metadata(path).schema)
+
+
+def test_ipc_file_and_stream(tmp_path: Path) -> None:
+    for stream in (False, True):
+        path = tmp_path / f"x{stream}.arrow"
+        write_ipc(table_of(ROWS), str(path), stream=stream)
+        back = read_ipc(str(path))
+        assert NdColumn.from_arrow(back.column("c")).to_pylist() == ROWS
+        assert back.column("n").to_pylist() == [0, 1, 2]
+
+
+def test_unregistered_reads_are_rewrapped(tmp_path: Path) -> None:
+    path = tmp_path / "x.parquet"
+    write_parquet(table_of(ROWS), path)
+    sink = pa.BufferOutputStream()
+    write_ipc(table_of(ROWS), sink)
+    pa.unregister_extension_type("nd_arrow.array")
+    try:
+        plain = pq.read_table(path)
+        assert not isinstance(plain.schema.field("c").type, pa.BaseExtensionType)
+        assert plain.schema.field("c").metadata[b"ARROW:extension:name"] == b"nd_arrow.array"
+        for table in (read_parquet(path), read_ipc(sink.getvalue()), rewrap(plain)):
+            assert isinstance(table.schema.field("c").type, NdArrayType)
+            assert NdColumn.from_arrow(table.column("c")).to_pylist() == ROWS
+    finally:
+        register()
+
+
+def test_reads_check_row_rules() -> None:
+    col = NdColumn.from_arrays([np.zeros(3)], dims=["x"])
+    st = col.storage
+    bad_sizes = pa.ListArray.from_arrays(
+        pa.array([0, 1], pa.int32()),
+        pa.array([4], pa.uint32()),
+        type=st.type.field("dim_sizes").type,
+    )
+    bad = pa.StructArray.from_arrays([st.field(0), st.field(1), bad_sizes], fields=list(st.type))
+    table = pa.table({"c": pa.ExtensionArray.from_storage(col.type, bad)})
+    sink = pa.BufferOutputStream()
+    write_ipc(table, sink)
+    with pytest.raises(ShapeMismatchError, match="row 0 has 3 values but dimension sizes"):
+        read_ipc(sink.getvalue())
