@@ -1,0 +1,308 @@
+"""Raw chunk bytes of a 1-D ``vlen-ndarray`` array: fetch, unwrap, wrap and store them.
+
+This is the glue between zarr and the columnar layer. It reads what the codec pipeline would
+hand to the ``vlen-ndarray`` codec (the framed bytes of each chunk, after undoing the
+bytes -> bytes codecs such as ``zstd``) and stores framed bytes the way the pipeline would
+(applying those codecs, writing the object under the key of zarr's own chunk key encoding).
+
+Sharded arrays are read by fetching each needed shard once, decoding its index (``(offset,
+nbytes)`` uint64 pairs through the index codecs, e.g. ``bytes`` + ``crc32c``; a missing inner
+chunk is ``(2**64 - 1, 2**64 - 1)``) and cutting the inner chunks out. Writing into shards is not
+done here (see :mod:`zarr_vlen_ndarray.columnar`).
+
+Fetching and the codecs run concurrently on zarr's event loop (zarr's store API is async; its
+``zstd`` decode runs in worker threads).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from zarr.abc.codec import BytesBytesCodec
+from zarr.codecs import BytesCodec, ShardingCodec
+from zarr.core.array_spec import ArraySpec
+from zarr.core.buffer import default_buffer_prototype
+
+from zarr_vlen_ndarray._compat import array_config, index_location, run
+from zarr_vlen_ndarray.codec import VlenNDArrayCodec
+
+__all__ = [
+    "MISSING",
+    "ChunkLayout",
+    "ShardIndexError",
+    "ShardLayout",
+    "layout_of",
+    "read_chunks",
+    "write_chunks",
+]
+
+#: Offset and length of an inner chunk that a shard does not hold.
+MISSING = 2**64 - 1
+
+
+class ShardIndexError(ValueError):
+    """A shard or its index is corrupt (bad size, checksum, or a range outside the shard)."""
+
+
+@dataclass(frozen=True)
+class ShardLayout:
+    """How inner chunks sit in a shard (1-D: ``chunks_per_shard`` inner chunks in a row)."""
+
+    codec: ShardingCodec
+    chunks_per_shard: int
+    index_nbytes: int
+    index_at_start: bool
+    index_spec: ArraySpec
+
+
+@dataclass(frozen=True)
+class ChunkLayout:
+    """Where and how the chunks of one 1-D ``vlen-ndarray`` array are stored."""
+
+    array: Any  # the AsyncArray (store path, metadata)
+    chunk_len: int  # cells per chunk (the inner chunk when sharded)
+    bytes_codecs: tuple[BytesBytesCodec, ...]  # after vlen-ndarray, in encode order
+    spec: ArraySpec  # the chunk spec handed to those codecs
+    shard: ShardLayout | None
+
+    @property
+    def write_empty_chunks(self) -> bool:
+        return bool(self.spec.config.write_empty_chunks)
+
+    def key(self, grid_index: int) -> str:
+        """The store key of chunk (or shard) ``grid_index`` under the array's key encoding."""
+        encoding = self.array.metadata.chunk_key_encoding
+        return str(encoding.encode_chunk_key((grid_index,)))
+
+
+def _split_codecs(codecs: Sequence[Any]) -> tuple[BytesBytesCodec, ...] | None:
+    """The bytes -> bytes codecs after a leading ``vlen-ndarray``; None for any other chain."""
+    if not codecs or not isinstance(codecs[0], VlenNDArrayCodec):
+        return None
+    rest = tuple(codecs[1:])
+    if not all(isinstance(c, BytesBytesCodec) for c in rest):
+        return None
+    return rest  # type: ignore[return-value]
+
+
+def _index_is_plain(codec: ShardingCodec) -> bool:
+    """True when the index codecs are ``bytes`` followed by bytes -> bytes codecs only."""
+    index_codecs = tuple(codec.index_codecs)
+    return (
+        bool(index_codecs)
+        and isinstance(index_codecs[0], BytesCodec)
+        and all(isinstance(c, BytesBytesCodec) for c in index_codecs[1:])
+    )
+
+
+def layout_of(array: Any) -> ChunkLayout | None:
+    """The chunk layout of a 1-D zarr array whose serializer is ``vlen-ndarray``.
+
+    ``array`` is a ``zarr.Array`` or ``AsyncArray``. Returns None when the codec chain is one
+    this module does not handle (array -> array codecs, nested sharding, an index with codecs
+    other than ``bytes`` + bytes -> bytes); callers then use zarr's own object-array path.
+    """
+    async_array = getattr(array, "_async_array", array)
+    metadata = async_array.metadata
+    if len(metadata.shape) != 1:
+        return None
+    grid_shape = getattr(metadata.chunk_grid, "chunk_shape", None)
+    if grid_shape is None or len(grid_shape) != 1:
+        return None
+    grid_len = int(grid_shape[0])
+    codecs = tuple(metadata.codecs)
+    shard = None
+    if len(codecs) == 1 and isinstance(codecs[0], ShardingCodec):
+        sharding = codecs[0]
+        inner = _split_codecs(tuple(sharding.codecs))
+        inner_len = int(sharding.chunk_shape[0])
+        if inner is None or not _index_is_plain(sharding) or grid_len % inner_len:
+            return None
+        per_shard = grid_len // inner_len
+        shard = ShardLayout(
+            codec=sharding,
+            chunks_per_shard=per_shard,
+            index_nbytes=int(sharding._shard_index_size((per_shard,))),
+            index_at_start=index_location(sharding) == "start",
+            index_spec=sharding._get_index_chunk_spec((per_shard,)),
+        )
+        bytes_codecs, chunk_len = inner, inner_len
+    else:
+        found = _split_codecs(codecs)
+        if found is None:
+            return None
+        bytes_codecs, chunk_len = found, grid_len
+    spec = ArraySpec(
+        shape=(chunk_len,),
+        dtype=metadata.data_type,
+        fill_value=metadata.fill_value,
+        config=array_config(async_array),
+        prototype=default_buffer_prototype(),
+    )
+    return ChunkLayout(async_array, chunk_len, bytes_codecs, spec, shard)
+
+
+# ----------------------------------------------------------------------------------- reading
+
+
+async def _unwrap(layout: ChunkLayout, raw: Any, where: str) -> npt.NDArray[np.uint8]:
+    """Undo the bytes -> bytes codecs (in reverse order) of one stored chunk."""
+    buf = raw
+    for codec in reversed(layout.bytes_codecs):
+        try:
+            buf = await codec._decode_single(buf, layout.spec)
+        except (ValueError, RuntimeError, TypeError) as exc:
+            name = codec.to_dict().get("name", type(codec).__name__)
+            raise ValueError(
+                f"{where}: the {name!r} codec cannot decode the stored bytes ({exc}); the chunk "
+                "is corrupt or was written with other codecs"
+            ) from exc
+    return np.asarray(buf.as_numpy_array(), dtype=np.uint8).reshape(-1)
+
+
+async def _decode_index(
+    layout: ChunkLayout, shard: ShardLayout, blob: npt.NDArray[np.uint8], key: str
+) -> npt.NDArray[np.uint64]:
+    """The ``(chunks_per_shard, 2)`` offsets and lengths of one shard, checked against its size."""
+    size = blob.size
+    if size < shard.index_nbytes:
+        raise ShardIndexError(
+            f"shard {key!r} has {size} bytes, fewer than its {shard.index_nbytes}-byte index: "
+            "the shard is truncated"
+        )
+    at = 0 if shard.index_at_start else size - shard.index_nbytes
+    raw = blob[at : at + shard.index_nbytes]
+    codecs = tuple(shard.codec.index_codecs)
+    buf: Any = shard.index_spec.prototype.buffer.from_array_like(raw)
+    for codec in reversed(codecs[1:]):
+        try:
+            buf = await codec._decode_single(buf, shard.index_spec)
+        except (ValueError, RuntimeError, TypeError) as exc:
+            raise ShardIndexError(f"shard {key!r}: its index does not decode ({exc})") from exc
+    data = np.asarray(buf.as_numpy_array(), dtype=np.uint8).reshape(-1)
+    if data.size != 16 * shard.chunks_per_shard:
+        raise ShardIndexError(
+            f"shard {key!r}: its index holds {data.size} bytes after decoding, not the "
+            f"{16 * shard.chunks_per_shard} of {shard.chunks_per_shard} (offset, nbytes) pairs"
+        )
+    endian = getattr(codecs[0], "endian", None)
+    order = ">" if str(getattr(endian, "value", endian)) == "big" else "<"
+    pairs = data.view(f"{order}u8").astype(np.uint64).reshape(shard.chunks_per_shard, 2)
+    present = ~((pairs[:, 0] == MISSING) & (pairs[:, 1] == MISSING))
+    if present.any():
+        starts, lengths = pairs[present, 0], pairs[present, 1]
+        # Compare without overflow: start <= size and length <= size - start.
+        bad = (starts > size) | (lengths > np.uint64(size) - np.minimum(starts, np.uint64(size)))
+        if bad.any():
+            which = int(np.flatnonzero(present)[int(np.argmax(bad))])
+            raise ShardIndexError(
+                f"shard {key!r}: inner chunk {which} claims bytes [{int(pairs[which, 0])}, "
+                f"+{int(pairs[which, 1])}) but the shard has {size} bytes; the shard index is "
+                "corrupt"
+            )
+    return pairs
+
+
+async def _get(layout: ChunkLayout, key: str) -> npt.NDArray[np.uint8] | None:
+    store_path = layout.array.store_path / key
+    buf = await store_path.get(prototype=default_buffer_prototype())
+    if buf is None:
+        return None
+    return np.asarray(buf.as_numpy_array(), dtype=np.uint8).reshape(-1)
+
+
+async def _read_plain(layout: ChunkLayout, index: int) -> npt.NDArray[np.uint8] | None:
+    key = layout.key(index)
+    store_path = layout.array.store_path / key
+    buf = await store_path.get(prototype=default_buffer_prototype())
+    if buf is None:
+        return None
+    return await _unwrap(layout, buf, f"chunk {key!r}")
+
+
+async def _read_shard(
+    layout: ChunkLayout, shard_index: int, locals_: list[int]
+) -> list[npt.NDArray[np.uint8] | None]:
+    assert layout.shard is not None
+    key = layout.key(shard_index)
+    blob = await _get(layout, key)
+    if blob is None:
+        return [None] * len(locals_)
+    pairs = await _decode_index(layout, layout.shard, blob, key)
+    prototype = layout.spec.prototype
+
+    async def one(local: int) -> npt.NDArray[np.uint8] | None:
+        start, length = int(pairs[local, 0]), int(pairs[local, 1])
+        if start == MISSING and length == MISSING:
+            return None
+        buf = prototype.buffer.from_array_like(blob[start : start + length])
+        return await _unwrap(layout, buf, f"inner chunk {local} of shard {key!r}")
+
+    return list(await asyncio.gather(*(one(i) for i in locals_)))
+
+
+async def _read_all(
+    layout: ChunkLayout, indices: Sequence[int]
+) -> list[npt.NDArray[np.uint8] | None]:
+    if layout.shard is None:
+        return list(await asyncio.gather(*(_read_plain(layout, i) for i in indices)))
+    per = layout.shard.chunks_per_shard
+    by_shard: dict[int, list[int]] = {}
+    for i in indices:
+        by_shard.setdefault(i // per, []).append(i % per)
+    shards = list(by_shard)
+    results = await asyncio.gather(*(_read_shard(layout, s, by_shard[s]) for s in shards))
+    found = {
+        s * per + local: chunk
+        for s, chunks in zip(shards, results, strict=True)
+        for local, chunk in zip(by_shard[s], chunks, strict=True)
+    }
+    return [found[i] for i in indices]
+
+
+def read_chunks(
+    layout: ChunkLayout, indices: Sequence[int]
+) -> list[npt.NDArray[np.uint8] | None]:
+    """The framed bytes of each chunk in ``indices`` (None where the chunk is not stored).
+
+    Raises ValueError when a stored chunk or shard does not decode through its codecs, and
+    :class:`ShardIndexError` for a corrupt shard index.
+    """
+    return run(_read_all(layout, list(indices)))
+
+
+# ----------------------------------------------------------------------------------- writing
+
+
+async def _put(layout: ChunkLayout, index: int, framed: npt.NDArray[np.uint8] | None) -> None:
+    store_path = layout.array.store_path / layout.key(index)
+    if framed is None:
+        await store_path.delete()
+        return
+    buf: Any = layout.spec.prototype.buffer.from_array_like(framed)
+    for codec in layout.bytes_codecs:
+        buf = await codec._encode_single(buf, layout.spec)
+    await store_path.set(buf)
+
+
+async def _write_all(
+    layout: ChunkLayout, items: Sequence[tuple[int, npt.NDArray[np.uint8] | None]]
+) -> None:
+    await asyncio.gather(*(_put(layout, i, framed) for i, framed in items))
+
+
+def write_chunks(
+    layout: ChunkLayout, items: Sequence[tuple[int, npt.NDArray[np.uint8] | None]]
+) -> None:
+    """Store framed chunks ``(index, bytes)`` through the bytes codecs; None deletes the chunk.
+
+    Only for unsharded layouts.
+    """
+    if layout.shard is not None:
+        raise NotImplementedError("write_chunks does not write into shards")
+    run(_write_all(layout, items))

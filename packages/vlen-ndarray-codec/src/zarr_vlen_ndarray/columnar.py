@@ -1,0 +1,405 @@
+"""Columnar access: a 1-D ``vlen-ndarray`` array as flat ``values`` plus ``offsets``.
+
+Cell ``i`` of the selection is ``values[offsets[i]:offsets[i + 1]]``: ``values`` has shape
+``(total, d1, ..., dk)`` and the element dtype (little-endian), ``offsets`` is int64 with one
+entry more than there are cells, starting at 0. This is the layout of an Arrow list column, so
+millions of cells move without one Python object per cell.
+
+* :func:`read_columnar` fetches the chunks overlapping the selection (concurrently, through
+  zarr's store), undoes the bytes -> bytes codecs, unframes each chunk into one payload block
+  (checking it exactly as the codec does), trims the partial chunks at both ends and joins the
+  blocks with one concatenation. Unwritten chunks read as fill cells (empty cells for the
+  default fill value).
+* :func:`write_columnar` checks the input once over the whole block (offsets start at 0, never
+  decrease, end at ``len(values)``; values convert losslessly to the element dtype) and frames
+  every chunk straight from ``values``/``offsets``. Chunks only partly covered (including the
+  last chunk of an array whose length is not a multiple of the chunk length) are read, patched
+  and rewritten, as zarr does. The stored bytes are identical to writing the same cells through
+  zarr's object-array path, including empty-chunk elision: with ``write_empty_chunks=False``
+  (zarr's default) a chunk whose cells all equal the fill value is deleted, not written.
+
+Arrays whose codec chain this module does not handle directly (array -> array codecs before
+``vlen-ndarray``, nested sharding) go through zarr's object-array path, with the same results.
+Sharded arrays are read directly; they are **written through the object-array path**:
+reproducing zarr's shard layout byte for byte across releases is not worth its risk, and the
+object path keeps shards exactly as zarr writes them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from zarr_ndarray_dtype import CellError, CellTypeError, NDArray, readonly_cells, unbox
+from zarr_vlen_ndarray.cells import gather_cells, trailing_dims
+from zarr_vlen_ndarray.chunk_io import ChunkLayout, layout_of, read_chunks, write_chunks
+from zarr_vlen_ndarray.codec import CODEC_NAME, _check_bool_payload
+from zarr_vlen_ndarray.framing import FramingError, decode_frames, encode_frames
+
+__all__ = ["check_columnar", "read_columnar", "write_columnar"]
+
+Selection = slice | int | tuple[slice | int]
+
+# Chunks framed and handed to the store per round trip when writing (bounds the memory held).
+_WRITE_BATCH = 16
+
+
+# ------------------------------------------------------------------------------------ checks
+
+
+def _array_dtype(array: Any, what: str) -> tuple[NDArray, int]:
+    """The ``ndarray`` data type and length of a 1-D array served by ``vlen-ndarray``."""
+    metadata = getattr(getattr(array, "_async_array", array), "metadata", None)
+    dtype = getattr(metadata, "data_type", None)
+    if not isinstance(dtype, NDArray):
+        raise TypeError(
+            f"{what} needs a zarr array of the 'ndarray' data type, got {dtype!r}; create it "
+            "with dtype=zarr_vlen_ndarray.NDArray(dtype=..., shape=(None, ...))"
+        )
+    shape = tuple(metadata.shape)
+    if len(shape) != 1:
+        raise ValueError(
+            f"{what} works on 1-D arrays (one cell per row); this array has shape {shape}. "
+            "Read it with array[...] or reshape the data into a 1-D array"
+        )
+    if not dtype.pattern.is_leading_variable:
+        raise ValueError(
+            f"{what} needs the pattern [null, d1, ..., dk] of the {CODEC_NAME!r} codec, got "
+            f"{list(dtype.shape)}"
+        )
+    return dtype, int(shape[0])
+
+
+def _resolve(selection: Selection, n: int, what: str) -> tuple[int, int]:
+    """``(start, stop)`` of a contiguous selection of a length-``n`` axis."""
+    if isinstance(selection, tuple):
+        if len(selection) != 1:
+            raise IndexError(f"{what}: the array is 1-D, got the {len(selection)}-d selection")
+        selection = selection[0]
+    if isinstance(selection, int | np.integer) and not isinstance(selection, bool):
+        i = int(selection)
+        if not -n <= i < n:
+            raise IndexError(f"{what}: index {i} is out of bounds for {n} cells")
+        i %= n
+        return i, i + 1
+    if not isinstance(selection, slice):
+        raise TypeError(
+            f"{what}: selection must be a slice or an int, got {type(selection).__name__}"
+        )
+    start, stop, step = selection.indices(n)
+    if step != 1:
+        raise ValueError(
+            f"{what}: only contiguous selections (step 1) are supported, got step {step}; "
+            "read the covering range and take every k-th cell from the offsets"
+        )
+    return start, max(start, stop)
+
+
+def check_columnar(
+    values: Any, offsets: Any, dtype: NDArray, cells: int | None = None
+) -> tuple[np.ndarray, npt.NDArray[np.int64]]:
+    """Check columnar input against ``dtype``; return C-contiguous LE values and int64 offsets.
+
+    ``offsets`` must be integers, start at 0, never decrease and end at ``len(values)`` (with
+    ``cells + 1`` entries when ``cells`` is given); ``values`` must have shape ``(total, d1, ...,
+    dk)`` and convert to the element dtype without changing any value (the data type's cell
+    rules, applied to the whole block at once). Raises ValueError / TypeError naming the
+    problem.
+    """
+    fixed = trailing_dims(dtype)
+    item = dtype.item_dtype
+    off = np.asarray(offsets)
+    if off.dtype.kind not in "iu":
+        raise TypeError(f"offsets must be an integer array, got dtype {off.dtype}")
+    if off.ndim != 1 or off.size == 0:
+        raise ValueError(
+            f"offsets must be a 1-D array of cells + 1 entries, got shape {off.shape}"
+        )
+    if cells is not None and off.size != cells + 1:
+        raise ValueError(
+            f"offsets has {off.size} entries, but {cells} cells need {cells + 1} (one more than "
+            "the cells: cell i is values[offsets[i]:offsets[i + 1]])"
+        )
+    if off.dtype.kind == "u" and off.size and int(off.max()) > np.iinfo(np.int64).max:
+        raise ValueError(f"offsets hold {int(off.max())}, beyond the int64 range")
+    off = off.astype(np.int64, copy=False)
+    if int(off[0]) != 0:
+        raise ValueError(f"offsets must start at 0, got {int(off[0])}")
+    steps = np.diff(off)
+    if steps.size and int(steps.min()) < 0:
+        bad = int(np.argmax(steps < 0))
+        raise ValueError(
+            f"offsets must never decrease, but offsets[{bad + 1}] = {int(off[bad + 1])} < "
+            f"offsets[{bad}] = {int(off[bad])}"
+        )
+
+    arr = np.asarray(values)
+    if arr.dtype == object:
+        raise TypeError(
+            "values must be a numeric (or bool) array, not an object array; for a list of "
+            "cells write array[...] = cells instead"
+        )
+    if arr.size == 0 and arr.ndim == 1:
+        arr = np.empty((0, *fixed), dtype=item)
+    if arr.ndim != len(fixed) + 1 or arr.shape[1:] != fixed:
+        raise ValueError(
+            f"values must have shape (total, {', '.join(map(str, fixed))}) for the pattern "
+            f"{list(dtype.shape)}, got {arr.shape}"
+            if fixed
+            else f"values must be 1-D for the pattern {list(dtype.shape)}, got shape {arr.shape}"
+        )
+    if int(off[-1]) != arr.shape[0]:
+        raise ValueError(
+            f"offsets end at {int(off[-1])}, but values has {arr.shape[0]} rows: the last offset "
+            "must equal len(values)"
+        )
+    try:
+        block = dtype.coerce_cell(arr)
+    except (CellError, CellTypeError) as exc:
+        raise type(exc)(f"values do not fit {dtype!r}: {exc}") from exc
+    if item.kind == "b":
+        raw = block.view(np.uint8)
+        if raw.size and int(np.max(raw)) > 1:  # store bools as 0/1, as the codec does
+            block = raw != 0
+    return block, off
+
+
+# ---------------------------------------------------------------------------- chunk blocks
+
+
+class _Fill:
+    """The fill cell of an array as raw payload bytes and a row count."""
+
+    def __init__(self, dtype: NDArray, fill_value: Any) -> None:
+        cell = unbox(fill_value)
+        cell = dtype.coerce_cell(cell) if cell is not None else np.empty((0, *trailing_dims(dtype)))
+        self.cell = np.ascontiguousarray(cell, dtype=dtype.item_dtype)
+        self.rows = int(self.cell.shape[0])
+        self.payload = self.cell.reshape(-1).view(np.uint8)
+        self.has_nan = self.cell.dtype.kind in "fc" and bool(np.isnan(self.cell).any())
+
+    def cells(self, count: int) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64]]:
+        """``count`` fill cells as (payload, rows)."""
+        rows = np.full(count, self.rows, dtype=np.int64)
+        if not self.rows:
+            return np.empty(0, np.uint8), rows
+        return np.tile(self.payload, count), rows
+
+    def equals(self, payload: npt.NDArray[np.uint8], rows: npt.NDArray[np.int64]) -> bool:
+        """Whether every cell equals the fill cell, as zarr's ``==`` against the fill decides."""
+        if rows.size and (int(rows.min()) != self.rows or int(rows.max()) != self.rows):
+            return False
+        if not self.cell.size or not rows.size:
+            return True
+        block = payload.view(self.cell.dtype).reshape(rows.size, *self.cell.shape)
+        same = block == self.cell
+        if self.has_nan:
+            same |= np.isnan(block) & np.isnan(self.cell)
+        return bool(same.all())
+
+
+def _decode_block(
+    framed: npt.NDArray[np.uint8], count: int, dtype: NDArray, where: str
+) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64]]:
+    """Unframe one stored chunk of ``count`` cells into (payload, rows), checked like the codec."""
+    fixed = trailing_dims(dtype)
+    unit = dtype.fixed_nbytes
+    rows_of = f"rows of {dtype.dtype} x {fixed}" if fixed else f"{dtype.dtype} items"
+    try:
+        payload, nbytes = decode_frames(framed, count, unit, what=rows_of)
+    except FramingError as exc:
+        raise FramingError(
+            f"cannot decode the {CODEC_NAME!r} {where} of shape ({count},) for {dtype!r}: {exc}"
+        ) from exc
+    if dtype.item_dtype.kind == "b":
+        _check_bool_payload(payload, nbytes, (count,), dtype)
+    return payload, nbytes // unit
+
+
+def _cut(
+    payload: npt.NDArray[np.uint8], rows: npt.NDArray[np.int64], a: int, b: int, unit: int
+) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64]]:
+    """Cells ``a:b`` of a (payload, rows) block (views, no copy)."""
+    if a == 0 and b == rows.size:
+        return payload, rows
+    lo = int(rows[:a].sum()) * unit
+    hi = lo + int(rows[a:b].sum()) * unit
+    return payload[lo:hi], rows[a:b]
+
+
+def _offsets(rows: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    offsets = np.zeros(rows.size + 1, dtype=np.int64)
+    np.cumsum(rows, out=offsets[1:])
+    return offsets
+
+
+# -------------------------------------------------------------------------------------- read
+
+
+def read_columnar(
+    array: Any, selection: Selection = slice(None)
+) -> tuple[np.ndarray, npt.NDArray[np.int64]]:
+    """Read the cells of a 1-D ``vlen-ndarray`` array as ``(values, offsets)``.
+
+    ``selection`` is a slice with step 1 (default: everything) or an int. ``values`` has shape
+    ``(total, d1, ..., dk)`` and the element dtype (little-endian); ``offsets`` is int64 with
+    ``cells + 1`` entries. Unwritten chunks read as fill cells. A corrupt chunk raises the
+    codec's ValueError (:class:`~zarr_vlen_ndarray.framing.FramingError`) naming the problem.
+
+    >>> import zarr, numpy as np
+    >>> from zarr_vlen_ndarray import NDArray, VlenNDArrayCodec
+    >>> a = zarr.create_array({}, shape=(3,), chunks=(2,), serializer=VlenNDArrayCodec(),
+    ...                       dtype=NDArray(dtype="int16", shape=(None,)))
+    >>> write_columnar(a, np.array([1, 2, 3], np.int16), np.array([0, 2, 2, 3]))
+    >>> values, offsets = read_columnar(a)
+    >>> values.tolist(), offsets.tolist()
+    ([1, 2, 3], [0, 2, 2, 3])
+    """
+    dtype, n = _array_dtype(array, "read_columnar")
+    start, stop = _resolve(selection, n, "read_columnar")
+    fixed = trailing_dims(dtype)
+    item = dtype.item_dtype
+    if start == stop:
+        return np.empty((0, *fixed), dtype=item), np.zeros(1, dtype=np.int64)
+    layout = layout_of(array)
+    if layout is None:
+        return _read_fallback(array, start, stop, dtype)
+    size = layout.chunk_len
+    unit = dtype.fixed_nbytes
+    fill = _Fill(dtype, layout.spec.fill_value)
+    indices = range(start // size, (stop - 1) // size + 1)
+    stored = read_chunks(layout, indices)
+    payloads: list[npt.NDArray[np.uint8]] = []
+    counts: list[npt.NDArray[np.int64]] = []
+    for index, framed in zip(indices, stored, strict=True):
+        first = index * size
+        a, b = max(start, first) - first, min(stop, first + size) - first
+        if framed is None:
+            payload, rows = fill.cells(b - a)
+        else:
+            payload, rows = _decode_block(framed, size, dtype, f"chunk {layout.key(index)!r}")
+            payload, rows = _cut(payload, rows, a, b, unit)
+        payloads.append(payload)
+        counts.append(rows)
+    payload = payloads[0] if len(payloads) == 1 else np.concatenate(payloads)
+    values = payload.view(item).reshape(-1, *fixed)
+    rows = counts[0] if len(counts) == 1 else np.concatenate(counts)
+    return values, _offsets(rows)
+
+
+def _read_fallback(
+    array: Any, start: int, stop: int, dtype: NDArray
+) -> tuple[np.ndarray, npt.NDArray[np.int64]]:
+    """Through zarr's object-array path (codec chains :mod:`chunk_io` does not handle)."""
+    cells = array[start:stop]
+    block, rows = gather_cells(list(cells), dtype)
+    return block, _offsets(rows)
+
+
+# ------------------------------------------------------------------------------------- write
+
+
+def write_columnar(
+    array: Any,
+    values: Any,
+    offsets: Any,
+    selection: Selection = slice(None),
+) -> None:
+    """Write ``(values, offsets)`` into the cells ``selection`` of a 1-D ``vlen-ndarray`` array.
+
+    The inverse of :func:`read_columnar`: cell ``i`` is ``values[offsets[i]:offsets[i + 1]]``.
+    The input is checked as a whole first (:func:`check_columnar`), so nothing is written when
+    any cell does not fit. Stored chunks are byte-identical to ``array[selection] = cells``;
+    chunks of fill cells are deleted when the array's ``write_empty_chunks`` is False. Sharded
+    arrays (and codec chains with array -> array codecs) are written through zarr's
+    object-array path.
+    """
+    dtype, n = _array_dtype(array, "write_columnar")
+    start, stop = _resolve(selection, n, "write_columnar")
+    block, off = check_columnar(values, offsets, dtype, stop - start)
+    if start == stop:
+        return
+    layout = layout_of(array)
+    if layout is None or layout.shard is not None:
+        _write_fallback(array, block, off, start, stop)
+        return
+    _write_direct(layout, dtype, block, off, start, stop)
+
+
+def _write_fallback(
+    array: Any, block: np.ndarray, offsets: npt.NDArray[np.int64], start: int, stop: int
+) -> None:
+    """Through zarr's object-array path (sharded arrays, other codec chains)."""
+    # readonly_cells freezes the block it is given: hand it a view, not the caller's array.
+    cells = readonly_cells(block.view(), offsets)
+    array[start:stop] = cells
+
+
+def _write_direct(
+    layout: ChunkLayout,
+    dtype: NDArray,
+    block: np.ndarray,
+    offsets: npt.NDArray[np.int64],
+    start: int,
+    stop: int,
+) -> None:
+    size = layout.chunk_len
+    unit = dtype.fixed_nbytes
+    fill = _Fill(dtype, layout.spec.fill_value)
+    elide = not layout.write_empty_chunks
+    data = block.reshape(-1).view(np.uint8)
+    rows_all = np.diff(offsets)
+    first_chunk, last_chunk = start // size, (stop - 1) // size
+    # Chunks the selection covers only in part keep their other cells: read those first.
+    partial = [
+        i
+        for i in sorted({first_chunk, last_chunk})
+        if max(start, i * size) != i * size or min(stop, (i + 1) * size) != (i + 1) * size
+    ]
+    existing = dict(zip(partial, read_chunks(layout, partial), strict=True))
+
+    items: list[tuple[int, npt.NDArray[np.uint8] | None]] = []
+    for index in range(first_chunk, last_chunk + 1):
+        first = index * size
+        a, b = max(start, first) - first, min(stop, first + size) - first
+        lo, hi = first + a - start, first + b - start  # cells of the input
+        payload = data[int(offsets[lo]) * unit : int(offsets[hi]) * unit]
+        rows = rows_all[lo:hi]
+        if index in existing:
+            framed = existing[index]
+            if framed is None:
+                old_payload, old_rows = fill.cells(size)
+            else:
+                old_payload, old_rows = _decode_block(
+                    framed, size, dtype, f"chunk {layout.key(index)!r}"
+                )
+            head_p, head_r = _cut(old_payload, old_rows, 0, a, unit)
+            tail_p, tail_r = _cut(old_payload, old_rows, b, size, unit)
+            payload = np.concatenate([head_p, payload, tail_p])
+            rows = np.concatenate([head_r, rows, tail_r])
+        if elide and fill.equals(payload, rows):
+            items.append((index, None))
+        else:
+            items.append((index, _frame(payload, rows, unit)))
+        if len(items) >= _WRITE_BATCH:
+            write_chunks(layout, items)
+            items = []
+    if items:
+        write_chunks(layout, items)
+
+
+def _frame(
+    payload: npt.NDArray[np.uint8], rows: npt.NDArray[np.int64], unit: int
+) -> npt.NDArray[np.uint8]:
+    nbytes = rows * unit
+    if nbytes.size and int(nbytes.max()) > 0xFFFF_FFFF:
+        bad = int(np.argmax(nbytes > 0xFFFF_FFFF))
+        raise FramingError(
+            f"the {CODEC_NAME!r} codec cannot encode cell {bad} of the chunk: its {int(rows[bad])} "
+            f"rows are {int(nbytes[bad])} bytes and each element's length prefix is a u32le, so "
+            f"an element holds at most {0xFFFF_FFFF} bytes; split it."
+        )
+    return encode_frames(np.ascontiguousarray(payload), nbytes)
+
