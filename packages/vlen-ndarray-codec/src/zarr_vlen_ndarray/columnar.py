@@ -51,7 +51,7 @@ _WRITE_BATCH = 16
 
 def _array_dtype(array: Any, what: str) -> tuple[NDArray, int]:
     """The ``ndarray`` data type and length of a 1-D array served by ``vlen-ndarray``."""
-    metadata = getattr(getattr(array, "_async_array", array), "metadata", None)
+    metadata: Any = getattr(getattr(array, "_async_array", array), "metadata", None)
     dtype = getattr(metadata, "data_type", None)
     if not isinstance(dtype, NDArray):
         raise TypeError(
@@ -114,9 +114,7 @@ def check_columnar(
     if off.dtype.kind not in "iu":
         raise TypeError(f"offsets must be an integer array, got dtype {off.dtype}")
     if off.ndim != 1 or off.size == 0:
-        raise ValueError(
-            f"offsets must be a 1-D array of cells + 1 entries, got shape {off.shape}"
-        )
+        raise ValueError(f"offsets must be a 1-D array of cells + 1 entries, got shape {off.shape}")
     if cells is not None and off.size != cells + 1:
         raise ValueError(
             f"offsets has {off.size} entries, but {cells} cells need {cells + 1} (one more than "
@@ -189,7 +187,7 @@ class _Fill:
 
     def equals(self, payload: npt.NDArray[np.uint8], rows: npt.NDArray[np.int64]) -> bool:
         """Whether every cell equals the fill cell, as zarr's ``==`` against the fill decides."""
-        if rows.size and (int(rows.min()) != self.rows or int(rows.max()) != self.rows):
+        if rows.size and (int(np.min(rows)) != self.rows or int(np.max(rows)) != self.rows):
             return False
         if not self.cell.size or not rows.size:
             return True
@@ -394,7 +392,7 @@ def _frame(
     payload: npt.NDArray[np.uint8], rows: npt.NDArray[np.int64], unit: int
 ) -> npt.NDArray[np.uint8]:
     nbytes = rows * unit
-    if nbytes.size and int(nbytes.max()) > 0xFFFF_FFFF:
+    if nbytes.size and int(np.max(nbytes)) > 0xFFFF_FFFF:
         bad = int(np.argmax(nbytes > 0xFFFF_FFFF))
         raise FramingError(
             f"the {CODEC_NAME!r} codec cannot encode cell {bad} of the chunk: its {int(rows[bad])} "
@@ -402,4 +400,3 @@ def _frame(
             f"an element holds at most {0xFFFF_FFFF} bytes; split it."
         )
     return encode_frames(np.ascontiguousarray(payload), nbytes)
-

@@ -1,0 +1,468 @@
+"""Columnar access: read_columnar / write_columnar against zarr's object-array path.
+
+The object path (``array[sel] = cells`` / ``array[sel]``) is the reference: columnar writes must
+leave every stored object byte-identical to it, and columnar reads must return exactly its cells.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+import zarr
+from _zvn_helpers import ndarray_dtypes, object_array, random_cell
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from zarr.codecs import BytesCodec, Crc32cCodec, ShardingCodec, ZstdCodec
+
+from zarr_ndarray_dtype import CellError, CellTypeError, NDArray
+from zarr_vlen_ndarray import VlenNDArrayCodec
+from zarr_vlen_ndarray import columnar as columnar_module
+from zarr_vlen_ndarray.chunk_io import ShardIndexError, layout_of
+from zarr_vlen_ndarray.columnar import check_columnar, read_columnar, write_columnar
+from zarr_vlen_ndarray.framing import FramingError
+
+F32x2 = NDArray(dtype="float32", shape=(None, 2))
+
+
+def make(
+    store: dict[str, Any],
+    n: int,
+    chunk: int,
+    dtype: NDArray = F32x2,
+    *,
+    zstd: bool = False,
+    shards: int | None = None,
+    fill: Any = None,
+    write_empty_chunks: bool = False,
+    index_location: str = "end",
+) -> Any:
+    kwargs: dict[str, Any] = {}
+    if shards is not None:
+        kwargs["shards"] = {"shape": (shards,), "index_location": index_location}
+    if fill is not None:
+        kwargs["fill_value"] = fill
+    array = zarr.create_array(
+        store,
+        shape=(n,),
+        chunks=(chunk,),
+        dtype=dtype,
+        serializer=VlenNDArrayCodec(),
+        compressors=[ZstdCodec(level=3)] if zstd else None,
+        config={"write_empty_chunks": write_empty_chunks},
+        **kwargs,
+    )
+    return array
+
+
+def objects(store: dict[str, Any]) -> dict[str, bytes]:
+    return {k: v.to_bytes() for k, v in store.items() if k != "zarr.json"}
+
+
+def columns(cells: list[np.ndarray], dtype: NDArray) -> tuple[np.ndarray, np.ndarray]:
+    fixed = tuple(int(d) for d in dtype.shape[1:])
+    rows = np.array([len(c) for c in cells], dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(rows)]).astype(np.int64)
+    empty = np.empty((0, *fixed), dtype.item_dtype)
+    values = np.concatenate(cells, axis=0) if cells else empty
+    return values, offsets
+
+
+def random_cells(dtype: NDArray, count: int, seed: int, mean: float = 3.0) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return [random_cell(rng, dtype, int(r)) for r in rng.poisson(mean, count)]
+
+
+def assert_cells_equal(values: np.ndarray, offsets: np.ndarray, cells: Any) -> None:
+    assert len(offsets) == len(cells) + 1
+    for i, cell in enumerate(cells):
+        got = values[offsets[i] : offsets[i + 1]]
+        assert got.shape == np.shape(cell)
+        assert got.tobytes() == np.ascontiguousarray(cell).tobytes()
+
+
+# ----------------------------------------------------------------------------- round trips
+
+
+@pytest.mark.parametrize("zstd", [False, True])
+def test_round_trip_whole_and_slices(zstd: bool) -> None:
+    cells = random_cells(F32x2, 23, seed=1)
+    values, offsets = columns(cells, F32x2)
+    array = make({}, 23, 5, zstd=zstd)
+    write_columnar(array, values, offsets)
+    got_v, got_o = read_columnar(array)
+    assert got_v.dtype == np.dtype("<f4") and got_o.dtype == np.int64
+    assert np.array_equal(got_v, values) and np.array_equal(got_o, offsets)
+    assert_cells_equal(got_v, got_o, array[:])
+    for sel in (slice(0, 5), slice(3, 17), slice(20, 23), slice(7, 8), slice(-4, None)):
+        v, o = read_columnar(array, sel)
+        assert_cells_equal(v, o, cells[sel])
+    v, o = read_columnar(array, 4)
+    assert_cells_equal(v, o, cells[4:5])
+    v, o = read_columnar(array, slice(9, 9))
+    assert v.shape == (0, 2) and o.tolist() == [0]
+
+
+def test_unwritten_regions_read_as_empty_cells() -> None:
+    array = make({}, 10, 4)
+    values, offsets = read_columnar(array)
+    assert values.shape == (0, 2) and offsets.tolist() == [0] * 11
+    cells = random_cells(F32x2, 3, seed=2)
+    write_columnar(array, *columns(cells, F32x2), selection=slice(4, 7))
+    values, offsets = read_columnar(array)
+    assert_cells_equal(
+        values, offsets, [np.empty((0, 2), "f4")] * 4 + cells + [np.empty((0, 2))] * 3
+    )
+
+
+def test_non_empty_fill_is_repeated_for_missing_chunks() -> None:
+    fill = np.array([[1.5, -2.0]], dtype="float32")
+    array = make({}, 9, 4, fill=fill)
+    values, offsets = read_columnar(array, slice(2, 9))
+    assert offsets.tolist() == list(range(8))
+    assert np.array_equal(values, np.repeat(fill, 7, axis=0))
+    assert_cells_equal(values, offsets, array[2:9])
+
+
+def test_fill_cells_in_written_chunks_and_partial_chunk_reads() -> None:
+    fill = np.array([[7.0, 8.0]], dtype="float32")
+    array = make({}, 10, 4, fill=fill)
+    cell = np.arange(6, dtype="f4").reshape(3, 2)
+    array[5] = cell
+    values, offsets = read_columnar(array)
+    expected = [fill] * 5 + [cell] + [fill] * 4
+    assert_cells_equal(values, offsets, expected)
+
+
+# --------------------------------------------------------------------- byte identity
+
+
+def _write_both(
+    make_kwargs: dict[str, Any],
+    n: int,
+    chunk: int,
+    writes: list[tuple[slice, list[np.ndarray]]],
+    dtype: NDArray = F32x2,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Apply the same writes through the object path and the columnar path."""
+    ref_store: dict[str, Any] = {}
+    col_store: dict[str, Any] = {}
+    ref = make(ref_store, n, chunk, dtype, **make_kwargs)
+    col = make(col_store, n, chunk, dtype, **make_kwargs)
+    for sel, cells in writes:
+        ref[sel] = object_array(cells)
+        write_columnar(col, *columns(cells, dtype), selection=sel)
+    return ref_store, col_store
+
+
+@pytest.mark.parametrize("zstd", [False, True])
+@pytest.mark.parametrize("write_empty_chunks", [False, True])
+def test_chunks_byte_identical_to_object_path(zstd: bool, write_empty_chunks: bool) -> None:
+    empty = np.empty((0, 2), "f4")
+    writes = [
+        (slice(0, 23), random_cells(F32x2, 23, seed=3)),
+        (slice(3, 12), random_cells(F32x2, 9, seed=4)),  # partial chunks at both ends
+        (slice(5, 10), [empty] * 5),  # a whole chunk of fill cells: elided unless asked
+        (slice(20, 23), [empty] * 3),  # the edge chunk
+        (slice(21, 22), random_cells(F32x2, 1, seed=5)),
+    ]
+    kwargs = {"zstd": zstd, "write_empty_chunks": write_empty_chunks}
+    ref, col = _write_both(kwargs, 23, 5, writes)
+    assert objects(ref) == objects(col)
+    assert ("c/1" in col) is write_empty_chunks  # cells 5..9 are all fill
+
+
+def test_elision_with_non_empty_fill_value_and_nan() -> None:
+    fill = np.array([[np.nan, 1.0]], dtype="float32")
+    same = np.array([[np.nan, 1.0]], dtype="float32")
+    other = np.array([[np.nan, 2.0]], dtype="float32")
+    writes = [
+        (slice(0, 8), [same] * 8),  # equal to the fill (NaN in the same place): elided
+        (slice(8, 12), [same, same, other, same]),
+        (slice(12, 14), [np.array([[1.0, np.nan]], dtype="f4")] * 2),
+    ]
+    ref, col = _write_both({"fill": fill}, 14, 4, writes)
+    assert objects(ref) == objects(col)
+    assert "c/0" not in col and "c/2" in col
+
+
+def test_negative_zero_equals_zero_fill_like_zarr() -> None:
+    fill = np.array([[0.0, 0.0]], dtype="float32")
+    writes = [(slice(0, 4), [np.array([[-0.0, 0.0]], dtype="f4")] * 4)]
+    ref, col = _write_both({"fill": fill}, 4, 4, writes)
+    assert objects(ref) == objects(col)
+
+
+@pytest.mark.parametrize("zstd", [False, True])
+def test_sharded_writes_match_and_read_back(zstd: bool) -> None:
+    writes = [
+        (slice(0, 30), random_cells(F32x2, 30, seed=6)),
+        (slice(4, 9), [np.empty((0, 2), "f4")] * 5),
+        (slice(17, 19), random_cells(F32x2, 2, seed=7)),
+    ]
+    ref, col = _write_both({"zstd": zstd, "shards": 8}, 30, 4, writes)
+    assert objects(ref) == objects(col)
+    array = zarr.open_array(col, mode="r")
+    values, offsets = read_columnar(array)
+    assert_cells_equal(values, offsets, array[:])
+    values, offsets = read_columnar(array, slice(5, 27))
+    assert_cells_equal(values, offsets, array[5:27])
+
+
+@pytest.mark.parametrize("location", ["start", "end"])
+def test_sharded_read_with_missing_inner_chunks(location: str) -> None:
+    array = make({}, 40, 4, shards=16, index_location=location)
+    cells = random_cells(F32x2, 3, seed=8)
+    array[5:8] = object_array(cells)  # one inner chunk of shard 0; shards 1, 2 missing
+    array[36] = np.ones((2, 2), "f4")
+    values, offsets = read_columnar(array)
+    assert_cells_equal(values, offsets, array[:])
+
+
+def test_bool_values_are_stored_as_zero_and_one() -> None:
+    dtype = NDArray(dtype="bool", shape=(None,))
+    raw = np.array([0, 1, 2, 255, 0], dtype=np.uint8).view(bool)
+    offsets = np.array([0, 2, 5])
+    ref, col = _write_both({}, 2, 2, [], dtype)
+    write_columnar(zarr.open_array(col), raw, offsets)
+    zarr.open_array(ref)[:] = object_array([raw[:2].copy(), raw[2:].copy()])
+    assert objects(ref) == objects(col)
+    values, _ = read_columnar(zarr.open_array(col))
+    assert values.view(np.uint8).tolist() == [0, 1, 1, 1, 0]
+
+
+def test_fallback_paths_match_direct_paths(monkeypatch: pytest.MonkeyPatch) -> None:
+    cells = random_cells(F32x2, 11, seed=9)
+    direct_store: dict[str, Any] = {}
+    direct = make(direct_store, 11, 4, zstd=True)
+    write_columnar(direct, *columns(cells, F32x2), selection=slice(0, 11))
+    expected = read_columnar(direct, slice(2, 10))
+    monkeypatch.setattr(columnar_module, "layout_of", lambda array: None)
+    fallback_store: dict[str, Any] = {}
+    fallback = make(fallback_store, 11, 4, zstd=True)
+    write_columnar(fallback, *columns(cells, F32x2))
+    assert objects(direct_store) == objects(fallback_store)
+    got = read_columnar(fallback, slice(2, 10))
+    assert np.array_equal(got[0], expected[0]) and np.array_equal(got[1], expected[1])
+
+
+# ---------------------------------------------------------------------------- properties
+
+
+@st.composite
+def write_plans(draw: st.DrawFn) -> tuple[NDArray, int, int, bool, list[tuple[slice, list[Any]]]]:
+    dtype = draw(ndarray_dtypes())
+    n = draw(st.integers(1, 30))
+    chunk = draw(st.integers(1, 8))
+    zstd = draw(st.booleans())
+    writes = []
+    for w in range(draw(st.integers(1, 3))):
+        start = draw(st.integers(0, n - 1))
+        stop = draw(st.integers(start, n))
+        seed = draw(st.integers(0, 2**31))
+        rng = np.random.default_rng(seed)
+        rows = draw(st.lists(st.integers(0, 3), min_size=stop - start, max_size=stop - start))
+        writes.append((slice(start, stop), [random_cell(rng, dtype, r) for r in rows]))
+        del w
+    return dtype, n, chunk, zstd, writes
+
+
+@settings(max_examples=40, deadline=None)
+@given(write_plans())
+def test_property_columnar_equals_object_path(
+    plan: tuple[NDArray, int, int, bool, list[tuple[slice, list[Any]]]],
+) -> None:
+    dtype, n, chunk, zstd, writes = plan
+    ref_store, col_store = _write_both({"zstd": zstd}, n, chunk, writes, dtype)
+    assert objects(ref_store) == objects(col_store)
+    array = zarr.open_array(col_store, mode="r")
+    values, offsets = read_columnar(array)
+    assert values.dtype == dtype.item_dtype and values.shape[1:] == dtype.shape[1:]
+    assert_cells_equal(values, offsets, array[:])
+
+
+@settings(max_examples=25, deadline=None)
+@given(ndarray_dtypes(), st.lists(st.integers(0, 4), max_size=25), st.integers(1, 6), st.data())
+def test_property_values_offsets_round_trip(
+    dtype: NDArray, rows: list[int], chunk: int, data: st.DataObject
+) -> None:
+    rng = np.random.default_rng(len(rows))
+    cells = [random_cell(rng, dtype, r) for r in rows]
+    values, offsets = columns(cells, dtype)
+    n = len(rows)
+    if n == 0:
+        return
+    array = make({}, n, chunk, dtype)
+    write_columnar(array, values, offsets)
+    start = data.draw(st.integers(0, n))
+    stop = data.draw(st.integers(start, n))
+    got_v, got_o = read_columnar(array, slice(start, stop))
+    lo, hi = int(offsets[start]), int(offsets[stop])
+    assert got_v.tobytes() == values[lo:hi].tobytes()
+    assert np.array_equal(got_o, offsets[start : stop + 1] - lo)
+
+
+# ----------------------------------------------------------------------------- hostile bytes
+
+
+def _corrupt(store: dict[str, Any], key: str, mutate: Any) -> None:
+    raw = bytearray(store[key].to_bytes())
+    mutate(raw)
+    store[key] = type(store[key]).from_bytes(bytes(raw))
+
+
+@pytest.mark.parametrize(
+    ("mutate", "phrase"),
+    [
+        (lambda raw: raw.__delitem__(slice(-3, None)), "truncated"),
+        (lambda raw: raw.extend(b"\0\0"), "trailing"),
+        (lambda raw: raw.__setitem__(0, raw[0] + 1), "claims"),
+        (lambda raw: raw.__setitem__(slice(4, 8), (3).to_bytes(4, "little")), "whole number"),
+    ],
+)
+def test_hostile_chunks_raise_the_codec_error(mutate: Any, phrase: str) -> None:
+    store: dict[str, Any] = {}
+    array = make(store, 6, 3)
+    cells = [np.ones((2, 2), "f4")] * 6
+    array[:] = object_array(cells)
+    _corrupt(store, "c/1", mutate)
+    with pytest.raises(FramingError, match=phrase) as columnar_error:
+        read_columnar(array)
+    assert "c/1" in str(columnar_error.value)
+    with pytest.raises(ValueError, match=phrase):
+        array[:]
+    with pytest.raises(FramingError, match=phrase):  # a partial write reads the chunk first
+        write_columnar(array, np.ones((1, 2), "f4"), np.array([0, 1]), selection=slice(4, 5))
+
+
+def test_hostile_bool_bytes() -> None:
+    dtype = NDArray(dtype="bool", shape=(None,))
+    store: dict[str, Any] = {}
+    array = make(store, 2, 2, dtype)
+    array[:] = object_array([np.array([True]), np.array([False, True])])
+    _corrupt(store, "c/0", lambda raw: raw.__setitem__(8, 2))
+    with pytest.raises(FramingError, match="0x02"):
+        read_columnar(array)
+
+
+def test_corrupt_zstd_chunk_is_a_value_error() -> None:
+    store: dict[str, Any] = {}
+    array = make(store, 4, 4, zstd=True)
+    array[:] = object_array([np.ones((3, 2), "f4")] * 4)
+    _corrupt(store, "c/0", lambda raw: raw.__setitem__(slice(4, 12), b"\xff" * 8))
+    with pytest.raises(ValueError, match="c/0"):
+        read_columnar(array)
+
+
+def test_corrupt_shard_index() -> None:
+    store: dict[str, Any] = {}
+    array = make(store, 8, 4, shards=8)
+    array[:] = object_array([np.ones((1, 2), "f4")] * 8)
+    raw = bytearray(store["c/0"].to_bytes())
+    # The index is at the end: 2 pairs of u64 then a crc32c; point chunk 1 past the shard.
+    index_at = len(raw) - (2 * 16 + 4)
+    raw[index_at + 16 : index_at + 24] = (10**6).to_bytes(8, "little")
+    store["c/0"] = type(store["c/0"]).from_bytes(bytes(raw))
+    with pytest.raises(ShardIndexError, match="does not decode"):  # the checksum catches it
+        read_columnar(array)
+    assert layout_of(array) is not None
+
+
+def test_shard_index_out_of_range_without_checksum() -> None:
+    store: dict[str, Any] = {}
+    array = zarr.create_array(
+        store,
+        shape=(8,),
+        chunks=(8,),
+        dtype=F32x2,
+        compressors=None,
+        serializer=ShardingCodec(
+            chunk_shape=(4,), codecs=[VlenNDArrayCodec()], index_codecs=[BytesCodec()]
+        ),
+    )
+    array[:] = object_array([np.ones((1, 2), "f4")] * 8)
+    raw = bytearray(store["c/0"].to_bytes())
+    raw[-16:-8] = (10**6).to_bytes(8, "little")
+    store["c/0"] = type(store["c/0"]).from_bytes(bytes(raw))
+    with pytest.raises(ShardIndexError, match="inner chunk 1"):
+        read_columnar(array)
+
+
+def test_sharded_index_with_crc_is_recognized() -> None:
+    array = zarr.create_array(
+        {},
+        shape=(8,),
+        chunks=(8,),
+        dtype=F32x2,
+        compressors=None,
+        serializer=ShardingCodec(
+            chunk_shape=(4,),
+            codecs=[VlenNDArrayCodec(), ZstdCodec(level=1)],
+            index_codecs=[BytesCodec(), Crc32cCodec()],
+        ),
+    )
+    cells = random_cells(F32x2, 8, seed=10)
+    array[:] = object_array(cells)
+    values, offsets = read_columnar(array)
+    assert_cells_equal(values, offsets, cells)
+
+
+# ------------------------------------------------------------------------------ bad input
+
+
+def test_check_columnar_rules() -> None:
+    values = np.zeros((4, 2), "f4")
+    with pytest.raises(ValueError, match="start at 0"):
+        check_columnar(values, [1, 2, 4], F32x2)
+    with pytest.raises(ValueError, match="never decrease"):
+        check_columnar(values, [0, 3, 2, 4], F32x2)
+    with pytest.raises(ValueError, match="must equal len"):
+        check_columnar(values, [0, 1, 3], F32x2)
+    with pytest.raises(ValueError, match="3 cells need 4"):
+        check_columnar(values, [0, 1, 4], F32x2, cells=3)
+    with pytest.raises(TypeError, match="integer"):
+        check_columnar(values, np.array([0.0, 4.0]), F32x2)
+    with pytest.raises(ValueError, match=r"shape \(total, 2\)"):
+        check_columnar(np.zeros((4, 3), "f4"), [0, 4], F32x2)
+    with pytest.raises(TypeError, match="object array"):
+        check_columnar(np.empty(2, object), [0, 2], NDArray(dtype="int8", shape=(None,)))
+    with pytest.raises(CellTypeError, match="fractional"):
+        check_columnar(np.array([0.5, 1.0]), [0, 2], NDArray(dtype="int8", shape=(None,)))
+    with pytest.raises(CellTypeError, match="outside the range"):
+        check_columnar(np.array([300]), [0, 1], NDArray(dtype="uint8", shape=(None,)))
+    block, off = check_columnar(
+        np.array([1, 2], ">i4"), np.array([0, 2], np.uint8), NDArray(dtype="int64", shape=(None,))
+    )
+    assert block.dtype == np.dtype("<i8") and off.dtype == np.int64
+    block, _ = check_columnar([], [0, 0], F32x2)
+    assert block.shape == (0, 2)
+    assert issubclass(CellError, ValueError)
+
+
+def test_nothing_is_written_when_the_input_is_refused() -> None:
+    store: dict[str, Any] = {}
+    array = make(store, 4, 2, NDArray(dtype="int8", shape=(None,)))
+    with pytest.raises(CellTypeError):
+        write_columnar(array, np.array([1, 2, 1000]), np.array([0, 1, 2, 2, 3]))
+    assert objects(store) == {}
+
+
+def test_array_and_selection_checks() -> None:
+    array = make({}, 5, 2)
+    with pytest.raises(ValueError, match="step 1"):
+        read_columnar(array, slice(0, 5, 2))
+    with pytest.raises(IndexError, match="out of bounds"):
+        read_columnar(array, 5)
+    with pytest.raises(TypeError, match="slice or an int"):
+        read_columnar(array, [1, 2])  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="6 entries"):
+        write_columnar(array, np.zeros((0, 2), "f4"), np.zeros(6, np.int64), slice(0, 4))
+    plain = zarr.create_array({}, shape=(3,), chunks=(3,), dtype="int32")
+    with pytest.raises(TypeError, match="'ndarray' data type"):
+        read_columnar(plain)
+    two_d = zarr.create_array(
+        {}, shape=(2, 2), chunks=(1, 2), dtype=F32x2, serializer=VlenNDArrayCodec()
+    )
+    with pytest.raises(ValueError, match="1-D"):
+        read_columnar(two_d)
