@@ -9,7 +9,10 @@ API returns.
 from __future__ import annotations
 
 import itertools
+import operator
 from collections.abc import Iterator, Sequence
+from itertools import repeat
+from operator import attrgetter
 from typing import Any, overload
 
 import numpy as np
@@ -31,7 +34,7 @@ from nd_arrow._storage import (
     tile_names,
     validate_storage,
 )
-from nd_arrow._values import arrow_to_numpy, arrow_type_for_dtype, is_string_dtype, numpy_to_arrow
+from nd_arrow._values import arrow_to_numpy, is_string_dtype, numpy_to_arrow
 from nd_arrow.array import NdArray
 from nd_arrow.errors import (
     InvalidArgumentError,
@@ -51,6 +54,14 @@ def _compatible(a: np.dtype[Any], b: np.dtype[Any]) -> bool:
 
 def _check_dtypes(arrays: Sequence[np.ndarray | None], where: str) -> np.dtype[Any] | None:
     """The common dtype of the non-null rows, or a SchemaMismatchError naming the first outlier."""
+    if arrays and arrays[0] is not None:
+        first_dtype = arrays[0].dtype
+        # Fast check: numpy shares one dtype object per builtin type, so identity usually decides.
+        try:
+            if all(map(operator.is_, map(attrgetter("dtype"), arrays), repeat(first_dtype))):
+                return first_dtype
+        except AttributeError:  # null rows (None) among them
+            pass
     dtypes = {a.dtype for a in arrays if a is not None}
     if not dtypes:
         return None
@@ -101,7 +112,8 @@ class NdColumn:
         keep their own. ``value_type`` casts the values to an Arrow type (required when no row
         has values to take it from).
         """
-        return cls._build(list(arrays), dims, value_type, "nd column")
+        items = arrays if isinstance(arrays, list) else list(arrays)
+        return cls._build(items, dims, value_type, "nd column")
 
     @classmethod
     def _build(
@@ -542,7 +554,3 @@ class NdColumn:
         )
 
     __hash__ = None  # type: ignore[assignment]
-
-
-# Keep a reference so linters see the helper used by type checkers and docs.
-_ = arrow_type_for_dtype
