@@ -1,0 +1,337 @@
+"""Scale-out on Dask: ``ndarray`` arrays through ``dask.array`` on threads and on a local cluster.
+
+Skipped when dask or distributed is not installed. What is checked:
+
+- the data type, the codec and a whole zarr array pickle and unpickle (what every Dask scheduler
+  that leaves the process does), and unpickling in a fresh interpreter imports and registers our
+  packages as a side effect, so worker processes need no set-up;
+- ``dask.array.from_zarr`` computes per-cell extents and per-cell means chunk-parallel, equal to
+  the same computation over ``array[:]``, with the threaded scheduler and with a
+  ``distributed.LocalCluster`` of two single-threaded worker processes on loopback;
+- ``dask.array.store`` of object-dtype Dask arrays into a pre-created ``ndarray`` array writes
+  every cell back, plain and sharded, on both schedulers.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import zarr
+from zarr.codecs import ZstdCodec
+
+from zarr_vlen_ndarray import NDArray, VlenNDArrayCodec
+
+da = pytest.importorskip("dask.array")
+distributed = pytest.importorskip("distributed")
+
+ELEMENT = NDArray(dtype="float32", shape=(None, 2))
+CELLS = 203  # not a multiple of any chunk size below: the last chunk is partial
+UNWRITTEN = slice(160, 176)  # one inner chunk (and half a shard) never written: fill cells
+
+# Bounds for everything that talks to the cluster, so that a broken worker fails the test
+# instead of hanging the CI job.
+CLUSTER_START_S = 60
+RESULT_S = 120
+
+
+# ------------------------------------------------------------------------- block functions
+# Module-level functions are what users hand to ``map_blocks``. On the cluster they are shipped
+# by value (see the ``cluster`` fixture): this test module is not importable in a worker.
+
+
+def block_extents(block: np.ndarray) -> np.ndarray:
+    """The variable extent of every cell of an object block (same shape, int64)."""
+    flat = block.ravel()
+    return np.fromiter((c.shape[0] for c in flat), dtype=np.int64, count=flat.size).reshape(
+        block.shape
+    )
+
+
+def block_means(block: np.ndarray) -> np.ndarray:
+    """Per-cell column means of a 1-D block of (n, 2) cells: shape (cells, 2), NaN if n == 0."""
+    flat = block.ravel()
+    lengths = block_extents(flat)
+    values = np.concatenate([np.asarray(c, dtype=np.float64) for c in flat] + [np.empty((0, 2))])
+    owner = np.repeat(np.arange(flat.size), lengths)
+    sums = np.stack(
+        [np.bincount(owner, weights=values[:, k], minlength=flat.size) for k in range(2)], axis=1
+    )
+    means = np.full((flat.size, 2), np.nan)
+    np.divide(sums, lengths[:, None], out=means, where=lengths[:, None] > 0)
+    return means
+
+
+def block_sorted(block: np.ndarray) -> np.ndarray:
+    """Every (n, 2) cell with its rows sorted by the first column (a new object block)."""
+    out = np.empty(block.shape, dtype=object)
+    for index, cell in np.ndenumerate(block):
+        cell = np.asarray(cell)
+        out[index] = cell[np.argsort(cell[:, 0], kind="stable")]
+    return out
+
+
+# --------------------------------------------------------------------------------- fixtures
+
+
+def random_cells(seed: int, count: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    extents = rng.integers(0, 9, size=count)
+    extents[::17] = 0  # empty cells in several chunks
+    cells = np.empty(count, dtype=object)
+    for i, n in enumerate(extents):
+        cells[i] = rng.normal(size=(int(n), 2)).astype(np.float32)
+    return cells
+
+
+def create(path: Path, *, sharded: bool) -> zarr.Array:
+    layout: dict[str, Any] = {"chunks": (16,), "shards": (32,)} if sharded else {"chunks": (16,)}
+    return zarr.create_array(
+        store=str(path),
+        shape=(CELLS,),
+        dtype=ELEMENT,
+        compressors=ZstdCodec(level=3),
+        dimension_names=("cell",),
+        **layout,
+    )
+
+
+@pytest.fixture(params=[False, True], ids=["chunked", "sharded"])
+def source(request: pytest.FixtureRequest, tmp_path: Path) -> zarr.Array:
+    """A float32 (None, 2) array on disk: random cells, some empty, one region left unwritten."""
+    arr = create(tmp_path / "source.zarr", sharded=request.param)
+    cells = random_cells(7, CELLS)
+    arr[: UNWRITTEN.start] = cells[: UNWRITTEN.start]
+    arr[UNWRITTEN.stop :] = cells[UNWRITTEN.stop :]
+    return arr
+
+
+def target_like(source: zarr.Array, path: Path) -> zarr.Array:
+    return create(path, sharded=source.shards is not None)
+
+
+def write_chunks(arr: zarr.Array) -> tuple[int, ...]:
+    """The chunking a Dask array must have to write ``arr`` without locks: whole shards."""
+    return arr.shards if arr.shards is not None else arr.chunks
+
+
+def expected_extents(cells: np.ndarray) -> np.ndarray:
+    return np.array([c.shape[0] for c in cells], dtype=np.int64)
+
+
+def expected_means(cells: np.ndarray) -> np.ndarray:
+    means = np.full((cells.size, 2), np.nan)
+    for i, c in enumerate(cells):
+        if c.shape[0]:
+            means[i] = np.asarray(c, dtype=np.float64).mean(axis=0)
+    return means
+
+
+def assert_same_cells(actual: np.ndarray, expected: np.ndarray) -> None:
+    assert actual.shape == expected.shape
+    for i, (a, e) in enumerate(zip(actual, expected, strict=True)):
+        assert a.dtype == e.dtype, f"cell {i}"
+        np.testing.assert_array_equal(a, e, err_msg=f"cell {i}")
+
+
+# ----------------------------------------------------------------------------------- pickle
+
+
+def test_dtype_codec_and_array_pickle(source: zarr.Array) -> None:
+    for obj in (ELEMENT, VlenNDArrayCodec()):
+        again = pickle.loads(pickle.dumps(obj))
+        assert again == obj
+        assert type(again) is type(obj)
+    again = pickle.loads(pickle.dumps(source))
+    assert again.metadata == source.metadata
+    assert_same_cells(again[:], source[:])
+
+
+def test_unpickling_in_a_fresh_interpreter_registers_the_type(
+    source: zarr.Array, tmp_path: Path
+) -> None:
+    """What a spawned Dask worker does: unpickle the array with none of our packages imported."""
+    pickled = tmp_path / "array.pickle"
+    pickled.write_bytes(pickle.dumps(source))
+    script = textwrap.dedent(
+        """
+        import json, pickle, sys
+        ours = ("zarr_ndarray_dtype", "zarr_vlen_ndarray")  # the same as OURS
+        before = [m for m in ours if m in sys.modules]
+        with open(sys.argv[1], "rb") as f:
+            arr = pickle.load(f)
+        extents = [int(c.shape[0]) for c in arr[:]]
+        after = [m for m in ours if m in sys.modules]
+        print(json.dumps({"before": before, "after": after, "extents": extents}))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(pickled)],
+        capture_output=True,
+        text=True,
+        timeout=RESULT_S,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["before"] == []
+    assert report["after"] == list(OURS)
+    assert report["extents"] == expected_extents(source[:]).tolist()
+
+
+# --------------------------------------------------------------------------- threaded runs
+
+
+def test_from_zarr_matches_the_array(source: zarr.Array) -> None:
+    x = da.from_zarr(source)
+    assert x.dtype == np.dtype(object)
+    assert x.shape == source.shape
+    assert x.numblocks == (-(-CELLS // source.chunks[0]),)
+    assert_same_cells(x.compute(scheduler="threads"), source[:])
+
+
+def test_per_cell_extents_and_means_threaded(source: zarr.Array) -> None:
+    x = da.from_zarr(source)
+    extents = x.map_blocks(block_extents, dtype=np.int64)
+    means = x.map_blocks(block_means, dtype=np.float64, new_axis=1, chunks=(x.chunks[0], (2,)))
+    got_extents, got_means = da.compute(extents, means, scheduler="threads")
+    cells = source[:]
+    np.testing.assert_array_equal(got_extents, expected_extents(cells))
+    np.testing.assert_array_equal(got_extents[UNWRITTEN], 0)
+    np.testing.assert_allclose(got_means, expected_means(cells), rtol=1e-12, equal_nan=True)
+    # A reduction over the per-cell results stays lazy until the end.
+    total = extents.sum().compute(scheduler="threads")
+    assert total == expected_extents(cells).sum()
+
+
+def test_store_derived_cells_threaded(source: zarr.Array, tmp_path: Path) -> None:
+    target = target_like(source, tmp_path / "sorted.zarr")
+    x = da.from_zarr(source).rechunk(write_chunks(target))
+    sorted_cells = x.map_blocks(block_sorted, dtype=object)
+    da.store(sorted_cells, target, lock=False, scheduler="threads")
+    assert_same_cells(target[:], block_sorted(source[:]))
+
+
+def test_store_object_array_from_memory_threaded(tmp_path: Path) -> None:
+    """An object-dtype Dask array built from in-memory cells lands in an empty array."""
+    target = create(tmp_path / "from-memory.zarr", sharded=True)
+    cells = random_cells(11, CELLS)
+    x = da.from_array(cells, chunks=write_chunks(target))
+    assert x.dtype == np.dtype(object)
+    da.store(x, target, lock=False, scheduler="threads")
+    assert_same_cells(target[:], cells)
+
+
+def test_store_into_a_region(source: zarr.Array, tmp_path: Path) -> None:
+    """``regions=`` writes part of the target; the rest keeps reading as empty fill cells."""
+    target = target_like(source, tmp_path / "region.zarr")
+    part = slice(64, 128)  # whole shards and chunks in both layouts
+    x = da.from_zarr(source)[part].rechunk(write_chunks(target))
+    da.store(x, target, regions=(part,), lock=False, scheduler="threads")
+    got = target[:]
+    assert_same_cells(got[part], source[part])
+    assert expected_extents(got[: part.start]).sum() == 0
+    assert expected_extents(got[part.stop :]).sum() == 0
+
+
+# ---------------------------------------------------------------------------- the cluster
+
+
+OURS = ("zarr_ndarray_dtype", "zarr_vlen_ndarray")
+
+
+def our_modules_loaded() -> list[str]:
+    """Which of our packages the calling process has imported (run inside the workers)."""
+    return [m for m in OURS if m in sys.modules]
+
+
+def cell_extents(arr: zarr.Array) -> list[int]:
+    """Read a whole (unpickled) array where this runs and return the extent of every cell."""
+    return [int(c.shape[0]) for c in arr[:]]
+
+
+@dataclass
+class Cluster:
+    client: Any
+    loaded_at_start: dict[str, list[str]]  # worker address -> our packages imported at start
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Cluster]:
+    """Two single-threaded spawned worker processes on loopback, no dashboard; always torn down."""
+    import cloudpickle
+    import dask
+
+    module = sys.modules[__name__]
+    cloudpickle.register_pickle_by_value(module)  # workers cannot import this test module
+    try:
+        with dask.config.set({"distributed.worker.multiprocessing-method": "spawn"}):
+            local = distributed.LocalCluster(
+                n_workers=2,
+                threads_per_worker=1,
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address=None,
+                death_timeout=CLUSTER_START_S,
+            )
+        try:
+            with distributed.Client(local, timeout=CLUSTER_START_S) as client:
+                client.wait_for_workers(2, timeout=CLUSTER_START_S)
+                yield Cluster(client, client.run(our_modules_loaded))
+        finally:
+            local.close(timeout=CLUSTER_START_S)
+    finally:
+        cloudpickle.unregister_pickle_by_value(module)
+
+
+def test_each_worker_registers_the_type_when_it_unpickles_an_array(
+    cluster: Cluster, source: zarr.Array
+) -> None:
+    workers = sorted(cluster.loaded_at_start)
+    assert len(workers) == 2
+    # Spawned workers start without our packages: nothing was pre-imported for them.
+    assert all(mods == [] for mods in cluster.loaded_at_start.values())
+    futures = [
+        cluster.client.submit(
+            cell_extents, source, workers=[w], allow_other_workers=False, pure=False
+        )
+        for w in workers
+    ]
+    expected = expected_extents(source[:]).tolist()
+    for future in futures:
+        assert future.result(timeout=RESULT_S) == expected
+    loaded = cluster.client.run(our_modules_loaded)
+    assert loaded == {w: list(OURS) for w in workers}
+
+
+def test_per_cell_extents_and_means_on_a_local_cluster(
+    cluster: Cluster, source: zarr.Array
+) -> None:
+    x = da.from_zarr(source)
+    extents = x.map_blocks(block_extents, dtype=np.int64)
+    means = x.map_blocks(block_means, dtype=np.float64, new_axis=1, chunks=(x.chunks[0], (2,)))
+    got_extents, got_means = cluster.client.compute([extents, means])
+    cells = source[:]
+    np.testing.assert_array_equal(got_extents.result(timeout=RESULT_S), expected_extents(cells))
+    np.testing.assert_allclose(
+        got_means.result(timeout=RESULT_S), expected_means(cells), rtol=1e-12, equal_nan=True
+    )
+
+
+def test_store_derived_cells_on_a_local_cluster(
+    cluster: Cluster, source: zarr.Array, tmp_path: Path
+) -> None:
+    target = target_like(source, tmp_path / "sorted.zarr")
+    x = da.from_zarr(source).rechunk(write_chunks(target))
+    stored = da.store(x.map_blocks(block_sorted, dtype=object), target, lock=False, compute=False)
+    cluster.client.compute(stored).result(timeout=RESULT_S)
+    assert_same_cells(zarr.open_array(target.store, mode="r")[:], block_sorted(source[:]))
