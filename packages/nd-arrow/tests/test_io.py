@@ -9,7 +9,7 @@ import pytest
 from _nd_strategies import columns
 from hypothesis import HealthCheck, given, settings
 
-from nd_arrow import NdArray, NdArrayType, NdColumn, ShapeMismatchError
+from nd_arrow import NdArray, NdArrayType, NdColumn, NotSupportedError, ShapeMismatchError
 from nd_arrow.extension import register
 from nd_arrow.io import read_ipc, read_parquet, rewrap, write_ipc, write_parquet
 
@@ -30,7 +30,14 @@ ROWS = [
 def test_parquet_round_trip(case: tuple) -> None:
     dtype, rows = case
     sink = pa.BufferOutputStream()
-    write_parquet(table_of(rows), sink)
+    try:
+        write_parquet(table_of(rows), sink)
+    except NotSupportedError:
+        # Only timestamp[s] beyond the millisecond range cannot go to Parquet.
+        assert dtype == "datetime64[s]"
+        secs = np.concatenate([r.values.reshape(-1).view(np.int64) for r in rows if r is not None])
+        assert (np.abs(secs) > (2**63 - 1) // 1000).any()
+        return
     back = read_parquet(pa.BufferReader(sink.getvalue()))
     assert isinstance(back.schema.field("c").type, NdArrayType)
     got = NdColumn.from_arrow(back.column("c")).to_pylist()

@@ -221,3 +221,16 @@ def test_validate_storage_parts() -> None:
     assert parts.sizes.tolist() == [2, 2, 3]
     assert [parts.name_dict[c] for c in parts.name_codes] == ["a", "b", "a"]
     assert parts.null_count == 0
+
+
+def test_uniform_names_checked_once() -> None:
+    """Rows with identical names take the byte-compare path; its checks still name row 0."""
+    dup = lst([0, 2, 4], pa.array(["a", "a", "a", "a"]))
+    sizes = lst([0, 2, 4], pa.array([1, 1, 1, 1], pa.uint32()))
+    values = lst([0, 1, 2], pa.array([1.0, 2.0]))
+    with pytest.raises(InvalidDimensionsError, match="row 0 has the dimension name 'a' twice"):
+        NdColumn.from_arrow(struct([values, dup, sizes], STD))
+    empty = lst([0, 1, 2], pa.array(["", ""]))
+    sizes1 = lst([0, 1, 2], pa.array([1, 1], pa.uint32()))
+    with pytest.raises(InvalidDimensionsError, match="row 0 has an empty dimension name"):
+        NdColumn.from_arrow(struct([values, empty, sizes1], STD))

@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from nd_arrow.column import NdColumn
+from nd_arrow.errors import NotSupportedError
 from nd_arrow.extension import (
     EXTENSION_METADATA_KEY,
     EXTENSION_NAME_KEY,
@@ -86,9 +87,14 @@ def _seconds_to_millis(chunk: pa.Array) -> pa.Array:
     old_item = values_list.type.value_field
     new_type = pa.timestamp("ms", old_item.type.tz)
     item = pa.field(old_item.name, new_type, old_item.nullable)
-    new_values = pa.ListArray.from_arrays(
-        values_list.offsets, values_list.values.cast(new_type), type=pa.list_(item)
-    )
+    try:
+        cast_values = values_list.values.cast(new_type)
+    except pa.ArrowInvalid as exc:
+        raise NotSupportedError(
+            f"Parquet has no seconds unit and these timestamp[s] values do not fit in "
+            f"milliseconds ({exc}); write them with write_ipc instead"
+        ) from exc
+    new_values = pa.ListArray.from_arrays(values_list.offsets, cast_values, type=pa.list_(item))
     children = [new_values, *(storage.field(i) for i in range(1, storage.type.num_fields))]
     fields = [
         pa.field(f.name, c.type, f.nullable) for f, c in zip(storage.type, children, strict=True)
