@@ -265,9 +265,7 @@ async def _read_all(
     return [found[i] for i in indices]
 
 
-def read_chunks(
-    layout: ChunkLayout, indices: Sequence[int]
-) -> list[npt.NDArray[np.uint8] | None]:
+def read_chunks(layout: ChunkLayout, indices: Sequence[int]) -> list[npt.NDArray[np.uint8] | None]:
     """The framed bytes of each chunk in ``indices`` (None where the chunk is not stored).
 
     Raises ValueError when a stored chunk or shard does not decode through its codecs, and
