@@ -17,6 +17,10 @@ from importlib.metadata import PackageNotFoundError, version
 
 from zarr_ndarray_dtype import DTYPE_NAME, NDArray, NDArrayDType, VlenScalar, unbox
 from zarr_vlen_ndarray.codec import CODEC_NAME, VlenNDArrayCodec
+
+# Columnar access (new in 0.3.0); kept out of __all__, which lists exactly 0.2.0's names.
+from zarr_vlen_ndarray.columnar import read_columnar as read_columnar
+from zarr_vlen_ndarray.columnar import write_columnar as write_columnar
 from zarr_vlen_ndarray.registration import register
 
 try:
