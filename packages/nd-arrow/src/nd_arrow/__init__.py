@@ -1,7 +1,9 @@
 """nd-arrow: the ``nd_arrow.array`` Arrow extension type for named N-dimensional arrays.
 
 Importing this package registers :class:`NdArrayType` with pyarrow. xarray support lives in
-:mod:`nd_arrow.xarray` (the ``xarray`` extra) and is imported only when used.
+:mod:`nd_arrow.xarray` (the ``xarray`` extra) and is imported only when used. Likewise zarr
+and zarr-vlen-ndarray (the ``zarr`` extra) are imported only when :func:`from_zarr` or
+:func:`to_zarr` is called.
 
 >>> import numpy as np
 >>> col = NdColumn.from_arrays([NdArray(np.zeros((2, 3)), ["time", "lat"], {"units": "K"})])
@@ -56,6 +58,7 @@ from nd_arrow.tensor import (
     to_variable_shape_tensor,
     variable_shape_tensor_storage,
 )
+from nd_arrow.zarr_bridge import from_zarr, to_zarr
 
 __all__ = [
     "ATTRS_FIELD",
@@ -76,8 +79,8 @@ __all__ = [
     "NdArrayType",
     "NdArrowError",
     "NdColumn",
-    "NdRecordBatch",
     "NdExtensionArray",
+    "NdRecordBatch",
     "NotSupportedError",
     "SchemaMismatchError",
     "ShapeMismatchError",
@@ -85,19 +88,21 @@ __all__ = [
     "encode_batches",
     "encoded_field",
     "encoded_schema",
+    "from_fixed_shape_tensor",
+    "from_variable_shape_tensor",
+    "from_zarr",
     "global_attributes_field",
     "is_global_attributes_field",
     "is_nd_field",
     "logical_field",
     "logical_schema",
-    "from_fixed_shape_tensor",
-    "from_variable_shape_tensor",
     "read_ipc",
     "read_parquet",
     "register",
     "rewrap",
     "to_fixed_shape_tensor",
     "to_variable_shape_tensor",
+    "to_zarr",
     "variable_shape_tensor_storage",
     "write_ipc",
     "write_parquet",
