@@ -456,12 +456,16 @@ def bench(session: nox.Session) -> None:
         session.run("python", str(script), *session.posargs, env={"ZVN020_PYTHON": zvn020_python})
 
 
-def run_demo(session: nox.Session) -> None:
-    """Placeholder until the demo issue (issue 5) replaces this function with the real demo."""
-    session.log("PLACEHOLDER: the demo is not written yet (issue 5 adds it). Nothing was run.")
+DEMO_SCRIPT = ROOT / "examples/demo.py"
 
 
 @nox.session(python="3.12", default=False)
 def demo(session: nox.Session) -> None:
-    """End-to-end demo of the three packages (a placeholder for now, see run_demo)."""
-    run_demo(session)
+    """End-to-end demo of the three packages: examples/demo.py (its --help lists the options).
+
+    It writes to a temporary folder that it removes; ``nox -s demo -- --out DIR`` keeps the store
+    and the Parquet files in DIR.
+    """
+    install_ours(session, "pyarrow", "xarray")
+    print_versions(session)
+    session.run("python", str(DEMO_SCRIPT), *session.posargs)
