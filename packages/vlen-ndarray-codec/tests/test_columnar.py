@@ -466,3 +466,10 @@ def test_array_and_selection_checks() -> None:
     )
     with pytest.raises(ValueError, match="1-D"):
         read_columnar(two_d)
+
+
+def test_docstring_example_runs() -> None:
+    import doctest
+
+    result = doctest.testmod(columnar_module)
+    assert result.attempted > 0 and result.failed == 0
