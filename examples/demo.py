@@ -304,7 +304,7 @@ def run(out: Path, series: int, seed: int) -> None:
     print(ds)
 
     # -- summary ----------------------------------------------------------------------------
-    print("\nsummary")
+    print("\nsummary (timings include one-time imports on first use)")
     rows = [
         ("centroids", cent, cvals, coffs, store_path / "centroids"),
         ("locations", loc, lvals, loffs, store_path / "locations"),
