@@ -13,7 +13,8 @@ Implementations, all on the same data (saved once to .npy files), same machine, 
 Metrics: whole-array write (arr[:] = cells) and read (arr[:]) through a MemoryStore; one-chunk
 encode and decode through the array's own codecs (serializer, then zstd when used); peak extra
 memory (tracemalloc, separate runs) of a write followed by a read whose result is kept, relative
-to the payload (the cells' raw bytes).
+to the payload (the cells' raw bytes), and the two parts of it that stay held: the MemoryStore's
+chunks and the read's result (for small cells mostly the per-cell ndarray/bytes objects).
 
 Every implementation runs in its own fresh subprocess; the implementations alternate, rounds
 repeat, and each number is the best seen. Ratios are other / ours (above 1: ours is faster or
@@ -172,11 +173,18 @@ def worker(impl: str, data: Path, zstd: bool, memory: bool) -> dict[str, Any]:
         tracemalloc.start()
         base = tracemalloc.get_traced_memory()[0]
         write(arr)
+        stored, write_peak = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
         result = read(arr)
-        peak = tracemalloc.get_traced_memory()[1] - base
+        held, read_peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
         del result
-        return {"peak": peak, "payload": payload}
+        return {
+            "peak": max(write_peak, read_peak) - base,  # the whole write-then-read sequence
+            "store": stored - base,  # what the MemoryStore holds after the write
+            "result": held - stored,  # what the read's result holds
+            "payload": payload,
+        }
 
     arr = setup.create()
     write(arr)  # warm up (imports, first allocation)
@@ -227,7 +235,7 @@ def run_worker(impl: str, data: Path, zstd: bool, memory: bool) -> dict[str, Any
     python = python_for(impl)
     if not python:
         return None
-    cmd = [python, "-W", "ignore", __file__, "--worker", impl, str(data)]
+    cmd = [python, "-W", "ignore", str(Path(__file__).resolve()), "--worker", impl, str(data)]
     cmd += ["--zstd"] if zstd else []
     cmd += ["--memory"] if memory else []
     # Run from the data folder so that a checkout on sys.path cannot shadow the installed 0.2.0.
@@ -265,6 +273,8 @@ def report(name: str, zstd: bool, results: dict[str, dict[str, Any]]) -> dict[st
         ("chunk encode (ms)", "encode", "ms"),
         ("chunk decode (ms)", "decode", "ms"),
         ("peak extra / payload", "peak_ratio", "x"),
+        ("  held by store", "store_ratio", "x"),
+        ("  held by read result", "result_ratio", "x"),
     ]
     ratios: dict[str, Any] = {}
     for label, key, unit in rows:
@@ -366,6 +376,8 @@ def main() -> None:
                     mem = run_worker(impl, folder, zstd, memory=True)
                     if mem is not None:
                         best[impl]["peak_ratio"] = mem["peak"] / mem["payload"]
+                        best[impl]["store_ratio"] = mem["store"] / mem["payload"]
+                        best[impl]["result_ratio"] = mem["result"] / mem["payload"]
                 ratios = report(name, zstd, best)
                 if name == "a" and not zstd:
                     summary = ratios
