@@ -43,7 +43,17 @@ nox.options.sessions = [
 
 ROOT = Path(__file__).resolve().parent
 PYTHONS = ("3.11", "3.12", "3.13")
-TEST_DEPS = ("pytest", "hypothesis", "jsonschema")
+# dask/distributed run the scale-out tests; duckdb and polars read our Parquet as plain structs.
+TEST_DEPS = (
+    "pytest",
+    "pytest-timeout",
+    "hypothesis",
+    "jsonschema",
+    "dask[array]",
+    "distributed",
+    "duckdb",
+    "polars",
+)
 NEWEST = "newest"
 # The published 0.2.0 that our codec must stay byte-compatible with (its own, separate venv).
 ZVN_020 = "zarr-vlen-ndarray==0.2.0"
@@ -130,6 +140,9 @@ def pyarrow_requirement(spec: str) -> str:
     return "pyarrow" if spec == NEWEST else f"pyarrow=={spec}"
 
 
+PYTEST_TIMEOUT_S = 300
+
+
 def run_pytest(session: nox.Session, *test_dirs: str) -> None:
     """Run pytest over the given test folders; "no tests collected" (exit 5) fails the session."""
     missing = [d for d in test_dirs if not (ROOT / d).is_dir()]
@@ -137,9 +150,11 @@ def run_pytest(session: nox.Session, *test_dirs: str) -> None:
         session.error(f"test folder(s) missing: {', '.join(missing)}")
     # Always the root config (shared addopts, pythonpath, warning filters): without -c, pytest
     # would pick packages/<one>/pyproject.toml when only that package's tests are collected.
+    # A hung test (e.g. a stuck Dask cluster) fails after PYTEST_TIMEOUT_S instead of eating CI.
     session.run(
-        "pytest", "-c", "pyproject.toml", "-p", "no:cacheprovider", *test_dirs, *session.posargs
-    )
+        "pytest", "-c", "pyproject.toml", "-p", "no:cacheprovider",
+        f"--timeout={PYTEST_TIMEOUT_S}", *test_dirs, *session.posargs,
+    )  # fmt: skip
 
 
 def all_test_dirs() -> list[str]:
@@ -226,8 +241,8 @@ for _python, _specs in ZARR_BY_PYTHON.items():
 @nox.parametrize("pyarrow", ["18.0.0", NEWEST])
 def nd_arrow(session: nox.Session, pyarrow: str) -> None:
     """nd-arrow alone: no zarr in the venv, pyarrow at its floor and at the newest release."""
-    install_ours(session, pyarrow_requirement(pyarrow), "pytest", "hypothesis", "xarray",
-                 packages=(ND_ARROW,))  # fmt: skip
+    install_ours(session, pyarrow_requirement(pyarrow), "pytest", "pytest-timeout", "hypothesis",
+                 "xarray", packages=(ND_ARROW,))  # fmt: skip
     print_versions(session)
     session.run("python", script_file(session, "assert_no_zarr.py", _ASSERT_NO_ZARR))
     run_pytest(session, f"{ND_ARROW.path}/tests")
