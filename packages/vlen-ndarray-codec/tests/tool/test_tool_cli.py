@@ -318,6 +318,9 @@ def test_export_to_parquet(tmp_path: Path, capsys: CaptureFixture) -> None:
     column = nd_arrow.NdColumn.from_arrow(table.column("pts").combine_chunks())
     assert_cells_equal([row.values for row in column], cells)
     assert column[0].dims == ("n", "xy")
+    # list items keep the nd_arrow item name in the Parquet schema itself
+    values_type = pq.read_schema(out).field("pts").type.storage_type.field("values").type
+    assert values_type.value_field.name == "item"
     status, _, err = run(capsys, "export", str(tmp_path / "pts"), "--parquet", str(out))
     assert status == 1 and "pass --overwrite" in err
     assert (

@@ -5,9 +5,10 @@ chunks export their fill cells), plus one ``int64`` coordinate column per array 
 by ``dimension_names`` when set, else ``index`` / ``index_0, index_1, ...``). The file is written
 to a temporary sibling and renamed into place when complete.
 
-Needs ``nd-arrow`` (and pyarrow). The conversion of one chunk of cells into a column is the
-single function :func:`cells_to_column`, which can switch to ``nd_arrow.from_zarr``'s columnar
-path once that bridge exists.
+Needs ``nd-arrow`` (and pyarrow). One chunk of cells becomes a column in :func:`chunk_column`:
+1-D arrays whose pattern is ``[null, d1, ..., dk]`` go through ``nd_arrow.from_zarr`` (the
+columnar path: no Python object per cell); other arrays through their object cells. Parquet is
+written with ``use_compliant_nested_type=False`` so the list items keep the name ``item``.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from zarr_vlen_ndarray.tool.progress import Progress
 from zarr_vlen_ndarray.tool.scan import Node
 from zarr_vlen_ndarray.tool.stores import open_array
 
-__all__ = ["cells_to_column", "coordinate_names", "export_parquet"]
+__all__ = ["cells_to_column", "chunk_column", "coordinate_names", "export_parquet"]
 
 
 def _imports() -> tuple[Any, Any, Any]:
@@ -50,6 +51,19 @@ def cells_to_column(cells: np.ndarray, dims: list[str] | None) -> Any:
         return nd_arrow.NdColumn.from_arrays(flat, dims).to_arrow()
     except nd_arrow.NdArrowError as exc:
         raise Refused(f"nd-arrow cannot hold these cells: {exc}") from exc
+
+
+def chunk_column(array: Any, region: tuple[slice, ...], dims: list[str] | None) -> Any:
+    """The cells of ``region`` as an ``nd_arrow.array`` column, columnar where possible."""
+    nd_arrow, _pa, _pq = _imports()
+    dtype = array.metadata.data_type
+    pattern = getattr(dtype, "pattern", None)
+    if len(region) == 1 and pattern is not None and pattern.is_leading_variable:
+        try:
+            return nd_arrow.from_zarr(array, dims, selection=region[0])
+        except nd_arrow.NdArrowError as exc:
+            raise Refused(f"nd-arrow cannot hold these cells: {exc}") from exc
+    return cells_to_column(np.asarray(array[region], dtype=object), dims)
 
 
 def coordinate_names(meta: dict[str, Any], ndim: int) -> list[str]:
@@ -93,7 +107,6 @@ def export_parquet(
             try:
                 for index in node.grid.indices():
                     region = node.grid.region(index)
-                    cells = np.asarray(array[region], dtype=object)
                     grids = np.meshgrid(
                         *(np.arange(r.start, r.stop, dtype=np.int64) for r in region),
                         indexing="ij",
@@ -101,11 +114,14 @@ def export_parquet(
                     table = pa.table(
                         {
                             **{c: g.reshape(-1) for c, g in zip(coords, grids, strict=True)},
-                            name: cells_to_column(cells, dims),
+                            name: chunk_column(array, region, dims),
                         }
                     )
                     if writer is None:
-                        writer = pq.ParquetWriter(tmp, table.schema)
+                        # Keep list item names ("item"), as nd_arrow.write_parquet does.
+                        writer = pq.ParquetWriter(
+                            tmp, table.schema, use_compliant_nested_type=False
+                        )
                     writer.write_table(table)
                     rows += table.num_rows
                     progress.advance()
