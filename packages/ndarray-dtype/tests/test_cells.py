@@ -147,6 +147,17 @@ def test_box_is_one_scalar_for_numpy_and_cannot_be_rebound() -> None:
     assert pickle.loads(pickle.dumps(fill)) == fill
 
 
+def test_fill_equals_object_arrays_of_the_same_values() -> None:
+    """zarr hands scalar writes over as object arrays; an equal one must compare equal."""
+    empty = frozen_cell(b"", "<u1", (0, 4))
+    assert empty == np.empty((0, 4), dtype=object)
+    assert (empty == np.empty((1, 4), dtype=object)) is False
+    cell = frozen_cell(np.array([1, 2], "<i2").tobytes(), "<i2", (2,))
+    assert cell == np.array([1, 2], dtype=object)
+    assert (cell == np.array([1, 3], dtype=object)) is False
+    assert (cell == np.array(["a", "b"], dtype=object)) is False
+
+
 def test_nan_fill_compares_equal_to_itself() -> None:
     cell = frozen_cell(np.array([np.nan], "<f8").tobytes(), "<f8", (1,))
     assert cell == np.array([np.nan])

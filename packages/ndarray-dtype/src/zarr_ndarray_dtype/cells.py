@@ -35,6 +35,8 @@ class VlenScalar(np.ndarray):  # type: ignore[type-arg]
     """
 
     def __eq__(self, other: object) -> bool:  # type: ignore[override]
+        if type(other) is np.ndarray and other.shape != self.shape:
+            return False  # fast path: zarr compares every cell of a chunk with the fill
         other = unbox(other)
         if other is None:
             return False
@@ -42,9 +44,16 @@ class VlenScalar(np.ndarray):  # type: ignore[type-arg]
             other_arr = np.asarray(other)
         except (TypeError, ValueError):
             return False
-        if other_arr.shape != self.shape or other_arr.dtype == object:
+        if other_arr.shape != self.shape:
             return False
-        return bool(np.array_equal(self.view(np.ndarray), other_arr, equal_nan=_has_nan(self)))
+        mine = self.view(np.ndarray)
+        if other_arr.dtype == object:
+            # zarr hands a scalar write over as an object array of the cell's shape.
+            try:
+                return bool(np.array_equal(mine.astype(object), other_arr))
+            except (TypeError, ValueError):
+                return False
+        return bool(np.array_equal(mine, other_arr, equal_nan=_has_nan(self)))
 
     def __ne__(self, other: object) -> bool:  # type: ignore[override]
         return not self.__eq__(other)
@@ -105,14 +114,12 @@ def readonly_cells(block: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     ``block`` has shape ``(total, d1, ..., dk)``; it is made read-only (once, for every view).
     """
     block.flags.writeable = False
-    n = len(offsets) - 1
-    starts = offsets[:-1].tolist()
-    stops = offsets[1:].tolist()
-    getitem = block.__getitem__
+    bounds = offsets.tolist()
+    # map() over slices (C-level iteration) is ~20% faster than a generator expression.
     return np.fromiter(
-        (getitem(slice(a, b)) for a, b in zip(starts, stops, strict=True)),
+        map(block.__getitem__, map(slice, bounds, bounds[1:])),
         dtype=object,
-        count=n,
+        count=len(bounds) - 1,
     )
 
 
