@@ -28,6 +28,14 @@ import numpy as np
 import pytest
 import zarr
 from zarr.codecs import ZstdCodec
+from zvn_dask_blocks import (
+    OURS,
+    block_extents,
+    block_means,
+    block_sorted,
+    cell_extents,
+    our_modules_loaded,
+)
 
 from zarr_vlen_ndarray import NDArray, VlenNDArrayCodec
 
@@ -42,42 +50,6 @@ UNWRITTEN = slice(160, 176)  # one inner chunk (and half a shard) never written:
 # instead of hanging the CI job.
 CLUSTER_START_S = 60
 RESULT_S = 120
-
-
-# ------------------------------------------------------------------------- block functions
-# Module-level functions are what users hand to ``map_blocks``. On the cluster they are shipped
-# by value (see the ``cluster`` fixture): this test module is not importable in a worker.
-
-
-def block_extents(block: np.ndarray) -> np.ndarray:
-    """The variable extent of every cell of an object block (same shape, int64)."""
-    flat = block.ravel()
-    return np.fromiter((c.shape[0] for c in flat), dtype=np.int64, count=flat.size).reshape(
-        block.shape
-    )
-
-
-def block_means(block: np.ndarray) -> np.ndarray:
-    """Per-cell column means of a 1-D block of (n, 2) cells: shape (cells, 2), NaN if n == 0."""
-    flat = block.ravel()
-    lengths = block_extents(flat)
-    values = np.concatenate([np.asarray(c, dtype=np.float64) for c in flat] + [np.empty((0, 2))])
-    owner = np.repeat(np.arange(flat.size), lengths)
-    sums = np.stack(
-        [np.bincount(owner, weights=values[:, k], minlength=flat.size) for k in range(2)], axis=1
-    )
-    means = np.full((flat.size, 2), np.nan)
-    np.divide(sums, lengths[:, None], out=means, where=lengths[:, None] > 0)
-    return means
-
-
-def block_sorted(block: np.ndarray) -> np.ndarray:
-    """Every (n, 2) cell with its rows sorted by the first column (a new object block)."""
-    out = np.empty(block.shape, dtype=object)
-    for index, cell in np.ndenumerate(block):
-        cell = np.asarray(cell)
-        out[index] = cell[np.argsort(cell[:, 0], kind="stable")]
-    return out
 
 
 # --------------------------------------------------------------------------------- fixtures
@@ -252,19 +224,6 @@ def test_store_into_a_region(source: zarr.Array, tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------- the cluster
 
 
-OURS = ("zarr_ndarray_dtype", "zarr_vlen_ndarray")
-
-
-def our_modules_loaded() -> list[str]:
-    """Which of our packages the calling process has imported (run inside the workers)."""
-    return [m for m in OURS if m in sys.modules]
-
-
-def cell_extents(arr: zarr.Array) -> list[int]:
-    """Read a whole (unpickled) array where this runs and return the extent of every cell."""
-    return [int(c.shape[0]) for c in read(arr)]
-
-
 @dataclass
 class Cluster:
     client: Any
@@ -274,29 +233,28 @@ class Cluster:
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Cluster]:
     """Two single-threaded spawned worker processes on loopback, no dashboard; always torn down."""
-    import cloudpickle
     import dask
+    import zvn_dask_blocks
 
-    module = sys.modules[__name__]
-    cloudpickle.register_pickle_by_value(module)  # workers cannot import this test module
+    with dask.config.set({"distributed.worker.multiprocessing-method": "spawn"}):
+        local = distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+            death_timeout=CLUSTER_START_S,
+        )
     try:
-        with dask.config.set({"distributed.worker.multiprocessing-method": "spawn"}):
-            local = distributed.LocalCluster(
-                n_workers=2,
-                threads_per_worker=1,
-                processes=True,
-                host="127.0.0.1",
-                dashboard_address=None,
-                death_timeout=CLUSTER_START_S,
-            )
-        try:
-            with distributed.Client(local, timeout=CLUSTER_START_S) as client:
-                client.wait_for_workers(2, timeout=CLUSTER_START_S)
-                yield Cluster(client, client.run(our_modules_loaded))
-        finally:
-            local.close(timeout=CLUSTER_START_S)
+        with distributed.Client(local, timeout=CLUSTER_START_S) as client:
+            client.wait_for_workers(2, timeout=CLUSTER_START_S)
+            # Workers cannot import the tests' folder: ship the block functions' module to them
+            # (it imports only numpy, so the check below still sees a worker without our code).
+            client.upload_file(zvn_dask_blocks.__file__)
+            loaded = client.run(our_modules_loaded)
+            yield Cluster(client, loaded)
     finally:
-        cloudpickle.unregister_pickle_by_value(module)
+        local.close(timeout=CLUSTER_START_S)
 
 
 def test_each_worker_registers_the_type_when_it_unpickles_an_array(
