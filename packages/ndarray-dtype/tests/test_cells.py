@@ -10,7 +10,8 @@ from hypothesis.extra import numpy as hnp
 from ndarray_dtype_testing import element_dtypes
 
 from zarr_ndarray_dtype import CellError, CellTypeError, ShapePattern, VlenScalar, unbox
-from zarr_ndarray_dtype.cells import box, coerce_cell, frozen_cell, readonly_cells
+from zarr_ndarray_dtype.cells import box, coerce_cell, frozen_cell
+from zarr_ndarray_dtype.views import readonly_cells
 
 VAR2 = ShapePattern.parse((None, 2))
 F4 = np.dtype("<f4")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
-from zarr_ndarray_dtype.cells import VlenScalar, readonly_cells, unbox
+from zarr_ndarray_dtype.cells import VlenScalar, unbox
 from zarr_ndarray_dtype.dtype import DTYPE_NAME, NDArray, NDArrayDType
 from zarr_ndarray_dtype.errors import (
     CellError,
@@ -24,6 +24,7 @@ from zarr_ndarray_dtype.errors import (
 )
 from zarr_ndarray_dtype.pattern import ELEMENT_DTYPES, ShapePattern
 from zarr_ndarray_dtype.registration import register
+from zarr_ndarray_dtype.views import readonly_cells
 
 try:
     __version__ = version("zarr-ndarray-dtype")

@@ -26,10 +26,9 @@ import numpy as np
 import numpy.typing as npt
 from zarr.abc.codec import ArrayBytesCodec
 
-from zarr_ndarray_dtype import NDArray
+from zarr_ndarray_dtype import NDArray, readonly_cells
 from zarr_vlen_ndarray.cells import gather_cells, trailing_dims
 from zarr_vlen_ndarray.framing import U32_MAX, FramingError, decode_frames, encode_frames
-from zarr_vlen_ndarray.views import cell_views
 
 if TYPE_CHECKING:
     from typing import Self
@@ -232,7 +231,7 @@ def decode_chunk(raw: np.ndarray, shape: tuple[int, ...], dtype: NDArray) -> np.
     block = payload.view(item).reshape((-1, *fixed))
     offsets = np.zeros(count + 1, dtype=np.int64)
     np.cumsum(nbytes // unit, out=offsets[1:])
-    return cell_views(block, offsets).reshape(shape)
+    return readonly_cells(block, offsets).reshape(shape)
 
 
 def _check_bool_payload(

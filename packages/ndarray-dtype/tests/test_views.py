@@ -1,4 +1,4 @@
-"""Tests for zarr_vlen_ndarray.views: per-cell read-only views of one block."""
+"""Tests for zarr_ndarray_dtype.views: per-cell read-only views of one block."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zarr_vlen_ndarray import views
-from zarr_vlen_ndarray.views import cell_views
+from zarr_ndarray_dtype import views
+from zarr_ndarray_dtype.views import readonly_cells
 
 
 def _check(block: np.ndarray, offsets: np.ndarray) -> None:
     expected = [block[a:b].copy() for a, b in pairwise(offsets)]
-    cells = cell_views(block, offsets)
+    cells = readonly_cells(block, offsets)
     assert cells.dtype == object
     assert cells.shape == (offsets.size - 1,)
     for got, want in zip(cells, expected, strict=True):
@@ -55,7 +55,7 @@ def test_large_chunk_uses_the_grouped_path() -> None:
     offsets = np.zeros(rows.size + 1, dtype=np.int64)
     np.cumsum(rows, out=offsets[1:])
     block = rng.random((int(offsets[-1]), 2)).astype(np.float32)
-    cells = cell_views(block, offsets)
+    cells = readonly_cells(block, offsets)
     # Grouped views come from strided windows, not directly from the block.
     assert cells[0].base is not block
     for i in (0, 1, 17, 49_999):
@@ -65,5 +65,5 @@ def test_large_chunk_uses_the_grouped_path() -> None:
 
 
 def test_empty() -> None:
-    cells = cell_views(np.zeros((0, 2), np.float32), np.zeros(1, dtype=np.int64))
+    cells = readonly_cells(np.zeros((0, 2), np.float32), np.zeros(1, dtype=np.int64))
     assert cells.shape == (0,)
