@@ -69,7 +69,7 @@ def test_decode_errors_name_the_chunk_and_the_data_type() -> None:
     message = str(exc.value)
     assert message.startswith("cannot decode the 'vlen-ndarray' chunk 'c/7' for NDArray(")
     assert isinstance(exc.value.__cause__, FramingError)
-    with pytest.raises(FramingError, match="'vlen-ndarray' chunk for .*header claims 2"):
+    with pytest.raises(FramingError, match=r"'vlen-ndarray' chunk for .*header claims 2"):
         decode_block(framed, 3, F32_2)
 
 
@@ -92,12 +92,11 @@ def test_encode_refuses_too_many_elements(monkeypatch: pytest.MonkeyPatch) -> No
         encode_block(values, offsets, F32_2, where="chunk 'c/1'")
 
 
-def test_encode_refuses_an_element_too_long_naming_its_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_encode_refuses_a_long_element_naming_its_rows(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(framing, "U32_MAX", 15)
     cells = [np.zeros((1, 2), np.float32), np.zeros((2, 2), np.float32)]
-    with pytest.raises(
-        FramingError, match=r"element 1 \(C order\) of the chunk: its 2 rows are 16 bytes.*at most 15"
-    ):
+    message = r"element 1 \(C order\) of the chunk: its 2 rows are 16 bytes.*at most 15"
+    with pytest.raises(FramingError, match=message):
         encode_block(*_columns(cells, F32_2), F32_2)
 
 
