@@ -408,6 +408,40 @@ def test_sharded_index_with_crc_is_recognized() -> None:
     assert_cells_equal(values, offsets, cells)
 
 
+@pytest.mark.parametrize("location", ["start", "end"])
+def test_big_endian_shard_index_is_read(location: str) -> None:
+    store: dict[str, Any] = {}
+    array = zarr.create_array(
+        store,
+        shape=(24,),
+        chunks=(12,),
+        dtype=F32x2,
+        compressors=None,
+        serializer=ShardingCodec(
+            chunk_shape=(4,),
+            codecs=[VlenNDArrayCodec()],
+            index_codecs=[BytesCodec(endian="big"), Crc32cCodec()],
+            index_location=location,
+        ),
+    )
+    cells = random_cells(F32x2, 24, seed=11)
+    array[:] = object_array(cells)
+    array[4:8] = object_array([np.empty((0, 2), "f4")] * 4)  # inner chunk 1 of shard 0 elided
+    cells[4:8] = [np.empty((0, 2), "f4")] * 4
+    layout = layout_of(array)
+    assert layout is not None and layout.shard is not None
+    # The index really is big-endian: inner chunk 0's length is a u64be (read little-endian
+    # it would run far past the shard).
+    raw = store["c/0"].to_bytes()
+    index_at = 0 if location == "start" else len(raw) - layout.shard.index_nbytes
+    length = raw[index_at + 8 : index_at + 16]
+    assert 0 < int.from_bytes(length, "big") < len(raw) < int.from_bytes(length, "little")
+    values, offsets = read_columnar(array)
+    assert_cells_equal(values, offsets, cells)
+    values, offsets = read_columnar(array, slice(3, 21))
+    assert_cells_equal(values, offsets, cells[3:21])
+
+
 # ------------------------------------------------------------------------------ bad input
 
 
