@@ -369,18 +369,34 @@ def test_corrupt_shard_index() -> None:
     assert layout_of(array) is not None
 
 
-def test_shard_index_out_of_range_without_checksum() -> None:
-    store: dict[str, Any] = {}
-    array = zarr.create_array(
+def make_sharded(
+    store: dict[str, Any],
+    n: int,
+    shard: int,
+    *,
+    index_codecs: list[Any],
+    codecs: list[Any] | None = None,
+    index_location: str = "end",
+) -> Any:
+    """A 1-D array of ``n`` cells: shards of ``shard`` cells, inner chunks of 4, no compressors."""
+    return zarr.create_array(
         store,
-        shape=(8,),
-        chunks=(8,),
+        shape=(n,),
+        chunks=(shard,),
         dtype=F32x2,
         compressors=None,
         serializer=ShardingCodec(
-            chunk_shape=(4,), codecs=[VlenNDArrayCodec()], index_codecs=[BytesCodec()]
+            chunk_shape=(4,),
+            codecs=codecs or [VlenNDArrayCodec()],
+            index_codecs=index_codecs,
+            index_location=index_location,
         ),
     )
+
+
+def test_shard_index_out_of_range_without_checksum() -> None:
+    store: dict[str, Any] = {}
+    array = make_sharded(store, 8, 8, index_codecs=[BytesCodec()])
     array[:] = object_array([np.ones((1, 2), "f4")] * 8)
     raw = bytearray(store["c/0"].to_bytes())
     raw[-16:-8] = (10**6).to_bytes(8, "little")
@@ -390,18 +406,8 @@ def test_shard_index_out_of_range_without_checksum() -> None:
 
 
 def test_sharded_index_with_crc_is_recognized() -> None:
-    array = zarr.create_array(
-        {},
-        shape=(8,),
-        chunks=(8,),
-        dtype=F32x2,
-        compressors=None,
-        serializer=ShardingCodec(
-            chunk_shape=(4,),
-            codecs=[VlenNDArrayCodec(), ZstdCodec(level=1)],
-            index_codecs=[BytesCodec(), Crc32cCodec()],
-        ),
-    )
+    codecs = [VlenNDArrayCodec(), ZstdCodec(level=1)]
+    array = make_sharded({}, 8, 8, index_codecs=[BytesCodec(), Crc32cCodec()], codecs=codecs)
     cells = random_cells(F32x2, 8, seed=10)
     array[:] = object_array(cells)
     values, offsets = read_columnar(array)
@@ -411,19 +417,8 @@ def test_sharded_index_with_crc_is_recognized() -> None:
 @pytest.mark.parametrize("location", ["start", "end"])
 def test_big_endian_shard_index_is_read(location: str) -> None:
     store: dict[str, Any] = {}
-    array = zarr.create_array(
-        store,
-        shape=(24,),
-        chunks=(12,),
-        dtype=F32x2,
-        compressors=None,
-        serializer=ShardingCodec(
-            chunk_shape=(4,),
-            codecs=[VlenNDArrayCodec()],
-            index_codecs=[BytesCodec(endian="big"), Crc32cCodec()],
-            index_location=location,
-        ),
-    )
+    index_codecs = [BytesCodec(endian="big"), Crc32cCodec()]
+    array = make_sharded(store, 24, 12, index_codecs=index_codecs, index_location=location)
     cells = random_cells(F32x2, 24, seed=11)
     array[:] = object_array(cells)
     array[4:8] = object_array([np.empty((0, 2), "f4")] * 4)  # inner chunk 1 of shard 0 elided
