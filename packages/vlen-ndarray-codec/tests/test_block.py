@@ -11,7 +11,7 @@ from numcodecs import VLenBytes
 
 from zarr_ndarray_dtype import NDArray
 from zarr_vlen_ndarray import framing
-from zarr_vlen_ndarray.block import decode_block, encode_block
+from zarr_vlen_ndarray.block import decode_block, encode_block, offsets_from_rows
 from zarr_vlen_ndarray.framing import FramingError
 
 F32_2 = NDArray(dtype="float32", shape=(None, 2))
@@ -109,3 +109,9 @@ def test_encode_refuses_values_or_offsets_of_the_wrong_form() -> None:
         encode_block(np.zeros((2, 2), np.float32), np.array([1, 2]), F32_2)
     with pytest.raises(FramingError, match="sum to"):
         encode_block(np.zeros((2, 2), np.float32), np.array([0, 1]), F32_2)
+
+
+def test_offsets_from_rows() -> None:
+    assert offsets_from_rows(np.array([2, 0, 3], np.int64)).tolist() == [0, 2, 2, 5]
+    empty = offsets_from_rows(np.zeros(0, np.int64))
+    assert empty.tolist() == [0] and empty.dtype == np.int64

@@ -26,10 +26,17 @@ from zarr_ndarray_dtype.cells import check_bool_bytes
 from zarr_vlen_ndarray.cells import trailing_dims
 from zarr_vlen_ndarray.framing import FramingError, decode_frames, encode_frames
 
-__all__ = ["CODEC_NAME", "decode_block", "encode_block"]
+__all__ = ["CODEC_NAME", "decode_block", "encode_block", "offsets_from_rows"]
 
 #: The codec's name in zarr metadata (and in every chunk error message).
 CODEC_NAME = "vlen-ndarray"
+
+
+def offsets_from_rows(rows: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """The int64 offsets (one more entry than ``rows``, from 0) of elements of ``rows`` rows."""
+    offsets = np.zeros(rows.size + 1, dtype=np.int64)
+    np.cumsum(rows, out=offsets[1:])
+    return offsets
 
 
 def _rows_of(dtype: NDArray, fixed: tuple[int, ...]) -> str:
@@ -63,9 +70,7 @@ def decode_block(
         raise FramingError(
             f"cannot decode the {CODEC_NAME!r} {where} for {dtype!r}: {exc}"
         ) from exc
-    offsets = np.zeros(count + 1, dtype=np.int64)
-    np.cumsum(nbytes // unit, out=offsets[1:])
-    return payload.view(item).reshape((-1, *fixed)), offsets
+    return payload.view(item).reshape((-1, *fixed)), offsets_from_rows(nbytes // unit)
 
 
 def encode_block(

@@ -27,7 +27,7 @@ import numpy.typing as npt
 from zarr.abc.codec import ArrayBytesCodec
 
 from zarr_ndarray_dtype import NDArray, readonly_cells
-from zarr_vlen_ndarray.block import CODEC_NAME, decode_block, encode_block
+from zarr_vlen_ndarray.block import CODEC_NAME, decode_block, encode_block, offsets_from_rows
 from zarr_vlen_ndarray.cells import gather_cells
 
 if TYPE_CHECKING:
@@ -189,9 +189,7 @@ def encode_chunk(cells: np.ndarray, dtype: NDArray) -> npt.NDArray[np.uint8]:
     """
     # ravel(order="C") copies (object pointers only) when the chunk is F-ordered or strided.
     block, rows = gather_cells(cells.ravel(order="C").tolist(), dtype)
-    offsets = np.zeros(rows.size + 1, dtype=np.int64)
-    np.cumsum(rows, out=offsets[1:])
-    return encode_block(block, offsets, dtype)
+    return encode_block(block, offsets_from_rows(rows), dtype)
 
 
 def decode_chunk(raw: np.ndarray, shape: tuple[int, ...], dtype: NDArray) -> np.ndarray:

@@ -34,7 +34,7 @@ import numpy.typing as npt
 
 from zarr_ndarray_dtype import CellError, CellTypeError, NDArray, readonly_cells, unbox
 from zarr_ndarray_dtype.cells import bool_bytes_as_01
-from zarr_vlen_ndarray.block import CODEC_NAME, decode_block, encode_block
+from zarr_vlen_ndarray.block import CODEC_NAME, decode_block, encode_block, offsets_from_rows
 from zarr_vlen_ndarray.cells import gather_cells, trailing_dims
 from zarr_vlen_ndarray.chunk_io import ChunkLayout, layout_of, read_chunks, write_chunks
 
@@ -200,12 +200,6 @@ def _cut(
     return values[int(offsets[a]) : int(offsets[b])], np.diff(offsets[a : b + 1])
 
 
-def _offsets(rows: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-    offsets = np.zeros(rows.size + 1, dtype=np.int64)
-    np.cumsum(rows, out=offsets[1:])
-    return offsets
-
-
 def _join(pieces: list[np.ndarray]) -> np.ndarray:
     return pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
 
@@ -257,7 +251,7 @@ def read_columnar(
             values, rows = _cut(values, offsets, a, b)
         pieces.append(values)
         counts.append(rows)
-    return _join(pieces), _offsets(_join(counts))
+    return _join(pieces), offsets_from_rows(_join(counts))
 
 
 def _decode(
@@ -274,7 +268,7 @@ def _read_fallback(
     """Through zarr's object-array path (codec chains :mod:`chunk_io` does not handle)."""
     cells = array[start:stop]
     block, rows = gather_cells(list(cells), dtype)
-    return block, _offsets(rows)
+    return block, offsets_from_rows(rows)
 
 
 # ------------------------------------------------------------------------------------- write
@@ -345,7 +339,7 @@ def _write_direct(
             framed = existing[index]
             if framed is None:
                 old_values, old_rows = fill.cells(size)
-                old_offsets = _offsets(old_rows)
+                old_offsets = offsets_from_rows(old_rows)
             else:
                 old_values, old_offsets = _decode(layout, framed, index, dtype)
             head_v, head_r = _cut(old_values, old_offsets, 0, a)
@@ -356,7 +350,7 @@ def _write_direct(
             items.append((index, None))
         else:
             where = f"chunk {layout.key(index)!r}"
-            items.append((index, encode_block(values, _offsets(rows), dtype, where=where)))
+            items.append((index, encode_block(values, offsets_from_rows(rows), dtype, where=where)))
         if len(items) >= _WRITE_BATCH:
             write_chunks(layout, items)
             items = []
