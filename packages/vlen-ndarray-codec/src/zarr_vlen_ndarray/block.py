@@ -1,7 +1,7 @@
 """One chunk of the ``vlen-ndarray`` codec as a block: framed bytes <-> ``(values, offsets)``.
 
 The one chunk encoder and the one chunk decoder of the package (pure numpy; no zarr). Every
-path that reads or writes a chunk's bytes goes through here: the codec (which then cuts the
+path that reads or writes a chunk's bytes is to go through here: the codec (which then cuts the
 block into per-cell views), the columnar path (which keeps the block), and the store tool.
 
 * :func:`decode_block` unframes a chunk (:func:`~zarr_vlen_ndarray.framing.decode_frames`),
