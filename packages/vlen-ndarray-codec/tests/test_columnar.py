@@ -6,7 +6,7 @@ leave every stored object byte-identical to it, and columnar reads must return e
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pytest
@@ -502,3 +502,62 @@ def test_docstring_example_runs() -> None:
 
     result = doctest.testmod(columnar_module)
     assert result.attempted > 0 and result.failed == 0
+
+
+# ------------------------------------------------------------------------- parallel decode
+
+
+class _CountingPool(columnar_module.ThreadPoolExecutor):
+    used: ClassVar[list[int]] = []
+
+    def __init__(self, max_workers: int) -> None:
+        _CountingPool.used.append(max_workers)
+        super().__init__(max_workers=max_workers)
+
+
+def _many_chunks(store: dict[str, Any]) -> tuple[Any, list[np.ndarray]]:
+    array = make(store, 61, 4, zstd=True)  # 16 chunks, the last one partial
+    cells = random_cells(F32x2, 61, seed=12)
+    array[:] = object_array(cells)
+    del store["c/5"]  # a missing chunk reads as fill cells
+    cells[20:24] = [np.empty((0, 2), "f4")] * 4
+    return array, cells
+
+
+def test_parallel_decode_equals_sequential(monkeypatch: pytest.MonkeyPatch) -> None:
+    array, cells = _many_chunks({})
+    monkeypatch.setattr(columnar_module, "ThreadPoolExecutor", _CountingPool)
+    monkeypatch.setattr(columnar_module, "_workers", lambda jobs: 1)
+    _CountingPool.used = []
+    sequential = read_columnar(array, slice(2, 59))
+    assert _CountingPool.used == []
+    monkeypatch.setattr(columnar_module, "_workers", lambda jobs: min(jobs, 4))
+    parallel = read_columnar(array, slice(2, 59))
+    assert _CountingPool.used == [4]
+    assert parallel[0].tobytes() == sequential[0].tobytes()
+    assert parallel[0].shape == sequential[0].shape
+    assert parallel[1].tolist() == sequential[1].tolist()
+    assert_cells_equal(*parallel, cells[2:59])
+    _CountingPool.used = []
+    assert_cells_equal(*read_columnar(array, slice(5, 7)), cells[5:7])  # one chunk: no pool
+    assert _CountingPool.used == []
+
+
+def test_parallel_decode_raises_the_first_corrupt_chunk(monkeypatch: pytest.MonkeyPatch) -> None:
+    store: dict[str, Any] = {}
+    array = make(store, 24, 4)
+    array[:] = object_array(random_cells(F32x2, 24, seed=13))
+    _corrupt(store, "c/4", lambda raw: raw.extend(b"\0"))
+    _corrupt(store, "c/2", lambda raw: raw.__setitem__(0, 9))
+    monkeypatch.setattr(columnar_module, "_workers", lambda jobs: min(jobs, 4))
+    with pytest.raises(FramingError, match=r"'c/2'.*header claims 9"):
+        read_columnar(array)
+    with pytest.raises(FramingError, match=r"'c/4'.*trailing"):
+        read_columnar(array, slice(12, 24))
+
+
+def test_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(columnar_module.os, "cpu_count", lambda: 8)
+    assert [columnar_module._workers(n) for n in (0, 1, 3, 8, 20)] == [1, 1, 3, 8, 8]
+    monkeypatch.setattr(columnar_module.os, "cpu_count", lambda: None)
+    assert columnar_module._workers(5) == 1

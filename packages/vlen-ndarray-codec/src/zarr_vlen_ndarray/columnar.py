@@ -7,7 +7,8 @@ millions of cells move without one Python object per cell.
 
 * :func:`read_columnar` fetches the chunks overlapping the selection (concurrently, through
   zarr's store), undoes the bytes -> bytes codecs, unframes each chunk into one payload block
-  (checking it exactly as the codec does), trims the partial chunks at both ends and joins the
+  with the codec's own decoder (:func:`~zarr_vlen_ndarray.block.decode_block`; several chunks
+  are decoded concurrently in threads), trims the partial chunks at both ends and joins the
   blocks with one concatenation. Unwritten chunks read as fill cells (empty cells for the
   default fill value).
 * :func:`write_columnar` checks the input once over the whole block (offsets start at 0, never
@@ -27,6 +28,9 @@ object path keeps shards exactly as zarr writes them.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -238,20 +242,47 @@ def read_columnar(
     size = layout.chunk_len
     fill = _Fill(dtype, layout.spec.fill_value)
     indices = range(start // size, (stop - 1) // size + 1)
-    stored = read_chunks(layout, indices)
+    decoded = _decode_many(layout, indices, read_chunks(layout, indices), dtype)
     pieces: list[np.ndarray] = []
     counts: list[npt.NDArray[np.int64]] = []
-    for index, framed in zip(indices, stored, strict=True):
+    for index, block in zip(indices, decoded, strict=True):
         first = index * size
         a, b = max(start, first) - first, min(stop, first + size) - first
-        if framed is None:
+        if block is None:
             values, rows = fill.cells(b - a)
         else:
-            values, offsets = _decode(layout, framed, index, dtype)
-            values, rows = _cut(values, offsets, a, b)
+            values, rows = _cut(*block, a, b)
         pieces.append(values)
         counts.append(rows)
     return _join(pieces), offsets_from_rows(_join(counts))
+
+
+def _workers(jobs: int) -> int:
+    """Threads for decoding ``jobs`` chunks: one per CPU, never more than there are chunks."""
+    return max(1, min(jobs, os.cpu_count() or 1))
+
+
+def _decode_many(
+    layout: ChunkLayout,
+    indices: Sequence[int],
+    stored: Sequence[npt.NDArray[np.uint8] | None],
+    dtype: NDArray,
+) -> list[tuple[np.ndarray, npt.NDArray[np.int64]] | None]:
+    """Decode the stored chunks (None stays None), in threads when there are several.
+
+    numpy releases the GIL while it moves a chunk's payload, so chunks decode concurrently.
+    Results keep the order of ``indices``; a corrupt chunk raises the error of the first one in
+    that order, as a sequential decode would.
+    """
+    jobs = [(i, framed) for i, framed in zip(indices, stored, strict=True) if framed is not None]
+    workers = _workers(len(jobs))
+    if workers == 1:
+        done = [_decode(layout, framed, i, dtype) for i, framed in jobs]
+    else:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            done = list(pool.map(lambda job: _decode(layout, job[1], job[0], dtype), jobs))
+    found = dict(zip((i for i, _ in jobs), done, strict=True))
+    return [found.get(i) for i in indices]
 
 
 def _decode(
