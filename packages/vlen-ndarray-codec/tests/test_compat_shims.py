@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+import pytest
 import zarr
 from zarr.codecs import BytesCodec, ShardingCodec
 
@@ -17,6 +19,8 @@ from zarr_vlen_ndarray._compat import (
     shard_index_nbytes,
     shard_index_spec,
 )
+from zarr_vlen_ndarray.chunk_io import layout_of
+from zarr_vlen_ndarray.columnar import read_columnar, write_columnar
 
 I16 = NDArray(dtype="int16", shape=(None,))
 
@@ -59,3 +63,19 @@ def test_regular_chunk_shape_and_config() -> None:
     )
     assert regular_chunk_shape(array.metadata) == (5, 2)
     assert array_config(array._async_array).write_empty_chunks is True
+
+
+def test_rectilinear_grid_has_no_regular_chunk_shape() -> None:
+    # zarr >= 3.2 has rectilinear chunk grids (experimental, off by default).
+    v3 = pytest.importorskip("zarr.core.metadata.v3")
+    if not hasattr(v3, "RectilinearChunkGridMetadata"):
+        pytest.skip("this zarr release has no rectilinear chunk grids")
+    with zarr.config.set({"array.rectilinear_chunks": True}):
+        array = zarr.create_array(
+            {}, shape=(10,), chunks=[[4, 6]], dtype=I16, serializer=VlenNDArrayCodec()
+        )
+        assert regular_chunk_shape(array.metadata) is None
+        assert layout_of(array) is None  # columnar access goes through zarr's object path
+        write_columnar(array, np.arange(10, dtype="<i2"), np.arange(11))
+        values, offsets = read_columnar(array, slice(2, 9))
+    assert values.tolist() == list(range(2, 9)) and offsets.tolist() == list(range(8))
