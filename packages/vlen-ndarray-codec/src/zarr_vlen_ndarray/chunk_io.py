@@ -28,7 +28,15 @@ from zarr.codecs import BytesCodec, ShardingCodec
 from zarr.core.array_spec import ArraySpec
 from zarr.core.buffer import default_buffer_prototype
 
-from zarr_vlen_ndarray._compat import array_config, index_location, run
+from zarr_vlen_ndarray._compat import (
+    array_config,
+    bytes_codec_endian,
+    index_location,
+    regular_chunk_shape,
+    run,
+    shard_index_nbytes,
+    shard_index_spec,
+)
 from zarr_vlen_ndarray.codec import VlenNDArrayCodec
 
 __all__ = [
@@ -111,7 +119,7 @@ def layout_of(array: Any) -> ChunkLayout | None:
     metadata = async_array.metadata
     if len(metadata.shape) != 1:
         return None
-    grid_shape = getattr(metadata.chunk_grid, "chunk_shape", None)
+    grid_shape = regular_chunk_shape(metadata)
     if grid_shape is None or len(grid_shape) != 1:
         return None
     grid_len = int(grid_shape[0])
@@ -127,9 +135,9 @@ def layout_of(array: Any) -> ChunkLayout | None:
         shard = ShardLayout(
             codec=sharding,
             chunks_per_shard=per_shard,
-            index_nbytes=int(sharding._shard_index_size((per_shard,))),
+            index_nbytes=shard_index_nbytes(sharding, (per_shard,)),
             index_at_start=index_location(sharding) == "start",
-            index_spec=sharding._get_index_chunk_spec((per_shard,)),
+            index_spec=shard_index_spec(sharding, (per_shard,)),
         )
         bytes_codecs, chunk_len = inner, inner_len
     else:
@@ -190,8 +198,7 @@ async def _decode_index(
             f"shard {key!r}: its index holds {data.size} bytes after decoding, not the "
             f"{16 * shard.chunks_per_shard} of {shard.chunks_per_shard} (offset, nbytes) pairs"
         )
-    endian = getattr(codecs[0], "endian", None)
-    order = ">" if str(getattr(endian, "value", endian)) == "big" else "<"
+    order = ">" if bytes_codec_endian(codecs[0]) == "big" else "<"
     pairs = data.view(f"{order}u8").astype(np.uint64).reshape(shard.chunks_per_shard, 2)
     present = ~((pairs[:, 0] == MISSING) & (pairs[:, 1] == MISSING))
     if present.any():
