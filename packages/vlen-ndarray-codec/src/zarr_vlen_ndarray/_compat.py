@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 from zarr.core.sync import sync
 
-__all__ = ["array_config", "index_location", "run"]
+__all__ = ["array_config", "index_endian", "index_location", "run"]
 
 T = TypeVar("T")
 
@@ -31,6 +31,13 @@ def index_location(sharding_codec: Any) -> str:
     # plain string literal.
     location = sharding_codec.index_location
     return str(getattr(location, "value", location))
+
+
+def index_endian(bytes_codec: Any) -> str | None:
+    """``"little"``, ``"big"`` or None: the ``endian`` of a ``BytesCodec``."""
+    # zarr 3.1.x holds an ``Endian`` enum; later releases may hold the plain literal.
+    endian = getattr(bytes_codec, "endian", None)
+    return None if endian is None else str(getattr(endian, "value", endian))
 
 
 def run(coro: Coroutine[Any, Any, T]) -> T:

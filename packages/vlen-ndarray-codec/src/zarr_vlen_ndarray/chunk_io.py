@@ -7,8 +7,8 @@ bytes -> bytes codecs such as ``zstd``) and stores framed bytes the way the pipe
 
 Sharded arrays are read by fetching each needed shard once, decoding its index (``(offset,
 nbytes)`` uint64 pairs through the index codecs, e.g. ``bytes`` + ``crc32c``; a missing inner
-chunk is ``(2**64 - 1, 2**64 - 1)``) and cutting the inner chunks out. Writing into shards is not
-done here (see :mod:`zarr_vlen_ndarray.columnar`).
+chunk is ``(2**64 - 1, 2**64 - 1)``) and cutting the inner chunks out. Shards are written whole,
+laid out as zarr lays them out (see "writing shards" below).
 
 Fetching and the codecs run concurrently on zarr's event loop (zarr's store API is async; its
 ``zstd`` decode runs in worker threads).
@@ -28,7 +28,7 @@ from zarr.codecs import BytesCodec, ShardingCodec
 from zarr.core.array_spec import ArraySpec
 from zarr.core.buffer import default_buffer_prototype
 
-from zarr_vlen_ndarray._compat import array_config, index_location, run
+from zarr_vlen_ndarray._compat import array_config, index_endian, index_location, run
 from zarr_vlen_ndarray.codec import VlenNDArrayCodec
 
 __all__ = [
@@ -190,8 +190,7 @@ async def _decode_index(
             f"shard {key!r}: its index holds {data.size} bytes after decoding, not the "
             f"{16 * shard.chunks_per_shard} of {shard.chunks_per_shard} (offset, nbytes) pairs"
         )
-    endian = getattr(codecs[0], "endian", None)
-    order = ">" if str(getattr(endian, "value", endian)) == "big" else "<"
+    order = ">" if index_endian(codecs[0]) == "big" else "<"
     pairs = data.view(f"{order}u8").astype(np.uint64).reshape(shard.chunks_per_shard, 2)
     present = ~((pairs[:, 0] == MISSING) & (pairs[:, 1] == MISSING))
     if present.any():
@@ -304,3 +303,136 @@ def write_chunks(
     if layout.shard is not None:
         raise NotImplementedError("write_chunks does not write into shards")
     run(_write_all(layout, items))
+
+
+# ------------------------------------------------------------------------- writing shards
+#
+# A shard is written the way zarr's ``sharding_indexed`` codec writes it (3.1.0 .. 3.4.x, for a
+# 1-D grid, where morton, lexicographic and colexicographic order coincide): the present inner
+# chunks, each through the bytes -> bytes codecs, back to back in grid order; then the index of
+# ``(offset, nbytes)`` uint64 pairs (``MISSING`` twice for an absent inner chunk), offsets absolute
+# within the shard (shifted by the index size when the index comes first), serialized by the
+# index's ``bytes`` codec and its bytes -> bytes codecs (e.g. ``crc32c``), at the start or the end.
+# A shard without any present inner chunk is deleted. Inner chunks the write does not touch keep
+# their stored bytes verbatim, as zarr's partial shard writes keep them.
+
+
+async def _stored_inner(
+    layout: ChunkLayout, shard_index: int
+) -> list[npt.NDArray[np.uint8] | None]:
+    shard = layout.shard
+    assert shard is not None
+    key = layout.key(shard_index)
+    blob = await _get(layout, key)
+    if blob is None:
+        return [None] * shard.chunks_per_shard
+    pairs = await _decode_index(layout, shard, blob, key)
+    out: list[npt.NDArray[np.uint8] | None] = []
+    for start, length in pairs.tolist():
+        out.append(None if start == MISSING and length == MISSING else blob[start : start + length])
+    return out
+
+
+def read_stored_shards(
+    layout: ChunkLayout, shard_indices: Sequence[int]
+) -> list[list[npt.NDArray[np.uint8] | None]]:
+    """The stored (still encoded) bytes of every inner chunk of each shard; None where absent.
+
+    Raises :class:`ShardIndexError` for a corrupt shard index.
+    """
+
+    async def gather() -> list[list[npt.NDArray[np.uint8] | None]]:
+        return list(await asyncio.gather(*(_stored_inner(layout, s) for s in shard_indices)))
+
+    return run(gather())
+
+
+def unwrap_stored(
+    layout: ChunkLayout, stored: npt.NDArray[np.uint8], where: str
+) -> npt.NDArray[np.uint8]:
+    """The framed bytes of one stored inner chunk (its bytes -> bytes codecs undone)."""
+    buf = layout.spec.prototype.buffer.from_array_like(stored)
+    return run(_unwrap(layout, buf, where))
+
+
+async def _wrap(layout: ChunkLayout, framed: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
+    buf: Any = layout.spec.prototype.buffer.from_array_like(framed)
+    for codec in layout.bytes_codecs:
+        buf = await codec._encode_single(buf, layout.spec)
+    return np.asarray(buf.as_numpy_array(), dtype=np.uint8).reshape(-1)
+
+
+async def _encode_index(shard: ShardLayout, pairs: npt.NDArray[np.uint64]) -> Any:
+    """The shard index as stored: the ``bytes`` codec's byte order, then its bytes codecs."""
+    codecs = tuple(shard.codec.index_codecs)
+    order = ">" if index_endian(codecs[0]) == "big" else "<"
+    buf: Any = shard.index_spec.prototype.buffer.from_bytes(pairs.astype(f"{order}u8").tobytes())
+    for codec in codecs[1:]:
+        buf = await codec._encode_single(buf, shard.index_spec)
+    return buf
+
+
+async def _put_shard(
+    layout: ChunkLayout,
+    shard_index: int,
+    inner: Sequence[npt.NDArray[np.uint8] | None],
+    fresh: Sequence[bool],
+) -> None:
+    shard = layout.shard
+    assert shard is not None
+    store_path = layout.array.store_path / layout.key(shard_index)
+    parts = list(
+        await asyncio.gather(
+            *(
+                _wrap(layout, chunk) if chunk is not None and is_new else _same(chunk)
+                for chunk, is_new in zip(inner, fresh, strict=True)
+            )
+        )
+    )
+    pairs = np.full((shard.chunks_per_shard, 2), MISSING, dtype=np.uint64)
+    present = [i for i, part in enumerate(parts) if part is not None]
+    if not present:
+        await store_path.delete()
+        return
+    lengths = np.array([parts[i].size for i in present], dtype=np.uint64)  # type: ignore[union-attr]
+    starts = np.zeros(len(present), dtype=np.uint64)
+    np.cumsum(lengths[:-1], out=starts[1:])
+    if shard.index_at_start:
+        starts += np.uint64(shard.index_nbytes)
+    pairs[present, 0] = starts
+    pairs[present, 1] = lengths
+    index = await _encode_index(shard, pairs)
+    index_bytes = np.asarray(index.as_numpy_array(), dtype=np.uint8).reshape(-1)
+    if index_bytes.size != shard.index_nbytes:
+        raise ShardIndexError(
+            f"the shard index encodes to {index_bytes.size} bytes, not the "
+            f"{shard.index_nbytes} its codecs promise; this index codec chain is not supported"
+        )
+    pieces = [parts[i] for i in present]
+    pieces.insert(0, index_bytes) if shard.index_at_start else pieces.append(index_bytes)
+    blob = np.concatenate(pieces)  # type: ignore[arg-type]
+    await store_path.set(layout.spec.prototype.buffer.from_array_like(blob))
+
+
+async def _same(chunk: npt.NDArray[np.uint8] | None) -> npt.NDArray[np.uint8] | None:
+    return chunk
+
+
+def write_shards(
+    layout: ChunkLayout,
+    items: Sequence[tuple[int, Sequence[npt.NDArray[np.uint8] | None], Sequence[bool]]],
+) -> None:
+    """Store whole shards ``(shard_index, inner, fresh)``.
+
+    ``inner[i]`` is inner chunk ``i`` of the shard: framed bytes when ``fresh[i]`` (the bytes ->
+    bytes codecs are applied here, concurrently), the stored bytes of an untouched inner chunk
+    otherwise, or None for an absent (elided or never written) inner chunk. A shard without any
+    inner chunk is deleted.
+    """
+    if layout.shard is None:
+        raise ValueError("write_shards needs a sharded layout; use write_chunks")
+
+    async def put_all() -> None:
+        await asyncio.gather(*(_put_shard(layout, s, inner, fresh) for s, inner, fresh in items))
+
+    run(put_all())
