@@ -543,3 +543,58 @@ def test_docstring_example_runs() -> None:
 
     result = doctest.testmod(columnar_module)
     assert result.attempted > 0 and result.failed == 0
+
+
+# ---------------------------------------------------------------- ranged reads of few chunks
+
+
+class _CountingStore(zarr.storage.MemoryStore):
+    """A MemoryStore that records the byte ranges asked of it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.requests: list[tuple[str, Any]] = []
+
+    async def get(self, key: str, prototype: Any, byte_range: Any = None) -> Any:
+        self.requests.append((key, byte_range))
+        return await super().get(key, prototype, byte_range)
+
+
+@pytest.mark.parametrize("location", ["start", "end"])
+def test_reading_few_inner_chunks_fetches_only_their_byte_ranges(location: str) -> None:
+    store = _CountingStore()
+    array = make(store, 64, 4, shards=64, index_location=location, zstd=True)  # type: ignore[arg-type]
+    cells = random_cells(F32x2, 64, seed=23)
+    array[:] = object_array(cells)
+    array[20:24] = object_array([np.empty((0, 2), "f4")] * 4)  # inner chunk 5 elided
+    store.requests.clear()
+    values, offsets = read_columnar(array, slice(9, 14))  # inner chunks 2 and 3 of 16
+    assert_cells_equal(values, offsets, cells[9:14])
+    ranges = [r for k, r in store.requests if k == "c/0"]
+    assert len(ranges) == 3 and all(r is not None for r in ranges)  # index + 2 inner chunks
+    values, offsets = read_columnar(array, slice(20, 26))  # an absent inner chunk, then one more
+    assert_cells_equal(values, offsets, [np.empty((0, 2), "f4")] * 4 + cells[24:26])
+    assert read_columnar(make({}, 64, 4, shards=64), slice(3, 4))[1].tolist() == [0, 0]
+
+
+def test_ranged_read_of_a_corrupt_index_is_refused() -> None:
+    store: dict[str, Any] = {}
+    array = zarr.create_array(
+        store,
+        shape=(64,),
+        chunks=(64,),
+        dtype=F32x2,
+        compressors=None,
+        serializer=ShardingCodec(
+            chunk_shape=(4,), codecs=[VlenNDArrayCodec()], index_codecs=[BytesCodec()]
+        ),
+    )
+    array[:] = object_array([np.ones((1, 2), "f4")] * 64)
+    raw = bytearray(store["c/0"].to_bytes())
+    raw[-16:-8] = (10**6).to_bytes(8, "little")  # inner chunk 15 starts past the shard's end
+    store["c/0"] = type(store["c/0"]).from_bytes(bytes(raw))
+    with pytest.raises(ShardIndexError, match="inner chunk 15"):
+        read_columnar(array, slice(60, 64))
+    store["c/0"] = type(store["c/0"]).from_bytes(bytes(raw[-20:]))  # shorter than the index
+    with pytest.raises(ShardIndexError, match="truncated"):
+        read_columnar(array, slice(0, 1))

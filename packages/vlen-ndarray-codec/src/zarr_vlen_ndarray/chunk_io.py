@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 from zarr.abc.codec import BytesBytesCodec
+from zarr.abc.store import RangeByteRequest, SuffixByteRequest
 from zarr.codecs import BytesCodec, ShardingCodec
 from zarr.core.array_spec import ArraySpec
 from zarr.core.buffer import default_buffer_prototype
@@ -176,7 +177,18 @@ async def _decode_index(
             "the shard is truncated"
         )
     at = 0 if shard.index_at_start else size - shard.index_nbytes
-    raw = blob[at : at + shard.index_nbytes]
+    return await _parse_index(shard, blob[at : at + shard.index_nbytes], key, size)
+
+
+async def _parse_index(
+    shard: ShardLayout, raw: npt.NDArray[np.uint8], key: str, size: int | None
+) -> npt.NDArray[np.uint64]:
+    """Decode the stored index bytes; check every range against the shard ``size`` if known."""
+    if raw.size != shard.index_nbytes:
+        raise ShardIndexError(
+            f"shard {key!r} has {raw.size} bytes where its {shard.index_nbytes}-byte index "
+            "belongs: the shard is truncated"
+        )
     codecs = tuple(shard.codec.index_codecs)
     buf: Any = shard.index_spec.prototype.buffer.from_array_like(raw)
     for codec in reversed(codecs[1:]):
@@ -193,18 +205,23 @@ async def _decode_index(
     order = ">" if index_endian(codecs[0]) == "big" else "<"
     pairs = data.view(f"{order}u8").astype(np.uint64).reshape(shard.chunks_per_shard, 2)
     present = ~((pairs[:, 0] == MISSING) & (pairs[:, 1] == MISSING))
-    if present.any():
+    if size is not None and present.any():
         starts, lengths = pairs[present, 0], pairs[present, 1]
         # Compare without overflow: start <= size and length <= size - start.
         bad = (starts > size) | (lengths > np.uint64(size) - np.minimum(starts, np.uint64(size)))
         if bad.any():
             which = int(np.flatnonzero(present)[int(np.argmax(bad))])
-            raise ShardIndexError(
-                f"shard {key!r}: inner chunk {which} claims bytes [{int(pairs[which, 0])}, "
-                f"+{int(pairs[which, 1])}) but the shard has {size} bytes; the shard index is "
-                "corrupt"
-            )
+            raise _out_of_range(key, which, pairs, size)
     return pairs
+
+
+def _out_of_range(
+    key: str, which: int, pairs: npt.NDArray[np.uint64], size: int | str
+) -> ShardIndexError:
+    return ShardIndexError(
+        f"shard {key!r}: inner chunk {which} claims bytes [{int(pairs[which, 0])}, "
+        f"+{int(pairs[which, 1])}) but the shard has {size} bytes; the shard index is corrupt"
+    )
 
 
 async def _get(layout: ChunkLayout, key: str) -> npt.NDArray[np.uint8] | None:
@@ -224,15 +241,23 @@ async def _read_plain(layout: ChunkLayout, index: int) -> npt.NDArray[np.uint8] 
     return await _unwrap(layout, buf, f"chunk {key!r}")
 
 
+#: A read that needs fewer than this share of a shard's inner chunks fetches the index and the
+#: inner chunks by byte range (2 + k requests) instead of the whole shard in one request.
+_RANGED_SHARE = 0.25
+
+
 async def _read_shard(
     layout: ChunkLayout, shard_index: int, locals_: list[int]
 ) -> list[npt.NDArray[np.uint8] | None]:
-    assert layout.shard is not None
+    shard = layout.shard
+    assert shard is not None
     key = layout.key(shard_index)
+    if len(locals_) < _RANGED_SHARE * shard.chunks_per_shard:
+        return await _read_shard_ranged(layout, shard, key, locals_)
     blob = await _get(layout, key)
     if blob is None:
         return [None] * len(locals_)
-    pairs = await _decode_index(layout, layout.shard, blob, key)
+    pairs = await _decode_index(layout, shard, blob, key)
     prototype = layout.spec.prototype
 
     async def one(local: int) -> npt.NDArray[np.uint8] | None:
@@ -240,6 +265,41 @@ async def _read_shard(
         if start == MISSING and length == MISSING:
             return None
         buf = prototype.buffer.from_array_like(blob[start : start + length])
+        return await _unwrap(layout, buf, f"inner chunk {local} of shard {key!r}")
+
+    return list(await asyncio.gather(*(one(i) for i in locals_)))
+
+
+async def _read_shard_ranged(
+    layout: ChunkLayout, shard: ShardLayout, key: str, locals_: list[int]
+) -> list[npt.NDArray[np.uint8] | None]:
+    """Fetch the index, then only the needed inner chunks, each by byte range."""
+    store_path = layout.array.store_path / key
+    prototype = default_buffer_prototype()
+    where = (
+        RangeByteRequest(0, shard.index_nbytes)
+        if shard.index_at_start
+        else SuffixByteRequest(shard.index_nbytes)
+    )
+    raw_index = await store_path.get(prototype=prototype, byte_range=where)
+    if raw_index is None:
+        return [None] * len(locals_)
+    raw = np.asarray(raw_index.as_numpy_array(), dtype=np.uint8).reshape(-1)
+    pairs = await _parse_index(shard, raw, key, None)
+
+    async def one(local: int) -> npt.NDArray[np.uint8] | None:
+        start, length = int(pairs[local, 0]), int(pairs[local, 1])
+        if start == MISSING and length == MISSING:
+            return None
+        if start + length > 2**63 - 1:
+            raise _out_of_range(key, local, pairs, "fewer")
+        got = await store_path.get(
+            prototype=prototype, byte_range=RangeByteRequest(start, start + length)
+        )
+        data = None if got is None else np.asarray(got.as_numpy_array(), np.uint8).reshape(-1)
+        if data is None or data.size != length:
+            raise _out_of_range(key, local, pairs, "fewer")
+        buf = layout.spec.prototype.buffer.from_array_like(data)
         return await _unwrap(layout, buf, f"inner chunk {local} of shard {key!r}")
 
     return list(await asyncio.gather(*(one(i) for i in locals_)))
