@@ -10,7 +10,13 @@ from hypothesis.extra import numpy as hnp
 from ndarray_dtype_testing import element_dtypes
 
 from zarr_ndarray_dtype import CellError, CellTypeError, ShapePattern, VlenScalar, unbox
-from zarr_ndarray_dtype.cells import box, coerce_cell, frozen_cell
+from zarr_ndarray_dtype.cells import (
+    bool_bytes_as_01,
+    box,
+    check_bool_bytes,
+    coerce_cell,
+    frozen_cell,
+)
 from zarr_ndarray_dtype.views import readonly_cells
 
 VAR2 = ShapePattern.parse((None, 2))
@@ -175,3 +181,34 @@ def test_readonly_cells_cut_one_block(lengths: list[int]) -> None:
         assert cells[i].shape == (n, 2)
         assert not cells[i].flags.writeable
         assert np.array_equal(cells[i], block[offsets[i] : offsets[i + 1]])
+
+
+# ------------------------------------------------------------------------ the bool-byte rule
+
+
+def test_check_bool_bytes_accepts_0_and_1_only() -> None:
+    check_bool_bytes(np.array([0, 1, 1, 0], np.uint8).view(bool))
+    check_bool_bytes(np.zeros(0, bool))
+    with pytest.raises(CellError, match=r"payload byte 2 is 0x02.*0x00 or 0x01"):
+        check_bool_bytes(np.array([0, 1, 2, 7], np.uint8).view(bool))
+
+
+def test_check_bool_bytes_names_the_element_from_its_byte_lengths() -> None:
+    raw = np.array([1, 0, 1, 0, 9, 1], np.uint8).view(bool)
+    # Elements of 2, 0, 2 and 2 bytes: byte 4 is in element 3 (the empty element 1 holds none).
+    with pytest.raises(CellError, match=r"element 3 \(C order\) holds the byte 0x09"):
+        check_bool_bytes(raw, nbytes=np.array([2, 0, 2, 2], np.int64))
+    with pytest.raises(CellError, match=r"element 0 \(C order\) holds the byte 0x09"):
+        check_bool_bytes(raw[4:], nbytes=np.array([2], np.int64))
+
+
+def test_bool_bytes_as_01() -> None:
+    clean = np.array([True, False, True])
+    assert bool_bytes_as_01(clean) is clean
+    dirty = np.array([0, 1, 2, 255], np.uint8).view(bool)
+    fixed = bool_bytes_as_01(dirty)
+    assert fixed.dtype == np.bool_
+    assert fixed.view(np.uint8).tolist() == [0, 1, 1, 1]
+    assert dirty.view(np.uint8).tolist() == [0, 1, 2, 255]  # the input is left alone
+    two_d = np.array([[0, 3], [1, 0]], np.uint8).view(bool)
+    assert bool_bytes_as_01(two_d).view(np.uint8).tolist() == [[0, 1], [1, 0]]

@@ -6,7 +6,7 @@ leave every stored object byte-identical to it, and columnar reads must return e
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pytest
@@ -439,18 +439,34 @@ def test_corrupt_shard_index() -> None:
     assert layout_of(array) is not None
 
 
-def test_shard_index_out_of_range_without_checksum() -> None:
-    store: dict[str, Any] = {}
-    array = zarr.create_array(
+def make_sharded(
+    store: dict[str, Any],
+    n: int,
+    shard: int,
+    *,
+    index_codecs: list[Any],
+    codecs: list[Any] | None = None,
+    index_location: str = "end",
+) -> Any:
+    """A 1-D array of ``n`` cells: shards of ``shard`` cells, inner chunks of 4, no compressors."""
+    return zarr.create_array(
         store,
-        shape=(8,),
-        chunks=(8,),
+        shape=(n,),
+        chunks=(shard,),
         dtype=F32x2,
         compressors=None,
         serializer=ShardingCodec(
-            chunk_shape=(4,), codecs=[VlenNDArrayCodec()], index_codecs=[BytesCodec()]
+            chunk_shape=(4,),
+            codecs=codecs or [VlenNDArrayCodec()],
+            index_codecs=index_codecs,
+            index_location=index_location,
         ),
     )
+
+
+def test_shard_index_out_of_range_without_checksum() -> None:
+    store: dict[str, Any] = {}
+    array = make_sharded(store, 8, 8, index_codecs=[BytesCodec()])
     array[:] = object_array([np.ones((1, 2), "f4")] * 8)
     raw = bytearray(store["c/0"].to_bytes())
     raw[-16:-8] = (10**6).to_bytes(8, "little")
@@ -460,22 +476,35 @@ def test_shard_index_out_of_range_without_checksum() -> None:
 
 
 def test_sharded_index_with_crc_is_recognized() -> None:
-    array = zarr.create_array(
-        {},
-        shape=(8,),
-        chunks=(8,),
-        dtype=F32x2,
-        compressors=None,
-        serializer=ShardingCodec(
-            chunk_shape=(4,),
-            codecs=[VlenNDArrayCodec(), ZstdCodec(level=1)],
-            index_codecs=[BytesCodec(), Crc32cCodec()],
-        ),
-    )
+    codecs = [VlenNDArrayCodec(), ZstdCodec(level=1)]
+    array = make_sharded({}, 8, 8, index_codecs=[BytesCodec(), Crc32cCodec()], codecs=codecs)
     cells = random_cells(F32x2, 8, seed=10)
     array[:] = object_array(cells)
     values, offsets = read_columnar(array)
     assert_cells_equal(values, offsets, cells)
+
+
+@pytest.mark.parametrize("location", ["start", "end"])
+def test_big_endian_shard_index_is_read(location: str) -> None:
+    store: dict[str, Any] = {}
+    index_codecs = [BytesCodec(endian="big"), Crc32cCodec()]
+    array = make_sharded(store, 24, 12, index_codecs=index_codecs, index_location=location)
+    cells = random_cells(F32x2, 24, seed=11)
+    array[:] = object_array(cells)
+    array[4:8] = object_array([np.empty((0, 2), "f4")] * 4)  # inner chunk 1 of shard 0 elided
+    cells[4:8] = [np.empty((0, 2), "f4")] * 4
+    layout = layout_of(array)
+    assert layout is not None and layout.shard is not None
+    # The index really is big-endian: inner chunk 0's length is a u64be (read little-endian
+    # it would run far past the shard).
+    raw = store["c/0"].to_bytes()
+    index_at = 0 if location == "start" else len(raw) - layout.shard.index_nbytes
+    length = raw[index_at + 8 : index_at + 16]
+    assert 0 < int.from_bytes(length, "big") < len(raw) < int.from_bytes(length, "little")
+    values, offsets = read_columnar(array)
+    assert_cells_equal(values, offsets, cells)
+    values, offsets = read_columnar(array, slice(3, 21))
+    assert_cells_equal(values, offsets, cells[3:21])
 
 
 # ------------------------------------------------------------------------------ bad input
@@ -543,6 +572,65 @@ def test_docstring_example_runs() -> None:
 
     result = doctest.testmod(columnar_module)
     assert result.attempted > 0 and result.failed == 0
+
+
+# ------------------------------------------------------------------------- parallel decode
+
+
+class _CountingPool(columnar_module.ThreadPoolExecutor):
+    used: ClassVar[list[int]] = []
+
+    def __init__(self, max_workers: int) -> None:
+        _CountingPool.used.append(max_workers)
+        super().__init__(max_workers=max_workers)
+
+
+def _many_chunks(store: dict[str, Any]) -> tuple[Any, list[np.ndarray]]:
+    array = make(store, 61, 4, zstd=True)  # 16 chunks, the last one partial
+    cells = random_cells(F32x2, 61, seed=12)
+    array[:] = object_array(cells)
+    del store["c/5"]  # a missing chunk reads as fill cells
+    cells[20:24] = [np.empty((0, 2), "f4")] * 4
+    return array, cells
+
+
+def test_parallel_decode_equals_sequential(monkeypatch: pytest.MonkeyPatch) -> None:
+    array, cells = _many_chunks({})
+    monkeypatch.setattr(columnar_module, "ThreadPoolExecutor", _CountingPool)
+    monkeypatch.setattr(columnar_module, "_workers", lambda jobs: 1)
+    _CountingPool.used = []
+    sequential = read_columnar(array, slice(2, 59))
+    assert _CountingPool.used == []
+    monkeypatch.setattr(columnar_module, "_workers", lambda jobs: min(jobs, 4))
+    parallel = read_columnar(array, slice(2, 59))
+    assert _CountingPool.used == [4]
+    assert parallel[0].tobytes() == sequential[0].tobytes()
+    assert parallel[0].shape == sequential[0].shape
+    assert parallel[1].tolist() == sequential[1].tolist()
+    assert_cells_equal(*parallel, cells[2:59])
+    _CountingPool.used = []
+    assert_cells_equal(*read_columnar(array, slice(5, 7)), cells[5:7])  # one chunk: no pool
+    assert _CountingPool.used == []
+
+
+def test_parallel_decode_raises_the_first_corrupt_chunk(monkeypatch: pytest.MonkeyPatch) -> None:
+    store: dict[str, Any] = {}
+    array = make(store, 24, 4)
+    array[:] = object_array(random_cells(F32x2, 24, seed=13))
+    _corrupt(store, "c/4", lambda raw: raw.extend(b"\0"))
+    _corrupt(store, "c/2", lambda raw: raw.__setitem__(0, 9))
+    monkeypatch.setattr(columnar_module, "_workers", lambda jobs: min(jobs, 4))
+    with pytest.raises(FramingError, match=r"'c/2'.*header claims 9"):
+        read_columnar(array)
+    with pytest.raises(FramingError, match=r"'c/4'.*trailing"):
+        read_columnar(array, slice(12, 24))
+
+
+def test_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(columnar_module.os, "cpu_count", lambda: 8)
+    assert [columnar_module._workers(n) for n in (0, 1, 3, 8, 20)] == [1, 1, 3, 8, 8]
+    monkeypatch.setattr(columnar_module.os, "cpu_count", lambda: None)
+    assert columnar_module._workers(5) == 1
 
 
 # ---------------------------------------------------------------- ranged reads of few chunks

@@ -277,3 +277,12 @@ def test_encode_refuses_inconsistent_lengths() -> None:
 def test_encode_refuses_non_uint8_payload() -> None:
     with pytest.raises(TypeError, match="1-D C-contiguous uint8"):
         encode_frames(np.zeros(2, np.float32), np.array([8], dtype=np.int64))  # type: ignore[arg-type]
+
+
+def test_encode_limit_error_names_the_element_index() -> None:
+    with pytest.raises(FramingError) as exc:
+        encode_frames(np.zeros(0, np.uint8), np.array([0, 0, 2**32], dtype=np.int64))
+    assert exc.value.element == 2
+    with pytest.raises(FramingError) as other:
+        encode_frames(np.zeros(4, np.uint8), np.array([1, 2], dtype=np.int64))
+    assert other.value.element is None

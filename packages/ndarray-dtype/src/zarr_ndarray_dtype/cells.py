@@ -10,13 +10,16 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from zarr_ndarray_dtype.errors import CellError, CellTypeError
 from zarr_ndarray_dtype.pattern import ShapePattern
 
 __all__ = [
     "VlenScalar",
+    "bool_bytes_as_01",
     "box",
+    "check_bool_bytes",
     "coerce_cell",
     "frozen_cell",
     "unbox",
@@ -236,12 +239,35 @@ def coerce_cell(data: object, pattern: ShapePattern, dtype: np.dtype[Any]) -> np
     return np.ascontiguousarray(arr)
 
 
-def check_bool_bytes(values: np.ndarray) -> None:
-    """Refuse bool payloads whose bytes are not 0x00 or 0x01 (they would alias True)."""
+def check_bool_bytes(values: np.ndarray, *, nbytes: npt.NDArray[np.int64] | None = None) -> None:
+    """Refuse bool payloads whose bytes are not 0x00 or 0x01 (they would alias True).
+
+    The one home of the bool-byte rule for decoders. ``values`` holds one or more elements'
+    bytes back to back; with ``nbytes`` (each element's byte length, in order) the message names
+    the element holding the first bad byte. Raises :class:`CellError` (a ValueError).
+    """
     raw = values.reshape(-1).view(np.uint8)
+    if not raw.size or int(np.max(raw)) <= 1:
+        return
+    bad = int(np.flatnonzero(raw > 1)[0])
+    if nbytes is None:
+        where = f"bool payload byte {bad} is 0x{int(raw[bad]):02x}"
+    else:
+        element = int(np.searchsorted(np.cumsum(nbytes), bad, side="right"))
+        where = f"element {element} (C order) holds the byte 0x{int(raw[bad]):02x}"
+    raise CellError(
+        f"{where}, but bool items must be 0x00 or 0x01 (the data is corrupt or was written with "
+        "another element dtype)."
+    )
+
+
+def bool_bytes_as_01(values: np.ndarray) -> np.ndarray:
+    """``values`` (bool) with every byte 0x00 or 0x01: the input itself when it already is.
+
+    The encoders' side of the bool-byte rule: a bool array viewed from arbitrary bytes can hold
+    bytes other than 0/1 (numpy reads them as True); they are stored as 0x01.
+    """
+    raw = values.view(np.uint8)
     if raw.size and int(np.max(raw)) > 1:
-        bad = int(np.flatnonzero(raw > 1)[0])
-        raise CellError(
-            f"bool payload byte {bad} is 0x{int(raw[bad]):02x}; bool elements must be 0x00 or "
-            "0x01 (the data is corrupt or was written with another element dtype)."
-        )
+        return raw != 0
+    return values

@@ -17,7 +17,7 @@ import math
 import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 import numpy as np
 
@@ -221,9 +221,3 @@ class ShapePattern:
 
     def __str__(self) -> str:
         return "(" + ", ".join("None" if d is None else str(d) for d in self.dims) + ")"
-
-
-def describe(value: Any) -> str:
-    """A short description of a value for error messages (bounded length)."""
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."

@@ -11,7 +11,15 @@ from typing import Any, TypeVar
 
 from zarr.core.sync import sync
 
-__all__ = ["array_config", "index_endian", "index_location", "run"]
+__all__ = [
+    "array_config",
+    "bytes_codec_endian",
+    "index_location",
+    "regular_chunk_shape",
+    "run",
+    "shard_index_nbytes",
+    "shard_index_spec",
+]
 
 T = TypeVar("T")
 
@@ -25,19 +33,40 @@ def array_config(async_array: Any) -> Any:
     return config
 
 
+def bytes_codec_endian(codec: Any) -> str | None:
+    """``"little"``, ``"big"`` or None (single-byte data): the byte order of a ``bytes`` codec."""
+    # zarr 3.1.x and 3.2.x hold an Enum (``Endian.big``); 3.3.0 made it a plain string literal.
+    endian = getattr(codec, "endian", None)
+    return None if endian is None else str(getattr(endian, "value", endian))
+
+
+def regular_chunk_shape(metadata: Any) -> tuple[int, ...] | None:
+    """The chunk shape of an array with a regular chunk grid; None for any other grid."""
+    # zarr 3.1.x keeps a ``RegularChunkGrid`` in ``metadata.chunk_grid``; 3.2.0 keeps a
+    # ``RegularChunkGridMetadata`` there and adds rectilinear grids, whose metadata has
+    # ``chunk_shapes`` but no ``chunk_shape``. Both regular forms have ``chunk_shape``.
+    shape = getattr(metadata.chunk_grid, "chunk_shape", None)
+    return None if shape is None else tuple(int(n) for n in shape)
+
+
+def shard_index_nbytes(sharding_codec: Any, chunks_per_shard: tuple[int, ...]) -> int:
+    """Bytes of a shard's encoded index (through its index codecs)."""
+    # A private method of ShardingCodec, with this name and signature in 3.1.0 .. 3.4.x.
+    return int(sharding_codec._shard_index_size(chunks_per_shard))
+
+
+def shard_index_spec(sharding_codec: Any, chunks_per_shard: tuple[int, ...]) -> Any:
+    """The ``ArraySpec`` a sharding codec hands to its index codecs."""
+    # A private method of ShardingCodec, with this name and signature in 3.1.0 .. 3.4.x.
+    return sharding_codec._get_index_chunk_spec(chunks_per_shard)
+
+
 def index_location(sharding_codec: Any) -> str:
     """``"start"`` or ``"end"``: where a sharding codec puts the shard index."""
     # zarr 3.1.x and 3.2.x hold an Enum (``ShardingCodecIndexLocation.end``); 3.3.0 made it a
     # plain string literal.
     location = sharding_codec.index_location
     return str(getattr(location, "value", location))
-
-
-def index_endian(bytes_codec: Any) -> str | None:
-    """``"little"``, ``"big"`` or None: the ``endian`` of a ``BytesCodec``."""
-    # zarr 3.1.x holds an ``Endian`` enum; later releases may hold the plain literal.
-    endian = getattr(bytes_codec, "endian", None)
-    return None if endian is None else str(getattr(endian, "value", endian))
 
 
 def run(coro: Coroutine[Any, Any, T]) -> T:

@@ -15,6 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from zarr_ndarray_dtype import NDArray
+from zarr_ndarray_dtype.cells import bool_bytes_as_01
 
 __all__ = ["gather_cells", "trailing_dims"]
 
@@ -54,10 +55,7 @@ def gather_cells(cells: list[Any], dtype: NDArray) -> tuple[np.ndarray, npt.NDAr
         block = np.concatenate(cells, axis=0)
         rows = np.fromiter(map(len, cells), dtype=np.int64, count=len(cells))
     if item.kind == "b":
-        # A bool array viewed from arbitrary bytes can hold bytes other than 0/1; store 0/1.
-        raw = block.view(np.uint8)
-        if raw.size and int(np.max(raw)) > 1:
-            block = raw != 0
+        block = bool_bytes_as_01(block)
     return block, rows
 
 

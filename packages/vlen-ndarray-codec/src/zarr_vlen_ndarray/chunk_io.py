@@ -7,8 +7,9 @@ bytes -> bytes codecs such as ``zstd``) and stores framed bytes the way the pipe
 
 Sharded arrays are read by fetching each needed shard once, decoding its index (``(offset,
 nbytes)`` uint64 pairs through the index codecs, e.g. ``bytes`` + ``crc32c``; a missing inner
-chunk is ``(2**64 - 1, 2**64 - 1)``) and cutting the inner chunks out. Shards are written whole,
-laid out as zarr lays them out (see "writing shards" below).
+chunk is ``(2**64 - 1, 2**64 - 1)``) and cutting the inner chunks out (by byte range when a
+read needs few of a shard's inner chunks). Shards are written whole, laid out as zarr lays them
+out (see "writing shards" below).
 
 Fetching and the codecs run concurrently on zarr's event loop (zarr's store API is async; its
 ``zstd`` decode runs in worker threads).
@@ -29,7 +30,15 @@ from zarr.codecs import BytesCodec, ShardingCodec
 from zarr.core.array_spec import ArraySpec
 from zarr.core.buffer import default_buffer_prototype
 
-from zarr_vlen_ndarray._compat import array_config, index_endian, index_location, run
+from zarr_vlen_ndarray._compat import (
+    array_config,
+    bytes_codec_endian,
+    index_location,
+    regular_chunk_shape,
+    run,
+    shard_index_nbytes,
+    shard_index_spec,
+)
 from zarr_vlen_ndarray.codec import VlenNDArrayCodec
 
 __all__ = [
@@ -112,7 +121,7 @@ def layout_of(array: Any) -> ChunkLayout | None:
     metadata = async_array.metadata
     if len(metadata.shape) != 1:
         return None
-    grid_shape = getattr(metadata.chunk_grid, "chunk_shape", None)
+    grid_shape = regular_chunk_shape(metadata)
     if grid_shape is None or len(grid_shape) != 1:
         return None
     grid_len = int(grid_shape[0])
@@ -128,9 +137,9 @@ def layout_of(array: Any) -> ChunkLayout | None:
         shard = ShardLayout(
             codec=sharding,
             chunks_per_shard=per_shard,
-            index_nbytes=int(sharding._shard_index_size((per_shard,))),
+            index_nbytes=shard_index_nbytes(sharding, (per_shard,)),
             index_at_start=index_location(sharding) == "start",
-            index_spec=sharding._get_index_chunk_spec((per_shard,)),
+            index_spec=shard_index_spec(sharding, (per_shard,)),
         )
         bytes_codecs, chunk_len = inner, inner_len
     else:
@@ -202,7 +211,7 @@ async def _parse_index(
             f"shard {key!r}: its index holds {data.size} bytes after decoding, not the "
             f"{16 * shard.chunks_per_shard} of {shard.chunks_per_shard} (offset, nbytes) pairs"
         )
-    order = ">" if index_endian(codecs[0]) == "big" else "<"
+    order = ">" if bytes_codec_endian(codecs[0]) == "big" else "<"
     pairs = data.view(f"{order}u8").astype(np.uint64).reshape(shard.chunks_per_shard, 2)
     present = ~((pairs[:, 0] == MISSING) & (pairs[:, 1] == MISSING))
     if size is not None and present.any():
@@ -425,7 +434,7 @@ async def _wrap(layout: ChunkLayout, framed: npt.NDArray[np.uint8]) -> npt.NDArr
 async def _encode_index(shard: ShardLayout, pairs: npt.NDArray[np.uint64]) -> Any:
     """The shard index as stored: the ``bytes`` codec's byte order, then its bytes codecs."""
     codecs = tuple(shard.codec.index_codecs)
-    order = ">" if index_endian(codecs[0]) == "big" else "<"
+    order = ">" if bytes_codec_endian(codecs[0]) == "big" else "<"
     buf: Any = shard.index_spec.prototype.buffer.from_bytes(pairs.astype(f"{order}u8").tobytes())
     for codec in codecs[1:]:
         buf = await codec._encode_single(buf, shard.index_spec)

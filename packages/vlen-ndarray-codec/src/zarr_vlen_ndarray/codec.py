@@ -27,8 +27,8 @@ import numpy.typing as npt
 from zarr.abc.codec import ArrayBytesCodec
 
 from zarr_ndarray_dtype import NDArray, readonly_cells
-from zarr_vlen_ndarray.cells import gather_cells, trailing_dims
-from zarr_vlen_ndarray.framing import U32_MAX, FramingError, decode_frames, encode_frames
+from zarr_vlen_ndarray.block import CODEC_NAME, decode_block, encode_block, offsets_from_rows
+from zarr_vlen_ndarray.cells import gather_cells
 
 if TYPE_CHECKING:
     from typing import Self
@@ -37,8 +37,6 @@ if TYPE_CHECKING:
     from zarr.core.buffer import Buffer, NDBuffer
 
 __all__ = ["CODEC_NAME", "CodecMetadataError", "VlenNDArrayCodec", "parse_codec_metadata"]
-
-CODEC_NAME = "vlen-ndarray"
 
 
 class CodecMetadataError(ValueError):
@@ -189,25 +187,9 @@ def encode_chunk(cells: np.ndarray, dtype: NDArray) -> npt.NDArray[np.uint8]:
     The input is never modified. Raises ValueError for more than 2**32 - 1 cells or a cell of
     more than 2**32 - 1 bytes, and the data type's cell errors for cells that do not fit.
     """
-    count = cells.size
-    if count > U32_MAX:
-        raise FramingError(
-            f"the {CODEC_NAME!r} codec cannot encode a chunk of {count} elements: the element "
-            f"count is a u32le, so a chunk holds at most {U32_MAX} elements; use smaller chunks."
-        )
     # ravel(order="C") copies (object pointers only) when the chunk is F-ordered or strided.
-    flat = cells.ravel(order="C")
-    block, rows = gather_cells(flat.tolist(), dtype)
-    unit = dtype.fixed_nbytes
-    nbytes = rows * unit
-    if count and int(np.max(rows)) * unit > U32_MAX:
-        bad = int(np.argmax(nbytes > U32_MAX))
-        raise FramingError(
-            f"the {CODEC_NAME!r} codec cannot encode element {bad} (C order) of the chunk: its "
-            f"{int(rows[bad])} rows are {int(nbytes[bad])} bytes and each element's length "
-            f"prefix is a u32le, so an element holds at most {U32_MAX} bytes; split it."
-        )
-    return encode_frames(block.reshape(-1).view(np.uint8), nbytes)
+    block, rows = gather_cells(cells.ravel(order="C").tolist(), dtype)
+    return encode_block(block, offsets_from_rows(rows), dtype)
 
 
 def decode_chunk(raw: np.ndarray, shape: tuple[int, ...], dtype: NDArray) -> np.ndarray:
@@ -215,38 +197,5 @@ def decode_chunk(raw: np.ndarray, shape: tuple[int, ...], dtype: NDArray) -> np.
 
     Raises :class:`FramingError` (a ValueError) naming the chunk problem.
     """
-    count = _chunk_size(shape)
-    item = dtype.item_dtype
-    fixed = trailing_dims(dtype)
-    unit = dtype.fixed_nbytes
-    rows_of = f"rows of {dtype.dtype} x {fixed}" if fixed else f"{dtype.dtype} items"
-    try:
-        payload, nbytes = decode_frames(raw.reshape(-1).view(np.uint8), count, unit, what=rows_of)
-    except FramingError as exc:
-        raise FramingError(
-            f"cannot decode a {CODEC_NAME!r} chunk of shape {shape} for {dtype!r}: {exc}"
-        ) from exc
-    if item.kind == "b":
-        _check_bool_payload(payload, nbytes, shape, dtype)
-    block = payload.view(item).reshape((-1, *fixed))
-    offsets = np.zeros(count + 1, dtype=np.int64)
-    np.cumsum(nbytes // unit, out=offsets[1:])
-    return readonly_cells(block, offsets).reshape(shape)
-
-
-def _check_bool_payload(
-    payload: npt.NDArray[np.uint8],
-    nbytes: npt.NDArray[np.int64],
-    shape: tuple[int, ...],
-    dtype: Any,
-) -> None:
-    """Bool items must be stored as 0x00 or 0x01; anything else is a corrupt chunk."""
-    if not payload.size or int(np.max(payload)) <= 1:
-        return
-    at = int(np.flatnonzero(payload > 1)[0])
-    element = int(np.searchsorted(np.cumsum(nbytes), at, side="right"))
-    raise FramingError(
-        f"cannot decode a {CODEC_NAME!r} chunk of shape {shape} for {dtype!r}: element "
-        f"{element} (C order) holds the byte 0x{int(payload[at]):02x}, but bool items must be "
-        "0x00 or 0x01 (the chunk is corrupt or was written with another element dtype)."
-    )
+    values, offsets = decode_block(raw, _chunk_size(shape), dtype, where=f"chunk of shape {shape}")
+    return readonly_cells(values, offsets).reshape(shape)

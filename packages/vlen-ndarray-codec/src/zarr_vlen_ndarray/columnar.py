@@ -7,7 +7,8 @@ millions of cells move without one Python object per cell.
 
 * :func:`read_columnar` fetches the chunks overlapping the selection (concurrently, through
   zarr's store), undoes the bytes -> bytes codecs, unframes each chunk into one payload block
-  (checking it exactly as the codec does), trims the partial chunks at both ends and joins the
+  with the codec's own decoder (:func:`~zarr_vlen_ndarray.block.decode_block`; several chunks
+  are decoded concurrently in threads), trims the partial chunks at both ends and joins the
   blocks with one concatenation. Unwritten chunks read as fill cells (empty cells for the
   default fill value).
 * :func:`write_columnar` checks the input once over the whole block (offsets start at 0, never
@@ -27,12 +28,17 @@ chunks verbatim, so the stored shards are byte-identical to the object path's.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from zarr_ndarray_dtype import CellError, CellTypeError, NDArray, readonly_cells, unbox
+from zarr_ndarray_dtype.cells import bool_bytes_as_01
+from zarr_vlen_ndarray.block import CODEC_NAME, decode_block, encode_block, offsets_from_rows
 from zarr_vlen_ndarray.cells import gather_cells, trailing_dims
 from zarr_vlen_ndarray.chunk_io import (
     ChunkLayout,
@@ -43,8 +49,6 @@ from zarr_vlen_ndarray.chunk_io import (
     write_chunks,
     write_shards,
 )
-from zarr_vlen_ndarray.codec import CODEC_NAME, _check_bool_payload
-from zarr_vlen_ndarray.framing import FramingError, decode_frames, encode_frames
 
 __all__ = ["check_columnar", "read_columnar", "write_columnar"]
 
@@ -166,9 +170,7 @@ def check_columnar(
     except (CellError, CellTypeError) as exc:
         raise type(exc)(f"values do not fit {dtype!r}: {exc}") from exc
     if item.kind == "b":
-        raw = block.view(np.uint8)
-        if raw.size and int(np.max(raw)) > 1:  # store bools as 0/1, as the codec does
-            block = raw != 0
+        block = bool_bytes_as_01(block)  # store bools as 0/1, as the codec does
     return block, off
 
 
@@ -176,69 +178,42 @@ def check_columnar(
 
 
 class _Fill:
-    """The fill cell of an array as raw payload bytes and a row count."""
+    """The fill cell of an array, repeated for cells of chunks that are not stored."""
 
     def __init__(self, dtype: NDArray, fill_value: Any) -> None:
         cell = unbox(fill_value)
         cell = dtype.coerce_cell(cell) if cell is not None else np.empty((0, *trailing_dims(dtype)))
         self.cell = np.ascontiguousarray(cell, dtype=dtype.item_dtype)
         self.rows = int(self.cell.shape[0])
-        self.payload = self.cell.reshape(-1).view(np.uint8)
         self.has_nan = self.cell.dtype.kind in "fc" and bool(np.isnan(self.cell).any())
 
-    def cells(self, count: int) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64]]:
-        """``count`` fill cells as (payload, rows)."""
-        rows = np.full(count, self.rows, dtype=np.int64)
-        if not self.rows:
-            return np.empty(0, np.uint8), rows
-        return np.tile(self.payload, count), rows
+    def cells(self, count: int) -> tuple[np.ndarray, npt.NDArray[np.int64]]:
+        """``count`` fill cells as (values, rows)."""
+        values = np.tile(self.cell, (count,) + (1,) * (self.cell.ndim - 1))
+        return values, np.full(count, self.rows, dtype=np.int64)
 
-    def equals(self, payload: npt.NDArray[np.uint8], rows: npt.NDArray[np.int64]) -> bool:
+    def equals(self, values: np.ndarray, rows: npt.NDArray[np.int64]) -> bool:
         """Whether every cell equals the fill cell, as zarr's ``==`` against the fill decides."""
         if rows.size and (int(np.min(rows)) != self.rows or int(np.max(rows)) != self.rows):
             return False
         if not self.cell.size or not rows.size:
             return True
-        block = payload.view(self.cell.dtype).reshape(rows.size, *self.cell.shape)
+        block = values.reshape(rows.size, *self.cell.shape)
         same = block == self.cell
         if self.has_nan:
             same |= np.isnan(block) & np.isnan(self.cell)
         return bool(same.all())
 
 
-def _decode_block(
-    framed: npt.NDArray[np.uint8], count: int, dtype: NDArray, where: str
-) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64]]:
-    """Unframe one stored chunk of ``count`` cells into (payload, rows), checked like the codec."""
-    fixed = trailing_dims(dtype)
-    unit = dtype.fixed_nbytes
-    rows_of = f"rows of {dtype.dtype} x {fixed}" if fixed else f"{dtype.dtype} items"
-    try:
-        payload, nbytes = decode_frames(framed, count, unit, what=rows_of)
-    except FramingError as exc:
-        raise FramingError(
-            f"cannot decode the {CODEC_NAME!r} {where} of shape ({count},) for {dtype!r}: {exc}"
-        ) from exc
-    if dtype.item_dtype.kind == "b":
-        _check_bool_payload(payload, nbytes, (count,), dtype)
-    return payload, nbytes // unit
-
-
 def _cut(
-    payload: npt.NDArray[np.uint8], rows: npt.NDArray[np.int64], a: int, b: int, unit: int
-) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64]]:
-    """Cells ``a:b`` of a (payload, rows) block (views, no copy)."""
-    if a == 0 and b == rows.size:
-        return payload, rows
-    lo = int(rows[:a].sum()) * unit
-    hi = lo + int(rows[a:b].sum()) * unit
-    return payload[lo:hi], rows[a:b]
+    values: np.ndarray, offsets: npt.NDArray[np.int64], a: int, b: int
+) -> tuple[np.ndarray, npt.NDArray[np.int64]]:
+    """Cells ``a:b`` of a decoded chunk as (values, rows); values is a view, no copy."""
+    return values[int(offsets[a]) : int(offsets[b])], np.diff(offsets[a : b + 1])
 
 
-def _offsets(rows: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-    offsets = np.zeros(rows.size + 1, dtype=np.int64)
-    np.cumsum(rows, out=offsets[1:])
-    return offsets
+def _join(pieces: list[np.ndarray]) -> np.ndarray:
+    return pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
 
 
 # -------------------------------------------------------------------------------------- read
@@ -273,26 +248,65 @@ def read_columnar(
     if layout is None:
         return _read_fallback(array, start, stop, dtype)
     size = layout.chunk_len
-    unit = dtype.fixed_nbytes
     fill = _Fill(dtype, layout.spec.fill_value)
     indices = range(start // size, (stop - 1) // size + 1)
-    stored = read_chunks(layout, indices)
-    payloads: list[npt.NDArray[np.uint8]] = []
+    decoded = _decode_many(layout, indices, read_chunks(layout, indices), dtype)
+    pieces: list[np.ndarray] = []
     counts: list[npt.NDArray[np.int64]] = []
-    for index, framed in zip(indices, stored, strict=True):
+    for index, block in zip(indices, decoded, strict=True):
         first = index * size
         a, b = max(start, first) - first, min(stop, first + size) - first
-        if framed is None:
-            payload, rows = fill.cells(b - a)
+        if block is None:
+            values, rows = fill.cells(b - a)
         else:
-            payload, rows = _decode_block(framed, size, dtype, f"chunk {layout.key(index)!r}")
-            payload, rows = _cut(payload, rows, a, b, unit)
-        payloads.append(payload)
+            values, rows = _cut(*block, a, b)
+        pieces.append(values)
         counts.append(rows)
-    payload = payloads[0] if len(payloads) == 1 else np.concatenate(payloads)
-    values = payload.view(item).reshape(-1, *fixed)
-    rows = counts[0] if len(counts) == 1 else np.concatenate(counts)
-    return values, _offsets(rows)
+    return _join(pieces), offsets_from_rows(_join(counts))
+
+
+def _workers(jobs: int) -> int:
+    """Threads for decoding ``jobs`` chunks: one per CPU, never more than there are chunks."""
+    return max(1, min(jobs, os.cpu_count() or 1))
+
+
+def _decode_many(
+    layout: ChunkLayout,
+    indices: Sequence[int],
+    stored: Sequence[npt.NDArray[np.uint8] | None],
+    dtype: NDArray,
+) -> list[tuple[np.ndarray, npt.NDArray[np.int64]] | None]:
+    """Decode the stored chunks (None stays None), in threads when there are several.
+
+    numpy releases the GIL while it moves a chunk's payload, so chunks decode concurrently.
+    Results keep the order of ``indices``; a corrupt chunk raises the error of the first one in
+    that order, as a sequential decode would.
+    """
+    jobs = [(i, framed) for i, framed in zip(indices, stored, strict=True) if framed is not None]
+    workers = _workers(len(jobs))
+    if workers == 1:
+        done = [_decode(layout, framed, i, dtype) for i, framed in jobs]
+    else:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            done = list(pool.map(lambda job: _decode(layout, job[1], job[0], dtype), jobs))
+    found = dict(zip((i for i, _ in jobs), done, strict=True))
+    return [found.get(i) for i in indices]
+
+
+def _decode(
+    layout: ChunkLayout, framed: npt.NDArray[np.uint8], index: int, dtype: NDArray
+) -> tuple[np.ndarray, npt.NDArray[np.int64]]:
+    """One stored chunk as (values, offsets), decoded and checked by the codec's decoder."""
+    where = f"{_where(layout, index)} of shape ({layout.chunk_len},)"
+    return decode_block(framed, layout.chunk_len, dtype, where=where)
+
+
+def _where(layout: ChunkLayout, index: int) -> str:
+    """Chunk ``index`` (of the chunk grid, inner chunks when sharded) for error messages."""
+    if layout.shard is None:
+        return f"chunk {layout.key(index)!r}"
+    per = layout.shard.chunks_per_shard
+    return f"inner chunk {index % per} of shard {layout.key(index // per)!r}"
 
 
 def _read_fallback(
@@ -301,7 +315,7 @@ def _read_fallback(
     """Through zarr's object-array path (codec chains :mod:`chunk_io` does not handle)."""
     cells = array[start:stop]
     block, rows = gather_cells(list(cells), dtype)
-    return block, _offsets(rows)
+    return block, offsets_from_rows(rows)
 
 
 # ------------------------------------------------------------------------------------- write
@@ -319,8 +333,8 @@ def write_columnar(
     The input is checked as a whole first (:func:`check_columnar`), so nothing is written when
     any cell does not fit. Stored chunks are byte-identical to ``array[selection] = cells``;
     chunks of fill cells are deleted when the array's ``write_empty_chunks`` is False. Sharded
-    arrays (and codec chains with array -> array codecs) are written through zarr's
-    object-array path.
+    arrays are written shard by shard as zarr writes them; codec chains with array -> array
+    codecs go through zarr's object-array path.
     """
     dtype, n = _array_dtype(array, "write_columnar")
     start, stop = _resolve(selection, n, "write_columnar")
@@ -352,11 +366,8 @@ def _write_direct(
     stop: int,
 ) -> None:
     size = layout.chunk_len
-    unit = dtype.fixed_nbytes
     fill = _Fill(dtype, layout.spec.fill_value)
     elide = not layout.write_empty_chunks
-    data = block.reshape(-1).view(np.uint8)
-    rows_all = np.diff(offsets)
     first_chunk, last_chunk = start // size, (stop - 1) // size
     # Chunks the selection covers only in part keep their other cells: read those first.
     partial = [
@@ -364,7 +375,7 @@ def _write_direct(
         for i in sorted({first_chunk, last_chunk})
         if max(start, i * size) != i * size or min(stop, (i + 1) * size) != (i + 1) * size
     ]
-    sink = (
+    sink: _ChunkSink | _ShardSink = (
         _ChunkSink(layout)
         if layout.shard is None
         else _ShardSink(layout, first_chunk, last_chunk, partial)
@@ -374,24 +385,23 @@ def _write_direct(
     for index in range(first_chunk, last_chunk + 1):
         first = index * size
         a, b = max(start, first) - first, min(stop, first + size) - first
-        lo, hi = first + a - start, first + b - start  # cells of the input
-        payload = data[int(offsets[lo]) * unit : int(offsets[hi]) * unit]
-        rows = rows_all[lo:hi]
+        values, rows = _cut(block, offsets, first + a - start, first + b - start)
         if index in existing:
             framed = existing[index]
             if framed is None:
-                old_payload, old_rows = fill.cells(size)
+                old_values, old_rows = fill.cells(size)
+                old_offsets = offsets_from_rows(old_rows)
             else:
-                old_payload, old_rows = _decode_block(
-                    framed, size, dtype, f"chunk {sink.where(index)}"
-                )
-            head_p, head_r = _cut(old_payload, old_rows, 0, a, unit)
-            tail_p, tail_r = _cut(old_payload, old_rows, b, size, unit)
-            payload = np.concatenate([head_p, payload, tail_p])
+                old_values, old_offsets = _decode(layout, framed, index, dtype)
+            head_v, head_r = _cut(old_values, old_offsets, 0, a)
+            tail_v, tail_r = _cut(old_values, old_offsets, b, size)
+            values = np.concatenate([head_v, values, tail_v])
             rows = np.concatenate([head_r, rows, tail_r])
-        sink.add(
-            index, None if elide and fill.equals(payload, rows) else _frame(payload, rows, unit)
-        )
+        if elide and fill.equals(values, rows):
+            sink.add(index, None)
+        else:
+            where = _where(layout, index)
+            sink.add(index, encode_block(values, offsets_from_rows(rows), dtype, where=where))
     sink.flush()
 
 
@@ -405,9 +415,6 @@ class _ChunkSink:
     def existing(self, partial: list[int]) -> dict[int, npt.NDArray[np.uint8] | None]:
         return dict(zip(partial, read_chunks(self.layout, partial), strict=True))
 
-    def where(self, index: int) -> str:
-        return repr(self.layout.key(index))
-
     def add(self, index: int, framed: npt.NDArray[np.uint8] | None) -> None:
         self.items.append((index, framed))
         if len(self.items) >= _WRITE_BATCH:
@@ -417,6 +424,9 @@ class _ChunkSink:
         if self.items:
             write_chunks(self.layout, self.items)
             self.items = []
+
+
+_Shard = tuple[int, list[npt.NDArray[np.uint8] | None], list[bool]]
 
 
 class _ShardSink:
@@ -432,7 +442,6 @@ class _ShardSink:
         assert layout.shard is not None
         self.layout = layout
         self.per = per = layout.shard.chunks_per_shard
-        self.last_chunk = last_chunk
         shards = range(first_chunk // per, last_chunk // per + 1)
         keeps_others = [
             s
@@ -442,19 +451,18 @@ class _ShardSink:
             or any(s * per <= i < (s + 1) * per for i in partial)
         ]
         self.stored = dict(zip(keeps_others, read_stored_shards(layout, keeps_others), strict=True))
-        self.current: tuple[int, list[npt.NDArray[np.uint8] | None], list[bool]] | None = None
-        self.done: list[tuple[int, list[npt.NDArray[np.uint8] | None], list[bool]]] = []
+        self.current: _Shard | None = None
+        self.done: list[_Shard] = []
         self.pending_chunks = 0
 
     def existing(self, partial: list[int]) -> dict[int, npt.NDArray[np.uint8] | None]:
         found: dict[int, npt.NDArray[np.uint8] | None] = {}
         for i in partial:
             raw = self.stored[i // self.per][i % self.per]
-            found[i] = None if raw is None else unwrap_stored(self.layout, raw, self.where(i))
+            found[i] = (
+                None if raw is None else unwrap_stored(self.layout, raw, _where(self.layout, i))
+            )
         return found
-
-    def where(self, index: int) -> str:
-        return f"{index % self.per} of shard {self.layout.key(index // self.per)!r}"
 
     def add(self, index: int, framed: npt.NDArray[np.uint8] | None) -> None:
         s, local = divmod(index, self.per)
@@ -483,17 +491,3 @@ class _ShardSink:
     def flush(self) -> None:
         self._close()
         self._store()
-
-
-def _frame(
-    payload: npt.NDArray[np.uint8], rows: npt.NDArray[np.int64], unit: int
-) -> npt.NDArray[np.uint8]:
-    nbytes = rows * unit
-    if nbytes.size and int(np.max(nbytes)) > 0xFFFF_FFFF:
-        bad = int(np.argmax(nbytes > 0xFFFF_FFFF))
-        raise FramingError(
-            f"the {CODEC_NAME!r} codec cannot encode cell {bad} of the chunk: its {int(rows[bad])} "
-            f"rows are {int(nbytes[bad])} bytes and each element's length prefix is a u32le, so "
-            f"an element holds at most {0xFFFF_FFFF} bytes; split it."
-        )
-    return encode_frames(np.ascontiguousarray(payload), nbytes)

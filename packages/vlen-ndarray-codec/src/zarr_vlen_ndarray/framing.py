@@ -52,6 +52,9 @@ _SLOT_DTYPES: dict[int, np.dtype[Any]] = {4: np.dtype("<u4"), 2: np.dtype("<u2")
 class FramingError(ValueError):
     """A chunk does not follow the vlen-bytes framing (or cannot be framed)."""
 
+    #: For an element too long to frame: its index (callers name it in their own terms).
+    element: int | None = None
+
 
 def _slot_size(unit: int) -> int:
     """The slot width for element lengths that are all multiples of ``unit``."""
@@ -66,7 +69,8 @@ def encode_frames(
     ``payload`` is a 1-D C-contiguous ``uint8`` array, ``nbytes`` the byte length of each
     element (non-negative, summing to ``payload.size``). Returns the framed chunk as a new
     1-D ``uint8`` array. Raises :class:`FramingError` when the element count or an element's
-    length does not fit the u32le fields.
+    length does not fit the u32le fields (this module is the one home of those limits; the
+    error's ``element`` attribute is the index of an element that is too long).
     """
     if payload.ndim != 1 or payload.dtype != np.uint8 or not payload.flags.c_contiguous:
         raise TypeError(
@@ -87,10 +91,12 @@ def encode_frames(
             raise FramingError(f"element byte lengths must be >= 0, got {lo}")
         if hi > U32_MAX:
             bad = int(np.argmax(nbytes > U32_MAX))
-            raise FramingError(
+            error = FramingError(
                 f"cannot frame element {bad} of {int(nbytes[bad])} bytes: each length prefix is "
                 f"a u32le, so an element holds at most {U32_MAX} bytes; split the element"
             )
+            error.element = bad
+            raise error
     total = int(nbytes.sum())
     if total != payload.size:
         raise FramingError(
