@@ -211,6 +211,73 @@ def test_sharded_writes_match_and_read_back(zstd: bool) -> None:
 
 
 @pytest.mark.parametrize("location", ["start", "end"])
+@pytest.mark.parametrize("write_empty_chunks", [False, True])
+@pytest.mark.parametrize("zstd", [False, True])
+def test_sharded_writes_are_direct_and_byte_identical(
+    location: str, write_empty_chunks: bool, zstd: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 30 cells, inner chunks of 4, shards of 12: the last shard is partial (cells 24..29), and
+    # its last inner chunk (28..31) runs past the end of the array.
+    empty = np.empty((0, 2), "f4")
+    writes = [
+        (slice(0, 30), random_cells(F32x2, 30, seed=16)),
+        (slice(4, 8), [empty] * 4),  # one whole inner chunk of fill cells: elided or not
+        (slice(14, 19), random_cells(F32x2, 5, seed=17)),  # partial inner chunks, one shard
+        (slice(10, 27), random_cells(F32x2, 17, seed=18)),  # spans three shards
+        (slice(24, 30), [empty] * 6),  # the partial last shard becomes all fill
+        (slice(29, 30), random_cells(F32x2, 1, seed=19)),
+    ]
+    kwargs = {
+        "zstd": zstd,
+        "shards": 12,
+        "index_location": location,
+        "write_empty_chunks": write_empty_chunks,
+    }
+    monkeypatch.setattr(
+        columnar_module,
+        "_write_fallback",
+        lambda *args: pytest.fail("a sharded write went through the object path"),
+    )
+    ref_store: dict[str, Any] = {}
+    col_store: dict[str, Any] = {}
+    ref = make(ref_store, 30, 4, **kwargs)  # type: ignore[arg-type]
+    col = make(col_store, 30, 4, **kwargs)  # type: ignore[arg-type]
+    for sel, cells in writes:
+        ref[sel] = object_array(cells)
+        write_columnar(col, *columns(cells, F32x2), selection=sel)
+        assert objects(ref_store) == objects(col_store), f"after writing {sel}"
+    array = zarr.open_array(col_store, mode="r")
+    values, offsets = read_columnar(array)
+    assert_cells_equal(values, offsets, array[:])
+
+
+def test_sharded_write_of_only_fill_cells_deletes_the_shard() -> None:
+    store: dict[str, Any] = {}
+    array = make(store, 16, 4, shards=8)
+    write_columnar(array, *columns(random_cells(F32x2, 16, seed=20), F32x2))
+    assert sorted(objects(store)) == ["c/0", "c/1"]
+    write_columnar(array, np.empty((0, 2), "f4"), np.zeros(9, np.int64), selection=slice(8, 16))
+    assert sorted(objects(store)) == ["c/0"]
+
+
+def test_sharded_write_keeps_untouched_inner_chunks_verbatim() -> None:
+    store: dict[str, Any] = {}
+    array = make(store, 16, 4, shards=16, zstd=True)
+    array[:] = object_array(random_cells(F32x2, 16, seed=21))
+    before = store["c/0"].to_bytes()
+    write_columnar(array, *columns(random_cells(F32x2, 4, seed=22), F32x2), selection=slice(8, 12))
+    after = store["c/0"].to_bytes()
+    # Inner chunks 0 and 1 are unchanged and come first: their bytes are a common prefix.
+    layout = layout_of(array)
+    assert layout is not None and layout.shard is not None
+    index_at = len(after) - layout.shard.index_nbytes
+    pairs = np.frombuffer(after[index_at : index_at + 64], "<u8").reshape(4, 2)
+    kept = int(pairs[1, 0] + pairs[1, 1])
+    assert after[:kept] == before[:kept]
+    assert after != before
+
+
+@pytest.mark.parametrize("location", ["start", "end"])
 def test_sharded_read_with_missing_inner_chunks(location: str) -> None:
     array = make({}, 40, 4, shards=16, index_location=location)
     cells = random_cells(F32x2, 3, seed=8)
@@ -275,6 +342,9 @@ def test_property_columnar_equals_object_path(
 ) -> None:
     dtype, n, chunk, zstd, writes = plan
     ref_store, col_store = _write_both({"zstd": zstd}, n, chunk, writes, dtype)
+    assert objects(ref_store) == objects(col_store)
+    # The same writes into shards of 2 inner chunks (index at the end, crc32c).
+    ref_store, col_store = _write_both({"zstd": zstd, "shards": 2 * chunk}, n, chunk, writes, dtype)
     assert objects(ref_store) == objects(col_store)
     array = zarr.open_array(col_store, mode="r")
     values, offsets = read_columnar(array)
@@ -561,3 +631,58 @@ def test_workers(monkeypatch: pytest.MonkeyPatch) -> None:
     assert [columnar_module._workers(n) for n in (0, 1, 3, 8, 20)] == [1, 1, 3, 8, 8]
     monkeypatch.setattr(columnar_module.os, "cpu_count", lambda: None)
     assert columnar_module._workers(5) == 1
+
+
+# ---------------------------------------------------------------- ranged reads of few chunks
+
+
+class _CountingStore(zarr.storage.MemoryStore):
+    """A MemoryStore that records the byte ranges asked of it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.requests: list[tuple[str, Any]] = []
+
+    async def get(self, key: str, prototype: Any, byte_range: Any = None) -> Any:
+        self.requests.append((key, byte_range))
+        return await super().get(key, prototype, byte_range)
+
+
+@pytest.mark.parametrize("location", ["start", "end"])
+def test_reading_few_inner_chunks_fetches_only_their_byte_ranges(location: str) -> None:
+    store = _CountingStore()
+    array = make(store, 64, 4, shards=64, index_location=location, zstd=True)  # type: ignore[arg-type]
+    cells = random_cells(F32x2, 64, seed=23)
+    array[:] = object_array(cells)
+    array[20:24] = object_array([np.empty((0, 2), "f4")] * 4)  # inner chunk 5 elided
+    store.requests.clear()
+    values, offsets = read_columnar(array, slice(9, 14))  # inner chunks 2 and 3 of 16
+    assert_cells_equal(values, offsets, cells[9:14])
+    ranges = [r for k, r in store.requests if k == "c/0"]
+    assert len(ranges) == 3 and all(r is not None for r in ranges)  # index + 2 inner chunks
+    values, offsets = read_columnar(array, slice(20, 26))  # an absent inner chunk, then one more
+    assert_cells_equal(values, offsets, [np.empty((0, 2), "f4")] * 4 + cells[24:26])
+    assert read_columnar(make({}, 64, 4, shards=64), slice(3, 4))[1].tolist() == [0, 0]
+
+
+def test_ranged_read_of_a_corrupt_index_is_refused() -> None:
+    store: dict[str, Any] = {}
+    array = zarr.create_array(
+        store,
+        shape=(64,),
+        chunks=(64,),
+        dtype=F32x2,
+        compressors=None,
+        serializer=ShardingCodec(
+            chunk_shape=(4,), codecs=[VlenNDArrayCodec()], index_codecs=[BytesCodec()]
+        ),
+    )
+    array[:] = object_array([np.ones((1, 2), "f4")] * 64)
+    raw = bytearray(store["c/0"].to_bytes())
+    raw[-16:-8] = (10**6).to_bytes(8, "little")  # inner chunk 15 starts past the shard's end
+    store["c/0"] = type(store["c/0"]).from_bytes(bytes(raw))
+    with pytest.raises(ShardIndexError, match="inner chunk 15"):
+        read_columnar(array, slice(60, 64))
+    store["c/0"] = type(store["c/0"]).from_bytes(bytes(raw[-20:]))  # shorter than the index
+    with pytest.raises(ShardIndexError, match="truncated"):
+        read_columnar(array, slice(0, 1))

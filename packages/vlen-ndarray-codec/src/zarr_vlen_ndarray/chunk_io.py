@@ -7,8 +7,9 @@ bytes -> bytes codecs such as ``zstd``) and stores framed bytes the way the pipe
 
 Sharded arrays are read by fetching each needed shard once, decoding its index (``(offset,
 nbytes)`` uint64 pairs through the index codecs, e.g. ``bytes`` + ``crc32c``; a missing inner
-chunk is ``(2**64 - 1, 2**64 - 1)``) and cutting the inner chunks out. Writing into shards is not
-done here (see :mod:`zarr_vlen_ndarray.columnar`).
+chunk is ``(2**64 - 1, 2**64 - 1)``) and cutting the inner chunks out (by byte range when a
+read needs few of a shard's inner chunks). Shards are written whole, laid out as zarr lays them
+out (see "writing shards" below).
 
 Fetching and the codecs run concurrently on zarr's event loop (zarr's store API is async; its
 ``zstd`` decode runs in worker threads).
@@ -24,6 +25,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 from zarr.abc.codec import BytesBytesCodec
+from zarr.abc.store import RangeByteRequest, SuffixByteRequest
 from zarr.codecs import BytesCodec, ShardingCodec
 from zarr.core.array_spec import ArraySpec
 from zarr.core.buffer import default_buffer_prototype
@@ -184,7 +186,18 @@ async def _decode_index(
             "the shard is truncated"
         )
     at = 0 if shard.index_at_start else size - shard.index_nbytes
-    raw = blob[at : at + shard.index_nbytes]
+    return await _parse_index(shard, blob[at : at + shard.index_nbytes], key, size)
+
+
+async def _parse_index(
+    shard: ShardLayout, raw: npt.NDArray[np.uint8], key: str, size: int | None
+) -> npt.NDArray[np.uint64]:
+    """Decode the stored index bytes; check every range against the shard ``size`` if known."""
+    if raw.size != shard.index_nbytes:
+        raise ShardIndexError(
+            f"shard {key!r} has {raw.size} bytes where its {shard.index_nbytes}-byte index "
+            "belongs: the shard is truncated"
+        )
     codecs = tuple(shard.codec.index_codecs)
     buf: Any = shard.index_spec.prototype.buffer.from_array_like(raw)
     for codec in reversed(codecs[1:]):
@@ -201,18 +214,23 @@ async def _decode_index(
     order = ">" if bytes_codec_endian(codecs[0]) == "big" else "<"
     pairs = data.view(f"{order}u8").astype(np.uint64).reshape(shard.chunks_per_shard, 2)
     present = ~((pairs[:, 0] == MISSING) & (pairs[:, 1] == MISSING))
-    if present.any():
+    if size is not None and present.any():
         starts, lengths = pairs[present, 0], pairs[present, 1]
         # Compare without overflow: start <= size and length <= size - start.
         bad = (starts > size) | (lengths > np.uint64(size) - np.minimum(starts, np.uint64(size)))
         if bad.any():
             which = int(np.flatnonzero(present)[int(np.argmax(bad))])
-            raise ShardIndexError(
-                f"shard {key!r}: inner chunk {which} claims bytes [{int(pairs[which, 0])}, "
-                f"+{int(pairs[which, 1])}) but the shard has {size} bytes; the shard index is "
-                "corrupt"
-            )
+            raise _out_of_range(key, which, pairs, size)
     return pairs
+
+
+def _out_of_range(
+    key: str, which: int, pairs: npt.NDArray[np.uint64], size: int | str
+) -> ShardIndexError:
+    return ShardIndexError(
+        f"shard {key!r}: inner chunk {which} claims bytes [{int(pairs[which, 0])}, "
+        f"+{int(pairs[which, 1])}) but the shard has {size} bytes; the shard index is corrupt"
+    )
 
 
 async def _get(layout: ChunkLayout, key: str) -> npt.NDArray[np.uint8] | None:
@@ -232,15 +250,23 @@ async def _read_plain(layout: ChunkLayout, index: int) -> npt.NDArray[np.uint8] 
     return await _unwrap(layout, buf, f"chunk {key!r}")
 
 
+#: A read that needs fewer than this share of a shard's inner chunks fetches the index and the
+#: inner chunks by byte range (2 + k requests) instead of the whole shard in one request.
+_RANGED_SHARE = 0.25
+
+
 async def _read_shard(
     layout: ChunkLayout, shard_index: int, locals_: list[int]
 ) -> list[npt.NDArray[np.uint8] | None]:
-    assert layout.shard is not None
+    shard = layout.shard
+    assert shard is not None
     key = layout.key(shard_index)
+    if len(locals_) < _RANGED_SHARE * shard.chunks_per_shard:
+        return await _read_shard_ranged(layout, shard, key, locals_)
     blob = await _get(layout, key)
     if blob is None:
         return [None] * len(locals_)
-    pairs = await _decode_index(layout, layout.shard, blob, key)
+    pairs = await _decode_index(layout, shard, blob, key)
     prototype = layout.spec.prototype
 
     async def one(local: int) -> npt.NDArray[np.uint8] | None:
@@ -248,6 +274,41 @@ async def _read_shard(
         if start == MISSING and length == MISSING:
             return None
         buf = prototype.buffer.from_array_like(blob[start : start + length])
+        return await _unwrap(layout, buf, f"inner chunk {local} of shard {key!r}")
+
+    return list(await asyncio.gather(*(one(i) for i in locals_)))
+
+
+async def _read_shard_ranged(
+    layout: ChunkLayout, shard: ShardLayout, key: str, locals_: list[int]
+) -> list[npt.NDArray[np.uint8] | None]:
+    """Fetch the index, then only the needed inner chunks, each by byte range."""
+    store_path = layout.array.store_path / key
+    prototype = default_buffer_prototype()
+    where = (
+        RangeByteRequest(0, shard.index_nbytes)
+        if shard.index_at_start
+        else SuffixByteRequest(shard.index_nbytes)
+    )
+    raw_index = await store_path.get(prototype=prototype, byte_range=where)
+    if raw_index is None:
+        return [None] * len(locals_)
+    raw = np.asarray(raw_index.as_numpy_array(), dtype=np.uint8).reshape(-1)
+    pairs = await _parse_index(shard, raw, key, None)
+
+    async def one(local: int) -> npt.NDArray[np.uint8] | None:
+        start, length = int(pairs[local, 0]), int(pairs[local, 1])
+        if start == MISSING and length == MISSING:
+            return None
+        if start + length > 2**63 - 1:
+            raise _out_of_range(key, local, pairs, "fewer")
+        got = await store_path.get(
+            prototype=prototype, byte_range=RangeByteRequest(start, start + length)
+        )
+        data = None if got is None else np.asarray(got.as_numpy_array(), np.uint8).reshape(-1)
+        if data is None or data.size != length:
+            raise _out_of_range(key, local, pairs, "fewer")
+        buf = layout.spec.prototype.buffer.from_array_like(data)
         return await _unwrap(layout, buf, f"inner chunk {local} of shard {key!r}")
 
     return list(await asyncio.gather(*(one(i) for i in locals_)))
@@ -311,3 +372,136 @@ def write_chunks(
     if layout.shard is not None:
         raise NotImplementedError("write_chunks does not write into shards")
     run(_write_all(layout, items))
+
+
+# ------------------------------------------------------------------------- writing shards
+#
+# A shard is written the way zarr's ``sharding_indexed`` codec writes it (3.1.0 .. 3.4.x, for a
+# 1-D grid, where morton, lexicographic and colexicographic order coincide): the present inner
+# chunks, each through the bytes -> bytes codecs, back to back in grid order; then the index of
+# ``(offset, nbytes)`` uint64 pairs (``MISSING`` twice for an absent inner chunk), offsets absolute
+# within the shard (shifted by the index size when the index comes first), serialized by the
+# index's ``bytes`` codec and its bytes -> bytes codecs (e.g. ``crc32c``), at the start or the end.
+# A shard without any present inner chunk is deleted. Inner chunks the write does not touch keep
+# their stored bytes verbatim, as zarr's partial shard writes keep them.
+
+
+async def _stored_inner(
+    layout: ChunkLayout, shard_index: int
+) -> list[npt.NDArray[np.uint8] | None]:
+    shard = layout.shard
+    assert shard is not None
+    key = layout.key(shard_index)
+    blob = await _get(layout, key)
+    if blob is None:
+        return [None] * shard.chunks_per_shard
+    pairs = await _decode_index(layout, shard, blob, key)
+    out: list[npt.NDArray[np.uint8] | None] = []
+    for start, length in pairs.tolist():
+        out.append(None if start == MISSING and length == MISSING else blob[start : start + length])
+    return out
+
+
+def read_stored_shards(
+    layout: ChunkLayout, shard_indices: Sequence[int]
+) -> list[list[npt.NDArray[np.uint8] | None]]:
+    """The stored (still encoded) bytes of every inner chunk of each shard; None where absent.
+
+    Raises :class:`ShardIndexError` for a corrupt shard index.
+    """
+
+    async def gather() -> list[list[npt.NDArray[np.uint8] | None]]:
+        return list(await asyncio.gather(*(_stored_inner(layout, s) for s in shard_indices)))
+
+    return run(gather())
+
+
+def unwrap_stored(
+    layout: ChunkLayout, stored: npt.NDArray[np.uint8], where: str
+) -> npt.NDArray[np.uint8]:
+    """The framed bytes of one stored inner chunk (its bytes -> bytes codecs undone)."""
+    buf = layout.spec.prototype.buffer.from_array_like(stored)
+    return run(_unwrap(layout, buf, where))
+
+
+async def _wrap(layout: ChunkLayout, framed: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
+    buf: Any = layout.spec.prototype.buffer.from_array_like(framed)
+    for codec in layout.bytes_codecs:
+        buf = await codec._encode_single(buf, layout.spec)
+    return np.asarray(buf.as_numpy_array(), dtype=np.uint8).reshape(-1)
+
+
+async def _encode_index(shard: ShardLayout, pairs: npt.NDArray[np.uint64]) -> Any:
+    """The shard index as stored: the ``bytes`` codec's byte order, then its bytes codecs."""
+    codecs = tuple(shard.codec.index_codecs)
+    order = ">" if bytes_codec_endian(codecs[0]) == "big" else "<"
+    buf: Any = shard.index_spec.prototype.buffer.from_bytes(pairs.astype(f"{order}u8").tobytes())
+    for codec in codecs[1:]:
+        buf = await codec._encode_single(buf, shard.index_spec)
+    return buf
+
+
+async def _put_shard(
+    layout: ChunkLayout,
+    shard_index: int,
+    inner: Sequence[npt.NDArray[np.uint8] | None],
+    fresh: Sequence[bool],
+) -> None:
+    shard = layout.shard
+    assert shard is not None
+    store_path = layout.array.store_path / layout.key(shard_index)
+    parts = list(
+        await asyncio.gather(
+            *(
+                _wrap(layout, chunk) if chunk is not None and is_new else _same(chunk)
+                for chunk, is_new in zip(inner, fresh, strict=True)
+            )
+        )
+    )
+    pairs = np.full((shard.chunks_per_shard, 2), MISSING, dtype=np.uint64)
+    present = [i for i, part in enumerate(parts) if part is not None]
+    if not present:
+        await store_path.delete()
+        return
+    lengths = np.array([parts[i].size for i in present], dtype=np.uint64)  # type: ignore[union-attr]
+    starts = np.zeros(len(present), dtype=np.uint64)
+    np.cumsum(lengths[:-1], out=starts[1:])
+    if shard.index_at_start:
+        starts += np.uint64(shard.index_nbytes)
+    pairs[present, 0] = starts
+    pairs[present, 1] = lengths
+    index = await _encode_index(shard, pairs)
+    index_bytes = np.asarray(index.as_numpy_array(), dtype=np.uint8).reshape(-1)
+    if index_bytes.size != shard.index_nbytes:
+        raise ShardIndexError(
+            f"the shard index encodes to {index_bytes.size} bytes, not the "
+            f"{shard.index_nbytes} its codecs promise; this index codec chain is not supported"
+        )
+    pieces = [parts[i] for i in present]
+    pieces.insert(0, index_bytes) if shard.index_at_start else pieces.append(index_bytes)
+    blob = np.concatenate(pieces)  # type: ignore[arg-type]
+    await store_path.set(layout.spec.prototype.buffer.from_array_like(blob))
+
+
+async def _same(chunk: npt.NDArray[np.uint8] | None) -> npt.NDArray[np.uint8] | None:
+    return chunk
+
+
+def write_shards(
+    layout: ChunkLayout,
+    items: Sequence[tuple[int, Sequence[npt.NDArray[np.uint8] | None], Sequence[bool]]],
+) -> None:
+    """Store whole shards ``(shard_index, inner, fresh)``.
+
+    ``inner[i]`` is inner chunk ``i`` of the shard: framed bytes when ``fresh[i]`` (the bytes ->
+    bytes codecs are applied here, concurrently), the stored bytes of an untouched inner chunk
+    otherwise, or None for an absent (elided or never written) inner chunk. A shard without any
+    inner chunk is deleted.
+    """
+    if layout.shard is None:
+        raise ValueError("write_shards needs a sharded layout; use write_chunks")
+
+    async def put_all() -> None:
+        await asyncio.gather(*(_put_shard(layout, s, inner, fresh) for s, inner, fresh in items))
+
+    run(put_all())

@@ -21,9 +21,9 @@ millions of cells move without one Python object per cell.
 
 Arrays whose codec chain this module does not handle directly (array -> array codecs before
 ``vlen-ndarray``, nested sharding) go through zarr's object-array path, with the same results.
-Sharded arrays are read directly; they are **written through the object-array path**:
-reproducing zarr's shard layout byte for byte across releases is not worth its risk, and the
-object path keeps shards exactly as zarr writes them.
+Sharded arrays are read and written directly: a write builds each touched shard the way zarr's
+``sharding_indexed`` codec does (see :mod:`zarr_vlen_ndarray.chunk_io`), keeping untouched inner
+chunks verbatim, so the stored shards are byte-identical to the object path's.
 """
 
 from __future__ import annotations
@@ -40,7 +40,15 @@ from zarr_ndarray_dtype import CellError, CellTypeError, NDArray, readonly_cells
 from zarr_ndarray_dtype.cells import bool_bytes_as_01
 from zarr_vlen_ndarray.block import CODEC_NAME, decode_block, encode_block, offsets_from_rows
 from zarr_vlen_ndarray.cells import gather_cells, trailing_dims
-from zarr_vlen_ndarray.chunk_io import ChunkLayout, layout_of, read_chunks, write_chunks
+from zarr_vlen_ndarray.chunk_io import (
+    ChunkLayout,
+    layout_of,
+    read_chunks,
+    read_stored_shards,
+    unwrap_stored,
+    write_chunks,
+    write_shards,
+)
 
 __all__ = ["check_columnar", "read_columnar", "write_columnar"]
 
@@ -289,8 +297,16 @@ def _decode(
     layout: ChunkLayout, framed: npt.NDArray[np.uint8], index: int, dtype: NDArray
 ) -> tuple[np.ndarray, npt.NDArray[np.int64]]:
     """One stored chunk as (values, offsets), decoded and checked by the codec's decoder."""
-    where = f"chunk {layout.key(index)!r} of shape ({layout.chunk_len},)"
+    where = f"{_where(layout, index)} of shape ({layout.chunk_len},)"
     return decode_block(framed, layout.chunk_len, dtype, where=where)
+
+
+def _where(layout: ChunkLayout, index: int) -> str:
+    """Chunk ``index`` (of the chunk grid, inner chunks when sharded) for error messages."""
+    if layout.shard is None:
+        return f"chunk {layout.key(index)!r}"
+    per = layout.shard.chunks_per_shard
+    return f"inner chunk {index % per} of shard {layout.key(index // per)!r}"
 
 
 def _read_fallback(
@@ -317,8 +333,8 @@ def write_columnar(
     The input is checked as a whole first (:func:`check_columnar`), so nothing is written when
     any cell does not fit. Stored chunks are byte-identical to ``array[selection] = cells``;
     chunks of fill cells are deleted when the array's ``write_empty_chunks`` is False. Sharded
-    arrays (and codec chains with array -> array codecs) are written through zarr's
-    object-array path.
+    arrays are written shard by shard as zarr writes them; codec chains with array -> array
+    codecs go through zarr's object-array path.
     """
     dtype, n = _array_dtype(array, "write_columnar")
     start, stop = _resolve(selection, n, "write_columnar")
@@ -326,7 +342,7 @@ def write_columnar(
     if start == stop:
         return
     layout = layout_of(array)
-    if layout is None or layout.shard is not None:
+    if layout is None:
         _write_fallback(array, block, off, start, stop)
         return
     _write_direct(layout, dtype, block, off, start, stop)
@@ -335,7 +351,7 @@ def write_columnar(
 def _write_fallback(
     array: Any, block: np.ndarray, offsets: npt.NDArray[np.int64], start: int, stop: int
 ) -> None:
-    """Through zarr's object-array path (sharded arrays, other codec chains)."""
+    """Through zarr's object-array path (codec chains :mod:`chunk_io` does not handle)."""
     # readonly_cells freezes the block it is given: hand it a view, not the caller's array.
     cells = readonly_cells(block.view(), offsets)
     array[start:stop] = cells
@@ -359,9 +375,13 @@ def _write_direct(
         for i in sorted({first_chunk, last_chunk})
         if max(start, i * size) != i * size or min(stop, (i + 1) * size) != (i + 1) * size
     ]
-    existing = dict(zip(partial, read_chunks(layout, partial), strict=True))
+    sink: _ChunkSink | _ShardSink = (
+        _ChunkSink(layout)
+        if layout.shard is None
+        else _ShardSink(layout, first_chunk, last_chunk, partial)
+    )
+    existing = sink.existing(partial)
 
-    items: list[tuple[int, npt.NDArray[np.uint8] | None]] = []
     for index in range(first_chunk, last_chunk + 1):
         first = index * size
         a, b = max(start, first) - first, min(stop, first + size) - first
@@ -378,12 +398,96 @@ def _write_direct(
             values = np.concatenate([head_v, values, tail_v])
             rows = np.concatenate([head_r, rows, tail_r])
         if elide and fill.equals(values, rows):
-            items.append((index, None))
+            sink.add(index, None)
         else:
-            where = f"chunk {layout.key(index)!r}"
-            items.append((index, encode_block(values, offsets_from_rows(rows), dtype, where=where)))
-        if len(items) >= _WRITE_BATCH:
-            write_chunks(layout, items)
-            items = []
-    if items:
-        write_chunks(layout, items)
+            where = _where(layout, index)
+            sink.add(index, encode_block(values, offsets_from_rows(rows), dtype, where=where))
+    sink.flush()
+
+
+class _ChunkSink:
+    """Framed chunks of an unsharded array, stored in batches of ``_WRITE_BATCH``."""
+
+    def __init__(self, layout: ChunkLayout) -> None:
+        self.layout = layout
+        self.items: list[tuple[int, npt.NDArray[np.uint8] | None]] = []
+
+    def existing(self, partial: list[int]) -> dict[int, npt.NDArray[np.uint8] | None]:
+        return dict(zip(partial, read_chunks(self.layout, partial), strict=True))
+
+    def add(self, index: int, framed: npt.NDArray[np.uint8] | None) -> None:
+        self.items.append((index, framed))
+        if len(self.items) >= _WRITE_BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.items:
+            write_chunks(self.layout, self.items)
+            self.items = []
+
+
+_Shard = tuple[int, list[npt.NDArray[np.uint8] | None], list[bool]]
+
+
+class _ShardSink:
+    """Framed inner chunks gathered into whole shards, each stored once it is complete.
+
+    Inner chunks the write does not touch keep their stored bytes: shards not rewritten in
+    full are read (once) before anything is written.
+    """
+
+    def __init__(
+        self, layout: ChunkLayout, first_chunk: int, last_chunk: int, partial: list[int]
+    ) -> None:
+        assert layout.shard is not None
+        self.layout = layout
+        self.per = per = layout.shard.chunks_per_shard
+        shards = range(first_chunk // per, last_chunk // per + 1)
+        keeps_others = [
+            s
+            for s in shards
+            if s * per < first_chunk
+            or (s + 1) * per - 1 > last_chunk
+            or any(s * per <= i < (s + 1) * per for i in partial)
+        ]
+        self.stored = dict(zip(keeps_others, read_stored_shards(layout, keeps_others), strict=True))
+        self.current: _Shard | None = None
+        self.done: list[_Shard] = []
+        self.pending_chunks = 0
+
+    def existing(self, partial: list[int]) -> dict[int, npt.NDArray[np.uint8] | None]:
+        found: dict[int, npt.NDArray[np.uint8] | None] = {}
+        for i in partial:
+            raw = self.stored[i // self.per][i % self.per]
+            found[i] = (
+                None if raw is None else unwrap_stored(self.layout, raw, _where(self.layout, i))
+            )
+        return found
+
+    def add(self, index: int, framed: npt.NDArray[np.uint8] | None) -> None:
+        s, local = divmod(index, self.per)
+        if self.current is None or self.current[0] != s:
+            self._close()
+            inner = list(self.stored.get(s, [None] * self.per))
+            self.current = (s, inner, [False] * self.per)
+        _, inner, fresh = self.current
+        inner[local] = framed
+        fresh[local] = framed is not None
+        self.pending_chunks += 1
+
+    def _close(self) -> None:
+        if self.current is not None:
+            self.done.append(self.current)
+            self.current = None
+            if self.pending_chunks >= _WRITE_BATCH:
+                self._store()
+
+    def _store(self) -> None:
+        if self.done:
+            write_shards(self.layout, self.done)
+            self.done = []
+            self.pending_chunks = 0
+
+    def flush(self) -> None:
+        self._close()
+        self._store()
