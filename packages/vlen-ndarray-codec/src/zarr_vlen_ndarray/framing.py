@@ -41,6 +41,7 @@ __all__ = [
     "first_non_bool_byte",
 ]
 
+
 class FramingError(ValueError):
     """A chunk does not follow the vlen-bytes framing (or cannot be framed)."""
 
