@@ -7,6 +7,7 @@ of payload). Measured for each kernel, in this one process, alternating, best of
   frame    the framing alone (count, prefixes, payloads into a new buffer)
   decode   the whole ``decode_frames`` (header checks, scan, unframe)
   encode   the whole ``encode_frames`` (length checks, frame)
+  bool     the bool-byte check (first byte > 1) over a payload of the same size, all 0/1
 Ratios are python / c (above 1: the C kernel is faster). The machine's memcpy speed (np.copyto of
 a 256 MB buffer) is printed beside them: a frame or unframe cannot beat one copy of the payload.
 There are no assertions: this prints a table (tests judge correctness, not speed).
@@ -66,6 +67,7 @@ def measure(
     kernel: Any, payload: np.ndarray, nbytes: np.ndarray, framed: np.ndarray, repeats: int
 ) -> dict[str, float]:
     count = nbytes.size
+    bits = (payload & 1).astype(np.uint8)  # a valid bool payload: the whole of it is scanned
     scanned = kernel.scan(framed, count, ROW_NBYTES)
     assert scanned is not None
     starts, lengths = scanned
@@ -87,6 +89,7 @@ def measure(
         "frame": _best(lambda: kernel.frame(payload, nbytes), repeats),
         "decode": _best(whole(lambda: framing.decode_frames(framed, count, ROW_NBYTES)), repeats),
         "encode": _best(whole(lambda: framing.encode_frames(payload, nbytes)), repeats),
+        "bool": _best(lambda: kernel.first_above_one(bits), repeats),
     }
 
 
@@ -122,7 +125,7 @@ def main() -> None:
     header = f"{'measure':<9}{'python ms':>11}{'c ms':>9}{'python/c':>10}{'c GB/s':>9}  (payload/s)"
     print(header)
     print("-" * len(header))
-    for key in ("scan", "unframe", "frame", "decode", "encode"):
+    for key in ("scan", "unframe", "frame", "decode", "encode", "bool"):
         py = results["python"][key]
         line = f"{key:<9}{py * 1e3:>11.3f}"
         if "c" in results:

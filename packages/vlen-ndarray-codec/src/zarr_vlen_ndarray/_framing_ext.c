@@ -201,7 +201,9 @@ kernel_unframe(PyObject *self, PyObject *args)
                     bad = 1;
                     break;
                 }
-                memcpy(dst, raw + start, (size_t)n);
+                if (n) { /* memcpy of 0 bytes from an empty buffer's pointer is not portable */
+                    memcpy(dst, raw + start, (size_t)n);
+                }
                 dst += n;
                 room -= n;
             }
@@ -275,7 +277,9 @@ kernel_frame(PyObject *self, PyObject *args)
                     break;
                 }
                 store_u32le(dst, (uint32_t)n);
-                memcpy(dst + PREFIX_NBYTES, src, (size_t)n);
+                if (n) {
+                    memcpy(dst + PREFIX_NBYTES, src, (size_t)n);
+                }
                 dst += PREFIX_NBYTES + n;
                 src += n;
                 left -= n;
