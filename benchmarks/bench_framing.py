@@ -8,6 +8,9 @@ of payload). Measured for each kernel, in this one process, alternating, best of
   decode   the whole ``decode_frames`` (header checks, scan, unframe)
   encode   the whole ``encode_frames`` (length checks, frame)
   bool     the bool-byte check (first byte > 1) over a payload of the same size, all 0/1
+Then, for the kernel in use: ``decode_frames`` of 8 such chunks one after the other vs in 2 threads
+(the C loops release the GIL, so threads can overlap them; this machine's cores are shared, so
+this shows whether they overlap at all rather than a clean scaling).
 Ratios are python / c (above 1: the C kernel is faster). The machine's memcpy speed (np.copyto of
 a 256 MB buffer) is printed beside them: a frame or unframe cannot beat one copy of the payload.
 There are no assertions: this prints a table (tests judge correctness, not speed).
@@ -21,8 +24,10 @@ from __future__ import annotations
 import argparse
 import gc
 import importlib
+import os
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -93,6 +98,19 @@ def measure(
     }
 
 
+def threads(framed: np.ndarray, count: int, repeats: int) -> tuple[float, float]:
+    """Seconds to decode 8 chunks sequentially and in 2 threads (kernel in use)."""
+    chunks = [framed.copy() for _ in range(8)]
+
+    def one(chunk: np.ndarray) -> Any:
+        return framing.decode_frames(chunk, count, ROW_NBYTES)
+
+    sequential = _best(lambda: [one(c) for c in chunks], repeats)
+    with ThreadPoolExecutor(2) as pool:
+        parallel = _best(lambda: list(pool.map(one, chunks)), repeats)
+    return sequential, parallel
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", "--small", action="store_true", help="1/10 of the chunk")
@@ -132,6 +150,12 @@ def main() -> None:
             c = results["c"][key]
             line += f"{c * 1e3:>9.3f}{py / c:>9.1f}x{payload.size / c / 1e9:>9.2f}"
         print(line)
+    sequential, parallel = threads(framed, nbytes.size, max(3, args.repeats // 3))
+    print(
+        f"\ndecode_frames of 8 chunks ({framing.BACKEND} kernel, {os.cpu_count()} CPUs): "
+        f"sequential {sequential * 1e3:.1f} ms, 2 threads {parallel * 1e3:.1f} ms "
+        f"({sequential / parallel:.2f}x)"
+    )
     if "c" in results:
         ratio = results["python"]["scan"] / results["c"]["scan"]
         per_cell = results["c"]["scan"] / cells * 1e9
