@@ -70,6 +70,8 @@ class Package:
     # Sibling distributions that must be found next to this one (not on PyPI yet).
     local_deps: tuple[str, ...] = ()
     forbids_zarr: bool = False
+    # Ships an optional C extension: platform wheels, and an sdist that installs without a compiler.
+    compiled: bool = False
 
     @property
     def path(self) -> str:
@@ -89,6 +91,7 @@ CODEC = Package(
     # The target is the codec engineer's choice; the name must equal the codec name in metadata.
     entry_points={("zarr.codecs", "vlen-ndarray"): ""},
     local_deps=("zarr-ndarray-dtype",),
+    compiled=True,
 )
 ND_ARROW = Package("nd-arrow", "nd-arrow", "nd_arrow", forbids_zarr=True)
 PACKAGES = (DTYPE, CODEC, ND_ARROW)
@@ -141,9 +144,16 @@ def pyarrow_requirement(spec: str) -> str:
 
 
 PYTEST_TIMEOUT_S = 300
+# zarr-vlen-ndarray's framing kernel: the tests fail unless BACKEND is the expected one, so a kernel
+# that silently failed to build cannot pass for a tested one; NO_EXTENSION forces the fallback.
+EXPECT_KERNEL = {"ZARR_VLEN_NDARRAY_EXPECT_BACKEND": "c"}
+FALLBACK_KERNEL = {
+    "ZARR_VLEN_NDARRAY_NO_EXTENSION": "1",
+    "ZARR_VLEN_NDARRAY_EXPECT_BACKEND": "python",
+}
 
 
-def run_pytest(session: nox.Session, *test_dirs: str) -> None:
+def run_pytest(session: nox.Session, *test_dirs: str, env: dict[str, str] | None = None) -> None:
     """Run pytest over the given test folders; "no tests collected" (exit 5) fails the session."""
     missing = [d for d in test_dirs if not (ROOT / d).is_dir()]
     if missing:
@@ -153,7 +163,7 @@ def run_pytest(session: nox.Session, *test_dirs: str) -> None:
     # A hung test (e.g. a stuck Dask cluster) fails after PYTEST_TIMEOUT_S instead of eating CI.
     session.run(
         "pytest", "-c", "pyproject.toml", "-p", "no:cacheprovider",
-        f"--timeout={PYTEST_TIMEOUT_S}", *test_dirs, *session.posargs,
+        f"--timeout={PYTEST_TIMEOUT_S}", *test_dirs, *session.posargs, env=env,
     )  # fmt: skip
 
 
@@ -182,8 +192,11 @@ def make_venv(session: nox.Session, location: Path) -> str:
     return str(location / "bin" / "python")
 
 
-def venv_install(session: nox.Session, python: str, *args: str) -> None:
-    session.run(uv_binary(session), "pip", "install", "--python", python, *args, external=True)
+def venv_install(
+    session: nox.Session, python: str, *args: str, env: dict[str, str] | None = None
+) -> None:
+    uv = uv_binary(session)
+    session.run(uv, "pip", "install", "--python", python, *args, external=True, env=env)
 
 
 def script_file(session: nox.Session, name: str, code: str) -> str:
@@ -227,10 +240,17 @@ def _register_tests(python: str, zarr_specs: list[str]) -> None:
     @nox.session(name=f"tests-{python}", python=python, tags=["tests"])
     @nox.parametrize("zarr", zarr_specs)
     def tests(session: nox.Session, zarr: str) -> None:
-        """Our three packages and their tests at one (Python, zarr) pair."""
+        """Our three packages and their tests at one (Python, zarr) pair.
+
+        On the last zarr of each Python, the codec's tests run a second time on the pure numpy
+        framing kernel (ZARR_VLEN_NDARRAY_NO_EXTENSION=1), so each Python tests both kernels.
+        """
         install_ours(session, zarr_requirement(zarr), *TEST_DEPS)
         print_versions(session)
-        run_pytest(session, *all_test_dirs())
+        run_pytest(session, *all_test_dirs(), env=EXPECT_KERNEL)
+        if zarr == zarr_specs[-1]:
+            session.log("again on the pure numpy framing kernel (the fallback):")
+            run_pytest(session, f"{CODEC.path}/tests", env=FALLBACK_KERNEL)
 
 
 for _python, _specs in ZARR_BY_PYTHON.items():
@@ -264,7 +284,7 @@ def floor(session: nox.Session) -> None:
     """Python 3.11 with every declared dependency at its floor."""
     install_ours(session, *FLOOR, *TEST_DEPS)
     print_versions(session)
-    run_pytest(session, *all_test_dirs())
+    run_pytest(session, *all_test_dirs(), env=EXPECT_KERNEL)
 
 
 # ----------------------------------------------------------------------------------- lint
@@ -320,6 +340,23 @@ print(f"ok: {dist} {md.version(dist)} imports as {module}")
 # what the build backend adds.
 _SDIST_ALLOWED_TOP = {"src", "tests", "README.md", "CHANGELOG.md", "pyproject.toml", "PKG-INFO"}
 _SDIST_ALLOWED_TOP.add(".gitignore")  # hatchling copies the repository's .gitignore in
+_SDIST_ALLOWED_TOP |= {"setup.py", "setup.cfg"}  # setuptools (the compiled package's backend)
+
+# Which framing kernel an installed zarr-vlen-ndarray loads, with a round trip through it.
+_CHECK_KERNEL = """
+import sys, warnings
+warnings.simplefilter("error")  # a kernel that was built but fails to load warns: fail here
+import numpy as np
+from zarr_vlen_ndarray import framing
+payload, nbytes = np.arange(24, dtype=np.uint8), np.array([8, 0, 16])
+flat, lengths = framing.decode_frames(framing.encode_frames(payload, nbytes), 3, 8)
+assert flat.tobytes() == payload.tobytes() and lengths.tolist() == [8, 0, 16]
+if framing.BACKEND != sys.argv[1]:
+    sys.exit(f"zarr_vlen_ndarray.framing.BACKEND is {framing.BACKEND!r}, not {sys.argv[1]!r}")
+print(f"ok: zarr_vlen_ndarray.framing.BACKEND == {framing.BACKEND!r}, round trip ok")
+"""
+# A build environment with the C compiler hidden: setuptools runs $CC, and `false` always fails.
+_NO_COMPILER = {"CC": "false", "CXX": "false"}
 
 
 def check_sdist(session: nox.Session, sdist: Path, package: Package) -> None:
@@ -356,6 +393,28 @@ def built(out: Path, package: Package, pattern: str) -> Path:
     if len(matches) != 1:
         raise FileNotFoundError(f"expected one {stem}-{pattern} in {out}, found {matches}")
     return matches[0]
+
+
+def check_compiled(session: nox.Session, tmp: Path, work: Path, package: Package) -> None:
+    """The wheel built here is abi3 and loads its C kernel; the sdist without a compiler works.
+
+    The release wheels (one per platform) come from cibuildwheel in the release workflow; this
+    checks the same build locally, then installs the sdist with $CC set to ``false`` and checks
+    that the install succeeds on the pure numpy kernel.
+    """
+    wheel = built(work, package, "*.whl")
+    if "-cp311-abi3-" not in wheel.name:
+        session.error(f"{wheel.name}: expected a stable-ABI (cp311-abi3) wheel")
+    kernel_script = script_file(session, "check_kernel.py", _CHECK_KERNEL)
+    python = str(tmp / f"venv-{package.folder}" / "bin" / "python")
+    session.run(python, kernel_script, "c", external=True)
+
+    session.log(f"{package.dist}: the sdist installs without a C compiler (CC=false)")
+    python = make_venv(session, tmp / f"venv-{package.folder}-no-compiler")
+    sdist = built(work, package, "*.tar.gz")
+    find_links = ["--find-links", str(work)] if package.local_deps else []
+    venv_install(session, python, "--no-cache", str(sdist), *find_links, env=_NO_COMPILER)
+    session.run(python, kernel_script, "python", external=True)
 
 
 def selected_packages(session: nox.Session) -> list[Package]:
@@ -408,6 +467,8 @@ def build(session: nox.Session) -> None:
             python, check_script, package.dist, package.module,
             json.dumps(expected), "1" if package.forbids_zarr else "0", external=True,
         )  # fmt: skip
+        if package.compiled:
+            check_compiled(session, tmp, work, package)
 
     out = ROOT / "dist"
     shutil.rmtree(out, ignore_errors=True)

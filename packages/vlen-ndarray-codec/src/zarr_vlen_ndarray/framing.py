@@ -8,45 +8,38 @@ This module is pure: it knows nothing about zarr or about cells. Encoding takes 
 concatenated into one ``uint8`` buffer plus the per-element byte lengths; decoding returns the
 payloads concatenated into one contiguous ``uint8`` buffer plus the per-element byte lengths.
 
-Both directions move the payload with one boolean-mask copy over "slots" of ``g`` bytes, where
-``g`` is 4, 2 or 1 (the largest of those dividing every element length): with ``g == 4`` a chunk
-is a sequence of 32-bit words in which every length prefix is one word, which is 4x fewer mask
-entries than a byte mask.
-
-Decoding has one inherently sequential step: element ``i + 1`` starts where element ``i`` ends,
-so each start depends on the previous length. That scan is a tight loop over at most ``count``
-elements (``count`` is checked against the bytes present first, so it cannot hang or
-over-allocate); everything else (gathering lengths, checks, payload extraction) is vectorized.
-The loop stores one integer per element and does no other work; a failed fast scan defers to a
-careful scan that names the first problem.
+The loops themselves live in a *framing kernel*, chosen once at import: the compiled one
+(:mod:`zarr_vlen_ndarray._framing_c`, a C extension that releases the GIL) when it was built, else
+the pure numpy one (:mod:`zarr_vlen_ndarray._framing_py`, also the oracle the tests compare the
+C kernel with). ``ZARR_VLEN_NDARRAY_NO_EXTENSION=1`` forces the pure one; :data:`BACKEND` names
+the kernel in use (``"c"`` or ``"python"``). This module does every check that produces a
+message, so both kernels raise the same errors: bounds are checked against the bytes present
+before anything is allocated, and a chunk the fast scan refuses goes to a careful scan that names
+the first problem.
 """
 
 from __future__ import annotations
 
-import math
-import sys
-from typing import Any
+import importlib.util
+import os
+import warnings
 
 import numpy as np
 import numpy.typing as npt
 
+from zarr_vlen_ndarray import _framing_py
+from zarr_vlen_ndarray._framing_py import HEADER_NBYTES, PREFIX_NBYTES, U32_MAX, FramingKernel
+
 __all__ = [
+    "BACKEND",
     "HEADER_NBYTES",
     "PREFIX_NBYTES",
     "U32_MAX",
     "FramingError",
     "decode_frames",
     "encode_frames",
+    "first_non_bool_byte",
 ]
-
-#: Largest value a u32le field can hold: the limit on the element count and on each length.
-U32_MAX = 0xFFFF_FFFF
-#: Bytes of the leading element count.
-HEADER_NBYTES = 4
-#: Bytes of each element's length prefix.
-PREFIX_NBYTES = 4
-
-_SLOT_DTYPES: dict[int, np.dtype[Any]] = {4: np.dtype("<u4"), 2: np.dtype("<u2"), 1: np.dtype("u1")}
 
 
 class FramingError(ValueError):
@@ -56,9 +49,32 @@ class FramingError(ValueError):
     element: int | None = None
 
 
-def _slot_size(unit: int) -> int:
-    """The slot width for element lengths that are all multiples of ``unit``."""
-    return math.gcd(PREFIX_NBYTES, unit)
+#: Environment variable that, set to anything but "" or "0", forces the pure numpy kernel.
+NO_EXTENSION_ENV = "ZARR_VLEN_NDARRAY_NO_EXTENSION"
+
+
+def _load_kernel() -> FramingKernel:
+    """The compiled kernel if it was built and is not disabled, else the pure numpy one."""
+    if os.environ.get(NO_EXTENSION_ENV, "") not in ("", "0"):
+        return _framing_py
+    if importlib.util.find_spec("zarr_vlen_ndarray._framing_ext") is None:
+        return _framing_py  # installed without a compiler: the fallback, silently
+    try:
+        from zarr_vlen_ndarray import _framing_c
+    except ImportError as exc:  # built, but cannot load here: say so and step aside
+        warnings.warn(
+            f"zarr_vlen_ndarray: the compiled framing kernel failed to load ({exc}); using the "
+            f"pure numpy one (set {NO_EXTENSION_ENV}=1 to silence this)",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+        return _framing_py
+    return _framing_c
+
+
+_kernel: FramingKernel = _load_kernel()
+#: The framing kernel in use: ``"c"`` (compiled) or ``"python"`` (pure numpy).
+BACKEND: str = _kernel.NAME
 
 
 def encode_frames(
@@ -103,32 +119,7 @@ def encode_frames(
             f"element lengths sum to {total} bytes but the payload has {payload.size} bytes"
         )
 
-    # Slot width: the largest of 4, 2, 1 dividing every length (and hence every offset).
-    g = 4
-    if count and (nbytes & 3).any():
-        g = 1 if (nbytes & 1).any() else 2
-    slot = _SLOT_DTYPES[g]
-    per_prefix = PREFIX_NBYTES // g
-    nslots = (HEADER_NBYTES + PREFIX_NBYTES * count + total) // g
-
-    out = np.empty(nslots * g, dtype=np.uint8)
-    out[:HEADER_NBYTES] = np.frombuffer(np.uint32(count).astype("<u4").tobytes(), np.uint8)
-    if count == 0:
-        return out
-    slots = out.view(slot)
-    # Slot index of element i's length prefix: header, i earlier prefixes, earlier payloads.
-    prefix_at = np.empty(count, dtype=np.int64)
-    prefix_at[0] = 0
-    np.cumsum(nbytes[:-1] // g + per_prefix, out=prefix_at[1:])
-    prefix_at += HEADER_NBYTES // g
-    keep = np.ones(nslots, dtype=bool)
-    keep[: HEADER_NBYTES // g] = False
-    prefix_slots = nbytes.astype("<u4").view(slot).reshape(count, per_prefix)
-    for j in range(per_prefix):
-        slots[prefix_at + j] = prefix_slots[:, j]
-        keep[prefix_at + j] = False
-    slots[keep] = payload.view(slot)
-    return out
+    return _kernel.frame(payload, nbytes)
 
 
 def decode_frames(
@@ -168,92 +159,21 @@ def decode_frames(
             f"{HEADER_NBYTES + PREFIX_NBYTES * count} bytes of count and length prefixes, "
             f"but the chunk has {size} bytes"
         )
-    g = _slot_size(unit)
-    result = _fast_scan(data, count, unit, g)
-    if result is None:
+    scanned = _kernel.scan(data, count, unit)
+    if scanned is None:
         _diagnose(data, count, unit, what)
         raise AssertionError("unreachable: the careful scan accepted a chunk the fast scan refused")
-    starts, nbytes = result
-    return _extract(data, starts, g), nbytes
+    starts, nbytes = scanned
+    return _kernel.unframe(data, starts, nbytes, unit), nbytes
 
 
-def _fast_scan(
-    data: npt.NDArray[np.uint8], count: int, unit: int, g: int
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None:
-    """Byte offsets of every prefix and every length, or None if anything is off."""
-    size = data.size
-    if count == 0:
-        return (np.empty(0, np.int64), np.empty(0, np.int64)) if size == HEADER_NBYTES else None
-    if (size - HEADER_NBYTES) % g:
-        return None
-    if g == 4:
-        # Valid chunks have every prefix on a word boundary: walk words.
-        words = data[HEADER_NBYTES:].view("<u4")
-        mv = _u32_memoryview(data[HEADER_NBYTES:])
-        at = [0] * count
-        w = 0
-        try:
-            for i in range(count):
-                at[i] = w
-                w += 1 + (mv[w] >> 2)
-        except IndexError:
-            return None
-        if w != words.size:
-            return None
-        starts = np.fromiter(at, dtype=np.int64, count=count)
-        nbytes = words[starts].astype(np.int64)
-        starts = starts * 4 + HEADER_NBYTES
-    else:
-        # Four u32 views shifted by 0..3 bytes read a prefix at any byte offset.
-        views = []
-        mvs = []
-        for r in range(4):
-            usable = (size - r) // 4 * 4
-            views.append(data[r : r + usable].view("<u4"))
-            mvs.append(_u32_memoryview(data[r : r + usable]))
-        at = [0] * count
-        p = HEADER_NBYTES
-        try:
-            for i in range(count):
-                at[i] = p
-                p += PREFIX_NBYTES + mvs[p & 3][p >> 2]
-        except IndexError:
-            return None
-        if p != size:
-            return None
-        starts = np.fromiter(at, dtype=np.int64, count=count)
-        nbytes = np.empty(count, dtype=np.int64)
-        for r in range(4):
-            sel = (starts & 3) == r
-            nbytes[sel] = views[r][starts[sel] >> 2]
-    if unit > 1 and (nbytes % unit).any():
-        return None
-    return starts, nbytes
+def first_non_bool_byte(payload: npt.NDArray[np.uint8]) -> int:
+    """Index of the first byte of ``payload`` other than 0x00 and 0x01, or -1 if there is none.
 
-
-def _u32_memoryview(raw: npt.NDArray[np.uint8]) -> memoryview:
-    """A memoryview reading ``raw`` (length a multiple of 4) as little-endian u32 integers.
-
-    Indexing it yields Python ints directly, which is what the sequential scan needs; CPython
-    unpacks memoryview items with memcpy, so ``raw`` need not be aligned.
+    Bool items are stored as one byte each, 0x00 or 0x01; any other byte means a corrupt chunk
+    (or one written with another element dtype).
     """
-    if sys.byteorder != "little":
-        raw = raw.view("<u4").astype("=u4").view(np.uint8)
-    return memoryview(raw).cast("I")
-
-
-def _extract(
-    data: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64], g: int
-) -> npt.NDArray[np.uint8]:
-    """Copy out the payload bytes: everything but the header and the prefixes."""
-    slot = _SLOT_DTYPES[g]
-    slots = data.view(slot)
-    keep = np.ones(slots.size, dtype=bool)
-    keep[: HEADER_NBYTES // g] = False
-    first = starts // g
-    for j in range(PREFIX_NBYTES // g):
-        keep[first + j] = False
-    return np.ascontiguousarray(slots[keep]).view(np.uint8)
+    return _kernel.first_above_one(np.ascontiguousarray(payload, dtype=np.uint8).reshape(-1))
 
 
 def _diagnose(data: npt.NDArray[np.uint8], count: int, unit: int, what: str) -> None:

@@ -1,0 +1,373 @@
+/* The compiled framing kernel of zarr_vlen_ndarray: the vlen-bytes hot loops in C.
+ *
+ * Layout (see framing.py): u32le count | u32le len_0 | payload_0 | u32le len_1 | payload_1 | ...
+ *
+ * This module is private: zarr_vlen_ndarray._framing_c wraps it (allocates the numpy outputs and
+ * passes everything through the buffer protocol) and zarr_vlen_ndarray.framing does every check
+ * that produces a user-facing message. Each function here still checks every index against the
+ * buffers it was given, so a wrong call raises ValueError instead of touching foreign memory.
+ *
+ * Built against the CPython stable ABI (Py_LIMITED_API 3.11: the buffer protocol is part of it
+ * since 3.11), so one wheel serves every CPython >= 3.11. No numpy C API: numpy arrays arrive as
+ * buffers. Every loop runs with the GIL released.
+ */
+
+#ifndef Py_LIMITED_API
+#define Py_LIMITED_API 0x030B0000
+#endif
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdint.h>
+#include <string.h>
+
+#define HEADER_NBYTES 4
+#define PREFIX_NBYTES 4
+
+/* Little-endian u32 at p, whatever the alignment and the host byte order. */
+static inline uint32_t
+load_u32le(const unsigned char *p)
+{
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
+           ((uint32_t)p[3] << 24);
+}
+
+static inline void
+store_u32le(unsigned char *p, uint32_t v)
+{
+    p[0] = (unsigned char)(v & 0xFF);
+    p[1] = (unsigned char)((v >> 8) & 0xFF);
+    p[2] = (unsigned char)((v >> 16) & 0xFF);
+    p[3] = (unsigned char)((v >> 24) & 0xFF);
+}
+
+/* A buffer argument: contiguous bytes, optionally writable; int64 buffers need whole items. */
+static int
+get_buffer(PyObject *obj, Py_buffer *view, int writable, Py_ssize_t itemsize, const char *name)
+{
+    int flags = writable ? (PyBUF_SIMPLE | PyBUF_WRITABLE) : PyBUF_SIMPLE;
+    if (PyObject_GetBuffer(obj, view, flags) < 0) {
+        return -1;
+    }
+    if (view->len % itemsize) {
+        PyErr_Format(PyExc_ValueError, "%s: %zd bytes is not a whole number of %zd-byte items",
+                     name, view->len, itemsize);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    return 0;
+}
+
+/* scan(data, count, unit, starts, nbytes) -> bool
+ *
+ * Walk the length prefixes of a chunk that must hold exactly `count` elements (the header is
+ * already checked by the caller). Fills starts[i] (byte offset of element i's length prefix) and
+ * nbytes[i] (its length). Returns False, leaving the outputs partly written, as soon as anything
+ * is off: a prefix or payload running past the end, a length that is not a multiple of `unit`,
+ * or bytes left after the last element; the caller then names the problem.
+ */
+static PyObject *
+kernel_scan(PyObject *self, PyObject *args)
+{
+    PyObject *data_obj, *starts_obj, *nbytes_obj;
+    Py_ssize_t count, unit;
+    Py_buffer data, starts, nbytes;
+    int ok = 1;
+
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OnnOO:scan", &data_obj, &count, &unit, &starts_obj,
+                          &nbytes_obj)) {
+        return NULL;
+    }
+    if (count < 0 || unit < 1) {
+        PyErr_SetString(PyExc_ValueError, "scan: count must be >= 0 and unit >= 1");
+        return NULL;
+    }
+    if (get_buffer(data_obj, &data, 0, 1, "scan data") < 0) {
+        return NULL;
+    }
+    if (get_buffer(starts_obj, &starts, 1, 8, "scan starts") < 0) {
+        PyBuffer_Release(&data);
+        return NULL;
+    }
+    if (get_buffer(nbytes_obj, &nbytes, 1, 8, "scan nbytes") < 0) {
+        PyBuffer_Release(&starts);
+        PyBuffer_Release(&data);
+        return NULL;
+    }
+    if (starts.len / 8 < count || nbytes.len / 8 < count) {
+        PyBuffer_Release(&nbytes);
+        PyBuffer_Release(&starts);
+        PyBuffer_Release(&data);
+        PyErr_SetString(PyExc_ValueError, "scan: the output arrays hold fewer than count items");
+        return NULL;
+    }
+
+    Py_BEGIN_ALLOW_THREADS
+    {
+        const unsigned char *raw = (const unsigned char *)data.buf;
+        const Py_ssize_t size = data.len;
+        int64_t *out_starts = (int64_t *)starts.buf;
+        int64_t *out_nbytes = (int64_t *)nbytes.buf;
+        const uint64_t u = (uint64_t)unit;
+        Py_ssize_t p = HEADER_NBYTES;
+        Py_ssize_t i;
+
+        if (size < HEADER_NBYTES) {
+            ok = 0;
+        }
+        for (i = 0; ok && i < count; i++) {
+            uint32_t length;
+            if (size - p < PREFIX_NBYTES) {
+                ok = 0;
+                break;
+            }
+            length = load_u32le(raw + p);
+            /* Compare against the bytes left, never compute p + length first (no overflow). */
+            if ((uint64_t)length > (uint64_t)(size - p - PREFIX_NBYTES) ||
+                (u > 1 && (uint64_t)length % u)) {
+                ok = 0;
+                break;
+            }
+            out_starts[i] = (int64_t)p;
+            out_nbytes[i] = (int64_t)length;
+            p += PREFIX_NBYTES + (Py_ssize_t)length;
+        }
+        if (ok && p != size) {
+            ok = 0;
+        }
+    }
+    Py_END_ALLOW_THREADS
+
+    PyBuffer_Release(&nbytes);
+    PyBuffer_Release(&starts);
+    PyBuffer_Release(&data);
+    return PyBool_FromLong(ok);
+}
+
+/* unframe(data, starts, nbytes, out) -> None
+ *
+ * Copy the payload of every element (nbytes[i] bytes after the prefix at starts[i]) into `out`,
+ * back to back. `out` must hold exactly sum(nbytes) bytes.
+ */
+static PyObject *
+kernel_unframe(PyObject *self, PyObject *args)
+{
+    PyObject *data_obj, *starts_obj, *nbytes_obj, *out_obj;
+    Py_buffer data, starts, nbytes, out;
+    int bad = 0;
+
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OOOO:unframe", &data_obj, &starts_obj, &nbytes_obj, &out_obj)) {
+        return NULL;
+    }
+    if (get_buffer(data_obj, &data, 0, 1, "unframe data") < 0) {
+        return NULL;
+    }
+    if (get_buffer(starts_obj, &starts, 0, 8, "unframe starts") < 0) {
+        PyBuffer_Release(&data);
+        return NULL;
+    }
+    if (get_buffer(nbytes_obj, &nbytes, 0, 8, "unframe nbytes") < 0) {
+        PyBuffer_Release(&starts);
+        PyBuffer_Release(&data);
+        return NULL;
+    }
+    if (get_buffer(out_obj, &out, 1, 1, "unframe out") < 0) {
+        PyBuffer_Release(&nbytes);
+        PyBuffer_Release(&starts);
+        PyBuffer_Release(&data);
+        return NULL;
+    }
+    if (starts.len != nbytes.len) {
+        bad = 1;
+    }
+    else {
+        Py_BEGIN_ALLOW_THREADS
+        {
+            const unsigned char *raw = (const unsigned char *)data.buf;
+            const int64_t *at = (const int64_t *)starts.buf;
+            const int64_t *len = (const int64_t *)nbytes.buf;
+            unsigned char *dst = (unsigned char *)out.buf;
+            const Py_ssize_t count = starts.len / 8;
+            const int64_t size = (int64_t)data.len;
+            int64_t room = (int64_t)out.len;
+            Py_ssize_t i;
+
+            for (i = 0; i < count; i++) {
+                const int64_t start = at[i] + PREFIX_NBYTES;
+                const int64_t n = len[i];
+                if (at[i] < 0 || n < 0 || start > size || n > size - start || n > room) {
+                    bad = 1;
+                    break;
+                }
+                if (n) { /* memcpy of 0 bytes from an empty buffer's pointer is not portable */
+                    memcpy(dst, raw + start, (size_t)n);
+                }
+                dst += n;
+                room -= n;
+            }
+            if (!bad && room != 0) {
+                bad = 1;
+            }
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&out);
+    PyBuffer_Release(&nbytes);
+    PyBuffer_Release(&starts);
+    PyBuffer_Release(&data);
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError,
+                        "unframe: starts/nbytes do not fit the chunk or the output buffer");
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+/* frame(payload, nbytes, out) -> None
+ *
+ * Write the framed chunk into `out`, which must hold exactly 4 + 4 * count + sum(nbytes) bytes;
+ * every length must fit a u32le and the lengths must sum to the payload's size.
+ */
+static PyObject *
+kernel_frame(PyObject *self, PyObject *args)
+{
+    PyObject *payload_obj, *nbytes_obj, *out_obj;
+    Py_buffer payload, nbytes, out;
+    int bad = 0;
+
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OOO:frame", &payload_obj, &nbytes_obj, &out_obj)) {
+        return NULL;
+    }
+    if (get_buffer(payload_obj, &payload, 0, 1, "frame payload") < 0) {
+        return NULL;
+    }
+    if (get_buffer(nbytes_obj, &nbytes, 0, 8, "frame nbytes") < 0) {
+        PyBuffer_Release(&payload);
+        return NULL;
+    }
+    if (get_buffer(out_obj, &out, 1, 1, "frame out") < 0) {
+        PyBuffer_Release(&nbytes);
+        PyBuffer_Release(&payload);
+        return NULL;
+    }
+    if ((uint64_t)(nbytes.len / 8) > 0xFFFFFFFFu || out.len < HEADER_NBYTES) {
+        bad = 1;
+    }
+    else {
+        Py_BEGIN_ALLOW_THREADS
+        {
+            const unsigned char *src = (const unsigned char *)payload.buf;
+            const int64_t *len = (const int64_t *)nbytes.buf;
+            unsigned char *dst = (unsigned char *)out.buf;
+            const Py_ssize_t count = nbytes.len / 8;
+            int64_t left = (int64_t)payload.len;
+            int64_t room = (int64_t)out.len - HEADER_NBYTES;
+            Py_ssize_t i;
+
+            store_u32le(dst, (uint32_t)count);
+            dst += HEADER_NBYTES;
+            for (i = 0; i < count; i++) {
+                const int64_t n = len[i];
+                if (n < 0 || n > (int64_t)0xFFFFFFFFu || n > left ||
+                    room < PREFIX_NBYTES || n > room - PREFIX_NBYTES) {
+                    bad = 1;
+                    break;
+                }
+                store_u32le(dst, (uint32_t)n);
+                if (n) {
+                    memcpy(dst + PREFIX_NBYTES, src, (size_t)n);
+                }
+                dst += PREFIX_NBYTES + n;
+                src += n;
+                left -= n;
+                room -= PREFIX_NBYTES + n;
+            }
+            if (!bad && (left != 0 || room != 0)) {
+                bad = 1;
+            }
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&out);
+    PyBuffer_Release(&nbytes);
+    PyBuffer_Release(&payload);
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError,
+                        "frame: nbytes do not fit u32le fields, the payload or the output buffer");
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+/* first_above_one(payload) -> int: index of the first byte > 1, or -1 (bool items are 0/1). */
+static PyObject *
+kernel_first_above_one(PyObject *self, PyObject *arg)
+{
+    Py_buffer payload;
+    Py_ssize_t found = -1;
+
+    (void)self;
+    if (get_buffer(arg, &payload, 0, 1, "first_above_one payload") < 0) {
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    {
+        const unsigned char *raw = (const unsigned char *)payload.buf;
+        const Py_ssize_t size = payload.len;
+        const Py_ssize_t block = 4096;
+        Py_ssize_t at, i;
+
+        /* OR-reduce whole blocks (vectorizes), and look for the index only in a bad block. */
+        for (at = 0; at < size && found < 0; at += block) {
+            const Py_ssize_t end = size - at < block ? size : at + block;
+            unsigned char acc = 0;
+            for (i = at; i < end; i++) {
+                acc |= raw[i];
+            }
+            if (acc & 0xFE) {
+                for (i = at; i < end; i++) {
+                    if (raw[i] > 1) {
+                        found = i;
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&payload);
+    return PyLong_FromSsize_t(found);
+}
+
+static PyMethodDef kernel_methods[] = {
+    {"scan", kernel_scan, METH_VARARGS,
+     "scan(data, count, unit, starts, nbytes) -> bool: walk the length prefixes."},
+    {"unframe", kernel_unframe, METH_VARARGS,
+     "unframe(data, starts, nbytes, out) -> None: copy the payloads out back to back."},
+    {"frame", kernel_frame, METH_VARARGS,
+     "frame(payload, nbytes, out) -> None: write count, prefixes and payloads."},
+    {"first_above_one", kernel_first_above_one, METH_O,
+     "first_above_one(payload) -> int: index of the first byte > 1, or -1."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef kernel_module = {
+    PyModuleDef_HEAD_INIT,
+    "zarr_vlen_ndarray._framing_ext",
+    "The compiled vlen-bytes framing kernel (private; use zarr_vlen_ndarray.framing).",
+    0,
+    kernel_methods,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
+};
+
+PyMODINIT_FUNC
+PyInit__framing_ext(void)
+{
+    return PyModuleDef_Init(&kernel_module);
+}

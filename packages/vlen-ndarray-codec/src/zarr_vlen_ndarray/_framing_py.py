@@ -1,0 +1,199 @@
+"""The pure numpy framing kernel: the fallback of the compiled one, and its oracle.
+
+A *framing kernel* does the hot loops of :mod:`zarr_vlen_ndarray.framing` and nothing else: the
+checks that produce user-facing messages stay in ``framing``. Two kernels implement the same
+:class:`FramingKernel` protocol: this module (``NAME == "python"``) and
+:mod:`zarr_vlen_ndarray._framing_c` (``NAME == "c"``, the C extension ``_framing_ext``).
+``framing`` picks one at import; tests run both and compare them.
+
+This module is also the single home of the wire constants (``framing`` re-exports them), so
+that both kernels and ``framing`` read them from one place without an import cycle.
+
+Both directions move the payload with one boolean-mask copy over "slots" of ``g`` bytes, where
+``g`` is 4, 2 or 1 (the largest of those dividing every element length): with ``g == 4`` a chunk
+is a sequence of 32-bit words in which every length prefix is one word, which is 4x fewer mask
+entries than a byte mask. The one inherently sequential step is the prefix scan (element
+``i + 1`` starts where element ``i`` ends): a tight loop storing one integer per element.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+#: Largest value a u32le field can hold: the limit on the element count and on each length.
+U32_MAX = 0xFFFF_FFFF
+#: Bytes of the leading element count.
+HEADER_NBYTES = 4
+#: Bytes of each element's length prefix.
+PREFIX_NBYTES = 4
+
+NAME = "python"
+
+_SLOT_DTYPES: dict[int, np.dtype[Any]] = {4: np.dtype("<u4"), 2: np.dtype("<u2"), 1: np.dtype("u1")}
+
+
+class FramingKernel(Protocol):
+    """What ``framing`` needs from a kernel. Inputs are 1-D C-contiguous arrays.
+
+    The caller has already checked what the kernel relies on: for ``scan``, ``data.size >=
+    HEADER_NBYTES + PREFIX_NBYTES * count`` (so outputs sized by ``count`` are bounded by the
+    bytes present) and ``unit >= 1``; for ``frame``, every length in ``0..U32_MAX``, at most
+    ``U32_MAX`` elements, and lengths summing to ``payload.size``.
+    """
+
+    NAME: str
+
+    def scan(
+        self, data: npt.NDArray[np.uint8], count: int, unit: int
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None:
+        """Byte offset of every length prefix and every length, or None if anything is off."""
+
+    def unframe(
+        self,
+        data: npt.NDArray[np.uint8],
+        starts: npt.NDArray[np.int64],
+        nbytes: npt.NDArray[np.int64],
+        unit: int,
+    ) -> npt.NDArray[np.uint8]:
+        """The payloads of a chunk that ``scan`` accepted, concatenated into a new array."""
+
+    def frame(
+        self, payload: npt.NDArray[np.uint8], nbytes: npt.NDArray[np.int64]
+    ) -> npt.NDArray[np.uint8]:
+        """The framed chunk (count, then prefix and payload of each element) as a new array."""
+
+    def first_above_one(self, payload: npt.NDArray[np.uint8]) -> int:
+        """Index of the first byte greater than 1, or -1 if every byte is 0 or 1."""
+
+
+def slot_size(unit: int) -> int:
+    """The slot width for element lengths that are all multiples of ``unit``."""
+    return math.gcd(PREFIX_NBYTES, unit)
+
+
+def scan(
+    data: npt.NDArray[np.uint8], count: int, unit: int
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None:
+    """Byte offsets of every prefix and every length, or None if anything is off."""
+    size = data.size
+    g = slot_size(unit)
+    if count == 0:
+        return (np.empty(0, np.int64), np.empty(0, np.int64)) if size == HEADER_NBYTES else None
+    if (size - HEADER_NBYTES) % g:
+        return None
+    if g == 4:
+        # Valid chunks have every prefix on a word boundary: walk words.
+        words = data[HEADER_NBYTES:].view("<u4")
+        mv = _u32_memoryview(data[HEADER_NBYTES:])
+        at = [0] * count
+        w = 0
+        try:
+            for i in range(count):
+                at[i] = w
+                w += 1 + (mv[w] >> 2)
+        except IndexError:
+            return None
+        if w != words.size:
+            return None
+        starts = np.fromiter(at, dtype=np.int64, count=count)
+        nbytes = words[starts].astype(np.int64)
+        starts = starts * 4 + HEADER_NBYTES
+    else:
+        # Four u32 views shifted by 0..3 bytes read a prefix at any byte offset.
+        views = []
+        mvs = []
+        for r in range(4):
+            usable = (size - r) // 4 * 4
+            views.append(data[r : r + usable].view("<u4"))
+            mvs.append(_u32_memoryview(data[r : r + usable]))
+        at = [0] * count
+        p = HEADER_NBYTES
+        try:
+            for i in range(count):
+                at[i] = p
+                p += PREFIX_NBYTES + mvs[p & 3][p >> 2]
+        except IndexError:
+            return None
+        if p != size:
+            return None
+        starts = np.fromiter(at, dtype=np.int64, count=count)
+        nbytes = np.empty(count, dtype=np.int64)
+        for r in range(4):
+            sel = (starts & 3) == r
+            nbytes[sel] = views[r][starts[sel] >> 2]
+    if unit > 1 and (nbytes % unit).any():
+        return None
+    return starts, nbytes
+
+
+def _u32_memoryview(raw: npt.NDArray[np.uint8]) -> memoryview:
+    """A memoryview reading ``raw`` (length a multiple of 4) as little-endian u32 integers.
+
+    Indexing it yields Python ints directly, which is what the sequential scan needs; CPython
+    unpacks memoryview items with memcpy, so ``raw`` need not be aligned.
+    """
+    if sys.byteorder != "little":
+        raw = raw.view("<u4").astype("=u4").view(np.uint8)
+    return memoryview(raw).cast("I")
+
+
+def unframe(
+    data: npt.NDArray[np.uint8],
+    starts: npt.NDArray[np.int64],
+    nbytes: npt.NDArray[np.int64],
+    unit: int,
+) -> npt.NDArray[np.uint8]:
+    """Copy out the payload bytes: everything but the header and the prefixes."""
+    g = slot_size(unit)
+    slot = _SLOT_DTYPES[g]
+    slots = data.view(slot)
+    keep = np.ones(slots.size, dtype=bool)
+    keep[: HEADER_NBYTES // g] = False
+    first = starts // g
+    for j in range(PREFIX_NBYTES // g):
+        keep[first + j] = False
+    return np.ascontiguousarray(slots[keep]).view(np.uint8)
+
+
+def frame(payload: npt.NDArray[np.uint8], nbytes: npt.NDArray[np.int64]) -> npt.NDArray[np.uint8]:
+    """Frame the elements whose payloads are concatenated in ``payload``."""
+    count = nbytes.size
+    total = payload.size
+    # Slot width: the largest of 4, 2, 1 dividing every length (and hence every offset).
+    g = 4
+    if count and (nbytes & 3).any():
+        g = 1 if (nbytes & 1).any() else 2
+    slot = _SLOT_DTYPES[g]
+    per_prefix = PREFIX_NBYTES // g
+    nslots = (HEADER_NBYTES + PREFIX_NBYTES * count + total) // g
+
+    out = np.empty(nslots * g, dtype=np.uint8)
+    out[:HEADER_NBYTES] = np.frombuffer(np.uint32(count).astype("<u4").tobytes(), np.uint8)
+    if count == 0:
+        return out
+    slots = out.view(slot)
+    # Slot index of element i's length prefix: header, i earlier prefixes, earlier payloads.
+    prefix_at = np.empty(count, dtype=np.int64)
+    prefix_at[0] = 0
+    np.cumsum(nbytes[:-1] // g + per_prefix, out=prefix_at[1:])
+    prefix_at += HEADER_NBYTES // g
+    keep = np.ones(nslots, dtype=bool)
+    keep[: HEADER_NBYTES // g] = False
+    prefix_slots = nbytes.astype("<u4").view(slot).reshape(count, per_prefix)
+    for j in range(per_prefix):
+        slots[prefix_at + j] = prefix_slots[:, j]
+        keep[prefix_at + j] = False
+    slots[keep] = payload.view(slot)
+    return out
+
+
+def first_above_one(payload: npt.NDArray[np.uint8]) -> int:
+    """Index of the first byte greater than 1, or -1 (bool items are stored as 0x00 or 0x01)."""
+    if not payload.size or int(np.max(payload)) <= 1:
+        return -1
+    return int(np.argmax(payload > 1))
