@@ -232,7 +232,7 @@ class Cluster:
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Cluster]:
-    """Two single-threaded spawned worker processes on loopback, no dashboard; always torn down."""
+    """Two single-threaded spawned worker processes on loopback; always torn down."""
     import dask
     import zvn_dask_blocks
 
@@ -242,7 +242,8 @@ def cluster() -> Iterator[Cluster]:
             threads_per_worker=1,
             processes=True,
             host="127.0.0.1",
-            dashboard_address=None,
+            # A free port, not the default 8787: parallel test sessions each start a cluster.
+            dashboard_address=":0",
             death_timeout=CLUSTER_START_S,
         )
     try:
