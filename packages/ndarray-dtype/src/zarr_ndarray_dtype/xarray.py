@@ -1,7 +1,7 @@
 """Write xarray Datasets whose variables hold ragged ndarray cells (the ``xarray`` extra).
 
 ``xarray.Dataset.to_zarr`` cannot write an object variable whose cells are ndarrays, and xarray
-offers no supported hook to make it (checked with xarray 2025.1-2026.9):
+offers no supported hook to make it (checked with xarray 2025.6.0 and 2026.9.0):
 
 * xarray's zarr backend runs every variable through ``ensure_dtype_not_object``
   (``xarray/backends/common.py``), which takes the numpy dtype of the *first* cell (say float32)
@@ -50,8 +50,10 @@ __all__ = [
     "to_zarr",
 ]
 
-#: The oldest xarray release this module is tested with (the ``xarray`` extra's floor).
-XARRAY_MIN_VERSION: Final = "2025.1.2"
+#: The oldest xarray release this module is tested with (the ``xarray`` extra's floor). Older
+#: releases fail to read float variables of stores written by zarr >= 3.1 (they expect
+#: ``metadata.data_type.value``), so round trips cannot work there.
+XARRAY_MIN_VERSION: Final = "2025.6.0"
 
 #: Encoding keys a ragged variable accepts (all others are refused by name).
 ENCODING_KEYS: Final = frozenset(
@@ -326,8 +328,8 @@ def _check_xarray() -> Any:
         ) from exc
     if _release(xr.__version__) < _release(XARRAY_MIN_VERSION):
         raise ImportError(
-            f"zarr_ndarray_dtype.xarray needs xarray >= {XARRAY_MIN_VERSION} (the first "
-            f"release that writes with zarr-python 3); found {xr.__version__}. Upgrade xarray."
+            f"zarr_ndarray_dtype.xarray needs xarray >= {XARRAY_MIN_VERSION} (the first release "
+            f"that reads zarr >= 3.1 stores back); found {xr.__version__}. Upgrade xarray."
         )
     return xr
 
