@@ -9,8 +9,11 @@ from typing import Any
 import numpy as np
 import pytest
 import zarr
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
-from zarr_ndarray_dtype import CellError, NDArray
+from zarr_ndarray_dtype import ELEMENT_DTYPES, CellError, NDArray
 from zarr_ndarray_dtype.xarray import (
     XARRAY_MIN_VERSION,
     RaggedVariableError,
@@ -121,6 +124,65 @@ def test_infer_ndarray_dtype(items: list[Any], expected: tuple[str, tuple[Any, .
 def test_infer_refuses(items: list[Any], message: str) -> None:
     with pytest.raises(RaggedVariableError, match=message):
         infer_ndarray_dtype(cells_of(*items), name="v")
+
+
+def finite_cells(dtype: str, shape: tuple[int, ...]) -> st.SearchStrategy[np.ndarray]:
+    elements = None
+    if np.dtype(dtype).kind in "fc":
+        elements = {"allow_nan": False, "allow_infinity": False}
+    return hnp.arrays(np.dtype(dtype), shape, elements=elements)
+
+
+@st.composite
+def cell_lists(draw: st.DrawFn) -> list[np.ndarray]:
+    ndim = draw(st.integers(1, 3))
+    dtypes = draw(st.lists(st.sampled_from(ELEMENT_DTYPES), min_size=1, max_size=3))
+    shape = st.tuples(*[st.integers(0, 3)] * ndim)
+    return [draw(finite_cells(draw(st.sampled_from(dtypes)), draw(shape))) for _ in range(4)]
+
+
+@given(cell_lists())
+def test_inferred_dtype_holds_every_cell_exactly(items: list[np.ndarray]) -> None:
+    try:
+        dtype = infer_ndarray_dtype(cells_of(*items))
+    except RaggedVariableError as exc:
+        refusal = str(exc)
+    else:
+        refusal = ""
+    if refusal:
+        assert "no lossless common dtype" in refusal
+        return
+    for cell in items:
+        converted = dtype.coerce_cell(cell)  # refuses every lossy conversion
+        assert converted.shape == cell.shape
+        assert converted.tolist() == cell.tolist()  # Python compares int and float exactly
+    for axis, extent in enumerate(dtype.shape):
+        extents = {cell.shape[axis] for cell in items}
+        assert (extent is None) == (len(extents) > 1 or extents == {0})
+
+
+@settings(max_examples=15)
+@given(
+    dtype=st.sampled_from(ELEMENT_DTYPES),
+    width=st.sampled_from([(), (1,), (3,)]),
+    lengths=st.lists(st.one_of(st.none(), st.integers(0, 4)), min_size=1, max_size=9),
+    chunk=st.integers(1, 4),
+    data=st.data(),
+)
+def test_round_trip_property(
+    dtype: str,
+    width: tuple[int, ...],
+    lengths: list[int | None],
+    chunk: int,
+    data: st.DataObject,
+) -> None:
+    items = [None if n is None else data.draw(finite_cells(dtype, (n, *width))) for n in lengths]
+    cells = cells_of(*items)
+    ndarray = NDArray(dtype=dtype, shape=(None, *width))
+    store: dict[str, Any] = {}
+    encoding = {"v": {"dtype": ndarray, "chunks": (chunk,)}}
+    to_zarr(xr.Dataset({"v": (("cell",), cells)}), store, encoding=encoding)
+    assert_cells(read(store)["v"].values, cells, ndarray)
 
 
 def test_is_ragged() -> None:
