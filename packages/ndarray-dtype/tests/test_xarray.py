@@ -398,6 +398,21 @@ def test_mode_a_adds_a_variable_and_overwrites_another() -> None:
     assert_cells(back["w"].values, extra, NDArray(dtype="float64", shape=(None, 2)))
 
 
+def test_mode_a_minus_leaves_variables_without_the_append_dim() -> None:
+    store: dict[str, Any] = {}
+    fixed = cells_of(np.arange(2, dtype="u1"), np.arange(3, dtype="u1"))
+    series = ragged(2, seed=4)
+    ds = xr.Dataset({"kernel": (("k",), fixed), "v": (("cell",), series)})
+    to_zarr(ds, store)
+    later = ragged(3, seed=5)
+    changed = xr.Dataset({"kernel": (("k",), fixed[::-1].copy()), "v": (("cell",), later)})
+    to_zarr(changed, store, mode="a-", append_dim="cell")
+    back = read(store)
+    assert_cells(back["kernel"].values, fixed, NDArray(dtype="uint8", shape=(None,)))
+    expected = np.concatenate([series, later])
+    assert_cells(back["v"].values, expected, NDArray(dtype="float32", shape=(None, 2)))
+
+
 def test_consolidated() -> None:
     store: dict[str, Any] = {}
     ds = sample()

@@ -570,7 +570,10 @@ def to_zarr(
     ``coordinates`` attribute, so ``xr.open_zarr`` restores them as coordinates. With
     ``consolidated=True`` the metadata is consolidated after everything is written.
 
-    Ragged variables are checked (cells, encoding, target arrays) before anything is written.
+    Ragged variables are checked (encoding, target arrays, dask block alignment, and every cell
+    of numpy-backed variables) before anything is written. Cells of dask-backed variables are
+    checked as their blocks are written; if one is refused during an append, the ragged array is
+    shrunk back to its former shape (xarray's own appends are not rolled back).
     """
     _check_xarray()
     if to_zarr_kwargs.get("zarr_format", 3) != 3:
