@@ -43,7 +43,8 @@ nox.options.sessions = [
 
 ROOT = Path(__file__).resolve().parent
 PYTHONS = ("3.11", "3.12", "3.13")
-# dask/distributed run the scale-out tests; duckdb and polars read our Parquet as plain structs.
+# dask/distributed run the scale-out tests; duckdb and polars read our Parquet as plain structs;
+# xarray runs zarr_ndarray_dtype.xarray's tests (they skip below its floor, e.g. in `floor`).
 TEST_DEPS = (
     "pytest",
     "pytest-timeout",
@@ -53,6 +54,7 @@ TEST_DEPS = (
     "distributed",
     "duckdb",
     "polars",
+    "xarray",
 )
 NEWEST = "newest"
 # The published 0.2.0 that our codec must stay byte-compatible with (its own, separate venv).

@@ -1,0 +1,644 @@
+"""Write xarray Datasets whose variables hold ragged ndarray cells (the ``xarray`` extra).
+
+``xarray.Dataset.to_zarr`` cannot write an object variable whose cells are ndarrays, and xarray
+offers no supported hook to make it (checked with xarray 2025.6.0 and 2026.9.0):
+
+* xarray's zarr backend runs every variable through ``ensure_dtype_not_object``
+  (``xarray/backends/common.py``), which takes the numpy dtype of the *first* cell (say float32)
+  and copies the object array into a float32 array: numpy raises "setting an array element with a
+  sequence". It skips only object dtypes tagged with xarray's private vlen-string metadata.
+* ``encoding={"v": {"dtype": NDArray(...)}}`` goes to xarray's ``NonStringCoder``, which calls
+  ``np.dtype(...)`` on it; ``"dtype"`` is not among the keys the zarr backend forwards to zarr,
+  and new arrays are always created from the variable's numpy dtype (``object``), which zarr
+  refuses as ambiguous.
+* Writing into a pre-created ``ndarray`` array (``mode="r+"``) runs the same
+  ``ensure_dtype_not_object`` first and fails the same way.
+
+So :func:`to_zarr` splits the Dataset: every variable that is not ragged goes through
+``Dataset.to_zarr`` unchanged; each ragged variable becomes an ``ndarray`` array written with
+zarr directly (``dimension_names``, attributes, the same ``mode``, ``region`` and ``append_dim``
+semantics), and dask-backed ragged variables are written block by block. ``xr.open_zarr`` reads
+the result back (xarray reads ``ndarray`` arrays as object variables of read-only cells).
+
+This module imports xarray only when :func:`to_zarr` runs; the rest of the package never needs it.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Hashable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final
+
+import numpy as np
+import zarr
+
+from zarr_ndarray_dtype.dtype import NDArray
+from zarr_ndarray_dtype.errors import NDArrayDTypeError
+from zarr_ndarray_dtype.pattern import ELEMENT_DTYPES
+
+if TYPE_CHECKING:
+    import xarray as xr
+
+__all__ = [
+    "ENCODING_KEYS",
+    "XARRAY_MIN_VERSION",
+    "RaggedVariableError",
+    "infer_ndarray_dtype",
+    "is_ragged",
+    "to_zarr",
+]
+
+#: The oldest xarray release this module is tested with (the ``xarray`` extra's floor). Older
+#: releases fail to read float variables of stores written by zarr >= 3.1 (they expect
+#: ``metadata.data_type.value``), so round trips cannot work there.
+XARRAY_MIN_VERSION: Final = "2025.6.0"
+
+#: Encoding keys a ragged variable accepts (all others are refused by name).
+ENCODING_KEYS: Final = frozenset(
+    {"dtype", "chunks", "shards", "compressors", "serializer", "fill_value", "chunk_key_encoding"}
+)
+#: Keys taken from a variable's own ``.encoding`` (e.g. after ``xr.open_zarr``) when not given.
+_INHERITED_KEYS: Final = ("chunks", "shards", "compressors", "serializer")
+
+_MODES: Final = ("w", "w-", "a", "a-", "r+")
+
+
+class RaggedVariableError(NDArrayDTypeError):
+    """A ragged variable cannot be written as asked (cells, encoding, mode or target array)."""
+
+
+# ------------------------------------------------------------------------- cell inspection
+
+
+@dataclass
+class _Cells:
+    """What the cells of a variable (or one dask block of it) look like."""
+
+    arrays: int = 0
+    missing: int = 0
+    others: set[str] = field(default_factory=set)
+    ndims: set[int] = field(default_factory=set)
+    dtypes: set[np.dtype[Any]] = field(default_factory=set)
+    low: tuple[int, ...] | None = None
+    high: tuple[int, ...] | None = None
+
+    def merge(self, other: _Cells) -> _Cells:
+        low, high = self.low, self.high
+        if other.low is not None and other.high is not None:
+            if low is None or high is None or len(low) != len(other.low):
+                low, high = other.low, other.high  # ndims differ: reported from ``ndims``
+            else:
+                low = tuple(map(min, low, other.low))
+                high = tuple(map(max, high, other.high))
+        return _Cells(
+            arrays=self.arrays + other.arrays,
+            missing=self.missing + other.missing,
+            others=self.others | other.others,
+            ndims=self.ndims | other.ndims,
+            dtypes=self.dtypes | other.dtypes,
+            low=low,
+            high=high,
+        )
+
+
+def _inspect(cells: np.ndarray) -> _Cells:
+    """Summarize an object array of cells (one pass; cells are Python objects)."""
+    found = _Cells()
+    shapes: list[tuple[int, ...]] = []
+    for cell in cells.reshape(-1):
+        if cell is None:
+            found.missing += 1
+            continue
+        from_sequence = isinstance(cell, list | tuple)
+        if from_sequence:
+            try:
+                cell = np.asarray(cell)
+            except ValueError:  # ragged nested lists: numpy refuses them
+                found.others.add("ragged nested list")
+                continue
+        if not isinstance(cell, np.ndarray) or cell.dtype == object or cell.ndim == 0:
+            found.others.add(type(cell).__name__)
+            continue
+        found.arrays += 1
+        if cell.size or not from_sequence:  # an empty list has no dtype of its own (float64)
+            found.dtypes.add(cell.dtype)
+        shapes.append(cell.shape)
+    found.ndims = {len(s) for s in shapes}
+    if len(found.ndims) == 1:
+        extents = np.array(shapes, dtype=np.int64)
+        found.low = tuple(int(v) for v in extents.min(axis=0))
+        found.high = tuple(int(v) for v in extents.max(axis=0))
+    return found
+
+
+def _inspect_block(block: np.ndarray) -> np.ndarray:
+    out = np.empty((1,) * block.ndim, dtype=object)
+    out.reshape(-1)[0] = _inspect(block)
+    return out
+
+
+def _inspect_data(data: Any, chunked: bool) -> _Cells:
+    """Inspect numpy data directly and dask data block by block (only summaries travel)."""
+    if not chunked:
+        return _inspect(np.asarray(data, dtype=object))
+    if data.ndim == 0:
+        return _inspect(np.asarray(data.compute(), dtype=object))
+    summaries = data.map_blocks(
+        _inspect_block, dtype=object, chunks=tuple((1,) * len(c) for c in data.chunks)
+    ).compute()
+    return functools.reduce(_Cells.merge, summaries.reshape(-1), _Cells())
+
+
+# Bits of an integer that a float holds exactly, by float itemsize (half, single, double).
+_MANTISSA_BITS: Final = {2: 11, 4: 24, 8: 53}
+
+
+def _common_dtype(dtypes: Iterable[np.dtype[Any]], name: Hashable) -> str:
+    """The smallest element dtype that holds every value of every given dtype exactly."""
+    natives = [d.newbyteorder("=") if d.byteorder not in "=|" else d for d in dtypes]
+    fix = f'pass encoding={{{name!r}: {{"dtype": NDArray(dtype=..., shape=...)}}}} to choose one'
+    try:
+        common = functools.reduce(np.promote_types, natives)
+    except TypeError as exc:
+        raise RaggedVariableError(
+            f"variable {name!r}: the cells' dtypes {sorted(map(str, natives))} have no common "
+            f"numpy dtype; {fix}."
+        ) from exc
+    if common.kind in "fc":
+        mantissa = _MANTISSA_BITS[common.itemsize // (2 if common.kind == "c" else 1)]
+        for d in natives:
+            bits = d.itemsize * 8 - (1 if d.kind == "i" else 0)
+            if d.kind in "iu" and bits > mantissa:
+                raise RaggedVariableError(
+                    f"variable {name!r}: cells of dtypes {sorted(map(str, natives))} have no "
+                    f"lossless common dtype (numpy promotes them to {common}, which cannot hold "
+                    f"every {d} value exactly); {fix}."
+                )
+    if common.name not in ELEMENT_DTYPES:
+        raise RaggedVariableError(
+            f"variable {name!r}: the cells' dtype {common} is not an ndarray element dtype "
+            f"(one of {', '.join(ELEMENT_DTYPES)}); convert the cells or {fix}."
+        )
+    return common.name
+
+
+def _dtype_from(found: _Cells, name: Hashable) -> NDArray:
+    if found.others:
+        raise RaggedVariableError(
+            f"variable {name!r} mixes ndarray cells with {sorted(found.others)} cells; every cell "
+            "must be an ndarray (or nested sequence) of numbers with at least one dimension, or "
+            "None for an empty cell."
+        )
+    if not found.arrays:
+        raise RaggedVariableError(
+            f"variable {name!r} has no cell to infer the element dtype and shape pattern from "
+            f'(every cell is None); pass encoding={{{name!r}: {{"dtype": NDArray(dtype=..., '
+            "shape=...)}}."
+        )
+    if len(found.ndims) != 1 or found.low is None or found.high is None:
+        raise RaggedVariableError(
+            f"variable {name!r} holds cells of {len(found.ndims)} different numbers of "
+            f"dimensions {sorted(found.ndims)}; every cell of an ndarray array has the same "
+            "number of dimensions (reshape the cells, e.g. to (n, 1))."
+        )
+    if not found.dtypes:
+        raise RaggedVariableError(
+            f"variable {name!r}: every cell is an empty list, which has no element dtype; pass "
+            f'encoding={{{name!r}: {{"dtype": NDArray(dtype=..., shape=...)}}}}.'
+        )
+    pattern = tuple(None if lo != hi else lo for lo, hi in zip(found.low, found.high, strict=True))
+    if any(extent == 0 for extent in pattern):
+        # Every cell is empty along an axis: only a variable dimension admits extent 0.
+        pattern = tuple(None if extent == 0 else extent for extent in pattern)
+    return NDArray(dtype=_common_dtype(found.dtypes, name), shape=pattern)
+
+
+def infer_ndarray_dtype(cells: np.ndarray, name: Hashable = None) -> NDArray:
+    """The ``ndarray`` data type of an object array of cells.
+
+    Every non-``None`` cell must be an ndarray (or nested sequence) of numbers with the same
+    number of dimensions. Axes whose extent differs between cells become variable (``None``),
+    the others keep their extent (an axis that is 0 in every cell is variable too). The element
+    dtype is the smallest of the 14 element dtypes that holds every cell's values exactly
+    (int64 with float64 cells is refused: no dtype holds both exactly).
+
+    >>> import numpy as np
+    >>> cells = np.empty(2, dtype=object)
+    >>> cells[:] = [np.zeros((3, 2), "int16"), np.ones((1, 2), "float32")]
+    >>> infer_ndarray_dtype(cells)
+    NDArray(dtype='float32', shape=(None, 2))
+    """
+    return _dtype_from(_inspect(np.asarray(cells, dtype=object)), name)
+
+
+def is_ragged(
+    variable: xr.Variable | xr.DataArray, encoding: Mapping[str, Any] | None = None
+) -> bool:
+    """True if :func:`to_zarr` writes ``variable`` as an ``ndarray`` array.
+
+    That is when ``encoding["dtype"]`` is an :class:`NDArray`, or when the variable has object
+    dtype and its first non-``None`` cell is an ndarray, list or tuple (a dask-backed object
+    variable is inspected by :func:`to_zarr` block by block; here its first block is computed).
+    Object variables of strings or bytes are left to xarray.
+    """
+    if encoding is not None and isinstance(encoding.get("dtype"), NDArray):
+        return True
+    if variable.dtype != object:
+        return False
+    data = variable.data
+    if getattr(variable, "chunks", None) is not None and data.ndim:
+        data = data.blocks[(0,) * data.ndim].compute()
+    for cell in np.asarray(data, dtype=object).reshape(-1):
+        if cell is not None:
+            return isinstance(cell, np.ndarray | list | tuple)
+    return False
+
+
+# ---------------------------------------------------------------------------- the writer
+
+
+@dataclass
+class _Plan:
+    """How one ragged variable is written."""
+
+    name: str
+    variable: Any  # xr.Variable
+    chunked: bool
+    dtype: NDArray
+    create: bool
+    encoding: dict[str, Any]
+    selection: tuple[slice, ...] = ()
+    append_axis: int | None = None
+    attrs: dict[str, Any] = field(default_factory=dict)
+    cells: np.ndarray | None = None  # numpy-backed data, already coerced to ``dtype``
+
+    def prepare(self, chunks: Any) -> _Plan:
+        """Check everything that can be checked before writing (see :func:`to_zarr`)."""
+        if self.chunked:
+            start = tuple(s.start for s in self.selection)
+            if isinstance(chunks, int):
+                chunks = (chunks,) * len(start)
+            if isinstance(chunks, tuple | list) and all(isinstance(c, int) for c in chunks):
+                _check_aligned(self, tuple(chunks), start)
+        else:
+            self.cells = _coerced(self.variable.values, self.dtype)
+        return self
+
+
+def _coerced(values: Any, dtype: NDArray) -> np.ndarray:
+    """Every cell converted to the data type (refusing what does not fit, before any write)."""
+    source = np.asarray(values, dtype=object)
+    out = np.empty(source.shape, dtype=object)
+    flat = out.reshape(-1)
+    for i, cell in enumerate(source.reshape(-1)):
+        flat[i] = dtype.coerce_cell(cell)
+    return out
+
+
+def _json_attr(value: Any) -> Any:
+    """A JSON-ready attribute value (numpy scalars and arrays become Python values)."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, list | tuple):
+        return [_json_attr(v) for v in value]
+    return value
+
+
+def _release(version: str) -> tuple[int, ...]:
+    """The leading numeric release of a version string: ``"2025.01.2"`` -> ``(2025, 1, 2)``."""
+    parts = []
+    for piece in version.split(".")[:3]:
+        digits = re.match(r"\d+", piece)
+        if digits is None:
+            break
+        parts.append(int(digits.group()))
+    return tuple(parts)
+
+
+def _check_xarray() -> Any:
+    try:
+        import xarray as xr
+    except ImportError as exc:  # pragma: no cover - exercised only without the extra
+        raise ImportError(
+            "zarr_ndarray_dtype.xarray needs xarray: pip install 'zarr-ndarray-dtype[xarray]'"
+        ) from exc
+    if _release(xr.__version__) < _release(XARRAY_MIN_VERSION):
+        raise ImportError(
+            f"zarr_ndarray_dtype.xarray needs xarray >= {XARRAY_MIN_VERSION} (the first release "
+            f"that reads zarr >= 3.1 stores back); found {xr.__version__}. Upgrade xarray."
+        )
+    return xr
+
+
+def _ragged_encoding(name: str, variable: Any, given: Mapping[str, Any]) -> dict[str, Any]:
+    unknown = sorted(set(given) - ENCODING_KEYS)
+    if unknown:
+        raise RaggedVariableError(
+            f"variable {name!r}: encoding keys {unknown} are not understood for a ragged "
+            f"variable; the keys are {sorted(ENCODING_KEYS)}."
+        )
+    encoding = dict(given)
+    for key in _INHERITED_KEYS:
+        if key not in encoding and key in variable.encoding:
+            encoding[key] = variable.encoding[key]
+    if "dtype" in encoding and not isinstance(encoding["dtype"], NDArray):
+        raise RaggedVariableError(
+            f"variable {name!r}: encoding dtype {encoding['dtype']!r} is not an NDArray; pass "
+            "NDArray(dtype=..., shape=...) or leave it out to infer it from the cells."
+        )
+    return encoding
+
+
+def _region_selection(
+    name: str, dims: tuple[Hashable, ...], region: Mapping[Hashable, Any] | None
+) -> tuple[slice, ...]:
+    region = region or {}
+    selection = []
+    for dim in dims:
+        part = region.get(dim, slice(None))
+        if not isinstance(part, slice) or part.step not in (None, 1):
+            raise RaggedVariableError(
+                f"variable {name!r}: region[{dim!r}] is {part!r}; ragged variables take "
+                "region slices with step 1 (e.g. slice(10, 20)), not 'auto' or indices."
+            )
+        selection.append(part)
+    return tuple(selection)
+
+
+def _dask_chunks(variable: Any) -> tuple[int, ...]:
+    return tuple(max(c[0], 1) if c else 1 for c in variable.chunks)
+
+
+def _check_aligned(plan: _Plan, chunks: tuple[int, ...], start: tuple[int, ...]) -> None:
+    """Refuse dask blocks that share a zarr chunk (parallel writes would race)."""
+    for axis, (blocks, chunk) in enumerate(zip(plan.variable.chunks, chunks, strict=True)):
+        edges = start[axis] + np.cumsum(blocks[:-1], dtype=np.int64)
+        bad = edges[edges % chunk != 0]
+        if bad.size:
+            dim = plan.variable.dims[axis]
+            raise RaggedVariableError(
+                f"variable {plan.name!r}: dask blocks along {dim!r} end at offset {int(bad[0])}, "
+                f"inside a zarr chunk of {chunk}; two blocks would write the same chunk. Rechunk "
+                f"so that blocks end on chunk boundaries, e.g. ds.chunk({{{dim!r}: {chunk}}})."
+            )
+
+
+def _open_group(store: Any, group: str | None, mode: str, storage_options: Any) -> Any:
+    kwargs: dict[str, Any] = {"path": group or "", "mode": mode}
+    if storage_options is not None:
+        kwargs["storage_options"] = storage_options
+    return zarr.open_group(store, **kwargs)
+
+
+def _existing_arrays(
+    store: Any, group: str | None, mode: str, storage_options: Any, names: Iterable[str]
+) -> dict[str, Any]:
+    if mode in ("w", "w-"):
+        return {}
+    try:
+        root = _open_group(store, group, "r", storage_options)
+    except FileNotFoundError:
+        if mode == "r+":
+            raise
+        return {}
+    found = {}
+    for name in names:
+        try:
+            node = root[name]
+        except KeyError:
+            continue
+        if not isinstance(node, zarr.Array):
+            raise RaggedVariableError(f"{name!r} exists in the store but is not an array.")
+        found[name] = node
+    return found
+
+
+def _plan(
+    name: str,
+    variable: Any,
+    given: Mapping[str, Any],
+    existing: Any,
+    mode: str,
+    region: Mapping[Hashable, Any] | None,
+    append_dim: Hashable | None,
+) -> _Plan | None:
+    encoding = _ragged_encoding(name, variable, given)
+    chunked = variable.chunks is not None
+    dims = tuple(variable.dims)
+    if existing is None:
+        if mode == "r+" or region is not None:
+            raise RaggedVariableError(
+                f"variable {name!r} does not exist in the store; mode='r+' and region= write "
+                "only into existing arrays. Use mode='a' without region to add it."
+            )
+        dtype = encoding.pop("dtype", None)
+        if dtype is None:
+            dtype = _dtype_from(_inspect_data(variable.data, chunked), name)
+        elif variable.dtype != object:
+            raise RaggedVariableError(
+                f"variable {name!r} has dtype {variable.dtype}, but encoding asks for {dtype!r}; "
+                "an ndarray array needs an object variable whose cells are ndarrays."
+            )
+        if "chunks" not in encoding and chunked:
+            encoding["chunks"] = _dask_chunks(variable)
+        plan = _Plan(name, variable, chunked, dtype, True, encoding)
+        plan.selection = tuple(slice(0, n) for n in variable.shape)
+        plan.attrs = {str(k): _json_attr(v) for k, v in variable.attrs.items()}
+        return plan.prepare(encoding.get("chunks"))
+
+    stored = existing.metadata.data_type
+    if not isinstance(stored, NDArray):
+        raise RaggedVariableError(
+            f"variable {name!r}: the store's array {name!r} has data type {stored}, not ndarray; "
+            "write with mode='w' to replace it."
+        )
+    if "dtype" in encoding and encoding["dtype"] != stored:
+        raise RaggedVariableError(
+            f"variable {name!r}: encoding dtype {encoding['dtype']!r} differs from the stored "
+            f"{stored!r}; appending and region writes keep the stored data type."
+        )
+    stored_dims = existing.metadata.dimension_names
+    if stored_dims is not None and tuple(stored_dims) != tuple(str(d) for d in dims):
+        raise RaggedVariableError(
+            f"variable {name!r} has dimensions {dims}, the stored array {tuple(stored_dims)}; "
+            "transpose the variable to match."
+        )
+    if mode == "a-" and append_dim is not None and append_dim not in dims:
+        return None  # like xarray: "a-" leaves variables without the append dimension alone
+    plan = _Plan(name, variable, chunked, stored, False, {})
+    plan.attrs = {str(k): _json_attr(v) for k, v in variable.attrs.items()}
+    shape = tuple(existing.shape)
+    if append_dim is not None and append_dim in dims:
+        axis = dims.index(append_dim)
+        plan.append_axis = axis
+        plan.selection = tuple(
+            slice(shape[i], shape[i] + variable.shape[i]) if i == axis else slice(0, n)
+            for i, n in enumerate(shape)
+        )
+        others = tuple(n for i, n in enumerate(shape) if i != axis)
+        mine = tuple(n for i, n in enumerate(variable.shape) if i != axis)
+        if others != mine:
+            raise RaggedVariableError(
+                f"variable {name!r} of shape {variable.shape} cannot be appended along "
+                f"{append_dim!r} to the stored shape {shape}: the other dimensions differ."
+            )
+        return plan.prepare(tuple(existing.chunks))
+    selection = _region_selection(name, dims, region)
+    plan.selection = tuple(slice(*s.indices(n)[:2]) for s, n in zip(selection, shape, strict=True))
+    target = tuple(s.stop - s.start for s in plan.selection)
+    if target != tuple(variable.shape):
+        raise RaggedVariableError(
+            f"variable {name!r} of shape {variable.shape} does not fit the stored array's "
+            f"{'region' if region else 'shape'} {target}; use region= or append_dim=, or "
+            "mode='w' to replace the array."
+        )
+    return plan.prepare(tuple(existing.chunks))
+
+
+def _write(plan: _Plan, root: Any, mode: str) -> None:
+    name, variable = plan.name, plan.variable
+    if plan.create:
+        encoding = dict(plan.encoding)
+        kwargs: dict[str, Any] = {
+            key: encoding.pop(key) for key in list(encoding) if key != "chunks"
+        }
+        array = root.create_array(
+            name,
+            shape=variable.shape,
+            dtype=plan.dtype,
+            chunks=encoding.get("chunks", "auto"),
+            dimension_names=[str(d) for d in variable.dims],
+            attributes=plan.attrs,
+            overwrite=mode == "w",
+            **kwargs,
+        )
+    else:
+        array = root[name]
+        if mode in ("a", "a-") and plan.attrs:
+            array.attrs.update(plan.attrs)
+    if variable.size == 0:
+        return
+    old_shape = tuple(array.shape)
+    if plan.append_axis is not None:
+        new_shape = list(old_shape)
+        new_shape[plan.append_axis] += variable.shape[plan.append_axis]
+        array.resize(tuple(new_shape))
+    try:
+        if plan.cells is not None:
+            array[plan.selection] = plan.cells
+        else:
+            variable.data.store(array, regions=plan.selection, lock=False, compute=True)
+    except BaseException:
+        if plan.append_axis is not None:  # a failed append leaves the array as it was
+            array.resize(old_shape)
+        raise
+
+
+def to_zarr(
+    dataset: xr.Dataset,
+    store: Any,
+    *,
+    mode: str | None = None,
+    group: str | None = None,
+    encoding: Mapping[Hashable, Mapping[str, Any]] | None = None,
+    region: Mapping[Hashable, slice] | None = None,
+    append_dim: Hashable | None = None,
+    consolidated: bool = False,
+    storage_options: Mapping[str, Any] | None = None,
+    **to_zarr_kwargs: Any,
+) -> None:
+    """Write ``dataset`` to a Zarr v3 store; ragged variables become ``ndarray`` arrays.
+
+    A variable is ragged when :func:`is_ragged` says so (object dtype holding ndarray cells, or
+    ``encoding[name]["dtype"]`` an :class:`NDArray`). Its data type is that ``dtype`` or, for a
+    new array, :func:`infer_ndarray_dtype` of its cells (dask blocks are inspected one at a
+    time); the serializer is the one the data type picks (install ``zarr-vlen-ndarray`` for
+    variable patterns). ``None`` cells are written as empty cells. A ragged variable's encoding
+    takes the keys in :data:`ENCODING_KEYS`.
+
+    Every other variable, the Dataset's attributes and its coordinates go through
+    ``dataset.to_zarr`` unchanged (with ``zarr_format=3``); ``to_zarr_kwargs`` (e.g.
+    ``safe_chunks``, ``write_empty_chunks``) reach it too. ``mode``, ``region`` and
+    ``append_dim`` mean what they mean there (``mode`` defaults to ``"w-"``, ``"a"`` with
+    ``append_dim``, ``"r+"`` with ``region``); region values must be slices. Dask-backed ragged
+    variables are written block by block, each block into whole zarr chunks (blocks that would
+    share a chunk are refused). Ragged non-index coordinates are listed in the group's
+    ``coordinates`` attribute, so ``xr.open_zarr`` restores them as coordinates. With
+    ``consolidated=True`` the metadata is consolidated after everything is written.
+
+    Ragged variables are checked (encoding, target arrays, dask block alignment, and every cell
+    of numpy-backed variables) before anything is written. Cells of dask-backed variables are
+    checked as their blocks are written; if one is refused during an append, the ragged array is
+    shrunk back to its former shape (xarray's own appends are not rolled back).
+    """
+    _check_xarray()
+    if to_zarr_kwargs.get("zarr_format", 3) != 3:
+        raise RaggedVariableError(
+            f"zarr_format={to_zarr_kwargs['zarr_format']!r}: ndarray arrays exist in Zarr "
+            "format 3 only; leave zarr_format out."
+        )
+    to_zarr_kwargs.pop("zarr_format", None)
+    if to_zarr_kwargs.get("compute", True) is not True:
+        raise RaggedVariableError(
+            "compute=False is not supported: ragged variables are written when to_zarr runs."
+        )
+    if mode is None:
+        mode = "a" if append_dim is not None else "r+" if region is not None else "w-"
+    if mode not in _MODES:
+        raise RaggedVariableError(f"mode={mode!r} is not one of {_MODES}.")
+    encoding = dict(encoding or {})
+    ragged = {
+        name: var for name, var in dataset.variables.items() if is_ragged(var, encoding.get(name))
+    }
+    for name in ragged:
+        if name in dataset.indexes:
+            raise RaggedVariableError(
+                f"variable {name!r} is an index coordinate; an index cannot hold ragged cells. "
+                "Make it a non-index coordinate (ds.reset_index) or a data variable."
+            )
+        if not isinstance(name, str):
+            raise RaggedVariableError(f"variable name {name!r} is not a string; zarr needs one.")
+
+    existing = _existing_arrays(store, group, mode, storage_options, [str(n) for n in ragged])
+    plans = [
+        _plan(str(n), v, encoding.get(n, {}), existing.get(str(n)), mode, region, append_dim)
+        for n, v in ragged.items()
+    ]
+
+    plain = dataset.drop_vars(list(ragged))
+    plain_encoding = {k: v for k, v in encoding.items() if k not in ragged}
+    options: dict[str, Any] = {
+        "mode": mode,
+        "group": group,
+        "encoding": plain_encoding or None,
+        "region": region,
+        "append_dim": append_dim,
+        "zarr_format": 3,
+        "consolidated": False,
+        **to_zarr_kwargs,
+    }
+    if storage_options is not None:
+        options["storage_options"] = storage_options
+    if plain.variables or not (region is not None or append_dim is not None or mode == "r+"):
+        plain.to_zarr(store, **options)
+    elif mode in ("a", "a-") and dataset.attrs:
+        # xarray updates the group's attributes on append; do so when it is not called.
+        _open_group(store, group, "r+", storage_options).attrs.update(
+            {str(k): _json_attr(v) for k, v in dataset.attrs.items()}
+        )
+
+    root = _open_group(store, group, "r+", storage_options)
+    for plan in plans:
+        if plan is not None:
+            _write(plan, root, mode)
+
+    ragged_coords = sorted(str(n) for n in ragged if n in dataset.coords)
+    if ragged_coords and mode != "r+":
+        listed = str(root.attrs.get("coordinates", "")).split()
+        root.attrs["coordinates"] = " ".join(sorted(set(listed) | set(ragged_coords)))
+    if consolidated:
+        zarr.consolidate_metadata(root.store_path.store, path=root.store_path.path)

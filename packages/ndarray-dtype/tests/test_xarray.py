@@ -1,0 +1,472 @@
+"""zarr_ndarray_dtype.xarray: Datasets with ragged variables written with to_zarr, read back with
+xr.open_zarr, compared cell by cell."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import zarr
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from zarr_ndarray_dtype import ELEMENT_DTYPES, CellError, NDArray
+from zarr_ndarray_dtype.xarray import (
+    XARRAY_MIN_VERSION,
+    RaggedVariableError,
+    infer_ndarray_dtype,
+    is_ragged,
+    to_zarr,
+)
+
+xr = pytest.importorskip("xarray", minversion=XARRAY_MIN_VERSION)
+# Variable patterns are written by the vlen-ndarray codec (installed in the test matrix).
+pytest.importorskip("zarr_vlen_ndarray")
+
+# zarr 3.1.x warns when xarray writes the Dataset's string variables (not ours).
+pytestmark = pytest.mark.filterwarnings("ignore:The codec `vlen-utf8`:UserWarning")
+
+
+def cells_of(*items: Any) -> np.ndarray:
+    out = np.empty(len(items), dtype=object)
+    out[:] = list(items)
+    return out
+
+
+def ragged(n: int, seed: int = 0, dtype: str = "float32", width: int = 2) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return cells_of(
+        *(rng.normal(size=(int(k), width)).astype(dtype) for k in rng.integers(0, 5, size=n))
+    )
+
+
+def assert_cells(actual: Any, expected: np.ndarray, dtype: NDArray) -> None:
+    """Every cell equal in shape, dtype and values (None cells read back as empty cells)."""
+    got = np.asarray(actual, dtype=object)
+    assert got.shape == expected.shape
+    for index in np.ndindex(expected.shape):
+        want = expected[index]
+        cell = got[index]
+        assert isinstance(cell, np.ndarray), index
+        assert cell.dtype == dtype.item_dtype, index
+        if want is None:
+            assert cell.shape == dtype.pattern.empty_shape, index
+        else:
+            np.testing.assert_array_equal(cell, np.asarray(want).astype(dtype.item_dtype))
+            assert cell.shape == np.shape(want), index
+
+
+def read(store: Any, **kwargs: Any) -> Any:
+    return xr.open_zarr(store, consolidated=False, **kwargs).compute()
+
+
+def sample() -> Any:
+    points = ragged(6, seed=1)
+    points[2] = None
+    labels = cells_of(*(np.arange(k, dtype="int16") for k in (0, 3, 1, 2, 5, 1)))
+    return xr.Dataset(
+        {
+            "points": (("cell",), points, {"units": "m", "count": np.int64(6)}),
+            "mass": (("cell",), np.linspace(0.0, 1.0, 6), {"units": "kg"}),
+            "name": (("cell",), np.array(["a", "bb", "c", "d", "e", "f"], dtype=object)),
+        },
+        coords={"cell": np.arange(10, 16), "labels": (("cell",), labels)},
+        attrs={"title": "ragged sample"},
+    )
+
+
+# ---------------------------------------------------------------------------- xarray alone
+
+
+def test_plain_xarray_still_fails_so_this_module_is_needed() -> None:
+    """Pins the investigated failure: if xarray learns to write ndarray cells, revisit."""
+    ds = xr.Dataset({"v": (("cell",), ragged(3))})
+    with pytest.raises(ValueError, match="setting an array element with a sequence"):
+        ds.to_zarr({}, zarr_format=3, consolidated=False)
+
+
+# --------------------------------------------------------------------------------- inference
+
+
+@pytest.mark.parametrize(
+    ("items", "expected"),
+    [
+        ([np.zeros((3, 2), "int16"), np.ones((1, 2), "float32")], ("float32", (None, 2))),
+        ([np.zeros((3,), "uint8"), np.zeros((3,), "int8")], ("int16", (3,))),
+        ([np.zeros((2, 4), "<i4"), np.zeros((2, 1), ">i4")], ("int32", (2, None))),
+        ([np.zeros((2, 4), "f2"), np.zeros((3, 1), "i2")], ("float32", (None, None))),
+        ([np.zeros((0,), "bool"), None, np.zeros((0,), "bool")], ("bool", (None,))),
+        ([[1, 2, 3], [], [4]], ("int64", (None,))),
+        ([np.zeros((2,), "int32"), np.zeros((1,), "complex64")], ("complex128", (None,))),
+    ],
+)
+def test_infer_ndarray_dtype(items: list[Any], expected: tuple[str, tuple[Any, ...]]) -> None:
+    dtype, shape = expected
+    assert infer_ndarray_dtype(cells_of(*items)) == NDArray(dtype=dtype, shape=shape)
+
+
+@pytest.mark.parametrize(
+    ("items", "message"),
+    [
+        ([np.zeros(2, "int64"), np.zeros(2, "float64")], "no lossless common dtype"),
+        ([np.zeros(2, "uint64"), np.zeros(2, "int8")], "no lossless common dtype"),
+        ([np.zeros(2), np.zeros((2, 2))], "different numbers of dimensions"),
+        ([np.zeros(2), "text"], "mixes ndarray cells"),
+        ([None, None], "no cell to infer"),
+        ([[], []], "empty list"),
+        ([np.array(["a", "b"])], "not an ndarray element dtype"),
+        ([np.zeros(2, "float64"), np.zeros(2, "datetime64[s]")], "no common numpy dtype"),
+    ],
+)
+def test_infer_refuses(items: list[Any], message: str) -> None:
+    with pytest.raises(RaggedVariableError, match=message):
+        infer_ndarray_dtype(cells_of(*items), name="v")
+
+
+def finite_cells(dtype: str, shape: tuple[int, ...]) -> st.SearchStrategy[np.ndarray]:
+    elements = None
+    if np.dtype(dtype).kind in "fc":
+        elements = {"allow_nan": False, "allow_infinity": False}
+    return hnp.arrays(np.dtype(dtype), shape, elements=elements)
+
+
+@st.composite
+def cell_lists(draw: st.DrawFn) -> list[np.ndarray]:
+    ndim = draw(st.integers(1, 3))
+    dtypes = draw(st.lists(st.sampled_from(ELEMENT_DTYPES), min_size=1, max_size=3))
+    shape = st.tuples(*[st.integers(0, 3)] * ndim)
+    return [draw(finite_cells(draw(st.sampled_from(dtypes)), draw(shape))) for _ in range(4)]
+
+
+@given(cell_lists())
+def test_inferred_dtype_holds_every_cell_exactly(items: list[np.ndarray]) -> None:
+    try:
+        dtype = infer_ndarray_dtype(cells_of(*items))
+    except RaggedVariableError as exc:
+        refusal = str(exc)
+    else:
+        refusal = ""
+    if refusal:
+        assert "no lossless common dtype" in refusal
+        return
+    for cell in items:
+        converted = dtype.coerce_cell(cell)  # refuses every lossy conversion
+        assert converted.shape == cell.shape
+        assert converted.tolist() == cell.tolist()  # Python compares int and float exactly
+    for axis, extent in enumerate(dtype.shape):
+        extents = {cell.shape[axis] for cell in items}
+        assert (extent is None) == (len(extents) > 1 or extents == {0})
+
+
+@settings(max_examples=15)
+@given(
+    dtype=st.sampled_from(ELEMENT_DTYPES),
+    width=st.sampled_from([(), (1,), (3,)]),
+    lengths=st.lists(st.one_of(st.none(), st.integers(0, 4)), min_size=1, max_size=9),
+    chunk=st.integers(1, 4),
+    data=st.data(),
+)
+def test_round_trip_property(
+    dtype: str,
+    width: tuple[int, ...],
+    lengths: list[int | None],
+    chunk: int,
+    data: st.DataObject,
+) -> None:
+    items = [None if n is None else data.draw(finite_cells(dtype, (n, *width))) for n in lengths]
+    cells = cells_of(*items)
+    ndarray = NDArray(dtype=dtype, shape=(None, *width))
+    store: dict[str, Any] = {}
+    encoding = {"v": {"dtype": ndarray, "chunks": (chunk,)}}
+    to_zarr(xr.Dataset({"v": (("cell",), cells)}), store, encoding=encoding)
+    assert_cells(read(store)["v"].values, cells, ndarray)
+
+
+def test_is_ragged() -> None:
+    ds = sample()
+    assert is_ragged(ds["points"].variable)
+    assert is_ragged(ds["labels"].variable)
+    assert not is_ragged(ds["name"].variable)  # strings stay with xarray
+    assert not is_ragged(ds["mass"].variable)
+    assert is_ragged(ds["mass"].variable, {"dtype": NDArray(dtype="float64", shape=(None,))})
+
+
+# ------------------------------------------------------------------------------ round trips
+
+
+def test_round_trip_new_store(tmp_path: Path) -> None:
+    ds = sample()
+    store = str(tmp_path / "sample.zarr")
+    to_zarr(ds, store)
+    back = read(store)
+
+    points = zarr.open_array(store, path="points")
+    assert points.metadata.data_type == NDArray(dtype="float32", shape=(None, 2))
+    assert points.metadata.dimension_names == ("cell",)
+    assert points.attrs["units"] == "m"
+    assert points.attrs["count"] == 6
+    labels = zarr.open_array(store, path="labels")
+    assert labels.metadata.data_type == NDArray(dtype="int16", shape=(None,))
+
+    assert set(back.data_vars) == {"points", "mass", "name"}
+    assert set(back.coords) == {"cell", "labels"}
+    assert back.attrs["title"] == "ragged sample"
+    assert back["points"].attrs == {"units": "m", "count": 6}
+    assert back["points"].dims == ("cell",)
+    assert_cells(back["points"].values, ds["points"].values, points.metadata.data_type)
+    assert_cells(back["labels"].values, ds["labels"].values, labels.metadata.data_type)
+    plain = ["mass", "name"]
+    xr.testing.assert_identical(back[plain].drop_vars("labels"), ds[plain].drop_vars("labels"))
+
+
+def test_ragged_only_dataset_in_a_group() -> None:
+    store: dict[str, Any] = {}
+    cells = ragged(5, seed=2, dtype="int32", width=3)
+    ds = xr.Dataset({"v": (("cell",), cells)})
+    to_zarr(ds, store, group="a/b")
+    back = read(store, group="a/b")
+    assert_cells(back["v"].values, cells, NDArray(dtype="int32", shape=(None, 3)))
+
+
+def test_two_dimensional_variable_with_region() -> None:
+    store: dict[str, Any] = {}
+    grid = np.empty((4, 3), dtype=object)
+    for i, j in np.ndindex(grid.shape):
+        grid[i, j] = np.full(i + j, i * 10 + j, dtype="uint16")
+    ds = xr.Dataset({"g": (("y", "x"), grid)})
+    to_zarr(ds, store, encoding={"g": {"chunks": (2, 3)}})
+    patch = np.empty((2, 3), dtype=object)
+    for i, j in np.ndindex(patch.shape):
+        patch[i, j] = np.arange(j + 1, dtype="uint16")
+    to_zarr(xr.Dataset({"g": (("y", "x"), patch)}), store, region={"y": slice(2, 4)})
+    expected = grid.copy()
+    expected[2:] = patch
+    back = read(store)
+    assert back["g"].dims == ("y", "x")
+    assert_cells(back["g"].values, expected, NDArray(dtype="uint16", shape=(None,)))
+
+
+def test_encoding_dtype_and_codecs() -> None:
+    store: dict[str, Any] = {}
+    cells = cells_of([1, 2], [3], None, [4, 5, 6])
+    dtype = NDArray(dtype="float64", shape=(None,))
+    encoding = {"v": {"dtype": dtype, "chunks": (2,), "compressors": None}}
+    to_zarr(xr.Dataset({"v": (("cell",), cells)}), store, encoding=encoding)
+    array = zarr.open_array(store, path="v")
+    assert array.metadata.data_type == dtype
+    assert array.chunks == (2,)
+    assert array.compressors == ()
+    assert_cells(read(store)["v"].values, cells, dtype)
+
+
+def test_encoding_refusals() -> None:
+    ds = xr.Dataset({"v": (("cell",), ragged(3))})
+    with pytest.raises(RaggedVariableError, match=r"encoding keys \['units'\]"):
+        to_zarr(ds, {}, encoding={"v": {"units": "m"}})
+    with pytest.raises(RaggedVariableError, match="is not an NDArray"):
+        to_zarr(ds, {}, encoding={"v": {"dtype": "float32"}})
+    plain = xr.Dataset({"v": (("cell",), np.arange(3.0))})
+    with pytest.raises(RaggedVariableError, match="needs an object variable"):
+        to_zarr(plain, {}, encoding={"v": {"dtype": NDArray(dtype="float64", shape=(None,))}})
+    with pytest.raises(RaggedVariableError, match="Zarr format 3 only"):
+        to_zarr(ds, {}, zarr_format=2)
+    with pytest.raises(RaggedVariableError, match="compute=False"):
+        to_zarr(ds, {}, compute=False)
+    with pytest.raises(RaggedVariableError, match="mode='x'"):
+        to_zarr(ds, {}, mode="x")
+
+
+def test_cells_that_do_not_fit_the_given_dtype_are_refused() -> None:
+    ds = xr.Dataset({"v": (("cell",), cells_of(np.array([1.5]), np.array([2.0])))})
+    with pytest.raises(CellError):
+        to_zarr(ds, {}, encoding={"v": {"dtype": NDArray(dtype="int32", shape=(None,))}})
+
+
+def test_index_coordinate_cannot_be_ragged() -> None:
+    ds = xr.Dataset(coords={"cell": (("cell",), ragged(3))})
+    with pytest.raises(RaggedVariableError, match="index coordinate"):
+        to_zarr(ds, {})
+
+
+# ------------------------------------------------------------------------------------ modes
+
+
+def test_mode_w_minus_refuses_and_w_replaces() -> None:
+    store: dict[str, Any] = {}
+    to_zarr(xr.Dataset({"v": (("cell",), ragged(3, seed=3))}), store)
+    with pytest.raises(Exception, match=r"(?i)exist|contains"):
+        to_zarr(xr.Dataset({"v": (("cell",), ragged(3, seed=4))}), store)
+    replacement = ragged(4, seed=5, dtype="float64", width=1)
+    to_zarr(xr.Dataset({"v": (("cell",), replacement)}), store, mode="w")
+    back = read(store)
+    assert_cells(back["v"].values, replacement, NDArray(dtype="float64", shape=(None, 1)))
+
+
+def test_append_dim() -> None:
+    store: dict[str, Any] = {}
+    ds = sample()
+    to_zarr(ds, store)
+    more = sample().assign_coords(cell=np.arange(16, 22))
+    more["points"] = (("cell",), ragged(6, seed=9), ds["points"].attrs)
+    to_zarr(more, store, append_dim="cell")
+    back = read(store)
+    assert back.sizes["cell"] == 12
+    np.testing.assert_array_equal(back["cell"].values, np.arange(10, 22))
+    dtype = NDArray(dtype="float32", shape=(None, 2))
+    assert_cells(
+        back["points"].values, np.concatenate([ds["points"].values, more["points"].values]), dtype
+    )
+    assert_cells(
+        back["labels"].values,
+        np.concatenate([ds["labels"].values, more["labels"].values]),
+        NDArray(dtype="int16", shape=(None,)),
+    )
+    np.testing.assert_array_equal(back["mass"].values, np.tile(ds["mass"].values, 2))
+
+
+def test_append_keeps_the_stored_dtype() -> None:
+    store: dict[str, Any] = {}
+    first = cells_of(np.zeros((2, 2), "f4"), np.zeros((1, 2), "f4"))
+    to_zarr(xr.Dataset({"v": (("cell",), first)}), store)
+    # int16 cells fit float32 exactly and are converted; a cell of another width does not fit.
+    more = cells_of(np.ones((3, 2), "i2"))
+    to_zarr(xr.Dataset({"v": (("cell",), more)}), store, append_dim="cell")
+    dtype = NDArray(dtype="float32", shape=(None, 2))
+    assert zarr.open_array(store, path="v").metadata.data_type == dtype
+    assert_cells(read(store)["v"].values, np.concatenate([first, more]), dtype)
+    bad = xr.Dataset({"v": (("cell",), cells_of(np.ones((2, 3), "f4")))})
+    with pytest.raises(CellError, match="does not match pattern"):
+        to_zarr(bad, store, append_dim="cell")
+    assert zarr.open_array(store, path="v").shape == (3,)  # refused before anything was written
+
+
+def test_failed_dask_append_leaves_the_array_as_it_was(dask_array: Any) -> None:
+    store: dict[str, Any] = {}
+    first = cells_of(np.zeros((2, 2), "f4"), np.zeros((1, 2), "f4"))
+    to_zarr(xr.Dataset({"v": (("cell",), first)}), store, encoding={"v": {"chunks": (1,)}})
+    bad = xr.Dataset({"v": (("cell",), cells_of(np.ones((1, 2)), np.ones((1, 3))))})
+    with pytest.raises(CellError, match="does not match pattern"):
+        to_zarr(bad.chunk({"cell": 1}), store, append_dim="cell")
+    assert zarr.open_array(store, path="v").shape == (2,)
+    assert_cells(read(store)["v"].values, first, NDArray(dtype="float32", shape=(None, 2)))
+
+
+def test_append_refusals() -> None:
+    store: dict[str, Any] = {}
+    to_zarr(xr.Dataset({"v": (("cell",), ragged(3))}), store)
+    other = xr.Dataset({"v": (("cell",), ragged(3))})
+    with pytest.raises(RaggedVariableError, match="differs from the stored"):
+        to_zarr(
+            other, store, append_dim="cell",
+            encoding={"v": {"dtype": NDArray(dtype="float64", shape=(None, 2))}},
+        )  # fmt: skip
+    renamed = xr.Dataset({"v": (("row",), ragged(3))})
+    with pytest.raises(RaggedVariableError, match="dimensions"):
+        to_zarr(renamed, store, mode="a")
+    with pytest.raises(RaggedVariableError, match="does not fit"):
+        to_zarr(xr.Dataset({"v": (("cell",), ragged(2))}), store, mode="a")
+    assert zarr.open_array(store, path="v").shape == (3,)  # nothing was written
+
+
+def test_region_into_pre_created_ndarray_array() -> None:
+    """The reported case: mode='r+' into an array created with zarr directly."""
+    store: dict[str, Any] = {}
+    root = zarr.open_group(store, mode="w", zarr_format=3)
+    dtype = NDArray(dtype="int8", shape=(None,))
+    root.create_array("v", shape=(6,), chunks=(2,), dtype=dtype, dimension_names=["cell"])
+    part = cells_of([1], [2, 3], [], [4, 5, 6])
+    to_zarr(xr.Dataset({"v": (("cell",), part)}), store, region={"cell": slice(2, 6)})
+    expected = cells_of(None, None, *part)
+    assert_cells(read(store)["v"].values, expected, dtype)
+    with pytest.raises(RaggedVariableError, match="does not exist in the store"):
+        to_zarr(xr.Dataset({"w": (("cell",), part)}), store, region={"cell": slice(0, 4)})
+    with pytest.raises(RaggedVariableError, match="step 1"):
+        to_zarr(xr.Dataset({"v": (("cell",), part)}), store, region={"cell": slice(0, 4, 2)})
+
+
+def test_mode_a_adds_a_variable_and_overwrites_another() -> None:
+    store: dict[str, Any] = {}
+    first = ragged(3, seed=1)
+    to_zarr(xr.Dataset({"v": (("cell",), first)}), store)
+    second, extra = ragged(3, seed=2), ragged(3, seed=3, dtype="float64")
+    to_zarr(xr.Dataset({"v": (("cell",), second), "w": (("cell",), extra)}), store, mode="a")
+    back = read(store)
+    assert_cells(back["v"].values, second, NDArray(dtype="float32", shape=(None, 2)))
+    assert_cells(back["w"].values, extra, NDArray(dtype="float64", shape=(None, 2)))
+
+
+def test_mode_a_minus_leaves_variables_without_the_append_dim() -> None:
+    store: dict[str, Any] = {}
+    fixed = cells_of(np.arange(2, dtype="u1"), np.arange(3, dtype="u1"))
+    series = ragged(2, seed=4)
+    ds = xr.Dataset({"kernel": (("k",), fixed), "v": (("cell",), series)})
+    to_zarr(ds, store)
+    later = ragged(3, seed=5)
+    changed = xr.Dataset({"kernel": (("k",), fixed[::-1].copy()), "v": (("cell",), later)})
+    to_zarr(changed, store, mode="a-", append_dim="cell")
+    back = read(store)
+    assert_cells(back["kernel"].values, fixed, NDArray(dtype="uint8", shape=(None,)))
+    expected = np.concatenate([series, later])
+    assert_cells(back["v"].values, expected, NDArray(dtype="float32", shape=(None, 2)))
+
+
+def test_consolidated() -> None:
+    store: dict[str, Any] = {}
+    ds = sample()
+    with pytest.warns(UserWarning, match="(?i)consolidated"):
+        to_zarr(ds, store, consolidated=True)
+    back = xr.open_zarr(store, consolidated=True).compute()
+    assert "points" in back
+
+
+# ------------------------------------------------------------------------------------- dask
+
+
+@pytest.fixture
+def dask_array() -> Any:
+    return pytest.importorskip("dask.array")
+
+
+def test_dask_written_block_by_block(dask_array: Any) -> None:
+    cells = ragged(10, seed=7)
+    ds = xr.Dataset({"v": (("cell",), cells)}).chunk({"cell": 4})
+    seen: list[int] = []
+
+    def track(block: np.ndarray) -> np.ndarray:
+        seen.append(len(block))
+        return block
+
+    ds["v"] = ds["v"].copy(data=ds["v"].data.map_blocks(track, dtype=object))
+    store: dict[str, Any] = {}
+    to_zarr(ds, store)
+    array = zarr.open_array(store, path="v")
+    assert array.chunks == (4,)
+    # Blocks are computed one at a time (to infer the dtype, then to write), never all at once;
+    # dask itself may call with an empty block to learn the output type.
+    assert set(seen) <= {0, 2, 4}
+    assert seen.count(2) == 2
+    assert_cells(read(store)["v"].values, cells, NDArray(dtype="float32", shape=(None, 2)))
+
+    more = xr.Dataset({"v": (("cell",), ragged(6, seed=8))}).chunk({"cell": 4})
+    with pytest.raises(RaggedVariableError, match="inside a zarr chunk"):
+        to_zarr(more, store, append_dim="cell")  # 10 + 4 is not a multiple of 4
+    assert zarr.open_array(store, path="v").shape == (10,)
+    aligned = more.chunk({"cell": (2, 4)})
+    to_zarr(aligned, store, append_dim="cell")
+    expected = np.concatenate([cells, more["v"].values])
+    assert_cells(read(store)["v"].values, expected, NDArray(dtype="float32", shape=(None, 2)))
+
+
+def test_dask_region(dask_array: Any) -> None:
+    store: dict[str, Any] = {}
+    dtype = NDArray(dtype="int64", shape=(None,))
+    to_zarr(xr.Dataset({"v": (("cell",), cells_of(*([[0]] * 8)))}), store,
+            encoding={"v": {"dtype": dtype, "chunks": (2,)}})  # fmt: skip
+    part = cells_of([1, 2], [3], [], [4, 5])
+    ds = xr.Dataset({"v": (("cell",), part)}).chunk({"cell": 2})
+    to_zarr(ds, store, region={"cell": slice(4, 8)})
+    expected = cells_of(*([[0]] * 4), *part)
+    assert_cells(read(store)["v"].values, expected, dtype)
