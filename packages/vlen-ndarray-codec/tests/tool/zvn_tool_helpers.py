@@ -88,3 +88,9 @@ def run(capsys: Any, *argv: str) -> tuple[int, str, str]:
         status = int(exc.code or 0)
     out, err = capsys.readouterr()
     return status, out, err
+
+
+def broken_exporter(job: Any, out: Any) -> int:
+    """An exporter plug-in with a bug: writes part of its output, then raises."""
+    out.write(b"partial")
+    raise KeyError("boom")

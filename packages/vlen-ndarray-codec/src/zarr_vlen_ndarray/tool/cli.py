@@ -18,7 +18,7 @@ from typing import Any
 
 from zarr_vlen_ndarray.tool import metadata as md
 from zarr_vlen_ndarray.tool.errors import Refused
-from zarr_vlen_ndarray.tool.export import export_parquet
+from zarr_vlen_ndarray.tool.export import export
 from zarr_vlen_ndarray.tool.info import gather, render
 from zarr_vlen_ndarray.tool.progress import Progress
 from zarr_vlen_ndarray.tool.scan import Node, load, sample
@@ -134,7 +134,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_verify)
 
-    p = sub.add_parser("export", parents=[common], help="write the cells to Parquet (nd-arrow)")
+    p = sub.add_parser(
+        "export", parents=[common], help="write the cells to Parquet (the nd-arrow plug-in)"
+    )
     p.add_argument("--parquet", required=True, type=Path, metavar="OUT", help="output file")
     p.add_argument("--column", help="name of the cell column (default: the array's name)")
     p.add_argument(
@@ -235,9 +237,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     node = load(args.path)
     with _progress(args, node.grid.nchunks, "exporting") as bar:
-        rows = export_parquet(
+        rows = export(
             node,
             args.parquet,
+            fmt="parquet",
             column=args.column,
             dims=args.dims,
             overwrite=args.overwrite,

@@ -19,7 +19,6 @@ import contextlib
 import json
 import math
 import os
-import tempfile
 import time
 import warnings
 import zipfile
@@ -28,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
+from zarr_vlen_ndarray.tool.atomic import atomic_replace
 from zarr_vlen_ndarray.tool.errors import Refused
 
 __all__ = [
@@ -171,26 +171,9 @@ def write_document(loc: Location, text: str) -> None:
     data = text.encode("utf-8")
     if loc.kind == "dir":
         target = loc.root / ZARR_JSON
-        _atomic_replace(target, lambda fh: fh.write(data))
+        atomic_replace(target, lambda fh: fh.write(data))
     else:
-        _atomic_replace(loc.root, lambda fh: _rewrite_zip(loc, data, fh))
-
-
-def _atomic_replace(target: Path, fill: Any) -> None:
-    """Write a temporary sibling of ``target`` with ``fill(file)``, then ``os.replace`` it."""
-    mode = target.stat().st_mode & 0o7777
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fill(fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+        atomic_replace(loc.root, lambda fh: _rewrite_zip(loc, data, fh))
 
 
 def _rewrite_zip(loc: Location, data: bytes, out: Any) -> None:
