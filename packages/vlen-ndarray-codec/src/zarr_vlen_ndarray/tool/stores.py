@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
+from zarr_vlen_ndarray._compat import close_store, open_zip_store_read
 from zarr_vlen_ndarray.tool.atomic import atomic_replace
 from zarr_vlen_ndarray.tool.errors import Refused
 
@@ -360,13 +361,11 @@ def open_array(loc: Location, meta: dict[str, Any]) -> Iterator[Any]:
     """
     from zarr import Array
     from zarr.core.array import AsyncArray
-    from zarr.core.sync import sync
-    from zarr.storage import LocalStore, StorePath, ZipStore
+    from zarr.storage import LocalStore, StorePath
 
     store: Any
     if loc.kind == "zip":
-        # Opened up front: zarr 3.1.0's ZipStore fails on some reads of a store not yet open.
-        store = sync(ZipStore.open(loc.root, mode="r"))
+        store = open_zip_store_read(loc.root)
     else:
         store = LocalStore(loc.root, read_only=True)
     try:
@@ -379,5 +378,4 @@ def open_array(loc: Location, meta: dict[str, Any]) -> Iterator[Any]:
                 raise Refused(f"{loc}: zarr cannot read this array's metadata: {exc}") from exc
             yield Array(async_array)
     finally:
-        if store._is_open:  # zarr 3.1.0's ZipStore.close fails on a store it never opened
-            store.close()
+        close_store(store)
