@@ -15,6 +15,7 @@ from typing import Any
 
 from zarr_vlen_ndarray.tool import commands
 from zarr_vlen_ndarray.tool.commands import DEFAULT_SAMPLE, Outcome
+from zarr_vlen_ndarray.tool.errors import Refused
 from zarr_vlen_ndarray.tool.export import export as _export
 from zarr_vlen_ndarray.tool.info import gather
 from zarr_vlen_ndarray.tool.progress import Progress
@@ -39,15 +40,26 @@ def upgrade(
     store: Any,
     path: str = "",
     *,
-    dtype: str,
-    shape: tuple[int | None, ...],
+    dtype: str | None = None,
+    shape: tuple[int | None, ...] | None = None,
     verify_all: bool = False,
     sample: int = DEFAULT_SAMPLE,
     dry_run: bool = False,
 ) -> Outcome:
-    """``upgrade``: type a raw-bytes array as ``ndarray`` (``dtype``, pattern ``shape``)."""
+    """``upgrade``: type a raw-bytes array as ``ndarray`` (``dtype``, pattern ``shape``).
+
+    A Zarr v2 ``VLenArray`` array needs neither (default: its dtype, ``[null]``); a v2
+    ``VLenBytes`` array needs both.
+    """
+    loc = in_store(store, path)
+    if commands.is_v2(loc):
+        return commands.upgrade_v2(
+            loc, dtype, shape, verify_all=verify_all, sample_size=sample, dry_run=dry_run
+        )
+    if dtype is None or shape is None:
+        raise Refused(f"{loc}: upgrading a Zarr v3 raw-bytes array needs dtype and shape.")
     return commands.upgrade(
-        node(store, path),
+        load_location(loc),
         dtype,
         shape,
         verify_all=verify_all,

@@ -23,7 +23,8 @@ from zarr_vlen_ndarray.tool.export import export
 from zarr_vlen_ndarray.tool.info import gather, render
 from zarr_vlen_ndarray.tool.progress import Progress
 from zarr_vlen_ndarray.tool.remote import BACKENDS, parse_storage_options
-from zarr_vlen_ndarray.tool.scan import Node, load
+from zarr_vlen_ndarray.tool.scan import Node, load, load_location
+from zarr_vlen_ndarray.tool.stores import locate
 
 __all__ = ["build_parser", "main"]
 
@@ -104,17 +105,25 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "upgrade",
         parents=[common, rewrite],
-        help="variable_length_bytes + vlen-bytes -> ndarray + vlen-ndarray",
+        help="variable_length_bytes + vlen-bytes (or a Zarr v2 VLenArray / VLenBytes array) "
+        "-> ndarray + vlen-ndarray",
         description="Type a raw-bytes array: every element must be the little-endian C-order "
         "bytes of an ndarray of the given dtype and pattern. Chunks are checked first (a "
-        "sample, or all with --verify-all); the fill value is kept and must fit the pattern.",
+        "sample, or all with --verify-all); the fill value is kept and must fit the pattern. "
+        "A Zarr v2 array with a numcodecs VLenArray filter (or VLenBytes, with --dtype and "
+        "--shape) gets a v3 zarr.json that reads its chunks unchanged; its v2 documents are kept "
+        "in the attributes, so `downgrade` restores them byte for byte.",
     )
-    p.add_argument("--dtype", required=True, type=_dtype_arg, help="element dtype, e.g. float32")
+    p.add_argument(
+        "--dtype",
+        type=_dtype_arg,
+        help="element dtype, e.g. float32 (a Zarr v2 VLenArray array: default its own dtype)",
+    )
     p.add_argument(
         "--shape",
-        required=True,
         type=_shape_arg,
-        help="element pattern [null, d1, ..., dk], written null,2 or None,2 or [null,2]",
+        help="element pattern [null, d1, ..., dk], written null,2 or None,2 or [null,2] "
+        "(a Zarr v2 VLenArray array: default null)",
     )
     check = p.add_mutually_exclusive_group()
     check.add_argument("--verify-all", action="store_true", help="check every chunk object")
@@ -125,7 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help=f"check N chunk objects spread over the array (default {DEFAULT_SAMPLE})",
     )
-    p.set_defaults(func=cmd_upgrade)
+    p.set_defaults(func=cmd_upgrade, parser=p)
 
     p = sub.add_parser(
         "downgrade",
@@ -192,7 +201,27 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 def cmd_upgrade(args: argparse.Namespace) -> int:
-    node = _load(args)
+    if args.dtype is not None and args.shape is None:
+        args.parser.error("--dtype needs --shape (the element pattern, e.g. --shape null,2)")
+    loc = locate(args.path, parse_storage_options(args.storage_options), args.backend)
+    if commands.is_v2(loc):
+        with _progress(args, args.sample, "checking chunks") as bar:
+            outcome = commands.upgrade_v2(
+                loc,
+                args.dtype,
+                args.shape,
+                verify_all=args.verify_all,
+                sample_size=args.sample,
+                dry_run=args.dry_run,
+                progress=bar,
+            )
+        return _show(outcome)
+    node = load_location(loc)
+    if args.dtype is None:
+        raise Refused(
+            f"{node.where}: upgrading a Zarr v3 raw-bytes array needs the element type: "
+            "--dtype D --shape S (e.g. --dtype float32 --shape null,2)."
+        )
     total = len(node.objects) if args.verify_all else min(args.sample, len(node.objects))
     with _progress(args, total, "checking chunks") as bar:
         outcome = commands.upgrade(

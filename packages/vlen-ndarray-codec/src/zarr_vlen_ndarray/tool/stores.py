@@ -192,8 +192,9 @@ def read_document(loc: Location, read: Version | None = None) -> tuple[Any, str]
         for v2 in (".zarray", ".zgroup"):
             if _read_key(loc, v2) is not None:
                 raise Refused(
-                    f"{loc}: found {v2} but no zarr.json: this is a Zarr v2 node; this tool "
-                    "handles Zarr v3 arrays only (the ndarray data type is not defined for v2)."
+                    f"{loc}: found {v2} but no zarr.json: this is a Zarr v2 node; this command "
+                    "handles Zarr v3 arrays only (the ndarray data type is not defined for v2; "
+                    "`upgrade` turns a v2 VLenArray or VLenBytes array into a v3 one)."
                 )
         raise Refused(f"{loc}: no zarr.json there, so it is not a Zarr v3 array.")
     try:
