@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 import zarr
-from zvn_tool_helpers import cells_f32x2, run, write_bytes_array
+from zvn_tool_helpers import cells_f32x2, run, write_bytes_array, write_v2_ragged
 
 from zarr_vlen_ndarray.tool import api, remote
 from zarr_vlen_ndarray.tool import metadata as md
@@ -200,3 +200,49 @@ def test_bad_urls_and_options_exit_1(
     status, out, err = run(capsys, *(a.replace("{local}", str(tmp_path / "d")) for a in argv))
     assert (status, out) == (1, "")
     assert match in err
+
+
+@pytest.mark.parametrize("backend", ["fsspec", "obstore"])
+def test_zarr_v2_upgrade_and_downgrade_on_s3(
+    backend: str,
+    s3_endpoint: str,
+    tmp_path: Path,
+    capsys: CaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pytest.importorskip("s3fs" if backend == "fsspec" else "obstore")
+    numcodecs = pytest.importorskip("numcodecs")
+    cells = [c.reshape(-1) for c in cells_f32x2(9)]
+    write_v2_ragged(tmp_path / "v2", cells, compressor=numcodecs.Zstd(), attributes={"a": 1})
+    s3 = _s3(s3_endpoint)
+    prefix = f"{uuid.uuid4().hex}/v2.zarr"
+    files = {p.name: p.read_bytes() for p in (tmp_path / "v2").iterdir()}
+    for name, data in files.items():
+        s3.put_object(Bucket=BUCKET, Key=f"{prefix}/{name}", Body=data)
+    url = f"s3://{BUCKET}/{prefix}"
+
+    def no_unconditional_write(*args: Any) -> None:
+        raise AssertionError("S3 writes must be conditional PUTs")
+
+    monkeypatch.setattr(remote, "_set", no_unconditional_write)
+    opts = ("--storage-options", json.dumps(_options(backend, s3_endpoint)), "--backend", backend)
+    status, _out, err = run(capsys, "upgrade", url, *opts, "--shape", "null,2")
+    assert status == 0, err
+
+    def listing() -> dict[str, bytes]:
+        found = s3.list_objects_v2(Bucket=BUCKET, Prefix=prefix + "/").get("Contents", [])
+        return {
+            o["Key"].rsplit("/", 1)[1]: s3.get_object(Bucket=BUCKET, Key=o["Key"])["Body"].read()
+            for o in found
+        }
+
+    after = listing()
+    assert set(after) == {"zarr.json", "0", "1", "2"}
+    store = zarr.storage.FsspecStore.from_url(url, storage_options={"endpoint_url": s3_endpoint})
+    for got, cell in zip(np.asarray(zarr.open_array(store, mode="r")[:]), cells, strict=True):
+        np.testing.assert_array_equal(got, cell.reshape(-1, 2))
+    # a second upgrade finds zarr.json: refused, nothing changed
+    assert run(capsys, "upgrade", url, *opts, "--shape", "null,2")[0] == 1
+    status, _, err = run(capsys, "downgrade", url, *opts)
+    assert status == 0, err
+    assert listing() == files

@@ -9,7 +9,8 @@ icechunk sessions' stores included.
 
 A write is one PUT of the key. Where the store can make it conditional, it is conditional on the
 version read (:class:`Version`): an obstore store's ``put(..., mode={"e_tag": ...})`` (S3, GCS,
-Azure), or s3fs's ``PutObject`` with ``IfMatch``; a concurrent change then fails the PUT and the
+Azure; ``mode="create"`` for a key that was absent), or s3fs's ``PutObject`` with ``IfMatch``
+(``IfNoneMatch: *`` for a key that was absent); a concurrent change then fails the PUT and the
 tool refuses (nothing written). Other stores (local, memory, icechunk sessions, other fsspec
 file systems) get a compare-before-write: the key is read again and must be unchanged. Icechunk
 detects conflicts itself when the user commits.
@@ -151,26 +152,27 @@ def _changed(key: str) -> Refused:
 def put_key(store: Any, key: str, data: bytes, expect: Version) -> None:
     """Write ``key`` with one PUT if it still holds what ``expect`` read; Refused otherwise."""
     obs = _obstore_of(store)
-    if obs is not None and expect.data is not None and (expect.e_tag or expect.version):
+    if obs is not None and (expect.data is None or expect.e_tag or expect.version):
         import obstore
-        from obstore.exceptions import NotSupportedError, PreconditionError
+        from obstore.exceptions import AlreadyExistsError, NotSupportedError, PreconditionError
 
-        mode: dict[str, str] = {}
-        if expect.e_tag:
-            mode["e_tag"] = expect.e_tag
-        if expect.version:
-            mode["version"] = expect.version
+        mode: Any = "create"  # absent when read: create it, unless someone else did
+        if expect.data is not None:
+            mode = {"e_tag": expect.e_tag} if expect.e_tag else {}
+            if expect.version:
+                mode["version"] = expect.version
         try:
-            obstore.put(obs, key, data, mode=mode)  # type: ignore[arg-type]
+            obstore.put(obs, key, data, mode=mode)
             return
-        except PreconditionError as exc:
+        except (PreconditionError, AlreadyExistsError) as exc:
             raise _changed(key) from exc
         except (NotSupportedError, NotImplementedError):
             pass  # the store has no conditional update: compare, then write
     fs = _s3fs_of(store)
-    if fs is not None and expect.data is not None and expect.e_tag:
+    if fs is not None and (expect.data is None or expect.e_tag):
+        condition = {"IfNoneMatch": "*"} if expect.data is None else {"IfMatch": expect.e_tag}
         try:
-            run(fs._pipe_file(_fs_path(store, key), data, IfMatch=expect.e_tag))
+            run(fs._pipe_file(_fs_path(store, key), data, **condition))
             return
         except OSError as exc:
             code = getattr(exc.__cause__, "response", {}).get("Error", {}).get("Code")
