@@ -1,10 +1,14 @@
 """The ``zarr-vlen-ndarray`` console script: argument parsing and the six subcommands.
 
+Arguments are parsed with the standard library's argparse (not click or typer): it covers
+subcommands, shared option groups and usage errors, and adds no dependency to the codec package.
+
 Exit status: 0 success; 1 the store was refused (not what the command expects, invalid, or a
 chunk failed a check) and nothing was changed; 2 usage error (from argparse).
 
 ``PATH`` is an array directory (``store.zarr/group/array``), a zip store whose root node is the
-array (``store.zip``) or an array inside a zip store (``store.zip::group/array``).
+array (``store.zip``), an array inside a zip store (``store.zip::group/array``) or a URL zarr
+understands (``s3://``, ``gs://``, ``az://``, ``memory://``, ``file://``; see :mod:`.remote`).
 """
 
 from __future__ import annotations
