@@ -181,6 +181,7 @@ def upgrade_v2(
     objects = chunk_objects(loc, new, grid)
     picked = objects if verify_all else sample(objects, sample_size)
     bar = progress if progress is not None else _quiet(len(picked))
+    bar.total = len(picked)  # known only now that the chunk objects are listed
     compressor = json.loads(zarray_text).get("compressor")
     problem = _check_v2_chunks(loc, new, grid, picked, compressor, etype, bar)
     if problem is not None:

@@ -196,8 +196,34 @@ def delete_key(store: Any, key: str) -> None:
 
 
 def list_sizes(store: Any, prefix: str) -> dict[str, int]:
-    """Every key below ``prefix`` (relative to it) with its size in bytes."""
+    """Every key below ``prefix`` (relative to it) with its size in bytes.
+
+    One listing where the store's library reports sizes (obstore, s3fs); otherwise zarr's
+    ``list_prefix`` and one ``getsize`` per key, concurrently.
+    """
     base = f"{prefix}/" if prefix else ""
+    obs = _obstore_of(store)
+    if obs is not None:
+        import obstore
+
+        found: dict[str, int] = {}
+        for batch in obstore.list(obs, prefix or None):
+            for meta in batch:
+                path = str(meta["path"])
+                if path.startswith(base):
+                    found[path[len(base) :]] = int(meta["size"])
+        return found
+    fs = _s3fs_of(store)
+    if fs is not None:
+        root = _fs_path(store, prefix).rstrip("/")
+
+        async def find() -> dict[str, int]:
+            fs.invalidate_cache(root)  # list what is there now, not an earlier listing
+            listing = await fs._find(root, detail=True)
+            start = len(fs._strip_protocol(root)) + 1
+            return {k[start:]: int(v["size"]) for k, v in listing.items() if v["type"] == "file"}
+
+        return run(find())
 
     async def collect() -> dict[str, int]:
         keys = [k async for k in store.list_prefix(base)]
