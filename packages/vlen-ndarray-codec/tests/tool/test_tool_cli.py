@@ -145,6 +145,8 @@ def test_bool_bytes_are_checked(tmp_path: Path, capsys: CaptureFixture) -> None:
         (["verify", "{missing}"], "does not exist"),
         (["upgrade", "{raw}", "--dtype", "int8", "--shape", "2,null"], r"\[null, d1, \.\.\., dk\]"),
         (["export", "{raw}", "--parquet", "{out}"], "run `upgrade` first"),
+        (["upgrade", "{raw}"], "needs the element type: --dtype D --shape S"),
+        (["upgrade", "{raw}", "--shape", "null"], "needs the element type: --dtype D --shape S"),
     ],
 )
 def test_refusals_exit_1_and_change_nothing(
