@@ -148,6 +148,10 @@ def test_the_python_api_on_an_object_store(s3_endpoint: str) -> None:
     assert "all 2 chunk objects decode" in api.verify(store, prefix).message
     with pytest.raises(Refused, match="already has the ndarray data type"):
         api.upgrade(store, prefix, dtype="float32", shape=(None, 2))
+    read_only = zarr.storage.ObjectStore(store.store, read_only=True)
+    with pytest.raises(Refused, match="the store is read-only"):
+        api.downgrade(read_only, prefix)
+    assert api.info(read_only, prefix)["kind"] == "ndarray"
 
 
 def test_icechunk_session(tmp_path: Path) -> None:

@@ -149,8 +149,17 @@ def _changed(key: str) -> Refused:
     return Refused(f"{key} changed while this command ran; nothing written.")
 
 
+def _check_writable(store: Any, key: str) -> None:
+    # The conditional PUTs below go to the store's library directly, past zarr's own check.
+    if getattr(store, "read_only", False):
+        raise Refused(
+            f"{key}: the store is read-only (open it with read_only=False); nothing written."
+        )
+
+
 def put_key(store: Any, key: str, data: bytes, expect: Version) -> None:
     """Write ``key`` with one PUT if it still holds what ``expect`` read; Refused otherwise."""
+    _check_writable(store, key)
     obs = _obstore_of(store)
     if obs is not None and (expect.data is None or expect.e_tag or expect.version):
         import obstore
@@ -192,6 +201,7 @@ def _set(store: Any, key: str, data: bytes) -> None:
 
 def delete_key(store: Any, key: str) -> None:
     """Delete ``key`` (absent is fine)."""
+    _check_writable(store, key)
     run(store.delete(key))
 
 
