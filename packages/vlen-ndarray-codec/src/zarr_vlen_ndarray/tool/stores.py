@@ -31,6 +31,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
+from urllib.parse import urlparse
 from urllib.request import url2pathname
 
 from zarr_vlen_ndarray._compat import close_store, open_zip_store_read
@@ -118,7 +119,10 @@ def locate(
 ) -> Location:
     """Resolve a command-line ``PATH`` or URL; :class:`Refused` if nothing usable is there."""
     if path.startswith("file://"):
-        path = url2pathname(path[len("file://") :])
+        url = urlparse(path)
+        if url.netloc not in ("", "localhost"):
+            raise Refused(f"{path}: a file:// URL names a local path (file:///path/to/array).")
+        path = url2pathname(url.path)
     elif "://" in path:
         return in_store(open_url(path, storage_options or {}, backend), "", path.rstrip("/"))
     if storage_options:
