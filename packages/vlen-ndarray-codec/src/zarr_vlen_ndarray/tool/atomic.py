@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
+import secrets
 from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO, TypeVar
@@ -18,27 +18,24 @@ __all__ = ["atomic_replace"]
 T = TypeVar("T")
 
 
-def _default_mode() -> int:
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask
-
-
 def atomic_replace(target: Path, fill: Callable[[BinaryIO], T]) -> T:
     """Create or replace ``target`` with what ``fill(file)`` writes; returns what ``fill`` returns.
 
     The content is written to a temporary file in ``target``'s directory, flushed and fsynced,
-    given ``target``'s permission bits (or the umask's default for a new file), then moved over
+    given ``target``'s permission bits (a new file gets the umask's default), then moved over
     ``target`` with ``os.replace`` (atomic on POSIX and Windows).
     """
-    mode = target.stat().st_mode & 0o7777 if target.exists() else _default_mode()
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    mode = target.stat().st_mode & 0o7777 if target.exists() else None
+    tmp = target.parent / f".{target.name}.{secrets.token_hex(8)}.tmp"
+    # O_EXCL: never reuse a file; 0o666 filtered by the process umask, as for any new file.
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
     try:
         with os.fdopen(fd, "wb") as fh:
             result = fill(fh)
             fh.flush()
             os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
+        if mode is not None:
+            os.chmod(tmp, mode)
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
