@@ -55,6 +55,11 @@ TEST_DEPS = (
     "duckdb",
     "polars",
     "xarray",
+    # the store tool on object stores: a local S3 server, both S3 clients, icechunk
+    "moto[server]",
+    "s3fs",
+    "obstore",
+    "icechunk",
 )
 NEWEST = "newest"
 # The published 0.2.0 that our codec must stay byte-compatible with (its own, separate venv).

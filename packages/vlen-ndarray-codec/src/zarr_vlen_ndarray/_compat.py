@@ -76,3 +76,21 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
     signature with PEP 695 syntax, which does not change how it is called).
     """
     return sync(coro)
+
+
+# ------------------------------------------------------------------------------ store tool
+
+
+def open_zip_store_read(path: Any) -> Any:
+    """A read-only ``zarr.storage.ZipStore`` over ``path``, opened before first use."""
+    from zarr.storage import ZipStore
+
+    # zarr 3.1.0's ZipStore fails on some reads of a store that was not opened explicitly.
+    return sync(ZipStore.open(path, mode="r"))
+
+
+def close_store(store: Any) -> None:
+    """Close a store the tool opened (a no-op for one that never opened)."""
+    # zarr 3.1.0's ZipStore.close fails on a store it never opened.
+    if getattr(store, "_is_open", True):
+        store.close()

@@ -127,7 +127,7 @@ def test_bool_bytes_are_checked(tmp_path: Path, capsys: CaptureFixture) -> None:
         capsys, "upgrade", str(tmp_path / "a"), "--dtype", "bool", "--shape", "null"
     )
     assert status == 1
-    assert "the element at (1,) holds the byte 0x02" in err
+    assert "the element at (1,): bool payload byte 0 is 0x02" in err
 
 
 @pytest.mark.parametrize(
@@ -145,6 +145,8 @@ def test_bool_bytes_are_checked(tmp_path: Path, capsys: CaptureFixture) -> None:
         (["verify", "{missing}"], "does not exist"),
         (["upgrade", "{raw}", "--dtype", "int8", "--shape", "2,null"], r"\[null, d1, \.\.\., dk\]"),
         (["export", "{raw}", "--parquet", "{out}"], "run `upgrade` first"),
+        (["upgrade", "{raw}"], "needs the element type: --dtype D --shape S"),
+        (["upgrade", "{raw}", "--shape", "null"], "needs the element type: --dtype D --shape S"),
     ],
 )
 def test_refusals_exit_1_and_change_nothing(
@@ -304,6 +306,7 @@ def test_zip_store_round_trip(tmp_path: Path, capsys: CaptureFixture) -> None:
 def test_export_to_parquet(tmp_path: Path, capsys: CaptureFixture) -> None:
     pq = pytest.importorskip("pyarrow.parquet")
     nd_arrow = pytest.importorskip("nd_arrow")
+    pytest.importorskip("nd_arrow.zarr_export")  # the plug-in export --parquet loads
     cells = cells_f32x2(9)
     write_ndarray_array(tmp_path / "pts", cells, F32X2, dimension_names=["cell"])
     out = tmp_path / "pts.parquet"

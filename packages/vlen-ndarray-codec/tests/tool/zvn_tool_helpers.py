@@ -88,3 +88,65 @@ def run(capsys: Any, *argv: str) -> tuple[int, str, str]:
         status = int(exc.code or 0)
     out, err = capsys.readouterr()
     return status, out, err
+
+
+def broken_exporter(job: Any, out: Any) -> int:
+    """An exporter plug-in with a bug: writes part of its output, then raises."""
+    out.write(b"partial")
+    raise KeyError("boom")
+
+
+def write_v2_ragged(
+    path: Path,
+    cells: list[Any],
+    *,
+    shape: tuple[int, ...] | None = None,
+    chunks: tuple[int, ...] = (4,),
+    filters: list[Any] | None = None,
+    compressor: Any = None,
+    separator: str = ".",
+    order: str = "C",
+    attributes: dict[str, Any] | None = None,
+) -> None:
+    """A Zarr v2 object array as zarr-python 2 lays it out, written with numcodecs directly.
+
+    ``filters`` default to ``[VLenArray("<f4")]``; the first filter frames each chunk's cells
+    (C order, edge chunks padded with empty elements), the compressor compresses the frames.
+    """
+    import itertools
+    import math
+
+    import numcodecs
+
+    filters = filters if filters is not None else [numcodecs.VLenArray("<f4")]
+    shape = shape if shape is not None else (len(cells),)
+    grid = np.empty(shape, dtype=object)
+    for i, cell in enumerate(cells):
+        grid[np.unravel_index(i, shape)] = cell
+    path.mkdir(parents=True)
+    meta = {
+        "zarr_format": 2,
+        "shape": list(shape),
+        "chunks": list(chunks),
+        "dtype": "|O",
+        "compressor": None if compressor is None else compressor.get_config(),
+        "fill_value": None,
+        "order": order,
+        "filters": [f.get_config() for f in filters],
+        "dimension_separator": separator,
+    }
+    (path / ".zarray").write_text(json.dumps(meta, indent=4, sort_keys=True))
+    if attributes is not None:
+        (path / ".zattrs").write_text(json.dumps(attributes, indent=4, sort_keys=True))
+    counts = [math.ceil(s / c) for s, c in zip(shape, chunks, strict=True)]
+    empty = b"" if isinstance(filters[0], numcodecs.VLenBytes) else np.zeros(0, "<f4")
+    for index in itertools.product(*(range(n) for n in counts)):
+        block = np.empty(chunks, dtype=object)
+        for local in itertools.product(*(range(c) for c in chunks)):
+            at = tuple(i * c + j for i, c, j in zip(index, chunks, local, strict=True))
+            inside = all(a < s for a, s in zip(at, shape, strict=True))
+            block[local] = grid[at] if inside else empty
+        data = filters[0].encode(block.reshape(-1, order="C" if order == "C" else "F"))
+        raw = bytes(data) if compressor is None else compressor.encode(data)
+        (path / separator.join(map(str, index))).parent.mkdir(parents=True, exist_ok=True)
+        (path / separator.join(map(str, index))).write_bytes(raw)

@@ -1,10 +1,14 @@
 """The ``zarr-vlen-ndarray`` console script: argument parsing and the six subcommands.
 
+Arguments are parsed with the standard library's argparse (not click or typer): it covers
+subcommands, shared option groups and usage errors, and adds no dependency to the codec package.
+
 Exit status: 0 success; 1 the store was refused (not what the command expects, invalid, or a
 chunk failed a check) and nothing was changed; 2 usage error (from argparse).
 
 ``PATH`` is an array directory (``store.zarr/group/array``), a zip store whose root node is the
-array (``store.zip``) or an array inside a zip store (``store.zip::group/array``).
+array (``store.zip``), an array inside a zip store (``store.zip::group/array``) or a URL zarr
+understands (``s3://``, ``gs://``, ``az://``, ``memory://``, ``file://``; see :mod:`.remote`).
 """
 
 from __future__ import annotations
@@ -14,25 +18,26 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
+from zarr_vlen_ndarray.tool import commands
 from zarr_vlen_ndarray.tool import metadata as md
+from zarr_vlen_ndarray.tool.commands import DEFAULT_SAMPLE, Outcome
 from zarr_vlen_ndarray.tool.errors import Refused
-from zarr_vlen_ndarray.tool.export import export_parquet
+from zarr_vlen_ndarray.tool.export import export
 from zarr_vlen_ndarray.tool.info import gather, render
 from zarr_vlen_ndarray.tool.progress import Progress
-from zarr_vlen_ndarray.tool.scan import Node, load, sample
-from zarr_vlen_ndarray.tool.stores import open_array, read_document, write_document
-from zarr_vlen_ndarray.tool.verify import check_payloads, verify_chunks
+from zarr_vlen_ndarray.tool.remote import BACKENDS, parse_storage_options
+from zarr_vlen_ndarray.tool.scan import Node, load, load_location
+from zarr_vlen_ndarray.tool.stores import locate
 
 __all__ = ["build_parser", "main"]
 
 PROG = "zarr-vlen-ndarray"
-DEFAULT_SAMPLE = 16
 
 _PATH_HELP = (
-    "the array: a directory (store.zarr/group/array), a zip store (store.zip) or an array "
-    "inside one (store.zip::group/array)"
+    "the array: a directory (store.zarr/group/array), a zip store (store.zip), an array "
+    "inside one (store.zip::group/array), or a URL zarr understands "
+    "(s3://bucket/store.zarr/array, gs://..., az://..., memory://..., file://...)"
 )
 
 
@@ -69,6 +74,20 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument(
         "-q", "--quiet", action="store_true", help="no progress bar (it is shown on a terminal)"
     )
+    common.add_argument(
+        "--storage-options",
+        metavar="JSON",
+        help="for a URL: options of the store, a JSON object (e.g. "
+        '\'{"endpoint_url": "http://127.0.0.1:9000"}\'); credentials come from the '
+        "environment and config files as usual",
+    )
+    common.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default="fsspec",
+        help="for a URL: open it with fsspec (zarr.storage.FsspecStore, the default) or "
+        "obstore (zarr.storage.ObjectStore); the storage options are that library's",
+    )
     rewrite = argparse.ArgumentParser(add_help=False)
     rewrite.add_argument(
         "--dry-run", action="store_true", help="print the zarr.json diff; write nothing"
@@ -90,17 +109,25 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "upgrade",
         parents=[common, rewrite],
-        help="variable_length_bytes + vlen-bytes -> ndarray + vlen-ndarray",
+        help="variable_length_bytes + vlen-bytes (or a Zarr v2 VLenArray / VLenBytes array) "
+        "-> ndarray + vlen-ndarray",
         description="Type a raw-bytes array: every element must be the little-endian C-order "
         "bytes of an ndarray of the given dtype and pattern. Chunks are checked first (a "
-        "sample, or all with --verify-all); the fill value is kept and must fit the pattern.",
+        "sample, or all with --verify-all); the fill value is kept and must fit the pattern. "
+        "A Zarr v2 array with a numcodecs VLenArray filter (or VLenBytes, with --dtype and "
+        "--shape) gets a v3 zarr.json that reads its chunks unchanged; its v2 documents are kept "
+        "in the attributes, so `downgrade` restores them byte for byte.",
     )
-    p.add_argument("--dtype", required=True, type=_dtype_arg, help="element dtype, e.g. float32")
+    p.add_argument(
+        "--dtype",
+        type=_dtype_arg,
+        help="element dtype, e.g. float32 (a Zarr v2 VLenArray array: default its own dtype)",
+    )
     p.add_argument(
         "--shape",
-        required=True,
         type=_shape_arg,
-        help="element pattern [null, d1, ..., dk], written null,2 or None,2 or [null,2]",
+        help="element pattern [null, d1, ..., dk], written null,2 or None,2 or [null,2] "
+        "(a Zarr v2 VLenArray array: default null)",
     )
     check = p.add_mutually_exclusive_group()
     check.add_argument("--verify-all", action="store_true", help="check every chunk object")
@@ -111,7 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help=f"check N chunk objects spread over the array (default {DEFAULT_SAMPLE})",
     )
-    p.set_defaults(func=cmd_upgrade)
+    p.set_defaults(func=cmd_upgrade, parser=p)
 
     p = sub.add_parser(
         "downgrade",
@@ -134,7 +161,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_verify)
 
-    p = sub.add_parser("export", parents=[common], help="write the cells to Parquet (nd-arrow)")
+    p = sub.add_parser(
+        "export", parents=[common], help="write the cells to Parquet (the nd-arrow plug-in)"
+    )
     p.add_argument("--parquet", required=True, type=Path, metavar="OUT", help="output file")
     p.add_argument("--column", help="name of the cell column (default: the array's name)")
     p.add_argument(
@@ -156,8 +185,19 @@ def _say(text: str) -> None:
 # ------------------------------------------------------------------------------ commands
 
 
+def _load(args: argparse.Namespace) -> Node:
+    return load(args.path, parse_storage_options(args.storage_options), args.backend)
+
+
+def _show(outcome: Outcome) -> int:
+    if outcome.diff:
+        sys.stdout.write(outcome.diff)
+    _say(outcome.message)
+    return 0
+
+
 def cmd_info(args: argparse.Namespace) -> int:
-    node = load(args.path)
+    node = _load(args)
     with _progress(args, len(node.objects), "reading chunks") as bar:
         report = gather(node, bar)
     _say(json.dumps(report, indent=2) if args.json else render(report))
@@ -165,79 +205,62 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 def cmd_upgrade(args: argparse.Namespace) -> int:
-    node = load(args.path)
-    new = md.upgrade(node.meta, args.dtype, args.shape, node.where)
-    etype = md.element_type(new)
-    assert etype is not None
-    objects = node.objects if args.verify_all else sample(node.objects, args.sample)
-    padded = node.grid.padded()
-    view = md.with_shape(md.bytes_view(node.meta, node.where), padded.shape)
-    with (
-        open_array(node.loc, view) as raw,
-        _progress(args, len(objects), "checking chunks") as bar,
-    ):
-        problem = check_payloads(node, raw, padded, objects, etype, bar)
-    if problem is not None:
-        raise Refused(f"{node.where}: not upgraded (nothing written): {problem}")
-    checked = f"checked {len(objects)} of {len(node.objects)} chunk objects"
-    if len(objects) < len(node.objects):
-        checked += " (--verify-all checks every one)"
-    return _rewrite(args, node, new, f"upgrade to {etype}; {checked}")
+    if args.dtype is not None and args.shape is None:
+        args.parser.error("--dtype needs --shape (the element pattern, e.g. --shape null,2)")
+    loc = locate(args.path, parse_storage_options(args.storage_options), args.backend)
+    if commands.is_v2(loc):
+        with _progress(args, args.sample, "checking chunks") as bar:
+            outcome = commands.upgrade_v2(
+                loc,
+                args.dtype,
+                args.shape,
+                verify_all=args.verify_all,
+                sample_size=args.sample,
+                dry_run=args.dry_run,
+                progress=bar,
+            )
+        return _show(outcome)
+    node = load_location(loc)
+    if args.dtype is None:
+        raise Refused(
+            f"{node.where}: upgrading a Zarr v3 raw-bytes array needs the element type: "
+            "--dtype D --shape S (e.g. --dtype float32 --shape null,2)."
+        )
+    total = len(node.objects) if args.verify_all else min(args.sample, len(node.objects))
+    with _progress(args, total, "checking chunks") as bar:
+        outcome = commands.upgrade(
+            node,
+            args.dtype,
+            args.shape,
+            verify_all=args.verify_all,
+            sample_size=args.sample,
+            dry_run=args.dry_run,
+            progress=bar,
+        )
+    return _show(outcome)
 
 
 def cmd_downgrade(args: argparse.Namespace) -> int:
-    node = load(args.path)
-    new = md.downgrade(node.meta, node.where)
-    return _rewrite(args, node, new, f"downgrade to {md.DOWNGRADE_DTYPE_NAME} + vlen-bytes")
+    return _show(commands.downgrade(_load(args), dry_run=args.dry_run))
 
 
 def cmd_migrate(args: argparse.Namespace) -> int:
-    node = load(args.path)
-    new = md.migrate(node.meta, node.where)
-    etype = md.element_type(new)
-    return _rewrite(args, node, new, f"migrate to ndarray {etype}")
-
-
-def _rewrite(args: argparse.Namespace, node: Node, new: dict[str, Any], what: str) -> int:
-    """Check that zarr reads ``new``, then print its diff (dry run) or write it atomically."""
-    with open_array(node.loc, new):
-        pass  # zarr parses the new document (data type, codecs, fill value) or we refuse
-    if args.dry_run:
-        sys.stdout.write(md.json_diff(node.meta, new, f"{node.where}/zarr.json"))
-        _say(f"dry run: {what}; nothing written")
-        return 0
-    _meta, current = read_document(node.loc)
-    if current != node.text:
-        raise Refused(f"{node.where}: zarr.json changed while this command ran; nothing written.")
-    write_document(node.loc, md.dumps_like(new, node.text))
-    _say(f"{node.where}: {what}; rewrote zarr.json")
-    return 0
+    return _show(commands.migrate(_load(args), dry_run=args.dry_run))
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    node = load(args.path)
-    if md.data_type_kind(node.meta.get("data_type")) == "legacy":
-        raise Refused(
-            f"{node.where}: the data type is zarr-vlen-ndarray 0.1.x metadata, which no longer "
-            "resolves; run `migrate` first."
-        )
-    with (
-        open_array(node.loc, node.meta) as array,
-        _progress(args, len(node.objects), "decoding chunks") as bar,
-    ):
-        problem = verify_chunks(node, array, node.objects, bar)
-    if problem is not None:
-        raise Refused(f"{node.where}: verify failed at {problem}")
-    _say(f"{node.where}: all {len(node.objects)} chunk objects decode")
-    return 0
+    node = _load(args)
+    with _progress(args, len(node.objects), "decoding chunks") as bar:
+        return _show(commands.verify(node, progress=bar))
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    node = load(args.path)
+    node = _load(args)
     with _progress(args, node.grid.nchunks, "exporting") as bar:
-        rows = export_parquet(
+        rows = export(
             node,
             args.parquet,
+            fmt="parquet",
             column=args.column,
             dims=args.dims,
             overwrite=args.overwrite,

@@ -1,69 +1,100 @@
-"""``export``: write an ``ndarray`` array to Parquet as an ``nd_arrow.array`` column.
+"""``export``: hand an ``ndarray`` array to an exporter plug-in (Parquet: nd-arrow's).
 
-One row per cell, in C order of the chunk grid, one row group per chunk of the grid (unwritten
-chunks export their fill cells), plus one ``int64`` coordinate column per array dimension (named
-by ``dimension_names`` when set, else ``index`` / ``index_0, index_1, ...``). The file is written
-to a temporary sibling and renamed into place when complete.
+The tool itself writes no Arrow or Parquet and never imports a package above this one. Exporters
+are plug-ins: callables registered in the entry-point group :data:`ENTRY_POINT_GROUP`
+(``zarr_vlen_ndarray.exporters``) under a format name. The ``parquet`` exporter is
+``nd_arrow.zarr_export:export_parquet``, installed by ``pip install 'zarr-vlen-ndarray[parquet]'``
+(which pulls in ``nd-arrow[zarr]``). A plug-in is called as ``exporter(job, file)`` with an
+:class:`ExportJob` and the binary file to write; it returns the number of rows written and raises
+:class:`~zarr_vlen_ndarray.tool.errors.Refused` for cells it cannot hold.
 
-Needs ``nd-arrow`` (and pyarrow). One chunk of cells becomes a column in :func:`chunk_column`:
-1-D arrays whose pattern is ``[null, d1, ..., dk]`` go through ``nd_arrow.from_zarr`` (the
-columnar path: no Python object per cell); other arrays through their object cells. Parquet is
-written with ``use_compliant_nested_type=False`` so the list items keep the name ``item``.
+The output is written through :func:`~zarr_vlen_ndarray.tool.atomic.atomic_replace`: nothing
+appears at ``OUT`` unless the whole export succeeded. A plug-in that fails to load is reported
+with a warning and skipped (never a crash); with none available the command exits 1 with an
+install hint. Rows are the cells in C order of the chunk grid, one group per chunk of the grid
+(unwritten chunks export their fill cells), plus one ``int64`` coordinate column per array
+dimension (named by ``dimension_names`` when set, else ``index`` / ``index_0, index_1, ...``).
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-import tempfile
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
-import numpy as np
-
+from zarr_vlen_ndarray.tool.atomic import atomic_replace
 from zarr_vlen_ndarray.tool.errors import Refused
 from zarr_vlen_ndarray.tool.metadata import data_type_kind
 from zarr_vlen_ndarray.tool.progress import Progress
 from zarr_vlen_ndarray.tool.scan import Node
 from zarr_vlen_ndarray.tool.stores import open_array
 
-__all__ = ["cells_to_column", "chunk_column", "coordinate_names", "export_parquet"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "ExportJob",
+    "Exporter",
+    "coordinate_names",
+    "export",
+    "load_exporter",
+]
+
+#: The entry-point group exporter plug-ins register in (name: the format, e.g. ``parquet``).
+ENTRY_POINT_GROUP = "zarr_vlen_ndarray.exporters"
+#: What to install for each format the tool knows a plug-in for.
+INSTALL_HINTS = {"parquet": "pip install 'zarr-vlen-ndarray[parquet]'"}
 
 
-def _imports() -> tuple[Any, Any, Any]:
-    try:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
+@dataclass(frozen=True)
+class ExportJob:
+    """What an exporter plug-in receives (besides the file to write)."""
 
-        import nd_arrow
-    except ImportError as exc:
-        raise Refused(
-            f"export needs nd-arrow and pyarrow ({exc}); install them with `pip install nd-arrow`."
-        ) from exc
-    return nd_arrow, pa, pq
-
-
-def cells_to_column(cells: np.ndarray, dims: list[str] | None) -> Any:
-    """An ``nd_arrow.array`` Arrow array of ``cells`` (an object array of ndarrays), C order."""
-    nd_arrow, _pa, _pq = _imports()
-    flat = [c if type(c) is np.ndarray else np.asarray(c) for c in cells.reshape(-1).tolist()]
-    try:
-        return nd_arrow.NdColumn.from_arrays(flat, dims).to_arrow()
-    except nd_arrow.NdArrowError as exc:
-        raise Refused(f"nd-arrow cannot hold these cells: {exc}") from exc
+    #: The array, opened read-only through zarr with its own metadata (an ``ndarray`` array).
+    array: Any
+    #: The cells to export: one region per chunk of the grid, in C order of the grid.
+    regions: tuple[tuple[slice, ...], ...]
+    #: The name of the cell column.
+    column: str
+    #: The names of the coordinate columns, one per array dimension.
+    coordinates: tuple[str, ...]
+    #: The names of the element axes (``--dims``), or None for the exporter's default.
+    dims: tuple[str, ...] | None
+    #: Call once per region written (drives the progress bar).
+    advance: Callable[[], None]
 
 
-def chunk_column(array: Any, region: tuple[slice, ...], dims: list[str] | None) -> Any:
-    """The cells of ``region`` as an ``nd_arrow.array`` column, columnar where possible."""
-    nd_arrow, _pa, _pq = _imports()
-    dtype = array.metadata.data_type
-    pattern = getattr(dtype, "pattern", None)
-    if len(region) == 1 and pattern is not None and pattern.is_leading_variable:
+#: An exporter plug-in: writes the job to the open binary file, returns the rows written.
+Exporter = Callable[[ExportJob, BinaryIO], int]
+
+
+def load_exporter(name: str) -> Exporter | None:
+    """The exporter registered under ``name``; None if there is none that loads.
+
+    A plug-in that raises while loading, or is not callable, is skipped with a RuntimeWarning.
+    """
+    for ep in entry_points(group=ENTRY_POINT_GROUP, name=name):
         try:
-            return nd_arrow.from_zarr(array, dims, selection=region[0])
-        except nd_arrow.NdArrowError as exc:
-            raise Refused(f"nd-arrow cannot hold these cells: {exc}") from exc
-    return cells_to_column(np.asarray(array[region], dtype=object), dims)
+            loaded = ep.load()
+        except Exception as exc:  # a broken plug-in must not break the tool
+            warnings.warn(
+                f"the {name!r} exporter plug-in {ep.value!r} failed to load "
+                f"({type(exc).__name__}: {exc}); skipped it",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+            continue
+        if not callable(loaded):
+            warnings.warn(
+                f"the {name!r} exporter plug-in {ep.value!r} is not callable; skipped it",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+            continue
+        exporter: Exporter = loaded
+        return exporter
+    return None
 
 
 def coordinate_names(meta: dict[str, Any], ndim: int) -> list[str]:
@@ -74,16 +105,17 @@ def coordinate_names(meta: dict[str, Any], ndim: int) -> list[str]:
     return ["index"] if ndim == 1 else [f"index_{i}" for i in range(ndim)]
 
 
-def export_parquet(
+def export(
     node: Node,
     out: Path,
     *,
-    column: str | None,
-    dims: list[str] | None,
-    overwrite: bool,
-    progress: Progress,
+    fmt: str = "parquet",
+    column: str | None = None,
+    dims: list[str] | None = None,
+    overwrite: bool = False,
+    progress: Progress | None = None,
 ) -> int:
-    """Write ``node`` to ``out``; returns the number of rows written."""
+    """Write ``node`` to the local file ``out`` in format ``fmt``; the number of rows written."""
     kind = data_type_kind(node.meta.get("data_type"))
     if kind != "ndarray":
         need = {"bytes": "upgrade", "legacy": "migrate"}.get(kind)
@@ -93,46 +125,38 @@ def export_parquet(
         )
     if out.exists() and not overwrite:
         raise Refused(f"{out} exists; pass --overwrite to replace it.")
-    _nd_arrow, pa, pq = _imports()
+    exporter = load_exporter(fmt)
+    if exporter is None:
+        hint = INSTALL_HINTS.get(fmt, f"install a package that registers it in {ENTRY_POINT_GROUP}")
+        raise Refused(f"no {fmt!r} exporter is installed; {hint}.")
     name = column or node.loc.name or "cells"
     coords = coordinate_names(node.meta, len(node.grid.shape))
     if name in coords:
         raise Refused(f"column name {name!r} clashes with a coordinate column; pass --column.")
-    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
-    os.close(fd)
-    rows = 0
-    try:
-        with open_array(node.loc, node.meta) as array:
-            writer = None
+    bar = progress if progress is not None else Progress(node.grid.nchunks, "export", enabled=False)
+    with open_array(node.loc, node.meta) as array:
+        job = ExportJob(
+            array=array,
+            regions=tuple(node.grid.region(i) for i in node.grid.indices()),
+            column=name,
+            coordinates=tuple(coords),
+            dims=None if dims is None else tuple(dims),
+            advance=bar.advance,
+        )
+
+        def fill(fh: BinaryIO) -> int:
             try:
-                for index in node.grid.indices():
-                    region = node.grid.region(index)
-                    grids = np.meshgrid(
-                        *(np.arange(r.start, r.stop, dtype=np.int64) for r in region),
-                        indexing="ij",
-                    )
-                    table = pa.table(
-                        {
-                            **{c: g.reshape(-1) for c, g in zip(coords, grids, strict=True)},
-                            name: chunk_column(array, region, dims),
-                        }
-                    )
-                    if writer is None:
-                        # Keep list item names ("item"), as nd_arrow.write_parquet does.
-                        writer = pq.ParquetWriter(
-                            tmp, table.schema, use_compliant_nested_type=False
-                        )
-                    writer.write_table(table)
-                    rows += table.num_rows
-                    progress.advance()
-            finally:
-                if writer is not None:
-                    writer.close()
-        if rows == 0:
-            raise Refused(f"{node.where} has no cells to export (shape {list(node.grid.shape)}).")
-        os.replace(tmp, out)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-    return rows
+                rows = exporter(job, fh)
+            except Refused:
+                raise
+            except Exception as exc:  # a plug-in bug is reported, never a traceback
+                raise Refused(
+                    f"the {fmt!r} exporter failed: {type(exc).__name__}: {exc}; nothing written."
+                ) from exc
+            if rows == 0:
+                raise Refused(
+                    f"{node.where} has no cells to export (shape {list(node.grid.shape)})."
+                )
+            return rows
+
+        return atomic_replace(out, fill)

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from zarr_vlen_ndarray import framing
 from zarr_vlen_ndarray.tool.errors import Refused
 from zarr_vlen_ndarray.tool.metadata import (
     bytes_view,
@@ -53,6 +54,7 @@ def gather(node: Node, progress: Progress) -> dict[str, Any]:
         "chunks": node.grid.nchunks,
         "written_chunks": len(node.objects),
         "stored_bytes": sum(o.nbytes for o in node.objects),
+        "framing_backend": getattr(framing, "BACKEND", "python"),
     }
     try:
         view = bytes_view(meta, node.where)
@@ -145,6 +147,7 @@ def render(report: dict[str, Any]) -> str:
         if payload:
             stored += f" (stored/payload {report['stored_bytes'] / payload:.3f})"
     rows.append(("bytes", stored))
+    rows.append(("framing", f"{report['framing_backend']} (zarr_vlen_ndarray.framing.BACKEND)"))
     lines = [f"{k:<11}: {v}" for k, v in rows]
     dist = report.get("extent")
     if dist is not None:

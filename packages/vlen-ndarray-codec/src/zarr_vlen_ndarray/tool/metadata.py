@@ -21,7 +21,13 @@ from typing import Any, Literal
 
 import numpy as np
 
-from zarr_ndarray_dtype.errors import ElementDTypeError, FillValueError, ShapePatternError
+from zarr_ndarray_dtype.cells import check_bool_bytes
+from zarr_ndarray_dtype.errors import (
+    CellError,
+    ElementDTypeError,
+    FillValueError,
+    ShapePatternError,
+)
 from zarr_ndarray_dtype.fill import decode_fill
 from zarr_ndarray_dtype.pattern import ELEMENT_DTYPES, ShapePattern, parse_element_dtype
 from zarr_vlen_ndarray.tool.errors import Refused
@@ -291,9 +297,9 @@ def _check_fill(meta: dict[str, Any], etype: ElementType, where: str, command: s
     fill = meta.get("fill_value")
     try:
         payload, _shape = decode_fill(fill, etype.pattern, etype.itemsize)
-        if etype.dtype == "bool" and max(payload, default=0) > 1:
-            raise FillValueError("bool items must be the bytes 0x00 or 0x01")
-    except FillValueError as exc:
+        if etype.dtype == "bool":
+            check_bool_bytes(np.frombuffer(payload, np.uint8))
+    except (FillValueError, CellError) as exc:
         raise Refused(
             f"{where}: the fill_value {_compact(fill)} is not a valid fill for {etype} ({exc}); "
             f"{command} keeps the fill value as it is, so it refuses this store."

@@ -10,6 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from zarr_vlen_ndarray.tool.metadata import SHARDING, check_array_document
+from zarr_vlen_ndarray.tool.remote import Version
 from zarr_vlen_ndarray.tool.stores import (
     ChunkObject,
     Grid,
@@ -18,12 +19,14 @@ from zarr_vlen_ndarray.tool.stores import (
     grid_of,
     locate,
     read_document,
+    read_versioned,
 )
 
 __all__ = [
     "Node",
     "find_bad_inner_chunk",
     "load",
+    "load_location",
     "payload_lengths",
     "sample",
     "sharding_inner_chunks",
@@ -39,19 +42,26 @@ class Node:
     text: str
     grid: Grid
     objects: list[ChunkObject]
+    #: ``zarr.json`` as read: a rewrite is conditional on it (see :func:`.stores.write_key`).
+    version: Version | None = None
 
     @property
     def where(self) -> str:
         return str(self.loc)
 
 
-def load(path: str) -> Node:
-    """Read the array at ``path``; :class:`~zarr_vlen_ndarray.tool.errors.Refused` if unusable."""
-    loc = locate(path)
-    meta, text = read_document(loc)
+def load(path: str, storage_options: dict[str, Any] | None = None, backend: str = "fsspec") -> Node:
+    """Read the array at ``path`` (a path or URL); Refused if unusable."""
+    return load_location(locate(path, storage_options, backend))
+
+
+def load_location(loc: Location) -> Node:
+    """Read the array at ``loc``; :class:`~zarr_vlen_ndarray.tool.errors.Refused` if unusable."""
+    version = read_versioned(loc)
+    meta, text = read_document(loc, version)
     check_array_document(meta, str(loc))
     grid = grid_of(meta, str(loc))
-    return Node(loc, meta, text, grid, chunk_objects(loc, meta, grid))
+    return Node(loc, meta, text, grid, chunk_objects(loc, meta, grid), version)
 
 
 def sharding_inner_chunks(meta: dict[str, Any]) -> tuple[int, ...] | None:

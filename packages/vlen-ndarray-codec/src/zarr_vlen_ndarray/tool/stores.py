@@ -1,16 +1,21 @@
 """Store access for the tool: where an array lives, its ``zarr.json``, its chunk objects.
 
-Two kinds of store are supported:
+Three kinds of location are supported:
 
 - a directory store: ``PATH`` is the array's directory (``store/group/array`` for an array
-  inside a group);
+  inside a group; ``file://`` URLs are read as paths);
 - a zip store (zarr's ``ZipStore`` layout): ``FILE.zip`` when the array is the root node,
-  ``FILE.zip::group/array`` for an array inside it.
+  ``FILE.zip::group/array`` for an array inside it;
+- any zarr store: a URL zarr understands (``s3://bucket/store.zarr/array``, ``gs://``, ``az://``,
+  ``memory://``), opened by :mod:`.remote`, or a ``zarr.abc.store.Store`` given to the Python API
+  with the array's path inside it. Writes are one PUT per key, conditional where the store
+  allows (see :mod:`.remote`).
 
-Rewrites are atomic: the new ``zarr.json`` (or, for a zip store, the new archive) is written to
-a temporary file in the same directory and moved over the original with ``os.replace``; on any
-error the temporary file is removed and the original is untouched. A zip rewrite copies every
-other member with its original name, timestamps, attributes, compression method and content.
+Local rewrites are atomic: the new ``zarr.json`` (or, for a zip store, the new archive) is
+written to a temporary file in the same directory and moved over the original with
+``os.replace``; on any error the temporary file is removed and the original is untouched. A
+zip rewrite copies every other member with its original name, timestamps, attributes,
+compression method and content.
 """
 
 from __future__ import annotations
@@ -19,28 +24,43 @@ import contextlib
 import json
 import math
 import os
-import tempfile
 import time
 import warnings
 import zipfile
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
+from urllib.parse import urlparse
+from urllib.request import url2pathname
 
+from zarr_vlen_ndarray._compat import close_store, open_zip_store_read
+from zarr_vlen_ndarray.tool.atomic import atomic_replace
 from zarr_vlen_ndarray.tool.errors import Refused
+from zarr_vlen_ndarray.tool.remote import (
+    Version,
+    delete_key,
+    list_sizes,
+    open_url,
+    put_key,
+    read_key,
+)
 
 __all__ = [
     "ChunkObject",
     "Grid",
     "Location",
     "chunk_objects",
+    "delete_keys",
     "grid_of",
+    "in_store",
     "locate",
     "open_array",
     "parse_chunk_key",
     "read_document",
+    "read_versioned",
     "write_document",
+    "write_key",
 ]
 
 ZARR_JSON = "zarr.json"
@@ -55,31 +75,58 @@ ZIP_SEPARATOR = "::"
 
 @dataclass(frozen=True)
 class Location:
-    """An array node: a directory, or a member prefix inside a zip file."""
+    """An array node: a directory, a member prefix inside a zip file, or a path in a store."""
 
-    kind: Literal["dir", "zip"]
-    root: Path  # the array directory, or the zip file
-    inner: str  # the member prefix inside the zip file ("" for the root node)
+    kind: Literal["dir", "zip", "store"]
+    root: Path  # the array directory or the zip file (for "store": Path(label), unused)
+    inner: str  # the node's path inside the zip file or store ("" for the root node)
+    store: Any = field(default=None, compare=False)  # the zarr store (kind "store")
+    label: str = ""  # how messages name a store location (its URL)
+
+    def key(self, name: str) -> str:
+        """The full key of ``name`` (relative to the node) in the zip file or store."""
+        return f"{self.inner}/{name}" if self.inner else name
 
     @property
     def meta_key(self) -> str:
-        return f"{self.inner}/{ZARR_JSON}" if self.inner else ZARR_JSON
+        return self.key(ZARR_JSON)
 
     @property
     def name(self) -> str:
         """The array's node name (the last path component), for column names."""
         if self.kind == "zip":
             return PurePosixPath(self.inner).name or self.root.stem
+        if self.kind == "store":
+            return PurePosixPath(self.inner).name or PurePosixPath(self.label.rstrip("/")).name
         return self.root.name
 
     def __str__(self) -> str:
+        if self.kind == "store":
+            return f"{self.label}/{self.inner}" if self.inner else self.label
         if self.kind == "zip" and self.inner:
             return f"{self.root}{ZIP_SEPARATOR}{self.inner}"
         return str(self.root)
 
 
-def locate(path: str) -> Location:
-    """Resolve a command-line ``PATH``; :class:`Refused` if nothing usable is there."""
+def in_store(store: Any, path: str = "", label: str | None = None) -> Location:
+    """The node at ``path`` inside a ``zarr.abc.store.Store`` (the Python API's way in)."""
+    name = label if label is not None else f"<{type(store).__name__}>"
+    return Location("store", Path(name), path.strip("/"), store, name)
+
+
+def locate(
+    path: str, storage_options: dict[str, Any] | None = None, backend: str = "fsspec"
+) -> Location:
+    """Resolve a command-line ``PATH`` or URL; :class:`Refused` if nothing usable is there."""
+    if path.startswith("file://"):
+        url = urlparse(path)
+        if url.netloc not in ("", "localhost"):
+            raise Refused(f"{path}: a file:// URL names a local path (file:///path/to/array).")
+        path = url2pathname(url.path)
+    elif "://" in path:
+        return in_store(open_url(path, storage_options or {}, backend), "", path.rstrip("/"))
+    if storage_options:
+        raise Refused(f"{path}: --storage-options apply to URLs only (s3://..., gs://...).")
     if ZIP_SEPARATOR in path:
         file, inner = path.split(ZIP_SEPARATOR, 1)
         zpath = Path(file)
@@ -98,6 +145,8 @@ def locate(path: str) -> Location:
 
 def _listing(loc: Location) -> list[str]:
     """Every key below the node, relative to it (posix separators)."""
+    if loc.kind == "store":
+        return list(list_sizes(loc.store, loc.inner))
     if loc.kind == "zip":
         prefix = f"{loc.inner}/" if loc.inner else ""
         with zipfile.ZipFile(loc.root) as zf:
@@ -111,6 +160,8 @@ def _listing(loc: Location) -> list[str]:
 
 
 def _read_key(loc: Location, key: str) -> bytes | None:
+    if loc.kind == "store":
+        return read_key(loc.store, loc.key(key)).data
     if loc.kind == "zip":
         member = f"{loc.inner}/{key}" if loc.inner else key
         with zipfile.ZipFile(loc.root) as zf:
@@ -135,15 +186,19 @@ def _arrays_below(loc: Location, limit: int = 8) -> list[str]:
     return found
 
 
-def read_document(loc: Location) -> tuple[Any, str]:
-    """The parsed ``zarr.json`` of the node and its text; :class:`Refused` if there is none."""
-    raw = _read_key(loc, ZARR_JSON)
+def read_document(loc: Location, read: Version | None = None) -> tuple[Any, str]:
+    """The parsed ``zarr.json`` of the node and its text; :class:`Refused` if there is none.
+
+    ``read`` is the document as :func:`read_versioned` already read it (else it is read here).
+    """
+    raw = (read if read is not None else read_versioned(loc)).data
     if raw is None:
         for v2 in (".zarray", ".zgroup"):
             if _read_key(loc, v2) is not None:
                 raise Refused(
-                    f"{loc}: found {v2} but no zarr.json: this is a Zarr v2 node; this tool "
-                    "handles Zarr v3 arrays only (the ndarray data type is not defined for v2)."
+                    f"{loc}: found {v2} but no zarr.json: this is a Zarr v2 node; this command "
+                    "handles Zarr v3 arrays only (the ndarray data type is not defined for v2; "
+                    "`upgrade` turns a v2 VLenArray or VLenBytes array into a v3 one)."
                 )
         raise Refused(f"{loc}: no zarr.json there, so it is not a Zarr v3 array.")
     try:
@@ -166,51 +221,78 @@ def read_document(loc: Location) -> tuple[Any, str]:
 # ------------------------------------------------------------------------------ rewriting
 
 
-def write_document(loc: Location, text: str) -> None:
-    """Replace the node's ``zarr.json`` with ``text`` atomically (see the module docstring)."""
-    data = text.encode("utf-8")
+def read_versioned(loc: Location, name: str = ZARR_JSON) -> Version:
+    """The content of ``name`` (relative to the node) and its version, for :func:`write_key`."""
+    if loc.kind == "store":
+        return read_key(loc.store, loc.key(name))
+    return Version(_read_key(loc, name))
+
+
+def write_key(loc: Location, name: str, data: bytes, expect: Version | None = None) -> None:
+    """Write ``name`` (relative to the node); with ``expect``, only if it still holds that.
+
+    A directory key is replaced atomically, a zip store rewritten atomically (see the module
+    docstring); a store key is one PUT, conditional where the store allows (:mod:`.remote`).
+    Refused (nothing written) when ``expect`` no longer matches.
+    """
+    if loc.kind == "store":
+        put_key(loc.store, loc.key(name), data, expect or read_key(loc.store, loc.key(name)))
+        return
+    if expect is not None and _read_key(loc, name) != expect.data:
+        raise Refused(f"{loc}: {name} changed while this command ran; nothing written.")
     if loc.kind == "dir":
-        target = loc.root / ZARR_JSON
-        _atomic_replace(target, lambda fh: fh.write(data))
+        atomic_replace(loc.root / name, lambda fh: fh.write(data))
     else:
-        _atomic_replace(loc.root, lambda fh: _rewrite_zip(loc, data, fh))
+        atomic_replace(loc.root, lambda fh: _rewrite_zip(loc, {loc.key(name): data}, fh))
 
 
-def _atomic_replace(target: Path, fill: Any) -> None:
-    """Write a temporary sibling of ``target`` with ``fill(file)``, then ``os.replace`` it."""
-    mode = target.stat().st_mode & 0o7777
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fill(fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+def delete_keys(loc: Location, names: list[str]) -> None:
+    """Delete ``names`` (relative to the node); absent ones are fine."""
+    if loc.kind == "store":
+        for name in names:
+            delete_key(loc.store, loc.key(name))
+    elif loc.kind == "dir":
+        for name in names:
+            with contextlib.suppress(FileNotFoundError):
+                (loc.root / name).unlink()
+    else:
+        changes: dict[str, bytes | None] = {loc.key(n): None for n in names}
+        atomic_replace(loc.root, lambda fh: _rewrite_zip(loc, changes, fh))
 
 
-def _rewrite_zip(loc: Location, data: bytes, out: Any) -> None:
-    """Copy the archive into ``out``, replacing the (last) ``zarr.json`` entry of the node."""
-    key = loc.meta_key
+def write_document(loc: Location, text: str) -> None:
+    """Replace the node's ``zarr.json`` with ``text`` (unconditionally; see :func:`write_key`)."""
+    write_key(loc, ZARR_JSON, text.encode("utf-8"))
+
+
+def _rewrite_zip(loc: Location, changes: dict[str, bytes | None], out: Any) -> None:
+    """Copy the archive into ``out`` with ``changes`` applied (member -> new bytes or None).
+
+    A changed member replaces the last entry of that name (earlier, shadowed entries are
+    dropped) or is appended; None drops every entry of the name. Every other member is copied
+    with its name, timestamps, attributes, compression method and content.
+    """
     with zipfile.ZipFile(loc.root) as src, zipfile.ZipFile(out, "w") as dst:
         infos = src.infolist()
-        last = max(i for i, info in enumerate(infos) if info.filename == key)
+        last = {info.filename: i for i, info in enumerate(infos)}
         dst.comment = src.comment
         with warnings.catch_warnings():
             # Archives zarr appended to can hold duplicate names; they are copied as they are.
             warnings.filterwarnings("ignore", "Duplicate name", UserWarning)
             for i, info in enumerate(infos):
-                if info.filename != key:
+                if info.filename not in changes:
                     dst.writestr(_copy_info(info), src.read(info))
-                elif i == last:
+                    continue
+                data = changes[info.filename]
+                if data is not None and i == last[info.filename]:
                     new = _copy_info(info)
                     new.date_time = time.localtime()[:6]
                     dst.writestr(new, data)
-                # earlier, shadowed zarr.json entries of this node are dropped
+            for name, data in changes.items():
+                if data is not None and name not in last:
+                    info = zipfile.ZipInfo(name, date_time=time.localtime()[:6])
+                    info.compress_type = zipfile.ZIP_STORED
+                    dst.writestr(info, data)
 
 
 def _copy_info(info: zipfile.ZipInfo) -> zipfile.ZipInfo:
@@ -347,7 +429,9 @@ class ChunkObject:
 def chunk_objects(loc: Location, meta: dict[str, Any], grid: Grid) -> list[ChunkObject]:
     """Every stored chunk object of the array, in C order of the chunk grid."""
     sizes: dict[str, int] = {}
-    if loc.kind == "zip":
+    if loc.kind == "store":
+        sizes = list_sizes(loc.store, loc.inner)
+    elif loc.kind == "zip":
         prefix = f"{loc.inner}/" if loc.inner else ""
         with zipfile.ZipFile(loc.root) as zf:
             for info in zf.infolist():  # a later duplicate entry shadows an earlier one
@@ -377,13 +461,13 @@ def open_array(loc: Location, meta: dict[str, Any]) -> Iterator[Any]:
     """
     from zarr import Array
     from zarr.core.array import AsyncArray
-    from zarr.core.sync import sync
-    from zarr.storage import LocalStore, StorePath, ZipStore
+    from zarr.storage import LocalStore, StorePath
 
     store: Any
-    if loc.kind == "zip":
-        # Opened up front: zarr 3.1.0's ZipStore fails on some reads of a store not yet open.
-        store = sync(ZipStore.open(loc.root, mode="r"))
+    if loc.kind == "store":
+        store = loc.store
+    elif loc.kind == "zip":
+        store = open_zip_store_read(loc.root)
     else:
         store = LocalStore(loc.root, read_only=True)
     try:
@@ -396,5 +480,5 @@ def open_array(loc: Location, meta: dict[str, Any]) -> Iterator[Any]:
                 raise Refused(f"{loc}: zarr cannot read this array's metadata: {exc}") from exc
             yield Array(async_array)
     finally:
-        if store._is_open:  # zarr 3.1.0's ZipStore.close fails on a store it never opened
-            store.close()
+        if store is not loc.store:  # the tool closes only stores it opened here
+            close_store(store)

@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from zarr_ndarray_dtype.cells import check_bool_bytes
+from zarr_ndarray_dtype.errors import CellError
 from zarr_vlen_ndarray.tool.metadata import ElementType
 from zarr_vlen_ndarray.tool.progress import Progress
 from zarr_vlen_ndarray.tool.scan import (
@@ -109,16 +111,24 @@ def check_payloads(
                 "--shape.",
             )
         if etype.dtype == "bool" and lengths.size:
-            joined = np.frombuffer(b"".join(np.asarray(cells, dtype=object).reshape(-1)), np.uint8)
-            if joined.size and int(np.max(joined)) > 1:
-                pos = int(np.flatnonzero(joined > 1)[0])
-                at = int(np.searchsorted(np.cumsum(lengths), pos, side="right"))
-                return Problem(
-                    obj.key,
-                    f"the element at {_coords(region, at)} holds the byte "
-                    f"0x{int(joined[pos]):02x}; bool items must be 0x00 or 0x01.",
-                )
+            problem = _bool_problem(obj, region, cells)
+            if problem is not None:
+                return problem
         progress.advance()
+    return None
+
+
+def _bool_problem(obj: ChunkObject, region: tuple[slice, ...], cells: Any) -> Problem | None:
+    """The first element whose bytes break the bool rule (``check_bool_bytes``), or None."""
+    flat = np.asarray(cells, dtype=object).reshape(-1)
+    try:
+        check_bool_bytes(np.frombuffer(b"".join(flat), np.uint8))
+    except CellError:
+        for at, cell in enumerate(flat):  # only on failure: find the element to name
+            try:
+                check_bool_bytes(np.frombuffer(cell, np.uint8))
+            except CellError as exc:
+                return Problem(obj.key, f"the element at {_coords(region, at)}: {exc}")
     return None
 
 
