@@ -1,7 +1,7 @@
 """The tool's one call into the codec's chunk decoder (for chunks it reads itself, e.g. zarr v2).
 
-Every place in the tool that unframes a chunk calls :func:`decode_cells`, so switching to the
-single block decoder (``zarr_vlen_ndarray.block.decode_block``) changes this function only.
+Every place in the tool that unframes a chunk calls :func:`decode_cells`, which goes through the
+codec's one chunk decoder (``zarr_vlen_ndarray.block.decode_block``, via ``codec.decode_chunk``).
 """
 
 from __future__ import annotations
