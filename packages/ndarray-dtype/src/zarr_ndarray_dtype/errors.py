@@ -12,6 +12,7 @@ __all__ = [
     "CellTypeError",
     "ElementDTypeError",
     "FillValueError",
+    "HookWarning",
     "NDArrayDTypeError",
     "ShapePatternError",
 ]
@@ -39,3 +40,7 @@ class CellError(NDArrayDTypeError):
 
 class CellTypeError(CellError, TypeError):
     """A cell's values cannot be converted to the element dtype without losing information."""
+
+
+class HookWarning(UserWarning):
+    """zarr lacks a function this package adapts (a zarr release moved it): zarr is left as is."""
