@@ -12,6 +12,7 @@ __all__ = [
     "CellTypeError",
     "ElementDTypeError",
     "FillValueError",
+    "FillValueTypeError",
     "HookWarning",
     "NDArrayDTypeError",
     "ShapePatternError",
@@ -32,6 +33,10 @@ class ShapePatternError(NDArrayDTypeError):
 
 class FillValueError(NDArrayDTypeError):
     """A fill value cannot be encoded or decoded for this data type."""
+
+
+class FillValueTypeError(FillValueError, TypeError):
+    """A JSON fill value is not a string at all (0.2.0 raised ``TypeError`` here)."""
 
 
 class CellError(NDArrayDTypeError):

@@ -14,10 +14,12 @@ from zarr_ndarray_dtype import (
     VlenScalar,
     unbox,
 )
+from zarr_ndarray_dtype._compat import DataTypeValidationError
 
 __all__ = [
     "ALLOWED_SCALAR_DTYPES",
     "DTYPE_NAME",
+    "DataTypeValidationError",
     "NDArray",
     "NDArrayDType",
     "VlenScalar",
