@@ -136,16 +136,21 @@ class VlenNDArrayCodec(ArrayBytesCodec):
     # dtype / chunk_grid are annotated loosely: their types differ across zarr releases.
     def validate(self, *, shape: Any, dtype: Any, chunk_grid: Any) -> None:
         """Refuse, at array creation, any data type other than ``ndarray [null, d1..dk]``."""
+        # Each message starts with 0.2.0's words (code may match them), then explains.
         if not isinstance(dtype, NDArray):
             raise ValueError(
-                f"the {CODEC_NAME!r} codec serves only the 'ndarray' data type with a shape "
-                f"pattern [null, d1, ..., dk], not {dtype!r}: {_serves_instead(dtype)}."
+                f"The {CODEC_NAME!r} codec is only compatible with the 'ndarray' data type, got "
+                f"{dtype}: the {CODEC_NAME!r} codec serves only the 'ndarray' data type with a "
+                f"shape pattern [null, d1, ..., dk], not {dtype!r}: {_serves_instead(dtype)}."
             )
         if not dtype.pattern.is_leading_variable:
             raise ValueError(
-                f"the {CODEC_NAME!r} codec serves only shape patterns with one variable "
-                f"dimension in the leading position, [null, d1, ..., dk]; {dtype!r} has the "
-                f"pattern {json.dumps(dtype.pattern.to_json())}: {_serves_instead(dtype)}."
+                f"The {CODEC_NAME!r} codec serves only shape patterns with exactly one variable "
+                f"dimension, in the leading position (e.g. [None, 2]); got the pattern "
+                f"{list(dtype.shape)}: the {CODEC_NAME!r} codec serves only shape patterns with "
+                f"one variable dimension in the leading position, [null, d1, ..., dk]; {dtype!r} "
+                f"has the pattern {json.dumps(dtype.pattern.to_json())}: "
+                f"{_serves_instead(dtype)}."
             )
 
     def compute_encoded_size(self, input_byte_length: int, _chunk_spec: ArraySpec) -> int:
@@ -157,7 +162,11 @@ class VlenNDArrayCodec(ArrayBytesCodec):
     def _decode_sync(self, chunk_bytes: Buffer, chunk_spec: ArraySpec) -> NDBuffer:
         dtype = _ndarray_dtype(chunk_spec)
         shape = tuple(chunk_spec.shape)
-        cells = decode_chunk(chunk_bytes.as_numpy_array(), shape, dtype)
+        raw = chunk_bytes.as_numpy_array()
+        try:
+            cells = decode_chunk(raw, shape, dtype)
+        except FramingError as exc:
+            raise FramingError(_count_mismatch_phrase(raw, shape) + str(exc)) from exc
         return chunk_spec.prototype.nd_buffer.from_numpy_array(cells)
 
     async def _decode_single(self, chunk_bytes: Buffer, chunk_spec: ArraySpec) -> NDBuffer:
@@ -171,6 +180,19 @@ class VlenNDArrayCodec(ArrayBytesCodec):
 
     async def _encode_single(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> Buffer | None:
         return self._encode_sync(chunk_array, chunk_spec)
+
+
+def _count_mismatch_phrase(raw: np.ndarray, shape: tuple[int, ...]) -> str:
+    """0.2.0's words for a framed element count that disagrees with the chunk (else "")."""
+    head = raw.reshape(-1).view(np.uint8)[:4]
+    expected = _chunk_size(shape)
+    if head.size < 4 or (framed := int.from_bytes(head.tobytes(), "little")) == expected:
+        return ""
+    return (
+        f"The {CODEC_NAME!r} codec decoded {framed} elements from a chunk of shape {shape}, "
+        f"which holds {expected}: the framed u32le element count must equal the product of the "
+        "chunk shape. "
+    )
 
 
 def _ndarray_dtype(chunk_spec: ArraySpec) -> NDArray:
