@@ -214,8 +214,9 @@ def encode_chunk(cells: np.ndarray, dtype: NDArray) -> npt.NDArray[np.uint8]:
     count = cells.size
     if count > U32_MAX:
         raise FramingError(
-            f"the {CODEC_NAME!r} codec cannot encode a chunk of {count} elements: the element "
-            f"count is a u32le, so a chunk holds at most {U32_MAX} elements; use smaller chunks."
+            f"the {CODEC_NAME!r} codec cannot encode a chunk of {count} elements: the framed "
+            f"element count is a u32le, so a chunk holds at most {U32_MAX} elements; use smaller "
+            "chunks."
         )
     # ravel(order="C") copies (object pointers only) when the chunk is F-ordered or strided.
     flat = cells.ravel(order="C")
