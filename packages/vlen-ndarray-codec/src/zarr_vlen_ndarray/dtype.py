@@ -6,6 +6,9 @@ objects, so ``isinstance`` checks and registrations agree whichever module they 
 
 from __future__ import annotations
 
+from zarr.core.dtype.common import HasObjectCodec as HasObjectCodec
+from zarr.dtype import ZDType as ZDType
+
 from zarr_ndarray_dtype import (
     DTYPE_NAME,
     ELEMENT_DTYPES,
