@@ -39,6 +39,7 @@ nox.options.sessions = [
     "lint",
     "build",
     "compat020",
+    "suite020",
 ]
 
 ROOT = Path(__file__).resolve().parent
@@ -58,6 +59,7 @@ NEWEST = "newest"
 # The published 0.2.0 that our codec must stay byte-compatible with (its own, separate venv).
 ZVN_020 = "zarr-vlen-ndarray==0.2.0"
 COMPAT_SCRIPT = ROOT / "packages/vlen-ndarray-codec/tests/compat/compat_020.py"
+COMPAT_DIR = COMPAT_SCRIPT.parent
 
 
 @dataclass(frozen=True)
@@ -451,6 +453,54 @@ def compat020(session: nox.Session) -> None:
     session.run(python_b, script, "write", str(new), external=True)
     session.run("python", script, "check", str(new))
     session.run(python_b, script, "check", str(old), external=True)
+
+
+@nox.session(python="3.12")
+@nox.parametrize("zarr", [NEWEST, "3.1.0"])
+def suite020(session: nox.Session, zarr: str) -> None:
+    """The published zarr-vlen-ndarray 0.2.0's own tests (from its sdist) against our packages.
+
+    Every test must pass except those in tests/compat/suite020_allowlist.toml (deliberate
+    changes, with reasons); an allowed test that passes fails the session too (stale entry).
+    Then 0.2.0's public surface is dumped in its own venv and compared with ours.
+    """
+    install_ours(session, zarr_requirement(zarr), "pytest", "pytest-timeout", "pip")
+    print_versions(session)
+    tmp = Path(session.create_tmp()) / "suite020"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    session.run(
+        "python", "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
+        ZVN_020, "--dest", str(tmp),
+    )  # fmt: skip
+    (sdist,) = tmp.glob("zarr_vlen_ndarray-0.2.0.tar.gz")
+    with tarfile.open(sdist) as archive:
+        archive.extractall(tmp, filter="data")
+    # Only its tests/: the suite must import OUR zarr_vlen_ndarray, not the sdist's src/.
+    run = tmp / "run"
+    shutil.copytree(tmp / "zarr_vlen_ndarray-0.2.0" / "tests", run / "tests")
+    (run / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")  # 0.2.0's settings
+    junit = tmp / "junit.xml"
+    session.run(
+        "python", "-m", "pytest", "-c", str(run / "pytest.ini"), "--rootdir", str(run),
+        "-p", "no:cacheprovider", f"--timeout={PYTEST_TIMEOUT_S}", f"--junitxml={junit}",
+        "-q", str(run / "tests"),
+        success_codes=[0, 1],  # failures are judged against the allow-list next
+    )  # fmt: skip
+    session.run(
+        "python", str(COMPAT_DIR / "suite020_check.py"), str(junit),
+        str(COMPAT_DIR / "suite020_allowlist.toml"),
+    )  # fmt: skip
+
+    old_python = venv_with_zvn020(session, tmp / "venv-zvn020", installed_version(session, "zarr"))
+    dumped = tmp / "api020.json"
+    api_script = str(COMPAT_DIR / "api_surface.py")
+    session.run(old_python, api_script, "dump", str(dumped), external=True)
+    session.run("python", api_script, "compare", str(dumped))
+    if zarr == NEWEST and json.loads(dumped.read_text()) != json.loads(
+        (COMPAT_DIR / "api020.json").read_text()
+    ):
+        session.error(f"{COMPAT_DIR / 'api020.json'} differs from the fresh dump {dumped}")
 
 
 # ------------------------------------------------------------------------ not run by default
