@@ -369,9 +369,43 @@ def selected_packages(session: nox.Session) -> list[Package]:
     return [p for p in PACKAGES if p.dist in wanted]
 
 
+def sdist_pytest_ini() -> str:
+    """The root pytest settings, for a package's tests run from its unpacked sdist."""
+    import tomllib
+
+    options = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
+    lines = ["[pytest]", "addopts = " + " ".join(options.get("addopts", [])), "pythonpath = tests"]
+    lines.append(f"xfail_strict = {str(options.get('xfail_strict', False)).lower()}")
+    lines += ["filterwarnings ="] + [f"    {rule}" for rule in options.get("filterwarnings", [])]
+    return "\n".join(lines) + "\n"
+
+
+def run_sdist_tests(
+    session: nox.Session, python: str, sdist: Path, tmp: Path, find_links: list[str]
+) -> None:
+    """Unpack the sdist and run its own tests there against the installed wheel.
+
+    Proves the tests need nothing outside the package folder (golden vectors, helpers, README).
+    After the wheel check, so the test dependencies cannot hide a missing runtime dependency.
+    """
+    unpacked = tmp / "sdist-tests"
+    shutil.rmtree(unpacked, ignore_errors=True)
+    with tarfile.open(sdist) as archive:
+        archive.extractall(unpacked, filter="data")
+    (top,) = unpacked.iterdir()
+    (top / "pytest.ini").write_text(sdist_pytest_ini(), encoding="utf-8")
+    venv_install(session, python, *TEST_DEPS, *find_links)
+    with session.chdir(top):
+        session.run(
+            python, "-m", "pytest", "-c", "pytest.ini", "-p", "no:cacheprovider",
+            f"--timeout={PYTEST_TIMEOUT_S}", "tests", external=True,
+        )  # fmt: skip
+
+
 @nox.session(python="3.12")
 def build(session: nox.Session) -> None:
-    """Build sdists+wheels; install every wheel alone in a fresh venv and check it.
+    """Build sdists+wheels; install every wheel alone in a fresh venv and check it; then run
+    each package's tests from its unpacked sdist in that venv.
 
     ``nox -s build -- zarr-vlen-ndarray`` limits it to the named packages. The checked sdist and
     wheel of each selected package end up in ./dist/. The release workflows in
@@ -409,6 +443,7 @@ def build(session: nox.Session) -> None:
             python, check_script, package.dist, package.module,
             json.dumps(expected), "1" if package.forbids_zarr else "0", external=True,
         )  # fmt: skip
+        run_sdist_tests(session, python, built(work, package, "*.tar.gz"), tmp, find_links)
 
     out = ROOT / "dist"
     shutil.rmtree(out, ignore_errors=True)
