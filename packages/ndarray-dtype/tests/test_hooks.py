@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 import pytest
 import zarr
+from packaging.version import Version
 import zarr.core.array
 from zarr.codecs import BytesCodec
 
@@ -206,3 +207,48 @@ def test_fresh_process_with_moved_targets_keeps_zarr_working(mode: str) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"
+
+
+# zarr >= 3.4.1 imports us through the zarr.data_type entry point while resolving ANY data type:
+# with moved targets, plain zarr must keep working without anyone importing us.
+ENTRY_POINT = """
+import sys, warnings
+import numpy as np
+import zarr, zarr.core.array as za
+from zarr.abc.codec import ArrayBytesCodec
+from zarr.codecs import BytesCodec
+assert "zarr_ndarray_dtype" not in sys.modules
+original_serializer = za.default_serializer_v3
+def default_serializer_v3(dtype, *, hint=None):  # a release that added a parameter
+    return original_serializer(dtype)
+za.default_serializer_v3 = default_serializer_v3
+del BytesCodec.evolve_from_array_spec  # a release that dropped the override
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    store = {}
+    plain = zarr.create_array(store=store, shape=(4,), chunks=(2,), dtype="int16")
+    plain[:] = np.arange(4)
+    assert zarr.open(store=store, mode="r")[:].tolist() == [0, 1, 2, 3]
+    f8 = zarr.create_array(store={}, shape=(2,), dtype="float64")
+    f8[:] = [1.5, 2.5]
+    assert f8[:].tolist() == [1.5, 2.5]
+assert za.default_serializer_v3 is default_serializer_v3
+assert "evolve_from_array_spec" not in BytesCodec.__dict__
+loaded = "zarr_ndarray_dtype" in sys.modules
+names = sorted({w.category.__name__ for w in caught if "zarr-ndarray-dtype" in str(w.message)})
+print(loaded, names)
+"""
+
+
+def test_entry_point_import_with_moved_targets_leaves_plain_zarr_working() -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", ENTRY_POINT],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    loaded = Version(zarr.__version__) >= Version("3.4.1")  # the first to load entry points
+    expected = "True ['HookWarning']" if loaded else "False []"
+    assert result.stdout.strip() == expected
