@@ -9,8 +9,8 @@ import warnings
 import numpy as np
 import pytest
 import zarr
-from packaging.version import Version
 import zarr.core.array
+from packaging.version import Version
 from zarr.codecs import BytesCodec
 
 from zarr_ndarray_dtype import HookWarning, NDArray, NDArrayDTypeError, _hooks
