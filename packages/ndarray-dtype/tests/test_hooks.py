@@ -1,4 +1,4 @@
-"""Serializer selection when ``serializer=`` is not given."""
+"""The hooks into zarr: serializer selection without ``serializer=``, and stepping aside safely."""
 
 from __future__ import annotations
 
