@@ -54,6 +54,10 @@ def test_leading_variable_pattern_picks_the_registered_vlen_codec() -> None:
     assert codec.to_dict()["name"] == "vlen-ndarray"
 
 
+def test_both_hooks_are_installed_on_every_supported_zarr() -> None:
+    assert _hooks.installed() == {_hooks.SERIALIZER_TARGET: True, _hooks.EVOLVE_TARGET: True}
+
+
 def test_install_is_idempotent_and_other_types_unchanged() -> None:
     before = zarr.core.array.default_serializer_v3
     evolve = BytesCodec.evolve_from_array_spec
