@@ -39,6 +39,7 @@ nox.options.sessions = [
     "lint",
     "build",
     "compat020",
+    "suite020",
 ]
 
 ROOT = Path(__file__).resolve().parent
@@ -65,6 +66,7 @@ NEWEST = "newest"
 # The published 0.2.0 that our codec must stay byte-compatible with (its own, separate venv).
 ZVN_020 = "zarr-vlen-ndarray==0.2.0"
 COMPAT_SCRIPT = ROOT / "packages/vlen-ndarray-codec/tests/compat/compat_020.py"
+COMPAT_DIR = COMPAT_SCRIPT.parent
 
 
 @dataclass(frozen=True)
@@ -434,9 +436,43 @@ def selected_packages(session: nox.Session) -> list[Package]:
     return [p for p in PACKAGES if p.dist in wanted]
 
 
+def sdist_pytest_ini() -> str:
+    """The root pytest settings, for a package's tests run from its unpacked sdist."""
+    import tomllib
+
+    options = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
+    lines = ["[pytest]", "addopts = " + " ".join(options.get("addopts", [])), "pythonpath = tests"]
+    lines.append(f"xfail_strict = {str(options.get('xfail_strict', False)).lower()}")
+    lines += ["filterwarnings ="] + [f"    {rule}" for rule in options.get("filterwarnings", [])]
+    return "\n".join(lines) + "\n"
+
+
+def run_sdist_tests(
+    session: nox.Session, python: str, sdist: Path, tmp: Path, find_links: list[str]
+) -> None:
+    """Unpack the sdist and run its own tests there against the installed wheel.
+
+    Proves the tests need nothing outside the package folder (golden vectors, helpers, README).
+    After the wheel check, so the test dependencies cannot hide a missing runtime dependency.
+    """
+    unpacked = tmp / "sdist-tests"
+    shutil.rmtree(unpacked, ignore_errors=True)
+    with tarfile.open(sdist) as archive:
+        archive.extractall(unpacked, filter="data")
+    (top,) = unpacked.iterdir()
+    (top / "pytest.ini").write_text(sdist_pytest_ini(), encoding="utf-8")
+    venv_install(session, python, *TEST_DEPS, *find_links)
+    with session.chdir(top):
+        session.run(
+            python, "-m", "pytest", "-c", "pytest.ini", "-p", "no:cacheprovider",
+            f"--timeout={PYTEST_TIMEOUT_S}", "tests", external=True,
+        )  # fmt: skip
+
+
 @nox.session(python="3.12")
 def build(session: nox.Session) -> None:
-    """Build sdists+wheels; install every wheel alone in a fresh venv and check it.
+    """Build sdists+wheels; install every wheel alone in a fresh venv and check it; then run
+    each package's tests from its unpacked sdist in that venv.
 
     ``nox -s build -- zarr-vlen-ndarray`` limits it to the named packages. The checked sdist and
     wheel of each selected package end up in ./dist/. The release workflows in
@@ -476,6 +512,7 @@ def build(session: nox.Session) -> None:
         )  # fmt: skip
         if package.compiled:
             check_compiled(session, tmp, work, package)
+        run_sdist_tests(session, python, built(work, package, "*.tar.gz"), tmp, find_links)
 
     out = ROOT / "dist"
     shutil.rmtree(out, ignore_errors=True)
@@ -520,6 +557,54 @@ def compat020(session: nox.Session) -> None:
     session.run(python_b, script, "write", str(new), external=True)
     session.run("python", script, "check", str(new))
     session.run(python_b, script, "check", str(old), external=True)
+
+
+@nox.session(python="3.12")
+@nox.parametrize("zarr", [NEWEST, "3.1.0"])
+def suite020(session: nox.Session, zarr: str) -> None:
+    """The published zarr-vlen-ndarray 0.2.0's own tests (from its sdist) against our packages.
+
+    Every test must pass except those in tests/compat/suite020_allowlist.toml (deliberate
+    changes, with reasons); an allowed test that passes fails the session too (stale entry).
+    Then 0.2.0's public surface is dumped in its own venv and compared with ours.
+    """
+    install_ours(session, zarr_requirement(zarr), "pytest", "pytest-timeout", "pip")
+    print_versions(session)
+    tmp = Path(session.create_tmp()) / "suite020"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    session.run(
+        "python", "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
+        ZVN_020, "--dest", str(tmp),
+    )  # fmt: skip
+    (sdist,) = tmp.glob("zarr_vlen_ndarray-0.2.0.tar.gz")
+    with tarfile.open(sdist) as archive:
+        archive.extractall(tmp, filter="data")
+    # Only its tests/: the suite must import OUR zarr_vlen_ndarray, not the sdist's src/.
+    run = tmp / "run"
+    shutil.copytree(tmp / "zarr_vlen_ndarray-0.2.0" / "tests", run / "tests")
+    (run / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")  # 0.2.0's settings
+    junit = tmp / "junit.xml"
+    session.run(
+        "python", "-m", "pytest", "-c", str(run / "pytest.ini"), "--rootdir", str(run),
+        "-p", "no:cacheprovider", f"--timeout={PYTEST_TIMEOUT_S}", f"--junitxml={junit}",
+        "-q", str(run / "tests"),
+        success_codes=[0, 1],  # failures are judged against the allow-list next
+    )  # fmt: skip
+    session.run(
+        "python", str(COMPAT_DIR / "suite020_check.py"), str(junit),
+        str(COMPAT_DIR / "suite020_allowlist.toml"),
+    )  # fmt: skip
+
+    old_python = venv_with_zvn020(session, tmp / "venv-zvn020", installed_version(session, "zarr"))
+    dumped = tmp / "api020.json"
+    api_script = str(COMPAT_DIR / "api_surface.py")
+    session.run(old_python, api_script, "dump", str(dumped), external=True)
+    session.run("python", api_script, "compare", str(dumped))
+    if zarr == NEWEST and json.loads(dumped.read_text()) != json.loads(
+        (COMPAT_DIR / "api020.json").read_text()
+    ):
+        session.error(f"{COMPAT_DIR / 'api020.json'} differs from the fresh dump {dumped}")
 
 
 # ------------------------------------------------------------------------ not run by default

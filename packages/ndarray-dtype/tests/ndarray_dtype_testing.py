@@ -9,8 +9,9 @@ from hypothesis import strategies as st
 
 from zarr_ndarray_dtype import ELEMENT_DTYPES
 
-REPO = Path(__file__).resolve().parents[3]
-EXAMPLES = REPO / "registry" / "examples" / "ndarray"
+# A copy of the repository's registry/examples/ndarray, shipped in the sdist so the tests run
+# from it; test_golden_copy.py checks that the copy equals the original in a repository clone.
+EXAMPLES = Path(__file__).resolve().parent / "golden" / "ndarray"
 
 
 def load_examples(folder: str) -> list[tuple[str, object]]:

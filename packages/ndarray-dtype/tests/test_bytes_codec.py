@@ -73,7 +73,11 @@ def test_bytes_identical_to_plain_array_with_trailing_dims(
     ref[:] = block
     assert _raw_chunk(ours, "c/0") == _raw_chunk(plain, "c/0/0/0")
     back = zarr.open_array(store=ours)[:]
-    assert all(np.array_equal(back[i], block[i], equal_nan=item.kind in "fc") for i in range(n))
+    # Bytes, not values: a signalling NaN makes numpy's NaN-aware comparison warn.
+    assert all(
+        back[i].shape == block[i].shape and back[i].tobytes() == block[i].tobytes()
+        for i in range(n)
+    )
     assert not back[0].flags.writeable
 
 

@@ -1,14 +1,19 @@
-"""Serializer selection when ``serializer=`` is not given."""
+"""The hooks into zarr: serializer selection without ``serializer=``, and stepping aside safely."""
 
 from __future__ import annotations
+
+import subprocess
+import sys
+import warnings
 
 import numpy as np
 import pytest
 import zarr
 import zarr.core.array
+from packaging.version import Version
 from zarr.codecs import BytesCodec
 
-from zarr_ndarray_dtype import NDArray, NDArrayDTypeError, _hooks
+from zarr_ndarray_dtype import HookWarning, NDArray, NDArrayDTypeError, _hooks
 from zarr_ndarray_dtype.registration import register
 
 
@@ -49,6 +54,10 @@ def test_leading_variable_pattern_picks_the_registered_vlen_codec() -> None:
     assert codec.to_dict()["name"] == "vlen-ndarray"
 
 
+def test_both_hooks_are_installed_on_every_supported_zarr() -> None:
+    assert _hooks.installed() == {_hooks.SERIALIZER_TARGET: True, _hooks.EVOLVE_TARGET: True}
+
+
 def test_install_is_idempotent_and_other_types_unchanged() -> None:
     before = zarr.core.array.default_serializer_v3
     evolve = BytesCodec.evolve_from_array_spec
@@ -59,3 +68,191 @@ def test_install_is_idempotent_and_other_types_unchanged() -> None:
     arr = zarr.create_array(store={}, shape=(2,), dtype="int16")
     assert type(arr.metadata.codecs[0]) is BytesCodec
     arr[:] = np.array([1, 2])
+
+
+def test_one_byte_items_keep_the_endian_the_user_passed() -> None:
+    arr = zarr.create_array(
+        store={},
+        shape=(2,),
+        dtype=NDArray(dtype="uint8", shape=(3,)),
+        serializer=BytesCodec(endian=None),
+    )
+    assert arr.metadata.codecs[0].to_dict() in (
+        {"name": "bytes"},
+        {"name": "bytes", "configuration": {}},
+    )
+    cells = np.empty(2, dtype=object)
+    cells[:] = [np.arange(3, dtype="u1"), np.ones(3, dtype="u1")]
+    arr[:] = cells
+    assert np.array_equal(zarr.open_array(arr.store, mode="r")[1:][0], np.ones(3, dtype="u1"))
+
+
+@pytest.mark.parametrize("dtype", ["int16", "uint8", "float64", "bool", "complex64"])
+def test_other_dtypes_get_exactly_what_zarr_gives(dtype: str) -> None:
+    from types import SimpleNamespace
+
+    original_serializer = zarr.core.array.default_serializer_v3.__wrapped__
+    original_evolve = BytesCodec.evolve_from_array_spec.__wrapped__  # type: ignore[attr-defined]
+    arr = zarr.create_array(store={}, shape=(2,), dtype=dtype)
+    zdtype = arr.metadata.data_type
+    expected = original_evolve(original_serializer(zdtype), SimpleNamespace(dtype=zdtype))
+    (codec,) = [c for c in arr.metadata.codecs if c.to_dict()["name"] == "bytes"]
+    assert type(codec) is BytesCodec
+    assert codec.to_dict() == expected.to_dict()
+
+
+def _changed_serializer(dtype: object, *, hint: object = None) -> object:
+    raise AssertionError("not called in this test")
+
+
+def _changed_evolve(self: object, array_spec: object, extra: object) -> object:
+    raise AssertionError("not called in this test")
+
+
+@pytest.mark.parametrize("missing", [True, False], ids=["missing", "changed"])
+def test_unexpected_targets_are_left_untouched_with_one_warning(
+    monkeypatch: pytest.MonkeyPatch, missing: bool
+) -> None:
+    if missing:
+        monkeypatch.delattr(zarr.core.array, "default_serializer_v3")
+        monkeypatch.delattr(BytesCodec, "evolve_from_array_spec")
+    else:
+        monkeypatch.setattr(zarr.core.array, "default_serializer_v3", _changed_serializer)
+        monkeypatch.setattr(BytesCodec, "evolve_from_array_spec", _changed_evolve)
+    monkeypatch.setattr(_hooks, "_warned", set())
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        _hooks.install()
+        _hooks.install()
+        register()
+    record = [w for w in record if issubclass(w.category, HookWarning)]
+    assert len(record) == 2  # once per target, however often installed
+    texts = sorted(str(w.message) for w in record)
+    assert all(f"zarr {zarr.__version__}" in t for t in texts)
+    assert "serializer=zarr_vlen_ndarray.VlenNDArrayCodec()" in texts[1]
+    assert "FixedCellBytesCodec(endian='little')" in texts[0]
+    assert ("does not exist" if missing else "not the expected") in texts[0]
+    assert _hooks.installed() == {_hooks.SERIALIZER_TARGET: False, _hooks.EVOLVE_TARGET: False}
+    if not missing:
+        assert zarr.core.array.default_serializer_v3 is _changed_serializer
+        assert BytesCodec.__dict__["evolve_from_array_spec"] is _changed_evolve
+
+
+def test_install_never_raises(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken() -> None:
+        raise RuntimeError("zarr internals moved")
+
+    monkeypatch.setattr(_hooks, "_install_serializer_hook", broken)
+    monkeypatch.setattr(_hooks, "_warned", set())
+    with pytest.warns(HookWarning, match="could not be wrapped .RuntimeError: zarr internals"):
+        _hooks.install()
+
+
+# A fresh interpreter where zarr's targets differ from what the hooks expect, before we import.
+FRESH = """
+import sys, warnings
+import numpy as np
+import zarr, zarr.core.array as za
+from zarr.codecs import BytesCodec
+assert "zarr_ndarray_dtype" not in sys.modules
+original_serializer = za.default_serializer_v3
+original_evolve = BytesCodec.evolve_from_array_spec
+MODE = sys.argv[1]
+if MODE == "changed":
+    def default_serializer_v3(dtype, *, hint=None):  # a release that added a parameter
+        return original_serializer(dtype)
+    def evolve_from_array_spec(self, array_spec, *, prototype=None):
+        return original_evolve(self, array_spec)
+    za.default_serializer_v3 = default_serializer_v3
+    BytesCodec.evolve_from_array_spec = evolve_from_array_spec
+else:  # a release that renamed both: zarr calls its new names, ours are gone
+    del za.default_serializer_v3
+    del BytesCodec.evolve_from_array_spec
+    za.renamed_default_serializer = original_serializer
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    import zarr_ndarray_dtype
+    from zarr_ndarray_dtype import FixedCellBytesCodec, HookWarning, NDArray
+    zarr_ndarray_dtype.register()
+hook_warnings = [w for w in caught if issubclass(w.category, HookWarning)]
+assert len(hook_warnings) == 2, [str(w.message) for w in caught]
+if MODE == "missing":  # put zarr back together as the renamed release would be
+    za.default_serializer_v3 = original_serializer
+    BytesCodec.evolve_from_array_spec = original_evolve
+else:
+    assert za.default_serializer_v3 is default_serializer_v3
+    assert BytesCodec.evolve_from_array_spec is evolve_from_array_spec
+store = {}
+plain = zarr.create_array(store=store, shape=(4,), chunks=(2,), dtype="int16")
+plain[:] = np.arange(4)
+assert zarr.open(store=store, mode="r")[:].tolist() == [0, 1, 2, 3]
+assert plain.metadata.codecs[0].to_dict()["name"] == "bytes"
+nd_store = {}
+nd = zarr.create_array(
+    store=nd_store, shape=(3,), chunks=(2,), dtype=NDArray(dtype="float32", shape=(2,)),
+    serializer=FixedCellBytesCodec(endian="little"),
+)
+cells = np.empty(3, dtype=object)
+cells[:] = [np.array([i, -i], dtype="float32") for i in range(3)]
+nd[:] = cells
+assert [c.tolist() for c in nd[:]] == [[0.0, 0.0], [1.0, -1.0], [2.0, -2.0]]
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("mode", ["missing", "changed"])
+def test_fresh_process_with_moved_targets_keeps_zarr_working(mode: str) -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", FRESH, mode],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
+
+
+# zarr >= 3.4.1 imports us through the zarr.data_type entry point while resolving ANY data type:
+# with moved targets, plain zarr must keep working without anyone importing us.
+ENTRY_POINT = """
+import sys, warnings
+import numpy as np
+import zarr, zarr.core.array as za
+from zarr.abc.codec import ArrayBytesCodec
+from zarr.codecs import BytesCodec
+assert "zarr_ndarray_dtype" not in sys.modules
+original_serializer = za.default_serializer_v3
+def default_serializer_v3(dtype, *, hint=None):  # a release that added a parameter
+    return original_serializer(dtype)
+za.default_serializer_v3 = default_serializer_v3
+del BytesCodec.evolve_from_array_spec  # a release that dropped the override
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    store = {}
+    plain = zarr.create_array(store=store, shape=(4,), chunks=(2,), dtype="int16")
+    plain[:] = np.arange(4)
+    assert zarr.open(store=store, mode="r")[:].tolist() == [0, 1, 2, 3]
+    f8 = zarr.create_array(store={}, shape=(2,), dtype="float64")
+    f8[:] = [1.5, 2.5]
+    assert f8[:].tolist() == [1.5, 2.5]
+assert za.default_serializer_v3 is default_serializer_v3
+assert "evolve_from_array_spec" not in BytesCodec.__dict__
+loaded = "zarr_ndarray_dtype" in sys.modules
+names = sorted({w.category.__name__ for w in caught if "zarr-ndarray-dtype" in str(w.message)})
+print(loaded, names)
+"""
+
+
+def test_entry_point_import_with_moved_targets_leaves_plain_zarr_working() -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", ENTRY_POINT],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    loaded = Version(zarr.__version__) >= Version("3.4.1")  # the first to load entry points
+    expected = "True ['HookWarning']" if loaded else "False []"
+    assert result.stdout.strip() == expected

@@ -30,10 +30,8 @@ from zarr_vlen_ndarray.codec import (
 from zarr_vlen_ndarray.framing import FramingError
 
 F32_2 = NDArray(dtype="float32", shape=(None, 2))
-REGISTRY = Path(__file__).resolve().parents[3] / "registry" / "examples" / "vlen-ndarray"
-needs_registry = pytest.mark.skipif(
-    not REGISTRY.is_dir(), reason="registry examples live in the repository, not in the sdist"
-)
+# A copy of the repository's registry/examples/vlen-ndarray (checked by test_golden_copy.py).
+REGISTRY = Path(__file__).resolve().parent / "golden" / "registry"
 
 
 def _vlen_bytes(cells: np.ndarray) -> bytes:
@@ -87,7 +85,6 @@ def test_non_mapping_metadata_is_type_and_value_error() -> None:
             VlenNDArrayCodec.from_dict("vlen-ndarray")  # type: ignore[arg-type]
 
 
-@needs_registry
 def test_registry_metadata_examples() -> None:
     examples = json.loads((REGISTRY / "codec-metadata.json").read_text(encoding="utf-8"))
     for data in examples["valid"]:
@@ -260,7 +257,6 @@ def test_bool_bytes_other_than_0_1() -> None:
         _decode_hex("02000000 02000000 0100 01000000 02", (2,), dtype)
 
 
-@needs_registry
 def test_registry_chunk_vectors() -> None:
     vectors = json.loads((REGISTRY / "chunks.json").read_text(encoding="utf-8"))
     for case in vectors["valid"]:

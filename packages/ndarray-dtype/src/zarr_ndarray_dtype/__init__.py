@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
+from zarr_ndarray_dtype.bytes_codec import FixedCellBytesCodec
 from zarr_ndarray_dtype.cells import VlenScalar, unbox
 from zarr_ndarray_dtype.dtype import DTYPE_NAME, NDArray, NDArrayDType
 from zarr_ndarray_dtype.errors import (
@@ -19,6 +20,8 @@ from zarr_ndarray_dtype.errors import (
     CellTypeError,
     ElementDTypeError,
     FillValueError,
+    FillValueTypeError,
+    HookWarning,
     NDArrayDTypeError,
     ShapePatternError,
 )
@@ -38,6 +41,9 @@ __all__ = [
     "CellTypeError",
     "ElementDTypeError",
     "FillValueError",
+    "FillValueTypeError",
+    "FixedCellBytesCodec",
+    "HookWarning",
     "NDArray",
     "NDArrayDType",
     "NDArrayDTypeError",

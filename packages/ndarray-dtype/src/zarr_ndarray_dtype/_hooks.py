@@ -1,34 +1,67 @@
-"""Two narrow hooks into zarr-python, installed once on import.
+"""Two narrow, fail-safe hooks into zarr-python, installed once on import.
 
 zarr has no extension point through which a data type chooses its serializer or adapts the core
 ``bytes`` codec, so both hooks wrap a zarr function and act ONLY when the data type is an
-``ndarray``; every other data type goes to zarr's original code unchanged.
+``ndarray``; every other data type goes to zarr's original code unchanged, and what the user
+passed (a serializer, a ``BytesCodec`` endian setting) is never rewritten.
 
-1. ``zarr.core.array.default_serializer_v3`` (looked up as a module global by every release
-   3.1.0-3.4.x): without ``serializer=``, an ``ndarray`` array gets the codec that serves its
-   pattern, or a creation-time error naming the package and the ``serializer=`` to pass (zarr
+1. ``zarr.core.array.default_serializer_v3(dtype)`` (looked up as a module global by every
+   release 3.1.0-3.4.x): without ``serializer=``, an ``ndarray`` array gets the codec that serves
+   its pattern, or a creation-time error naming the package and the ``serializer=`` to pass (zarr
    would otherwise pick ``bytes`` and fail on the first write).
-2. ``BytesCodec.evolve_from_array_spec`` (called for every codec when array metadata is built, at
-   creation and on open, in every release): refuses ``bytes`` with a variable pattern or big
-   endian at creation, and swaps in :class:`~zarr_ndarray_dtype.bytes_codec.FixedCellBytesCodec`
-   for all-fixed patterns.
+2. ``BytesCodec.evolve_from_array_spec(self, array_spec)`` (called for every codec when array
+   metadata is built, at creation and on open, in every release): refuses ``bytes`` with a
+   variable pattern or big endian at creation, and swaps in
+   :class:`~zarr_ndarray_dtype.bytes_codec.FixedCellBytesCodec` (same endian setting, same
+   metadata) for all-fixed patterns.
+
+Installing can never raise and never breaks zarr: zarr >= 3.4.1 imports this package through the
+``zarr.data_type`` entry point while it resolves ANY data type. If a target is missing or its
+signature is not the one above (a zarr release that moved it), the hook is not installed, zarr
+is left untouched, and one :class:`HookWarning` per target says what to pass instead.
 """
 
 from __future__ import annotations
 
+import inspect
+import warnings
+from collections.abc import Callable
 from typing import Any
 
-import zarr.core.array as _zarr_array
 from zarr.codecs.bytes import BytesCodec
 
+from zarr_ndarray_dtype._compat import endian_name
 from zarr_ndarray_dtype.bytes_codec import FixedCellBytesCodec, check_bytes_codec
 from zarr_ndarray_dtype.dtype import NDArray
-from zarr_ndarray_dtype.errors import NDArrayDTypeError
+from zarr_ndarray_dtype.errors import HookWarning, NDArrayDTypeError
 
-__all__ = ["install", "serializer_for"]
+__all__ = ["install", "installed", "serializer_for"]
 
 _MARK = "_zarr_ndarray_dtype_hook"
 VLEN_CODEC_NAME = "vlen-ndarray"
+
+SERIALIZER_TARGET = "zarr.core.array.default_serializer_v3"
+EVOLVE_TARGET = "zarr.codecs.BytesCodec.evolve_from_array_spec"
+# The parameter names each target had in every release 3.1.0-3.4.x (what the wrappers forward).
+EXPECTED_PARAMETERS: dict[str, tuple[str, ...]] = {
+    SERIALIZER_TARGET: ("dtype",),
+    EVOLVE_TARGET: ("self", "array_spec"),
+}
+_INSTEAD: dict[str, str] = {
+    SERIALIZER_TARGET: (
+        "arrays of the 'ndarray' data type get no default serializer, so pass one explicitly: "
+        "serializer=zarr_vlen_ndarray.VlenNDArrayCodec() for patterns [null, d1, ..., dk], "
+        "serializer=zarr_ndarray_dtype.FixedCellBytesCodec(endian='little') for all-fixed ones"
+    ),
+    EVOLVE_TARGET: (
+        "a plain 'bytes' codec is not adapted to the 'ndarray' data type: create all-fixed "
+        "arrays with serializer=zarr_ndarray_dtype.FixedCellBytesCodec(endian='little'); "
+        "reopening such an array (whose metadata names 'bytes') fails until "
+        "zarr-ndarray-dtype supports this zarr release (pip install -U zarr-ndarray-dtype)"
+    ),
+}
+# Targets already warned about in this process (warn once each).
+_warned: set[str] = set()
 
 
 def serializer_for(dtype: NDArray) -> Any:
@@ -55,7 +88,7 @@ def serializer_for(dtype: NDArray) -> Any:
     )
 
 
-def _wrap_default_serializer(original: Any) -> Any:
+def _wrap_default_serializer(original: Callable[..., Any]) -> Callable[..., Any]:
     def default_serializer_v3(dtype: Any) -> Any:
         if isinstance(dtype, NDArray):
             return serializer_for(dtype)
@@ -66,14 +99,13 @@ def _wrap_default_serializer(original: Any) -> Any:
     return default_serializer_v3
 
 
-def _wrap_evolve(original: Any) -> Any:
+def _wrap_evolve(original: Callable[..., Any]) -> Callable[..., Any]:
     def evolve_from_array_spec(self: BytesCodec, array_spec: Any) -> Any:
-        dtype = array_spec.dtype
+        dtype = getattr(array_spec, "dtype", None)
         if isinstance(dtype, NDArray):
             check_bytes_codec(self.endian, dtype)
-            if type(self) is FixedCellBytesCodec:
-                return self
-            return FixedCellBytesCodec(endian="little")
+            # Same endian setting as given: BytesCodec(endian=None) for 1-byte items stays None.
+            return FixedCellBytesCodec(endian=endian_name(self.endian))  # type: ignore[arg-type]
         return original(self, array_spec)
 
     evolve_from_array_spec.__wrapped__ = original  # type: ignore[attr-defined]
@@ -81,11 +113,99 @@ def _wrap_evolve(original: Any) -> Any:
     return evolve_from_array_spec
 
 
+def _zarr_version() -> str:
+    try:
+        import zarr
+
+        return str(zarr.__version__)
+    except Exception:  # pragma: no cover - zarr without a version
+        return "unknown"
+
+
+def _warn_once(target: str, problem: str) -> None:
+    if target in _warned:
+        return
+    _warned.add(target)
+    warnings.warn(
+        f"zarr-ndarray-dtype left zarr {_zarr_version()} untouched: {target} {problem}. "
+        f"Consequence: {_INSTEAD[target]}.",
+        HookWarning,
+        stacklevel=3,
+    )
+
+
+def _signature_problem(target: str, function: object) -> str | None:
+    """Why ``function`` cannot be wrapped as ``target`` (``None`` if it can)."""
+    if not callable(function):
+        return f"is {function!r}, not a function"
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return "has no inspectable signature"
+    got = tuple(p.name for p in parameters)
+    kinds_ok = all(
+        p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty
+        for p in parameters
+    )
+    if got != EXPECTED_PARAMETERS[target] or not kinds_ok:
+        expected = ", ".join(EXPECTED_PARAMETERS[target])
+        return f"has the signature ({', '.join(got)}), not the expected ({expected})"
+    return None
+
+
+def _install_serializer_hook() -> None:
+    import zarr.core.array as zarr_array
+
+    current = getattr(zarr_array, "default_serializer_v3", None)
+    if getattr(current, _MARK, False):
+        return
+    problem = (
+        "does not exist" if current is None else _signature_problem(SERIALIZER_TARGET, current)
+    )
+    if problem is not None:
+        _warn_once(SERIALIZER_TARGET, problem)
+        return
+    assert current is not None
+    zarr_array.default_serializer_v3 = _wrap_default_serializer(current)
+
+
+def _install_evolve_hook() -> None:
+    current = BytesCodec.__dict__.get("evolve_from_array_spec")
+    if getattr(current, _MARK, False):
+        return
+    problem = "does not exist" if current is None else _signature_problem(EVOLVE_TARGET, current)
+    if problem is not None:
+        _warn_once(EVOLVE_TARGET, problem)
+        return
+    assert current is not None
+    BytesCodec.evolve_from_array_spec = _wrap_evolve(current)  # type: ignore[method-assign]
+
+
 def install() -> None:
-    """Install both hooks; a second call (or a second import of this package) is a no-op."""
-    current = _zarr_array.default_serializer_v3
-    if not getattr(current, _MARK, False):
-        _zarr_array.default_serializer_v3 = _wrap_default_serializer(current)  # type: ignore[assignment]
-    evolve = BytesCodec.evolve_from_array_spec
-    if not getattr(evolve, _MARK, False):
-        BytesCodec.evolve_from_array_spec = _wrap_evolve(evolve)  # type: ignore[method-assign]
+    """Install both hooks where zarr has the expected targets; never raises.
+
+    A second call (or a second import of this package) is a no-op.
+    """
+    for target, step in (
+        (SERIALIZER_TARGET, _install_serializer_hook),
+        (EVOLVE_TARGET, _install_evolve_hook),
+    ):
+        try:
+            step()
+        except Exception as exc:  # never break the host: warn and step aside
+            _warn_once(target, f"could not be wrapped ({type(exc).__name__}: {exc})")
+
+
+def installed() -> dict[str, bool]:
+    """Which hooks are active in this process (by target name)."""
+    try:
+        import zarr.core.array as zarr_array
+
+        serializer = getattr(zarr_array, "default_serializer_v3", None)
+    except Exception:  # pragma: no cover - zarr without that module
+        serializer = None
+    evolve = BytesCodec.__dict__.get("evolve_from_array_spec")
+    return {
+        SERIALIZER_TARGET: bool(getattr(serializer, _MARK, False)),
+        EVOLVE_TARGET: bool(getattr(evolve, _MARK, False)),
+    }

@@ -11,14 +11,22 @@ pointers), so :mod:`zarr_ndarray_dtype._hooks` swaps in :class:`FixedCellBytesCo
 
 from __future__ import annotations
 
-from typing import Any
+import math
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from zarr.codecs.bytes import BytesCodec
 
 from zarr_ndarray_dtype._compat import endian_name
 from zarr_ndarray_dtype.cells import check_bool_bytes, unbox
+from zarr_ndarray_dtype.dtype import NDArray
 from zarr_ndarray_dtype.errors import CellError, NDArrayDTypeError
+from zarr_ndarray_dtype.views import readonly_cells
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from zarr.core.array_spec import ArraySpec
 
 __all__ = ["FixedCellBytesCodec", "check_bytes_codec"]
 
@@ -45,12 +53,41 @@ def check_bytes_codec(endian: object, dtype: Any) -> None:
         )
 
 
+def _ndarray_dtype(spec: ArraySpec) -> NDArray:
+    dtype = spec.dtype
+    if not isinstance(dtype, NDArray):
+        raise NDArrayDTypeError(
+            f"FixedCellBytesCodec serves only the 'ndarray' data type with an all-fixed pattern, "
+            f"not {dtype!r}; use zarr.codecs.BytesCodec for other data types."
+        )
+    return dtype
+
+
 class FixedCellBytesCodec(BytesCodec):
     """``bytes`` (little-endian) over cells of an all-fixed ``ndarray`` pattern.
 
     Not re-decorated as a dataclass: it keeps ``BytesCodec``'s own ``__init__``, which parses
     ``endian`` differently across zarr releases.
+
+    Promises inherited from ``BytesCodec`` that do not hold here are withdrawn:
+
+    * ``is_fixed_size`` is False: zarr's fixed-size fast paths (e.g. the bulk shard read of
+      ``FusedCodecPipeline`` in zarr 3.4) size chunks from ``dtype.item_size``, which an
+      object-backed data type does not have; they fall back to reading the shard index.
+    * ``compute_encoded_size`` ignores the in-memory byte length (object pointers) and returns
+      the exact stored size, elements times the element's bytes.
+    * ``evolve_from_array_spec`` is its own: it checks the data type and returns the codec
+      unchanged, so the codec works whether or not the ``bytes`` hook is installed.
     """
+
+    is_fixed_size = False
+
+    def evolve_from_array_spec(self, array_spec: ArraySpec) -> Self:
+        check_bytes_codec(self.endian, _ndarray_dtype(array_spec))
+        return self
+
+    def compute_encoded_size(self, input_byte_length: int, _chunk_spec: ArraySpec) -> int:
+        return math.prod(_chunk_spec.shape) * _ndarray_dtype(_chunk_spec).fixed_nbytes
 
     def _encode_cells(self, chunk_array: Any, chunk_spec: Any) -> Any:
         dtype = chunk_spec.dtype
@@ -79,10 +116,14 @@ class FixedCellBytesCodec(BytesCodec):
                 f"'bytes' chunk of {dtype!r} holds {raw.size} bytes, but {n} elements of shape "
                 f"{shape} need exactly {expected}; the chunk is truncated or corrupt."
             )
-        block = np.frombuffer(raw.tobytes(), dtype=item).reshape((n, *shape))
+        values = np.frombuffer(raw.tobytes(), dtype=item)
         if item.kind == "b":
-            check_bool_bytes(block)
-        out = np.fromiter(map(block.__getitem__, range(n)), dtype=object, count=n)
+            check_bool_bytes(values)
+        # Cells are runs of shape[0] rows of a (n * shape[0], *shape[1:]) block.
+        rows = shape[0]
+        block = values.reshape((n * rows, *shape[1:]))
+        offsets = np.arange(0, n * rows + 1, rows, dtype=np.int64)
+        out = readonly_cells(block, offsets)
         return chunk_spec.prototype.nd_buffer.from_ndarray_like(out.reshape(chunk_spec.shape))
 
     def _encode_sync(self, chunk_array: Any, chunk_spec: Any) -> Any:

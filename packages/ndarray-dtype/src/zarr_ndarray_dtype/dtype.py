@@ -11,27 +11,42 @@ read-only ndarrays and fill cells are immutable.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, ClassVar, Literal, overload
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, overload
 
 import numpy as np
 from zarr.core.dtype.wrapper import ZDType
 
 from zarr_ndarray_dtype._compat import DataTypeValidationError
 from zarr_ndarray_dtype.cells import VlenScalar, box, check_bool_bytes, coerce_cell, frozen_cell
-from zarr_ndarray_dtype.errors import CellError, FillValueError, NDArrayDTypeError
+from zarr_ndarray_dtype.errors import (
+    CellError,
+    CellTypeError,
+    ElementDTypeError,
+    FillValueError,
+    ShapePatternError,
+)
 from zarr_ndarray_dtype.fill import decode_fill, encode_fill
 from zarr_ndarray_dtype.pattern import ELEMENT_DTYPES, ShapePattern, parse_element_dtype
+from zarr_ndarray_dtype.views import readonly_cells
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from zarr.core.common import JSON, ZarrFormat
+    from zarr.core.dtype.common import DTypeJSON, DTypeSpec_V2, DTypeSpec_V3
 
 __all__ = ["DTYPE_NAME", "NDArray", "NDArrayDType"]
 
 DTYPE_NAME: Literal["ndarray"] = "ndarray"
 
 _V2_MESSAGE = (
-    "The ndarray data type is defined for Zarr format 3 only; create the array with "
-    "zarr_format=3 (the default)."
+    "'ndarray' is a Zarr v3-only data type: it is defined for Zarr format 3 only; create the "
+    "array with zarr_format=3 (the default)."
 )
+_SORTED_DTYPES = sorted(ELEMENT_DTYPES)
 
 
 @lru_cache(maxsize=256)
@@ -55,13 +70,24 @@ class NDArray(ZDType[np.dtypes.ObjectDType, np.ndarray]):  # type: ignore[type-v
 
     dtype_cls: ClassVar[type[np.dtypes.ObjectDType]] = np.dtypes.ObjectDType
     _zarr_v3_name: ClassVar[Literal["ndarray"]] = DTYPE_NAME
+    #: The array -> bytes codec 0.2.0 named for this type (kept for code that reads it; the
+    #: serializer is chosen per pattern, see ``zarr_ndarray_dtype._hooks.serializer_for``).
+    object_codec_id: ClassVar[str] = "vlen-ndarray"
 
-    dtype: str
-    shape: tuple[int | None, ...]
+    dtype: str = "float32"
+    shape: tuple[int | None, ...] = (None,)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "dtype", parse_element_dtype(self.dtype))
-        object.__setattr__(self, "shape", ShapePattern.parse(self.shape).dims)
+        try:
+            name = parse_element_dtype(self.dtype)
+        except ElementDTypeError as exc:
+            raise type(exc)(_dtype_phrase(self.dtype) + str(exc)) from None
+        try:
+            dims = ShapePattern.parse(self.shape).dims
+        except ShapePatternError as exc:
+            raise type(exc)(_shape_phrase(self.shape) + str(exc)) from None
+        object.__setattr__(self, "dtype", name)
+        object.__setattr__(self, "shape", dims)
 
     # ------------------------------------------------------------------ derived properties
     @property
@@ -85,10 +111,11 @@ class NDArray(ZDType[np.dtypes.ObjectDType, np.ndarray]):  # type: ignore[type-v
 
     # ------------------------------------------------------------------ native dtype
     @classmethod
-    def from_native_dtype(cls, dtype: object) -> NDArray:
+    def from_native_dtype(cls, dtype: np.dtype[Any]) -> Self:  # type: ignore[override]
         raise DataTypeValidationError(
-            f"Cannot infer an ndarray data type from the numpy dtype {dtype!r}: object arrays are "
-            "ambiguous; pass dtype=NDArray(dtype=..., shape=...) explicitly."
+            f"Cannot infer 'ndarray' from the native dtype {dtype}; construct "
+            "NDArray(dtype=..., shape=...) explicitly: object arrays are ambiguous, so pass "
+            "dtype=NDArray(dtype=..., shape=...) when creating the array."
         )
 
     def to_native_dtype(self) -> np.dtypes.ObjectDType:
@@ -96,81 +123,139 @@ class NDArray(ZDType[np.dtypes.ObjectDType, np.ndarray]):  # type: ignore[type-v
 
     # ------------------------------------------------------------------ JSON
     @classmethod
-    def _check_json_v3(cls, data: object) -> bool:
-        return isinstance(data, dict) and data.get("name") == DTYPE_NAME
+    def _check_json_v2(cls, data: DTypeJSON) -> bool:
+        """Always False: the ``ndarray`` data type does not exist in Zarr format 2."""
+        return False
 
     @classmethod
-    def _from_json_v2(cls, data: object) -> NDArray:
+    def _check_json_v3(cls, data: DTypeJSON) -> bool:
+        """True for exactly the documents :meth:`_from_json_v3` accepts; never raises."""
+        try:
+            cls._parse_json_v3(data)
+        except Exception:
+            return False
+        return True
+
+    @classmethod
+    def _from_json_v2(cls, data: DTypeJSON) -> Self:
         raise DataTypeValidationError(f"{data!r} is not an ndarray data type: {_V2_MESSAGE}")
 
     @classmethod
-    def _from_json_v3(cls, data: object) -> NDArray:
+    def _from_json_v3(cls, data: DTypeJSON) -> Self:
         # zarr offers every registered type every data type JSON and swallows only
         # DataTypeValidationError: anything else raised here would break opening all arrays.
-        if not cls._check_json_v3(data):
-            raise DataTypeValidationError(f"{data!r} is not an ndarray data type.")
-        assert isinstance(data, dict)
+        return cls._parse_json_v3(data)
+
+    @classmethod
+    def _parse_json_v3(cls, data: object) -> Self:
+        """The one JSON rule (raises only ``DataTypeValidationError``)."""
+        if not isinstance(data, Mapping) or data.get("name") != DTYPE_NAME:
+            raise DataTypeValidationError(
+                f"Invalid JSON representation of NDArray. Got {data!r}, expected "
+                f'{{"name": "{DTYPE_NAME}", "configuration": {{"dtype": "<scalar>", "shape": '
+                "[...]}}: it is not an ndarray data type."
+            )
         if set(data) != {"name", "configuration"}:
             raise DataTypeValidationError(
-                f"ndarray data type JSON {data!r} must have exactly the keys 'name' and "
-                "'configuration'."
+                f"Invalid JSON representation of NDArray: {data!r} must have exactly the keys "
+                "'name' and 'configuration'."
             )
         config = data["configuration"]
-        if not isinstance(config, dict) or set(config) != {"dtype", "shape"}:
+        if not isinstance(config, Mapping) or set(config) != {"dtype", "shape"}:
             raise DataTypeValidationError(
-                f"ndarray configuration {config!r} must be an object with exactly the keys "
-                "'dtype' and 'shape'."
+                f"Invalid JSON representation of NDArray: configuration {config!r} must be an "
+                "object with exactly the keys 'dtype' and 'shape'."
             )
         name = config["dtype"]
         if not isinstance(name, str) or name not in ELEMENT_DTYPES:
             raise DataTypeValidationError(
-                f"ndarray configuration dtype {name!r} must be one of {', '.join(ELEMENT_DTYPES)}."
+                f"Invalid JSON representation of NDArray: configuration dtype {name!r} must be "
+                f"one of {', '.join(ELEMENT_DTYPES)}."
             )
         try:
             pattern = ShapePattern.from_json(config["shape"])
-        except NDArrayDTypeError as exc:
-            raise DataTypeValidationError(str(exc)) from exc
-        return cls(dtype=name, shape=pattern.dims)
+            return cls(dtype=name, shape=pattern.dims)
+        except Exception as exc:
+            raise DataTypeValidationError(f"Invalid JSON representation of NDArray: {exc}") from exc
 
     @overload
-    def to_json(self, zarr_format: Literal[2]) -> Any: ...
+    def to_json(self, zarr_format: Literal[2]) -> DTypeSpec_V2: ...
     @overload
-    def to_json(self, zarr_format: Literal[3]) -> Any: ...
-    def to_json(self, zarr_format: Any) -> Any:
+    def to_json(self, zarr_format: Literal[3]) -> DTypeSpec_V3: ...
+    def to_json(self, zarr_format: ZarrFormat) -> DTypeSpec_V2 | DTypeSpec_V3:
         if zarr_format == 3:
             return {
                 "name": DTYPE_NAME,
                 "configuration": {"dtype": self.dtype, "shape": self.pattern.to_json()},
-            }
+            }  # type: ignore[return-value]
         raise ValueError(_V2_MESSAGE + f" (got zarr_format={zarr_format!r})")
 
     # ------------------------------------------------------------------ cells
     def coerce_cell(self, data: object) -> np.ndarray:
-        """``data`` as a contiguous little-endian cell matching the pattern (lossless only)."""
-        return coerce_cell(data, self.pattern, self.item_dtype)
+        """``data`` as a contiguous little-endian cell matching the pattern (lossless only).
+
+        Raises :class:`CellTypeError` (a ``TypeError`` and a ``ValueError``, as 0.2.0 raised
+        ``TypeError``) for anything that is not a cell of this type.
+        """
+        try:
+            return coerce_cell(data, self.pattern, self.item_dtype)
+        except CellTypeError as exc:
+            raise CellTypeError(f"{self._cannot_convert(data)}: {exc}") from None
+        except CellError as exc:
+            raise CellTypeError(
+                f"{self._cannot_convert(data)}: expected shape matching the pattern "
+                f"{list(self.shape)} (None dimensions are variable). {exc}"
+            ) from None
+
+    def _cannot_convert(self, data: object) -> str:
+        text = repr(data)
+        text = text if len(text) <= 80 else text[:77] + "..."
+        return (
+            f"Cannot convert object {text} with type {type(data)} to a scalar compatible with "
+            f"the data type {self}"
+        )
 
     def payload_to_cell(self, payload: bytes | bytearray | memoryview | np.ndarray) -> np.ndarray:
-        """The read-only cell stored as ``payload`` (raw little-endian C-order bytes)."""
+        """The read-only cell stored as ``payload`` (raw little-endian C-order bytes).
+
+        The length gives the variable extent: with no variable dimension it must be the element
+        size exactly; with one, a whole number of :attr:`fixed_nbytes` rows; with two or more
+        only the empty payload has a defined shape (all variable extents 0).
+        """
         raw = (
-            np.frombuffer(payload, dtype=np.uint8)
-            if not isinstance(payload, np.ndarray)
-            else (payload.reshape(-1).view(np.uint8))
+            payload.reshape(-1).view(np.uint8)
+            if isinstance(payload, np.ndarray)
+            else np.frombuffer(payload, dtype=np.uint8)
         )
-        item = self.item_dtype
-        if raw.size % item.itemsize:
+        unit = self.fixed_nbytes
+        pattern = self.pattern
+        if raw.size % unit:
             raise CellError(
-                f"a payload of {raw.size} bytes is not a whole number of {item.itemsize}-byte "
-                f"{self.dtype} items."
+                f"Payload of {raw.size} bytes is not a whole number of {unit}-byte items for the "
+                f"data type {self}: a cell of pattern {pattern.to_json()} is a whole number of "
+                f"{unit}-byte rows; the payload is truncated or belongs to another type."
             )
-        values = raw.view(item)
-        if item.kind == "b":
+        rows = raw.size // unit
+        n_variable = len(pattern.variable_axes)
+        if n_variable == 0 and rows != 1:
+            raise CellError(
+                f"Payload of {raw.size} bytes does not match the fixed element size of {unit} "
+                f"bytes for the data type {self}: every element of the all-fixed pattern "
+                f"{pattern.to_json()} has exactly {unit} bytes."
+            )
+        if n_variable >= 2 and rows:
+            raise CellError(
+                f"Payload of {raw.size} bytes is ambiguous for the data type {self}: a pattern "
+                "with multiple variable dimensions only has a well-defined shape for the empty "
+                "payload; such elements need a codec that stores each element's shape."
+            )
+        values = raw.view(self.item_dtype)
+        if values.dtype.kind == "b":
             check_bool_bytes(values)
-        try:
-            shape = self.pattern.shape_for_items(values.size)
-        except NDArrayDTypeError as exc:
-            raise CellError(str(exc)) from exc
-        cell = values.reshape(shape)
-        cell.flags.writeable = False
+        shape = pattern.empty_shape if n_variable >= 2 else pattern.shape_for_items(values.size)
+        block = values.reshape(shape)
+        offsets = np.array([0, shape[0]], dtype=np.int64)
+        cell: np.ndarray = readonly_cells(block, offsets)[0]
         return cell
 
     # ------------------------------------------------------------------ scalars (fill values)
@@ -198,13 +283,13 @@ class NDArray(ZDType[np.dtypes.ObjectDType, np.ndarray]):  # type: ignore[type-v
         """The empty element (variable extents 0), or the zero element for all-fixed patterns."""
         return _default_fill(self.dtype, self.shape)
 
-    def to_json_scalar(self, data: object, *, zarr_format: Any) -> str:
+    def to_json_scalar(self, data: object, *, zarr_format: ZarrFormat) -> JSON:
         if zarr_format != 3:
             raise ValueError(_V2_MESSAGE)
         cell = self.cast_scalar(data)[()]
         return encode_fill(np.ascontiguousarray(cell).tobytes())
 
-    def from_json_scalar(self, data: Any, *, zarr_format: Any) -> np.ndarray:
+    def from_json_scalar(self, data: JSON, *, zarr_format: ZarrFormat) -> np.ndarray:
         if zarr_format != 3:
             raise ValueError(_V2_MESSAGE)
         item = self.item_dtype
@@ -219,6 +304,38 @@ class NDArray(ZDType[np.dtypes.ObjectDType, np.ndarray]):  # type: ignore[type-v
 
     def __repr__(self) -> str:
         return f"NDArray(dtype={self.dtype!r}, shape={self.shape!r})"
+
+
+def _requests_big_endian(value: object) -> bool:
+    try:
+        return np.dtype(value).byteorder == ">"  # type: ignore[call-overload,no-any-return]
+    except Exception:
+        return False
+
+
+def _dtype_phrase(value: object) -> str:
+    """0.2.0's message start for a refused element dtype (our explanation follows it)."""
+    if _requests_big_endian(value):
+        return f"dtype must not request big-endian byte order, got {value!r}: "
+    return f"dtype must be one of {_SORTED_DTYPES}, got {value!r}: "
+
+
+def _shape_phrase(shape: object) -> str:
+    """0.2.0's message start for a refused shape pattern (our explanation follows it)."""
+    try:
+        dims: tuple[object, ...] = tuple(shape)  # type: ignore[arg-type]
+    except TypeError:
+        return f"shape dimensions must be integers or None, got {shape!r}: "
+    if not dims:
+        return "shape must have at least one dimension: "
+    for dim in dims:
+        if dim is not None and (isinstance(dim, bool | np.bool_) or not _is_int(dim)):
+            return f"shape dimensions must be integers or None, got {dims!r}: "
+    return f"fixed shape dimensions must be >= 1, got {dims}: "
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int | np.integer)
 
 
 #: Alias for import sites that already use ``numpy.typing.NDArray``.

@@ -12,6 +12,8 @@ __all__ = [
     "CellTypeError",
     "ElementDTypeError",
     "FillValueError",
+    "FillValueTypeError",
+    "HookWarning",
     "NDArrayDTypeError",
     "ShapePatternError",
 ]
@@ -33,9 +35,17 @@ class FillValueError(NDArrayDTypeError):
     """A fill value cannot be encoded or decoded for this data type."""
 
 
+class FillValueTypeError(FillValueError, TypeError):
+    """A JSON fill value is not a string at all (0.2.0 raised ``TypeError`` here)."""
+
+
 class CellError(NDArrayDTypeError):
     """A cell (one array element) does not fit the data type: wrong shape or bad values."""
 
 
 class CellTypeError(CellError, TypeError):
     """A cell's values cannot be converted to the element dtype without losing information."""
+
+
+class HookWarning(UserWarning):
+    """zarr lacks a function this package adapts (a zarr release moved it): zarr is left as is."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 import binascii
 
-from zarr_ndarray_dtype.errors import FillValueError
+from zarr_ndarray_dtype.errors import FillValueError, FillValueTypeError
 from zarr_ndarray_dtype.pattern import ShapePattern
 
 __all__ = ["decode_fill", "encode_fill"]
@@ -26,9 +26,10 @@ def decode_fill(
 ) -> tuple[bytes, tuple[int, ...]]:
     """Decode and check a JSON fill value; return the element bytes and the element shape."""
     if not isinstance(text, str):
-        raise FillValueError(
-            f"fill_value {text!r} is a {type(text).__name__}; an ndarray fill value must be a "
-            'base64 string of the element\'s bytes ("" for the empty element).'
+        raise FillValueTypeError(
+            f"Invalid type: {text!r}. Expected a base64-encoded string: fill_value {text!r} is a "
+            f"{type(text).__name__}; an ndarray fill value must be the base64 string of the "
+            'element\'s bytes ("" for the empty element).'
         )
     try:
         payload = base64.b64decode(text.encode("ascii"), validate=True)

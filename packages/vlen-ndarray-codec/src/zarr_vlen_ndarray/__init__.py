@@ -15,6 +15,10 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
+# zarr's registries were module attributes of 0.2.0's package; kept importable.
+from zarr.dtype import data_type_registry as data_type_registry
+from zarr.registry import register_codec as register_codec
+
 from zarr_ndarray_dtype import DTYPE_NAME, NDArray, NDArrayDType, VlenScalar, unbox
 from zarr_vlen_ndarray.codec import CODEC_NAME, VlenNDArrayCodec
 

@@ -24,7 +24,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
+
+# VLenBytes and parse_named_configuration were module attributes in 0.2.0; kept importable.
+from numcodecs.vlen import VLenBytes as VLenBytes
 from zarr.abc.codec import ArrayBytesCodec
+from zarr.core.common import parse_named_configuration as parse_named_configuration
 
 from zarr_ndarray_dtype import NDArray, readonly_cells
 from zarr_vlen_ndarray.block import CODEC_NAME, decode_block, encode_block, offsets_from_rows
@@ -35,6 +39,7 @@ if TYPE_CHECKING:
 
     from zarr.core.array_spec import ArraySpec
     from zarr.core.buffer import Buffer, NDBuffer
+    from zarr.core.common import JSON, ChunkCoords
 
 __all__ = ["CODEC_NAME", "CodecMetadataError", "VlenNDArrayCodec", "parse_codec_metadata"]
 
@@ -121,29 +126,34 @@ class VlenNDArrayCodec(ArrayBytesCodec):
     is_fixed_size = False
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Self:
+    def from_dict(cls, data: dict[str, JSON]) -> Self:
         parse_codec_metadata(data)
         return cls()
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, JSON]:
         return {"name": CODEC_NAME, "configuration": {}}
 
     def evolve_from_array_spec(self, array_spec: ArraySpec) -> Self:
         return self
 
-    # dtype / chunk_grid are annotated loosely: their types differ across zarr releases.
-    def validate(self, *, shape: Any, dtype: Any, chunk_grid: Any) -> None:
+    # dtype / chunk_grid are annotated loosely (as in 0.2.0): their types differ by zarr release.
+    def validate(self, *, shape: ChunkCoords, dtype: Any, chunk_grid: Any) -> None:
         """Refuse, at array creation, any data type other than ``ndarray [null, d1..dk]``."""
+        # Each message starts with 0.2.0's words (code may match them), then explains.
         if not isinstance(dtype, NDArray):
             raise ValueError(
-                f"the {CODEC_NAME!r} codec serves only the 'ndarray' data type with a shape "
-                f"pattern [null, d1, ..., dk], not {dtype!r}: {_serves_instead(dtype)}."
+                f"The {CODEC_NAME!r} codec is only compatible with the 'ndarray' data type, got "
+                f"{dtype}: the {CODEC_NAME!r} codec serves only the 'ndarray' data type with a "
+                f"shape pattern [null, d1, ..., dk], not {dtype!r}: {_serves_instead(dtype)}."
             )
         if not dtype.pattern.is_leading_variable:
             raise ValueError(
-                f"the {CODEC_NAME!r} codec serves only shape patterns with one variable "
-                f"dimension in the leading position, [null, d1, ..., dk]; {dtype!r} has the "
-                f"pattern {json.dumps(dtype.pattern.to_json())}: {_serves_instead(dtype)}."
+                f"The {CODEC_NAME!r} codec serves only shape patterns with exactly one variable "
+                f"dimension, in the leading position (e.g. [None, 2]); got the pattern "
+                f"{list(dtype.shape)}: the {CODEC_NAME!r} codec serves only shape patterns with "
+                f"one variable dimension in the leading position, [null, d1, ..., dk]; {dtype!r} "
+                f"has the pattern {json.dumps(dtype.pattern.to_json())}: "
+                f"{_serves_instead(dtype)}."
             )
 
     def compute_encoded_size(self, input_byte_length: int, _chunk_spec: ArraySpec) -> int:

@@ -6,6 +6,9 @@ objects, so ``isinstance`` checks and registrations agree whichever module they 
 
 from __future__ import annotations
 
+from zarr.core.dtype.common import HasObjectCodec as HasObjectCodec
+from zarr.dtype import ZDType as ZDType
+
 from zarr_ndarray_dtype import (
     DTYPE_NAME,
     ELEMENT_DTYPES,
@@ -14,10 +17,12 @@ from zarr_ndarray_dtype import (
     VlenScalar,
     unbox,
 )
+from zarr_ndarray_dtype._compat import DataTypeValidationError
 
 __all__ = [
     "ALLOWED_SCALAR_DTYPES",
     "DTYPE_NAME",
+    "DataTypeValidationError",
     "NDArray",
     "NDArrayDType",
     "VlenScalar",

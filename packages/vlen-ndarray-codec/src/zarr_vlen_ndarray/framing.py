@@ -97,7 +97,7 @@ def encode_frames(
     count = nbytes.size
     if count > U32_MAX:
         raise FramingError(
-            f"cannot frame {count} elements: the element count is a u32le, so a chunk holds at "
+            f"cannot frame {count} elements: the framed element count is a u32le, so a chunk holds at "
             f"most {U32_MAX} elements; use smaller chunks"
         )
     if count:
@@ -151,7 +151,8 @@ def decode_frames(
     if claimed != count:
         raise FramingError(
             f"the chunk header claims {claimed} elements but the chunk holds {count}: the "
-            "u32le element count must equal the number of elements in the chunk"
+            "framed u32le element count must equal the product of the chunk shape (the number of "
+            "elements in the chunk)"
         )
     if HEADER_NBYTES + PREFIX_NBYTES * count > size:
         raise FramingError(
