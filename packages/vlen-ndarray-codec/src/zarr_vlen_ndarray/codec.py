@@ -34,6 +34,9 @@ from zarr_ndarray_dtype import NDArray, readonly_cells
 from zarr_vlen_ndarray.block import CODEC_NAME, decode_block, encode_block, offsets_from_rows
 from zarr_vlen_ndarray.cells import gather_cells
 
+# A module attribute of 0.2.0's codec module; the limit itself lives in framing.
+from zarr_vlen_ndarray.framing import U32_MAX as U32_MAX
+
 if TYPE_CHECKING:
     from typing import Self
 

@@ -97,8 +97,8 @@ def encode_frames(
     count = nbytes.size
     if count > U32_MAX:
         raise FramingError(
-            f"cannot frame {count} elements: the framed element count is a u32le, so a chunk holds at "
-            f"most {U32_MAX} elements; use smaller chunks"
+            f"cannot frame {count} elements: the framed element count is a u32le, so a chunk "
+            f"holds at most {U32_MAX} elements; use smaller chunks"
         )
     if count:
         lo = int(np.min(nbytes))
