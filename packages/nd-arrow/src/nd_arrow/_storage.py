@@ -29,10 +29,12 @@ from nd_arrow._format import (
     ATTRS_FIELD,
     DIM_NAMES_FIELD,
     DIM_SIZES_FIELD,
+    INT32_MAX,
     ITEM_FIELD,
     VALUES_FIELD,
     size_products,
 )
+from nd_arrow._values import primitive_array
 from nd_arrow.errors import (
     InvalidArgumentError,
     InvalidDimensionsError,
@@ -43,14 +45,13 @@ from nd_arrow.errors import (
 __all__ = [
     "StorageLayout",
     "StorageParts",
+    "assemble_parts",
     "build_storage",
     "parse_storage_type",
     "segment_positions",
     "storage_type",
     "validate_storage",
 ]
-
-_INT32_MAX = 2**31 - 1
 
 NAMES_TYPE = pa.list_(pa.field(ITEM_FIELD, pa.string(), nullable=False))
 SIZES_TYPE = pa.list_(pa.field(ITEM_FIELD, pa.uint32(), nullable=False))
@@ -302,17 +303,16 @@ def validate_storage(storage: pa.Array, where: str = "nd column") -> StoragePart
         codes_all = np.zeros(len(names), np.int64)
         r, off0 = len(uniform), int(name_offsets[0])
         codes_all[off0 : off0 + n * r] = np.tile(np.arange(r, dtype=np.int64), n)
-        return StorageParts(
-            storage=storage,
-            layout=layout,
-            valid=valid,
-            values=values,
-            value_offsets=value_offsets,
-            dim_offsets=dim_offsets,
-            sizes=sizes,
-            name_codes=_align_names(codes_all, name_offsets, dim_offsets, valid, rank),
-            name_dict=list(uniform),
-            attrs=_attrs_child(storage, layout),
+        return _parts(
+            storage,
+            layout,
+            valid,
+            values,
+            value_offsets,
+            dim_offsets,
+            sizes,
+            _align_names(codes_all, name_offsets, dim_offsets, valid, rank),
+            list(uniform),
         )
     name_starts = np.where(valid, name_offsets[:-1], 0)
     row_ids, pos = segment_positions(name_starts, rank)
@@ -335,17 +335,16 @@ def validate_storage(storage: pa.Array, where: str = "nd column") -> StoragePart
                 f"{where}: row {i} has an empty dimension name; names must not be empty"
             )
         _check_unique(codes, row_ids, rank, name_dict, where)
-    return StorageParts(
-        storage=storage,
-        layout=layout,
-        valid=valid,
-        values=values,
-        value_offsets=value_offsets,
-        dim_offsets=dim_offsets,
-        sizes=sizes,
-        name_codes=_align_names(name_codes, name_offsets, dim_offsets, valid, rank),
-        name_dict=name_dict,
-        attrs=_attrs_child(storage, layout),
+    return _parts(
+        storage,
+        layout,
+        valid,
+        values,
+        value_offsets,
+        dim_offsets,
+        sizes,
+        _align_names(name_codes, name_offsets, dim_offsets, valid, rank),
+        name_dict,
     )
 
 
@@ -447,11 +446,31 @@ def _check_unique(
         )
 
 
-def _attrs_child(storage: pa.StructArray, layout: StorageLayout) -> pa.StructArray | None:
-    if not layout.attr_fields:
-        return None
-    child: pa.StructArray = storage.field(3)
-    return child
+def _parts(
+    storage: pa.StructArray,
+    layout: StorageLayout,
+    valid: npt.NDArray[np.bool_],
+    values: pa.Array,
+    value_offsets: npt.NDArray[np.int64],
+    dim_offsets: npt.NDArray[np.int64],
+    sizes: npt.NDArray[np.int64],
+    name_codes: npt.NDArray[np.int64],
+    name_dict: list[str],
+) -> StorageParts:
+    """The one place a :class:`StorageParts` is made, for checked reads and for fresh builds."""
+    attrs: pa.StructArray | None = storage.field(3) if layout.attr_fields else None
+    return StorageParts(
+        storage=storage,
+        layout=layout,
+        valid=valid,
+        values=values,
+        value_offsets=value_offsets,
+        dim_offsets=dim_offsets,
+        sizes=sizes,
+        name_codes=name_codes,
+        name_dict=name_dict,
+        attrs=attrs,
+    )
 
 
 def build_storage(
@@ -470,19 +489,19 @@ def build_storage(
     ``null_rows`` (True = null row) is only turned into a validity buffer when some row is null.
     """
     for offsets, what in ((value_offsets, "values"), (dim_offsets, "dimensions")):
-        if len(offsets) and int(offsets[-1]) > _INT32_MAX:
+        if len(offsets) and int(offsets[-1]) > INT32_MAX:
             raise InvalidArgumentError(
                 f"nd column: {int(offsets[-1])} {what} exceed the 2**31 - 1 a List can hold; "
                 "split the arrays over several columns or record batches"
             )
+    # Children from numpy buffers, not pa.array: that imports pandas when it is installed.
     vtype = pa.list_(value_field)
-    values_list = pa.ListArray.from_arrays(
-        pa.array(np.asarray(value_offsets, np.int32), pa.int32()), values, type=vtype
-    )
-    dim_off = pa.array(np.asarray(dim_offsets, np.int32), pa.int32())
+    value_off = primitive_array(np.asarray(value_offsets, np.int32), pa.int32())
+    values_list = pa.ListArray.from_arrays(value_off, values, type=vtype)
+    dim_off = primitive_array(np.asarray(dim_offsets, np.int32), pa.int32())
     names_list = pa.ListArray.from_arrays(dim_off, names, type=NAMES_TYPE)
     sizes_list = pa.ListArray.from_arrays(
-        dim_off, pa.array(np.asarray(sizes, np.uint32), pa.uint32()), type=SIZES_TYPE
+        dim_off, primitive_array(np.asarray(sizes, np.uint32), pa.uint32()), type=SIZES_TYPE
     )
     children: list[pa.Array] = [values_list, names_list, sizes_list]
     attr_fields: list[pa.Field] = []
@@ -493,8 +512,46 @@ def build_storage(
     fields = [st.field(i) for i in range(st.num_fields)]
     mask = None
     if null_rows is not None and null_rows.any():
-        mask = pa.array(null_rows, pa.bool_())
+        mask = primitive_array(null_rows, pa.bool_())
     return pa.StructArray.from_arrays(children, fields=fields, mask=mask)
+
+
+def assemble_parts(
+    values: pa.Array,
+    counts: npt.NDArray[np.int64],
+    ranks: npt.NDArray[np.int64],
+    names: pa.Array,
+    sizes: npt.NDArray[np.int64],
+    null_rows: npt.NDArray[np.bool_] | None,
+    attrs: pa.StructArray | None,
+    name_codes: npt.NDArray[np.int64],
+    name_dict: list[str],
+) -> StorageParts:
+    """Storage and its parts from per-row value counts and ranks whose rules the caller checked.
+
+    For writers (the column builder, tensor and zarr imports): re-checking storage just built
+    from checked parts would only repeat those checks. ``names`` holds every non-null row's
+    names back to back, ``name_codes`` the same as indices into ``name_dict``.
+    """
+    value_offsets = np.zeros(len(counts) + 1, np.int64)
+    np.cumsum(counts, out=value_offsets[1:])
+    dim_offsets = np.zeros(len(ranks) + 1, np.int64)
+    np.cumsum(ranks, out=dim_offsets[1:])
+    storage = build_storage(
+        value_field=pa.field(ITEM_FIELD, values.type, nullable=True),
+        values=values,
+        value_offsets=value_offsets,
+        names=names,
+        sizes=sizes,
+        dim_offsets=dim_offsets,
+        null_rows=null_rows,
+        attrs=attrs,
+    )
+    valid = np.ones(len(counts), np.bool_) if null_rows is None else ~null_rows
+    layout = parse_storage_type(storage.type)
+    return _parts(
+        storage, layout, valid, values, value_offsets, dim_offsets, sizes, name_codes, name_dict
+    )
 
 
 def tile_names(names: Sequence[str], count: int) -> pa.Array:
@@ -504,7 +561,7 @@ def tile_names(names: Sequence[str], count: int) -> pa.Array:
     encoded = [n.encode("utf-8") for n in names]
     lens = np.array([len(b) for b in encoded], np.int64)
     total = int(lens.sum()) * count
-    if total > _INT32_MAX:
+    if total > INT32_MAX:
         raise InvalidArgumentError(
             f"nd column: {total} bytes of dimension names exceed what one Utf8 array can hold; "
             "split the arrays over several columns or record batches"

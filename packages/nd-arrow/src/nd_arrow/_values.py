@@ -18,7 +18,14 @@ import pyarrow.compute as pc
 
 from nd_arrow.errors import InvalidArgumentError, NotSupportedError
 
-__all__ = ["arrow_type_for_dtype", "arrow_to_numpy", "is_string_dtype", "numpy_to_arrow"]
+__all__ = [
+    "arrow_to_numpy",
+    "arrow_type_for_dtype",
+    "fill_nulls",
+    "is_string_dtype",
+    "numpy_to_arrow",
+    "primitive_array",
+]
 
 _TIME_UNITS = ("s", "ms", "us", "ns")
 
@@ -53,6 +60,48 @@ def arrow_type_for_dtype(dtype: np.dtype[Any], where: str = "values") -> pa.Data
     )
 
 
+def primitive_array(
+    values: npt.NDArray[Any], arrow_type: pa.DataType, mask: npt.NDArray[np.bool_] | None = None
+) -> pa.Array:
+    """A fixed-width Arrow array over a flat native-endian numpy array, built from its buffers.
+
+    No copy for numbers (booleans are bit-packed), and unlike ``pa.array`` this never imports
+    pandas (which costs seconds on the first call where pandas is installed). ``values`` must
+    already have the layout of ``arrow_type`` (the caller picks the type); ``mask`` is True = null.
+    """
+    n = len(values)
+    validity = None
+    null_count = 0
+    if mask is not None:
+        null_count = int(np.count_nonzero(mask))
+        if null_count:
+            validity = pa.py_buffer(np.packbits(~mask, bitorder="little"))
+    if values.dtype.kind == "b":
+        data = pa.py_buffer(np.packbits(values, bitorder="little"))
+    else:
+        data = pa.py_buffer(np.ascontiguousarray(values))
+    return pa.Array.from_buffers(arrow_type, n, [validity, data], null_count=null_count)
+
+
+def _from_buffers(flat: npt.NDArray[Any], mask: npt.NDArray[np.bool_] | None) -> pa.Array | None:
+    """``flat`` as an Arrow array built from buffers, or None where ``pa.array`` is needed."""
+    kind = flat.dtype.kind
+    if flat.ndim != 1 or not flat.dtype.isnative:
+        return None
+    if kind in "biuf":
+        return primitive_array(flat, pa.from_numpy_dtype(flat.dtype), mask)
+    if kind in "mM":
+        unit, count = np.datetime_data(flat.dtype)
+        if unit not in _TIME_UNITS or count != 1:
+            return None  # dates (and odd units) go through pa.array
+        nat = np.isnat(flat)
+        if nat.any():
+            mask = nat if mask is None else (mask | nat)
+        arrow_type = pa.timestamp(unit) if kind == "M" else pa.duration(unit)
+        return primitive_array(flat.view(np.int64), arrow_type, mask)
+    return None
+
+
 def numpy_to_arrow(
     flat: npt.NDArray[Any],
     mask: npt.NDArray[np.bool_] | None,
@@ -68,8 +117,11 @@ def numpy_to_arrow(
         flat = flat.astype(object)
     if mask is not None and not mask.any():
         mask = None
+    fast = _from_buffers(flat, mask)
     try:
         if target is not None:
+            if fast is not None:
+                return fast
             if flat.dtype.kind == "M" and target == pa.date32():
                 arr = pa.array(flat, mask=mask, type=pa.date32())
             elif flat.dtype.kind == "O":
@@ -77,7 +129,9 @@ def numpy_to_arrow(
             else:
                 arr = pa.array(flat, mask=mask)
             return arr
-        natural = pa.array(flat, mask=mask) if flat.dtype.kind != "O" else None
+        natural = fast
+        if natural is None and flat.dtype.kind != "O":
+            natural = pa.array(flat, mask=mask)
         if natural is not None:
             return natural if natural.type == value_type else natural.cast(value_type)
         return pa.array(flat, mask=mask, type=value_type, from_pandas=False)
@@ -86,6 +140,28 @@ def numpy_to_arrow(
         raise InvalidArgumentError(
             f"{where}: cannot convert numpy {flat.dtype} values to Arrow {want}: {exc}"
         ) from exc
+
+
+def fill_nulls(values: npt.NDArray[Any], mask: npt.NDArray[np.bool_] | None) -> npt.NDArray[Any]:
+    """Values with nulls filled as xarray and pandas expect: NaN (integers and booleans turn
+    float64), NaT for times, None for anything else. Without a mask the values come back as they
+    are."""
+    if mask is None:
+        return values
+    kind = values.dtype.kind
+    if kind in "iub":
+        out = values.astype(np.float64)
+        out[mask] = np.nan
+    elif kind == "f":
+        out = values.copy()
+        out[mask] = np.nan
+    elif kind in "mM":
+        out = values.copy()
+        out[mask] = np.array("NaT", dtype=values.dtype)
+    else:
+        out = values.astype(object)
+        out[mask] = None
+    return out
 
 
 def _fill_scalar(t: pa.DataType) -> pa.Scalar | None:
