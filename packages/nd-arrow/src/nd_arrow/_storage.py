@@ -16,6 +16,7 @@ All row rules are checked over whole arrays with numpy; the first offending row 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -50,8 +51,11 @@ __all__ = [
     "parse_storage_type",
     "segment_positions",
     "storage_type",
+    "uniform_shape",
     "validate_storage",
 ]
+
+_INT64_MAX = 2**63 - 1
 
 NAMES_TYPE = pa.list_(pa.field(ITEM_FIELD, pa.string(), nullable=False))
 SIZES_TYPE = pa.list_(pa.field(ITEM_FIELD, pa.uint32(), nullable=False))
@@ -162,6 +166,8 @@ class StorageParts:
     name_codes: npt.NDArray[np.int64]  # flat indices into ``name_dict``
     name_dict: list[str]
     attrs: pa.StructArray | None  # sliced to the rows; None without attributes
+    # The one shape of every row when all rows are non-null and share it (None otherwise).
+    uniform_shape: tuple[int, ...] | None = None
 
     def __len__(self) -> int:
         return len(self.valid)
@@ -169,6 +175,25 @@ class StorageParts:
     @property
     def null_count(self) -> int:
         return int(len(self.valid) - np.count_nonzero(self.valid))
+
+
+def uniform_shape(
+    sizes: npt.NDArray[np.int64], dim_offsets: npt.NDArray[np.int64], valid: npt.NDArray[np.bool_]
+) -> tuple[int, ...] | None:
+    """The shape shared by every row, when all rows are valid, of one rank and laid out back to
+    back with equal sizes; None otherwise (and for zero rows or rank 0). Vectorized, one pass."""
+    n = len(valid)
+    if n == 0 or not valid.all():
+        return None
+    off0 = int(dim_offsets[0])
+    r = (int(dim_offsets[-1]) - off0) // n
+    if r == 0 or not np.array_equal(dim_offsets, off0 + r * np.arange(n + 1, dtype=np.int64)):
+        return None
+    block = sizes[off0 : off0 + n * r].reshape(n, r)
+    first = block[0]
+    if not (block == first).all():
+        return None
+    return tuple(first.tolist())
 
 
 def segment_positions(
@@ -274,7 +299,14 @@ def validate_storage(storage: pa.Array, where: str = "nd column") -> StoragePart
 
     sizes = sizes_arr.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
     starts = dim_offsets[:-1] if all_valid else np.where(valid, dim_offsets[:-1], 0)
-    products, overflow = size_products(sizes, starts, starts + rank)
+    shape0 = uniform_shape(sizes, dim_offsets, valid)
+    if shape0 is not None:
+        # Every row has one shape (found once, kept in the parts for decoding): one product.
+        exact = math.prod(shape0)
+        products = np.full(n, exact if exact <= _INT64_MAX else -1, np.int64)
+        overflow = np.full(n, exact > _INT64_MAX, np.bool_)
+    else:
+        products, overflow = size_products(sizes, starts, starts + rank)
     if overflow.any():
         i = _first(overflow)
         shape = sizes[starts[i] : starts[i] + rank[i]].tolist()
@@ -313,6 +345,7 @@ def validate_storage(storage: pa.Array, where: str = "nd column") -> StoragePart
             sizes,
             _align_names(codes_all, name_offsets, dim_offsets, valid, rank),
             list(uniform),
+            shape0,
         )
     name_starts = np.where(valid, name_offsets[:-1], 0)
     row_ids, pos = segment_positions(name_starts, rank)
@@ -345,6 +378,7 @@ def validate_storage(storage: pa.Array, where: str = "nd column") -> StoragePart
         sizes,
         _align_names(name_codes, name_offsets, dim_offsets, valid, rank),
         name_dict,
+        shape0,
     )
 
 
@@ -456,6 +490,7 @@ def _parts(
     sizes: npt.NDArray[np.int64],
     name_codes: npt.NDArray[np.int64],
     name_dict: list[str],
+    shape: tuple[int, ...] | None,
 ) -> StorageParts:
     """The one place a :class:`StorageParts` is made, for checked reads and for fresh builds."""
     attrs: pa.StructArray | None = storage.field(3) if layout.attr_fields else None
@@ -470,6 +505,7 @@ def _parts(
         name_codes=name_codes,
         name_dict=name_dict,
         attrs=attrs,
+        uniform_shape=shape,
     )
 
 
@@ -549,8 +585,18 @@ def assemble_parts(
     )
     valid = np.ones(len(counts), np.bool_) if null_rows is None else ~null_rows
     layout = parse_storage_type(storage.type)
+    shape = uniform_shape(sizes, dim_offsets, valid)
     return _parts(
-        storage, layout, valid, values, value_offsets, dim_offsets, sizes, name_codes, name_dict
+        storage,
+        layout,
+        valid,
+        values,
+        value_offsets,
+        dim_offsets,
+        sizes,
+        name_codes,
+        name_dict,
+        shape,
     )
 
 

@@ -204,6 +204,10 @@ class NdColumn:
         flat, mask = self._flat_values()
         off = p.value_offsets
         doff = p.dim_offsets
+        if mask is None and p.uniform_shape is not None:
+            # Every row has one shape (found once, when the parts were made): one reshape.
+            lo, hi = int(off[0]), int(off[-1])
+            return list(flat[lo:hi].reshape(n, *p.uniform_shape)), None
         rank = np.diff(doff)
         if mask is None and p.null_count == 0 and rank.min() == rank.max():
             r = int(rank[0])
@@ -211,8 +215,6 @@ class NdColumn:
                 shapes = p.sizes[doff[:-1, None] + np.arange(r)]
                 first = shapes[0]
                 lo, hi = int(off[0]), int(off[-1])
-                if (shapes == first).all():
-                    return list(flat[lo:hi].reshape(n, *first.tolist())), None
                 inner_shape = first[1:].tolist()
                 inner = int(np.prod(first[1:]))
                 if inner > 0 and (shapes[:, 1:] == first[1:]).all():
