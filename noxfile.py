@@ -272,12 +272,14 @@ def floor(session: nox.Session) -> None:
 
 @nox.session(python="3.12")
 def lint(session: nox.Session) -> None:
-    """ruff check, ruff format --check, and mypy (root config) on every package's src."""
-    install_ours(session, "ruff", "mypy", *TEST_DEPS)
+    """ruff check, ruff format --check, mypy (root config) on every package's src, and the
+    import-linter contracts of nd_arrow."""
+    install_ours(session, "ruff", "mypy", "import-linter", *TEST_DEPS)
     print_versions(session)
     session.run("ruff", "--version")
     checks = [("ruff", "check", "."), ("ruff", "format", "--check", ".")]
     checks += [("mypy", "--config-file", "pyproject.toml", f"{p.path}/src") for p in PACKAGES]
+    checks.append(("lint-imports", "--config", f"{ND_ARROW.path}/.importlinter"))
     failed = []
     for command in checks:  # run every check, then fail with the list of those that failed
         try:
