@@ -6,6 +6,7 @@ import pytest
 xr = pytest.importorskip("xarray")
 
 from nd_arrow import NdArray, NdColumn  # noqa: E402
+from nd_arrow._values import fill_nulls  # noqa: E402
 from nd_arrow.batch import NdRecordBatch, decode_batches, encode_batches  # noqa: E402
 from nd_arrow.xarray import array_to_xarray  # noqa: E402
 
@@ -50,9 +51,19 @@ def test_dataset_round_trip_through_record_batch() -> None:
 
 @pytest.mark.parametrize("unit", ["s", "ns"])
 @pytest.mark.parametrize("kind", ["M8", "m8"])
-def test_null_times_become_nat(kind: str, unit: str) -> None:
-    """The NaT fill: a null time element becomes NaT of the same dtype (not NaN, not object)."""
+def test_fill_nulls_puts_nat_in_times(kind: str, unit: str) -> None:
     dtype = np.dtype(f"{kind}[{unit}]")
+    values = np.array([1, 2, 3], "i8").view(dtype)
+    out = fill_nulls(values, np.array([True, False, False]))
+    assert out.dtype == dtype and np.isnat(out).tolist() == [True, False, False]
+    assert not np.isnat(values).any()
+
+
+@pytest.mark.parametrize("kind", ["M8", "m8"])
+def test_null_times_become_nat(kind: str) -> None:
+    """The NaT fill: a null time element becomes NaT of the same dtype (not NaN, not object).
+    Nanoseconds: xarray before 2025 converts (with a warning) every other unit to them."""
+    dtype = np.dtype(f"{kind}[ns]")
     values = np.array([1, 2, 3], "i8").view(dtype)
     arr = NdArray(values, ["x"], mask=np.array([False, True, False]))
     via_column = NdColumn.from_arrays([arr])[0]
