@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from nd_arrow._values import numpy_to_arrow, primitive_array
+from nd_arrow._values import numpy_to_arrow, numpy_view, primitive_array
 
 DTYPES = [
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -58,3 +58,55 @@ def test_primitive_array_bits() -> None:
     arr.validate(full=True)
     assert arr.null_count == 3
     assert arr.to_pylist() == [None, False, True, True, None, True, True, False, None]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@given(data=st.data())
+@settings(max_examples=25, deadline=None)
+def test_numpy_view_equals_to_numpy(dtype: str, data: st.DataObject) -> None:
+    n = data.draw(st.integers(0, 40))
+    raw = data.draw(hnp.arrays(np.dtype(dtype) if dtype[0] not in "Mm" else np.int64, n))
+    flat = raw if dtype[0] not in "Mm" else raw.view(dtype)
+    arr = pa.array(flat, mask=np.zeros(n, np.bool_))  # NaT stays a value: no nulls
+    start = data.draw(st.integers(0, n))
+    arr = arr.slice(start)  # a non-zero offset
+    got = numpy_view(arr)
+    want = arr.to_numpy(zero_copy_only=False)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert got.tobytes() == want.tobytes()
+
+
+_NO_PANDAS = """
+import sys
+asked = []
+class Recorder:  # records every attempt to import pandas, installed or not
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "pandas":
+            asked.append(name)
+        return None
+sys.meta_path.insert(0, Recorder())
+import numpy as np, pyarrow as pa
+from nd_arrow import NdArray, NdColumn
+rows = [
+    NdArray(np.ma.masked_array([1.0, 2.0], mask=[False, True]), ["x"]),
+    None,
+    np.ones((2, 3)),
+    np.array([True, False]),
+]
+for items in (rows[:3], rows[2:3] * 2, rows[3:], [rows[0]] * 2):
+    arr = NdColumn.from_arrays(items).to_arrow()
+    col = NdColumn.from_arrow(arr)
+    col.to_numpy_list(), col.to_pylist(), col[0]
+assert asked == [], asked
+"""
+
+
+def test_numeric_columns_never_import_pandas() -> None:
+    """Building, checking and decoding numeric columns go through buffers, never pandas."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", _NO_PANDAS], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr

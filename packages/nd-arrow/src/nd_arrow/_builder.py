@@ -21,7 +21,7 @@ import pyarrow as pa
 from nd_arrow._attrs import encode_attrs
 from nd_arrow._format import MAX_DIM_SIZE, check_dim_names, default_dim_names
 from nd_arrow._storage import StorageParts, assemble_parts, tile_names
-from nd_arrow._values import is_string_dtype, numpy_to_arrow
+from nd_arrow._values import is_string_dtype, numpy_to_arrow, string_array
 from nd_arrow.array import NdArray
 from nd_arrow.errors import InvalidArgumentError, InvalidDimensionsError, SchemaMismatchError
 
@@ -197,7 +197,7 @@ def _build_general(
             (index.setdefault(nm, len(index)) for nm in flat_names), np.int64, len(flat_names)
         )
         name_dict = list(index)
-        names = pa.array(flat_names, pa.string())
+        names = string_array(flat_names)
     attrs = encode_attrs([r.attrs if r is not None else None for r in rows], f"{where} row")
     return assemble_parts(
         values,

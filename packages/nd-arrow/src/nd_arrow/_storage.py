@@ -35,7 +35,7 @@ from nd_arrow._format import (
     VALUES_FIELD,
     size_products,
 )
-from nd_arrow._values import primitive_array
+from nd_arrow._values import numpy_view, primitive_array
 from nd_arrow.errors import (
     InvalidArgumentError,
     InvalidDimensionsError,
@@ -213,15 +213,15 @@ def _list_offsets(arr: pa.Array, name: str, where: str) -> tuple[pa.Array, npt.N
     if pa.types.is_list_view(t) or pa.types.is_large_list_view(t):
         # Compact the views into one flat child (casting ListView to List is broken in some
         # pyarrow releases); null views contribute nothing.
-        lengths = arr.sizes.to_numpy(zero_copy_only=False).astype(np.int64)
+        lengths = numpy_view(arr.sizes).astype(np.int64)
         if arr.null_count:
-            lengths[arr.is_null().to_numpy(zero_copy_only=False)] = 0
+            lengths[numpy_view(arr.is_null())] = 0
         offsets = np.zeros(len(arr) + 1, np.int64)
         np.cumsum(lengths, out=offsets[1:])
         return pc.list_flatten(arr), offsets
-    offsets = arr.offsets.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    offsets = numpy_view(arr.offsets).astype(np.int64, copy=False)
     child = arr.values
-    if len(offsets) and (offsets.min() < 0 or offsets.max() > len(child)):
+    if len(offsets) and (int(np.min(offsets)) < 0 or int(np.max(offsets)) > len(child)):
         raise InvalidEncodingError(
             f"{where}: offsets of {name!r} point outside its {len(child)} items"
         )
@@ -241,7 +241,7 @@ def _check_item_nulls(
 ) -> None:
     if child.null_count == 0:
         return
-    null_pos = np.flatnonzero(child.is_null().to_numpy(zero_copy_only=False))
+    null_pos = np.flatnonzero(numpy_view(child.is_null()))
     rows = np.searchsorted(offsets, null_pos, side="right") - 1
     inside = (rows >= 0) & (rows < len(valid))
     rows = rows[inside]
@@ -264,15 +264,12 @@ def validate_storage(storage: pa.Array, where: str = "nd column") -> StoragePart
         )
     layout = parse_storage_type(storage.type)
     n = len(storage)
-    if storage.null_count:
-        valid = storage.is_valid().to_numpy(zero_copy_only=False)
-    else:
-        valid = np.ones(n, np.bool_)
+    valid = numpy_view(storage.is_valid()) if storage.null_count else np.ones(n, np.bool_)
 
     children = [storage.field(i) for i in range(3)]
     for child, name in zip(children, (VALUES_FIELD, DIM_NAMES_FIELD, DIM_SIZES_FIELD), strict=True):
         if child.null_count:
-            bad = valid & child.is_null().to_numpy(zero_copy_only=False)
+            bad = valid & numpy_view(child.is_null())
             if bad.any():
                 raise InvalidEncodingError(
                     f"{where}: row {_first(bad)} is not null but its {name!r} list is null; "
@@ -297,7 +294,7 @@ def validate_storage(storage: pa.Array, where: str = "nd column") -> StoragePart
             "dim_names and dim_sizes must have one entry per axis"
         )
 
-    sizes = sizes_arr.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    sizes = numpy_view(sizes_arr).astype(np.int64, copy=False)
     starts = dim_offsets[:-1] if all_valid else np.where(valid, dim_offsets[:-1], 0)
     shape0 = uniform_shape(sizes, dim_offsets, valid)
     if shape0 is not None:
@@ -351,9 +348,9 @@ def validate_storage(storage: pa.Array, where: str = "nd column") -> StoragePart
     row_ids, pos = segment_positions(name_starts, rank)
     if len(names):
         encoded = pc.dictionary_encode(names)
-        all_codes = encoded.indices.to_numpy(zero_copy_only=False)
+        all_codes = numpy_view(encoded.indices)
         name_dict = encoded.dictionary.to_pylist()
-        name_len = pc.binary_length(encoded.dictionary).to_numpy(zero_copy_only=False)
+        name_len = numpy_view(pc.binary_length(encoded.dictionary))
     else:
         all_codes = np.zeros(0, np.int64)
         name_dict = []

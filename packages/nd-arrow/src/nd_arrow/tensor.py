@@ -32,6 +32,7 @@ from nd_arrow._format import (
     default_dim_names,
 )
 from nd_arrow._storage import assemble_parts, segment_positions, tile_names
+from nd_arrow._values import numpy_view
 from nd_arrow.column import NdColumn, parts_of
 from nd_arrow.errors import (
     InvalidArgumentError,
@@ -64,7 +65,7 @@ def _check_canonical(column: NdColumn, target: str) -> None:
         starts = np.where(p.valid, p.value_offsets[:-1], 0)
         lengths = np.where(p.valid, np.diff(p.value_offsets), 0)
         _, pos = segment_positions(starts, lengths)
-        nulls = p.values.is_null().to_numpy(zero_copy_only=False)
+        nulls = numpy_view(p.values.is_null())
         if nulls[pos].any():
             raise NotSupportedError(
                 f"{target} elements cannot be null, but this column has null values; fill them "
@@ -199,9 +200,7 @@ def from_fixed_shape_tensor(arr: pa.Array | pa.ChunkedArray) -> NdColumn:
     size = int(np.prod(shape)) if shape else 1
     values = storage.values.slice(storage.offset * size, len(storage) * size)
     valid = (
-        storage.is_valid().to_numpy(zero_copy_only=False)
-        if storage.null_count
-        else np.ones(len(storage), np.bool_)
+        numpy_view(storage.is_valid()) if storage.null_count else np.ones(len(storage), np.bool_)
     )
     if not valid.all():
         values = values.filter(pa.array(np.repeat(valid, size)))
@@ -315,18 +314,16 @@ def from_variable_shape_tensor(
             f"{VARIABLE_SHAPE_TENSOR}: dim_names {names} do not name the {r} axes uniquely"
         )
     valid = (
-        storage.is_valid().to_numpy(zero_copy_only=False)
-        if storage.null_count
-        else np.ones(len(storage), np.bool_)
+        numpy_view(storage.is_valid()) if storage.null_count else np.ones(len(storage), np.bool_)
     )
     data = storage.field(0)
     shape = storage.field(1)
     flat_shape = shape.values.slice(shape.offset * r, len(shape) * r)
-    sizes = flat_shape.to_numpy(zero_copy_only=False).astype(np.int64).reshape(len(shape), r)
+    sizes = numpy_view(flat_shape).astype(np.int64).reshape(len(shape), r)
     sizes = sizes[valid]
     if (sizes < 0).any():
         raise ShapeMismatchError(f"{VARIABLE_SHAPE_TENSOR}: negative size in {sizes.tolist()}")
-    offsets = data.offsets.to_numpy(zero_copy_only=False).astype(np.int64)
+    offsets = numpy_view(data.offsets).astype(np.int64)
     lengths = np.diff(offsets)[valid]
     products = np.prod(sizes, axis=1) if r else np.ones(len(sizes), np.int64)
     if (products != lengths).any():

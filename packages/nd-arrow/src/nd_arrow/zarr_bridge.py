@@ -26,7 +26,7 @@ import pyarrow as pa
 
 from nd_arrow._format import MAX_DIM_SIZE, check_dim_names, default_dim_names
 from nd_arrow._storage import build_storage, tile_names
-from nd_arrow._values import numpy_to_arrow
+from nd_arrow._values import numpy_to_arrow, numpy_view
 from nd_arrow.column import NdColumn, parts_of
 from nd_arrow.errors import (
     InvalidArgumentError,
@@ -134,8 +134,8 @@ def _flat_values(column: NdColumn, where: str) -> npt.NDArray[Any]:
             "nulls. Fill them first (e.g. pyarrow.compute.fill_null on the values)"
         )
     if pa.types.is_boolean(values.type):
-        return np.asarray(values.to_numpy(zero_copy_only=False), dtype=bool)
-    return np.asarray(values.to_numpy(zero_copy_only=False))
+        return np.asarray(numpy_view(values), dtype=bool)
+    return np.asarray(numpy_view(values))
 
 
 def to_zarr(column: Any, array: Any, selection: Any = slice(None)) -> None:
