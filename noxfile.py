@@ -308,6 +308,7 @@ def lint(session: nox.Session) -> None:
     checks = [("ruff", "check", "."), ("ruff", "format", "--check", ".")]
     checks += [("mypy", "--config-file", "pyproject.toml", f"{p.path}/src") for p in PACKAGES]
     checks += [("lint-imports", "--config", ".importlinter")]  # the package graph contracts
+    checks.append(("lint-imports", "--config", f"{ND_ARROW.path}/.importlinter"))
     failed = []
     for command in checks:  # run every check, then fail with the list of those that failed
         try:

@@ -10,6 +10,10 @@ Operations:
   check+to list  the same from the bare Arrow array, including nd-arrow's check of every row rule
                  (NdColumn.from_arrow); ndarrow checks nothing, so its time is the one above
   IPC round trip write a table to an in-memory IPC stream and read it back
+And, where zarr and zarr-vlen-ndarray are installed, the zarr bridge on one 1-D array of
+(n, 2) float32 cells (n ~ Poisson(8), 10,000-cell chunks, no compression): nd_arrow.from_zarr
+against zarr_vlen_ndarray.read_columnar, warm (best of a few) and as the first call of a fresh
+process (where pa.array would import pandas, if installed).
 
 Every number is the best of a few repeats, measured in this run; ratios are other / nd-arrow
 (above 1 means nd-arrow is faster). No assertions: this reports, CI's tests judge correctness.
@@ -20,6 +24,9 @@ from __future__ import annotations
 
 import argparse
 import gc
+import importlib.util
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -114,6 +121,49 @@ def run(small: bool) -> list[tuple[str, str, float, float | None, float]]:
     return rows
 
 
+_FIRST_CALL = """
+import time, numpy as np, zarr, nd_arrow
+from zarr_vlen_ndarray import NDArray, read_columnar, write_columnar
+rng = np.random.default_rng(0)
+n = N_CELLS
+counts = rng.poisson(8, n)
+values = rng.random((int(counts.sum()), 2), dtype=np.float32)
+offsets = np.zeros(n + 1, np.int64)
+np.cumsum(counts, out=offsets[1:])
+array = zarr.create_array(
+    {}, shape=(n,), chunks=(10_000,), dtype=NDArray(dtype="float32", shape=(None, 2)),
+    compressors=None,
+)
+write_columnar(array, values, offsets)
+t0 = time.perf_counter(); read_columnar(array); t1 = time.perf_counter()
+nd_arrow.from_zarr(array, dims=("point", "xy")); t2 = time.perf_counter()
+def best(fn):
+    times = []
+    for _ in range(5):
+        t = time.perf_counter(); fn(); times.append(time.perf_counter() - t)
+    return min(times)
+warm_read = best(lambda: read_columnar(array))
+warm_from = best(lambda: nd_arrow.from_zarr(array, dims=("point", "xy")))
+print(t1 - t0, t2 - t1, warm_read, warm_from)
+"""
+
+
+def zarr_rows(small: bool) -> list[tuple[str, float, float]]:
+    """(measure, read_columnar s, from_zarr s); empty without zarr and zarr-vlen-ndarray."""
+    if any(importlib.util.find_spec(m) is None for m in ("zarr", "zarr_vlen_ndarray")):
+        return []
+    n_cells = 100_000 if small else 1_000_000
+    code = _FIRST_CALL.replace("N_CELLS", str(n_cells))
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
+    first_read, first_from, warm_read, warm_from = map(float, out)
+    return [
+        (f"first call in a process, {n_cells:,} cells", first_read, first_from),
+        (f"warm (best of 5), {n_cells:,} cells", warm_read, warm_from),
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--small", action="store_true", help="a tenth of the rows (quick check)")
@@ -133,6 +183,14 @@ def main() -> None:
         nda_s = f"{nda:10.4f}" if nda is not None else f"{'-':>10}"
         ratio = f"{nda / nd:10.2f}" if nda is not None else f"{'-':>10}"
         print(f"{name:<28} {op:<15} {nd:10.4f} {nda_s} {py:9.3f} {ratio} {py / nd:9.1f}")
+    bridge = zarr_rows(args.small)
+    if bridge:
+        print()
+        head = f"{'zarr bridge':<40} {'read_columnar s':>15} {'from_zarr s':>12} {'extra s':>8}"
+        print(head)
+        print("-" * len(head))
+        for what, read, bridged in bridge:
+            print(f"{what:<40} {read:15.4f} {bridged:12.4f} {bridged - read:8.4f}")
 
 
 if __name__ == "__main__":

@@ -234,3 +234,24 @@ def test_uniform_names_checked_once() -> None:
     sizes1 = lst([0, 1, 2], pa.array([1, 1], pa.uint32()))
     with pytest.raises(InvalidDimensionsError, match="row 0 has an empty dimension name"):
         NdColumn.from_arrow(struct([values, empty, sizes1], STD))
+
+
+def test_uniform_shape_is_found_once_and_used_by_the_decoder() -> None:
+    same = NdColumn.from_arrays([np.arange(6.0).reshape(2, 3), np.zeros((2, 3))], dims=["a", "b"])
+    parts = validate_storage(same.storage)
+    assert parts.uniform_shape == (2, 3)
+    rows = NdColumn.from_arrow(same.to_arrow()).to_numpy_list()
+    assert [r.shape for r in rows if r is not None] == [(2, 3), (2, 3)]
+    assert rows[0] is not None and rows[0].tolist() == np.arange(6.0).reshape(2, 3).tolist()
+    # Not uniform: other sizes, other rank, a null row; each decodes row by row.
+    for arrays in (
+        [np.zeros((2, 3)), np.zeros((3, 2))],
+        [np.zeros((2, 3)), np.zeros(6)],
+        [np.zeros((2, 3)), None],
+    ):
+        col = NdColumn.from_arrays(arrays)
+        assert validate_storage(col.storage).uniform_shape is None
+        got = col.to_numpy_list()
+        assert [None if g is None else g.shape for g in got] == [
+            None if a is None else a.shape for a in arrays
+        ]

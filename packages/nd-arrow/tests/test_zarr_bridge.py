@@ -231,3 +231,40 @@ def test_parquet_reads_in_polars_as_a_plain_struct(tmp_path: Path) -> None:
         assert names == ["point", "xy"]
         assert sizes == list(cell.shape)
         assert np.array_equal(np.array(values, dtype="float32"), cell.reshape(-1))
+
+
+_NO_PANDAS = """
+import sys
+import numpy as np, zarr
+import nd_arrow, zarr_vlen_ndarray as zvn
+
+asked = []
+class Recorder:  # records every attempt to import pandas, installed or not
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "pandas":
+            asked.append(name)
+        return None
+sys.meta_path.insert(0, Recorder())
+
+ragged = zvn.NDArray(dtype=DTYPE, shape=(None, 2))
+array = zarr.create_array({}, shape=(3,), chunks=(2,), dtype=ragged)
+cells = np.empty(3, dtype=object)
+cells[:] = [np.ones((2, 2), DTYPE), np.zeros((0, 2), DTYPE), np.ones((1, 2), DTYPE)]
+array[:] = cells
+col = nd_arrow.from_zarr(array, dims=("point", "xy"))
+assert asked == [], asked
+assert nd_arrow.NdColumn.from_arrow(col).to_numpy_list()[0].shape == (2, 2)
+"""
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bool", "uint64"])
+def test_from_zarr_never_imports_pandas(dtype: str) -> None:
+    """pa.array imports pandas (seconds where it is installed); from_zarr builds from buffers."""
+    import subprocess
+    import sys
+
+    code = _NO_PANDAS.replace("DTYPE", repr(dtype))
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr

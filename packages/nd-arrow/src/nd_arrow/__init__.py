@@ -50,6 +50,7 @@ from nd_arrow.extension import (
     logical_schema,
     register,
 )
+from nd_arrow.extension import bind_column as _bind_column
 from nd_arrow.io import read_ipc, read_parquet, rewrap, write_ipc, write_parquet
 from nd_arrow.tensor import (
     from_fixed_shape_tensor,
@@ -59,6 +60,9 @@ from nd_arrow.tensor import (
     variable_shape_tensor_storage,
 )
 from nd_arrow.zarr_bridge import from_zarr, to_zarr
+
+# The type module decodes with the column class without importing it (no import cycle).
+_bind_column(NdColumn)
 
 __all__ = [
     "ATTRS_FIELD",

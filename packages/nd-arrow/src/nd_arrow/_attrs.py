@@ -16,7 +16,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from nd_arrow._format import check_attr_keys, merge_keys
-from nd_arrow._values import arrow_to_numpy, arrow_type_for_dtype
+from nd_arrow._values import arrow_to_numpy, arrow_type_for_dtype, numpy_view
 from nd_arrow.errors import InvalidAttributeError, NdArrowError
 
 __all__ = ["AttrDecoder", "attr_type", "attrs_equal", "encode_attrs"]
@@ -124,11 +124,11 @@ class AttrDecoder:
         self._getters: list[tuple[str, npt.NDArray[np.bool_], Callable[[int], object]]] = []
         if attrs is None:
             return
-        row_valid = attrs.is_valid().to_numpy(zero_copy_only=False) if attrs.null_count else None
+        row_valid = numpy_view(attrs.is_valid()) if attrs.null_count else None
         t = attrs.type
         for j in range(t.num_fields):
             child = attrs.field(j)
-            valid = child.is_valid().to_numpy(zero_copy_only=False)
+            valid = numpy_view(child.is_valid())
             if row_valid is not None:
                 valid &= row_valid
             self._getters.append((t.field(j).name, valid, _getter(child)))
@@ -165,7 +165,7 @@ def _getter(child: pa.Array) -> Callable[[int], object]:
             if pa.types.is_fixed_size_list(t):
                 child = child.cast(pa.list_(t.value_field))
             flat, _ = arrow_to_numpy(child.values)
-            off = child.offsets.to_numpy(zero_copy_only=False)
+            off = numpy_view(child.offsets)
             return lambda i: flat[off[i] : off[i + 1]].copy()
     values = child.to_pylist()
     return values.__getitem__

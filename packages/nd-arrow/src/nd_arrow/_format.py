@@ -32,18 +32,27 @@ __all__ = [
     "DIM_SIZES_FIELD",
     "ENCODING_VERSION",
     "EXTENSION_METADATA",
+    "EXTENSION_METADATA_KEY",
     "EXTENSION_NAME",
+    "EXTENSION_NAME_KEY",
+    "FIXED_SHAPE_TENSOR",
     "GLOBAL_ATTRIBUTES_EXTENSION",
     "GLOBAL_ATTRIBUTES_FIELD",
+    "INT32_MAX",
     "ITEM_FIELD",
     "MAX_DIM_SIZE",
     "VALUES_FIELD",
+    "VARIABLE_SHAPE_TENSOR",
     "check_dim_names",
     "default_dim_names",
     "infer_grid",
     "parse_extension_metadata",
     "size_products",
 ]
+
+#: Field metadata keys of the Arrow extension type mechanism.
+EXTENSION_NAME_KEY = b"ARROW:extension:name"
+EXTENSION_METADATA_KEY = b"ARROW:extension:metadata"
 
 #: Extension name in ``ARROW:extension:name`` of every nd column.
 EXTENSION_NAME = "nd_arrow.array"
@@ -66,6 +75,12 @@ GLOBAL_ATTRIBUTES_EXTENSION = "nd_arrow.global_attributes"
 
 #: Dimension sizes are stored as UInt32.
 MAX_DIM_SIZE = 2**32 - 1
+#: Largest Int32: the last offset of a List or Utf8 array, and a canonical tensor's shape entry.
+INT32_MAX = 2**31 - 1
+
+#: Arrow's canonical tensor extension names (converted to and from by :mod:`nd_arrow.tensor`).
+FIXED_SHAPE_TENSOR = "arrow.fixed_shape_tensor"
+VARIABLE_SHAPE_TENSOR = "arrow.variable_shape_tensor"
 
 # Products at or above this bound are not exact in float64; they are recomputed with Python ints.
 _EXACT_FLOAT = float(2**53)

@@ -16,6 +16,7 @@ All row rules are checked over whole arrays with numpy; the first offending row 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -29,10 +30,12 @@ from nd_arrow._format import (
     ATTRS_FIELD,
     DIM_NAMES_FIELD,
     DIM_SIZES_FIELD,
+    INT32_MAX,
     ITEM_FIELD,
     VALUES_FIELD,
     size_products,
 )
+from nd_arrow._values import numpy_view, primitive_array
 from nd_arrow.errors import (
     InvalidArgumentError,
     InvalidDimensionsError,
@@ -43,14 +46,16 @@ from nd_arrow.errors import (
 __all__ = [
     "StorageLayout",
     "StorageParts",
+    "assemble_parts",
     "build_storage",
     "parse_storage_type",
     "segment_positions",
     "storage_type",
+    "uniform_shape",
     "validate_storage",
 ]
 
-_INT32_MAX = 2**31 - 1
+_INT64_MAX = 2**63 - 1
 
 NAMES_TYPE = pa.list_(pa.field(ITEM_FIELD, pa.string(), nullable=False))
 SIZES_TYPE = pa.list_(pa.field(ITEM_FIELD, pa.uint32(), nullable=False))
@@ -161,6 +166,8 @@ class StorageParts:
     name_codes: npt.NDArray[np.int64]  # flat indices into ``name_dict``
     name_dict: list[str]
     attrs: pa.StructArray | None  # sliced to the rows; None without attributes
+    # The one shape of every row when all rows are non-null and share it (None otherwise).
+    uniform_shape: tuple[int, ...] | None = None
 
     def __len__(self) -> int:
         return len(self.valid)
@@ -168,6 +175,25 @@ class StorageParts:
     @property
     def null_count(self) -> int:
         return int(len(self.valid) - np.count_nonzero(self.valid))
+
+
+def uniform_shape(
+    sizes: npt.NDArray[np.int64], dim_offsets: npt.NDArray[np.int64], valid: npt.NDArray[np.bool_]
+) -> tuple[int, ...] | None:
+    """The shape shared by every row, when all rows are valid, of one rank and laid out back to
+    back with equal sizes; None otherwise (and for zero rows or rank 0). Vectorized, one pass."""
+    n = len(valid)
+    if n == 0 or not valid.all():
+        return None
+    off0 = int(dim_offsets[0])
+    r = (int(dim_offsets[-1]) - off0) // n
+    if r == 0 or not np.array_equal(dim_offsets, off0 + r * np.arange(n + 1, dtype=np.int64)):
+        return None
+    block = sizes[off0 : off0 + n * r].reshape(n, r)
+    first = block[0]
+    if not (block == first).all():
+        return None
+    return tuple(first.tolist())
 
 
 def segment_positions(
@@ -187,15 +213,15 @@ def _list_offsets(arr: pa.Array, name: str, where: str) -> tuple[pa.Array, npt.N
     if pa.types.is_list_view(t) or pa.types.is_large_list_view(t):
         # Compact the views into one flat child (casting ListView to List is broken in some
         # pyarrow releases); null views contribute nothing.
-        lengths = arr.sizes.to_numpy(zero_copy_only=False).astype(np.int64)
+        lengths = numpy_view(arr.sizes).astype(np.int64)
         if arr.null_count:
-            lengths[arr.is_null().to_numpy(zero_copy_only=False)] = 0
+            lengths[numpy_view(arr.is_null())] = 0
         offsets = np.zeros(len(arr) + 1, np.int64)
         np.cumsum(lengths, out=offsets[1:])
         return pc.list_flatten(arr), offsets
-    offsets = arr.offsets.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    offsets = numpy_view(arr.offsets).astype(np.int64, copy=False)
     child = arr.values
-    if len(offsets) and (offsets.min() < 0 or offsets.max() > len(child)):
+    if len(offsets) and (int(np.min(offsets)) < 0 or int(np.max(offsets)) > len(child)):
         raise InvalidEncodingError(
             f"{where}: offsets of {name!r} point outside its {len(child)} items"
         )
@@ -215,7 +241,7 @@ def _check_item_nulls(
 ) -> None:
     if child.null_count == 0:
         return
-    null_pos = np.flatnonzero(child.is_null().to_numpy(zero_copy_only=False))
+    null_pos = np.flatnonzero(numpy_view(child.is_null()))
     rows = np.searchsorted(offsets, null_pos, side="right") - 1
     inside = (rows >= 0) & (rows < len(valid))
     rows = rows[inside]
@@ -238,15 +264,12 @@ def validate_storage(storage: pa.Array, where: str = "nd column") -> StoragePart
         )
     layout = parse_storage_type(storage.type)
     n = len(storage)
-    if storage.null_count:
-        valid = storage.is_valid().to_numpy(zero_copy_only=False)
-    else:
-        valid = np.ones(n, np.bool_)
+    valid = numpy_view(storage.is_valid()) if storage.null_count else np.ones(n, np.bool_)
 
     children = [storage.field(i) for i in range(3)]
     for child, name in zip(children, (VALUES_FIELD, DIM_NAMES_FIELD, DIM_SIZES_FIELD), strict=True):
         if child.null_count:
-            bad = valid & child.is_null().to_numpy(zero_copy_only=False)
+            bad = valid & numpy_view(child.is_null())
             if bad.any():
                 raise InvalidEncodingError(
                     f"{where}: row {_first(bad)} is not null but its {name!r} list is null; "
@@ -271,9 +294,16 @@ def validate_storage(storage: pa.Array, where: str = "nd column") -> StoragePart
             "dim_names and dim_sizes must have one entry per axis"
         )
 
-    sizes = sizes_arr.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    sizes = numpy_view(sizes_arr).astype(np.int64, copy=False)
     starts = dim_offsets[:-1] if all_valid else np.where(valid, dim_offsets[:-1], 0)
-    products, overflow = size_products(sizes, starts, starts + rank)
+    shape0 = uniform_shape(sizes, dim_offsets, valid)
+    if shape0 is not None:
+        # Every row has one shape (found once, kept in the parts for decoding): one product.
+        exact = math.prod(shape0)
+        products = np.full(n, exact if exact <= _INT64_MAX else -1, np.int64)
+        overflow = np.full(n, exact > _INT64_MAX, np.bool_)
+    else:
+        products, overflow = size_products(sizes, starts, starts + rank)
     if overflow.any():
         i = _first(overflow)
         shape = sizes[starts[i] : starts[i] + rank[i]].tolist()
@@ -302,25 +332,25 @@ def validate_storage(storage: pa.Array, where: str = "nd column") -> StoragePart
         codes_all = np.zeros(len(names), np.int64)
         r, off0 = len(uniform), int(name_offsets[0])
         codes_all[off0 : off0 + n * r] = np.tile(np.arange(r, dtype=np.int64), n)
-        return StorageParts(
-            storage=storage,
-            layout=layout,
-            valid=valid,
-            values=values,
-            value_offsets=value_offsets,
-            dim_offsets=dim_offsets,
-            sizes=sizes,
-            name_codes=_align_names(codes_all, name_offsets, dim_offsets, valid, rank),
-            name_dict=list(uniform),
-            attrs=_attrs_child(storage, layout),
+        return _parts(
+            storage,
+            layout,
+            valid,
+            values,
+            value_offsets,
+            dim_offsets,
+            sizes,
+            _align_names(codes_all, name_offsets, dim_offsets, valid, rank),
+            list(uniform),
+            shape0,
         )
     name_starts = np.where(valid, name_offsets[:-1], 0)
     row_ids, pos = segment_positions(name_starts, rank)
     if len(names):
         encoded = pc.dictionary_encode(names)
-        all_codes = encoded.indices.to_numpy(zero_copy_only=False)
+        all_codes = numpy_view(encoded.indices)
         name_dict = encoded.dictionary.to_pylist()
-        name_len = pc.binary_length(encoded.dictionary).to_numpy(zero_copy_only=False)
+        name_len = numpy_view(pc.binary_length(encoded.dictionary))
     else:
         all_codes = np.zeros(0, np.int64)
         name_dict = []
@@ -335,17 +365,17 @@ def validate_storage(storage: pa.Array, where: str = "nd column") -> StoragePart
                 f"{where}: row {i} has an empty dimension name; names must not be empty"
             )
         _check_unique(codes, row_ids, rank, name_dict, where)
-    return StorageParts(
-        storage=storage,
-        layout=layout,
-        valid=valid,
-        values=values,
-        value_offsets=value_offsets,
-        dim_offsets=dim_offsets,
-        sizes=sizes,
-        name_codes=_align_names(name_codes, name_offsets, dim_offsets, valid, rank),
-        name_dict=name_dict,
-        attrs=_attrs_child(storage, layout),
+    return _parts(
+        storage,
+        layout,
+        valid,
+        values,
+        value_offsets,
+        dim_offsets,
+        sizes,
+        _align_names(name_codes, name_offsets, dim_offsets, valid, rank),
+        name_dict,
+        shape0,
     )
 
 
@@ -447,11 +477,33 @@ def _check_unique(
         )
 
 
-def _attrs_child(storage: pa.StructArray, layout: StorageLayout) -> pa.StructArray | None:
-    if not layout.attr_fields:
-        return None
-    child: pa.StructArray = storage.field(3)
-    return child
+def _parts(
+    storage: pa.StructArray,
+    layout: StorageLayout,
+    valid: npt.NDArray[np.bool_],
+    values: pa.Array,
+    value_offsets: npt.NDArray[np.int64],
+    dim_offsets: npt.NDArray[np.int64],
+    sizes: npt.NDArray[np.int64],
+    name_codes: npt.NDArray[np.int64],
+    name_dict: list[str],
+    shape: tuple[int, ...] | None,
+) -> StorageParts:
+    """The one place a :class:`StorageParts` is made, for checked reads and for fresh builds."""
+    attrs: pa.StructArray | None = storage.field(3) if layout.attr_fields else None
+    return StorageParts(
+        storage=storage,
+        layout=layout,
+        valid=valid,
+        values=values,
+        value_offsets=value_offsets,
+        dim_offsets=dim_offsets,
+        sizes=sizes,
+        name_codes=name_codes,
+        name_dict=name_dict,
+        attrs=attrs,
+        uniform_shape=shape,
+    )
 
 
 def build_storage(
@@ -470,19 +522,19 @@ def build_storage(
     ``null_rows`` (True = null row) is only turned into a validity buffer when some row is null.
     """
     for offsets, what in ((value_offsets, "values"), (dim_offsets, "dimensions")):
-        if len(offsets) and int(offsets[-1]) > _INT32_MAX:
+        if len(offsets) and int(offsets[-1]) > INT32_MAX:
             raise InvalidArgumentError(
                 f"nd column: {int(offsets[-1])} {what} exceed the 2**31 - 1 a List can hold; "
                 "split the arrays over several columns or record batches"
             )
+    # Children from numpy buffers, not pa.array: that imports pandas when it is installed.
     vtype = pa.list_(value_field)
-    values_list = pa.ListArray.from_arrays(
-        pa.array(np.asarray(value_offsets, np.int32), pa.int32()), values, type=vtype
-    )
-    dim_off = pa.array(np.asarray(dim_offsets, np.int32), pa.int32())
+    value_off = primitive_array(np.asarray(value_offsets, np.int32), pa.int32())
+    values_list = pa.ListArray.from_arrays(value_off, values, type=vtype)
+    dim_off = primitive_array(np.asarray(dim_offsets, np.int32), pa.int32())
     names_list = pa.ListArray.from_arrays(dim_off, names, type=NAMES_TYPE)
     sizes_list = pa.ListArray.from_arrays(
-        dim_off, pa.array(np.asarray(sizes, np.uint32), pa.uint32()), type=SIZES_TYPE
+        dim_off, primitive_array(np.asarray(sizes, np.uint32), pa.uint32()), type=SIZES_TYPE
     )
     children: list[pa.Array] = [values_list, names_list, sizes_list]
     attr_fields: list[pa.Field] = []
@@ -493,8 +545,56 @@ def build_storage(
     fields = [st.field(i) for i in range(st.num_fields)]
     mask = None
     if null_rows is not None and null_rows.any():
-        mask = pa.array(null_rows, pa.bool_())
+        mask = primitive_array(null_rows, pa.bool_())
     return pa.StructArray.from_arrays(children, fields=fields, mask=mask)
+
+
+def assemble_parts(
+    values: pa.Array,
+    counts: npt.NDArray[np.int64],
+    ranks: npt.NDArray[np.int64],
+    names: pa.Array,
+    sizes: npt.NDArray[np.int64],
+    null_rows: npt.NDArray[np.bool_] | None,
+    attrs: pa.StructArray | None,
+    name_codes: npt.NDArray[np.int64],
+    name_dict: list[str],
+) -> StorageParts:
+    """Storage and its parts from per-row value counts and ranks whose rules the caller checked.
+
+    For writers (the column builder, tensor and zarr imports): re-checking storage just built
+    from checked parts would only repeat those checks. ``names`` holds every non-null row's
+    names back to back, ``name_codes`` the same as indices into ``name_dict``.
+    """
+    value_offsets = np.zeros(len(counts) + 1, np.int64)
+    np.cumsum(counts, out=value_offsets[1:])
+    dim_offsets = np.zeros(len(ranks) + 1, np.int64)
+    np.cumsum(ranks, out=dim_offsets[1:])
+    storage = build_storage(
+        value_field=pa.field(ITEM_FIELD, values.type, nullable=True),
+        values=values,
+        value_offsets=value_offsets,
+        names=names,
+        sizes=sizes,
+        dim_offsets=dim_offsets,
+        null_rows=null_rows,
+        attrs=attrs,
+    )
+    valid = np.ones(len(counts), np.bool_) if null_rows is None else ~null_rows
+    layout = parse_storage_type(storage.type)
+    shape = uniform_shape(sizes, dim_offsets, valid)
+    return _parts(
+        storage,
+        layout,
+        valid,
+        values,
+        value_offsets,
+        dim_offsets,
+        sizes,
+        name_codes,
+        name_dict,
+        shape,
+    )
 
 
 def tile_names(names: Sequence[str], count: int) -> pa.Array:
@@ -504,7 +604,7 @@ def tile_names(names: Sequence[str], count: int) -> pa.Array:
     encoded = [n.encode("utf-8") for n in names]
     lens = np.array([len(b) for b in encoded], np.int64)
     total = int(lens.sum()) * count
-    if total > _INT32_MAX:
+    if total > INT32_MAX:
         raise InvalidArgumentError(
             f"nd column: {total} bytes of dimension names exceed what one Utf8 array can hold; "
             "split the arrays over several columns or record batches"

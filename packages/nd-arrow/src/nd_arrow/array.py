@@ -10,13 +10,13 @@ import numpy.typing as npt
 
 from nd_arrow._attrs import attr_type, attrs_equal
 from nd_arrow._format import MAX_DIM_SIZE, check_attr_keys, check_dim_names, default_dim_names
-from nd_arrow._values import arrow_type_for_dtype, is_string_dtype
+from nd_arrow._values import arrow_type_for_dtype, fill_nulls, is_string_dtype
 from nd_arrow.errors import InvalidArgumentError, InvalidDimensionsError
 
 if TYPE_CHECKING:
     import xarray
 
-__all__ = ["NdArray"]
+__all__ = ["NdArray", "str_dims", "trusted_array"]
 
 
 class NdArray:
@@ -87,19 +87,6 @@ class NdArray:
         self._values, self._mask, self._dims, self._attrs = arr, m, names, attr_dict
 
     @classmethod
-    def _trusted(
-        cls,
-        values: npt.NDArray[Any],
-        mask: npt.NDArray[np.bool_] | None,
-        dims: tuple[str, ...],
-        attrs: dict[str, Any],
-    ) -> NdArray:
-        """Build without checks, from decoded storage that was validated already."""
-        self = cls.__new__(cls)
-        self._values, self._mask, self._dims, self._attrs = values, mask, dims, attrs
-        return self
-
-    @classmethod
     def from_numpy(
         cls,
         arr: npt.ArrayLike,
@@ -110,17 +97,21 @@ class NdArray:
         return cls(arr, dims, attrs)
 
     @classmethod
-    def from_xarray(cls, data_array: xarray.DataArray) -> NdArray:
-        """An NdArray from an ``xarray.DataArray`` (its dims, values and attrs)."""
-        from nd_arrow.xarray import array_from_xarray
-
-        return array_from_xarray(data_array)
+    def from_xarray(cls, data_array: xarray.DataArray | xarray.Variable) -> NdArray:
+        """An NdArray from an ``xarray.DataArray`` or ``Variable`` (its dims, values and attrs;
+        NaN stays a value)."""
+        return cls(
+            np.asarray(data_array.values),
+            str_dims(data_array.dims, "DataArray"),
+            dict(data_array.attrs),
+        )
 
     def to_xarray(self, name: str | None = None) -> xarray.DataArray:
         """An ``xarray.DataArray``; nulls become NaN / NaT / None (ints and bools turn float)."""
-        from nd_arrow.xarray import array_to_xarray
+        import xarray as xr  # the optional extra, imported only here
 
-        return array_to_xarray(self, name)
+        values = fill_nulls(self._values, self._mask)
+        return xr.DataArray(values, dims=self._dims, attrs=dict(self._attrs), name=name)
 
     @property
     def values(self) -> npt.NDArray[Any]:
@@ -190,3 +181,27 @@ class NdArray:
         sizes = ", ".join(f"{d}={s}" for d, s in zip(self._dims, self.shape, strict=True))
         nulls = "" if self._mask is None else f", nulls={int(self._mask.sum())}"
         return f"NdArray<{self.dtype}>({sizes}{nulls}, attrs={sorted(self._attrs)})"
+
+
+def trusted_array(
+    values: npt.NDArray[Any],
+    mask: npt.NDArray[np.bool_] | None,
+    dims: tuple[str, ...],
+    attrs: dict[str, Any],
+) -> NdArray:
+    """An NdArray without checks, from decoded storage that was validated already."""
+    out = NdArray.__new__(NdArray)
+    out._values, out._mask, out._dims, out._attrs = values, mask, dims, attrs
+    return out
+
+
+def str_dims(dims: Sequence[Any], where: str) -> list[str]:
+    """xarray dimension names, each checked to be a string (xarray allows any hashable)."""
+    out = []
+    for d in dims:
+        if not isinstance(d, str):
+            raise InvalidArgumentError(
+                f"{where}: dimension {d!r} is not a string; nd arrays name dimensions with strings"
+            )
+        out.append(d)
+    return out

@@ -12,7 +12,10 @@ import numpy as np
 import pyarrow as pa
 
 from nd_arrow._attrs import AttrDecoder, attr_type, attrs_equal, encode_attrs
+from nd_arrow._builder import build_parts
 from nd_arrow._format import (
+    EXTENSION_METADATA_KEY,
+    GLOBAL_ATTRIBUTES_EXTENSION,
     GLOBAL_ATTRIBUTES_FIELD,
     check_attr_keys,
     check_variable_name,
@@ -20,11 +23,12 @@ from nd_arrow._format import (
     merge_keys,
     parse_extension_metadata,
 )
+from nd_arrow._interchange import import_table
+from nd_arrow._values import fill_nulls
 from nd_arrow.array import NdArray
 from nd_arrow.column import NdColumn
 from nd_arrow.errors import InvalidArgumentError, NdArrowError, SchemaMismatchError
 from nd_arrow.extension import (
-    EXTENSION_METADATA_KEY,
     global_attributes_field,
     is_global_attributes_field,
     is_nd_field,
@@ -107,15 +111,63 @@ class NdRecordBatch:
     @classmethod
     def from_xarray(cls, dataset: xarray.Dataset) -> NdRecordBatch:
         """Data variables and coordinates as arrays, ``Dataset.attrs`` as global attributes."""
-        from nd_arrow.xarray import batch_from_xarray
-
-        return batch_from_xarray(dataset)
+        arrays = {}
+        for name, var in dataset.variables.items():
+            if not isinstance(name, str):
+                raise InvalidArgumentError(f"Dataset variable {name!r} is not named by a string")
+            arrays[name] = NdArray.from_xarray(var)
+        return cls(arrays, dict(dataset.attrs))
 
     def to_xarray(self, coords: Sequence[str] | None = None) -> xarray.Dataset:
-        """An ``xarray.Dataset``; see :func:`nd_arrow.xarray.batch_to_xarray` for coordinates."""
-        from nd_arrow.xarray import batch_to_xarray
+        """An ``xarray.Dataset``: arrays named like their only dimension, and those in
+        ``coords``, become coordinates; the rest data variables; global attributes ``attrs``.
+        Nulls are filled as :meth:`NdArray.to_xarray` does."""
+        import xarray as xr  # the optional extra, imported only here
 
-        return batch_to_xarray(self, coords)
+        wanted = set(coords or ())
+        missing = wanted - set(self._arrays)
+        if missing:
+            raise InvalidArgumentError(f"coords {sorted(missing)} are not arrays of the batch")
+        data_vars: dict[str, xr.Variable] = {}
+        coord_vars: dict[str, xr.Variable] = {}
+        for name, arr in self._arrays.items():
+            var = xr.Variable(arr.dims, fill_nulls(arr.values, arr.mask), attrs=dict(arr.attrs))
+            if name in wanted or arr.dims == (name,):
+                coord_vars[name] = var
+            else:
+                data_vars[name] = var
+        return xr.Dataset(data_vars, coords=coord_vars, attrs=dict(self._attrs))
+
+    # Arrow: one nd batch is the encoded RecordBatch of one row (see encode_batches).
+
+    @classmethod
+    def from_arrow(cls, data: Any) -> NdRecordBatch:
+        """The nd batch of a one-row encoded RecordBatch or Table, or of any object of the Arrow
+        PyCapsule interface exporting one (``__arrow_c_array__`` or ``__arrow_c_stream__``)."""
+        batches = decode_batches(data)
+        if len(batches) != 1:
+            raise InvalidArgumentError(
+                f"NdRecordBatch.from_arrow: the data has {len(batches)} rows; an encoded nd batch "
+                "is one row. Use decode_batches for several"
+            )
+        return batches[0]
+
+    def to_arrow(self) -> pa.RecordBatch:
+        """This nd batch encoded as a RecordBatch of one row (see :func:`encode_batches`)."""
+        return encode_batches([self])
+
+    def __arrow_c_schema__(self) -> object:
+        """ArrowSchema capsule of the encoded batch (nd columns tagged ``nd_arrow.array``)."""
+        return self.to_arrow().schema.__arrow_c_schema__()
+
+    def __arrow_c_array__(self, requested_schema: object | None = None) -> tuple[object, object]:
+        """ArrowSchema and ArrowArray capsules of the encoded one-row RecordBatch."""
+        return self.to_arrow().__arrow_c_array__(requested_schema)  # type: ignore[no-any-return]
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
+        """ArrowArrayStream capsule yielding the encoded one-row RecordBatch."""
+        table = pa.Table.from_batches([self.to_arrow()])
+        return table.__arrow_c_stream__(requested_schema)
 
 
 def encode_batches(
@@ -134,7 +186,7 @@ def encode_batches(
     for name in names:
         items = [b.arrays.get(name) for b in batches]
         try:
-            col = NdColumn._build(items, None, types.get(name), f"variable {name!r}")
+            col = NdColumn(build_parts(items, None, types.get(name), f"variable {name!r}"))
         except SchemaMismatchError as exc:
             raise SchemaMismatchError(f"{exc} (rows are nd batches)") from exc
         columns.append(col.to_arrow())
@@ -146,13 +198,15 @@ def encode_batches(
     return pa.RecordBatch.from_arrays(columns, schema=pa.schema(fields))
 
 
-def decode_batches(data: pa.RecordBatch | pa.Table) -> list[NdRecordBatch]:
-    """The nd batches of an encoded RecordBatch or Table, one per row.
+def decode_batches(data: Any) -> list[NdRecordBatch]:
+    """The nd batches of an encoded RecordBatch or Table (or a PyCapsule exporter of one), one
+    per row.
 
     The ``__global_attrs__`` column is recognised by its extension tag (registered or as plain
     field metadata) wherever it stands; any column that is neither an nd column nor the global
     attributes is a :class:`SchemaMismatchError`.
     """
+    data = import_table(data, "encoded batch")
     n = data.num_rows
     columns: dict[str, NdColumn] = {}
     global_attrs: AttrDecoder | None = None
@@ -170,7 +224,7 @@ def decode_batches(data: pa.RecordBatch | pa.Table) -> list[NdRecordBatch]:
                 raise SchemaMismatchError("encoded batch: two global attributes columns")
             meta = field.metadata or {}
             if EXTENSION_METADATA_KEY in meta:
-                parse_extension_metadata(meta[EXTENSION_METADATA_KEY], "nd_arrow.global_attributes")
+                parse_extension_metadata(meta[EXTENSION_METADATA_KEY], GLOBAL_ATTRIBUTES_EXTENSION)
             arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
             if isinstance(arr.type, pa.BaseExtensionType):
                 arr = arr.storage

@@ -1,81 +1,37 @@
-"""``NdColumn``: a column of ``nd_arrow.array``, built from and decoded to numpy, vectorized.
+"""``NdColumn``: a column of ``nd_arrow.array``, decoded to numpy, vectorized.
 
-Building concatenates all values once, derives offsets by cumulative sums and the validity from a
-mask; decoding hands out zero-copy numpy views into one flat buffer when the values have no nulls.
-Per-row Python work is limited to reading each input array's shape and creating the objects the
-API returns.
+Building lives in :mod:`nd_arrow._builder`; this module checks Arrow input (any pyarrow array, or
+any object of the Arrow PyCapsule interface) and decodes: zero-copy numpy views into one flat
+buffer when the values have no nulls, and Python objects only where the API returns them.
 """
 
 from __future__ import annotations
 
-import itertools
-import operator
 from collections.abc import Iterator, Sequence
-from itertools import repeat
-from operator import attrgetter
 from typing import Any, overload
 
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from nd_arrow._attrs import AttrDecoder, encode_attrs
+from nd_arrow._attrs import AttrDecoder
+from nd_arrow._builder import build_parts
 from nd_arrow._format import (
+    EXTENSION_METADATA_KEY,
     EXTENSION_NAME,
-    MAX_DIM_SIZE,
-    check_dim_names,
-    default_dim_names,
+    EXTENSION_NAME_KEY,
     parse_extension_metadata,
 )
-from nd_arrow._storage import (
-    StorageParts,
-    build_storage,
-    parse_storage_type,
-    tile_names,
-    validate_storage,
-)
-from nd_arrow._values import arrow_to_numpy, is_string_dtype, numpy_to_arrow
-from nd_arrow.array import NdArray
-from nd_arrow.errors import (
-    InvalidArgumentError,
-    InvalidDimensionsError,
-    SchemaMismatchError,
-)
-from nd_arrow.extension import EXTENSION_METADATA_KEY, EXTENSION_NAME_KEY, NdArrayType
+from nd_arrow._interchange import import_array
+from nd_arrow._storage import StorageParts, validate_storage
+from nd_arrow._values import arrow_to_numpy
+from nd_arrow.array import NdArray, trusted_array
+from nd_arrow.errors import SchemaMismatchError
+from nd_arrow.extension import NdArrayType
 
-__all__ = ["NdColumn"]
+__all__ = ["NdColumn", "parts_of"]
 
 ArrayInput = NdArray | np.ndarray | None
-
-
-def _compatible(a: np.dtype[Any], b: np.dtype[Any]) -> bool:
-    return a == b or (is_string_dtype(a) and is_string_dtype(b))
-
-
-def _check_dtypes(arrays: Sequence[np.ndarray | None], where: str) -> np.dtype[Any] | None:
-    """The common dtype of the non-null rows, or a SchemaMismatchError naming the first outlier."""
-    if arrays and arrays[0] is not None:
-        first_dtype = arrays[0].dtype
-        # Fast check: numpy shares one dtype object per builtin type, so identity usually decides.
-        try:
-            if all(map(operator.is_, map(attrgetter("dtype"), arrays), repeat(first_dtype))):
-                return first_dtype
-        except AttributeError:  # null rows (None) among them
-            pass
-    dtypes = {a.dtype for a in arrays if a is not None}
-    if not dtypes:
-        return None
-    first = next(a for a in arrays if a is not None).dtype
-    if len(dtypes) > 1:
-        for i, a in enumerate(arrays):
-            if a is not None and not _compatible(a.dtype, first):
-                raise SchemaMismatchError(
-                    f"{where}: row {i} has dtype {a.dtype} but earlier rows have {first}; all rows "
-                    "of a column share one value type. Cast first or pass value_type="
-                )
-        if is_string_dtype(first):
-            return np.dtype(object)
-    return first
 
 
 class NdColumn:
@@ -113,212 +69,7 @@ class NdColumn:
         has values to take it from).
         """
         items = arrays if isinstance(arrays, list) else list(arrays)
-        return cls._build(items, dims, value_type, "nd column")
-
-    @classmethod
-    def _build(
-        cls,
-        items: list[Any],
-        dims: Sequence[str] | None,
-        value_type: pa.DataType | None,
-        where: str,
-    ) -> NdColumn:
-        kinds = set(map(type, items))
-        if kinds <= {np.ndarray, type(None)} and np.ndarray in kinds:
-            built = cls._build_uniform(items, type(None) in kinds, dims, value_type, where)
-            if built is not None:
-                return built
-        return cls._build_general(items, dims, value_type, where)
-
-    @classmethod
-    def _build_uniform(
-        cls,
-        items: list[np.ndarray | None],
-        has_nulls: bool,
-        dims: Sequence[str] | None,
-        value_type: pa.DataType | None,
-        where: str,
-    ) -> NdColumn | None:
-        """Fast path: plain numpy arrays of one rank and one trailing shape, sharing ``dims``.
-
-        Returns None (use the general path) when ranks or trailing shapes differ. numpy's
-        concatenation checks ranks and trailing shapes; only the leading sizes are read per row.
-        """
-        n = len(items)
-        arrays: list[np.ndarray] = [a for a in items if a is not None] if has_nulls else items  # type: ignore[assignment]
-        dtype = _check_dtypes(arrays, where)
-        assert dtype is not None
-        k = len(arrays)
-        rank = arrays[0].ndim
-        if rank == 0:
-            if any(a.ndim for a in arrays):
-                return None
-            flat = np.stack(arrays)
-            sizes = np.zeros((k, 0), np.int64)
-        else:
-            try:
-                stacked = np.concatenate(arrays, axis=0)
-            except ValueError:
-                return None  # ranks or trailing shapes differ
-            flat = stacked.reshape(-1)
-            sizes = np.empty((k, rank), np.int64)
-            sizes[:, 0] = np.fromiter(map(len, arrays), np.int64, k)
-            sizes[:, 1:] = stacked.shape[1:]
-        names = default_dim_names(rank) if dims is None else check_dim_names(dims, rank, where)
-        if is_string_dtype(flat.dtype) and flat.dtype.kind != "O":
-            flat = flat.astype(object)
-        largest = int(np.max(sizes)) if sizes.size else 0
-        if largest > MAX_DIM_SIZE:
-            raise InvalidDimensionsError(
-                f"{where}: dimension size {largest} exceeds {MAX_DIM_SIZE}, the largest "
-                "UInt32 dimension size"
-            )
-        inner = int(np.prod(sizes[0, 1:])) if rank else 1
-        counts = sizes[:, 0] * inner if rank else np.ones(k, np.int64)
-        ranks = np.full(k, rank, np.int64)
-        null_rows = None
-        if has_nulls:
-            null_rows = np.fromiter((a is None for a in items), np.bool_, n)
-            full = np.zeros(n, np.int64)
-            full[~null_rows] = counts
-            counts = full
-            ranks = np.where(null_rows, 0, rank)
-        values = numpy_to_arrow(flat, None, value_type, where)
-        codes = np.tile(np.arange(rank, dtype=np.int64), k)
-        return cls._assemble(
-            values,
-            counts,
-            ranks,
-            tile_names(names, k),
-            sizes.reshape(-1),
-            null_rows,
-            None,
-            codes,
-            list(names),
-        )
-
-    @classmethod
-    def _build_general(
-        cls,
-        items: list[Any],
-        dims: Sequence[str] | None,
-        value_type: pa.DataType | None,
-        where: str,
-    ) -> NdColumn:
-        rows: list[NdArray | None] = []
-        for i, item in enumerate(items):
-            if item is None or isinstance(item, NdArray):
-                rows.append(item)
-                continue
-            try:
-                rows.append(NdArray(item, dims))
-            except (InvalidDimensionsError, InvalidArgumentError) as exc:
-                raise type(exc)(f"{where}: row {i}: {exc}") from exc
-        present = [r for r in rows if r is not None]
-        if not present and value_type is None:
-            raise InvalidArgumentError(
-                f"{where}: no row has values to take the value type from; pass value_type="
-            )
-        dtype = _check_dtypes([r.values if r is not None else None for r in rows], where)
-        n = len(rows)
-        null_rows = np.fromiter((r is None for r in rows), np.bool_, n)
-        if present:
-            flat = np.concatenate([r.values.reshape(-1) for r in present])
-            if dtype is not None and dtype.kind == "O":
-                flat = flat.astype(object)
-            mask = None
-            if any(r.mask is not None for r in present):
-                mask = np.concatenate(
-                    [
-                        np.zeros(r.values.size, np.bool_) if r.mask is None else r.mask.reshape(-1)
-                        for r in present
-                    ]
-                )
-            values = numpy_to_arrow(flat, mask, value_type, where)
-        else:
-            assert value_type is not None
-            values = pa.array([], value_type)
-        counts = np.zeros(n, np.int64)
-        ranks = np.zeros(n, np.int64)
-        counts[~null_rows] = [r.values.size for r in present]
-        ranks[~null_rows] = [r.ndim for r in present]
-        sizes = np.fromiter(
-            itertools.chain.from_iterable(r.shape for r in present), np.int64, int(ranks.sum())
-        )
-        dim_tuples = {r.dims for r in present}
-        if len(dim_tuples) == 1:
-            only = next(iter(dim_tuples))
-            names = tile_names(only, len(present))
-            name_dict = list(only)
-            codes = np.tile(np.arange(len(only), dtype=np.int64), len(present))
-        else:
-            flat_names = list(itertools.chain.from_iterable(r.dims for r in present))
-            index: dict[str, int] = {}
-            codes = np.fromiter(
-                (index.setdefault(nm, len(index)) for nm in flat_names), np.int64, len(flat_names)
-            )
-            name_dict = list(index)
-            names = pa.array(flat_names, pa.string())
-        attrs = encode_attrs([r.attrs if r is not None else None for r in rows], f"{where} row")
-        return cls._assemble(
-            values,
-            counts,
-            ranks,
-            names,
-            sizes,
-            null_rows if null_rows.any() else None,
-            attrs,
-            codes,
-            name_dict,
-        )
-
-    @classmethod
-    def _assemble(
-        cls,
-        values: pa.Array,
-        counts: npt.NDArray[np.int64],
-        ranks: npt.NDArray[np.int64],
-        names: pa.Array,
-        sizes: npt.NDArray[np.int64],
-        null_rows: npt.NDArray[np.bool_] | None,
-        attrs: pa.StructArray | None,
-        name_codes: npt.NDArray[np.int64],
-        name_dict: list[str],
-    ) -> NdColumn:
-        """Storage from parts whose rules were checked on the way in (by NdArray / the fast path).
-
-        The parts go to the column as they are: re-checking the storage just built would only
-        repeat those checks.
-        """
-        value_offsets = np.zeros(len(counts) + 1, np.int64)
-        np.cumsum(counts, out=value_offsets[1:])
-        dim_offsets = np.zeros(len(ranks) + 1, np.int64)
-        np.cumsum(ranks, out=dim_offsets[1:])
-        storage = build_storage(
-            value_field=pa.field("item", values.type, nullable=True),
-            values=values,
-            value_offsets=value_offsets,
-            names=names,
-            sizes=sizes,
-            dim_offsets=dim_offsets,
-            null_rows=null_rows,
-            attrs=attrs,
-        )
-        parts = StorageParts(
-            storage=storage,
-            layout=parse_storage_type(storage.type),
-            valid=np.ones(len(counts), np.bool_) if null_rows is None else ~null_rows,
-            values=values,
-            value_offsets=value_offsets,
-            dim_offsets=dim_offsets,
-            sizes=sizes,
-            name_codes=name_codes,
-            name_dict=name_dict,
-            attrs=storage.field(3) if storage.type.num_fields == 4 else None,
-        )
-        return cls(parts)
-
-    # --------------------------------------------------------------------------------- decode
+        return cls(build_parts(items, dims, value_type, "nd column"))
 
     @classmethod
     def from_arrow(
@@ -327,21 +78,18 @@ class NdColumn:
         """A column from Arrow data, checking every rule of the format.
 
         Accepts an extension array of ``nd_arrow.array`` (this package's class or another
-        registered under the name), a chunked array of them, or the plain storage Struct as read
-        without registration. With ``field`` given, a plain struct must carry the extension keys
-        in its metadata.
+        registered under the name), a chunked array of them, the plain storage Struct as read
+        without registration, or any object of the Arrow PyCapsule interface
+        (``__arrow_c_array__`` or ``__arrow_c_stream__``: arro3, polars, nanoarrow, ...). With
+        ``field`` given, a plain struct must carry the extension keys in its metadata.
         """
+        data = import_array(data, "NdColumn.from_arrow")
         if isinstance(data, pa.ChunkedArray):
             chunks = data.chunks
             dtype = data.type
-        elif isinstance(data, pa.Array):
+        else:
             chunks = [data]
             dtype = data.type
-        else:
-            raise InvalidArgumentError(
-                f"NdColumn.from_arrow: expected a pyarrow Array or ChunkedArray, got "
-                f"{type(data).__name__}"
-            )
         if isinstance(dtype, pa.BaseExtensionType):
             if dtype.extension_name != EXTENSION_NAME:
                 raise SchemaMismatchError(
@@ -373,6 +121,18 @@ class NdColumn:
     def to_arrow(self) -> pa.ExtensionArray:
         """The column as a pyarrow extension array of :class:`NdArrayType`."""
         return pa.ExtensionArray.from_storage(self._type, self._parts.storage)
+
+    # Arrow PyCapsule interface: any Arrow library imports the column with its extension type
+    # (the name and metadata travel in the exported schema).
+
+    def __arrow_c_schema__(self) -> object:
+        """An ArrowSchema capsule: the storage Struct tagged ``nd_arrow.array``."""
+        return self._type.__arrow_c_schema__()
+
+    def __arrow_c_array__(self, requested_schema: object | None = None) -> tuple[object, object]:
+        """ArrowSchema and ArrowArray capsules of the column (``requested_schema`` as pyarrow
+        handles it: an equal schema, or a cast pyarrow can do)."""
+        return self.to_arrow().__arrow_c_array__(requested_schema)  # type: ignore[no-any-return]
 
     @property
     def type(self) -> NdArrayType:
@@ -444,6 +204,10 @@ class NdColumn:
         flat, mask = self._flat_values()
         off = p.value_offsets
         doff = p.dim_offsets
+        if mask is None and p.uniform_shape is not None:
+            # Every row has one shape (found once, when the parts were made): one reshape.
+            lo, hi = int(off[0]), int(off[-1])
+            return list(flat[lo:hi].reshape(n, *p.uniform_shape)), None
         rank = np.diff(doff)
         if mask is None and p.null_count == 0 and rank.min() == rank.max():
             r = int(rank[0])
@@ -451,8 +215,6 @@ class NdColumn:
                 shapes = p.sizes[doff[:-1, None] + np.arange(r)]
                 first = shapes[0]
                 lo, hi = int(off[0]), int(off[-1])
-                if (shapes == first).all():
-                    return list(flat[lo:hi].reshape(n, *first.tolist())), None
                 inner_shape = first[1:].tolist()
                 inner = int(np.prod(first[1:]))
                 if inner > 0 and (shapes[:, 1:] == first[1:]).all():
@@ -510,7 +272,7 @@ class NdColumn:
         if masks is None:
             masks = [None] * len(views)
         return [
-            None if v is None else NdArray._trusted(v, m, names[i] or (), row(i))
+            None if v is None else trusted_array(v, m, names[i] or (), row(i))
             for i, (v, m) in enumerate(zip(views, masks, strict=True))
         ]
 
@@ -544,7 +306,7 @@ class NdColumn:
         if mask is not None and mask[a:b].any():
             m = mask[a:b].reshape(shape)
         dims = tuple(p.name_dict[c] for c in p.name_codes[d0:d1].tolist())
-        return NdArray._trusted(flat[a:b].reshape(shape), m, dims, self._attr_decoder().row(i))
+        return trusted_array(flat[a:b].reshape(shape), m, dims, self._attr_decoder().row(i))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, NdColumn):
@@ -554,3 +316,8 @@ class NdColumn:
         )
 
     __hash__ = None  # type: ignore[assignment]
+
+
+def parts_of(column: NdColumn) -> StorageParts:
+    """The checked storage parts of a column (package-internal: tensor, zarr bridge, batch)."""
+    return column._parts

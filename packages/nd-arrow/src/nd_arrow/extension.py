@@ -1,5 +1,10 @@
 """The ``nd_arrow.array`` pyarrow extension type, its array and scalar classes, and field helpers.
 
+This is the type module: it knows the format and the storage layout, never the column class.
+Decoding an array or a scalar to nd objects needs :class:`nd_arrow.NdColumn`, which imports this
+module; :mod:`nd_arrow` hands the column class in once at import (:func:`bind_column`), so the
+module graph has no cycle.
+
 The type is registered with pyarrow when :mod:`nd_arrow` is imported. Registration is by name and
 once per process; a second registration (a re-import, or another library that registered the same
 name first) is tolerated, and every reader in this package recognises nd columns by extension
@@ -10,14 +15,16 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pyarrow as pa
 
 from nd_arrow._format import (
     ENCODING_VERSION,
     EXTENSION_METADATA,
+    EXTENSION_METADATA_KEY,
     EXTENSION_NAME,
+    EXTENSION_NAME_KEY,
     GLOBAL_ATTRIBUTES_EXTENSION,
     GLOBAL_ATTRIBUTES_FIELD,
     parse_extension_metadata,
@@ -36,6 +43,7 @@ __all__ = [
     "NdArrayScalar",
     "NdArrayType",
     "NdExtensionArray",
+    "bind_column",
     "encoded_field",
     "encoded_schema",
     "global_attributes_field",
@@ -46,8 +54,26 @@ __all__ = [
     "register",
 ]
 
-EXTENSION_NAME_KEY = b"ARROW:extension:name"
-EXTENSION_METADATA_KEY = b"ARROW:extension:metadata"
+
+class _ColumnClass(Protocol):
+    """What the type module needs of the column class: a checked decode of Arrow data."""
+
+    def from_arrow(self, data: pa.Array) -> NdColumn: ...
+
+
+_column_class: _ColumnClass | None = None
+
+
+def bind_column(column_class: _ColumnClass) -> None:
+    """Hand in the column class that arrays and scalars decode with (done by ``nd_arrow``)."""
+    global _column_class
+    _column_class = column_class
+
+
+def _decode(data: pa.Array) -> NdColumn:
+    if _column_class is None:  # pragma: no cover - nd_arrow/__init__ binds it before any use
+        raise RuntimeError("nd_arrow.extension: import nd_arrow before decoding nd arrays")
+    return _column_class.from_arrow(data)
 
 
 class NdArrayType(pa.ExtensionType):  # type: ignore[misc]
@@ -120,9 +146,7 @@ class NdExtensionArray(pa.ExtensionArray):  # type: ignore[misc]
     """pyarrow array class of :class:`NdArrayType` columns, with decoding shortcuts."""
 
     def to_column(self) -> NdColumn:
-        from nd_arrow.column import NdColumn
-
-        return NdColumn.from_arrow(self)
+        return _decode(self)
 
     def to_numpy_list(self) -> list[np.ndarray | None]:
         return self.to_column().to_numpy_list()
@@ -134,9 +158,7 @@ class NdArrayScalar(pa.ExtensionScalar):  # type: ignore[misc]
     def as_py(self, **kwargs: Any) -> NdArray | None:  # kwargs: pyarrow 20-24 pass maps_as_pydicts
         if not self.is_valid:
             return None
-        from nd_arrow.column import NdColumn
-
-        return NdColumn.from_arrow(pa.repeat(self.value, 1))[0]
+        return _decode(pa.repeat(self.value, 1))[0]
 
 
 def register() -> None:

@@ -23,16 +23,23 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from nd_arrow._compat import VARIABLE_SHAPE_TENSOR_IN_CPP, extension_keys, import_with_field
-from nd_arrow._format import default_dim_names
-from nd_arrow._storage import segment_positions, tile_names
-from nd_arrow.column import NdColumn
+from nd_arrow._format import (
+    EXTENSION_METADATA_KEY,
+    EXTENSION_NAME_KEY,
+    FIXED_SHAPE_TENSOR,
+    INT32_MAX,
+    VARIABLE_SHAPE_TENSOR,
+    default_dim_names,
+)
+from nd_arrow._storage import assemble_parts, segment_positions, tile_names
+from nd_arrow._values import numpy_view
+from nd_arrow.column import NdColumn, parts_of
 from nd_arrow.errors import (
     InvalidArgumentError,
     InvalidEncodingError,
     NotSupportedError,
     ShapeMismatchError,
 )
-from nd_arrow.extension import EXTENSION_METADATA_KEY, EXTENSION_NAME_KEY
 
 __all__ = [
     "FIXED_SHAPE_TENSOR",
@@ -44,13 +51,9 @@ __all__ = [
     "variable_shape_tensor_storage",
 ]
 
-FIXED_SHAPE_TENSOR = "arrow.fixed_shape_tensor"
-VARIABLE_SHAPE_TENSOR = "arrow.variable_shape_tensor"
-_INT32_MAX = 2**31 - 1
-
 
 def _check_canonical(column: NdColumn, target: str) -> None:
-    p = column._parts
+    p = parts_of(column)
     if p.attrs is not None and any(
         p.attrs.field(i).null_count < len(p.attrs) for i in range(p.attrs.type.num_fields)
     ):
@@ -62,7 +65,7 @@ def _check_canonical(column: NdColumn, target: str) -> None:
         starts = np.where(p.valid, p.value_offsets[:-1], 0)
         lengths = np.where(p.valid, np.diff(p.value_offsets), 0)
         _, pos = segment_positions(starts, lengths)
-        nulls = p.values.is_null().to_numpy(zero_copy_only=False)
+        nulls = numpy_view(p.values.is_null())
         if nulls[pos].any():
             raise NotSupportedError(
                 f"{target} elements cannot be null, but this column has null values; fill them "
@@ -72,7 +75,7 @@ def _check_canonical(column: NdColumn, target: str) -> None:
 
 def _shared_dims(column: NdColumn, target: str, same_sizes: bool) -> tuple[list[str], Any]:
     """Names shared by every non-null row, and the (k, rank) sizes block of those rows."""
-    p = column._parts
+    p = parts_of(column)
     valid_rows = np.flatnonzero(p.valid)
     if not len(valid_rows):
         raise NotSupportedError(
@@ -112,7 +115,7 @@ def to_fixed_shape_tensor(column: NdColumn) -> pa.ExtensionArray:
     """``arrow.fixed_shape_tensor`` of a column whose non-null rows share names and sizes."""
     _check_canonical(column, FIXED_SHAPE_TENSOR)
     names, sizes = _shared_dims(column, FIXED_SHAPE_TENSOR, same_sizes=True)
-    p = column._parts
+    p = parts_of(column)
     shape = sizes[0].tolist()
     size = int(np.prod(shape)) if shape else 1
     try:
@@ -166,7 +169,7 @@ def _assemble_column(
     counts = np.zeros(n, np.int64)
     counts[valid] = lengths
     ranks = np.where(valid, r, 0).astype(np.int64)
-    return NdColumn._assemble(
+    parts = assemble_parts(
         values,
         counts,
         ranks,
@@ -177,6 +180,7 @@ def _assemble_column(
         np.tile(np.arange(r, dtype=np.int64), k),
         list(names),
     )
+    return NdColumn(parts)
 
 
 def from_fixed_shape_tensor(arr: pa.Array | pa.ChunkedArray) -> NdColumn:
@@ -196,9 +200,7 @@ def from_fixed_shape_tensor(arr: pa.Array | pa.ChunkedArray) -> NdColumn:
     size = int(np.prod(shape)) if shape else 1
     values = storage.values.slice(storage.offset * size, len(storage) * size)
     valid = (
-        storage.is_valid().to_numpy(zero_copy_only=False)
-        if storage.null_count
-        else np.ones(len(storage), np.bool_)
+        numpy_view(storage.is_valid()) if storage.null_count else np.ones(len(storage), np.bool_)
     )
     if not valid.all():
         values = values.filter(pa.array(np.repeat(valid, size)))
@@ -215,8 +217,8 @@ def variable_shape_tensor_storage(column: NdColumn) -> tuple[pa.Field, pa.Struct
     """
     _check_canonical(column, VARIABLE_SHAPE_TENSOR)
     names, sizes = _shared_dims(column, VARIABLE_SHAPE_TENSOR, same_sizes=False)
-    p = column._parts
-    if sizes.size and int(sizes.max()) > _INT32_MAX:
+    p = parts_of(column)
+    if sizes.size and int(sizes.max()) > INT32_MAX:
         raise NotSupportedError(
             f"{VARIABLE_SHAPE_TENSOR} stores shapes as int32; a size of {int(sizes.max())} "
             "does not fit"
@@ -312,18 +314,16 @@ def from_variable_shape_tensor(
             f"{VARIABLE_SHAPE_TENSOR}: dim_names {names} do not name the {r} axes uniquely"
         )
     valid = (
-        storage.is_valid().to_numpy(zero_copy_only=False)
-        if storage.null_count
-        else np.ones(len(storage), np.bool_)
+        numpy_view(storage.is_valid()) if storage.null_count else np.ones(len(storage), np.bool_)
     )
     data = storage.field(0)
     shape = storage.field(1)
     flat_shape = shape.values.slice(shape.offset * r, len(shape) * r)
-    sizes = flat_shape.to_numpy(zero_copy_only=False).astype(np.int64).reshape(len(shape), r)
+    sizes = numpy_view(flat_shape).astype(np.int64).reshape(len(shape), r)
     sizes = sizes[valid]
     if (sizes < 0).any():
         raise ShapeMismatchError(f"{VARIABLE_SHAPE_TENSOR}: negative size in {sizes.tolist()}")
-    offsets = data.offsets.to_numpy(zero_copy_only=False).astype(np.int64)
+    offsets = numpy_view(data.offsets).astype(np.int64)
     lengths = np.diff(offsets)[valid]
     products = np.prod(sizes, axis=1) if r else np.ones(len(sizes), np.int64)
     if (products != lengths).any():

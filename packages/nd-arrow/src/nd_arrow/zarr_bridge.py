@@ -26,8 +26,8 @@ import pyarrow as pa
 
 from nd_arrow._format import MAX_DIM_SIZE, check_dim_names, default_dim_names
 from nd_arrow._storage import build_storage, tile_names
-from nd_arrow._values import numpy_to_arrow
-from nd_arrow.column import NdColumn
+from nd_arrow._values import numpy_to_arrow, numpy_view
+from nd_arrow.column import NdColumn, parts_of
 from nd_arrow.errors import (
     InvalidArgumentError,
     InvalidDimensionsError,
@@ -127,15 +127,15 @@ def from_zarr(
 
 
 def _flat_values(column: NdColumn, where: str) -> npt.NDArray[Any]:
-    values = column._parts.values
+    values = parts_of(column).values
     if values.null_count:
         raise NotSupportedError(
             f"{where}: the column has null values inside its arrays; zarr cells cannot hold "
             "nulls. Fill them first (e.g. pyarrow.compute.fill_null on the values)"
         )
     if pa.types.is_boolean(values.type):
-        return np.asarray(values.to_numpy(zero_copy_only=False), dtype=bool)
-    return np.asarray(values.to_numpy(zero_copy_only=False))
+        return np.asarray(numpy_view(values), dtype=bool)
+    return np.asarray(numpy_view(values))
 
 
 def to_zarr(column: Any, array: Any, selection: Any = slice(None)) -> None:
@@ -153,7 +153,7 @@ def to_zarr(column: Any, array: Any, selection: Any = slice(None)) -> None:
     where = "nd_arrow.to_zarr"
     fixed, _ = _pattern(array, where)
     col = column if isinstance(column, NdColumn) else NdColumn.from_arrow(column)
-    parts = col._parts
+    parts = parts_of(col)
     n = len(parts)
     rank = len(fixed) + 1
     valid = parts.valid

@@ -1,0 +1,212 @@
+"""Building nd column storage from numpy arrays and :class:`NdArray` rows, vectorized.
+
+The values of all rows are concatenated once; offsets come from cumulative sums and the validity
+from a mask. Per-row Python work is limited to reading each input's shape. The result is a
+:class:`StorageParts` (see :mod:`nd_arrow._storage`) that :class:`NdColumn` wraps; decoding lives
+in :mod:`nd_arrow.column`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import operator
+from collections.abc import Sequence
+from itertools import repeat
+from operator import attrgetter
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from nd_arrow._attrs import encode_attrs
+from nd_arrow._format import MAX_DIM_SIZE, check_dim_names, default_dim_names
+from nd_arrow._storage import StorageParts, assemble_parts, tile_names
+from nd_arrow._values import is_string_dtype, numpy_to_arrow, string_array
+from nd_arrow.array import NdArray
+from nd_arrow.errors import InvalidArgumentError, InvalidDimensionsError, SchemaMismatchError
+
+__all__ = ["build_parts"]
+
+
+def _compatible(a: np.dtype[Any], b: np.dtype[Any]) -> bool:
+    return a == b or (is_string_dtype(a) and is_string_dtype(b))
+
+
+def _check_dtypes(arrays: Sequence[np.ndarray | None], where: str) -> np.dtype[Any] | None:
+    """The common dtype of the non-null rows, or a SchemaMismatchError naming the first outlier."""
+    if arrays and arrays[0] is not None:
+        first_dtype = arrays[0].dtype
+        # Fast check: numpy shares one dtype object per builtin type, so identity usually decides.
+        try:
+            if all(map(operator.is_, map(attrgetter("dtype"), arrays), repeat(first_dtype))):
+                return first_dtype
+        except AttributeError:  # null rows (None) among them
+            pass
+    dtypes = {a.dtype for a in arrays if a is not None}
+    if not dtypes:
+        return None
+    first = next(a for a in arrays if a is not None).dtype
+    if len(dtypes) > 1:
+        for i, a in enumerate(arrays):
+            if a is not None and not _compatible(a.dtype, first):
+                raise SchemaMismatchError(
+                    f"{where}: row {i} has dtype {a.dtype} but earlier rows have {first}; all rows "
+                    "of a column share one value type. Cast first or pass value_type="
+                )
+        if is_string_dtype(first):
+            return np.dtype(object)
+    return first
+
+
+def build_parts(
+    items: list[Any],
+    dims: Sequence[str] | None,
+    value_type: pa.DataType | None,
+    where: str,
+) -> StorageParts:
+    kinds = set(map(type, items))
+    if kinds <= {np.ndarray, type(None)} and np.ndarray in kinds:
+        built = _build_uniform(items, type(None) in kinds, dims, value_type, where)
+        if built is not None:
+            return built
+    return _build_general(items, dims, value_type, where)
+
+
+def _build_uniform(
+    items: list[np.ndarray | None],
+    has_nulls: bool,
+    dims: Sequence[str] | None,
+    value_type: pa.DataType | None,
+    where: str,
+) -> StorageParts | None:
+    """Fast path: plain numpy arrays of one rank and one trailing shape, sharing ``dims``.
+
+    Returns None (use the general path) when ranks or trailing shapes differ. numpy's
+    concatenation checks ranks and trailing shapes; only the leading sizes are read per row.
+    """
+    n = len(items)
+    arrays: list[np.ndarray] = [a for a in items if a is not None] if has_nulls else items  # type: ignore[assignment]
+    dtype = _check_dtypes(arrays, where)
+    assert dtype is not None
+    k = len(arrays)
+    rank = arrays[0].ndim
+    if rank == 0:
+        if any(a.ndim for a in arrays):
+            return None
+        flat = np.stack(arrays)
+        sizes = np.zeros((k, 0), np.int64)
+    else:
+        try:
+            stacked = np.concatenate(arrays, axis=0)
+        except ValueError:
+            return None  # ranks or trailing shapes differ
+        flat = stacked.reshape(-1)
+        sizes = np.empty((k, rank), np.int64)
+        sizes[:, 0] = np.fromiter(map(len, arrays), np.int64, k)
+        sizes[:, 1:] = stacked.shape[1:]
+    names = default_dim_names(rank) if dims is None else check_dim_names(dims, rank, where)
+    if is_string_dtype(flat.dtype) and flat.dtype.kind != "O":
+        flat = flat.astype(object)
+    largest = int(np.max(sizes)) if sizes.size else 0
+    if largest > MAX_DIM_SIZE:
+        raise InvalidDimensionsError(
+            f"{where}: dimension size {largest} exceeds {MAX_DIM_SIZE}, the largest "
+            "UInt32 dimension size"
+        )
+    inner = int(np.prod(sizes[0, 1:])) if rank else 1
+    counts = sizes[:, 0] * inner if rank else np.ones(k, np.int64)
+    ranks = np.full(k, rank, np.int64)
+    null_rows = None
+    if has_nulls:
+        null_rows = np.fromiter((a is None for a in items), np.bool_, n)
+        full = np.zeros(n, np.int64)
+        full[~null_rows] = counts
+        counts = full
+        ranks = np.where(null_rows, 0, rank)
+    values = numpy_to_arrow(flat, None, value_type, where)
+    codes = np.tile(np.arange(rank, dtype=np.int64), k)
+    return assemble_parts(
+        values,
+        counts,
+        ranks,
+        tile_names(names, k),
+        sizes.reshape(-1),
+        null_rows,
+        None,
+        codes,
+        list(names),
+    )
+
+
+def _build_general(
+    items: list[Any],
+    dims: Sequence[str] | None,
+    value_type: pa.DataType | None,
+    where: str,
+) -> StorageParts:
+    rows: list[NdArray | None] = []
+    for i, item in enumerate(items):
+        if item is None or isinstance(item, NdArray):
+            rows.append(item)
+            continue
+        try:
+            rows.append(NdArray(item, dims))
+        except (InvalidDimensionsError, InvalidArgumentError) as exc:
+            raise type(exc)(f"{where}: row {i}: {exc}") from exc
+    present = [r for r in rows if r is not None]
+    if not present and value_type is None:
+        raise InvalidArgumentError(
+            f"{where}: no row has values to take the value type from; pass value_type="
+        )
+    dtype = _check_dtypes([r.values if r is not None else None for r in rows], where)
+    n = len(rows)
+    null_rows = np.fromiter((r is None for r in rows), np.bool_, n)
+    if present:
+        flat = np.concatenate([r.values.reshape(-1) for r in present])
+        if dtype is not None and dtype.kind == "O":
+            flat = flat.astype(object)
+        mask = None
+        if any(r.mask is not None for r in present):
+            mask = np.concatenate(
+                [
+                    np.zeros(r.values.size, np.bool_) if r.mask is None else r.mask.reshape(-1)
+                    for r in present
+                ]
+            )
+        values = numpy_to_arrow(flat, mask, value_type, where)
+    else:
+        assert value_type is not None
+        values = pa.array([], value_type)
+    counts = np.zeros(n, np.int64)
+    ranks = np.zeros(n, np.int64)
+    counts[~null_rows] = [r.values.size for r in present]
+    ranks[~null_rows] = [r.ndim for r in present]
+    sizes = np.fromiter(
+        itertools.chain.from_iterable(r.shape for r in present), np.int64, int(ranks.sum())
+    )
+    dim_tuples = {r.dims for r in present}
+    if len(dim_tuples) == 1:
+        only = next(iter(dim_tuples))
+        names = tile_names(only, len(present))
+        name_dict = list(only)
+        codes = np.tile(np.arange(len(only), dtype=np.int64), len(present))
+    else:
+        flat_names = list(itertools.chain.from_iterable(r.dims for r in present))
+        index: dict[str, int] = {}
+        codes = np.fromiter(
+            (index.setdefault(nm, len(index)) for nm in flat_names), np.int64, len(flat_names)
+        )
+        name_dict = list(index)
+        names = string_array(flat_names)
+    attrs = encode_attrs([r.attrs if r is not None else None for r in rows], f"{where} row")
+    return assemble_parts(
+        values,
+        counts,
+        ranks,
+        names,
+        sizes,
+        null_rows if null_rows.any() else None,
+        attrs,
+        codes,
+        name_dict,
+    )

@@ -1,0 +1,37 @@
+"""The README's Python examples run as written (each where its optional libraries are installed)."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)
+OPTIONAL = ("zarr", "zarr_vlen_ndarray", "arro3", "polars", "xarray")
+
+
+def test_the_readme_has_examples() -> None:
+    assert len(BLOCKS) >= 3
+
+
+@pytest.mark.parametrize("code", BLOCKS, ids=[f"block{i}" for i in range(len(BLOCKS))])
+def test_readme_example_runs(code: str, tmp_path: Path) -> None:
+    imported = set(re.findall(r"^\s*(?:from|import)\s+([\w.]+(?:\s*,\s*[\w.]+)*)", code, re.M))
+    names = {n.strip().split(".")[0] for group in imported for n in group.split(",")}
+    missing = [m for m in OPTIONAL if m in names and importlib.util.find_spec(m) is None]
+    if missing:
+        pytest.skip(f"needs {', '.join(missing)}")
+    done = subprocess.run(
+        [sys.executable, "-W", "ignore", "-c", code],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
