@@ -86,7 +86,7 @@ def _exact(
     """``(values, shapes)`` when every cell is an array of exactly ``item`` and rank ``ndim``."""
     try:
         ranks = np.fromiter(map(_ndim, cells), dtype=np.int64, count=len(cells))
-        if ranks.size and (int(ranks.min()) != ndim or int(ranks.max()) != ndim):
+        if ranks.size and (int(np.min(ranks)) != ndim or int(np.max(ranks)) != ndim):
             return None
         values = np.concatenate(cells, axis=None, dtype=item, casting="no")
     except (AttributeError, ValueError, TypeError):

@@ -207,7 +207,7 @@ def decode_values(
         pattern.fixed_items,
         where=where,
     )
-    if item.kind == "b" and layout.values.size and int(layout.values.max()) > 1:
+    if item.kind == "b" and layout.values.size and int(np.max(layout.values)) > 1:
         at = int(np.flatnonzero(layout.values > 1)[0])
         element = int(np.searchsorted(layout.offsets, at, side="right")) - 1
         raise RaggedLayoutError(

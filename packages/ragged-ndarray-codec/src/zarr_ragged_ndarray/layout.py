@@ -1,4 +1,4 @@
-"""The ``ragged-ndarray`` chunk layout, vectorized over whole chunks (pure numpy: no zarr, no cells).
+"""The ``ragged-ndarray`` chunk layout, vectorized over whole chunks (pure numpy; no zarr).
 
 For a chunk of ``count`` elements, a pattern with ``k`` variable dimensions and an element dtype of
 ``s`` bytes per item::
@@ -76,7 +76,7 @@ def encode_layout(
             f"a ragged-ndarray chunk holds at most {U32_MAX} elements (the count is a u32le), "
             f"got {count}; use smaller chunks."
         )
-    if extents.size and (int(extents.max()) > U32_MAX or int(extents.min()) < 0):
+    if extents.size and (int(np.max(extents)) > U32_MAX or int(np.min(extents)) < 0):
         flat = int(np.argmax((extents > U32_MAX) | (extents < 0)))
         element, axis = divmod(flat, k)
         raise RaggedLayoutError(
@@ -180,7 +180,7 @@ def decode_layout(
     cap = nbytes // itemsize  # no element can hold more items than the chunk has values
     table = raw[HEADER_NBYTES:table_end].view("<u4").reshape(count, k)
     items = element_items(table, fixed_items, cap)
-    if count and int(items.max()) > cap:
+    if count and int(np.max(items)) > cap:
         bad = int(np.argmax(items > np.uint64(cap)))
         raise _fail(
             where,
