@@ -15,6 +15,7 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError, version
 
 from zarr_ragged_ndarray.codec import CODEC_NAME, CodecMetadataError, RaggedNDArrayCodec
+from zarr_ragged_ndarray.columnar import Columnar, read_columnar, write_columnar
 from zarr_ragged_ndarray.layout import RaggedLayoutError
 from zarr_ragged_ndarray.registration import register
 
@@ -26,10 +27,13 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree wi
 __all__ = [
     "CODEC_NAME",
     "CodecMetadataError",
+    "Columnar",
     "RaggedLayoutError",
     "RaggedNDArrayCodec",
     "__version__",
+    "read_columnar",
     "register",
+    "write_columnar",
 ]
 
 register()
