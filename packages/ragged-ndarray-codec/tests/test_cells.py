@@ -1,0 +1,71 @@
+"""Tests for zarr_ragged_ndarray.cells: gathering cells and cutting values into cells."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from _zrn_helpers import object_array
+
+from zarr_ndarray_dtype import CellError, NDArray
+from zarr_ragged_ndarray import cells as cells_module
+from zarr_ragged_ndarray.cells import cut_cells, full_shapes, gather_cells, variable_extents
+from zarr_ragged_ndarray.segments import offsets_of
+
+
+@pytest.mark.parametrize("pattern", [(None, None), (2, None, None), (None, 3, None)])
+@pytest.mark.parametrize("distinct", [3, 10_000], ids=["few-shapes", "many-shapes"])
+def test_cut_cells_grouped_or_sliced(pattern: tuple[int | None, ...], distinct: int) -> None:
+    dtype = NDArray(dtype="int32", shape=pattern)
+    rng = np.random.default_rng(0)
+    n = 5_000
+    k = len(dtype.pattern.variable_axes)
+    extents = rng.integers(0, distinct, size=(n, k)) % 5
+    if distinct > 10:
+        extents = rng.integers(0, 60, size=(n, k))
+    shapes = full_shapes(extents.astype(np.int64), dtype)
+    offsets = offsets_of(np.prod(shapes, axis=1))
+    values = np.arange(int(offsets[-1]), dtype=np.int32)
+    got = cut_cells(values, shapes, offsets, dtype)
+    assert got.shape == (n,)
+    for i in (0, 1, n // 2, n - 1, *rng.integers(0, n, 50).tolist()):
+        cell = got[i]
+        assert cell.shape == tuple(shapes[i])
+        assert cell.flags.c_contiguous
+        assert not cell.flags.writeable
+        assert cell.reshape(-1).tolist() == values[offsets[i] : offsets[i + 1]].tolist()
+
+
+def test_grouping_is_used_only_when_shapes_repeat() -> None:
+    values = np.zeros(10, np.float32)
+    shapes = np.array([[1, 1]] * 2_000 + [[0, 3]] * 2_000, dtype=np.int64)
+    offsets = offsets_of(np.prod(shapes, axis=1))
+    values = np.arange(int(offsets[-1]), dtype=np.float32)
+    assert cells_module._grouped(values, shapes, offsets, (0, 1)) is not None
+    unique = np.stack([np.arange(4_000), np.zeros(4_000, np.int64)], axis=1)
+    assert (
+        cells_module._grouped(values, unique, offsets_of(np.zeros(4_000, np.int64)), (0, 1)) is None
+    )
+
+
+def test_gather_mixed_inputs_and_none() -> None:
+    dtype = NDArray(dtype="float32", shape=(None, 2, None))
+    fill = np.ones((1, 2, 1), np.float32)
+    cells = [
+        None,
+        [[[1.0], [2.0]]],
+        np.zeros((2, 2, 3), ">f8"),
+        np.asfortranarray(np.arange(12, dtype=np.float32).reshape(3, 2, 2)),
+    ]
+    values, shapes = gather_cells(cells, dtype, fill)
+    assert shapes.tolist() == [[1, 2, 1], [1, 2, 1], [2, 2, 3], [3, 2, 2]]
+    assert values[:4].tolist() == [1, 1, 1, 2]
+    assert values[-12:].tolist() == list(range(12))
+    assert variable_extents(shapes, dtype).tolist() == [[1, 1], [1, 1], [2, 3], [3, 2]]
+
+
+def test_gather_refuses_wrong_shapes() -> None:
+    dtype = NDArray(dtype="float32", shape=(None, 2))
+    with pytest.raises(CellError, match="does not match pattern"):
+        gather_cells([np.zeros((1, 2), np.float32), np.zeros((1, 3), np.float32)], dtype)
+    with pytest.raises(CellError):
+        gather_cells(object_array([np.zeros(2, np.float32)]).tolist(), dtype)
