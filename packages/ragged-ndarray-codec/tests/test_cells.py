@@ -35,16 +35,31 @@ def test_cut_cells_grouped_or_sliced(pattern: tuple[int | None, ...], distinct: 
         assert cell.reshape(-1).tolist() == values[offsets[i] : offsets[i + 1]].tolist()
 
 
-def test_grouping_is_used_only_when_shapes_repeat() -> None:
-    values = np.zeros(10, np.float32)
+def test_strategies_are_chosen_by_repetition() -> None:
     shapes = np.array([[1, 1]] * 2_000 + [[0, 3]] * 2_000, dtype=np.int64)
     offsets = offsets_of(np.prod(shapes, axis=1))
     values = np.arange(int(offsets[-1]), dtype=np.float32)
-    assert cells_module._grouped(values, shapes, offsets, (0, 1)) is not None
+    assert cells_module._grouped(values, shapes, offsets) is not None
     unique = np.stack([np.arange(4_000), np.zeros(4_000, np.int64)], axis=1)
-    assert (
-        cells_module._grouped(values, unique, offsets_of(np.zeros(4_000, np.int64)), (0, 1)) is None
-    )
+    assert cells_module._grouped(values, unique, offsets_of(np.zeros(4_000, np.int64))) is None
+
+
+def test_row_windows_when_only_trailing_shapes_repeat() -> None:
+    """Unique (h, w) shapes with few widths: cut as step slices of one window per width."""
+    n = 3_000
+    shapes = np.stack([np.arange(n) % 997, np.arange(n) % 3], axis=1).astype(np.int64)
+    offsets = offsets_of(np.prod(shapes, axis=1))
+    values = np.arange(int(offsets[-1]), dtype=np.float64)
+    assert cells_module._grouped(values, shapes, offsets) is None
+    got = cells_module._by_rows(values, shapes, offsets)
+    assert got is not None
+    for i in (0, 1, 2, 5, 998, n - 1):
+        assert got[i].shape == tuple(shapes[i])
+        assert got[i].flags.c_contiguous
+        assert got[i].reshape(-1).tolist() == values[offsets[i] : offsets[i + 1]].tolist()
+    dtype = NDArray(dtype="float64", shape=(None, None))
+    whole = cut_cells(values, shapes, offsets, dtype)
+    assert all(not c.flags.writeable for c in whole[:10])
 
 
 def test_gather_mixed_inputs_and_none() -> None:

@@ -14,7 +14,7 @@ that need it pay for it.
 from __future__ import annotations
 
 import math
-from itertools import chain
+from itertools import chain, repeat
 from operator import attrgetter
 from typing import Any
 
@@ -133,9 +133,10 @@ def _check_fixed(cells: list[Any], shapes: npt.NDArray[np.int64], dtype: NDArray
         )
 
 
-# Below these, grouping cells by shape does not pay (a window costs a few microseconds).
-_MIN_CELLS_TO_GROUP = 2_000
-_MIN_CELLS_PER_GROUP = 4
+# Below these, grouping cells does not pay (a window costs a few microseconds).
+_MIN_CELLS_TO_GROUP = 1_000
+_MIN_CELLS_PER_SHAPE = 2
+_MIN_CELLS_PER_ROW_SHAPE = 4
 
 
 def cut_cells(
@@ -162,9 +163,10 @@ def cut_cells(
     values.flags.writeable = False
     count = offsets.size - 1
     if count >= _MIN_CELLS_TO_GROUP and values.size:
-        grouped = _grouped(values, shapes, offsets, pattern.variable_axes)
-        if grouped is not None:
-            return grouped
+        for strategy in (_grouped, _by_rows):
+            cells = strategy(values, shapes, offsets)
+            if cells is not None:
+                return cells
     bounds = offsets.tolist()
     pieces = map(values.__getitem__, map(slice, bounds, bounds[1:]))
     return np.fromiter(
@@ -172,40 +174,92 @@ def cut_cells(
     )
 
 
-def _grouped(
-    values: np.ndarray,
-    shapes: npt.NDArray[np.int64],
-    offsets: npt.NDArray[np.int64],
-    variable_axes: tuple[int, ...],
-) -> np.ndarray | None:
-    """Cells cut through one strided window per distinct shape; None when shapes rarely repeat."""
-    count = offsets.size - 1
-    extents = shapes[:, list(variable_axes)]
-    if extents.shape[1] == 1:
-        order = np.argsort(extents[:, 0], kind="stable")
-    else:
-        order = np.lexsort(extents.T[::-1])
-    ranked = extents[order]
+def _groups(
+    keys: npt.NDArray[np.int64], min_per_group: int
+) -> tuple[npt.NDArray[np.intp], list[int]] | None:
+    """``(order, bounds)`` sorting rows of ``keys`` into runs of equal rows; None when there are
+    more than ``len(keys) / min_per_group`` distinct rows."""
+    count = keys.shape[0]
+    order = (
+        np.argsort(keys[:, 0], kind="stable") if keys.shape[1] == 1 else np.lexsort(keys.T[::-1])
+    )
+    ranked = keys[order]
     cuts = np.flatnonzero((ranked[1:] != ranked[:-1]).any(axis=1)) + 1
-    if (cuts.size + 1) * _MIN_CELLS_PER_GROUP > count:
+    if (cuts.size + 1) * min_per_group > count:
         return None
-    starts = offsets[:-1][order]
+    return order, [0, *cuts.tolist(), count]
+
+
+def _c_strides(shape: list[int], item: int) -> list[int]:
+    strides = [item] * len(shape)
+    for axis in range(len(shape) - 2, -1, -1):
+        strides[axis] = strides[axis + 1] * shape[axis + 1]
+    return strides
+
+
+def _by_rows(
+    values: np.ndarray, shapes: npt.NDArray[np.int64], offsets: npt.NDArray[np.int64]
+) -> np.ndarray | None:
+    """Cells as step slices of one window per distinct trailing shape ``shape[1:]``: a cell of
+    shape ``(h, *t)`` starting at item ``s`` is ``window[s : s + h * prod(t) : prod(t)]``, one
+    ``__getitem__`` per cell with no reshape. None when trailing shapes rarely repeat."""
+    count = offsets.size - 1
+    if shapes.shape[1] < 2:
+        return None
+    found = _groups(shapes[:, 1:], _MIN_CELLS_PER_ROW_SHAPE)
+    if found is None:
+        return None
+    order, bounds = found
+    starts = offsets[:-1][order].tolist()
+    stops = offsets[1:][order].tolist()
     total = values.size
     item = values.itemsize
-    bounds = [0, *cuts.tolist(), count]
-    firsts = order[bounds[:-1]]
     out = np.empty(count, dtype=object)
-    for a, b, shape in zip(bounds, bounds[1:], shapes[firsts].tolist(), strict=False):
-        size = math.prod(shape)
-        strides = [item] * (len(shape) + 1)
-        for axis in range(len(shape) - 1, 0, -1):
-            strides[axis] = strides[axis + 1] * shape[axis]
+    for a, b, first in zip(bounds, bounds[1:], order[bounds[:-1]].tolist(), strict=False):
+        trailing = shapes[first, 1:].tolist()
+        step = math.prod(trailing)
+        if step == 0:  # empty cells: no window needed
+            empty = values[:0]
+            out[a:b] = [empty.reshape(shape) for shape in shapes[order[a:b]].tolist()]
+            continue
         window = np.ndarray(
-            (total - size + 1, *shape), values.dtype, values, 0, tuple(strides)
+            (max(total - step + 1, 0), *trailing),
+            values.dtype,
+            values,
+            0,
+            (item, *_c_strides(trailing, item)),
         )  # a view of the read-only ``values``: read-only too
         out[a:b] = np.fromiter(
-            map(window.__getitem__, starts[a:b].tolist()), dtype=object, count=b - a
+            map(window.__getitem__, map(slice, starts[a:b], stops[a:b], repeat(step, b - a))),
+            dtype=object,
+            count=b - a,
         )
+    cells = np.empty(count, dtype=object)
+    cells[order] = out
+    return cells
+
+
+def _grouped(
+    values: np.ndarray, shapes: npt.NDArray[np.int64], offsets: npt.NDArray[np.int64]
+) -> np.ndarray | None:
+    """Cells as integer indexes into one window per distinct shape (``window[k]`` is the cell of
+    that shape starting at item ``k``); None when shapes rarely repeat."""
+    count = offsets.size - 1
+    found = _groups(shapes, _MIN_CELLS_PER_SHAPE)
+    if found is None:
+        return None
+    order, bounds = found
+    starts = offsets[:-1][order].tolist()
+    total = values.size
+    item = values.itemsize
+    out = np.empty(count, dtype=object)
+    for a, b, first in zip(bounds, bounds[1:], order[bounds[:-1]].tolist(), strict=False):
+        shape = shapes[first].tolist()
+        size = math.prod(shape)
+        window = np.ndarray(
+            (total - size + 1, *shape), values.dtype, values, 0, (item, *_c_strides(shape, item))
+        )  # a view of the read-only ``values``: read-only too
+        out[a:b] = np.fromiter(map(window.__getitem__, starts[a:b]), dtype=object, count=b - a)
     cells = np.empty(count, dtype=object)
     cells[order] = out
     return cells
