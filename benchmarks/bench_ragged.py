@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import itertools
 import time
 import warnings
 from collections.abc import Callable
@@ -31,12 +32,11 @@ import numpy as np
 import zarr
 from numcodecs import Zstd
 from zarr.dtype import VariableLengthBytes
-
-from zarr_ndarray_dtype import NDArray
 from zarr_ragged_ndarray import RaggedNDArrayCodec, read_columnar
 from zarr_ragged_ndarray.codec import decode_chunk as ragged_decode
 from zarr_ragged_ndarray.codec import encode_chunk as ragged_encode
-from zarr_vlen_ndarray import VlenNDArrayCodec
+
+from zarr_ndarray_dtype import NDArray
 from zarr_vlen_ndarray.codec import decode_chunk as vlen_decode
 from zarr_vlen_ndarray.codec import encode_chunk as vlen_encode
 
@@ -73,7 +73,7 @@ def workload_a(count: int, rng: np.random.Generator) -> np.ndarray:
     rows = rng.poisson(8, count)
     flat = rng.standard_normal((int(rows.sum()), 2)).astype(np.float32)
     bounds = np.concatenate([[0], np.cumsum(rows)]).tolist()
-    return object_cells([flat[a:b] for a, b in zip(bounds, bounds[1:], strict=False)])
+    return object_cells([flat[a:b] for a, b in itertools.pairwise(bounds)])
 
 
 def vlen_kernel() -> str | None:
@@ -147,9 +147,7 @@ def measure_arrays(count: int, chunk: int, repeats: int) -> dict[str, float]:
     def workaround() -> list[np.ndarray]:
         blobs = raw[:]
         table = shapes[:].tolist()
-        return [
-            np.frombuffer(b, dtype="<f4").reshape(s) for b, s in zip(blobs, table, strict=True)
-        ]
+        return [np.frombuffer(b, dtype="<f4").reshape(s) for b, s in zip(blobs, table, strict=True)]
 
     # Two separate alternations: object reads leave ~100,000 objects to free, which would bias
     # whichever bulk read follows them.
