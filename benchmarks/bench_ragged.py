@@ -2,7 +2,8 @@
 
   decode       one 100,000-cell chunk of workload (a) (``[null, 2]`` float32, n ~ Poisson(8)):
                ragged-ndarray's decode vs vlen-ndarray's (its pure-Python path; its compiled
-               kernel where the vlen package has one)
+               kernel where the vlen package has one); also both without making the cells
+               (ragged's table -> offsets computation vs vlen's framing scan)
   size         the same chunk stored with zstd level 3: ragged-ndarray bytes / vlen-ndarray bytes
   read         100,000 ``[null, null]`` float32 cells, h and w uniform in 1..64, chunks of
                10,000, through ``arr[:]``: vs today's workaround, a ``variable_length_bytes``
@@ -34,11 +35,13 @@ from numcodecs import Zstd
 from zarr.dtype import VariableLengthBytes
 from zarr_ragged_ndarray import RaggedNDArrayCodec, read_columnar
 from zarr_ragged_ndarray.codec import decode_chunk as ragged_decode
+from zarr_ragged_ndarray.codec import decode_values as ragged_layout
 from zarr_ragged_ndarray.codec import encode_chunk as ragged_encode
 
 from zarr_ndarray_dtype import NDArray
 from zarr_vlen_ndarray.codec import decode_chunk as vlen_decode
 from zarr_vlen_ndarray.codec import encode_chunk as vlen_encode
+from zarr_vlen_ndarray.framing import decode_frames as vlen_frames
 
 A_DTYPE = NDArray(dtype="float32", shape=(None, 2))
 NN_DTYPE = NDArray(dtype="float32", shape=(None, None))
@@ -98,8 +101,17 @@ def measure_chunk(count: int, repeats: int) -> dict[str, float]:
         },
         repeats,
     )
+    layout = side_by_side(
+        {
+            "ragged": lambda: ragged_layout(ragged, count, A_DTYPE, "bench"),
+            "vlen": lambda: vlen_frames(vlen, count, A_DTYPE.fixed_nbytes, what="bench"),
+        },
+        repeats,
+    )
     zstd = Zstd(level=3)
     return {
+        "layout_ragged_s": layout["ragged"],
+        "layout_vlen_s": layout["vlen"],
         "decode_ragged_s": times["ragged"],
         "decode_vlen_s": times["vlen"],
         "size_ragged": float(len(zstd.encode(ragged.tobytes()))),
@@ -180,6 +192,12 @@ def main() -> None:
             f"{a['decode_vlen_s'] * 1e3:8.1f} ms / {a['decode_ragged_s'] * 1e3:8.1f} ms",
             a["decode_vlen_s"] / a["decode_ragged_s"],
             ">= 5x",
+        ),
+        (
+            "  the same without making cells (sizes, offsets, values)",
+            f"{a['layout_vlen_s'] * 1e3:8.1f} ms / {a['layout_ragged_s'] * 1e3:8.1f} ms",
+            a["layout_vlen_s"] / a["layout_ragged_s"],
+            "(info)",
         ),
         (
             "decode one chunk, vs vlen-ndarray (compiled kernel)",
