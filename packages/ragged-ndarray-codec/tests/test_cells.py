@@ -84,3 +84,16 @@ def test_gather_refuses_wrong_shapes() -> None:
         gather_cells([np.zeros((1, 2), np.float32), np.zeros((1, 3), np.float32)], dtype)
     with pytest.raises(CellError):
         gather_cells(object_array([np.zeros(2, np.float32)]).tolist(), dtype)
+
+
+@pytest.mark.parametrize("big", [False, True], ids=["packed-key", "lexsort"])
+def test_groups_sort_rows_into_runs(big: bool) -> None:
+    scale = 2**40 if big else 1
+    keys = np.array([[2, 1], [0, 5], [2, 1], [0, 5], [1, 0], [2, 1]], dtype=np.int64) * scale
+    found = cells_module._groups(keys, 1)
+    assert found is not None
+    order, bounds = found
+    runs = [keys[order[a:b]].tolist() for a, b in zip(bounds, bounds[1:], strict=False)]
+    assert [len(r) for r in runs] == [2, 1, 3]
+    assert all(all(row == r[0] for row in r) for r in runs)
+    assert cells_module._groups(keys, 3) is None

@@ -184,12 +184,20 @@ def _groups(
 ) -> tuple[npt.NDArray[np.intp], list[int]] | None:
     """``(order, bounds)`` sorting rows of ``keys`` into runs of equal rows; None when there are
     more than ``len(keys) / min_per_group`` distinct rows."""
-    count = keys.shape[0]
-    order = (
-        np.argsort(keys[:, 0], kind="stable") if keys.shape[1] == 1 else np.lexsort(keys.T[::-1])
-    )
-    ranked = keys[order]
-    cuts = np.flatnonzero((ranked[1:] != ranked[:-1]).any(axis=1)) + 1
+    count, width = keys.shape
+    base = int(np.max(keys)) + 1 if count else 1
+    if base**width < 2**62:  # one int64 key per row: one argsort instead of a lexsort
+        key = keys[:, 0].copy()
+        for column in range(1, width):
+            key *= base
+            key += keys[:, column]
+        order = np.argsort(key, kind="stable")
+        ranked_key = key[order]
+        cuts = np.flatnonzero(ranked_key[1:] != ranked_key[:-1]) + 1
+    else:
+        order = np.lexsort(keys.T[::-1])
+        ranked = keys[order]
+        cuts = np.flatnonzero((ranked[1:] != ranked[:-1]).any(axis=1)) + 1
     if (cuts.size + 1) * min_per_group > count:
         return None
     return order, [0, *cuts.tolist(), count]
