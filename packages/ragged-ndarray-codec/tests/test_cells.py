@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from _zrn_helpers import object_array
@@ -93,7 +95,7 @@ def test_groups_sort_rows_into_runs(big: bool) -> None:
     found = cells_module._groups(keys, 1)
     assert found is not None
     order, bounds = found
-    runs = [keys[order[a:b]].tolist() for a, b in zip(bounds, bounds[1:], strict=False)]
+    runs = [keys[order[a:b]].tolist() for a, b in itertools.pairwise(bounds)]
     assert [len(r) for r in runs] == [2, 1, 3]
     assert all(all(row == r[0] for row in r) for r in runs)
     assert cells_module._groups(keys, 3) is None
