@@ -197,3 +197,24 @@ def test_corrupt_chunk_is_named() -> None:
     sync(arr.store.set("c/0", zarr.core.buffer.cpu.Buffer.from_bytes(b"\x02\x00\x00")))
     with pytest.raises(RaggedLayoutError, match="short header"):
         read_columnar(arr)
+
+
+def test_f_order_array_writes_the_same_chunks() -> None:
+    cells = _cells(F32_NN, (4, 6), seed=11)
+    direct = _array(F32_NN, (4, 6), (3, 4), config={"order": "F"})
+    objects = _array(F32_NN, (4, 6), (3, 4))
+    write_columnar(direct, *_columns(cells, F32_NN))
+    objects[...] = cells
+    assert _store_bytes(direct) == _store_bytes(objects)  # order is not stored metadata
+    _assert_matches(read_columnar(direct, (slice(1, 4), slice(2, 6))), cells[1:4, 2:6], F32_NN)
+
+
+def test_corrupt_shard_index_is_named() -> None:
+    from zarr_ragged_ndarray.chunk_io import ShardIndexError
+
+    arr = _array(F32_NN, (4,), (4,), sharded=True)
+    arr[:] = _cells(F32_NN, (4,), seed=1)
+    blob = _store_bytes(arr)["c/0"]
+    sync(arr.store.set("c/0", zarr.core.buffer.cpu.Buffer.from_bytes(blob[:10])))
+    with pytest.raises(ShardIndexError, match="truncated"):
+        read_columnar(arr)
