@@ -218,3 +218,19 @@ def test_corrupt_shard_index_is_named() -> None:
     sync(arr.store.set("c/0", zarr.core.buffer.cpu.Buffer.from_bytes(blob[:10])))
     with pytest.raises(ShardIndexError, match="truncated"):
         read_columnar(arr)
+
+
+@pytest.mark.parametrize(
+    "filters", [None, [zarr.codecs.TransposeCodec(order=())]], ids=["direct", "object-path"]
+)
+def test_rank0_array(filters: Any) -> None:
+    arr = zarr.create_array(
+        zarr.storage.MemoryStore(), shape=(), dtype=F32_NN, serializer=RaggedNDArrayCodec(),
+        filters=filters,
+    )  # fmt: skip
+    assert read_columnar(arr).shapes.tolist() == [[0, 0]]
+    write_columnar(arr, np.arange(6, dtype=np.float32), np.array([[2, 3]]), np.array([0, 6]))
+    col = read_columnar(arr)
+    assert col.shape == ()
+    assert col.values.tolist() == list(range(6))
+    assert col.shapes.tolist() == [[2, 3]]

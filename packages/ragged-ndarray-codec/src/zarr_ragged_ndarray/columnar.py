@@ -316,8 +316,12 @@ def read_columnar(array: Any, selection: Selection = ...) -> Columnar:
         return Columnar(np.empty(0, item), empty, np.zeros(1, np.int64), box.shape)
     layout = layout_of(array)
     if layout is None:
-        cells = np.asarray(array[box.slices], dtype=object).reshape(-1)
-        values, shapes = gather_cells(cells.tolist(), dtype)
+        got = array[box.slices]
+        if not (isinstance(got, np.ndarray) and got.dtype == object and got.shape == box.extents):
+            # zarr 3.1.0 hands back the cell itself (not wrapped) for arr[()] of a 0-d array.
+            cell, got = got, np.empty(1, dtype=object)
+            got[0] = cell
+        values, shapes = gather_cells(got.reshape(-1).tolist(), dtype)
         return Columnar(values, shapes, offsets_of(np.prod(shapes, axis=1)), box.shape)
     fill = fill_cell(dtype, layout.spec.fill_value)
     pieces = _chunk_boxes(layout, box)
