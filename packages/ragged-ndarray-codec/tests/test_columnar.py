@@ -234,3 +234,12 @@ def test_rank0_array(filters: Any) -> None:
     assert col.shape == ()
     assert col.values.tolist() == list(range(6))
     assert col.shapes.tolist() == [[2, 3]]
+
+
+def test_huge_shapes_are_refused_without_overflow() -> None:
+    arr = _array(F32_NN, (1,), (1,))
+    huge = np.array([[2**32 - 1, 2**32 - 1]])
+    with pytest.raises(ValueError, match="more than the 0 values"):
+        write_columnar(arr, np.zeros(0, np.float32), huge, np.array([0, 0]))
+    with pytest.raises(ValueError, match="extents must be 0"):
+        write_columnar(arr, np.zeros(0, np.float32), huge * 2, np.array([0, 0]))

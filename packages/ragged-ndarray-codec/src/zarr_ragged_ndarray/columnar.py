@@ -204,9 +204,11 @@ def check_columnar(
     items = element_items(variable, pattern.fixed_items, arr.size).astype(np.int64)
     if count and (steps != items).any():
         bad = int(np.argmax(steps != items))
+        held = int(items[bad])
+        described = f"{held} items" if held <= arr.size else f"more than the {arr.size} values"
         raise ValueError(
-            f"cell {bad} has shape {tuple(tab[bad].tolist())}, i.e. {int(items[bad])} items, but "
-            f"offsets give it {int(steps[bad])} (offsets[{bad + 1}] - offsets[{bad}])"
+            f"cell {bad} has shape {tuple(tab[bad].tolist())}, i.e. {described}, but offsets "
+            f"give it {int(steps[bad])} (offsets[{bad + 1}] - offsets[{bad}])"
         )
     flat = NDArray(dtype=dtype.dtype, shape=(None,))  # the lossless rules, applied to the block
     try:
