@@ -70,3 +70,29 @@ def test_store_opens_after_importing_the_package(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"
+
+
+def test_codec_found_through_entry_point_alone(tmp_path: Path) -> None:
+    """A process that imports only the data type package reads a store through our codec."""
+    arr = zarr.create_array(
+        zarr.storage.LocalStore(tmp_path),
+        shape=(2,),
+        dtype=NDArray(dtype="int16", shape=(None, None)),
+        serializer=RaggedNDArrayCodec(),
+    )
+    arr[1] = np.array([[1, 2, 3]], dtype=np.int16)
+    script = textwrap.dedent(
+        f"""
+        import sys, zarr, zarr_ndarray_dtype
+        assert "zarr_ragged_ndarray" not in sys.modules
+        cells = zarr.open_array(zarr.storage.LocalStore({str(tmp_path)!r}), mode="r")[:]
+        assert [c.tolist() for c in cells] == [[], [[1, 2, 3]]], cells
+        assert "zarr_ragged_ndarray" in sys.modules
+        print("ok")
+        """
+    )
+    result = subprocess.run(
+        [sys.executable, "-W", "ignore", "-c", script], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
