@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pytest
 from _zrn_helpers import object_array
@@ -37,31 +35,48 @@ def test_cut_cells_grouped_or_sliced(pattern: tuple[int | None, ...], distinct: 
         assert cell.reshape(-1).tolist() == values[offsets[i] : offsets[i + 1]].tolist()
 
 
-def test_strategies_are_chosen_by_repetition() -> None:
-    shapes = np.array([[1, 1]] * 2_000 + [[0, 3]] * 2_000, dtype=np.int64)
-    offsets = offsets_of(np.prod(shapes, axis=1))
-    values = np.arange(int(offsets[-1]), dtype=np.float32)
-    assert cells_module._grouped(values, shapes, offsets) is not None
-    unique = np.stack([np.arange(4_000), np.zeros(4_000, np.int64)], axis=1)
-    assert cells_module._grouped(values, unique, offsets_of(np.zeros(4_000, np.int64))) is None
+def _strategy(
+    values: np.ndarray, shapes: np.ndarray, monkeypatch: pytest.MonkeyPatch
+) -> tuple[str, np.ndarray]:
+    """Which cutting strategy cut_cells picks, and its result."""
+    used = ["slices"]
+    for name in ("_grouped", "_by_rows"):
+        original = getattr(cells_module, name)
 
+        def spy(*args: object, _name: str = name, _original: object = original) -> object:
+            used.append(_name)
+            return _original(*args)  # type: ignore[operator]
 
-def test_row_windows_when_only_trailing_shapes_repeat() -> None:
-    """Unique (h, w) shapes with few widths: cut as step slices of one window per width."""
-    n = 3_000
-    shapes = np.stack([np.arange(n) % 997, np.arange(n) % 3], axis=1).astype(np.int64)
+        monkeypatch.setattr(cells_module, name, spy)
     offsets = offsets_of(np.prod(shapes, axis=1))
-    values = np.arange(int(offsets[-1]), dtype=np.float64)
-    assert cells_module._grouped(values, shapes, offsets) is None
-    got = cells_module._by_rows(values, shapes, offsets)
-    assert got is not None
-    for i in (0, 1, 2, 5, 998, n - 1):
+    dtype = NDArray(dtype=values.dtype.name, shape=(None, None))
+    got = cut_cells(values, shapes, offsets, dtype)
+    for i in (0, 1, 2, 5, len(got) // 2, len(got) - 1):
         assert got[i].shape == tuple(shapes[i])
         assert got[i].flags.c_contiguous
+        assert not got[i].flags.writeable
         assert got[i].reshape(-1).tolist() == values[offsets[i] : offsets[i + 1]].tolist()
-    dtype = NDArray(dtype="float64", shape=(None, None))
-    whole = cut_cells(values, shapes, offsets, dtype)
-    assert all(not c.flags.writeable for c in whole[:10])
+    return used[-1], got
+
+
+def test_repeated_shapes_use_shape_windows(monkeypatch: pytest.MonkeyPatch) -> None:
+    shapes = np.array([[1, 1]] * 2_000 + [[0, 3]] * 2_000 + [[2, 2]] * 40, dtype=np.int64)
+    values = np.arange(int(np.prod(shapes, axis=1).sum()), dtype=np.float32)
+    assert _strategy(values, shapes, monkeypatch)[0] == "_grouped"
+
+
+def test_repeated_trailing_shapes_use_row_windows(monkeypatch: pytest.MonkeyPatch) -> None:
+    n = 3_000
+    shapes = np.stack([np.arange(n) % 997, np.arange(n) % 3], axis=1).astype(np.int64)
+    values = np.arange(int(np.prod(shapes, axis=1).sum()), dtype=np.float64)
+    assert _strategy(values, shapes, monkeypatch)[0] == "_by_rows"
+
+
+def test_unique_shapes_use_slices(monkeypatch: pytest.MonkeyPatch) -> None:
+    n = 2_000
+    shapes = np.stack([np.arange(n) % 7, np.arange(n)], axis=1).astype(np.int64)
+    values = np.arange(int(np.prod(shapes, axis=1).sum()), dtype=np.int16)
+    assert _strategy(values, shapes, monkeypatch)[0] == "slices"
 
 
 def test_gather_mixed_inputs_and_none() -> None:
@@ -89,13 +104,10 @@ def test_gather_refuses_wrong_shapes() -> None:
 
 
 @pytest.mark.parametrize("big", [False, True], ids=["packed-key", "lexsort"])
-def test_groups_sort_rows_into_runs(big: bool) -> None:
+def test_sorted_rows_and_runs(big: bool) -> None:
     scale = 2**40 if big else 1
     keys = np.array([[2, 1], [0, 5], [2, 1], [0, 5], [1, 0], [2, 1]], dtype=np.int64) * scale
-    found = cells_module._groups(keys, 1)
-    assert found is not None
-    order, bounds = found
-    runs = [keys[order[a:b]].tolist() for a, b in itertools.pairwise(bounds)]
-    assert [len(r) for r in runs] == [2, 1, 3]
-    assert all(all(row == r[0] for row in r) for r in runs)
-    assert cells_module._groups(keys, 3) is None
+    order, ranked = cells_module._sorted(keys)
+    assert ranked.tolist() == keys[order].tolist() == sorted(keys.tolist())
+    assert cells_module._bounds(ranked) == [0, 2, 3, 6]
+    assert cells_module._bounds(ranked[:, :1]) == [0, 2, 3, 6]

@@ -168,10 +168,14 @@ def cut_cells(
     values.flags.writeable = False
     count = offsets.size - 1
     if count >= _MIN_CELLS_TO_GROUP and values.size:
-        for strategy in (_grouped, _by_rows):
-            cells = strategy(values, shapes, offsets)
-            if cells is not None:
-                return cells
+        # One sort serves both strategies: by trailing shape first, then by leading extent.
+        order, ranked = _sorted(np.concatenate([shapes[:, 1:], shapes[:, :1]], axis=1))
+        by_shape = _bounds(ranked)
+        if count >= (len(by_shape) - 1) * _MIN_CELLS_PER_SHAPE:
+            return _grouped(values, shapes, offsets, order, by_shape)
+        by_trailing = _bounds(ranked[:, :-1])
+        if count >= (len(by_trailing) - 1) * _MIN_CELLS_PER_ROW_SHAPE:
+            return _by_rows(values, shapes, offsets, order, by_trailing)
     bounds = offsets.tolist()
     pieces = map(values.__getitem__, map(slice, bounds, bounds[1:]))
     return np.fromiter(
@@ -179,11 +183,8 @@ def cut_cells(
     )
 
 
-def _groups(
-    keys: npt.NDArray[np.int64], min_per_group: int
-) -> tuple[npt.NDArray[np.intp], list[int]] | None:
-    """``(order, bounds)`` sorting rows of ``keys`` into runs of equal rows; None when there are
-    more than ``len(keys) / min_per_group`` distinct rows."""
+def _sorted(keys: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.int64]]:
+    """``(order, keys[order])`` with the rows of ``keys`` sorted lexicographically."""
     count, width = keys.shape
     base = int(np.max(keys)) + 1 if count else 1
     if base**width < 2**62:  # one int64 key per row: one argsort instead of a lexsort
@@ -192,15 +193,15 @@ def _groups(
             key *= base
             key += keys[:, column]
         order = np.argsort(key, kind="stable")
-        ranked_key = key[order]
-        cuts = np.flatnonzero(ranked_key[1:] != ranked_key[:-1]) + 1
     else:
         order = np.lexsort(keys.T[::-1])
-        ranked = keys[order]
-        cuts = np.flatnonzero((ranked[1:] != ranked[:-1]).any(axis=1)) + 1
-    if (cuts.size + 1) * min_per_group > count:
-        return None
-    return order, [0, *cuts.tolist(), count]
+    return order, keys[order]
+
+
+def _bounds(ranked: npt.NDArray[np.int64]) -> list[int]:
+    """Where runs of equal rows of the sorted ``ranked`` start, plus its length."""
+    cuts = np.flatnonzero((ranked[1:] != ranked[:-1]).any(axis=1)) + 1
+    return [0, *cuts.tolist(), ranked.shape[0]]
 
 
 def _c_strides(shape: list[int], item: int) -> list[int]:
@@ -211,18 +212,17 @@ def _c_strides(shape: list[int], item: int) -> list[int]:
 
 
 def _by_rows(
-    values: np.ndarray, shapes: npt.NDArray[np.int64], offsets: npt.NDArray[np.int64]
-) -> np.ndarray | None:
-    """Cells as step slices of one window per distinct trailing shape ``shape[1:]``: a cell of
-    shape ``(h, *t)`` starting at item ``s`` is ``window[s : s + h * prod(t) : prod(t)]``, one
-    ``__getitem__`` per cell with no reshape. None when trailing shapes rarely repeat."""
+    values: np.ndarray,
+    shapes: npt.NDArray[np.int64],
+    offsets: npt.NDArray[np.int64],
+    order: npt.NDArray[np.intp],
+    bounds: list[int],
+) -> np.ndarray:
+    """Cells as step slices of one window per trailing shape ``shape[1:]`` (``order`` sorts the
+    cells into runs ``bounds`` of equal trailing shape): a cell of shape ``(h, *t)`` starting
+    at item ``s`` is ``window[s : s + h * prod(t) : prod(t)]``, one ``__getitem__`` per cell
+    and no reshape."""
     count = offsets.size - 1
-    if shapes.shape[1] < 2:
-        return None
-    found = _groups(shapes[:, 1:], _MIN_CELLS_PER_ROW_SHAPE)
-    if found is None:
-        return None
-    order, bounds = found
     starts = offsets[:-1][order].tolist()
     stops = offsets[1:][order].tolist()
     total = values.size
@@ -253,15 +253,16 @@ def _by_rows(
 
 
 def _grouped(
-    values: np.ndarray, shapes: npt.NDArray[np.int64], offsets: npt.NDArray[np.int64]
-) -> np.ndarray | None:
-    """Cells as integer indexes into one window per distinct shape (``window[k]`` is the cell of
-    that shape starting at item ``k``); None when shapes rarely repeat."""
+    values: np.ndarray,
+    shapes: npt.NDArray[np.int64],
+    offsets: npt.NDArray[np.int64],
+    order: npt.NDArray[np.intp],
+    bounds: list[int],
+) -> np.ndarray:
+    """Cells as integer indexes into one window per distinct shape (``order`` sorts the cells
+    into runs ``bounds`` of equal shape; ``window[k]`` is the cell of that shape starting at
+    item ``k``)."""
     count = offsets.size - 1
-    found = _groups(shapes, _MIN_CELLS_PER_SHAPE)
-    if found is None:
-        return None
-    order, bounds = found
     starts = offsets[:-1][order].tolist()
     total = values.size
     item = values.itemsize
