@@ -192,7 +192,7 @@ def _sorted(keys: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.intp], npt.NDAr
         for column in range(1, width):
             key *= base
             key += keys[:, column]
-        order = np.argsort(key, kind="stable")
+        order = np.argsort(key)  # any order within a run will do
     else:
         order = np.lexsort(keys.T[::-1])
     return order, keys[order]
