@@ -102,8 +102,17 @@ CODEC = Package(
     local_deps=("zarr-ndarray-dtype",),
     compiled=True,
 )
+RAGGED = Package(
+    "ragged-ndarray-codec",
+    "zarr-ragged-ndarray",
+    "zarr_ragged_ndarray",
+    entry_points={
+        ("zarr.codecs", "ragged-ndarray"): "zarr_ragged_ndarray.codec:RaggedNDArrayCodec",
+    },
+    local_deps=("zarr-ndarray-dtype",),
+)
 ND_ARROW = Package("nd-arrow", "nd-arrow", "nd_arrow", forbids_zarr=True)
-PACKAGES = (DTYPE, CODEC, ND_ARROW)
+PACKAGES = (DTYPE, CODEC, RAGGED, ND_ARROW)
 
 # Printed at the start of every session that installs something: what the resolver really picked.
 _PRINT_VERSIONS = """

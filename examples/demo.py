@@ -1,4 +1,4 @@
-"""End-to-end demo of the three packages on a local Zarr v3 store.
+"""End-to-end demo of the packages on a local Zarr v3 store.
 
 Run it with ``nox -s demo`` (which installs the packages, pyarrow and xarray on Python 3.12), or
 in any environment holding them::
@@ -14,6 +14,9 @@ What it does, for ``--series`` time series (default 100 000, so 200 000 cells in
 2. writes them to ``demo.zarr`` (one group, two arrays, zstd level 3 inside shards), the
    centroids through zarr's object-array path and the locations through ``write_columnar``;
 3. reads them back whole, by slice and columnar (``read_columnar``), checking every value;
+   stores a third array of image chips of varying height and width (``uint8 [null, null]``,
+   the ``ragged-ndarray`` codec, chosen by default) on a (row, column) grid of tiles, and reads
+   one grid row back columnar;
 4. prints what the store tool's ``info`` says about the centroids;
 5. exports to Parquet twice: with the tool (``zarr-vlen-ndarray export``) and with
    ``nd_arrow.from_zarr`` (both arrays in one table), then reads the files back as ``nd_arrow``
@@ -37,6 +40,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import zarr
+import zarr_ragged_ndarray
 from zarr.codecs import ZstdCodec
 
 import nd_arrow
@@ -237,6 +241,45 @@ def run(out: Path, series: int, seed: int) -> None:
     first = cells[a]
     print(f"\ncentroids[{a}]: {first.shape[0]} centroids, the first three (mean, weight):")
     print(textwrap.indent(np.array2string(first[:3], precision=2), "  "))
+
+    # -- a variable-pattern array: image chips on a grid of tiles ----------------------------
+    side = max(2, int(np.sqrt(series / 100)))
+    heights, widths = rng.integers(8, 65, size=(2, side * side))
+    chip_shapes = np.stack([heights, widths], axis=1).astype(np.int64)
+    chip_offsets = np.concatenate([[0], np.cumsum(heights * widths)]).astype(np.int64)
+    chip_values = rng.integers(0, 256, size=int(chip_offsets[-1]), dtype=np.uint8)
+    chips = group.create_array(
+        "chips", shape=(side, side), chunks=(max(1, side // 4), side),
+        dtype=NDArray(dtype="uint8", shape=(None, None)), compressors=ZstdCodec(level=3),
+    )  # fmt: skip
+    check(chips.metadata.codecs[0].to_dict()["name"] == "ragged-ndarray", "chips codec")
+    with t.step("write image chips (ragged write_columnar)"):
+        zarr_ragged_ndarray.write_columnar(chips, chip_values, chip_shapes, chip_offsets)
+    chips = zarr.open_array(store_path / "chips", mode="r")
+    with t.step("read image chips whole (object array)"):
+        grid = np.asarray(chips[...])
+    check(
+        all(
+            grid.flat[i].shape == tuple(chip_shapes[i])
+            and grid.flat[i].tobytes()
+            == chip_values[chip_offsets[i] : chip_offsets[i + 1]].tobytes()
+            for i in range(side * side)
+        ),
+        "image chips read whole",
+    )
+    row = side // 2
+    col = zarr_ragged_ndarray.read_columnar(chips, (row, slice(None)))
+    lo, hi = row * side, (row + 1) * side
+    check(
+        col.shape == (side,)
+        and np.array_equal(col.shapes, chip_shapes[lo:hi])
+        and np.array_equal(col.values, chip_values[chip_offsets[lo] : chip_offsets[hi]]),
+        f"columnar chips[{row}, :]",
+    )
+    print(
+        f"\nchips: a {side} x {side} grid of uint8 image chips, (h, w) in 8..64, "
+        f"{chip_values.size:,} pixels; chips[{row}, 0] has shape {grid[row, 0].shape}"
+    )
 
     # -- the store tool ---------------------------------------------------------------------
     tool = [sys.executable, "-m", "zarr_vlen_ndarray.tool"]

@@ -27,11 +27,27 @@ def test_fixed_patterns_default_to_little_endian_bytes() -> None:
 
 
 @pytest.mark.parametrize("shape", [(None, None), (2, None), (None, 3, None)])
-def test_patterns_no_codec_serves_fail_at_creation(shape: tuple) -> None:
+def test_other_variable_patterns_without_the_codec_name_the_package(
+    shape: tuple, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def unknown(name: str) -> None:
+        raise KeyError(name)
+
+    monkeypatch.setattr(zarr.registry, "get_codec_class", unknown)
     store: dict = {}
-    with pytest.raises(NDArrayDTypeError, match="no codec serves"):
+    with pytest.raises(NDArrayDTypeError, match="pip install zarr-ragged-ndarray") as info:
         zarr.create_array(store=store, shape=(2,), dtype=NDArray(dtype="int8", shape=shape))
+    assert "serializer=zarr_ragged_ndarray.RaggedNDArrayCodec()" in str(info.value)
     assert not store
+
+
+@pytest.mark.parametrize("shape", [(None, None), (2, None), (None, 3, None)])
+def test_other_variable_patterns_pick_the_registered_ragged_codec(shape: tuple) -> None:
+    pytest.importorskip("zarr_ragged_ndarray")
+    codec = _hooks.serializer_for(NDArray(dtype="float32", shape=shape))
+    assert codec.to_dict()["name"] == "ragged-ndarray"
+    arr = zarr.create_array(store={}, shape=(2,), dtype=NDArray(dtype="int8", shape=shape))
+    assert arr.metadata.to_dict()["codecs"][0]["name"] == "ragged-ndarray"
 
 
 def test_leading_variable_pattern_without_the_codec_names_the_package(

@@ -39,6 +39,7 @@ __all__ = ["install", "installed", "serializer_for"]
 
 _MARK = "_zarr_ndarray_dtype_hook"
 VLEN_CODEC_NAME = "vlen-ndarray"
+RAGGED_CODEC_NAME = "ragged-ndarray"
 
 SERIALIZER_TARGET = "zarr.core.array.default_serializer_v3"
 EVOLVE_TARGET = "zarr.codecs.BytesCodec.evolve_from_array_spec"
@@ -70,22 +71,25 @@ def serializer_for(dtype: NDArray) -> Any:
     if pattern.is_fixed:
         return BytesCodec(endian="little")
     if pattern.is_leading_variable:
-        from zarr.registry import get_codec_class
+        return _registered(VLEN_CODEC_NAME, dtype, "zarr-vlen-ndarray", "VlenNDArrayCodec")
+    # A variable dimension elsewhere, or two or more: elements need their stored shape.
+    return _registered(RAGGED_CODEC_NAME, dtype, "zarr-ragged-ndarray", "RaggedNDArrayCodec")
 
-        try:
-            codec_cls = get_codec_class(VLEN_CODEC_NAME)
-        except Exception:  # KeyError up to zarr 3.3, UnknownCodecError later
-            raise NDArrayDTypeError(
-                f"no serializer for {dtype!r}: the pattern {pattern.to_json()} is served by the "
-                "'vlen-ndarray' codec, which is not installed. Run `pip install zarr-vlen-ndarray` "
-                "and pass serializer=zarr_vlen_ndarray.VlenNDArrayCodec()."
-            ) from None
-        return codec_cls()
-    raise NDArrayDTypeError(
-        f"no codec serves {dtype!r} yet: the vlen-ndarray codec serves patterns [null, d1, ..., "
-        "dk] and the bytes codec all-fixed patterns; a variable dimension elsewhere, or two or "
-        "more, needs a codec that stores each element's shape, which does not exist yet."
-    )
+
+def _registered(name: str, dtype: NDArray, dist: str, cls_name: str) -> Any:
+    """An instance of the codec registered with zarr as ``name``, or an error naming ``dist``."""
+    from zarr.registry import get_codec_class
+
+    try:
+        codec_cls = get_codec_class(name)
+    except Exception:  # KeyError up to zarr 3.3, UnknownCodecError later
+        module = dist.replace("-", "_")
+        raise NDArrayDTypeError(
+            f"no serializer for {dtype!r}: the pattern {dtype.pattern.to_json()} is served by the "
+            f"{name!r} codec, which is not installed. Run `pip install {dist}` "
+            f"and pass serializer={module}.{cls_name}()."
+        ) from None
+    return codec_cls()
 
 
 def _wrap_default_serializer(original: Callable[..., Any]) -> Callable[..., Any]:

@@ -1,0 +1,235 @@
+"""Benchmark the ragged-ndarray codec (issue 12): every measure side by side, in one run.
+
+  decode       one 100,000-cell chunk of workload (a) (``[null, 2]`` float32, n ~ Poisson(8)):
+               ragged-ndarray's decode vs vlen-ndarray's (its pure-Python path; its compiled
+               kernel where the vlen package has one); also both without making the cells
+               (ragged's table -> offsets computation vs vlen's framing scan)
+  size         the same chunk stored with zstd level 3: ragged-ndarray bytes / vlen-ndarray bytes
+  read         100,000 ``[null, null]`` float32 cells, h and w uniform in 1..64, chunks of
+               10,000, through ``arr[:]``: vs today's workaround, a ``variable_length_bytes``
+               array plus an (n, 2) int64 shapes array, each cell ``np.frombuffer(...).reshape``
+  columnar     ``read_columnar`` of that array vs ``arr[:]`` of a plain float32 array holding the
+               same payload bytes in the same number of chunks (throughput ratio)
+
+Each timing is the best of ``--repeats`` runs, the contenders alternating in one process on the
+same data. Ratios are other / ragged for times (above 1: ragged is faster) and ragged / vlen for
+sizes. No assertions: this prints a table (tests judge correctness, not speed).
+
+Run:  python benchmarks/bench_ragged.py [--quick] [--repeats N]
+(Other options that ``nox -s bench -- ...`` passes to every script are ignored.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import itertools
+import time
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import zarr
+from numcodecs import Zstd
+from zarr.dtype import VariableLengthBytes
+from zarr_ragged_ndarray import RaggedNDArrayCodec, read_columnar
+from zarr_ragged_ndarray.codec import decode_chunk as ragged_decode
+from zarr_ragged_ndarray.codec import decode_values as ragged_layout
+from zarr_ragged_ndarray.codec import encode_chunk as ragged_encode
+
+from zarr_ndarray_dtype import NDArray
+from zarr_vlen_ndarray.codec import decode_chunk as vlen_decode
+from zarr_vlen_ndarray.codec import encode_chunk as vlen_encode
+from zarr_vlen_ndarray.framing import decode_frames as vlen_frames
+
+A_DTYPE = NDArray(dtype="float32", shape=(None, 2))
+NN_DTYPE = NDArray(dtype="float32", shape=(None, None))
+
+
+def best(fn: Callable[[], Any], repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        gc.collect()
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def side_by_side(fns: dict[str, Callable[[], Any]], repeats: int) -> dict[str, float]:
+    """Best time of each, the contenders alternating round by round."""
+    out = dict.fromkeys(fns, float("inf"))
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            out[name] = min(out[name], best(fn, 1))
+    return out
+
+
+def object_cells(arrays: list[np.ndarray]) -> np.ndarray:
+    cells = np.empty(len(arrays), dtype=object)
+    cells[:] = arrays
+    return cells
+
+
+def workload_a(count: int, rng: np.random.Generator) -> np.ndarray:
+    rows = rng.poisson(8, count)
+    flat = rng.standard_normal((int(rows.sum()), 2)).astype(np.float32)
+    bounds = np.concatenate([[0], np.cumsum(rows)]).tolist()
+    return object_cells([flat[a:b] for a, b in itertools.pairwise(bounds)])
+
+
+def vlen_kernel() -> str | None:
+    """The name of vlen-ndarray's compiled decode kernel, when the installed package has one."""
+    from zarr_vlen_ndarray import framing
+
+    for name in ("KERNEL", "kernel_name", "_kernel"):
+        found = getattr(framing, name, None)
+        if found:
+            return str(found)
+    return None
+
+
+def measure_chunk(count: int, repeats: int) -> dict[str, float]:
+    cells = workload_a(count, np.random.default_rng(0))
+    ragged = ragged_encode(cells, A_DTYPE)
+    vlen = vlen_encode(cells, A_DTYPE)
+    times = side_by_side(
+        {
+            "ragged": lambda: ragged_decode(ragged, (count,), A_DTYPE),
+            "vlen": lambda: vlen_decode(vlen, (count,), A_DTYPE),
+        },
+        repeats,
+    )
+    layout = side_by_side(
+        {
+            "ragged": lambda: ragged_layout(ragged, count, A_DTYPE, "bench"),
+            "vlen": lambda: vlen_frames(vlen, count, A_DTYPE.fixed_nbytes, what="bench"),
+        },
+        repeats,
+    )
+    zstd = Zstd(level=3)
+    return {
+        "layout_ragged_s": layout["ragged"],
+        "layout_vlen_s": layout["vlen"],
+        "decode_ragged_s": times["ragged"],
+        "decode_vlen_s": times["vlen"],
+        "size_ragged": float(len(zstd.encode(ragged.tobytes()))),
+        "size_vlen": float(len(zstd.encode(vlen.tobytes()))),
+        "raw_ragged": float(ragged.size),
+        "raw_vlen": float(vlen.size),
+    }
+
+
+def measure_arrays(count: int, chunk: int, repeats: int) -> dict[str, float]:
+    rng = np.random.default_rng(1)
+    hw = rng.integers(1, 65, size=(count, 2))
+    sizes = hw.prod(axis=1)
+    flat = rng.standard_normal(int(sizes.sum())).astype(np.float32)
+    bounds = np.concatenate([[0], np.cumsum(sizes)]).tolist()
+    starts, table = bounds[:-1], hw.tolist()
+    cells = object_cells(
+        [flat[a : a + h * w].reshape(h, w) for a, (h, w) in zip(starts, table, strict=True)]
+    )
+    ragged = zarr.create_array(
+        zarr.storage.MemoryStore(), shape=(count,), chunks=(chunk,), dtype=NN_DTYPE,
+        serializer=RaggedNDArrayCodec(), compressors=None,
+    )  # fmt: skip
+    ragged[:] = cells
+    with warnings.catch_warnings():  # zarr warns that variable_length_bytes is not in the spec
+        warnings.simplefilter("ignore")
+        raw = zarr.create_array(
+            zarr.storage.MemoryStore(), shape=(count,), chunks=(chunk,),
+            dtype=VariableLengthBytes(), compressors=None,
+        )  # fmt: skip
+        payloads = np.empty(count, dtype=object)
+        payloads[:] = [c.tobytes() for c in cells]
+        raw[:] = payloads
+    shapes = zarr.create_array(
+        zarr.storage.MemoryStore(), shape=(count, 2), chunks=(chunk, 2), dtype="int64",
+        compressors=None,
+    )  # fmt: skip
+    shapes[:] = hw
+    plain = zarr.create_array(
+        zarr.storage.MemoryStore(), shape=(flat.size,), chunks=(-(-flat.size // (count // chunk)),),
+        dtype="float32", compressors=None,
+    )  # fmt: skip
+    plain[:] = flat
+
+    def workaround() -> list[np.ndarray]:
+        blobs = raw[:]
+        table = shapes[:].tolist()
+        return [np.frombuffer(b, dtype="<f4").reshape(s) for b, s in zip(blobs, table, strict=True)]
+
+    # Two separate alternations: object reads leave ~100,000 objects to free, which would bias
+    # whichever bulk read follows them.
+    times = side_by_side({"ragged": lambda: ragged[:], "workaround": workaround}, repeats)
+    times |= side_by_side(
+        {"columnar": lambda: read_columnar(ragged), "plain": lambda: plain[:]}, repeats
+    )
+    return {f"{k}_s": v for k, v in times.items()} | {"payload_bytes": float(flat.nbytes)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", "--small", action="store_true", help="1/10 of every size")
+    parser.add_argument("--repeats", type=int, default=5, help="alternating rounds (default 5)")
+    args, _ = parser.parse_known_args()
+    scale = 10 if args.quick else 1
+    chunk_cells = 100_000 // scale
+    array_cells = 100_000 // scale
+
+    a = measure_chunk(chunk_cells, args.repeats)
+    b = measure_arrays(array_cells, 10_000 // scale, args.repeats)
+    mb = b["payload_bytes"] / 1e6
+    kernel = vlen_kernel()
+    print(f"bench_ragged: {chunk_cells:,}-cell chunk of (n, 2) float32; {array_cells:,} cells of")
+    print(f"(h, w) float32 ({mb:.0f} MB payload); best of {args.repeats}, alternating")
+    print()
+    rows = [
+        (
+            "decode one chunk, vs vlen-ndarray (pure path)",
+            f"{a['decode_vlen_s'] * 1e3:8.1f} ms / {a['decode_ragged_s'] * 1e3:8.1f} ms",
+            a["decode_vlen_s"] / a["decode_ragged_s"],
+            ">= 5x",
+        ),
+        (
+            "  the same without making cells (sizes, offsets, values)",
+            f"{a['layout_vlen_s'] * 1e3:8.1f} ms / {a['layout_ragged_s'] * 1e3:8.1f} ms",
+            a["layout_vlen_s"] / a["layout_ragged_s"],
+            "(info)",
+        ),
+        (
+            "decode one chunk, vs vlen-ndarray (compiled kernel)",
+            "no compiled kernel in the installed zarr-vlen-ndarray" if kernel is None else kernel,
+            None,
+            ">= 1x",
+        ),
+        (
+            "stored size with zstd 3, ragged / vlen",
+            f"{a['size_ragged'] / 1e6:8.3f} MB / {a['size_vlen'] / 1e6:8.3f} MB",
+            a["size_ragged"] / a["size_vlen"],
+            "<= 1.0x",
+        ),
+        (
+            "read [null, null] cells, vs vlen-bytes + shapes workaround",
+            f"{b['workaround_s'] * 1e3:8.1f} ms / {b['ragged_s'] * 1e3:8.1f} ms",
+            b["workaround_s"] / b["ragged_s"],
+            ">= 5x",
+        ),
+        (
+            "read_columnar throughput, vs plain float32 array",
+            f"{mb / b['columnar_s']:8.0f} MB/s / {mb / b['plain_s']:8.0f} MB/s",
+            b["plain_s"] / b["columnar_s"],
+            ">= 0.8x",
+        ),
+    ]
+    for name, detail, ratio, target in rows:
+        shown = "   n/a" if ratio is None else f"{ratio:6.2f}x"
+        print(f"  {name:<60} {shown}  (target {target:>7})  {detail}")
+    print()
+    print(f"  uncompressed chunk: ragged {a['raw_ragged']:,.0f} B, vlen {a['raw_vlen']:,.0f} B")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,216 @@
+"""The ``ragged-ndarray`` chunk layout, vectorized over whole chunks (pure numpy; no zarr).
+
+For a chunk of ``count`` elements, a pattern with ``k`` variable dimensions and an element dtype of
+``s`` bytes per item::
+
+    u32le count                                  number of elements in the chunk
+    count * k u32le extents                      variable extents of each element, pattern order
+    zero bytes up to a multiple of min(s, 8)     counted from the chunk start
+    values                                       each element's items, C order, little-endian
+
+and nothing after the values. Element ``i`` holds ``prod(extents[i]) * fixed_items`` items, where
+``fixed_items`` is the product of the pattern's fixed extents.
+
+Sizes live apart from values, so decoding needs no scan: the extent table gives every element's
+item count (products computed in uint64 with overflow checks, never beyond the items the chunk
+holds), a cumulative sum gives every offset, and the values are one aligned view of the chunk.
+Every check compares the header with the bytes present before anything sized by the header is
+allocated; the one exception raised is :class:`RaggedLayoutError`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = [
+    "EXTENT_NBYTES",
+    "HEADER_NBYTES",
+    "U32_MAX",
+    "DecodedLayout",
+    "RaggedLayoutError",
+    "alignment",
+    "decode_layout",
+    "encode_layout",
+    "values_start",
+]
+
+#: Largest value a u32le field holds: the limit on the element count and on every extent.
+U32_MAX: Final = 0xFFFF_FFFF
+#: Bytes of the leading element count.
+HEADER_NBYTES: Final = 4
+#: Bytes of each entry of the extent table.
+EXTENT_NBYTES: Final = 4
+
+
+class RaggedLayoutError(ValueError):
+    """A chunk does not follow the ``ragged-ndarray`` layout (or cannot be encoded in it)."""
+
+
+def alignment(itemsize: int) -> int:
+    """The alignment of the values, counted from the chunk start: ``min(itemsize, 8)``."""
+    return min(itemsize, 8)
+
+
+def values_start(count: int, k: int, itemsize: int) -> int:
+    """Offset of the values: header, extent table, then zero padding up to the alignment."""
+    table_end = HEADER_NBYTES + EXTENT_NBYTES * count * k
+    return -(-table_end // alignment(itemsize)) * alignment(itemsize)
+
+
+def encode_layout(
+    extents: npt.NDArray[np.integer], values: npt.NDArray[np.uint8], itemsize: int
+) -> npt.NDArray[np.uint8]:
+    """One chunk from the ``(count, k)`` extent table and the concatenated value bytes.
+
+    The caller guarantees that ``values`` holds exactly the items the table describes (the cells
+    module builds both from the same cells). Raises :class:`RaggedLayoutError` for a count or an
+    extent that does not fit a u32le.
+    """
+    count, k = extents.shape
+    if count > U32_MAX:
+        raise RaggedLayoutError(
+            f"a ragged-ndarray chunk holds at most {U32_MAX} elements (the count is a u32le), "
+            f"got {count}; use smaller chunks."
+        )
+    if extents.size and (int(np.max(extents)) > U32_MAX or int(np.min(extents)) < 0):
+        flat = int(np.argmax((extents > U32_MAX) | (extents < 0)))
+        element, axis = divmod(flat, k)
+        raise RaggedLayoutError(
+            f"element {element} (C order) of the chunk has the variable extent "
+            f"{int(extents[element, axis])}, but extents are u32le, at most {U32_MAX}; split the "
+            "element."
+        )
+    start = values_start(count, k, itemsize)
+    out = np.zeros(start + values.size, dtype=np.uint8)
+    out[:HEADER_NBYTES].view("<u4")[0] = count
+    table_end = HEADER_NBYTES + EXTENT_NBYTES * count * k
+    out[HEADER_NBYTES:table_end].view("<u4")[:] = extents.reshape(-1)
+    out[start:] = values.reshape(-1)
+    return out
+
+
+@dataclass(frozen=True)
+class DecodedLayout:
+    """A checked chunk: the extent table, each element's item count and offsets, the values."""
+
+    extents: npt.NDArray[np.int64]  # (count, k)
+    items: npt.NDArray[np.int64]  # (count,): items of each element
+    offsets: npt.NDArray[np.int64]  # (count + 1,): item offsets into ``values``, from 0
+    values: npt.NDArray[np.uint8]  # the value bytes (a view of the chunk when it is aligned)
+
+
+def _fail(where: str, problem: str) -> RaggedLayoutError:
+    return RaggedLayoutError(f"cannot decode {where}: {problem}")
+
+
+def element_items(
+    extents: npt.NDArray[np.uint32], fixed_items: int, cap: int
+) -> npt.NDArray[np.uint64]:
+    """Items of each element, ``prod(row) * fixed_items``, with every value above ``cap`` set to
+    ``cap + 1`` (so products of hostile extents never wrap around). ``cap`` must be < 2**63."""
+    count = extents.shape[0]
+    limit = np.uint64(cap)
+    over = np.uint64(cap + 1)
+    items = np.full(count, min(fixed_items, cap + 1), dtype=np.uint64)
+    for column in extents.T.astype(np.uint64):  # k columns: a loop over axes, not elements
+        safe = np.maximum(column, np.uint64(1))
+        fits = items <= limit // safe
+        items = np.where(fits, items * column, over)
+        items = np.where(column == 0, np.uint64(0), np.minimum(items, over))
+    return items
+
+
+def decode_layout(
+    raw: npt.NDArray[np.uint8],
+    count: int,
+    k: int,
+    itemsize: int,
+    fixed_items: int,
+    *,
+    where: str = "a ragged-ndarray chunk",
+) -> DecodedLayout:
+    """Check a chunk of ``count`` elements against the layout and return its parts.
+
+    ``raw`` is the chunk as a 1-D uint8 array. Raises :class:`RaggedLayoutError` naming the
+    first problem: short header, count mismatch, truncated table or padding, nonzero padding,
+    extent products that overflow or exceed the bytes present, values shorter or longer than
+    the table says.
+    """
+    size = raw.size
+    if size < HEADER_NBYTES:
+        raise _fail(
+            where,
+            f"the chunk has {size} bytes, fewer than the {HEADER_NBYTES}-byte element count "
+            "(short header); the chunk is truncated",
+        )
+    stored = int(raw[:HEADER_NBYTES].view("<u4")[0])
+    if stored != count:
+        raise _fail(
+            where,
+            f"the chunk says it holds {stored} elements, but the chunk shape holds {count} "
+            "(count mismatch); the chunk belongs to another array or is corrupt",
+        )
+    table_end = HEADER_NBYTES + EXTENT_NBYTES * count * k
+    start = values_start(count, k, itemsize)
+    if size < table_end:
+        raise _fail(
+            where,
+            f"the extent table of {count} x {k} u32le needs bytes up to {table_end}, but the "
+            f"chunk has {size} (truncated table)",
+        )
+    if size < start:
+        raise _fail(
+            where,
+            f"the padding before the values needs bytes up to {start}, but the chunk has "
+            f"{size} (truncated padding)",
+        )
+    padding = raw[table_end:start]
+    if padding.any():
+        raise _fail(
+            where,
+            f"padding bytes {table_end}..{start - 1} must be zero, got "
+            f"{padding.tobytes().hex()} (nonzero padding)",
+        )
+    values = raw[start:]
+    nbytes = values.size
+    cap = nbytes // itemsize  # no element can hold more items than the chunk has values
+    table = raw[HEADER_NBYTES:table_end].view("<u4").reshape(count, k)
+    items = element_items(table, fixed_items, cap)
+    if count and int(np.max(items)) > cap:
+        bad = int(np.argmax(items > np.uint64(cap)))
+        raise _fail(
+            where,
+            f"element {bad} (C order) has the variable extents {table[bad].tolist()}, i.e. more "
+            f"items than the {nbytes} value bytes present hold (extent product overflows or "
+            "exceeds the bytes present)",
+        )
+    # Each entry is <= cap; a float64 sum bounds the total before the exact int64 sum.
+    if count and float(items.sum(dtype=np.float64)) > float(cap) * (1 + 1e-9) + 1:
+        raise _fail(
+            where,
+            f"the extent table describes more items than the {nbytes} value bytes present hold "
+            "(values shorter than the table says)",
+        )
+    offsets = np.zeros(count + 1, dtype=np.int64)
+    np.cumsum(items.astype(np.int64), out=offsets[1:])
+    expected = int(offsets[-1]) * itemsize
+    if nbytes < expected:
+        bad = int(np.argmax(offsets[1:] * itemsize > nbytes))
+        raise _fail(
+            where,
+            f"the extent table describes {expected} value bytes but {nbytes} are present; "
+            f"element {bad} (C order) runs past the end (values shorter than the table says)",
+        )
+    if nbytes > expected:
+        raise _fail(
+            where,
+            f"{nbytes - expected} bytes follow the {expected} value bytes the extent table "
+            "describes (values longer than the table says); the chunk ends after the values",
+        )
+    if (raw.ctypes.data + start) % alignment(itemsize):
+        values = values.copy()  # unaligned source buffer: one copy makes typed views aligned
+    return DecodedLayout(table.astype(np.int64), items.astype(np.int64), offsets, values)

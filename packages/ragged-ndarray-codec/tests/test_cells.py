@@ -1,0 +1,113 @@
+"""Tests for zarr_ragged_ndarray.cells: gathering cells and cutting values into cells."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from _zrn_helpers import object_array
+
+from zarr_ndarray_dtype import CellError, NDArray
+from zarr_ragged_ndarray import cells as cells_module
+from zarr_ragged_ndarray.cells import cut_cells, full_shapes, gather_cells, variable_extents
+from zarr_ragged_ndarray.segments import offsets_of
+
+
+@pytest.mark.parametrize("pattern", [(None, None), (2, None, None), (None, 3, None)])
+@pytest.mark.parametrize("distinct", [3, 10_000], ids=["few-shapes", "many-shapes"])
+def test_cut_cells_grouped_or_sliced(pattern: tuple[int | None, ...], distinct: int) -> None:
+    dtype = NDArray(dtype="int32", shape=pattern)
+    rng = np.random.default_rng(0)
+    n = 5_000
+    k = len(dtype.pattern.variable_axes)
+    extents = rng.integers(0, distinct, size=(n, k)) % 5
+    if distinct > 10:
+        extents = rng.integers(0, 60, size=(n, k))
+    shapes = full_shapes(extents.astype(np.int64), dtype)
+    offsets = offsets_of(np.prod(shapes, axis=1))
+    values = np.arange(int(offsets[-1]), dtype=np.int32)
+    got = cut_cells(values, shapes, offsets, dtype)
+    assert got.shape == (n,)
+    for i in (0, 1, n // 2, n - 1, *rng.integers(0, n, 50).tolist()):
+        cell = got[i]
+        assert cell.shape == tuple(shapes[i])
+        assert cell.flags.c_contiguous
+        assert not cell.flags.writeable
+        assert cell.reshape(-1).tolist() == values[offsets[i] : offsets[i + 1]].tolist()
+
+
+def _strategy(
+    values: np.ndarray, shapes: np.ndarray, monkeypatch: pytest.MonkeyPatch
+) -> tuple[str, np.ndarray]:
+    """Which cutting strategy cut_cells picks, and its result."""
+    used = ["slices"]
+    for name in ("_grouped", "_by_rows"):
+        original = getattr(cells_module, name)
+
+        def spy(*args: object, _name: str = name, _original: object = original) -> object:
+            used.append(_name)
+            return _original(*args)  # type: ignore[operator]
+
+        monkeypatch.setattr(cells_module, name, spy)
+    offsets = offsets_of(np.prod(shapes, axis=1))
+    dtype = NDArray(dtype=values.dtype.name, shape=(None, None))
+    got = cut_cells(values, shapes, offsets, dtype)
+    for i in (0, 1, 2, 5, len(got) // 2, len(got) - 1):
+        assert got[i].shape == tuple(shapes[i])
+        assert got[i].flags.c_contiguous
+        assert not got[i].flags.writeable
+        assert got[i].reshape(-1).tolist() == values[offsets[i] : offsets[i + 1]].tolist()
+    return used[-1], got
+
+
+def test_repeated_shapes_use_shape_windows(monkeypatch: pytest.MonkeyPatch) -> None:
+    shapes = np.array([[1, 1]] * 2_000 + [[0, 3]] * 2_000 + [[2, 2]] * 40, dtype=np.int64)
+    values = np.arange(int(np.prod(shapes, axis=1).sum()), dtype=np.float32)
+    assert _strategy(values, shapes, monkeypatch)[0] == "_grouped"
+
+
+def test_repeated_trailing_shapes_use_row_windows(monkeypatch: pytest.MonkeyPatch) -> None:
+    n = 3_000
+    shapes = np.stack([np.arange(n) % 997, np.arange(n) % 3], axis=1).astype(np.int64)
+    values = np.arange(int(np.prod(shapes, axis=1).sum()), dtype=np.float64)
+    assert _strategy(values, shapes, monkeypatch)[0] == "_by_rows"
+
+
+def test_unique_shapes_use_slices(monkeypatch: pytest.MonkeyPatch) -> None:
+    n = 2_000
+    shapes = np.stack([np.arange(n) % 7, np.arange(n)], axis=1).astype(np.int64)
+    values = np.arange(int(np.prod(shapes, axis=1).sum()), dtype=np.int16)
+    assert _strategy(values, shapes, monkeypatch)[0] == "slices"
+
+
+def test_gather_mixed_inputs_and_none() -> None:
+    dtype = NDArray(dtype="float32", shape=(None, 2, None))
+    fill = np.ones((1, 2, 1), np.float32)
+    cells = [
+        None,
+        [[[1.0], [2.0]]],
+        np.zeros((2, 2, 3), ">f8"),
+        np.asfortranarray(np.arange(12, dtype=np.float32).reshape(3, 2, 2)),
+    ]
+    values, shapes = gather_cells(cells, dtype, fill)
+    assert shapes.tolist() == [[1, 2, 1], [1, 2, 1], [2, 2, 3], [3, 2, 2]]
+    assert values[:4].tolist() == [1, 1, 1, 2]
+    assert values[-12:].tolist() == list(range(12))
+    assert variable_extents(shapes, dtype).tolist() == [[1, 1], [1, 1], [2, 3], [3, 2]]
+
+
+def test_gather_refuses_wrong_shapes() -> None:
+    dtype = NDArray(dtype="float32", shape=(None, 2))
+    with pytest.raises(CellError, match="does not match pattern"):
+        gather_cells([np.zeros((1, 2), np.float32), np.zeros((1, 3), np.float32)], dtype)
+    with pytest.raises(CellError):
+        gather_cells(object_array([np.zeros(2, np.float32)]).tolist(), dtype)
+
+
+@pytest.mark.parametrize("big", [False, True], ids=["packed-key", "lexsort"])
+def test_sorted_rows_and_runs(big: bool) -> None:
+    scale = 2**40 if big else 1
+    keys = np.array([[2, 1], [0, 5], [2, 1], [0, 5], [1, 0], [2, 1]], dtype=np.int64) * scale
+    order, ranked = cells_module._sorted(keys)
+    assert ranked.tolist() == keys[order].tolist() == sorted(keys.tolist())
+    assert cells_module._bounds(ranked) == [0, 2, 3, 6]
+    assert cells_module._bounds(ranked[:, :1]) == [0, 2, 3, 6]

@@ -1,0 +1,143 @@
+"""Tests for zarr_ragged_ndarray.layout: golden vectors, every refusal, a mutation fuzz test."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from _zrn_helpers import chunks_of_cells
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from zarr_ndarray_dtype import NDArray
+from zarr_ragged_ndarray.codec import decode_chunk, decode_values, encode_chunk
+from zarr_ragged_ndarray.layout import (
+    U32_MAX,
+    RaggedLayoutError,
+    alignment,
+    decode_layout,
+    element_items,
+    encode_layout,
+    values_start,
+)
+
+VECTORS = json.loads(
+    (Path(__file__).resolve().parent / "golden" / "vectors.json").read_text(encoding="utf-8")
+)
+REGISTRY = Path(__file__).resolve().parents[3] / "registry" / "codecs" / "ragged-ndarray"
+
+
+def _dtype(case: dict[str, Any]) -> NDArray:
+    if "data_type" in case:
+        config = case["data_type"]["configuration"]
+        return NDArray(dtype=config["dtype"], shape=tuple(config["shape"]))
+    return NDArray(dtype=case["dtype"], shape=tuple(case["pattern"]))
+
+
+def _cells(case: dict[str, Any], dtype: NDArray) -> np.ndarray:
+    item = dtype.item_dtype
+    out = np.empty(len(case["cells"]), dtype=object)
+    for i, cell in enumerate(case["cells"]):
+        if item.kind == "c":
+            flat = np.asarray(cell["values"], dtype=np.float64).reshape(-1).view(item)
+        else:
+            flat = np.asarray(cell["values"], dtype=item)
+        out[i] = flat.reshape(cell["shape"])
+    return out.reshape(case["chunk_shape"])
+
+
+@pytest.mark.parametrize("case", VECTORS["valid"], ids=lambda c: c["name"])
+def test_golden_valid(case: dict[str, Any]) -> None:
+    dtype = _dtype(case)
+    cells = _cells(case, dtype)
+    assert encode_chunk(cells, dtype).tobytes().hex() == case["hex"]
+    decoded = decode_chunk(np.frombuffer(bytes.fromhex(case["hex"]), np.uint8), cells.shape, dtype)
+    assert decoded.shape == cells.shape
+    for got, want in zip(decoded.ravel(), cells.ravel(), strict=True):
+        assert got.shape == want.shape
+        assert got.tobytes() == want.tobytes()
+        assert not got.flags.writeable
+
+
+@pytest.mark.parametrize("case", VECTORS["invalid"], ids=lambda c: c["name"])
+def test_golden_invalid(case: dict[str, Any]) -> None:
+    dtype = _dtype(case)
+    raw = np.frombuffer(bytes.fromhex(case["hex"]), np.uint8)
+    with pytest.raises(RaggedLayoutError, match=case["error"]):
+        decode_chunk(raw, tuple(case["chunk_shape"]), dtype)
+
+
+@pytest.mark.skipif(not REGISTRY.is_dir(), reason="the registry lives in the repository only")
+def test_registry_vectors_are_the_package_vectors() -> None:
+    registry = json.loads((REGISTRY / "vectors.json").read_text(encoding="utf-8"))
+    assert registry == VECTORS
+
+
+def test_alignment_and_values_start() -> None:
+    assert [alignment(s) for s in (1, 2, 4, 8, 16)] == [1, 2, 4, 8, 8]
+    assert values_start(1, 2, 8) == 16  # 4 + 8 = 12 -> 16
+    assert values_start(1, 1, 8) == 8
+    assert values_start(3, 1, 1) == 16
+    assert values_start(0, 2, 16) == 8
+
+
+def test_encode_refuses_extents_beyond_u32() -> None:
+    with pytest.raises(RaggedLayoutError, match=r"element 1 .* variable extent 4294967296"):
+        encode_layout(np.array([[1], [U32_MAX + 1]]), np.zeros(0, np.uint8), 1)
+
+
+def test_element_items_never_wraps() -> None:
+    table = np.array([[U32_MAX, U32_MAX, U32_MAX], [0, U32_MAX, U32_MAX], [2, 3, 1]], np.uint32)
+    items = element_items(table, 5, cap=100)
+    assert items.tolist() == [101, 0, 30]
+    assert element_items(table[:, :1], 2**40, cap=10).tolist() == [11, 0, 11]
+
+
+def test_decode_does_not_allocate_from_the_header() -> None:
+    # count matches a huge chunk shape but the table is absent: refused before any allocation
+    raw = np.frombuffer(np.uint32(2**31).tobytes(), np.uint8)
+    with pytest.raises(RaggedLayoutError, match="truncated table"):
+        decode_layout(raw, 2**31, 3, 4, 1)
+
+
+def test_unaligned_buffer_gives_aligned_values() -> None:
+    dtype = NDArray(dtype="float64", shape=(None, None))
+    cells = np.empty(1, dtype=object)
+    cells[0] = np.arange(6, dtype=np.float64).reshape(2, 3)
+    encoded = encode_chunk(cells, dtype).tobytes()
+    backing = np.frombuffer(b"\0" + encoded, np.uint8)[1:]
+    values, shapes, offsets = decode_values(backing, 1, dtype, "test")
+    assert values.flags.aligned
+    assert values.tolist() == list(range(6))
+    assert shapes.tolist() == [[2, 3]]
+    assert offsets.tolist() == [0, 6]
+
+
+@settings(max_examples=200)
+@given(chunks_of_cells(), st.data())
+def test_fuzz_mutated_chunks(case: tuple[NDArray, np.ndarray], data: st.DataObject) -> None:
+    """Every mutation of a valid chunk decodes to what its bytes say, or raises the one error."""
+    dtype, cells = case
+    raw = bytearray(encode_chunk(cells, dtype).tobytes())
+    kind = data.draw(st.sampled_from(["flip", "truncate", "extend", "set_u32"]))
+    if kind == "flip" and raw:
+        at = data.draw(st.integers(0, len(raw) - 1))
+        raw[at] ^= data.draw(st.integers(1, 255))
+    elif kind == "truncate":
+        del raw[data.draw(st.integers(0, len(raw))) :]
+    elif kind == "extend":
+        raw += bytes(data.draw(st.binary(min_size=1, max_size=9)))
+    elif kind == "set_u32" and len(raw) >= 4:
+        at = data.draw(st.integers(0, (len(raw) - 4) // 4)) * 4
+        value = data.draw(st.sampled_from([0, 1, 2, 255, 2**16, 2**31, U32_MAX]))
+        raw[at : at + 4] = value.to_bytes(4, "little")
+    blob = np.frombuffer(bytes(raw), np.uint8)
+    try:
+        decoded = decode_chunk(blob, cells.shape, dtype)
+    except RaggedLayoutError:
+        return
+    # Accepted: re-encoding the decoded cells must give back exactly the mutated bytes.
+    assert encode_chunk(decoded, dtype).tobytes() == bytes(raw)
