@@ -33,12 +33,12 @@ import numpy as np
 import zarr
 from numcodecs import Zstd
 from zarr.dtype import VariableLengthBytes
+
+from zarr_ndarray_dtype import NDArray
 from zarr_ragged_ndarray import RaggedNDArrayCodec, read_columnar
 from zarr_ragged_ndarray.codec import decode_chunk as ragged_decode
 from zarr_ragged_ndarray.codec import decode_values as ragged_layout
 from zarr_ragged_ndarray.codec import encode_chunk as ragged_encode
-
-from zarr_ndarray_dtype import NDArray
 from zarr_vlen_ndarray.codec import decode_chunk as vlen_decode
 from zarr_vlen_ndarray.codec import encode_chunk as vlen_encode
 from zarr_vlen_ndarray.framing import decode_frames as vlen_frames

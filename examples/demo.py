@@ -40,10 +40,10 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import zarr
-import zarr_ragged_ndarray
 from zarr.codecs import ZstdCodec
 
 import nd_arrow
+import zarr_ragged_ndarray
 import zarr_vlen_ndarray
 from zarr_vlen_ndarray import NDArray
 

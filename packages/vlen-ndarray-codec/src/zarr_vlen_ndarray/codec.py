@@ -96,15 +96,17 @@ def _serves_instead(dtype: Any) -> str:
                 "all-fixed patterns are served by the core 'bytes' codec: "
                 "serializer=zarr.codecs.BytesCodec(endian='little')"
             )
-        if len(pattern.variable_axes) == 1:
-            return (
-                "no codec serves a single variable dimension outside the leading position yet; "
-                "move the variable axis first, i.e. use the pattern [null, d1, ..., dk]"
-            )
+        # Served by the sibling package's codec (named, never imported: packages do not import
+        # their siblings).
+        what = (
+            "a single variable dimension outside the leading position"
+            if len(pattern.variable_axes) == 1
+            else "two or more variable dimensions (each element needs a stored shape)"
+        )
         return (
-            "no codec serves two or more variable dimensions yet (such elements need a stored "
-            "shape per element); flatten all but one variable axis into the pattern "
-            "[null, d1, ..., dk] if your data allows it"
+            f"{what} is served by the 'ragged-ndarray' codec: pip install zarr-ragged-ndarray "
+            "and pass serializer=zarr_ragged_ndarray.RaggedNDArrayCodec(), or omit serializer= "
+            "to get it by default"
         )
     name = str(getattr(dtype, "_zarr_v3_name", type(dtype).__name__))
     if name in {"variable_length_bytes", "bytes"}:
