@@ -163,10 +163,10 @@ def installed_version(session: nox.Session, dist: str, python: str = "python") -
 # (Python, zarr) cells. "3.m.0" is the first release of a minor, "3.m.*" its latest patch and
 # "newest" whatever the index serves today (possibly a minor newer than listed here).
 # zarr >= 3.2 needs Python >= 3.12, so on 3.11 the latest is the latest 3.1 patch.
+ZARR_MINORS = ("3.1", "3.2", "3.3", "3.4")
 MATRIX = {
     "3.11": ["3.1.0", "3.1.*"],
-    "3.12": [v for minor in ("3.1", "3.2", "3.3", "3.4") for v in (f"{minor}.0", f"{minor}.*")]
-    + [NEWEST],
+    "3.12": [*(v for m in ZARR_MINORS for v in (f"{m}.0", f"{m}.*")), NEWEST],
     "3.13": ["3.1.0", NEWEST],  # 3.1.0 is the oldest zarr that installs and passes on 3.13
 }
 PYTHONS = list(MATRIX)
@@ -204,13 +204,10 @@ def tests(session: nox.Session, zarr: str) -> None:
             run_pytest(session, *zarr_facing, env={"ZARR_CODEC_PIPELINE__PATH": FUSED_PIPELINE})
 
 
-def pyproject(package: Package) -> dict:
-    return tomllib.loads((ROOT / package.path / "pyproject.toml").read_text(encoding="utf-8"))
-
-
 def declared_floor(package: Package, dist: str) -> str:
     """``"pyarrow==18"`` for a package that declares ``pyarrow>=18``: its floor, pinned."""
-    for requirement in pyproject(package)["project"]["dependencies"]:
+    metadata = tomllib.loads((ROOT / package.path / "pyproject.toml").read_text(encoding="utf-8"))
+    for requirement in metadata["project"]["dependencies"]:
         name, sep, floor = requirement.partition(">=")
         if sep and name.strip() == dist:
             return f"{dist}=={floor.strip()}"
