@@ -232,7 +232,11 @@ class Cluster:
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Cluster]:
-    """Two single-threaded spawned worker processes on loopback; always torn down."""
+    """Two single-threaded spawned worker processes on loopback; always torn down.
+
+    Its HTTP server takes a free port: ``dashboard_address=None`` still binds 8787, which a second
+    test run on the machine (e.g. parallel nox sessions) would find taken (a warning, so an error).
+    """
     import dask
     import zvn_dask_blocks
 
@@ -242,7 +246,6 @@ def cluster() -> Iterator[Cluster]:
             threads_per_worker=1,
             processes=True,
             host="127.0.0.1",
-            # A free port, not the default 8787: parallel test sessions each start a cluster.
             dashboard_address=":0",
             death_timeout=CLUSTER_START_S,
         )
