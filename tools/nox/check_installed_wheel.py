@@ -22,7 +22,7 @@ def check(dist: str, module: str, expected: dict[str, str], forbids_zarr: bool) 
     """Return the problems found (empty when the wheel is fine); print what was checked."""
     importlib.import_module(module)
     entry_points = importlib.metadata.distribution(dist).entry_points
-    found = {f"{ep.group} {ep.name}": ep for ep in entry_points if ep.group.startswith("zarr")}
+    found = {f"{ep.group} {ep.name}": ep for ep in entry_points if ep.group.startswith("zarr.")}
     if set(found) != set(expected):
         return [f"{dist}: zarr entry points {sorted(found)} differ from {sorted(expected)}"]
     problems = []

@@ -18,7 +18,7 @@ from zarr.core.array_spec import ArrayConfig, ArraySpec
 from zarr.core.buffer import default_buffer_prototype
 
 from zarr_ndarray_dtype import CellError, NDArray
-from zarr_vlen_ndarray import framing
+from zarr_vlen_ndarray import codec as codec_module
 from zarr_vlen_ndarray.codec import (
     CODEC_NAME,
     CodecMetadataError,
@@ -215,13 +215,13 @@ def test_encode_refuses_bad_cells() -> None:
 
 
 def test_encode_refuses_too_many_elements(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(framing, "U32_MAX", 2)  # the one home of the u32 limits
+    monkeypatch.setattr(codec_module, "U32_MAX", 2)  # as 0.2.0's own tests do
     with pytest.raises(ValueError, match=r"chunk of 3 elements.*at most 2 elements"):
         encode_chunk(object_array([None, None, None]), F32_2)
 
 
 def test_encode_refuses_huge_element(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(framing, "U32_MAX", 15)  # the one home of the u32 limits
+    monkeypatch.setattr(codec_module, "U32_MAX", 15)  # as 0.2.0's own tests do
     cells = object_array([np.zeros((1, 2), np.float32), np.zeros((2, 2), np.float32)])
     with pytest.raises(ValueError, match=r"element 1 \(C order\).*2 rows are 16 bytes"):
         encode_chunk(cells, F32_2)

@@ -12,7 +12,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from numcodecs import VLenBytes
 
-from zarr_vlen_ndarray import framing
 from zarr_vlen_ndarray.framing import FramingError, decode_frames, encode_frames
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -261,10 +260,12 @@ def test_encode_refuses_long_element() -> None:
         encode_frames(np.zeros(0, np.uint8), np.array([0, 2**32], dtype=np.int64))
 
 
-def test_encode_refuses_too_many_elements(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(framing, "U32_MAX", 3)
+def test_encode_refuses_too_many_elements() -> None:
     with pytest.raises(FramingError, match=r"cannot frame 4 elements.*at most 3 elements"):
-        encode_frames(np.zeros(0, np.uint8), np.zeros(4, dtype=np.int64))
+        encode_frames(np.zeros(0, np.uint8), np.zeros(4, dtype=np.int64), limit=3)
+    # A limit never raises the u32 bound itself.
+    with pytest.raises(FramingError, match=r"at most 4294967295 bytes"):
+        encode_frames(np.zeros(0, np.uint8), np.array([0, 2**32]), limit=2**40)
 
 
 def test_encode_refuses_inconsistent_lengths() -> None:

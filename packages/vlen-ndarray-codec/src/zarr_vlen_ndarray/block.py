@@ -24,7 +24,7 @@ import numpy.typing as npt
 from zarr_ndarray_dtype import CellError, NDArray
 from zarr_ndarray_dtype.cells import check_bool_bytes
 from zarr_vlen_ndarray.cells import trailing_dims
-from zarr_vlen_ndarray.framing import FramingError, decode_frames, encode_frames
+from zarr_vlen_ndarray.framing import U32_MAX, FramingError, decode_frames, encode_frames
 
 __all__ = ["CODEC_NAME", "decode_block", "encode_block", "offsets_from_rows"]
 
@@ -79,6 +79,7 @@ def encode_block(
     dtype: NDArray,
     *,
     where: str = "chunk",
+    limit: int = U32_MAX,
 ) -> npt.NDArray[np.uint8]:
     """Frame the elements ``values[offsets[i]:offsets[i + 1]]`` (in order) as one chunk.
 
@@ -105,7 +106,7 @@ def encode_block(
     nbytes = rows * dtype.fixed_nbytes
     payload = np.ascontiguousarray(values).reshape(-1).view(np.uint8)
     try:
-        return encode_frames(payload, nbytes)
+        return encode_frames(payload, nbytes, limit=limit)
     except FramingError as exc:
         if exc.element is not None:
             bad = exc.element

@@ -78,7 +78,7 @@ BACKEND: str = _kernel.NAME
 
 
 def encode_frames(
-    payload: npt.NDArray[np.uint8], nbytes: npt.NDArray[np.int64]
+    payload: npt.NDArray[np.uint8], nbytes: npt.NDArray[np.int64], *, limit: int = U32_MAX
 ) -> npt.NDArray[np.uint8]:
     """Frame ``len(nbytes)`` elements whose payloads are concatenated in ``payload``.
 
@@ -86,8 +86,10 @@ def encode_frames(
     element (non-negative, summing to ``payload.size``). Returns the framed chunk as a new
     1-D ``uint8`` array. Raises :class:`FramingError` when the element count or an element's
     length does not fit the u32le fields (this module is the one home of those limits; the
-    error's ``element`` attribute is the index of an element that is too long).
+    error's ``element`` attribute is the index of an element that is too long). ``limit`` lowers
+    the u32 limit (never above ``U32_MAX``): callers exercise the refusals without 4 GiB inputs.
     """
+    limit = min(limit, U32_MAX)
     if payload.ndim != 1 or payload.dtype != np.uint8 or not payload.flags.c_contiguous:
         raise TypeError(
             f"payload must be a 1-D C-contiguous uint8 array, got {payload.dtype} with shape "
@@ -95,21 +97,21 @@ def encode_frames(
         )
     nbytes = np.asarray(nbytes, dtype=np.int64).reshape(-1)
     count = nbytes.size
-    if count > U32_MAX:
+    if count > limit:
         raise FramingError(
             f"cannot frame {count} elements: the framed element count is a u32le, so a chunk "
-            f"holds at most {U32_MAX} elements; use smaller chunks"
+            f"holds at most {limit} elements; use smaller chunks"
         )
     if count:
         lo = int(np.min(nbytes))
         hi = int(np.max(nbytes))
         if lo < 0:
             raise FramingError(f"element byte lengths must be >= 0, got {lo}")
-        if hi > U32_MAX:
-            bad = int(np.argmax(nbytes > U32_MAX))
+        if hi > limit:
+            bad = int(np.argmax(nbytes > limit))
             error = FramingError(
                 f"cannot frame element {bad} of {int(nbytes[bad])} bytes: each length prefix is "
-                f"a u32le, so an element holds at most {U32_MAX} bytes; split the element"
+                f"a u32le, so an element holds at most {limit} bytes; split the element"
             )
             error.element = bad
             raise error
