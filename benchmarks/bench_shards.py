@@ -35,6 +35,7 @@ import time
 import tracemalloc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +71,7 @@ def offsets_of(rows: np.ndarray) -> np.ndarray:
 def cells_of(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     bounds = offsets.tolist()
     out = np.empty(len(bounds) - 1, dtype=object)
-    out[:] = [values[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+    out[:] = [values[a:b] for a, b in pairwise(bounds)]
     return out
 
 
