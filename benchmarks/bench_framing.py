@@ -3,11 +3,10 @@
 Workload (a), one chunk: 100,000 cells of (n, 2) float32, n ~ Poisson(8) (8-byte rows, ~6.4 MB
 of payload). Measured for each kernel, in this one process, alternating, best of the repeats:
   scan     the prefix scan alone (starts and lengths of every element)
-  unframe  the payload extraction alone (given the scan)
+  unframe  the payload extraction alone (given the scan) into a preallocated output
   frame    the framing alone (count, prefixes, payloads into a new buffer)
   decode   the whole ``decode_frames`` (header checks, scan, unframe)
   encode   the whole ``encode_frames`` (length checks, frame)
-  bool     the bool-byte check (first byte > 1) over a payload of the same size, all 0/1
 Then, for the kernel in use: ``decode_frames`` of 8 such chunks one after the other vs in 2 threads
 (the C loops release the GIL, so threads can overlap them; this machine's cores are shared, so
 this shows whether they overlap at all rather than a clean scaling).
@@ -72,10 +71,10 @@ def measure(
     kernel: Any, payload: np.ndarray, nbytes: np.ndarray, framed: np.ndarray, repeats: int
 ) -> dict[str, float]:
     count = nbytes.size
-    bits = (payload & 1).astype(np.uint8)  # a valid bool payload: the whole of it is scanned
     scanned = kernel.scan(framed, count, ROW_NBYTES)
     assert scanned is not None
     starts, lengths = scanned
+    out = np.empty(int(lengths.sum()), dtype=np.uint8)
 
     def whole(fn: Callable[[], Any]) -> Callable[[], Any]:
         def run() -> Any:
@@ -90,11 +89,10 @@ def measure(
 
     return {
         "scan": _best(lambda: kernel.scan(framed, count, ROW_NBYTES), repeats),
-        "unframe": _best(lambda: kernel.unframe(framed, starts, lengths, ROW_NBYTES), repeats),
+        "unframe": _best(lambda: kernel.unframe(framed, starts, lengths, out), repeats),
         "frame": _best(lambda: kernel.frame(payload, nbytes), repeats),
         "decode": _best(whole(lambda: framing.decode_frames(framed, count, ROW_NBYTES)), repeats),
         "encode": _best(whole(lambda: framing.encode_frames(payload, nbytes)), repeats),
-        "bool": _best(lambda: kernel.first_above_one(bits), repeats),
     }
 
 
@@ -143,7 +141,7 @@ def main() -> None:
     header = f"{'measure':<9}{'python ms':>11}{'c ms':>9}{'python/c':>10}{'c GB/s':>9}  (payload/s)"
     print(header)
     print("-" * len(header))
-    for key in ("scan", "unframe", "frame", "decode", "encode", "bool"):
+    for key in ("scan", "unframe", "frame", "decode", "encode"):
         py = results["python"][key]
         line = f"{key:<9}{py * 1e3:>11.3f}"
         if "c" in results:

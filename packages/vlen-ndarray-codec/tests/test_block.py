@@ -10,7 +10,13 @@ from hypothesis import strategies as st
 from numcodecs import VLenBytes
 
 from zarr_ndarray_dtype import NDArray
-from zarr_vlen_ndarray.block import decode_block, encode_block, offsets_from_rows
+from zarr_vlen_ndarray.block import (
+    decode_block,
+    encode_block,
+    extract_block,
+    offsets_from_rows,
+    plan_block,
+)
 from zarr_vlen_ndarray.framing import FramingError
 
 F32_2 = NDArray(dtype="float32", shape=(None, 2))
@@ -82,6 +88,42 @@ def test_decode_refuses_bool_bytes_other_than_0_1_naming_the_element() -> None:
     # Other element dtypes hold any byte.
     u8 = NDArray(dtype="uint8", shape=(None,))
     assert decode_block(bad, 3, u8)[0].tolist() == [1, 0, 255]
+
+
+@settings(max_examples=60)
+@given(ndarray_dtypes(), st.lists(st.integers(0, 4), max_size=12), st.data())
+def test_plan_then_extract_a_run_into_a_slice(
+    dtype: NDArray, rows: list[int], data: st.DataObject
+) -> None:
+    rng = np.random.default_rng(len(rows))
+    cells = [random_cell(rng, dtype, r) for r in rows]
+    values, offsets = _columns(cells, dtype)
+    framed = encode_block(values, offsets, dtype)
+    plan = plan_block(framed, len(cells), dtype)
+    assert plan.rows().tolist() == rows
+    a = data.draw(st.integers(0, len(rows)))
+    b = data.draw(st.integers(a, len(rows)))
+    lo, hi = int(offsets[a]), int(offsets[b])
+    big = np.zeros((hi - lo + 3, *values.shape[1:]), dtype=values.dtype)
+    extract_block(plan, a, b, big[1 : 1 + hi - lo])
+    assert big[1 : 1 + hi - lo].tobytes() == values[lo:hi].tobytes()
+    assert not big[0].any() and not big[1 + hi - lo :].any()  # nothing written outside
+
+
+def test_extract_names_the_chunk_element_of_a_bad_bool_byte_and_checks_out() -> None:
+    bad = np.frombuffer(bytes.fromhex("03000000 00000000 02000000 0100 01000000 ff"), np.uint8)
+    plan = plan_block(bad, 3, BOOL, where="chunk 'x'")
+    out = np.empty(2, bool)
+    extract_block(plan, 1, 2, out)
+    assert out.tolist() == [True, False]
+    with pytest.raises(FramingError, match=r"chunk 'x' for .*element 2 \(C order\).*0xff"):
+        extract_block(plan, 2, 3, np.empty(1, bool))
+    with pytest.raises(TypeError, match="out must be a C-contiguous bool array"):
+        extract_block(plan, 1, 2, np.empty(2, np.uint8))
+    with pytest.raises(ValueError, match="out has 3 bytes but the elements hold 2"):
+        extract_block(plan, 1, 2, np.empty(3, bool))
+    with pytest.raises(FramingError, match=r"'vlen-ndarray' chunk 'y' for .*header claims 3"):
+        plan_block(bad, 2, BOOL, where="chunk 'y'")
 
 
 def test_encode_refuses_too_many_elements() -> None:

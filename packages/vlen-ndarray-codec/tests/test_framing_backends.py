@@ -254,23 +254,76 @@ def test_encode_accepts_strided_lengths() -> None:
     _same_everywhere(encode_frames, np.arange(8, dtype=np.uint8), lengths)
 
 
-# ------------------------------------------------------------------------ bool-byte check
+# ------------------------------------------------------------------------ unframe into
+
+
+def _into(data: np.ndarray, count: int, unit: int, a: int, b: int, pad: int) -> Any:
+    """Elements a..b-1 unframed into the middle of a larger (zeroed) caller-provided array."""
+    starts, nbytes = framing.scan_frames(data, count, unit)
+    total = int(nbytes[a:b].sum())
+    big = np.zeros(pad + total + 3, np.uint8)
+    framing.unframe_into(data, starts[a:b], nbytes[a:b], big[pad : pad + total])
+    return big
 
 
 @needs_c
-@given(
-    st.lists(st.sampled_from([0, 1]), max_size=9000),
-    st.lists(st.tuples(st.integers(0, 10**6), st.integers(2, 255)), max_size=3),
-)
-def test_same_first_non_bool_byte(bits: list[int], bad: list[tuple[int, int]]) -> None:
-    payload = np.array(bits, dtype=np.uint8)
-    for at, value in bad:
-        if payload.size:
-            payload[at % payload.size] = value
-    above = np.flatnonzero(payload > 1)
-    expected = int(above[0]) if above.size else -1
-    outcome = _same_everywhere(framing.first_non_bool_byte, payload)
-    assert outcome == (expected,)
+@given(unit_payloads(), st.integers(0, 3), st.data())
+def test_same_unframe_into_a_slice(case: tuple[int, list[bytes]], misalign: int, data: Any) -> None:
+    unit, payloads = case
+    raw = encode_frames(*_pack(payloads)).tobytes()
+    buffer = np.zeros(len(raw) + misalign, np.uint8)[misalign:]
+    buffer[:] = np.frombuffer(raw, np.uint8)
+    n = len(payloads)
+    a = data.draw(st.integers(0, n))
+    b = data.draw(st.integers(a, n))
+    pad = data.draw(st.integers(0, 5))
+    got = _same_everywhere(_into, buffer, n, unit, a, b, pad)
+    expected = b"\0" * pad + b"".join(payloads[a:b]) + b"\0" * 3
+    assert got[0][3] == expected
+
+
+@needs_c
+@given(unit_payloads(), st.sampled_from(["size", "skip", "shift", "negative", "past", "header"]))
+def test_same_unframe_into_errors(case: tuple[int, list[bytes]], kind: str) -> None:
+    unit, payloads = case
+    data = encode_frames(*_pack(payloads))
+    starts, nbytes = framing.scan_frames(data, len(payloads), unit)
+    out = np.zeros(int(nbytes.sum()), np.uint8)
+    if kind == "size":
+        out = np.zeros(out.size + 1, np.uint8)
+    elif kind == "skip" and starts.size >= 3:
+        starts, nbytes = starts[[0, 2]], nbytes[[0, 2]]
+        out = np.zeros(int(nbytes.sum()), np.uint8)
+    elif kind == "shift" and starts.size:
+        starts = starts + 1
+    elif kind == "negative" and starts.size:
+        nbytes = nbytes.copy()
+        nbytes[-1] = -1
+        out = np.zeros(max(int(nbytes.sum()), 0), np.uint8)
+    elif kind == "past" and starts.size:
+        starts = starts + data.size
+    elif kind == "header" and starts.size:
+        starts = starts - starts[0]
+    outcome = _same_everywhere(framing.unframe_into, data, starts, nbytes, out)
+    n = len(payloads)
+    broken = kind == "size" or (n >= 3 if kind == "skip" else n >= 1)
+    assert outcome[:2] == (("raised", ValueError) if broken else (None,))
+
+
+def test_unframe_into_refuses_wrong_arrays() -> None:
+    data = encode_frames(np.arange(6, dtype=np.uint8), np.array([2, 4], dtype=np.int64))
+    starts, nbytes = framing.scan_frames(data, 2, 2)
+    with pytest.raises(TypeError, match="out must be a 1-D C-contiguous uint8"):
+        framing.unframe_into(data, starts, nbytes, np.zeros(12, np.uint8)[::2])
+    with pytest.raises(TypeError, match="writable"):
+        framing.unframe_into(data, starts, nbytes, np.frombuffer(b"\0" * 6, np.uint8))
+    with pytest.raises(TypeError, match="data must be"):
+        framing.unframe_into(data.astype(np.int16), starts, nbytes, np.zeros(6, np.uint8))
+    with pytest.raises(ValueError, match="starts has 1 entries but nbytes has 2"):
+        framing.unframe_into(data, starts[:1], nbytes, np.zeros(6, np.uint8))
+    out = np.zeros(4, np.uint8)
+    framing.unframe_into(data, starts[1:], nbytes[1:], out)
+    assert out.tolist() == [2, 3, 4, 5]
 
 
 # ------------------------------------------------------------------------- C kernel guards
@@ -323,7 +376,8 @@ def test_c_kernel_in_concurrent_threads() -> None:
         framed = with_c.frame(payload, nbytes)
         scanned = with_c.scan(framed, nbytes.size, 8)
         assert scanned is not None
-        flat = with_c.unframe(framed, *scanned, 8)
+        flat = np.empty(int(scanned[1].sum()), np.uint8)
+        with_c.unframe(framed, *scanned, flat)
         return flat.tobytes() == payload.tobytes() and scanned[1].tolist() == nbytes.tolist()
 
     with ThreadPoolExecutor(4) as pool:

@@ -33,13 +33,10 @@ def unframe(
     data: npt.NDArray[np.uint8],
     starts: npt.NDArray[np.int64],
     nbytes: npt.NDArray[np.int64],
-    unit: int,
-) -> npt.NDArray[np.uint8]:
-    """Copy out the payload bytes: everything but the header and the prefixes."""
-    del unit  # the C copy needs no slot width
-    out = np.empty(data.size - HEADER_NBYTES - PREFIX_NBYTES * starts.size, dtype=np.uint8)
+    out: npt.NDArray[np.uint8],
+) -> None:
+    """Copy the payload bytes of the run of elements (everything but their prefixes) into out."""
     _framing_ext.unframe(data, starts, nbytes, out)
-    return out
 
 
 def frame(payload: npt.NDArray[np.uint8], nbytes: npt.NDArray[np.int64]) -> npt.NDArray[np.uint8]:
@@ -48,8 +45,3 @@ def frame(payload: npt.NDArray[np.uint8], nbytes: npt.NDArray[np.int64]) -> npt.
     out = np.empty(HEADER_NBYTES + PREFIX_NBYTES * nbytes.size + payload.size, dtype=np.uint8)
     _framing_ext.frame(payload, nbytes, out)
     return out
-
-
-def first_above_one(payload: npt.NDArray[np.uint8]) -> int:
-    """Index of the first byte greater than 1, or -1 (bool items are stored as 0x00 or 0x01)."""
-    return int(_framing_ext.first_above_one(payload))

@@ -148,7 +148,8 @@ kernel_scan(PyObject *self, PyObject *args)
 /* unframe(data, starts, nbytes, out) -> None
  *
  * Copy the payload of every element (nbytes[i] bytes after the prefix at starts[i]) into `out`,
- * back to back. `out` must hold exactly sum(nbytes) bytes.
+ * back to back. `out` (e.g. a slice of a larger caller-provided array) must hold exactly
+ * sum(nbytes) bytes.
  */
 static PyObject *
 kernel_unframe(PyObject *self, PyObject *args)
@@ -302,46 +303,6 @@ kernel_frame(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
-/* first_above_one(payload) -> int: index of the first byte > 1, or -1 (bool items are 0/1). */
-static PyObject *
-kernel_first_above_one(PyObject *self, PyObject *arg)
-{
-    Py_buffer payload;
-    Py_ssize_t found = -1;
-
-    (void)self;
-    if (get_buffer(arg, &payload, 0, 1, "first_above_one payload") < 0) {
-        return NULL;
-    }
-    Py_BEGIN_ALLOW_THREADS
-    {
-        const unsigned char *raw = (const unsigned char *)payload.buf;
-        const Py_ssize_t size = payload.len;
-        const Py_ssize_t block = 4096;
-        Py_ssize_t at, i;
-
-        /* OR-reduce whole blocks (vectorizes), and look for the index only in a bad block. */
-        for (at = 0; at < size && found < 0; at += block) {
-            const Py_ssize_t end = size - at < block ? size : at + block;
-            unsigned char acc = 0;
-            for (i = at; i < end; i++) {
-                acc |= raw[i];
-            }
-            if (acc & 0xFE) {
-                for (i = at; i < end; i++) {
-                    if (raw[i] > 1) {
-                        found = i;
-                        break;
-                    }
-                }
-            }
-        }
-    }
-    Py_END_ALLOW_THREADS
-    PyBuffer_Release(&payload);
-    return PyLong_FromSsize_t(found);
-}
-
 static PyMethodDef kernel_methods[] = {
     {"scan", kernel_scan, METH_VARARGS,
      "scan(data, count, unit, starts, nbytes) -> bool: walk the length prefixes."},
@@ -349,8 +310,6 @@ static PyMethodDef kernel_methods[] = {
      "unframe(data, starts, nbytes, out) -> None: copy the payloads out back to back."},
     {"frame", kernel_frame, METH_VARARGS,
      "frame(payload, nbytes, out) -> None: write count, prefixes and payloads."},
-    {"first_above_one", kernel_first_above_one, METH_O,
-     "first_above_one(payload) -> int: index of the first byte > 1, or -1."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -42,7 +42,9 @@ class FramingKernel(Protocol):
 
     The caller has already checked what the kernel relies on: for ``scan``, ``data.size >=
     HEADER_NBYTES + PREFIX_NBYTES * count`` (so outputs sized by ``count`` are bounded by the
-    bytes present) and ``unit >= 1``; for ``frame``, every length in ``0..U32_MAX``, at most
+    bytes present) and ``unit >= 1``; for ``unframe``, that ``starts``/``nbytes`` are a run of
+    consecutive elements inside ``data`` and that ``out`` holds exactly their payload bytes; for
+    ``frame``, every length in ``0..U32_MAX``, at most
     ``U32_MAX`` elements, and lengths summing to ``payload.size``.
     """
 
@@ -58,17 +60,14 @@ class FramingKernel(Protocol):
         data: npt.NDArray[np.uint8],
         starts: npt.NDArray[np.int64],
         nbytes: npt.NDArray[np.int64],
-        unit: int,
-    ) -> npt.NDArray[np.uint8]:
-        """The payloads of a chunk that ``scan`` accepted, concatenated into a new array."""
+        out: npt.NDArray[np.uint8],
+    ) -> None:
+        """Copy the payloads of a run of scanned elements into ``out``, back to back."""
 
     def frame(
         self, payload: npt.NDArray[np.uint8], nbytes: npt.NDArray[np.int64]
     ) -> npt.NDArray[np.uint8]:
         """The framed chunk (count, then prefix and payload of each element) as a new array."""
-
-    def first_above_one(self, payload: npt.NDArray[np.uint8]) -> int:
-        """Index of the first byte greater than 1, or -1 if every byte is 0 or 1."""
 
 
 def slot_size(unit: int) -> int:
@@ -146,18 +145,23 @@ def unframe(
     data: npt.NDArray[np.uint8],
     starts: npt.NDArray[np.int64],
     nbytes: npt.NDArray[np.int64],
-    unit: int,
-) -> npt.NDArray[np.uint8]:
-    """Copy out the payload bytes: everything but the header and the prefixes."""
-    g = slot_size(unit)
-    slot = _SLOT_DTYPES[g]
-    slots = data.view(slot)
+    out: npt.NDArray[np.uint8],
+) -> None:
+    """Copy the payload bytes of the run of elements (everything but their prefixes) into out."""
+    if starts.size == 0:
+        return
+    lo = int(starts[0])
+    hi = int(starts[-1]) + PREFIX_NBYTES + int(nbytes[-1])
+    # Slot width: the largest of 4, 2, 1 dividing every length and the run's first offset.
+    g = 4
+    if (nbytes & 3).any() or lo & 3:
+        g = 1 if (nbytes & 1).any() or lo & 1 else 2
+    slots = data[lo:hi].view(_SLOT_DTYPES[g])
     keep = np.ones(slots.size, dtype=bool)
-    keep[: HEADER_NBYTES // g] = False
-    first = starts // g
+    first = (starts - lo) // g
     for j in range(PREFIX_NBYTES // g):
         keep[first + j] = False
-    return np.ascontiguousarray(slots[keep]).view(np.uint8)
+    out.view(_SLOT_DTYPES[g])[...] = slots[keep]
 
 
 def frame(payload: npt.NDArray[np.uint8], nbytes: npt.NDArray[np.int64]) -> npt.NDArray[np.uint8]:
@@ -190,10 +194,3 @@ def frame(payload: npt.NDArray[np.uint8], nbytes: npt.NDArray[np.int64]) -> npt.
         keep[prefix_at + j] = False
     slots[keep] = payload.view(slot)
     return out
-
-
-def first_above_one(payload: npt.NDArray[np.uint8]) -> int:
-    """Index of the first byte greater than 1, or -1 (bool items are stored as 0x00 or 0x01)."""
-    if not payload.size or int(np.max(payload)) <= 1:
-        return -1
-    return int(np.argmax(payload > 1))

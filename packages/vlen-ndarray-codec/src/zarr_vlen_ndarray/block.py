@@ -4,10 +4,15 @@ The one chunk encoder and the one chunk decoder of the package (pure numpy; no z
 path that reads or writes a chunk's bytes is to go through here: the codec (which then cuts the
 block into per-cell views), the columnar path (which keeps the block), and the store tool.
 
-* :func:`decode_block` unframes a chunk (:func:`~zarr_vlen_ndarray.framing.decode_frames`),
-  checks that every element is a whole number of rows and, for bool elements, that every byte is
-  0x00 or 0x01, and returns ``values`` of shape ``(total, d1, ..., dk)`` plus int64 ``offsets``:
-  element ``i`` is ``values[offsets[i]:offsets[i + 1]]``, elements in the chunk's C order.
+* :func:`decode_block` unframes a chunk, checks that every element is a whole number of rows
+  and, for bool elements, that every byte is 0x00 or 0x01, and returns ``values`` of shape
+  ``(total, d1, ..., dk)`` plus int64 ``offsets``: element ``i`` is
+  ``values[offsets[i]:offsets[i + 1]]``, elements in the chunk's C order. It is two steps, also
+  usable apart by a caller that assembles many chunks into one output (the columnar read):
+  :func:`plan_block` checks the framing and locates the elements
+  (:func:`~zarr_vlen_ndarray.framing.scan_frames`; nothing copied), and
+  :func:`extract_block` copies a run of elements straight into a caller-provided slice
+  (:func:`~zarr_vlen_ndarray.framing.unframe_into`) and applies the bool-byte rule there.
 * :func:`encode_block` is its inverse. The u32le limits of the framing (element count, element
   byte length) are checked only in :func:`~zarr_vlen_ndarray.framing.encode_frames`; this module
   adds the element's rows to the message.
@@ -24,9 +29,23 @@ import numpy.typing as npt
 from zarr_ndarray_dtype import CellError, NDArray
 from zarr_ndarray_dtype.cells import check_bool_bytes
 from zarr_vlen_ndarray.cells import trailing_dims
-from zarr_vlen_ndarray.framing import U32_MAX, FramingError, decode_frames, encode_frames
+from zarr_vlen_ndarray.framing import (
+    U32_MAX,
+    FramingError,
+    encode_frames,
+    scan_frames,
+    unframe_into,
+)
 
-__all__ = ["CODEC_NAME", "decode_block", "encode_block", "offsets_from_rows"]
+__all__ = [
+    "CODEC_NAME",
+    "BlockPlan",
+    "decode_block",
+    "encode_block",
+    "extract_block",
+    "offsets_from_rows",
+    "plan_block",
+]
 
 #: The codec's name in zarr metadata (and in every chunk error message).
 CODEC_NAME = "vlen-ndarray"
@@ -44,6 +63,81 @@ def _rows_of(dtype: NDArray, fixed: tuple[int, ...]) -> str:
     return f"rows of {dtype.dtype} x {fixed}" if fixed else f"{dtype.dtype} items"
 
 
+class BlockPlan:
+    """A checked chunk whose elements are located but not copied yet (see :func:`plan_block`)."""
+
+    __slots__ = ("dtype", "framed", "nbytes", "starts", "where")
+
+    def __init__(
+        self,
+        framed: npt.NDArray[np.uint8],
+        starts: npt.NDArray[np.int64],
+        nbytes: npt.NDArray[np.int64],
+        dtype: NDArray,
+        where: str,
+    ) -> None:
+        #: The chunk's bytes (referenced, not copied: drop the plan to release them).
+        self.framed = framed
+        #: Byte offset of each element's length prefix, and each element's byte length.
+        self.starts = starts
+        self.nbytes = nbytes
+        self.dtype = dtype
+        self.where = where
+
+    def rows(self, a: int = 0, b: int | None = None) -> npt.NDArray[np.int64]:
+        """The leading extent (rows) of elements ``a`` to ``b - 1`` (a new array)."""
+        return self.nbytes[a:b] // self.dtype.fixed_nbytes
+
+
+def _failed(where: str, dtype: NDArray, exc: Exception) -> FramingError:
+    return FramingError(f"cannot decode the {CODEC_NAME!r} {where} for {dtype!r}: {exc}")
+
+
+def plan_block(
+    framed: npt.NDArray[np.uint8], count: int, dtype: NDArray, *, where: str = "chunk"
+) -> BlockPlan:
+    """Check one chunk of ``count`` elements of ``dtype`` and locate its elements (no copy).
+
+    ``framed`` is the chunk's bytes (any shape; read as flat ``uint8``). Raises
+    :class:`FramingError` for a chunk that breaks the framing or holds an element that is not
+    a whole number of rows; ``where`` names the chunk in error messages (e.g. ``"chunk 'c/3'"``
+    or ``"chunk of shape (4, 5)"``).
+    """
+    fixed = trailing_dims(dtype)
+    raw = np.ascontiguousarray(np.asarray(framed).reshape(-1).view(np.uint8))
+    try:
+        starts, nbytes = scan_frames(raw, count, dtype.fixed_nbytes, what=_rows_of(dtype, fixed))
+    except FramingError as exc:
+        raise _failed(where, dtype, exc) from exc
+    return BlockPlan(raw, starts, nbytes, dtype, where)
+
+
+def extract_block(plan: BlockPlan, a: int, b: int, out: np.ndarray) -> None:
+    """Copy elements ``a`` to ``b - 1`` of a planned chunk into ``out``, back to back.
+
+    ``out`` is a writable C-contiguous array of the element dtype and shape
+    ``(plan.rows(a, b).sum(), d1, ..., dk)``, typically a slice of one output shared by many
+    chunks. For bool elements, raises :class:`FramingError` naming the element when a copied
+    byte is not 0x00 / 0x01 (the rule of :func:`zarr_ndarray_dtype.cells.check_bool_bytes`).
+    """
+    fixed = trailing_dims(plan.dtype)
+    item = plan.dtype.item_dtype
+    if out.dtype != item or out.shape[1:] != fixed or not out.flags.c_contiguous:
+        raise TypeError(
+            f"out must be a C-contiguous {item} array of shape (rows, "
+            f"{', '.join(map(str, fixed))}), got {out.dtype} with shape {out.shape}"
+        )
+    raw = out.reshape(-1).view(np.uint8)
+    nbytes = plan.nbytes[a:b]
+    unframe_into(plan.framed, plan.starts[a:b], nbytes, raw)
+    if item.kind == "b":
+        try:
+            # a empty elements first, so that the message counts elements from the chunk's start
+            check_bool_bytes(raw, nbytes=nbytes if not a else np.r_[np.zeros(a, np.int64), nbytes])
+        except CellError as exc:
+            raise _failed(plan.where, plan.dtype, exc) from exc
+
+
 def decode_block(
     framed: npt.NDArray[np.uint8], count: int, dtype: NDArray, *, where: str = "chunk"
 ) -> tuple[np.ndarray, npt.NDArray[np.int64]]:
@@ -53,24 +147,17 @@ def decode_block(
     writable, C-contiguous array of shape ``(total, d1, ..., dk)`` and the element dtype
     (little-endian) that no one else references; ``offsets`` is int64 with ``count + 1``
     entries starting at 0. ``where`` names the chunk in error messages (e.g. ``"chunk 'c/3'"``
-    or ``"chunk of shape (4, 5)"``).
+    or ``"chunk of shape (4, 5)"``). This is :func:`plan_block` then :func:`extract_block` of
+    every element into a new array.
 
     Raises :class:`FramingError` for a chunk that breaks the framing, holds an element that is
     not a whole number of rows, or (bool elements) holds a byte other than 0x00 / 0x01.
     """
-    fixed = trailing_dims(dtype)
-    unit = dtype.fixed_nbytes
-    item = dtype.item_dtype
-    raw = np.asarray(framed).reshape(-1).view(np.uint8)
-    try:
-        payload, nbytes = decode_frames(raw, count, unit, what=_rows_of(dtype, fixed))
-        if item.kind == "b":
-            check_bool_bytes(payload, nbytes=nbytes)
-    except (FramingError, CellError) as exc:
-        raise FramingError(
-            f"cannot decode the {CODEC_NAME!r} {where} for {dtype!r}: {exc}"
-        ) from exc
-    return payload.view(item).reshape((-1, *fixed)), offsets_from_rows(nbytes // unit)
+    plan = plan_block(framed, count, dtype, where=where)
+    offsets = offsets_from_rows(plan.rows())
+    values = np.empty((int(offsets[-1]), *trailing_dims(dtype)), dtype=dtype.item_dtype)
+    extract_block(plan, 0, count, values)
+    return values, offsets
 
 
 def encode_block(

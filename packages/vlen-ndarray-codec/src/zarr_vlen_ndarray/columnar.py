@@ -6,11 +6,15 @@ entry more than there are cells, starting at 0. This is the layout of an Arrow l
 millions of cells move without one Python object per cell.
 
 * :func:`read_columnar` fetches the chunks overlapping the selection (concurrently, through
-  zarr's store), undoes the bytes -> bytes codecs, unframes each chunk into one payload block
-  with the codec's own decoder (:func:`~zarr_vlen_ndarray.block.decode_block`; several chunks
-  are decoded concurrently in threads), trims the partial chunks at both ends and joins the
-  blocks with one concatenation. Unwritten chunks read as fill cells (empty cells for the
-  default fill value).
+  zarr's store) and undoes the bytes -> bytes codecs; then, with the two steps of the codec's
+  own decoder (:mod:`zarr_vlen_ndarray.block`), it checks and scans every chunk
+  (:func:`~zarr_vlen_ndarray.block.plan_block`, which copies nothing), allocates the output
+  once, and copies each chunk's selected cells straight into its slice of the output
+  (:func:`~zarr_vlen_ndarray.block.extract_block`), releasing each chunk's bytes as soon as
+  they are copied. Both steps run on several chunks concurrently in threads (the compiled
+  kernel releases the GIL). The memory needed beyond the stored chunks is the output itself
+  plus 16 bytes per cell. Unwritten chunks read as fill cells (empty cells for the default
+  fill value).
 * :func:`write_columnar` checks the input once over the whole block (offsets start at 0, never
   decrease, end at ``len(values)``; values convert losslessly to the element dtype) and frames
   every chunk straight from ``values``/``offsets``. Chunks only partly covered (including the
@@ -29,16 +33,25 @@ chunks verbatim, so the stored shards are byte-identical to the object path's.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from contextlib import ExitStack
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from zarr_ndarray_dtype import CellError, CellTypeError, NDArray, readonly_cells, unbox
 from zarr_ndarray_dtype.cells import bool_bytes_as_01
-from zarr_vlen_ndarray.block import CODEC_NAME, decode_block, encode_block, offsets_from_rows
+from zarr_vlen_ndarray.block import (
+    CODEC_NAME,
+    BlockPlan,
+    decode_block,
+    encode_block,
+    extract_block,
+    offsets_from_rows,
+    plan_block,
+)
 from zarr_vlen_ndarray.cells import gather_cells, trailing_dims
 from zarr_vlen_ndarray.chunk_io import (
     ChunkLayout,
@@ -212,10 +225,6 @@ def _cut(
     return values[int(offsets[a]) : int(offsets[b])], np.diff(offsets[a : b + 1])
 
 
-def _join(pieces: list[np.ndarray]) -> np.ndarray:
-    return pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
-
-
 # -------------------------------------------------------------------------------------- read
 
 
@@ -250,47 +259,114 @@ def read_columnar(
     size = layout.chunk_len
     fill = _Fill(dtype, layout.spec.fill_value)
     indices = range(start // size, (stop - 1) // size + 1)
-    decoded = _decode_many(layout, indices, read_chunks(layout, indices), dtype)
-    pieces: list[np.ndarray] = []
-    counts: list[npt.NDArray[np.int64]] = []
-    for index, block in zip(indices, decoded, strict=True):
-        first = index * size
-        a, b = max(start, first) - first, min(stop, first + size) - first
-        if block is None:
-            values, rows = fill.cells(b - a)
-        else:
-            values, rows = _cut(*block, a, b)
-        pieces.append(values)
-        counts.append(rows)
-    return _join(pieces), offsets_from_rows(_join(counts))
+    stored = read_chunks(layout, indices)
+    workers = _workers(sum(framed is not None for framed in stored))
+    with ExitStack() as stack:
+        pool = stack.enter_context(ThreadPoolExecutor(workers)) if workers > 1 else None
+        # Pass 1: every stored chunk checked and scanned (nothing copied).
+        plans = _plan_many(layout, indices, stored, dtype, pool)
+        # The cells each chunk gives: cells a:b of chunk `index`.
+        spans = [
+            (max(start, i * size) - i * size, min(stop, (i + 1) * size) - i * size) for i in indices
+        ]
+        # Offsets: each cell's rows written in place, then summed in place (no temporaries).
+        offsets = np.empty(stop - start + 1, dtype=np.int64)
+        offsets[0] = 0
+        cell_at = 0
+        for plan, (a, b) in zip(plans, spans, strict=True):
+            cell_rows = offsets[cell_at + 1 : cell_at + 1 + b - a]
+            if plan is None:
+                cell_rows[...] = fill.rows
+            else:
+                np.floor_divide(plan.nbytes[a:b], dtype.fixed_nbytes, out=cell_rows)
+            cell_at += b - a
+        np.cumsum(offsets[1:], out=offsets[1:])
+        jobs: list[tuple[int, int, int, int, int]] = []  # (plan position, a, b, row from, to)
+        fills: list[tuple[int, int, int]] = []  # (cells, row from, to)
+        cell_at = 0
+        for k, (plan, (a, b)) in enumerate(zip(plans, spans, strict=True)):
+            lo, hi = int(offsets[cell_at]), int(offsets[cell_at + b - a])
+            if plan is not None:
+                jobs.append((k, a, b, lo, hi))
+            elif hi > lo:
+                fills.append((b - a, lo, hi))
+            cell_at += b - a
+        # Pass 2: one output; each chunk's cells copied straight into its slice.
+        values = np.empty((int(offsets[-1]), *fixed), dtype=item)
+        for cells, lo, hi in fills:
+            values[lo:hi] = fill.cells(cells)[0]
+        _extract_many(plans, jobs, values, pool)
+    return values, offsets
 
 
 def _workers(jobs: int) -> int:
-    """Threads for decoding ``jobs`` chunks: one per CPU, never more than there are chunks."""
+    """Threads for ``jobs`` chunks: one per CPU, never more than there are chunks."""
     return max(1, min(jobs, os.cpu_count() or 1))
 
 
-def _decode_many(
+_T = TypeVar("_T")
+_R = TypeVar("_R")
+
+
+def _map(pool: ThreadPoolExecutor | None, fn: Callable[[_T], _R], items: list[_T]) -> list[_R]:
+    """``fn`` over ``items`` in order, in the pool's threads when there is a pool.
+
+    A failing item raises the error of the first failing one in order, as a sequential loop
+    would.
+    """
+    if pool is None:
+        return [fn(x) for x in items]
+    return list(pool.map(fn, items))
+
+
+def _plan_many(
     layout: ChunkLayout,
     indices: Sequence[int],
-    stored: Sequence[npt.NDArray[np.uint8] | None],
+    stored: list[npt.NDArray[np.uint8] | None],
     dtype: NDArray,
-) -> list[tuple[np.ndarray, npt.NDArray[np.int64]] | None]:
-    """Decode the stored chunks (None stays None), in threads when there are several.
+    pool: ThreadPoolExecutor | None,
+) -> list[BlockPlan | None]:
+    """Check and scan the stored chunks (None stays None), in the pool's threads if any.
 
-    numpy releases the GIL while it moves a chunk's payload, so chunks decode concurrently.
-    Results keep the order of ``indices``; a corrupt chunk raises the error of the first one in
-    that order, as a sequential decode would.
+    Takes ownership of ``stored`` (emptied here: each plan then holds the only reference to its
+    chunk's bytes). Results keep the order of ``indices``.
     """
     jobs = [(i, framed) for i, framed in zip(indices, stored, strict=True) if framed is not None]
-    workers = _workers(len(jobs))
-    if workers == 1:
-        done = [_decode(layout, framed, i, dtype) for i, framed in jobs]
-    else:
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            done = list(pool.map(lambda job: _decode(layout, job[1], job[0], dtype), jobs))
+    stored.clear()
+
+    def plan(job: tuple[int, npt.NDArray[np.uint8]]) -> BlockPlan:
+        index, framed = job
+        where = f"{_where(layout, index)} of shape ({layout.chunk_len},)"
+        return plan_block(framed, layout.chunk_len, dtype, where=where)
+
+    done = _map(pool, plan, jobs)
     found = dict(zip((i for i, _ in jobs), done, strict=True))
-    return [found.get(i) for i in indices]
+    jobs.clear()
+    done.clear()
+    return [found.pop(i, None) for i in indices]
+
+
+def _extract_many(
+    plans: list[BlockPlan | None],
+    jobs: list[tuple[int, int, int, int, int]],
+    values: np.ndarray,
+    pool: ThreadPoolExecutor | None,
+) -> None:
+    """Copy cells ``a:b`` of ``plans[k]`` into ``values[lo:hi]``, for every job ``(k, a, b, lo,
+    hi)``.
+
+    Each plan is dropped from ``plans`` as soon as it is copied, releasing its chunk's bytes
+    while the other chunks are still being copied.
+    """
+
+    def extract(job: tuple[int, int, int, int, int]) -> None:
+        k, a, b, lo, hi = job
+        plan = plans[k]
+        assert plan is not None
+        plans[k] = None
+        extract_block(plan, a, b, values[lo:hi])
+
+    _map(pool, extract, jobs)
 
 
 def _decode(

@@ -38,7 +38,8 @@ __all__ = [
     "FramingError",
     "decode_frames",
     "encode_frames",
-    "first_non_bool_byte",
+    "scan_frames",
+    "unframe_into",
 ]
 
 
@@ -124,23 +125,26 @@ def encode_frames(
     return _kernel.frame(payload, nbytes)
 
 
-def decode_frames(
+def scan_frames(
     data: npt.NDArray[np.uint8], count: int, unit: int = 1, *, what: str = "element"
-) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64]]:
-    """Parse a framed chunk that must hold exactly ``count`` elements.
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Check a framed chunk that must hold exactly ``count`` elements; locate its elements.
 
-    ``data`` is the chunk as a 1-D ``uint8`` array. Every element length must be a multiple
-    of ``unit`` bytes (``what`` describes one unit for error messages, e.g.
-    ``"8-byte item (float32 x (2,))"``). Returns ``(payload, nbytes)``: all payloads
-    concatenated into a new contiguous ``uint8`` array, and each element's byte length.
+    ``data`` is the chunk as a 1-D C-contiguous ``uint8`` array. Every element length must be
+    a multiple of ``unit`` bytes (``what`` describes one unit for error messages, e.g.
+    ``"8-byte item (float32 x (2,))"``). Returns ``(starts, nbytes)``: the byte offset of each
+    element's length prefix and each element's byte length (int64), ready for
+    :func:`unframe_into`. Nothing is copied and nothing is allocated beyond these two arrays,
+    whose size was first checked against the bytes present.
 
-    Raises :class:`FramingError` naming the first problem: a chunk shorter than its
-    header, an element count other than ``count``, a truncated length prefix, a length
-    running past the end, a length that is not a whole number of units, or trailing bytes.
-    Nothing is allocated in proportion to the header before it is checked against
-    ``data.size``.
+    Raises :class:`FramingError` naming the first problem: a chunk shorter than its header, an
+    element count other than ``count``, a truncated length prefix, a length running past the
+    end, a length that is not a whole number of units, or trailing bytes.
     """
-    data = np.ascontiguousarray(data, dtype=np.uint8).reshape(-1)
+    if data.ndim != 1 or data.dtype != np.uint8 or not data.flags.c_contiguous:
+        raise TypeError(
+            f"data must be a 1-D C-contiguous uint8 array, got {data.dtype} with shape {data.shape}"
+        )
     if unit < 1:
         raise ValueError(f"unit must be >= 1, got {unit}")
     size = data.size
@@ -166,17 +170,69 @@ def decode_frames(
     if scanned is None:
         _diagnose(data, count, unit, what)
         raise AssertionError("unreachable: the careful scan accepted a chunk the fast scan refused")
-    starts, nbytes = scanned
-    return _kernel.unframe(data, starts, nbytes, unit), nbytes
+    return scanned
 
 
-def first_non_bool_byte(payload: npt.NDArray[np.uint8]) -> int:
-    """Index of the first byte of ``payload`` other than 0x00 and 0x01, or -1 if there is none.
+def unframe_into(
+    data: npt.NDArray[np.uint8],
+    starts: npt.NDArray[np.int64],
+    nbytes: npt.NDArray[np.int64],
+    out: npt.NDArray[np.uint8],
+) -> None:
+    """Copy the payloads of consecutive elements of a chunk into ``out``, back to back.
 
-    Bool items are stored as one byte each, 0x00 or 0x01; any other byte means a corrupt chunk
-    (or one written with another element dtype).
+    ``data`` is a chunk that :func:`scan_frames` accepted and ``starts``/``nbytes`` are its
+    result or a contiguous run of it (``starts[a:b]``, ``nbytes[a:b]``: elements ``a`` to
+    ``b - 1``). ``out`` is a caller-provided writable 1-D C-contiguous ``uint8`` array (e.g. a
+    slice of a larger output) of exactly ``nbytes.sum()`` bytes. Raises ValueError when the
+    element run does not describe ``data`` (not consecutive, out of bounds) or ``out`` has the
+    wrong size, TypeError for arrays of the wrong form; nothing is written then.
     """
-    return _kernel.first_above_one(np.ascontiguousarray(payload, dtype=np.uint8).reshape(-1))
+    for name, arr, dtype in (("data", data, np.uint8), ("out", out, np.uint8)):
+        if arr.ndim != 1 or arr.dtype != dtype or not arr.flags.c_contiguous:
+            raise TypeError(
+                f"{name} must be a 1-D C-contiguous uint8 array, got {arr.dtype} with shape "
+                f"{arr.shape}"
+            )
+    if not out.flags.writeable:
+        raise TypeError("out must be writable")
+    starts = np.ascontiguousarray(starts, dtype=np.int64).reshape(-1)
+    nbytes = np.ascontiguousarray(nbytes, dtype=np.int64).reshape(-1)
+    if starts.size != nbytes.size:
+        raise ValueError(f"starts has {starts.size} entries but nbytes has {nbytes.size}")
+    total = int(nbytes.sum())
+    if out.size != total:
+        raise ValueError(f"out has {out.size} bytes but the elements hold {total} bytes")
+    if starts.size:
+        ends = starts + PREFIX_NBYTES + nbytes
+        if (
+            int(starts[0]) < HEADER_NBYTES
+            or int(np.min(nbytes)) < 0
+            or int(ends[-1]) > data.size
+            or not np.array_equal(starts[1:], ends[:-1])
+        ):
+            raise ValueError(
+                f"starts/nbytes do not describe consecutive elements of this {data.size}-byte "
+                "chunk: pass (a run of) what scan_frames returned for it"
+            )
+    _kernel.unframe(data, starts, nbytes, out)
+
+
+def decode_frames(
+    data: npt.NDArray[np.uint8], count: int, unit: int = 1, *, what: str = "element"
+) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64]]:
+    """Parse a framed chunk that must hold exactly ``count`` elements.
+
+    ``data`` is the chunk as a 1-D ``uint8`` array (other forms are converted). Returns
+    ``(payload, nbytes)``: all payloads concatenated into a new contiguous ``uint8`` array, and
+    each element's byte length: :func:`scan_frames` then :func:`unframe_into` a new array, with
+    the errors of :func:`scan_frames`.
+    """
+    data = np.ascontiguousarray(data, dtype=np.uint8).reshape(-1)
+    starts, nbytes = scan_frames(data, count, unit, what=what)
+    payload = np.empty(data.size - HEADER_NBYTES - PREFIX_NBYTES * count, dtype=np.uint8)
+    _kernel.unframe(data, starts, nbytes, payload)
+    return payload, nbytes
 
 
 def _diagnose(data: npt.NDArray[np.uint8], count: int, unit: int, what: str) -> None:
