@@ -283,30 +283,10 @@ def suite020(session: nox.Session, zarr: str) -> None:
                     "pytest", "pytest-timeout", "pip")  # fmt: skip
     print_versions(session)
     tmp = Path(session.create_tmp()).resolve() / "suite020"
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    session.run(
-        "python", "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
-        ZVN_020, "--dest", str(tmp),
-    )  # fmt: skip
-    (sdist,) = tmp.glob("zarr_vlen_ndarray-0.2.0.tar.gz")
-    with tarfile.open(sdist) as archive:
-        archive.extractall(tmp, filter="data")
-    # Only its tests/: the suite must import OUR zarr_vlen_ndarray, not the sdist's src/.
-    run = tmp / "run"
-    shutil.copytree(tmp / "zarr_vlen_ndarray-0.2.0" / "tests", run / "tests")
-    (run / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")  # 0.2.0's settings
     junit = tmp / "junit.xml"
-    session.run(
-        "python", "-m", "pytest", "-c", str(run / "pytest.ini"), "--rootdir", str(run),
-        "-p", "no:cacheprovider", f"--timeout={PYTEST_TIMEOUT_S}", f"--junitxml={junit}",
-        "-q", str(run / "tests"),
-        success_codes=[0, 1],  # failures are judged against the allow-list next
-    )  # fmt: skip
-    session.run(
-        "python", str(COMPAT_DIR / "suite020_check.py"), str(junit),
-        str(COMPAT_DIR / "suite020_allowlist.toml"),
-    )  # fmt: skip
+    session.run("python", tool("run_suite020.py"), str(tmp), str(junit))
+    check = COMPAT_DIR / "suite020_check.py"
+    session.run("python", str(check), str(junit), str(COMPAT_DIR / "suite020_allowlist.toml"))
 
     old_python = make_venv(session, tmp / "venv-zvn020")
     venv_install(session, old_python, ZVN_020, f"zarr=={installed_version(session, 'zarr')}")
