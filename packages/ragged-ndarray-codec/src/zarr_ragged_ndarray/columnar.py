@@ -33,11 +33,11 @@ import numpy.typing as npt
 
 from zarr_ndarray_dtype import CellError, CellTypeError, NDArray
 from zarr_ndarray_dtype.grid import Box, Selection, chunk_boxes, grid_indices, resolve
+from zarr_ndarray_dtype.segments import assemble, offsets_of
 from zarr_ragged_ndarray.cells import cut_cells, fill_cell, gather_cells
 from zarr_ragged_ndarray.chunk_io import ChunkLayout, layout_of, read_chunks, write_chunks
 from zarr_ragged_ndarray.codec import CODEC_NAME, decode_values, encode_values
 from zarr_ragged_ndarray.layout import U32_MAX, element_items
-from zarr_ndarray_dtype.segments import assemble, offsets_of
 
 __all__ = ["Columnar", "check_columnar", "read_columnar", "write_columnar"]
 
