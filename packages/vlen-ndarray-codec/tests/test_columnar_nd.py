@@ -237,6 +237,21 @@ def test_sharded_arrays_read_directly_and_write_like_zarr() -> None:
         assert_same(read_columnar(array, selection), *reference(array, selection))
 
 
+@pytest.mark.parametrize("location", ["start", "end"])
+def test_sharded_reads_of_few_inner_chunks_use_byte_ranges(location: str) -> None:
+    # 12 inner chunks per shard: reading one or two fetches the index and those chunks only.
+    store: dict[str, Any] = {}
+    array = zarr.create_array(
+        store, shape=(5, 9), chunks=(1, 2), dtype=I16, serializer=VlenNDArrayCodec(),
+        shards={"shape": (4, 6), "index_location": location},
+    )  # fmt: skip
+    cells = random_cells(I16, 45, seed=12)
+    array[...] = object_array(cells, (5, 9))
+    array[2, 2:4] = object_array([np.empty(0, "i2")] * 2, (2,))  # an absent inner chunk
+    for selection in [(1, 3), (2, slice(1, 5)), (slice(3, 5), slice(5, 8)), (4, 8)]:
+        assert_same(read_columnar(array, selection), *reference(array, selection))
+
+
 def test_sharded_read_does_not_go_through_zarr(monkeypatch: pytest.MonkeyPatch) -> None:
     store: dict[str, Any] = {}
     array = make(store, (4, 4), (2, 2), shards=(4, 4))
