@@ -349,3 +349,23 @@ def test_corrupt_chunk_raises_the_codec_error_naming_it() -> None:
     with pytest.raises(FramingError, match="'c/1/0'"):
         read_columnar(array, (1, slice(None)))
     assert read_columnar(array, 0).shape == (2,)
+
+
+def test_threaded_decode_equals_sequential_and_names_the_first_corrupt_chunk(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    store: dict[str, Any] = {}
+    array = make(store, (4, 6), (2, 2))
+    cells = random_cells(F32x2, 24, seed=13)
+    array[...] = object_array(cells, (4, 6))
+    monkeypatch.setattr(nd_module.os, "cpu_count", lambda: 4)
+    threaded = read_columnar(array, (slice(1, 4), slice(1, 6)))
+    monkeypatch.setattr(nd_module.os, "cpu_count", lambda: 1)
+    sequential = read_columnar(array, (slice(1, 4), slice(1, 6)))
+    assert threaded.values.tobytes() == sequential.values.tobytes()
+    assert threaded.offsets.tolist() == sequential.offsets.tolist()
+    for key in ("c/1/2", "c/1/1"):
+        store[key] = store[key].__class__.from_bytes(store[key].to_bytes()[:-3])
+    monkeypatch.setattr(nd_module.os, "cpu_count", lambda: 4)
+    with pytest.raises(FramingError, match="'c/1/1'"):
+        read_columnar(array)

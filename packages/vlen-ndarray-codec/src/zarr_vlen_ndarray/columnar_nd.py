@@ -8,7 +8,8 @@ cells (:mod:`zarr_ndarray_dtype.grid`); its cells travel in C order of the selec
 ``shape`` is the selection's (int axes dropped).
 
 * :func:`read_columnar_nd` fetches the chunks the box overlaps (concurrently; sharded arrays
-  through each shard's index), unframes each with the codec's decoder and gathers the selected
+  through each shard's index), unframes each with the codec's decoder (several chunks in
+  threads) and gathers the selected
   cells into one block with :func:`zarr_ndarray_dtype.segments.assemble` (one copy per run of
   cells consecutive in both the chunk and the selection). Unwritten chunks read as fill cells.
 * :func:`write_columnar_nd` checks the columns as a whole, then frames every chunk straight from
@@ -23,6 +24,8 @@ cells (:mod:`zarr_ndarray_dtype.grid`); its cells travel in C order of the selec
 from __future__ import annotations
 
 import math
+import os
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -65,6 +68,22 @@ def _chunk(
     return decode_block(framed, layout.chunk_len, dtype, where=_where(layout, coords))
 
 
+def _decode_all(
+    layout: ChunkLayout,
+    stored: list[npt.NDArray[np.uint8] | None],
+    coords: list[Coords],
+    dtype: NDArray,
+    fill: FillCell,
+) -> list[tuple[np.ndarray, npt.NDArray[np.int64]]]:
+    """:func:`_chunk` of every chunk, in threads when several are stored (numpy releases the
+    GIL while it moves payloads); a corrupt chunk raises the error of the first in order."""
+    workers = min(sum(framed is not None for framed in stored), os.cpu_count() or 1)
+    if workers <= 1:
+        return [_chunk(layout, f, c, dtype, fill) for f, c in zip(stored, coords, strict=True)]
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(lambda f, c: _chunk(layout, f, c, dtype, fill), stored, coords))
+
+
 def _gather(
     sources: list[np.ndarray],
     which: npt.NDArray[np.intp],
@@ -103,13 +122,13 @@ def read_columnar_nd(array: Any, selection: Selection = ...) -> Columnar:
         return _read_fallback(array, box, dtype)
     fill = FillCell(dtype, layout.spec.fill_value)
     pieces = chunk_boxes(layout.chunk_shape, box)
-    stored = read_chunks(layout, [p.coords for p in pieces])
+    coords = [p.coords for p in pieces]
+    decoded = _decode_all(layout, read_chunks(layout, coords), coords, dtype, fill)
     sources: list[np.ndarray] = []
     which = np.empty(count, dtype=np.intp)
     starts = np.empty(count, dtype=np.int64)
     rows = np.empty(count, dtype=np.int64)
-    for n, (piece, framed) in enumerate(zip(pieces, stored, strict=True)):
-        values, offsets = _chunk(layout, framed, piece.coords, dtype, fill)
+    for n, (piece, (values, offsets)) in enumerate(zip(pieces, decoded, strict=True)):
         local = grid_indices(piece.lo, piece.extents, layout.chunk_shape)
         pos = grid_indices(piece.at, piece.extents, box.extents)
         sources.append(values)
