@@ -7,9 +7,9 @@ import pytest
 from _zrn_helpers import object_array
 
 from zarr_ndarray_dtype import CellError, NDArray
+from zarr_ndarray_dtype.segments import offsets_of
 from zarr_ragged_ndarray import cells as cells_module
 from zarr_ragged_ndarray.cells import cut_cells, full_shapes, gather_cells, variable_extents
-from zarr_ragged_ndarray.segments import offsets_of
 
 
 @pytest.mark.parametrize("pattern", [(None, None), (2, None, None), (None, 3, None)])

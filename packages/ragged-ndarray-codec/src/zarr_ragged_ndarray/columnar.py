@@ -25,25 +25,21 @@ their axis from the returned shape, as in numpy.
 
 from __future__ import annotations
 
-import itertools
 import math
-from types import EllipsisType
 from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
 from zarr_ndarray_dtype import CellError, CellTypeError, NDArray
+from zarr_ndarray_dtype.grid import Box, Selection, chunk_boxes, grid_indices, resolve
+from zarr_ndarray_dtype.segments import assemble, offsets_of
 from zarr_ragged_ndarray.cells import cut_cells, fill_cell, gather_cells
 from zarr_ragged_ndarray.chunk_io import ChunkLayout, layout_of, read_chunks, write_chunks
 from zarr_ragged_ndarray.codec import CODEC_NAME, decode_values, encode_values
 from zarr_ragged_ndarray.layout import U32_MAX, element_items
-from zarr_ragged_ndarray.segments import assemble, offsets_of
 
 __all__ = ["Columnar", "check_columnar", "read_columnar", "write_columnar"]
-
-Index = int | slice | EllipsisType
-Selection = Index | tuple[Index, ...]
 
 # Chunks encoded and handed to the store per round trip when writing (bounds the memory held).
 _WRITE_BATCH = 16
@@ -56,63 +52,6 @@ class Columnar(NamedTuple):
     shapes: npt.NDArray[np.int64]
     offsets: npt.NDArray[np.int64]
     shape: tuple[int, ...]
-
-
-# ------------------------------------------------------------------------------- selection
-
-
-class _Box(NamedTuple):
-    starts: tuple[int, ...]
-    stops: tuple[int, ...]
-    shape: tuple[int, ...]  # the selection's shape (int axes dropped)
-
-    @property
-    def extents(self) -> tuple[int, ...]:
-        return tuple(b - a for a, b in zip(self.starts, self.stops, strict=True))
-
-    @property
-    def slices(self) -> tuple[slice, ...]:
-        return tuple(slice(a, b) for a, b in zip(self.starts, self.stops, strict=True))
-
-
-def _resolve(selection: Selection, shape: tuple[int, ...], what: str) -> _Box:
-    items = list(selection) if isinstance(selection, tuple) else [selection]
-    if sum(1 for s in items if s is Ellipsis) > 1:
-        raise IndexError(f"{what}: a selection can hold only one '...'")
-    if Ellipsis in items:
-        at = items.index(Ellipsis)
-        items[at : at + 1] = [slice(None)] * (len(shape) - len(items) + 1)
-    if len(items) > len(shape):
-        raise IndexError(
-            f"{what}: the array has {len(shape)} dimensions, got a selection of {len(items)}"
-        )
-    items += [slice(None)] * (len(shape) - len(items))
-    starts, stops, out = [], [], []
-    for axis, (item, n) in enumerate(zip(items, shape, strict=True)):
-        if isinstance(item, int | np.integer) and not isinstance(item, bool):
-            i = int(item)
-            if not -n <= i < n:
-                raise IndexError(f"{what}: index {i} is out of bounds for axis {axis} of size {n}")
-            i %= n
-            starts.append(i)
-            stops.append(i + 1)
-            continue
-        if not isinstance(item, slice):
-            raise TypeError(
-                f"{what}: each selection entry must be an int, a slice or '...', got "
-                f"{type(item).__name__}"
-            )
-        a, b, step = item.indices(n)
-        if step != 1:
-            raise ValueError(
-                f"{what}: only contiguous selections (step 1) are supported, got step {step} on "
-                f"axis {axis}; read the covering range and subsample the cells"
-            )
-        b = max(a, b)
-        starts.append(a)
-        stops.append(b)
-        out.append(b - a)
-    return _Box(tuple(starts), tuple(stops), tuple(out))
 
 
 def _array_dtype(array: Any, what: str) -> tuple[NDArray, tuple[int, ...]]:
@@ -251,46 +190,6 @@ def _stored_chunk(
     return _Chunk(values, shapes, offsets[:-1], np.diff(offsets))
 
 
-def _grid(lo: tuple[int, ...], extents: tuple[int, ...], shape: tuple[int, ...]) -> np.ndarray:
-    """Flat C-order indices into ``shape`` of the box ``lo + [0, extents)``."""
-    if not shape:
-        return np.zeros(1, dtype=np.intp)
-    axes = [np.arange(a, a + e, dtype=np.intp) for a, e in zip(lo, extents, strict=True)]
-    index = np.zeros(extents, dtype=np.intp)
-    stride = 1
-    for axis in range(len(shape) - 1, -1, -1):
-        view = [1] * len(shape)
-        view[axis] = extents[axis]
-        index += axes[axis].reshape(view) * stride
-        stride *= shape[axis]
-    return index.reshape(-1)
-
-
-_Piece = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]
-
-
-def _chunk_boxes(layout: ChunkLayout, box: _Box) -> list[_Piece]:
-    """``(coords, lo within chunk, extents, lo within selection)`` of every overlapped chunk."""
-    cs = layout.chunk_shape
-    ranges = [
-        range(a // c, (b - 1) // c + 1) for a, b, c in zip(box.starts, box.stops, cs, strict=True)
-    ]
-    out: list[_Piece] = []
-    for coords in itertools.product(*ranges):
-        first = [i * c for i, c in zip(coords, cs, strict=True)]
-        lo = [max(a, f) for a, f in zip(box.starts, first, strict=True)]
-        hi = [min(b, f + c) for b, f, c in zip(box.stops, first, cs, strict=True)]
-        out.append(
-            (
-                tuple(coords),
-                tuple(x - f for x, f in zip(lo, first, strict=True)),
-                tuple(h - x for h, x in zip(hi, lo, strict=True)),
-                tuple(x - a for x, a in zip(lo, box.starts, strict=True)),
-            )
-        )
-    return out
-
-
 # -------------------------------------------------------------------------------------- read
 
 
@@ -310,7 +209,7 @@ def read_columnar(array: Any, selection: Selection = ...) -> Columnar:
     ([1, 2, 3, 4], [[0, 0], [2, 2]], [0, 0, 4], (2,))
     """
     dtype, shape = _array_dtype(array, "read_columnar")
-    box = _resolve(selection, shape, "read_columnar")
+    box = resolve(selection, shape, "read_columnar")
     item = dtype.item_dtype
     count = math.prod(box.extents)
     if not count:
@@ -326,7 +225,7 @@ def read_columnar(array: Any, selection: Selection = ...) -> Columnar:
         values, shapes = gather_cells(got.reshape(-1).tolist(), dtype)
         return Columnar(values, shapes, offsets_of(np.prod(shapes, axis=1)), box.shape)
     fill = fill_cell(dtype, layout.spec.fill_value)
-    pieces = _chunk_boxes(layout, box)
+    pieces = chunk_boxes(layout.chunk_shape, box)
     stored = read_chunks(layout, [p[0] for p in pieces])
     sources: list[np.ndarray] = []
     which = np.empty(count, dtype=np.intp)
@@ -335,8 +234,8 @@ def read_columnar(array: Any, selection: Selection = ...) -> Columnar:
     shapes = np.empty((count, dtype.pattern.ndim), dtype=np.int64)
     for n, ((coords, lo, extents, at), raw) in enumerate(zip(pieces, stored, strict=True)):
         chunk = _stored_chunk(raw, layout, dtype, fill, coords)
-        local = _grid(lo, extents, layout.chunk_shape)
-        pos = _grid(at, extents, box.extents)
+        local = grid_indices(lo, extents, layout.chunk_shape)
+        pos = grid_indices(at, extents, box.extents)
         sources.append(chunk.values)
         which[pos] = n
         starts[pos] = chunk.starts[local]
@@ -359,7 +258,7 @@ def write_columnar(
     any cell does not fit. Stored chunks are byte-identical to ``array[selection] = cells``.
     """
     dtype, shape = _array_dtype(array, "write_columnar")
-    box = _resolve(selection, shape, "write_columnar")
+    box = resolve(selection, shape, "write_columnar")
     count = math.prod(box.extents)
     block, tab, off = check_columnar(values, shapes, offsets, dtype, count)
     if not count:
@@ -389,7 +288,7 @@ def _is_fill(chunk_values: np.ndarray, shapes: npt.NDArray[np.int64], fill: np.n
 def _write_direct(
     layout: ChunkLayout,
     dtype: NDArray,
-    box: _Box,
+    box: Box,
     block: np.ndarray,
     tab: npt.NDArray[np.int64],
     off: npt.NDArray[np.int64],
@@ -399,7 +298,7 @@ def _write_direct(
     shape = tuple(int(n) for n in layout.array.metadata.shape)
     cs = layout.chunk_shape
     n_chunk = layout.chunk_count
-    pieces = _chunk_boxes(layout, box)
+    pieces = chunk_boxes(layout.chunk_shape, box)
 
     def covers(coords: tuple[int, ...], extents: tuple[int, ...]) -> bool:
         """True when the selection covers every in-bounds cell of the chunk."""
@@ -418,8 +317,8 @@ def _write_direct(
             if coords in existing
             else blank
         )
-        local = _grid(lo, extents, cs)
-        pos = _grid(at, extents, box.extents)
+        local = grid_indices(lo, extents, cs)
+        pos = grid_indices(at, extents, box.extents)
         which = np.ones(n_chunk, dtype=np.intp)
         starts = base.starts.copy()
         sizes = base.sizes.copy()

@@ -1,4 +1,4 @@
-"""Raw chunk bytes of a 1-D ``vlen-ndarray`` array: fetch, unwrap, wrap and store them.
+"""Raw chunk bytes of a ``vlen-ndarray`` array: fetch, unwrap, wrap and store them.
 
 This is the glue between zarr and the columnar layer. It reads what the codec pipeline would
 hand to the ``vlen-ndarray`` codec (the framed bytes of each chunk, after undoing the
@@ -8,8 +8,12 @@ bytes -> bytes codecs such as ``zstd``) and stores framed bytes the way the pipe
 Sharded arrays are read by fetching each needed shard once, decoding its index (``(offset,
 nbytes)`` uint64 pairs through the index codecs, e.g. ``bytes`` + ``crc32c``; a missing inner
 chunk is ``(2**64 - 1, 2**64 - 1)``) and cutting the inner chunks out (by byte range when a
-read needs few of a shard's inner chunks). Shards are written whole, laid out as zarr lays them
-out (see "writing shards" below).
+read needs few of a shard's inner chunks). Shards of 1-D arrays are written whole, laid out as
+zarr lays them out (see "writing shards" below).
+
+A chunk is named by its grid index: an int for a 1-D array, a tuple of grid coordinates
+(:data:`Coords`) for any rank. Inner chunks of a shard are found through the shard index in C
+order over the shard's inner grid, as zarr stores it.
 
 Fetching and the codecs run concurrently on zarr's event loop (zarr's store API is async; its
 ``zstd`` decode runs in worker threads).
@@ -18,6 +22,7 @@ Fetching and the codecs run concurrently on zarr's event loop (zarr's store API 
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -44,6 +49,7 @@ from zarr_vlen_ndarray.codec import VlenNDArrayCodec
 __all__ = [
     "MISSING",
     "ChunkLayout",
+    "Coords",
     "ShardIndexError",
     "ShardLayout",
     "layout_of",
@@ -54,6 +60,11 @@ __all__ = [
 #: Offset and length of an inner chunk that a shard does not hold.
 MISSING = 2**64 - 1
 
+#: A chunk's (or shard's) coordinates in its grid, one per array axis.
+Coords = tuple[int, ...]
+#: A chunk's grid index: an int (1-D arrays) or coordinates (any rank).
+GridIndex = int | Coords
+
 
 class ShardIndexError(ValueError):
     """A shard or its index is corrupt (bad size, checksum, or a range outside the shard)."""
@@ -61,10 +72,12 @@ class ShardIndexError(ValueError):
 
 @dataclass(frozen=True)
 class ShardLayout:
-    """How inner chunks sit in a shard (1-D: ``chunks_per_shard`` inner chunks in a row)."""
+    """How inner chunks sit in a shard: ``shard_grid`` inner chunks per axis, ``chunks_per_shard``
+    in all (for a 1-D array, ``chunks_per_shard`` inner chunks in a row)."""
 
     codec: ShardingCodec
     chunks_per_shard: int
+    shard_grid: tuple[int, ...]
     index_nbytes: int
     index_at_start: bool
     index_spec: ArraySpec
@@ -72,22 +85,34 @@ class ShardLayout:
 
 @dataclass(frozen=True)
 class ChunkLayout:
-    """Where and how the chunks of one 1-D ``vlen-ndarray`` array are stored."""
+    """Where and how the chunks of one ``vlen-ndarray`` array are stored."""
 
     array: Any  # the AsyncArray (store path, metadata)
-    chunk_len: int  # cells per chunk (the inner chunk when sharded)
+    chunk_len: int  # cells per chunk (the inner chunk when sharded); 1-D: the chunk's length
     bytes_codecs: tuple[BytesBytesCodec, ...]  # after vlen-ndarray, in encode order
     spec: ArraySpec  # the chunk spec handed to those codecs
     shard: ShardLayout | None
+    chunk_shape: tuple[int, ...]  # cells per chunk along each axis (the inner chunk if sharded)
 
     @property
     def write_empty_chunks(self) -> bool:
         return bool(self.spec.config.write_empty_chunks)
 
-    def key(self, grid_index: int) -> str:
+    def key(self, grid_index: GridIndex) -> str:
         """The store key of chunk (or shard) ``grid_index`` under the array's key encoding."""
         encoding = self.array.metadata.chunk_key_encoding
-        return str(encoding.encode_chunk_key((grid_index,)))
+        coords = (grid_index,) if isinstance(grid_index, int) else tuple(grid_index)
+        return str(encoding.encode_chunk_key(coords))
+
+    def in_shard(self, grid_index: GridIndex) -> tuple[GridIndex, int]:
+        """``(shard grid index, inner chunk's place in the shard index)`` of a chunk."""
+        assert self.shard is not None
+        if isinstance(grid_index, int):
+            return divmod(grid_index, self.shard.chunks_per_shard)
+        per = self.shard.shard_grid
+        shard = tuple(c // p for c, p in zip(grid_index, per, strict=True))
+        local = tuple(c % p for c, p in zip(grid_index, per, strict=True))
+        return shard, int(np.ravel_multi_index(local, per)) if per else 0
 
 
 def _split_codecs(codecs: Sequence[Any]) -> tuple[BytesBytesCodec, ...] | None:
@@ -111,7 +136,7 @@ def _index_is_plain(codec: ShardingCodec) -> bool:
 
 
 def layout_of(array: Any) -> ChunkLayout | None:
-    """The chunk layout of a 1-D zarr array whose serializer is ``vlen-ndarray``.
+    """The chunk layout of a zarr array (of any rank) whose serializer is ``vlen-ndarray``.
 
     ``array`` is a ``zarr.Array`` or ``AsyncArray``. Returns None when the codec chain is one
     this module does not handle (array -> array codecs, nested sharding, an index with codecs
@@ -119,42 +144,46 @@ def layout_of(array: Any) -> ChunkLayout | None:
     """
     async_array = getattr(array, "_async_array", array)
     metadata = async_array.metadata
-    if len(metadata.shape) != 1:
-        return None
     grid_shape = regular_chunk_shape(metadata)
-    if grid_shape is None or len(grid_shape) != 1:
+    if grid_shape is None or len(grid_shape) != len(metadata.shape):
         return None
-    grid_len = int(grid_shape[0])
     codecs = tuple(metadata.codecs)
     shard = None
     if len(codecs) == 1 and isinstance(codecs[0], ShardingCodec):
         sharding = codecs[0]
         inner = _split_codecs(tuple(sharding.codecs))
-        inner_len = int(sharding.chunk_shape[0])
-        if inner is None or not _index_is_plain(sharding) or grid_len % inner_len:
+        inner_shape = tuple(int(n) for n in sharding.chunk_shape)
+        if (
+            inner is None
+            or not _index_is_plain(sharding)
+            or len(inner_shape) != len(grid_shape)
+            or any(g % i for g, i in zip(grid_shape, inner_shape, strict=True))
+        ):
             return None
-        per_shard = grid_len // inner_len
+        per_shard = tuple(g // i for g, i in zip(grid_shape, inner_shape, strict=True))
         shard = ShardLayout(
             codec=sharding,
-            chunks_per_shard=per_shard,
-            index_nbytes=shard_index_nbytes(sharding, (per_shard,)),
+            chunks_per_shard=math.prod(per_shard),
+            shard_grid=per_shard,
+            index_nbytes=shard_index_nbytes(sharding, per_shard),
             index_at_start=index_location(sharding) == "start",
-            index_spec=shard_index_spec(sharding, (per_shard,)),
+            index_spec=shard_index_spec(sharding, per_shard),
         )
-        bytes_codecs, chunk_len = inner, inner_len
+        bytes_codecs, chunk_shape = inner, inner_shape
     else:
         found = _split_codecs(codecs)
         if found is None:
             return None
-        bytes_codecs, chunk_len = found, grid_len
+        bytes_codecs, chunk_shape = found, grid_shape
     spec = ArraySpec(
-        shape=(chunk_len,),
+        shape=chunk_shape,
         dtype=metadata.data_type,
         fill_value=metadata.fill_value,
         config=array_config(async_array),
         prototype=default_buffer_prototype(),
     )
-    return ChunkLayout(async_array, chunk_len, bytes_codecs, spec, shard)
+    chunk_len = math.prod(chunk_shape)
+    return ChunkLayout(async_array, chunk_len, bytes_codecs, spec, shard, chunk_shape)
 
 
 # ----------------------------------------------------------------------------------- reading
@@ -241,7 +270,7 @@ async def _get(layout: ChunkLayout, key: str) -> npt.NDArray[np.uint8] | None:
     return np.asarray(buf.as_numpy_array(), dtype=np.uint8).reshape(-1)
 
 
-async def _read_plain(layout: ChunkLayout, index: int) -> npt.NDArray[np.uint8] | None:
+async def _read_plain(layout: ChunkLayout, index: GridIndex) -> npt.NDArray[np.uint8] | None:
     key = layout.key(index)
     store_path = layout.array.store_path / key
     buf = await store_path.get(prototype=default_buffer_prototype())
@@ -256,7 +285,7 @@ _RANGED_SHARE = 0.25
 
 
 async def _read_shard(
-    layout: ChunkLayout, shard_index: int, locals_: list[int]
+    layout: ChunkLayout, shard_index: GridIndex, locals_: list[int]
 ) -> list[npt.NDArray[np.uint8] | None]:
     shard = layout.shard
     assert shard is not None
@@ -315,25 +344,27 @@ async def _read_shard_ranged(
 
 
 async def _read_all(
-    layout: ChunkLayout, indices: Sequence[int]
+    layout: ChunkLayout, indices: Sequence[GridIndex]
 ) -> list[npt.NDArray[np.uint8] | None]:
     if layout.shard is None:
         return list(await asyncio.gather(*(_read_plain(layout, i) for i in indices)))
-    per = layout.shard.chunks_per_shard
-    by_shard: dict[int, list[int]] = {}
-    for i in indices:
-        by_shard.setdefault(i // per, []).append(i % per)
+    where = [layout.in_shard(i) for i in indices]
+    by_shard: dict[GridIndex, list[int]] = {}
+    for s, local in where:
+        by_shard.setdefault(s, []).append(local)
     shards = list(by_shard)
     results = await asyncio.gather(*(_read_shard(layout, s, by_shard[s]) for s in shards))
     found = {
-        s * per + local: chunk
+        (s, local): chunk
         for s, chunks in zip(shards, results, strict=True)
         for local, chunk in zip(by_shard[s], chunks, strict=True)
     }
-    return [found[i] for i in indices]
+    return [found[w] for w in where]
 
 
-def read_chunks(layout: ChunkLayout, indices: Sequence[int]) -> list[npt.NDArray[np.uint8] | None]:
+def read_chunks(
+    layout: ChunkLayout, indices: Sequence[GridIndex]
+) -> list[npt.NDArray[np.uint8] | None]:
     """The framed bytes of each chunk in ``indices`` (None where the chunk is not stored).
 
     Raises ValueError when a stored chunk or shard does not decode through its codecs, and
@@ -345,7 +376,7 @@ def read_chunks(layout: ChunkLayout, indices: Sequence[int]) -> list[npt.NDArray
 # ----------------------------------------------------------------------------------- writing
 
 
-async def _put(layout: ChunkLayout, index: int, framed: npt.NDArray[np.uint8] | None) -> None:
+async def _put(layout: ChunkLayout, index: GridIndex, framed: npt.NDArray[np.uint8] | None) -> None:
     store_path = layout.array.store_path / layout.key(index)
     if framed is None:
         await store_path.delete()
@@ -357,15 +388,15 @@ async def _put(layout: ChunkLayout, index: int, framed: npt.NDArray[np.uint8] | 
 
 
 async def _write_all(
-    layout: ChunkLayout, items: Sequence[tuple[int, npt.NDArray[np.uint8] | None]]
+    layout: ChunkLayout, items: Sequence[tuple[GridIndex, npt.NDArray[np.uint8] | None]]
 ) -> None:
     await asyncio.gather(*(_put(layout, i, framed) for i, framed in items))
 
 
 def write_chunks(
-    layout: ChunkLayout, items: Sequence[tuple[int, npt.NDArray[np.uint8] | None]]
+    layout: ChunkLayout, items: Sequence[tuple[GridIndex, npt.NDArray[np.uint8] | None]]
 ) -> None:
-    """Store framed chunks ``(index, bytes)`` through the bytes codecs; None deletes the chunk.
+    """Store framed chunks ``(grid index, bytes)`` through the bytes codecs; None deletes it.
 
     Only for unsharded layouts.
     """
@@ -376,8 +407,8 @@ def write_chunks(
 
 # ------------------------------------------------------------------------- writing shards
 #
-# A shard is written the way zarr's ``sharding_indexed`` codec writes it (3.1.0 .. 3.4.x, for a
-# 1-D grid, where morton, lexicographic and colexicographic order coincide): the present inner
+# A shard of a 1-D array is written the way zarr's ``sharding_indexed`` codec writes it (3.1.0 ..
+# 3.4.x; on a 1-D grid morton, lexicographic and colexicographic order coincide): the present inner
 # chunks, each through the bytes -> bytes codecs, back to back in grid order; then the index of
 # ``(offset, nbytes)`` uint64 pairs (``MISSING`` twice for an absent inner chunk), offsets absolute
 # within the shard (shifted by the index size when the index comes first), serialized by the
@@ -500,6 +531,12 @@ def write_shards(
     """
     if layout.shard is None:
         raise ValueError("write_shards needs a sharded layout; use write_chunks")
+    if len(layout.chunk_shape) != 1:
+        raise NotImplementedError(
+            f"write_shards lays out shards of 1-D arrays only, not of chunk shape "
+            f"{layout.chunk_shape} (zarr orders an N-d shard's inner chunks along a Morton "
+            "curve); write N-d sharded arrays through zarr"
+        )
 
     async def put_all() -> None:
         await asyncio.gather(*(_put_shard(layout, s, inner, fresh) for s, inner, fresh in items))

@@ -1,4 +1,9 @@
-"""Columnar access: a 1-D ``vlen-ndarray`` array as flat ``values`` plus ``offsets``.
+"""Columnar access: a ``vlen-ndarray`` array as flat ``values`` plus ``offsets``.
+
+:func:`read_columnar` and :func:`write_columnar` serve every rank: this module holds their 1-D
+path (described below); arrays of any other rank go to :mod:`zarr_vlen_ndarray.columnar_nd`.
+The result is a :class:`~zarr_vlen_ndarray.columns.Columnar`, a ``(values, offsets)`` 2-tuple
+that also carries the selection's ``shape``.
 
 Cell ``i`` of the selection is ``values[offsets[i]:offsets[i + 1]]``: ``values`` has shape
 ``(total, d1, ..., dk)`` and the element dtype (little-endian), ``offsets`` is int64 with one
@@ -36,15 +41,15 @@ import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
 
-from zarr_ndarray_dtype import CellError, CellTypeError, NDArray, readonly_cells, unbox
-from zarr_ndarray_dtype.cells import bool_bytes_as_01
+from zarr_ndarray_dtype import NDArray, readonly_cells
+from zarr_ndarray_dtype.grid import Selection as NDSelection
+from zarr_ndarray_dtype.grid import resolve
 from zarr_vlen_ndarray.block import (
-    CODEC_NAME,
     BlockPlan,
     decode_block,
     encode_block,
@@ -62,8 +67,10 @@ from zarr_vlen_ndarray.chunk_io import (
     write_chunks,
     write_shards,
 )
+from zarr_vlen_ndarray.columnar_nd import read_columnar_nd, write_columnar_nd
+from zarr_vlen_ndarray.columns import Columnar, FillCell, array_dtype, check_columnar
 
-__all__ = ["check_columnar", "read_columnar", "write_columnar"]
+__all__ = ["Columnar", "check_columnar", "read_columnar", "write_columnar"]
 
 Selection = slice | int | tuple[slice | int]
 
@@ -76,25 +83,20 @@ _WRITE_BATCH = 16
 
 def _array_dtype(array: Any, what: str) -> tuple[NDArray, int]:
     """The ``ndarray`` data type and length of a 1-D array served by ``vlen-ndarray``."""
-    metadata: Any = getattr(getattr(array, "_async_array", array), "metadata", None)
-    dtype = getattr(metadata, "data_type", None)
-    if not isinstance(dtype, NDArray):
-        raise TypeError(
-            f"{what} needs a zarr array of the 'ndarray' data type, got {dtype!r}; create it "
-            "with dtype=zarr_vlen_ndarray.NDArray(dtype=..., shape=(None, ...))"
-        )
-    shape = tuple(metadata.shape)
-    if len(shape) != 1:
-        raise ValueError(
-            f"{what} works on 1-D arrays (one cell per row); this array has shape {shape}. "
-            "Read it with array[...] or reshape the data into a 1-D array"
-        )
-    if not dtype.pattern.is_leading_variable:
-        raise ValueError(
-            f"{what} needs the pattern [null, d1, ..., dk] of the {CODEC_NAME!r} codec, got "
-            f"{list(dtype.shape)}"
-        )
+    dtype, shape = array_dtype(array, what)
     return dtype, int(shape[0])
+
+
+def _one_d(selection: NDSelection, n: int, what: str) -> tuple[Selection, tuple[int, ...]]:
+    """A 1-D selection without ``...`` and the shape it selects (``()`` for an int)."""
+    items = selection if isinstance(selection, tuple) else (selection,)
+    if any(item is Ellipsis for item in items):
+        box = resolve(selection, (n,), what)
+        start, stop = box.starts[0], box.stops[0]
+        return (start if not box.shape else slice(start, stop)), box.shape
+    plain = cast(Selection, selection)
+    start, stop = _resolve(plain, n, what)  # raises for anything else, naming it
+    return plain, (() if isinstance(items[0], int | np.integer) else (stop - start,))
 
 
 def _resolve(selection: Selection, n: int, what: str) -> tuple[int, int]:
@@ -122,100 +124,7 @@ def _resolve(selection: Selection, n: int, what: str) -> tuple[int, int]:
     return start, max(start, stop)
 
 
-def check_columnar(
-    values: Any, offsets: Any, dtype: NDArray, cells: int | None = None
-) -> tuple[np.ndarray, npt.NDArray[np.int64]]:
-    """Check columnar input against ``dtype``; return C-contiguous LE values and int64 offsets.
-
-    ``offsets`` must be integers, start at 0, never decrease and end at ``len(values)`` (with
-    ``cells + 1`` entries when ``cells`` is given); ``values`` must have shape ``(total, d1, ...,
-    dk)`` and convert to the element dtype without changing any value (the data type's cell
-    rules, applied to the whole block at once). Raises ValueError / TypeError naming the
-    problem.
-    """
-    fixed = trailing_dims(dtype)
-    item = dtype.item_dtype
-    off = np.asarray(offsets)
-    if off.dtype.kind not in "iu":
-        raise TypeError(f"offsets must be an integer array, got dtype {off.dtype}")
-    if off.ndim != 1 or off.size == 0:
-        raise ValueError(f"offsets must be a 1-D array of cells + 1 entries, got shape {off.shape}")
-    if cells is not None and off.size != cells + 1:
-        raise ValueError(
-            f"offsets has {off.size} entries, but {cells} cells need {cells + 1} (one more than "
-            "the cells: cell i is values[offsets[i]:offsets[i + 1]])"
-        )
-    if off.dtype.kind == "u" and off.size and int(off.max()) > np.iinfo(np.int64).max:
-        raise ValueError(f"offsets hold {int(off.max())}, beyond the int64 range")
-    off = off.astype(np.int64, copy=False)
-    if int(off[0]) != 0:
-        raise ValueError(f"offsets must start at 0, got {int(off[0])}")
-    steps = np.diff(off)
-    if steps.size and int(steps.min()) < 0:
-        bad = int(np.argmax(steps < 0))
-        raise ValueError(
-            f"offsets must never decrease, but offsets[{bad + 1}] = {int(off[bad + 1])} < "
-            f"offsets[{bad}] = {int(off[bad])}"
-        )
-
-    arr = np.asarray(values)
-    if arr.dtype == object:
-        raise TypeError(
-            "values must be a numeric (or bool) array, not an object array; for a list of "
-            "cells write array[...] = cells instead"
-        )
-    if arr.size == 0 and arr.ndim == 1:
-        arr = np.empty((0, *fixed), dtype=item)
-    if arr.ndim != len(fixed) + 1 or arr.shape[1:] != fixed:
-        raise ValueError(
-            f"values must have shape (total, {', '.join(map(str, fixed))}) for the pattern "
-            f"{list(dtype.shape)}, got {arr.shape}"
-            if fixed
-            else f"values must be 1-D for the pattern {list(dtype.shape)}, got shape {arr.shape}"
-        )
-    if int(off[-1]) != arr.shape[0]:
-        raise ValueError(
-            f"offsets end at {int(off[-1])}, but values has {arr.shape[0]} rows: the last offset "
-            "must equal len(values)"
-        )
-    try:
-        block = dtype.coerce_cell(arr)
-    except (CellError, CellTypeError) as exc:
-        raise type(exc)(f"values do not fit {dtype!r}: {exc}") from exc
-    if item.kind == "b":
-        block = bool_bytes_as_01(block)  # store bools as 0/1, as the codec does
-    return block, off
-
-
 # ---------------------------------------------------------------------------- chunk blocks
-
-
-class _Fill:
-    """The fill cell of an array, repeated for cells of chunks that are not stored."""
-
-    def __init__(self, dtype: NDArray, fill_value: Any) -> None:
-        cell = unbox(fill_value)
-        cell = dtype.coerce_cell(cell) if cell is not None else np.empty((0, *trailing_dims(dtype)))
-        self.cell = np.ascontiguousarray(cell, dtype=dtype.item_dtype)
-        self.rows = int(self.cell.shape[0])
-        self.has_nan = self.cell.dtype.kind in "fc" and bool(np.isnan(self.cell).any())
-
-    def cells(self, count: int) -> tuple[np.ndarray, npt.NDArray[np.int64]]:
-        """``count`` fill cells as (values, rows)."""
-        values = np.tile(self.cell, (count,) + (1,) * (self.cell.ndim - 1))
-        return values, np.full(count, self.rows, dtype=np.int64)
-
-    def equals(self, values: np.ndarray, rows: npt.NDArray[np.int64]) -> bool:
-        """Whether every cell equals the fill cell, as zarr's ``==`` against the fill decides."""
-        if rows.size and (int(np.min(rows)) != self.rows or int(np.max(rows)) != self.rows):
-            return False
-        if not self.cell.size or not rows.size:
-            return True
-        block = values.reshape(rows.size, *self.cell.shape)
-        same = block == self.cell
-        if self.has_nan:
-            same |= np.isnan(block) & np.isnan(self.cell)
-        return bool(same.all())
 
 
 def _cut(
@@ -228,7 +137,32 @@ def _cut(
 # -------------------------------------------------------------------------------------- read
 
 
-def read_columnar(
+def read_columnar(array: Any, selection: NDSelection = ...) -> Columnar:
+    """Read the cells ``selection`` of a ``vlen-ndarray`` array (any rank) as :class:`Columnar`.
+
+    ``selection`` is an int, a slice with step 1, ``...`` or a tuple of those, one per axis
+    (default: everything). The result unpacks as ``values, offsets`` (cells in C order of the
+    selection) and has the selection's ``shape`` (int axes dropped, as numpy does). 1-D arrays
+    take the path below; N-d ones :func:`~zarr_vlen_ndarray.columnar_nd.read_columnar_nd`.
+
+    >>> import zarr, numpy as np
+    >>> from zarr_vlen_ndarray import NDArray, VlenNDArrayCodec
+    >>> g = zarr.create_array({}, shape=(2, 3), chunks=(1, 2), serializer=VlenNDArrayCodec(),
+    ...                       dtype=NDArray(dtype="int16", shape=(None,)))
+    >>> write_columnar(g, np.arange(4, dtype=np.int16), np.array([0, 1, 1, 2, 2, 3, 4]))
+    >>> col = read_columnar(g, (slice(None), 1))
+    >>> col.values.tolist(), col.offsets.tolist(), col.shape
+    ([2], [0, 0, 1], (2,))
+    """
+    _, shape = array_dtype(array, "read_columnar")
+    if len(shape) != 1:
+        return read_columnar_nd(array, selection)
+    one, selected = _one_d(selection, shape[0], "read_columnar")
+    values, offsets = _read_columnar_1d(array, one)
+    return Columnar(values, offsets, selected)
+
+
+def _read_columnar_1d(
     array: Any, selection: Selection = slice(None)
 ) -> tuple[np.ndarray, npt.NDArray[np.int64]]:
     """Read the cells of a 1-D ``vlen-ndarray`` array as ``(values, offsets)``.
@@ -257,7 +191,7 @@ def read_columnar(
     if layout is None:
         return _read_fallback(array, start, stop, dtype)
     size = layout.chunk_len
-    fill = _Fill(dtype, layout.spec.fill_value)
+    fill = FillCell(dtype, layout.spec.fill_value)
     indices = range(start // size, (stop - 1) // size + 1)
     stored = read_chunks(layout, indices)
     workers = _workers(sum(framed is not None for framed in stored))
@@ -397,7 +331,22 @@ def _read_fallback(
 # ------------------------------------------------------------------------------------- write
 
 
-def write_columnar(
+def write_columnar(array: Any, values: Any, offsets: Any, selection: NDSelection = ...) -> None:
+    """Write ``(values, offsets)`` into the cells ``selection`` of a ``vlen-ndarray`` array.
+
+    The inverse of :func:`read_columnar`, for every rank: cells in C order of the selection,
+    ``offsets`` with one entry more than the selection has cells. 1-D arrays take the path
+    below; N-d ones :func:`~zarr_vlen_ndarray.columnar_nd.write_columnar_nd`.
+    """
+    _, shape = array_dtype(array, "write_columnar")
+    if len(shape) != 1:
+        write_columnar_nd(array, values, offsets, selection)
+        return
+    one, _ = _one_d(selection, shape[0], "write_columnar")
+    _write_columnar_1d(array, values, offsets, one)
+
+
+def _write_columnar_1d(
     array: Any,
     values: Any,
     offsets: Any,
@@ -442,7 +391,7 @@ def _write_direct(
     stop: int,
 ) -> None:
     size = layout.chunk_len
-    fill = _Fill(dtype, layout.spec.fill_value)
+    fill = FillCell(dtype, layout.spec.fill_value)
     elide = not layout.write_empty_chunks
     first_chunk, last_chunk = start // size, (stop - 1) // size
     # Chunks the selection covers only in part keep their other cells: read those first.

@@ -4,7 +4,9 @@ A cell is a segment ``sources[which][start:start + size]``. :func:`assemble` lay
 out one after another in a new flat array. Consecutive cells that are also consecutive in their
 source form one run, and runs are what is copied: a whole chunk read in order is a single
 ``memcpy``-like slice assignment. When runs are many and short (e.g. a selection that cuts
-every chunk row), the copy switches to one vectorized fancy-index gather per source.
+every chunk row), the copy switches to one vectorized fancy-index gather per source. Shared by
+the codec packages' columnar readers and writers (gathering a selection from its chunks, and
+patching a chunk from a selection).
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
-"""Tests for zarr_ragged_ndarray.segments: both copy strategies give the naive result."""
+"""Tests for zarr_ndarray_dtype.segments: both copy strategies give the naive result."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from zarr_ragged_ndarray import segments
-from zarr_ragged_ndarray.segments import assemble, offsets_of
+from zarr_ndarray_dtype import segments
+from zarr_ndarray_dtype.segments import assemble, offsets_of
 
 
 def _naive(sources, which, starts, sizes):  # type: ignore[no-untyped-def]

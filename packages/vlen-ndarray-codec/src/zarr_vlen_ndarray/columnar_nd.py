@@ -1,0 +1,217 @@
+"""Columnar access to ``vlen-ndarray`` arrays of any rank other than 1 (N-d selections).
+
+:func:`~zarr_vlen_ndarray.columnar.read_columnar` and
+:func:`~zarr_vlen_ndarray.columnar.write_columnar` hand arrays that are not 1-D to this module.
+A selection (an int, a slice with step 1, ``...`` or a tuple of those, one per axis) is a box of
+cells (:mod:`zarr_ndarray_dtype.grid`); its cells travel in C order of the selection, as the
+``values`` / ``offsets`` columns of :class:`~zarr_vlen_ndarray.columns.Columnar`, whose
+``shape`` is the selection's (int axes dropped).
+
+* :func:`read_columnar_nd` fetches the chunks the box overlaps (concurrently; sharded arrays
+  through each shard's index), unframes each with the codec's decoder (several chunks in
+  threads) and gathers the selected
+  cells into one block with :func:`zarr_ndarray_dtype.segments.assemble` (one copy per run of
+  cells consecutive in both the chunk and the selection). Unwritten chunks read as fill cells.
+* :func:`write_columnar_nd` checks the columns as a whole, then frames every chunk straight from
+  them; chunks the box covers only in part (edge chunks included) are read, patched and
+  rewritten, and a chunk of fill cells is deleted when ``write_empty_chunks`` is False: the
+  stored bytes equal those of ``array[selection] = cells``. Sharded N-d arrays are written
+  through zarr's object path (zarr lays out an N-d shard's inner chunks in Morton order, which
+  this module does not reproduce), as are codec chains :mod:`~zarr_vlen_ndarray.chunk_io` does
+  not handle (which are also read that way).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from zarr_ndarray_dtype import NDArray, readonly_cells
+from zarr_ndarray_dtype.grid import Box, Selection, chunk_boxes, grid_indices, resolve
+from zarr_ndarray_dtype.segments import assemble
+from zarr_vlen_ndarray.block import decode_block, encode_block, offsets_from_rows
+from zarr_vlen_ndarray.cells import gather_cells, trailing_dims
+from zarr_vlen_ndarray.chunk_io import ChunkLayout, Coords, layout_of, read_chunks, write_chunks
+from zarr_vlen_ndarray.columns import Columnar, FillCell, array_dtype, check_columnar
+
+__all__ = ["read_columnar_nd", "write_columnar_nd"]
+
+# Chunks framed and handed to the store per round trip when writing (bounds the memory held).
+_WRITE_BATCH = 16
+
+
+def _where(layout: ChunkLayout, coords: Coords) -> str:
+    """Chunk ``coords`` (of the chunk grid, inner chunks when sharded) for error messages."""
+    shape = f"of shape {layout.chunk_shape}"
+    if layout.shard is None:
+        return f"chunk {layout.key(coords)!r} {shape}"
+    shard, local = layout.in_shard(coords)
+    return f"inner chunk {local} of shard {layout.key(shard)!r} {shape}"
+
+
+def _chunk(
+    layout: ChunkLayout,
+    framed: npt.NDArray[np.uint8] | None,
+    coords: Coords,
+    dtype: NDArray,
+    fill: FillCell,
+) -> tuple[np.ndarray, npt.NDArray[np.int64]]:
+    """Every cell of one chunk (chunk C order) as ``(values, offsets)``; fill cells if absent."""
+    if framed is None:
+        values, rows = fill.cells(layout.chunk_len)
+        return values, offsets_from_rows(rows)
+    return decode_block(framed, layout.chunk_len, dtype, where=_where(layout, coords))
+
+
+def _decode_all(
+    layout: ChunkLayout,
+    stored: list[npt.NDArray[np.uint8] | None],
+    coords: list[Coords],
+    dtype: NDArray,
+    fill: FillCell,
+) -> list[tuple[np.ndarray, npt.NDArray[np.int64]]]:
+    """:func:`_chunk` of every chunk, in threads when several are stored (numpy releases the
+    GIL while it moves payloads); a corrupt chunk raises the error of the first in order."""
+    workers = min(sum(framed is not None for framed in stored), os.cpu_count() or 1)
+    if workers <= 1:
+        return [_chunk(layout, f, c, dtype, fill) for f, c in zip(stored, coords, strict=True)]
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(lambda f, c: _chunk(layout, f, c, dtype, fill), stored, coords))
+
+
+def _gather(
+    sources: list[np.ndarray],
+    which: npt.NDArray[np.intp],
+    starts: npt.NDArray[np.int64],
+    rows: npt.NDArray[np.int64],
+    dtype: NDArray,
+) -> np.ndarray:
+    """The rows ``sources[which[i]][starts[i]:starts[i] + rows[i]]`` of every cell, in order."""
+    fixed = trailing_dims(dtype)
+    per_row = math.prod(fixed)
+    flat, _ = assemble(
+        [s.reshape(-1) for s in sources], which, starts * per_row, rows * per_row,
+        dtype.item_dtype,
+    )  # fmt: skip
+    return flat.reshape((int(rows.sum()), *fixed))
+
+
+# -------------------------------------------------------------------------------------- read
+
+
+def read_columnar_nd(array: Any, selection: Selection = ...) -> Columnar:
+    """Read the cells ``selection`` of a ``vlen-ndarray`` array (any rank) as ``Columnar``.
+
+    Cells come in C order of the selection; a corrupt chunk raises the codec's
+    :class:`~zarr_vlen_ndarray.framing.FramingError`, a corrupt shard index
+    :class:`~zarr_vlen_ndarray.chunk_io.ShardIndexError`.
+    """
+    dtype, shape = array_dtype(array, "read_columnar")
+    box = resolve(selection, shape, "read_columnar")
+    count = math.prod(box.extents)
+    if not count:
+        empty = np.empty((0, *trailing_dims(dtype)), dtype=dtype.item_dtype)
+        return Columnar(empty, np.zeros(1, dtype=np.int64), box.shape)
+    layout = layout_of(array)
+    if layout is None:
+        return _read_fallback(array, box, dtype)
+    fill = FillCell(dtype, layout.spec.fill_value)
+    pieces = chunk_boxes(layout.chunk_shape, box)
+    coords = [p.coords for p in pieces]
+    decoded = _decode_all(layout, read_chunks(layout, coords), coords, dtype, fill)
+    sources: list[np.ndarray] = []
+    which = np.empty(count, dtype=np.intp)
+    starts = np.empty(count, dtype=np.int64)
+    rows = np.empty(count, dtype=np.int64)
+    for n, (piece, (values, offsets)) in enumerate(zip(pieces, decoded, strict=True)):
+        local = grid_indices(piece.lo, piece.extents, layout.chunk_shape)
+        pos = grid_indices(piece.at, piece.extents, box.extents)
+        sources.append(values)
+        which[pos] = n
+        starts[pos] = offsets[local]
+        rows[pos] = offsets[local + 1] - offsets[local]
+    block = _gather(sources, which, starts, rows, dtype)
+    return Columnar(block, offsets_from_rows(rows), box.shape)
+
+
+def _read_fallback(array: Any, box: Box, dtype: NDArray) -> Columnar:
+    """Through zarr's object-array path (codec chains :mod:`chunk_io` does not handle)."""
+    got = array[box.slices]
+    if not (isinstance(got, np.ndarray) and got.dtype == object and got.shape == box.extents):
+        # zarr 3.1.0 hands back the cell itself (not wrapped) for arr[()] of a 0-d array.
+        cell, got = got, np.empty(1, dtype=object)
+        got[0] = cell
+    block, rows = gather_cells(got.reshape(-1).tolist(), dtype)
+    return Columnar(block, offsets_from_rows(rows), box.shape)
+
+
+# ------------------------------------------------------------------------------------- write
+
+
+def write_columnar_nd(array: Any, values: Any, offsets: Any, selection: Selection = ...) -> None:
+    """Write ``(values, offsets)`` (cells in C order of ``selection``) into a ``vlen-ndarray``
+    array of any rank: the inverse of :func:`read_columnar_nd`.
+
+    The columns are checked as a whole first (:func:`~zarr_vlen_ndarray.columns.check_columnar`;
+    ``offsets`` has one entry more than the selection has cells), so nothing is written when any
+    cell does not fit. Stored chunks are byte-identical to ``array[selection] = cells``.
+    """
+    dtype, shape = array_dtype(array, "write_columnar")
+    box = resolve(selection, shape, "write_columnar")
+    count = math.prod(box.extents)
+    block, off = check_columnar(values, offsets, dtype, count)
+    if not count:
+        return
+    layout = layout_of(array)
+    if layout is None or layout.shard is not None:
+        # readonly_cells freezes the block it is given: hand it a view, not the caller's array.
+        cells = readonly_cells(block.view(), off)
+        array[box.slices] = cells.reshape(box.extents)
+        return
+    _write_direct(layout, dtype, box, block, off)
+
+
+def _write_direct(
+    layout: ChunkLayout,
+    dtype: NDArray,
+    box: Box,
+    block: np.ndarray,
+    offsets: npt.NDArray[np.int64],
+) -> None:
+    fill = FillCell(dtype, layout.spec.fill_value)
+    elide = not layout.write_empty_chunks
+    cs = layout.chunk_shape
+    pieces = chunk_boxes(cs, box)
+    # Chunks the box covers only in part (edge chunks too, as zarr) keep their other cells.
+    partial = [p.coords for p in pieces if p.extents != cs]
+    existing = dict(zip(partial, read_chunks(layout, partial), strict=True))
+    in_starts, in_rows = offsets[:-1], np.diff(offsets)
+    items: list[tuple[Coords, npt.NDArray[np.uint8] | None]] = []
+    for piece in pieces:
+        base, base_offsets = _chunk(layout, existing.get(piece.coords), piece.coords, dtype, fill)
+        local = grid_indices(piece.lo, piece.extents, cs)
+        pos = grid_indices(piece.at, piece.extents, box.extents)
+        which = np.ones(layout.chunk_len, dtype=np.intp)
+        starts = base_offsets[:-1].copy()
+        rows = np.diff(base_offsets)
+        which[local] = 0
+        starts[local] = in_starts[pos]
+        rows[local] = in_rows[pos]
+        values = _gather([block, base], which, starts, rows, dtype)
+        if elide and fill.equals(values, rows):
+            items.append((piece.coords, None))
+        else:
+            where = _where(layout, piece.coords)
+            items.append(
+                (piece.coords, encode_block(values, offsets_from_rows(rows), dtype, where=where))
+            )
+        if len(items) >= _WRITE_BATCH:
+            write_chunks(layout, items)
+            items = []
+    if items:
+        write_chunks(layout, items)
