@@ -7,10 +7,11 @@ installs both). The tool never imports nd_arrow; it loads this function through 
 and hands it an :class:`~zarr_vlen_ndarray.tool.export.ExportJob`: an opened zarr array, one region
 per chunk of its grid, the column names and a progress callback.
 
-One row per cell, one row group per chunk. A chunk of a 1-D array whose pattern is
-``[null, d1, ..., dk]`` becomes a column through :func:`nd_arrow.from_zarr` (columnar, no Python
-object per cell); any other array (N-d, or another pattern) through its object cells, flattened in
-C order. Parquet is written with ``use_compliant_nested_type=False`` so the list items keep the
+One row per cell, one row group per chunk. A chunk of a ``ragged-ndarray`` array (any pattern,
+any rank) or of a 1-D ``vlen-ndarray`` array becomes a column through :func:`nd_arrow.from_zarr`
+(columnar, no Python object per cell; the ``ragged-ndarray`` path needs zarr-ragged-ndarray, which
+the tool needs anyway to open such an array); any other array (an N-d ``vlen-ndarray`` array)
+through its object cells, flattened in C order. Parquet is written with ``use_compliant_nested_type=False`` so the list items keep the
 name ``item``, as :func:`nd_arrow.write_parquet` does.
 """
 
@@ -24,7 +25,7 @@ import pyarrow.parquet as pq
 
 from nd_arrow.column import NdColumn
 from nd_arrow.errors import NdArrowError
-from nd_arrow.zarr_bridge import from_zarr
+from nd_arrow.zarr_bridge import RAGGED, from_zarr, serializer_name
 from zarr_vlen_ndarray.tool.errors import Refused
 from zarr_vlen_ndarray.tool.export import ExportJob
 
@@ -43,7 +44,8 @@ def cells_to_column(cells: np.ndarray, dims: list[str] | None) -> pa.Array:
 def chunk_column(array: Any, region: tuple[slice, ...], dims: list[str] | None) -> pa.Array:
     """The cells of ``region`` of a zarr ``ndarray`` array as an ``nd_arrow.array`` column."""
     pattern = getattr(array.metadata.data_type, "pattern", None)
-    if len(region) == 1 and pattern is not None and pattern.is_leading_variable:
+    leading = len(region) == 1 and pattern is not None and pattern.is_leading_variable
+    if leading or serializer_name(array) == RAGGED:
         try:
             return from_zarr(array, dims, selection=region[0])
         except NdArrowError as exc:
