@@ -16,11 +16,10 @@ from hypothesis import strategies as st
 zarr = pytest.importorskip("zarr")
 zrn = pytest.importorskip("zarr_ragged_ndarray")
 
-from zarr_ndarray_dtype import NDArray  # noqa: E402
-
 from nd_arrow import NdColumn  # noqa: E402
 from nd_arrow.errors import NotSupportedError, ShapeMismatchError  # noqa: E402
 from nd_arrow.zarr_bridge import RAGGED, from_zarr, serializer_name, to_zarr  # noqa: E402
+from zarr_ndarray_dtype import NDArray  # noqa: E402
 
 
 def make(
@@ -178,3 +177,78 @@ def test_from_zarr_to_zarr_round_trip_through_arrow_ipc() -> None:
     dst = make((6,), (4,), (None, 3, None), "int32")
     to_zarr(read.column("cells"), dst)
     assert stored(dst) == stored(src)
+
+
+# ------------------------------------------------------------- arrow.variable_shape_tensor
+
+needs_vst = pytest.mark.skipif(
+    tuple(int(x) for x in pa.__version__.split(".")[:1]) < (24,),
+    reason="arrow.variable_shape_tensor needs pyarrow >= 24",
+)
+
+
+@needs_vst
+def test_zarr_to_variable_shape_tensor_maps_the_shape_table() -> None:
+    from nd_arrow import zarr_to_variable_shape_tensor
+
+    rng = np.random.default_rng(7)
+    pattern = (None, 2, None)
+    cells = random_cells(rng, 6, pattern, "float64")
+    array = make((2, 3), (1, 2), pattern, "float64")
+    array[:, :] = staged(cells, (2, 3))
+    tensor = zarr_to_variable_shape_tensor(array, dims=("y", "c", "x"), selection=...)
+    assert tensor.type.extension_name == "arrow.variable_shape_tensor"
+    shapes = tensor.storage.field("shape").to_pylist()
+    assert shapes == [list(c.shape) for c in cells]
+    data = tensor.storage.field("data")
+    for i, cell in enumerate(cells):
+        np.testing.assert_array_equal(data[i].values.to_numpy(), cell.reshape(-1))
+    col = NdColumn.from_arrow(from_zarr(array, dims=("y", "c", "x"), selection=...))
+    from nd_arrow import from_variable_shape_tensor
+
+    assert from_variable_shape_tensor(tensor).to_pylist() == col.to_pylist()
+
+
+@needs_vst
+def test_variable_shape_tensor_to_zarr_round_trip_is_byte_identical() -> None:
+    from nd_arrow import variable_shape_tensor_to_zarr, zarr_to_variable_shape_tensor
+
+    rng = np.random.default_rng(8)
+    cells = random_cells(rng, 5, (None, None), "uint16")
+    src = make((5,), (2,), (None, None), "uint16")
+    src[:] = staged(cells, (5,))
+    tensor = zarr_to_variable_shape_tensor(src)
+    dst = make((5,), (2,), (None, None), "uint16")
+    variable_shape_tensor_to_zarr(tensor, dst)
+    assert stored(dst) == stored(src)
+
+
+@needs_vst
+def test_variable_shape_tensor_to_zarr_refuses_a_wrong_fixed_extent() -> None:
+    from nd_arrow import to_variable_shape_tensor, variable_shape_tensor_to_zarr
+
+    tensor = to_variable_shape_tensor(NdColumn.from_arrays([np.ones((3, 1), np.float32)]))
+    with pytest.raises(ShapeMismatchError, match="fixed at 2"):
+        variable_shape_tensor_to_zarr(tensor, make((1,), (1,), (2, None)))
+
+
+def test_variable_shape_tensor_storage_form_writes_on_any_pyarrow() -> None:
+    from nd_arrow import variable_shape_tensor_storage, variable_shape_tensor_to_zarr
+
+    cells = [np.arange(6, dtype=np.int8).reshape(2, 3), np.zeros((2, 0), np.int8)]
+    field, storage = variable_shape_tensor_storage(NdColumn.from_arrays(cells))
+    dst = make((2,), (2,), (2, None), "int8")
+    variable_shape_tensor_to_zarr(storage, dst, field=field)
+    got = dst[:]
+    np.testing.assert_array_equal(got[0], cells[0])
+    assert got[1].shape == (2, 0)
+
+
+@pytest.mark.skipif(
+    tuple(int(x) for x in pa.__version__.split(".")[:1]) >= (24,), reason="pyarrow >= 24"
+)
+def test_zarr_to_variable_shape_tensor_refuses_old_pyarrow() -> None:
+    from nd_arrow import zarr_to_variable_shape_tensor
+
+    with pytest.raises(NotSupportedError, match="pyarrow >= 24"):
+        zarr_to_variable_shape_tensor(make((1,), (1,), (None, None)))

@@ -59,7 +59,12 @@ from nd_arrow.tensor import (
     to_variable_shape_tensor,
     variable_shape_tensor_storage,
 )
-from nd_arrow.zarr_bridge import from_zarr, to_zarr
+from nd_arrow.zarr_bridge import (
+    from_zarr,
+    to_zarr,
+    variable_shape_tensor_to_zarr,
+    zarr_to_variable_shape_tensor,
+)
 
 # The type module decodes with the column class without importing it (no import cycle).
 _bind_column(NdColumn)
@@ -108,6 +113,8 @@ __all__ = [
     "to_variable_shape_tensor",
     "to_zarr",
     "variable_shape_tensor_storage",
+    "variable_shape_tensor_to_zarr",
+    "zarr_to_variable_shape_tensor",
     "write_ipc",
     "write_parquet",
 ]

@@ -14,6 +14,10 @@ The zarr array holds cells of the ``ndarray`` data type. Two codecs serve them:
   ``(cells, ndim)`` shape table and offsets). Each row's sizes are its row of the shape table.
   The cells of an N-d selection become rows in C order of the selection.
 
+Both also convert to and from Arrow's canonical ``arrow.variable_shape_tensor`` (pyarrow >= 24):
+:func:`zarr_to_variable_shape_tensor` maps the shape table onto the tensor's ``shape`` child and
+the flat values onto its ``data`` list, :func:`variable_shape_tensor_to_zarr` writes one back.
+
 No Python object is created per cell: row offsets, sizes and names are built with numpy over the
 whole column.
 
@@ -31,9 +35,9 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from nd_arrow._format import MAX_DIM_SIZE, check_dim_names, default_dim_names
+from nd_arrow._format import INT32_MAX, MAX_DIM_SIZE, check_dim_names, default_dim_names
 from nd_arrow._storage import build_storage, tile_names
-from nd_arrow._values import numpy_to_arrow, numpy_view
+from nd_arrow._values import numpy_to_arrow, numpy_view, primitive_array
 from nd_arrow.column import NdColumn, parts_of
 from nd_arrow.errors import (
     InvalidArgumentError,
@@ -42,8 +46,22 @@ from nd_arrow.errors import (
     ShapeMismatchError,
 )
 from nd_arrow.extension import NdArrayType
+from nd_arrow.tensor import (
+    from_variable_shape_tensor,
+    require_variable_shape_tensor,
+    variable_shape_tensor_from_parts,
+    variable_shape_tensor_parts,
+)
 
-__all__ = ["Cells", "from_zarr", "read_cells", "serializer_name", "to_zarr"]
+__all__ = [
+    "Cells",
+    "from_zarr",
+    "read_cells",
+    "serializer_name",
+    "to_zarr",
+    "variable_shape_tensor_to_zarr",
+    "zarr_to_variable_shape_tensor",
+]
 
 _EXTRA_HINT = "install the extra: pip install 'nd-arrow[zarr]'"
 #: The codec names this module dispatches on (the array -> bytes codec of the array).
@@ -295,3 +313,55 @@ def to_zarr(column: Any, array: Any, selection: Any = slice(None)) -> None:
     np.cumsum(shapes[:, 0], out=rows[1:])
     values = flat.reshape(-1, *fixed) if flat.size else flat.reshape(0, *fixed)
     _vlen_columnar().write_columnar(array, values, rows, selection)
+
+
+def zarr_to_variable_shape_tensor(
+    array: Any,
+    dims: Sequence[str] | None = None,
+    selection: Any = slice(None),
+) -> pa.ExtensionArray:
+    """The cells ``selection`` of a zarr ``ndarray`` array as ``arrow.variable_shape_tensor``.
+
+    One tensor per cell (C order of the selection), of rank ``len(pattern)``: the ``shape``
+    child is the cells' shape table, the ``data`` child their flat values. ``dims`` become the
+    type's ``dim_names`` (none without ``dims``). Selections and codecs as for
+    :func:`from_zarr`. Needs pyarrow >= 24 (:class:`NotSupportedError` before; on older pyarrow
+    ``nd_arrow.variable_shape_tensor_storage(NdColumn.from_arrow(from_zarr(...)))`` gives the
+    tagged storage). Extents beyond int32 (the canonical type's shape type) are refused.
+    """
+    where = "nd_arrow.zarr_to_variable_shape_tensor"
+    require_variable_shape_tensor()
+    cells, pattern = read_cells(array, selection, where)
+    names = [] if dims is None else list(check_dim_names(dims, pattern.rank, where))
+    n = cells.shapes.shape[0]
+    if int(cells.offsets[-1]) > INT32_MAX:
+        raise NotSupportedError(
+            f"{where}: {int(cells.offsets[-1])} values exceed the 2**31 - 1 a List can hold; "
+            "convert a smaller selection at a time"
+        )
+    arrow_values = numpy_to_arrow(cells.values, None, None, where)
+    data = pa.ListArray.from_arrays(
+        primitive_array(cells.offsets.astype(np.int32), pa.int32()),
+        arrow_values,
+        type=pa.list_(pa.field("item", arrow_values.type)),
+    )
+    field, storage = variable_shape_tensor_parts(
+        data, cells.shapes, names, np.ones(n, dtype=np.bool_)
+    )
+    return variable_shape_tensor_from_parts(field, storage)
+
+
+def variable_shape_tensor_to_zarr(
+    tensor: pa.Array | pa.ChunkedArray,
+    array: Any,
+    selection: Any = slice(None),
+    field: pa.Field | None = None,
+) -> None:
+    """Write ``arrow.variable_shape_tensor`` rows into the cells ``selection`` of a zarr array.
+
+    ``tensor`` is the extension array (pyarrow >= 24) or its storage with the tagged ``field``
+    (any pyarrow). Each row's ``shape`` must match the zarr array's pattern (rank and fixed
+    extents); null rows become empty cells. The rules and the bytes written are those of
+    :func:`to_zarr` (``dim_names`` are not stored: zarr has no place for them).
+    """
+    to_zarr(from_variable_shape_tensor(tensor, field), array, selection)

@@ -11,8 +11,9 @@ One row per cell, one row group per chunk. A chunk of a ``ragged-ndarray`` array
 any rank) or of a 1-D ``vlen-ndarray`` array becomes a column through :func:`nd_arrow.from_zarr`
 (columnar, no Python object per cell; the ``ragged-ndarray`` path needs zarr-ragged-ndarray, which
 the tool needs anyway to open such an array); any other array (an N-d ``vlen-ndarray`` array)
-through its object cells, flattened in C order. Parquet is written with ``use_compliant_nested_type=False`` so the list items keep the
-name ``item``, as :func:`nd_arrow.write_parquet` does.
+through its object cells, flattened in C order. Parquet is written with
+``use_compliant_nested_type=False`` so the list items keep the name ``item``, as
+:func:`nd_arrow.write_parquet` does.
 """
 
 from __future__ import annotations
