@@ -45,10 +45,14 @@ def cells_to_column(cells: np.ndarray, dims: list[str] | None) -> pa.Array:
 def chunk_column(array: Any, region: tuple[slice, ...], dims: list[str] | None) -> pa.Array:
     """The cells of ``region`` of a zarr ``ndarray`` array as an ``nd_arrow.array`` column."""
     pattern = getattr(array.metadata.data_type, "pattern", None)
-    leading = len(region) == 1 and pattern is not None and pattern.is_leading_variable
-    if leading or serializer_name(array) == RAGGED:
+    selection: tuple[slice, ...] | slice | None = None
+    if serializer_name(array) == RAGGED:
+        selection = region  # any rank: the cells come in C order of the region
+    elif len(region) == 1 and pattern is not None and pattern.is_leading_variable:
+        selection = region[0]
+    if selection is not None:
         try:
-            return from_zarr(array, dims, selection=region[0])
+            return from_zarr(array, dims, selection=selection)
         except NdArrowError as exc:
             raise Refused(f"nd-arrow cannot hold these cells: {exc}") from exc
     return cells_to_column(np.asarray(array[region], dtype=object), dims)
