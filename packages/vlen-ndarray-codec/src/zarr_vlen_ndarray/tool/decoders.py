@@ -32,6 +32,7 @@ is refused with an install hint.
 from __future__ import annotations
 
 import copy
+import itertools
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -219,14 +220,16 @@ def framed_chunks(
             except Exception as exc:  # a store or bytes -> bytes codec failure marks it bad
                 yield obj, exc
                 continue
-            flat = cells.reshape(-1)
-            found = [i for i, c in enumerate(flat.tolist()) if isinstance(c, _Framed)]
-            extents = tuple(r.stop - r.start for r in region)
+            # Only the first cell of each (inner) chunk can hold its bytes: look there alone.
             out = []
-            for i in found:
-                local = np.unravel_index(i, extents) if extents else ()
-                origin = tuple(r.start + int(x) for r, x in zip(region, local, strict=True))
-                out.append(FramedChunk(origin, tuple(chunk), flat[i].data))
+            firsts = itertools.product(
+                *(range(0, r.stop - r.start, c) for r, c in zip(region, chunk, strict=True))
+            )
+            for local in firsts:
+                cell = cells[local]
+                if isinstance(cell, _Framed):  # else unwritten: zarr filled in the fill cell
+                    origin = tuple(r.start + x for r, x in zip(region, local, strict=True))
+                    out.append(FramedChunk(origin, tuple(chunk), cell.data))
             yield obj, out
 
 
