@@ -188,3 +188,15 @@ def test_export_a_2d_ragged_array_to_parquet(tmp_path: Path, capsys: CaptureFixt
     for i, j, row in zip(*rows, col, strict=True):
         assert row is not None
         np.testing.assert_array_equal(row.values, cells[i * 4 + j])
+
+
+def test_a_chunk_zarr_cannot_unwrap_is_reported_by_verify_and_info(
+    tmp_path: Path, capsys: CaptureFixture
+) -> None:
+    path = tmp_path / "a"
+    write_ragged(path, chips(6, seed=5), (6,), compressors=[ZstdCodec(level=1)])
+    (path / "c" / "1").write_bytes(b"not zstd at all")
+    status, _, err = run(capsys, "verify", str(path))
+    assert status == 1 and "verify failed at chunk c/1:" in err
+    status, _, err = run(capsys, "info", str(path))
+    assert status == 1 and "chunk c/1 does not decode" in err and "run `verify`" in err
