@@ -32,7 +32,7 @@ from nd_arrow._format import (
     default_dim_names,
 )
 from nd_arrow._storage import assemble_parts, segment_positions, tile_names
-from nd_arrow._values import numpy_view
+from nd_arrow._values import numpy_view, primitive_array
 from nd_arrow.column import NdColumn, parts_of
 from nd_arrow.errors import (
     InvalidArgumentError,
@@ -237,9 +237,10 @@ def variable_shape_tensor_parts(
         pa.list_(pa.field("item", pa.int32()), r),
         n,
         [None],
-        children=[pa.array(full.reshape(-1), pa.int32())],
+        children=[primitive_array(full.reshape(-1), pa.int32())],
     )
-    mask = None if valid.all() else pa.array(~valid)
+    # From numpy buffers, not pa.array: that imports pandas when it is installed (seconds).
+    mask = None if valid.all() else primitive_array(~valid, pa.bool_())
     storage = pa.StructArray.from_arrays(
         [data, shape],
         fields=[pa.field("data", data.type), pa.field("shape", shape.type)],
