@@ -1,9 +1,10 @@
 """nd-arrow: the ``nd_arrow.array`` Arrow extension type for named N-dimensional arrays.
 
 Importing this package registers :class:`NdArrayType` with pyarrow. xarray support lives in
-:mod:`nd_arrow.xarray` (the ``xarray`` extra) and is imported only when used. Likewise zarr
-and zarr-vlen-ndarray (the ``zarr`` extra) are imported only when :func:`from_zarr` or
-:func:`to_zarr` is called.
+:mod:`nd_arrow.xarray` (the ``xarray`` extra) and is imported only when used. Likewise zarr,
+zarr-vlen-ndarray and zarr-ragged-ndarray (the ``zarr`` extra) are imported only when a zarr
+function (:func:`from_zarr`, :func:`to_zarr`, :func:`zarr_to_variable_shape_tensor`,
+:func:`variable_shape_tensor_to_zarr`) meets an array that needs them.
 
 >>> import numpy as np
 >>> col = NdColumn.from_arrays([NdArray(np.zeros((2, 3)), ["time", "lat"], {"units": "K"})])
@@ -59,7 +60,12 @@ from nd_arrow.tensor import (
     to_variable_shape_tensor,
     variable_shape_tensor_storage,
 )
-from nd_arrow.zarr_bridge import from_zarr, to_zarr
+from nd_arrow.zarr_bridge import (
+    from_zarr,
+    to_zarr,
+    variable_shape_tensor_to_zarr,
+    zarr_to_variable_shape_tensor,
+)
 
 # The type module decodes with the column class without importing it (no import cycle).
 _bind_column(NdColumn)
@@ -108,6 +114,8 @@ __all__ = [
     "to_variable_shape_tensor",
     "to_zarr",
     "variable_shape_tensor_storage",
+    "variable_shape_tensor_to_zarr",
+    "zarr_to_variable_shape_tensor",
     "write_ipc",
     "write_parquet",
 ]

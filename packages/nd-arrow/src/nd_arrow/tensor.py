@@ -32,7 +32,7 @@ from nd_arrow._format import (
     default_dim_names,
 )
 from nd_arrow._storage import assemble_parts, segment_positions, tile_names
-from nd_arrow._values import numpy_view
+from nd_arrow._values import numpy_view, primitive_array
 from nd_arrow.column import NdColumn, parts_of
 from nd_arrow.errors import (
     InvalidArgumentError,
@@ -48,6 +48,9 @@ __all__ = [
     "from_variable_shape_tensor",
     "to_fixed_shape_tensor",
     "to_variable_shape_tensor",
+    "require_variable_shape_tensor",
+    "variable_shape_tensor_from_parts",
+    "variable_shape_tensor_parts",
     "variable_shape_tensor_storage",
 ]
 
@@ -209,31 +212,35 @@ def from_fixed_shape_tensor(arr: pa.Array | pa.ChunkedArray) -> NdColumn:
     return _assemble_column(values, np.full(k, size, np.int64), sizes, names, valid)
 
 
-def variable_shape_tensor_storage(column: NdColumn) -> tuple[pa.Field, pa.StructArray]:
-    """The ``arrow.variable_shape_tensor`` storage of a column and its tagged field (any pyarrow).
+def variable_shape_tensor_parts(
+    data: pa.Array, shapes: npt.NDArray[np.integer], names: list[str], valid: npt.NDArray[np.bool_]
+) -> tuple[pa.Field, pa.StructArray]:
+    """The tagged field and storage of ``arrow.variable_shape_tensor`` from its parts.
 
-    Put the field and the storage into a table and write it: readers that know the canonical type
-    (pyarrow >= 24, arrow-rs, ...) restore it.
+    ``data`` is the List column of the rows' flat values (C order), ``shapes`` the ``(rows,
+    rank)`` table of their shapes (the ``shape`` child, one row per row), ``names`` the
+    ``dim_names`` (empty: none written) and ``valid`` False for null rows (whose shape rows are
+    written as zeros). The one place the canonical layout is written.
     """
-    _check_canonical(column, VARIABLE_SHAPE_TENSOR)
-    names, sizes = _shared_dims(column, VARIABLE_SHAPE_TENSOR, same_sizes=False)
-    p = parts_of(column)
-    if sizes.size and int(sizes.max()) > INT32_MAX:
+    n = len(valid)
+    table = np.asarray(shapes, dtype=np.int64)
+    r = table.shape[1]
+    if names and len(names) != r:
+        raise InvalidArgumentError(f"{len(names)} dim_names for shapes of rank {r}")
+    if table.size and int(table.max()) > INT32_MAX:
         raise NotSupportedError(
-            f"{VARIABLE_SHAPE_TENSOR} stores shapes as int32; a size of {int(sizes.max())} "
+            f"{VARIABLE_SHAPE_TENSOR} stores shapes as int32; a size of {int(table.max())} "
             "does not fit"
         )
-    n, r = len(p), len(names)
-    full = np.zeros((n, r), np.int32)
-    full[p.valid] = sizes
+    full = np.where(valid[:, None], table, 0).astype(np.int32)
     shape = pa.Array.from_buffers(
         pa.list_(pa.field("item", pa.int32()), r),
         n,
         [None],
-        children=[pa.array(full.reshape(-1), pa.int32())],
+        children=[primitive_array(full.reshape(-1), pa.int32())],
     )
-    data = column.storage.field(0)
-    mask = None if p.null_count == 0 else pa.array(~p.valid)
+    # From numpy buffers, not pa.array: that imports pandas when it is installed (seconds).
+    mask = None if valid.all() else primitive_array(~valid, pa.bool_())
     storage = pa.StructArray.from_arrays(
         [data, shape],
         fields=[pa.field("data", data.type), pa.field("shape", shape.type)],
@@ -251,24 +258,52 @@ def variable_shape_tensor_storage(column: NdColumn) -> tuple[pa.Field, pa.Struct
     return field, storage
 
 
-def to_variable_shape_tensor(column: NdColumn) -> pa.ExtensionArray:
-    """``arrow.variable_shape_tensor`` of a column whose non-null rows share names and rank.
+def variable_shape_tensor_storage(column: NdColumn) -> tuple[pa.Field, pa.StructArray]:
+    """The ``arrow.variable_shape_tensor`` storage of a column and its tagged field (any pyarrow).
 
-    Needs pyarrow >= 24 (C++ support); older releases raise :class:`NotSupportedError` and
-    :func:`variable_shape_tensor_storage` is the way to write the type.
+    Put the field and the storage into a table and write it: readers that know the canonical type
+    (pyarrow >= 24, arrow-rs, ...) restore it.
     """
+    _check_canonical(column, VARIABLE_SHAPE_TENSOR)
+    names, sizes = _shared_dims(column, VARIABLE_SHAPE_TENSOR, same_sizes=False)
+    p = parts_of(column)
+    full = np.zeros((len(p), len(names)), np.int64)
+    full[p.valid] = sizes
+    return variable_shape_tensor_parts(column.storage.field(0), full, names, p.valid)
+
+
+def require_variable_shape_tensor() -> None:
+    """Raise :class:`NotSupportedError` unless pyarrow can represent the canonical type (>= 24)."""
     if not VARIABLE_SHAPE_TENSOR_IN_CPP:
         raise NotSupportedError(
             f"pyarrow {pa.__version__} cannot represent {VARIABLE_SHAPE_TENSOR} (pyarrow >= 24 "
             "can); use variable_shape_tensor_storage() to write the tagged storage instead"
         )
-    field, storage = variable_shape_tensor_storage(column)
+
+
+def variable_shape_tensor_from_parts(field: pa.Field, storage: pa.StructArray) -> pa.ExtensionArray:
+    """The ``arrow.variable_shape_tensor`` extension array of a tagged field and storage.
+
+    Needs pyarrow >= 24 (C++ support); older releases raise :class:`NotSupportedError`: write
+    the field and storage (e.g. from :func:`variable_shape_tensor_storage`) instead.
+    """
+    require_variable_shape_tensor()
     out = import_with_field(field, storage)
     if getattr(out.type, "extension_name", None) != VARIABLE_SHAPE_TENSOR:
         raise NotSupportedError(
             f"pyarrow {pa.__version__} did not build {VARIABLE_SHAPE_TENSOR} from its storage"
         )
     return out
+
+
+def to_variable_shape_tensor(column: NdColumn) -> pa.ExtensionArray:
+    """``arrow.variable_shape_tensor`` of a column whose non-null rows share names and rank.
+
+    Needs pyarrow >= 24 (C++ support); older releases raise :class:`NotSupportedError` and
+    :func:`variable_shape_tensor_storage` is the way to write the type.
+    """
+    require_variable_shape_tensor()
+    return variable_shape_tensor_from_parts(*variable_shape_tensor_storage(column))
 
 
 def from_variable_shape_tensor(

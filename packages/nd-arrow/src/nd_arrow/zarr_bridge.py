@@ -1,32 +1,43 @@
-"""Zarr <-> Arrow: a 1-D zarr array of ragged ``ndarray`` cells as an ``nd_arrow.array`` column.
+"""Zarr <-> Arrow: a zarr array of ragged ``ndarray`` cells as an ``nd_arrow.array`` column.
 
-Needs the extra ``nd-arrow[zarr]`` (zarr and zarr-vlen-ndarray); this module imports them only
-when a function is called, so ``import nd_arrow`` keeps working without zarr.
+Needs the extra ``nd-arrow[zarr]`` (zarr, zarr-vlen-ndarray and zarr-ragged-ndarray); this
+module imports them only when a function is called, and each codec package only when an array it
+serves is met, so ``import nd_arrow`` keeps working without zarr.
 
-The zarr array holds one cell per row, of the ``ndarray`` data type with the pattern
-``[null, d1, ..., dk]`` served by the ``vlen-ndarray`` codec. Each cell becomes one row of rank
-``k + 1`` with sizes ``(n, d1, ..., dk)``. Both directions go through the columnar path of
-``zarr_vlen_ndarray`` (flat values plus offsets), so no Python object is created per cell: the
-row offsets, sizes and names are built with numpy over the whole column.
+The zarr array holds cells of the ``ndarray`` data type. Two codecs serve them:
 
-Dimension names: the caller names the ``k + 1`` axes of every cell with ``dims``. Without
-``dims`` they are nd-arrow's defaults ``dim_0, ..., dim_k``. The zarr array's own
-``dimension_names`` are not used: they name the array's axis, which is the row index of the
-column, not an axis of the cells.
+* ``vlen-ndarray`` (pattern ``[null, d1, ..., dk]``, 1-D arrays): each cell becomes one row of
+  rank ``k + 1`` with sizes ``(n, d1, ..., dk)``, through ``zarr_vlen_ndarray``'s columnar path
+  (flat values plus offsets).
+* ``ragged-ndarray`` (every pattern with a ``null``, e.g. ``[null, null]`` or ``[2, null]``;
+  arrays of any rank): through ``zarr_ragged_ndarray``'s columnar path (flat values, a
+  ``(cells, ndim)`` shape table and offsets). Each row's sizes are its row of the shape table.
+  The cells of an N-d selection become rows in C order of the selection.
+
+Both also convert to and from Arrow's canonical ``arrow.variable_shape_tensor`` (pyarrow >= 24):
+:func:`zarr_to_variable_shape_tensor` maps the shape table onto the tensor's ``shape`` child and
+the flat values onto its ``data`` list, :func:`variable_shape_tensor_to_zarr` writes one back.
+
+No Python object is created per cell: row offsets, sizes and names are built with numpy over the
+whole column.
+
+Dimension names: the caller names the axes of every cell with ``dims``. Without ``dims`` they are
+nd-arrow's defaults ``dim_0, ..., dim_k``. The zarr array's own ``dimension_names`` are not used:
+they name the array's axes, which index the rows of the column, not the axes of the cells.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from nd_arrow._format import MAX_DIM_SIZE, check_dim_names, default_dim_names
+from nd_arrow._format import INT32_MAX, MAX_DIM_SIZE, check_dim_names, default_dim_names
 from nd_arrow._storage import build_storage, tile_names
-from nd_arrow._values import numpy_to_arrow, numpy_view
+from nd_arrow._values import numpy_to_arrow, numpy_view, primitive_array
 from nd_arrow.column import NdColumn, parts_of
 from nd_arrow.errors import (
     InvalidArgumentError,
@@ -35,13 +46,30 @@ from nd_arrow.errors import (
     ShapeMismatchError,
 )
 from nd_arrow.extension import NdArrayType
+from nd_arrow.tensor import (
+    from_variable_shape_tensor,
+    require_variable_shape_tensor,
+    variable_shape_tensor_from_parts,
+    variable_shape_tensor_parts,
+)
 
-__all__ = ["from_zarr", "to_zarr"]
+__all__ = [
+    "Cells",
+    "from_zarr",
+    "read_cells",
+    "serializer_name",
+    "to_zarr",
+    "variable_shape_tensor_to_zarr",
+    "zarr_to_variable_shape_tensor",
+]
 
 _EXTRA_HINT = "install the extra: pip install 'nd-arrow[zarr]'"
+#: The codec names this module dispatches on (the array -> bytes codec of the array).
+RAGGED = "ragged-ndarray"
+VLEN = "vlen-ndarray"
 
 
-def _columnar() -> Any:
+def _vlen_columnar() -> Any:
     """The columnar module of zarr-vlen-ndarray (imported on first use)."""
     try:
         from zarr_vlen_ndarray import columnar
@@ -52,8 +80,57 @@ def _columnar() -> Any:
     return columnar
 
 
-def _pattern(array: Any, where: str) -> tuple[tuple[int, ...], np.dtype[Any]]:
-    """The fixed extents ``(d1, ..., dk)`` and the item dtype of a zarr ``ndarray`` array."""
+def _ragged_columnar() -> Any:
+    """The columnar module of zarr-ragged-ndarray (imported when a ragged-ndarray array is met)."""
+    try:
+        from zarr_ragged_ndarray import columnar
+    except ImportError as exc:  # pragma: no cover - exercised only without the package
+        raise ImportError(
+            f"this zarr array uses the {RAGGED!r} codec, which needs zarr-ragged-ndarray: "
+            f"{_EXTRA_HINT} (or pip install zarr-ragged-ndarray)"
+        ) from exc
+    return columnar
+
+
+def _codec_name(codec: Any) -> str:
+    try:
+        name = codec.to_dict().get("name")
+    except Exception:  # a codec that cannot describe itself is none of ours
+        return type(codec).__name__
+    return str(name)
+
+
+def serializer_name(array: Any) -> str | None:
+    """The name of the array -> bytes codec of a zarr array (inside sharding too), or None."""
+    metadata = getattr(getattr(array, "_async_array", array), "metadata", None)
+    codecs = list(getattr(metadata, "codecs", None) or ())
+    while codecs:
+        codec = codecs.pop(0)
+        name = _codec_name(codec)
+        if name == "sharding_indexed":
+            codecs = list(getattr(codec, "codecs", None) or ())
+            continue
+        if name in (RAGGED, VLEN, "bytes", "vlen-bytes", "vlen-utf8"):
+            return name
+    return None
+
+
+class _Pattern(NamedTuple):
+    dims: tuple[int | None, ...]  # the shape pattern (None: a variable extent)
+    item: np.dtype[Any]
+    ragged: bool  # served by ragged-ndarray (else vlen-ndarray, pattern [null, d1..dk])
+
+    @property
+    def rank(self) -> int:
+        return len(self.dims)
+
+    @property
+    def text(self) -> str:
+        return "[" + ", ".join("null" if d is None else str(d) for d in self.dims) + "]"
+
+
+def _pattern(array: Any, where: str) -> _Pattern:
+    """The shape pattern, item dtype and codec family of a zarr ``ndarray`` array."""
     metadata = getattr(getattr(array, "_async_array", array), "metadata", None)
     dtype: Any = getattr(metadata, "data_type", None)
     shape = getattr(dtype, "shape", None)
@@ -61,16 +138,47 @@ def _pattern(array: Any, where: str) -> tuple[tuple[int, ...], np.dtype[Any]]:
         raise InvalidArgumentError(
             f"{where}: expected a zarr array of the 'ndarray' data type, got {dtype!r}"
         )
-    if not shape or shape[0] is not None or any(d is None for d in shape[1:]):
+    dims = tuple(None if d is None else int(d) for d in shape)
+    pattern = _Pattern(dims, np.dtype(dtype.item_dtype), serializer_name(array) == RAGGED)
+    if pattern.ragged:
+        return pattern
+    if not dims or dims[0] is not None or any(d is None for d in dims[1:]):
         raise NotSupportedError(
-            f"{where}: the zarr array's cells have the pattern {list(shape)}; only "
-            "[null, d1, ..., dk] (one leading variable axis) is supported"
+            f"{where}: the zarr array's cells have the pattern {pattern.text}, served by the "
+            f"{serializer_name(array)!r} codec; nd-arrow reads [null, d1, ..., dk] through "
+            f"'vlen-ndarray' and every pattern through {RAGGED!r} (zarr-ragged-ndarray)"
         )
-    return tuple(int(d) for d in shape[1:]), np.dtype(dtype.item_dtype)
+    return pattern
 
 
-def _pattern_text(fixed: tuple[int, ...]) -> str:
-    return "[" + ", ".join(["null", *map(str, fixed)]) + "]"
+class Cells(NamedTuple):
+    """The cells of a selection in columnar form: cell ``i`` is
+    ``values[offsets[i]:offsets[i + 1]].reshape(shapes[i])``, in C order of the selection."""
+
+    values: np.ndarray  # flat, the element dtype
+    shapes: npt.NDArray[np.int64]  # (cells, ndim): the full shape of every cell
+    offsets: npt.NDArray[np.int64]  # cells + 1 entries from 0
+
+
+def read_cells(array: Any, selection: Any, where: str) -> tuple[Cells, _Pattern]:
+    """Read ``selection`` through the columnar path of the codec serving ``array``."""
+    pattern = _pattern(array, where)
+    if pattern.item.kind == "c":
+        raise NotSupportedError(
+            f"{where}: the element dtype {pattern.item} is complex, which has no Arrow value "
+            "type; store the real and imaginary parts as two arrays"
+        )
+    if pattern.ragged:
+        col = _ragged_columnar().read_columnar(array, selection)
+        return Cells(col.values.reshape(-1), col.shapes, col.offsets), pattern
+    values, offsets = _vlen_columnar().read_columnar(array, selection)
+    fixed = [int(d) for d in pattern.dims[1:] if d is not None]
+    n = len(offsets) - 1
+    shapes = np.empty((n, pattern.rank), dtype=np.int64)
+    shapes[:, 0] = np.diff(offsets)
+    shapes[:, 1:] = fixed
+    inner = int(np.prod(fixed, dtype=np.int64))
+    return Cells(values.reshape(-1), shapes, offsets * inner), pattern
 
 
 def from_zarr(
@@ -78,47 +186,37 @@ def from_zarr(
     dims: Sequence[str] | None = None,
     selection: Any = slice(None),
 ) -> pa.ExtensionArray:
-    """The cells ``selection`` of a 1-D zarr ``ndarray`` array as an ``nd_arrow.array`` column.
+    """The cells ``selection`` of a zarr ``ndarray`` array as an ``nd_arrow.array`` column.
 
-    ``dims`` names the ``k + 1`` axes of each cell (pattern ``[null, d1, ..., dk]``), default
-    ``dim_0, ..., dim_k``. ``selection`` is a slice with step 1 or an int. Returns a
-    ``pa.ExtensionArray`` of :class:`NdArrayType` with one non-null row per cell and no
+    ``dims`` names the axes of each cell (as many as the pattern has), default
+    ``dim_0, ..., dim_k``. For a ``vlen-ndarray`` array (1-D) ``selection`` is a slice with
+    step 1 or an int; for a ``ragged-ndarray`` array it is an int, a slice with step 1, ``...``
+    or a tuple of those (one per axis), and the cells come in C order of the selection. Returns
+    a ``pa.ExtensionArray`` of :class:`NdArrayType` with one non-null row per cell and no
     attributes; unwritten cells are the array's fill cells (empty by default).
 
-    Raises :class:`InvalidDimensionsError` for bad names or a leading extent beyond UInt32,
-    :class:`NotSupportedError` for patterns other than ``[null, d1, ..., dk]`` or element dtypes
+    Raises :class:`InvalidDimensionsError` for bad names or an extent beyond UInt32,
+    :class:`NotSupportedError` for patterns no installed codec path serves or element dtypes
     Arrow has no type for (complex), and the codec's ValueError for corrupt chunks.
     """
     where = "nd_arrow.from_zarr"
-    fixed, item = _pattern(array, where)
-    rank = len(fixed) + 1
+    cells, pattern = read_cells(array, selection, where)
+    rank = pattern.rank
     names = default_dim_names(rank) if dims is None else check_dim_names(dims, rank, where)
-    values, offsets = _columnar().read_columnar(array, selection)
-    n = len(offsets) - 1
-    rows = np.diff(offsets)
-    if n and int(np.max(rows)) > MAX_DIM_SIZE:
-        i = int(np.argmax(rows > MAX_DIM_SIZE))
+    n = cells.shapes.shape[0]
+    if n and int(np.max(cells.shapes)) > MAX_DIM_SIZE:
+        i = int(np.argmax((cells.shapes > MAX_DIM_SIZE).any(axis=1)))
         raise InvalidDimensionsError(
-            f"{where}: cell {i} has {int(rows[i])} rows, more than the {MAX_DIM_SIZE} a UInt32 "
-            "dimension size can hold"
+            f"{where}: cell {i} has the shape {cells.shapes[i].tolist()}, an extent beyond the "
+            f"{MAX_DIM_SIZE} a UInt32 dimension size can hold"
         )
-    if item.kind == "c":
-        raise NotSupportedError(
-            f"{where}: the element dtype {item} is complex, which has no Arrow value type; "
-            "store the real and imaginary parts as two arrays"
-        )
-    sizes = np.empty((n, rank), dtype=np.int64)
-    sizes[:, 0] = rows
-    sizes[:, 1:] = fixed
-    inner = int(np.prod(fixed, dtype=np.int64))
-    flat = values.reshape(-1)
-    arrow_values = numpy_to_arrow(flat, None, None, where)
+    arrow_values = numpy_to_arrow(cells.values, None, None, where)
     storage = build_storage(
         value_field=pa.field("item", arrow_values.type, nullable=True),
         values=arrow_values,
-        value_offsets=offsets * inner,
+        value_offsets=cells.offsets,
         names=tile_names(names, n),
-        sizes=sizes.reshape(-1),
+        sizes=cells.shapes.reshape(-1),
         dim_offsets=np.arange(n + 1, dtype=np.int64) * rank,
         null_rows=None,
         attrs=None,
@@ -138,24 +236,14 @@ def _flat_values(column: NdColumn, where: str) -> npt.NDArray[Any]:
     return np.asarray(numpy_view(values))
 
 
-def to_zarr(column: Any, array: Any, selection: Any = slice(None)) -> None:
-    """Write an ``nd_arrow.array`` column into the cells ``selection`` of a 1-D zarr array.
+def _row_shapes(column: NdColumn, pattern: _Pattern, where: str) -> npt.NDArray[np.int64]:
+    """The ``(rows, rank)`` shape table of the column, checked against ``pattern``.
 
-    ``column`` is an :class:`NdColumn`, an ``nd_arrow.array`` extension array (chunked or not)
-    or its storage struct; its rules are checked first. Every non-null row must have rank
-    ``k + 1`` and sizes ``(n, d1, ..., dk)`` matching the zarr array's pattern ``[null, d1,
-    ..., dk]`` (dimension names are not checked: zarr does not store them). Null rows are
-    written as empty cells, as ``array[i] = None`` does; null values inside a row are refused.
-    Values must convert to the element dtype without loss. Writes through
-    ``zarr_vlen_ndarray.write_columnar``, so the chunks are byte-identical to writing the cells
-    one by one.
+    Null rows get the empty shape (0 on every variable axis, the fixed extents as given).
     """
-    where = "nd_arrow.to_zarr"
-    fixed, _ = _pattern(array, where)
-    col = column if isinstance(column, NdColumn) else NdColumn.from_arrow(column)
-    parts = parts_of(col)
+    parts = parts_of(column)
     n = len(parts)
-    rank = len(fixed) + 1
+    rank = pattern.rank
     valid = parts.valid
     ranks = np.diff(parts.dim_offsets)
     bad = valid & (ranks != rank)
@@ -163,34 +251,117 @@ def to_zarr(column: Any, array: Any, selection: Any = slice(None)) -> None:
         i = int(np.argmax(bad))
         raise ShapeMismatchError(
             f"{where}: row {i} has rank {int(ranks[i])}, but the zarr array's cells have the "
-            f"pattern {_pattern_text(fixed)} of rank {rank}"
+            f"pattern {pattern.text} of rank {rank}"
         )
-    starts = np.where(valid, parts.dim_offsets[:-1], 0)
-    rows = np.zeros(n, dtype=np.int64)
+    empty = np.array([0 if d is None else d for d in pattern.dims], dtype=np.int64)
+    shapes = np.tile(empty, (n, 1))
     if valid.any():
-        lead = parts.sizes[starts[valid]]
-        rows[valid] = lead
-        for axis, extent in enumerate(fixed, start=1):
-            got = parts.sizes[starts + axis][valid] if n else np.zeros(0, np.int64)
-            wrong = got != extent
-            if wrong.any():
-                i = int(np.flatnonzero(valid)[int(np.argmax(wrong))])
-                shape = parts.sizes[starts[i] : starts[i] + rank].tolist()
-                raise ShapeMismatchError(
-                    f"{where}: row {i} has sizes {shape}, but axis {axis} of the zarr array's "
-                    f"cells is fixed at {extent} (pattern {_pattern_text(fixed)})"
-                )
-    flat = _flat_values(col, where)
-    lengths = np.diff(parts.value_offsets)
-    if valid.all():
-        lo, hi = int(parts.value_offsets[0]), int(parts.value_offsets[-1])
-        flat = flat[lo:hi]
-    else:
-        # Null rows carry no meaning: leave out whatever values they hold.
-        keep_rows = np.repeat(valid, lengths)
-        lo = int(parts.value_offsets[0])
-        flat = flat[lo : lo + keep_rows.size][keep_rows]
-    offsets = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(rows, out=offsets[1:])
+        starts = parts.dim_offsets[:-1][valid]
+        shapes[valid] = parts.sizes[starts[:, None] + np.arange(rank, dtype=np.int64)]
+    for axis, extent in enumerate(pattern.dims):
+        if extent is None:
+            continue
+        wrong = shapes[:, axis] != extent
+        if wrong.any():
+            i = int(np.argmax(wrong))
+            raise ShapeMismatchError(
+                f"{where}: row {i} has sizes {shapes[i].tolist()}, but axis {axis} of the zarr "
+                f"array's cells is fixed at {extent} (pattern {pattern.text})"
+            )
+    return shapes
+
+
+def _kept_values(column: NdColumn, where: str) -> npt.NDArray[Any]:
+    """The flat values of the non-null rows, in row order (null rows' values left out)."""
+    parts = parts_of(column)
+    flat = _flat_values(column, where)
+    lo, hi = int(parts.value_offsets[0]), int(parts.value_offsets[-1])
+    if parts.valid.all():
+        return flat[lo:hi]
+    # Null rows carry no meaning: leave out whatever values they hold.
+    keep = np.repeat(parts.valid, np.diff(parts.value_offsets))
+    return flat[lo:hi][keep]
+
+
+def to_zarr(column: Any, array: Any, selection: Any = slice(None)) -> None:
+    """Write an ``nd_arrow.array`` column into the cells ``selection`` of a zarr array.
+
+    ``column`` is an :class:`NdColumn`, an ``nd_arrow.array`` extension array (chunked or not)
+    or its storage struct; its rules are checked first. Every non-null row must have the rank of
+    the zarr array's pattern and its fixed extents (dimension names are not checked: zarr does
+    not store them). Null rows are written as empty cells (every variable extent 0); null values
+    inside a row are refused. Values must convert to the element dtype without loss.
+
+    A ``vlen-ndarray`` array (1-D, pattern ``[null, d1, ..., dk]``) is written through
+    ``zarr_vlen_ndarray.write_columnar``; a ``ragged-ndarray`` array (any pattern, any rank;
+    rows fill the selection in C order) through ``zarr_ragged_ndarray.write_columnar``. Either
+    way the chunks are byte-identical to writing the cells through zarr.
+    """
+    where = "nd_arrow.to_zarr"
+    pattern = _pattern(array, where)
+    col = column if isinstance(column, NdColumn) else NdColumn.from_arrow(column)
+    shapes = _row_shapes(col, pattern, where)
+    flat = _kept_values(col, where)
+    items = np.prod(shapes, axis=1, dtype=np.int64)
+    offsets = np.zeros(len(shapes) + 1, dtype=np.int64)
+    np.cumsum(items, out=offsets[1:])
+    if pattern.ragged:
+        _ragged_columnar().write_columnar(array, flat, shapes, offsets, selection)
+        return
+    fixed = tuple(int(d) for d in pattern.dims[1:] if d is not None)
+    rows = np.zeros(len(shapes) + 1, dtype=np.int64)
+    np.cumsum(shapes[:, 0], out=rows[1:])
     values = flat.reshape(-1, *fixed) if flat.size else flat.reshape(0, *fixed)
-    _columnar().write_columnar(array, values, offsets, selection)
+    _vlen_columnar().write_columnar(array, values, rows, selection)
+
+
+def zarr_to_variable_shape_tensor(
+    array: Any,
+    dims: Sequence[str] | None = None,
+    selection: Any = slice(None),
+) -> pa.ExtensionArray:
+    """The cells ``selection`` of a zarr ``ndarray`` array as ``arrow.variable_shape_tensor``.
+
+    One tensor per cell (C order of the selection), of rank ``len(pattern)``: the ``shape``
+    child is the cells' shape table, the ``data`` child their flat values. ``dims`` become the
+    type's ``dim_names`` (none without ``dims``). Selections and codecs as for
+    :func:`from_zarr`. Needs pyarrow >= 24 (:class:`NotSupportedError` before; on older pyarrow
+    ``nd_arrow.variable_shape_tensor_storage(NdColumn.from_arrow(from_zarr(...)))`` gives the
+    tagged storage). Extents beyond int32 (the canonical type's shape type) are refused.
+    """
+    where = "nd_arrow.zarr_to_variable_shape_tensor"
+    require_variable_shape_tensor()
+    cells, pattern = read_cells(array, selection, where)
+    names = [] if dims is None else list(check_dim_names(dims, pattern.rank, where))
+    n = cells.shapes.shape[0]
+    if int(cells.offsets[-1]) > INT32_MAX:
+        raise NotSupportedError(
+            f"{where}: {int(cells.offsets[-1])} values exceed the 2**31 - 1 a List can hold; "
+            "convert a smaller selection at a time"
+        )
+    arrow_values = numpy_to_arrow(cells.values, None, None, where)
+    data = pa.ListArray.from_arrays(
+        primitive_array(cells.offsets.astype(np.int32), pa.int32()),
+        arrow_values,
+        type=pa.list_(pa.field("item", arrow_values.type)),
+    )
+    field, storage = variable_shape_tensor_parts(
+        data, cells.shapes, names, np.ones(n, dtype=np.bool_)
+    )
+    return variable_shape_tensor_from_parts(field, storage)
+
+
+def variable_shape_tensor_to_zarr(
+    tensor: pa.Array | pa.ChunkedArray,
+    array: Any,
+    selection: Any = slice(None),
+    field: pa.Field | None = None,
+) -> None:
+    """Write ``arrow.variable_shape_tensor`` rows into the cells ``selection`` of a zarr array.
+
+    ``tensor`` is the extension array (pyarrow >= 24) or its storage with the tagged ``field``
+    (any pyarrow). Each row's ``shape`` must match the zarr array's pattern (rank and fixed
+    extents); null rows become empty cells. The rules and the bytes written are those of
+    :func:`to_zarr` (``dim_names`` are not stored: zarr has no place for them).
+    """
+    to_zarr(from_variable_shape_tensor(tensor, field), array, selection)

@@ -7,11 +7,13 @@ installs both). The tool never imports nd_arrow; it loads this function through 
 and hands it an :class:`~zarr_vlen_ndarray.tool.export.ExportJob`: an opened zarr array, one region
 per chunk of its grid, the column names and a progress callback.
 
-One row per cell, one row group per chunk. A chunk of a 1-D array whose pattern is
-``[null, d1, ..., dk]`` becomes a column through :func:`nd_arrow.from_zarr` (columnar, no Python
-object per cell); any other array (N-d, or another pattern) through its object cells, flattened in
-C order. Parquet is written with ``use_compliant_nested_type=False`` so the list items keep the
-name ``item``, as :func:`nd_arrow.write_parquet` does.
+One row per cell, one row group per chunk. A chunk of a ``ragged-ndarray`` array (any pattern,
+any rank) or of a 1-D ``vlen-ndarray`` array becomes a column through :func:`nd_arrow.from_zarr`
+(columnar, no Python object per cell; the ``ragged-ndarray`` path needs zarr-ragged-ndarray, which
+the tool needs anyway to open such an array); any other array (an N-d ``vlen-ndarray`` array)
+through its object cells, flattened in C order. Parquet is written with
+``use_compliant_nested_type=False`` so the list items keep the name ``item``, as
+:func:`nd_arrow.write_parquet` does.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import pyarrow.parquet as pq
 
 from nd_arrow.column import NdColumn
 from nd_arrow.errors import NdArrowError
-from nd_arrow.zarr_bridge import from_zarr
+from nd_arrow.zarr_bridge import RAGGED, from_zarr, serializer_name
 from zarr_vlen_ndarray.tool.errors import Refused
 from zarr_vlen_ndarray.tool.export import ExportJob
 
@@ -43,9 +45,14 @@ def cells_to_column(cells: np.ndarray, dims: list[str] | None) -> pa.Array:
 def chunk_column(array: Any, region: tuple[slice, ...], dims: list[str] | None) -> pa.Array:
     """The cells of ``region`` of a zarr ``ndarray`` array as an ``nd_arrow.array`` column."""
     pattern = getattr(array.metadata.data_type, "pattern", None)
-    if len(region) == 1 and pattern is not None and pattern.is_leading_variable:
+    selection: tuple[slice, ...] | slice | None = None
+    if serializer_name(array) == RAGGED:
+        selection = region  # any rank: the cells come in C order of the region
+    elif len(region) == 1 and pattern is not None and pattern.is_leading_variable:
+        selection = region[0]
+    if selection is not None:
         try:
-            return from_zarr(array, dims, selection=region[0])
+            return from_zarr(array, dims, selection=selection)
         except NdArrowError as exc:
             raise Refused(f"nd-arrow cannot hold these cells: {exc}") from exc
     return cells_to_column(np.asarray(array[region], dtype=object), dims)

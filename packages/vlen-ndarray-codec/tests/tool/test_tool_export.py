@@ -13,7 +13,7 @@ import zarr
 from zvn_tool_helpers import as_objects, cells_f32x2, run, write_ndarray_array
 
 from zarr_vlen_ndarray import NDArray, VlenNDArrayCodec
-from zarr_vlen_ndarray.tool import export as export_mod
+from zarr_vlen_ndarray.tool import plugins as plugins_mod
 from zarr_vlen_ndarray.tool.export import ENTRY_POINT_GROUP, load_exporter
 
 F32X2 = NDArray(dtype="float32", shape=(None, 2))
@@ -23,8 +23,8 @@ CaptureFixture = pytest.CaptureFixture[str]
 def _fake_entry_points(*values: str) -> Any:
     eps = [EntryPoint("parquet", v, ENTRY_POINT_GROUP) for v in values]
 
-    def entry_points(*, group: str, name: str) -> list[EntryPoint]:
-        return [e for e in eps if e.group == group and e.name == name]
+    def entry_points(*, group: str, name: str | None = None) -> list[EntryPoint]:
+        return [e for e in eps if e.group == group and name in (None, e.name)]
 
     return entry_points
 
@@ -96,7 +96,7 @@ def test_without_the_plug_in_export_exits_1_with_an_install_hint(
     tmp_path: Path, capsys: CaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     write_ndarray_array(tmp_path / "a", cells_f32x2(3), F32X2)
-    monkeypatch.setattr(export_mod, "entry_points", _fake_entry_points())
+    monkeypatch.setattr(plugins_mod, "entry_points", _fake_entry_points())
     out = tmp_path / "a.parquet"
     status, text, err = run(capsys, "export", str(tmp_path / "a"), "--parquet", str(out))
     assert (status, text) == (1, "")
@@ -110,7 +110,7 @@ def test_a_plug_in_that_fails_to_load_is_skipped_with_a_warning(
 ) -> None:
     write_ndarray_array(tmp_path / "a", cells_f32x2(3), F32X2)
     monkeypatch.setattr(
-        export_mod,
+        plugins_mod,
         "entry_points",
         _fake_entry_points(
             "no_such_module_zvn:export", "zarr_vlen_ndarray.tool.export:INSTALL_HINTS"
@@ -134,7 +134,7 @@ def test_a_failing_plug_in_writes_nothing(
 ) -> None:
     write_ndarray_array(tmp_path / "a", cells_f32x2(3), F32X2)
     monkeypatch.setattr(
-        export_mod, "entry_points", _fake_entry_points("zvn_tool_helpers:broken_exporter")
+        plugins_mod, "entry_points", _fake_entry_points("zvn_tool_helpers:broken_exporter")
     )
     out = tmp_path / "a.parquet"
     status, _, err = run(capsys, "export", str(tmp_path / "a"), "--parquet", str(out))

@@ -18,6 +18,7 @@ import numpy as np
 from zarr_ndarray_dtype import NDArray
 from zarr_vlen_ndarray.tool import metadata as md
 from zarr_vlen_ndarray.tool.chunks import decode_cells
+from zarr_vlen_ndarray.tool.decoders import require_decoder
 from zarr_vlen_ndarray.tool.errors import Refused
 from zarr_vlen_ndarray.tool.progress import Progress
 from zarr_vlen_ndarray.tool.remote import Version
@@ -35,7 +36,7 @@ from zarr_vlen_ndarray.tool.stores import (
     write_key,
 )
 from zarr_vlen_ndarray.tool.v2 import ZARRAY, ZATTRS, original_documents, v3_from_v2
-from zarr_vlen_ndarray.tool.verify import check_payloads, verify_chunks
+from zarr_vlen_ndarray.tool.verify import check_payloads, verify_chunks, verify_with_decoder
 
 __all__ = [
     "DEFAULT_SAMPLE",
@@ -124,15 +125,23 @@ def rewrite(node: Node, new: dict[str, Any], what: str, *, dry_run: bool) -> Out
 
 
 def verify(node: Node, *, progress: Progress | None = None) -> Outcome:
-    """Decode every stored chunk object; Refused naming the first bad one."""
+    """Decode every stored chunk object; Refused naming the first bad one.
+
+    Arrays whose codec is served by a chunk decoder plug-in (``ragged-ndarray``) are decoded by
+    that plug-in, every (inner) chunk of every object (:mod:`.decoders`).
+    """
     if md.data_type_kind(node.meta.get("data_type")) == "legacy":
         raise Refused(
             f"{node.where}: the data type is zarr-vlen-ndarray 0.1.x metadata, which no longer "
             "resolves; run `migrate` first."
         )
     bar = progress if progress is not None else _quiet(len(node.objects))
-    with open_array(node.loc, node.meta) as array:
-        problem = verify_chunks(node, array, node.objects, bar)
+    plugin = require_decoder(node.meta, node.where)
+    if plugin is not None:
+        problem = verify_with_decoder(node, *plugin, node.objects, bar)
+    else:
+        with open_array(node.loc, node.meta) as array:
+            problem = verify_chunks(node, array, node.objects, bar)
     if problem is not None:
         raise Refused(f"{node.where}: verify failed at {problem}")
     return Outcome(f"{node.where}: all {len(node.objects)} chunk objects decode")

@@ -18,16 +18,16 @@ dimension (named by ``dimension_names`` when set, else ``index`` / ``index_0, in
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from zarr_vlen_ndarray.tool.atomic import atomic_replace
+from zarr_vlen_ndarray.tool.decoders import require_decoder
 from zarr_vlen_ndarray.tool.errors import Refused
 from zarr_vlen_ndarray.tool.metadata import data_type_kind
+from zarr_vlen_ndarray.tool.plugins import load_plugin
 from zarr_vlen_ndarray.tool.progress import Progress
 from zarr_vlen_ndarray.tool.scan import Node
 from zarr_vlen_ndarray.tool.stores import open_array
@@ -74,27 +74,8 @@ def load_exporter(name: str) -> Exporter | None:
 
     A plug-in that raises while loading, or is not callable, is skipped with a RuntimeWarning.
     """
-    for ep in entry_points(group=ENTRY_POINT_GROUP, name=name):
-        try:
-            loaded = ep.load()
-        except Exception as exc:  # a broken plug-in must not break the tool
-            warnings.warn(
-                f"the {name!r} exporter plug-in {ep.value!r} failed to load "
-                f"({type(exc).__name__}: {exc}); skipped it",
-                RuntimeWarning,
-                stacklevel=2,
-            )
-            continue
-        if not callable(loaded):
-            warnings.warn(
-                f"the {name!r} exporter plug-in {ep.value!r} is not callable; skipped it",
-                RuntimeWarning,
-                stacklevel=2,
-            )
-            continue
-        exporter: Exporter = loaded
-        return exporter
-    return None
+    exporter: Exporter | None = load_plugin(ENTRY_POINT_GROUP, name, "exporter")
+    return exporter
 
 
 def coordinate_names(meta: dict[str, Any], ndim: int) -> list[str]:
@@ -125,6 +106,9 @@ def export(
         )
     if out.exists() and not overwrite:
         raise Refused(f"{out} exists; pass --overwrite to replace it.")
+    # A codec served by a decoder plug-in (ragged-ndarray) needs its package to be opened at all;
+    # loading the plug-in also registers the codec with zarr.
+    require_decoder(node.meta, node.where)
     exporter = load_exporter(fmt)
     if exporter is None:
         hint = INSTALL_HINTS.get(fmt, f"install a package that registers it in {ENTRY_POINT_GROUP}")

@@ -3,7 +3,10 @@
 The report is a JSON-ready dict (``info --json`` prints it) rendered as text otherwise: data type
 and pattern, codec chain, cells, stored objects, stored versus payload bytes, and the
 distribution of the variable extent (rows per element; bytes for a raw-bytes array) over the
-cells of the written chunks. Chunks are read as raw ``vlen-bytes`` (no per-cell arrays).
+cells of the written chunks. Chunks are read as raw ``vlen-bytes`` (no per-cell arrays). An array
+whose codec a chunk decoder plug-in serves (``ragged-ndarray``, :mod:`.decoders`) is decoded by
+the plug-in instead: its report gives the items per element and, per variable axis, the
+distribution of that axis' extent, all from the cells' shape tables.
 """
 
 from __future__ import annotations
@@ -15,6 +18,12 @@ import numpy as np
 import numpy.typing as npt
 
 from zarr_vlen_ndarray import framing
+from zarr_vlen_ndarray.tool.decoders import (
+    ChunkDecoder,
+    DecodeFailure,
+    decoded_chunks,
+    require_decoder,
+)
 from zarr_vlen_ndarray.tool.errors import Refused
 from zarr_vlen_ndarray.tool.metadata import (
     bytes_view,
@@ -56,6 +65,10 @@ def gather(node: Node, progress: Progress) -> dict[str, Any]:
         "stored_bytes": sum(o.nbytes for o in node.objects),
         "framing_backend": getattr(framing, "BACKEND", "python"),
     }
+    plugin = require_decoder(meta, node.where) if kind == "ndarray" else None
+    if plugin is not None:
+        report.update(_plugin_statistics(node, *plugin, progress))
+        return report
     try:
         view = bytes_view(meta, node.where)
     except Refused:
@@ -74,6 +87,59 @@ def gather(node: Node, progress: Progress) -> dict[str, Any]:
     report["not_whole_rows"] = int(np.count_nonzero(lengths % unit))
     report["extent"] = _distribution(lengths // unit)
     return report
+
+
+def _plugin_statistics(
+    node: Node, name: str, decoder: ChunkDecoder, progress: Progress
+) -> dict[str, Any]:
+    """Statistics of an array whose codec a decoder plug-in serves, from the cells' shapes.
+
+    Every written (inner) chunk is decoded by the plug-in; cells beyond the array's shape (in
+    edge chunks) are left out, as reading the array through zarr does.
+    """
+    etype = element_type(node.meta)
+    assert etype is not None  # require_decoder is only asked for ndarray arrays
+    ndim = len(etype.shape)
+    parts: list[npt.NDArray[np.int64]] = []
+    encoded = 0
+    try:
+        for _, chunks in decoded_chunks(node, name, decoder, node.objects):
+            for decoded in chunks:
+                inside = _inside(decoded.chunk.origin, decoded.chunk.shape, node.grid.shape)
+                parts.append(decoded.shapes.reshape(-1, ndim)[inside])
+                encoded += int(decoded.chunk.framed.size)
+            progress.advance()
+    except DecodeFailure as failure:
+        raise Refused(
+            f"{node.where}: chunk {failure.obj.key} does not decode "
+            f"({type(failure.error).__name__}: {failure.error}); run `verify`."
+        ) from failure
+    shapes = np.concatenate(parts) if parts else np.zeros((0, ndim), np.int64)
+    items = np.prod(shapes, axis=1, dtype=np.int64)
+    return {
+        "cells_in_written_chunks": int(shapes.shape[0]),
+        "payload_bytes": int(items.sum()) * etype.itemsize,
+        "encoded_bytes": encoded,
+        "extent_unit": "items",
+        "not_whole_rows": 0,
+        "extent": _distribution(items),
+        "extents": {
+            str(axis): _distribution(shapes[:, axis])
+            for axis, size in enumerate(etype.shape)
+            if size is None
+        },
+    }
+
+
+def _inside(
+    origin: tuple[int, ...], chunk: tuple[int, ...], shape: tuple[int, ...]
+) -> npt.NDArray[np.bool_]:
+    """Which cells of the chunk at ``origin`` (C order) lie inside an array of ``shape``."""
+    mask = np.zeros(chunk, dtype=np.bool_)
+    mask[
+        tuple(slice(0, max(0, min(c, s - o))) for o, c, s in zip(origin, chunk, shape, strict=True))
+    ] = True
+    return mask.reshape(-1)
 
 
 def _opt_list(value: tuple[int, ...] | None) -> list[int] | None:
@@ -155,6 +221,12 @@ def render(report: dict[str, Any]) -> str:
         stats = ", ".join(f"{k} {dist[k]}" for k in ("min", *_QUANTILES, "max"))
         lines.append(f"{'extent':<11}: {unit} per element: {stats}, mean {dist['mean']:.2f}")
         lines.append(f"{'':<11}  empty elements: {dist['empty']}")
+        for axis, axis_dist in (report.get("extents") or {}).items():
+            if axis_dist is not None:
+                axis_stats = ", ".join(f"{k} {axis_dist[k]}" for k in ("min", *_QUANTILES, "max"))
+                lines.append(
+                    f"{'':<11}  axis {axis} (variable): {axis_stats}, mean {axis_dist['mean']:.2f}"
+                )
         if report["not_whole_rows"]:
             lines.append(
                 f"{'':<11}  WARNING: {report['not_whole_rows']} elements are not a whole "

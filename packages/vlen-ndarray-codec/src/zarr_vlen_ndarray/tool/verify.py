@@ -4,6 +4,9 @@
 metadata, so the ``vlen-ndarray`` codec applies every decoding rule of SPEC.md section 2.5; the
 first object that fails is reported with its key (and, for a shard, the inner chunk).
 
+``verify_with_decoder`` does the same for arrays whose codec a chunk decoder plug-in serves
+(``ragged-ndarray``; see :mod:`.decoders`): every written (inner) chunk is decoded by the plug-in.
+
 ``check_payloads`` reads chunks as raw ``vlen-bytes`` and checks that every element is a whole
 number of rows of a candidate element type (and bool bytes are 0/1): what ``upgrade`` runs
 before it rewrites anything, so a wrong ``--shape`` cannot produce a store that lies.
@@ -21,6 +24,7 @@ import numpy as np
 
 from zarr_ndarray_dtype.cells import check_bool_bytes
 from zarr_ndarray_dtype.errors import CellError
+from zarr_vlen_ndarray.tool.decoders import ChunkDecoder, DecodeFailure, decoded_chunks
 from zarr_vlen_ndarray.tool.metadata import ElementType
 from zarr_vlen_ndarray.tool.progress import Progress
 from zarr_vlen_ndarray.tool.scan import (
@@ -31,7 +35,7 @@ from zarr_vlen_ndarray.tool.scan import (
 )
 from zarr_vlen_ndarray.tool.stores import ChunkObject, Grid
 
-__all__ = ["Problem", "check_payloads", "verify_chunks"]
+__all__ = ["Problem", "check_payloads", "verify_chunks", "verify_with_decoder"]
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,23 @@ def verify_chunks(
         except Exception as exc:  # any failure to decode marks the object bad
             return _problem(node, array, obj, inner, exc)
         progress.advance()
+    return None
+
+
+def verify_with_decoder(
+    node: Node, name: str, decoder: ChunkDecoder, objects: list[ChunkObject], progress: Progress
+) -> Problem | None:
+    """Decode every written (inner) chunk of ``objects`` with a decoder plug-in; the first
+    failure, or None."""
+    sharded = sharding_inner_chunks(node.meta) is not None
+    try:
+        for _ in decoded_chunks(node, name, decoder, objects):
+            progress.advance()
+    except DecodeFailure as failure:
+        detail = f"{type(failure.error).__name__}: {failure.error}"
+        if sharded and failure.chunk is not None:
+            detail = f"the inner chunk at {list(failure.chunk.origin)} of the shard: {detail}"
+        return Problem(failure.obj.key, detail)
     return None
 
 
