@@ -268,3 +268,29 @@ def test_from_zarr_never_imports_pandas(dtype: str) -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_gridded_vlen_array_round_trips_in_c_order_of_the_selection() -> None:
+    """A (time, station) grid of [null, 2] cells: rows in C order of the selection, and back."""
+    dtype = zvn.NDArray(dtype="float32", shape=(None, 2))
+
+    def grid() -> Any:
+        return zarr.create_array(
+            {}, shape=(2, 3), chunks=(1, 2), dtype=dtype, serializer=zvn.VlenNDArrayCodec()
+        )
+
+    src = grid()
+    cells = np.empty((2, 3), dtype=object)
+    for i in range(2):
+        for j in range(3):
+            cells[i, j] = np.full((i + j, 2), 10 * i + j, np.float32)
+    src[:] = cells
+    rows = NdColumn.from_arrow(from_zarr(src)).to_numpy_list()
+    assert [r.shape for r in rows] == [c.shape for c in cells.reshape(-1)]
+    station = NdColumn.from_arrow(from_zarr(src, selection=(slice(None), 1))).to_numpy_list()
+    assert [float(r[0, 0]) for r in station] == [1.0, 11.0]
+    dst = grid()
+    to_zarr(from_zarr(src), dst)
+    assert all(
+        np.array_equal(zvn.unbox(dst[i, j]), cells[i, j]) for i in range(2) for j in range(3)
+    )

@@ -6,9 +6,9 @@ serves is met, so ``import nd_arrow`` keeps working without zarr.
 
 The zarr array holds cells of the ``ndarray`` data type. Two codecs serve them:
 
-* ``vlen-ndarray`` (pattern ``[null, d1, ..., dk]``, 1-D arrays): each cell becomes one row of
-  rank ``k + 1`` with sizes ``(n, d1, ..., dk)``, through ``zarr_vlen_ndarray``'s columnar path
-  (flat values plus offsets).
+* ``vlen-ndarray`` (pattern ``[null, d1, ..., dk]``, arrays of any rank): each cell becomes one
+  row of rank ``k + 1`` with sizes ``(n, d1, ..., dk)``, through ``zarr_vlen_ndarray``'s
+  columnar path (flat values plus offsets; the cells of an N-d selection in C order).
 * ``ragged-ndarray`` (every pattern with a ``null``, e.g. ``[null, null]`` or ``[2, null]``;
   arrays of any rank): through ``zarr_ragged_ndarray``'s columnar path (flat values, a
   ``(cells, ndim)`` shape table and offsets). Each row's sizes are its row of the shape table.
@@ -189,9 +189,8 @@ def from_zarr(
     """The cells ``selection`` of a zarr ``ndarray`` array as an ``nd_arrow.array`` column.
 
     ``dims`` names the axes of each cell (as many as the pattern has), default
-    ``dim_0, ..., dim_k``. For a ``vlen-ndarray`` array (1-D) ``selection`` is a slice with
-    step 1 or an int; for a ``ragged-ndarray`` array it is an int, a slice with step 1, ``...``
-    or a tuple of those (one per axis), and the cells come in C order of the selection. Returns
+    ``dim_0, ..., dim_k``. ``selection`` is an int, a slice with step 1, ``...`` or a tuple of
+    those (one per axis of the zarr array); the cells come in C order of the selection. Returns
     a ``pa.ExtensionArray`` of :class:`NdArrayType` with one non-null row per cell and no
     attributes; unwritten cells are the array's fill cells (empty by default).
 
@@ -292,9 +291,10 @@ def to_zarr(column: Any, array: Any, selection: Any = slice(None)) -> None:
     not store them). Null rows are written as empty cells (every variable extent 0); null values
     inside a row are refused. Values must convert to the element dtype without loss.
 
-    A ``vlen-ndarray`` array (1-D, pattern ``[null, d1, ..., dk]``) is written through
-    ``zarr_vlen_ndarray.write_columnar``; a ``ragged-ndarray`` array (any pattern, any rank;
-    rows fill the selection in C order) through ``zarr_ragged_ndarray.write_columnar``. Either
+    A ``vlen-ndarray`` array (pattern ``[null, d1, ..., dk]``) is written through
+    ``zarr_vlen_ndarray.write_columnar``, a ``ragged-ndarray`` array (any pattern) through
+    ``zarr_ragged_ndarray.write_columnar``; either way of any rank, rows filling the selection in
+    C order. Either
     way the chunks are byte-identical to writing the cells through zarr.
     """
     where = "nd_arrow.to_zarr"
