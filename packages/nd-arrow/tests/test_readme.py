@@ -30,11 +30,27 @@ def test_readme_example_runs(code: str, tmp_path: Path) -> None:
     if missing:
         pytest.skip(f"needs {', '.join(missing)}")
     done = subprocess.run(
-        [sys.executable, "-W", "ignore", "-c", code],
+        [sys.executable, "-W", "ignore", "-c", code + f"\nprint({FINISHED!r}, flush=True)\n"],
         cwd=tmp_path,
         capture_output=True,
         text=True,
         timeout=240,
         check=False,
     )
+    if exit_abort_after_the_example(done):
+        return
     assert done.returncode == 0, done.stderr
+
+
+FINISHED = "README block finished"
+
+
+def exit_abort_after_the_example(done: subprocess.CompletedProcess[str]) -> bool:
+    """pyarrow's Parquet thread pool can abort the interpreter at exit, intermittently, after
+    the program has finished (apache/arrow#34314; seen here with pyarrow 18 on Python 3.13,
+    about 1 run in 10). The example ran to its end when it printed FINISHED: that is a pass."""
+    return (
+        done.returncode == -6
+        and FINISHED in done.stdout
+        and done.stderr.strip() == "terminate called without an active exception"
+    )
