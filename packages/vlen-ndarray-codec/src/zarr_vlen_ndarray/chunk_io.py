@@ -26,10 +26,28 @@ import numpy as np
 import numpy.typing as npt
 from zarr.abc.codec import BytesBytesCodec
 from zarr.abc.store import RangeByteRequest, SuffixByteRequest
-from zarr.codecs import BytesCodec, ShardingCodec
+from zarr.codecs import ShardingCodec
 from zarr.core.array_spec import ArraySpec
 from zarr.core.buffer import default_buffer_prototype
 
+from zarr_ndarray_dtype.chunk_codecs import (
+    as_bytes,
+    bytes_codecs_after,
+    decode_shard_index,
+    index_is_plain,
+    unwrap_bytes,
+    wrap_bytes,
+)
+
+# MISSING and ShardIndexError were this module's own; they live in the data type package now,
+# shared with zarr-ragged-ndarray, and stay importable from here.
+from zarr_ndarray_dtype.shard_index import (
+    MISSING,
+    ShardIndexError,
+    index_region,
+    inner_range,
+    out_of_range,
+)
 from zarr_vlen_ndarray._compat import (
     array_config,
     bytes_codec_endian,
@@ -50,14 +68,6 @@ __all__ = [
     "read_chunks",
     "write_chunks",
 ]
-
-#: Offset and length of an inner chunk that a shard does not hold.
-MISSING = 2**64 - 1
-
-
-class ShardIndexError(ValueError):
-    """A shard or its index is corrupt (bad size, checksum, or a range outside the shard)."""
-
 
 @dataclass(frozen=True)
 class ShardLayout:
@@ -92,22 +102,7 @@ class ChunkLayout:
 
 def _split_codecs(codecs: Sequence[Any]) -> tuple[BytesBytesCodec, ...] | None:
     """The bytes -> bytes codecs after a leading ``vlen-ndarray``; None for any other chain."""
-    if not codecs or not isinstance(codecs[0], VlenNDArrayCodec):
-        return None
-    rest = tuple(codecs[1:])
-    if not all(isinstance(c, BytesBytesCodec) for c in rest):
-        return None
-    return rest  # type: ignore[return-value]
-
-
-def _index_is_plain(codec: ShardingCodec) -> bool:
-    """True when the index codecs are ``bytes`` followed by bytes -> bytes codecs only."""
-    index_codecs = tuple(codec.index_codecs)
-    return (
-        bool(index_codecs)
-        and isinstance(index_codecs[0], BytesCodec)
-        and all(isinstance(c, BytesBytesCodec) for c in index_codecs[1:])
-    )
+    return bytes_codecs_after(codecs, VlenNDArrayCodec)
 
 
 def layout_of(array: Any) -> ChunkLayout | None:
@@ -131,7 +126,7 @@ def layout_of(array: Any) -> ChunkLayout | None:
         sharding = codecs[0]
         inner = _split_codecs(tuple(sharding.codecs))
         inner_len = int(sharding.chunk_shape[0])
-        if inner is None or not _index_is_plain(sharding) or grid_len % inner_len:
+        if inner is None or not index_is_plain(sharding) or grid_len % inner_len:
             return None
         per_shard = grid_len // inner_len
         shard = ShardLayout(
@@ -162,31 +157,15 @@ def layout_of(array: Any) -> ChunkLayout | None:
 
 async def _unwrap(layout: ChunkLayout, raw: Any, where: str) -> npt.NDArray[np.uint8]:
     """Undo the bytes -> bytes codecs (in reverse order) of one stored chunk."""
-    buf = raw
-    for codec in reversed(layout.bytes_codecs):
-        try:
-            buf = await codec._decode_single(buf, layout.spec)
-        except (ValueError, RuntimeError, TypeError) as exc:
-            name = codec.to_dict().get("name", type(codec).__name__)
-            raise ValueError(
-                f"{where}: the {name!r} codec cannot decode the stored bytes ({exc}); the chunk "
-                "is corrupt or was written with other codecs"
-            ) from exc
-    return np.asarray(buf.as_numpy_array(), dtype=np.uint8).reshape(-1)
+    return await unwrap_bytes(layout.bytes_codecs, layout.spec, raw, where)
 
 
 async def _decode_index(
     layout: ChunkLayout, shard: ShardLayout, blob: npt.NDArray[np.uint8], key: str
 ) -> npt.NDArray[np.uint64]:
     """The ``(chunks_per_shard, 2)`` offsets and lengths of one shard, checked against its size."""
-    size = blob.size
-    if size < shard.index_nbytes:
-        raise ShardIndexError(
-            f"shard {key!r} has {size} bytes, fewer than its {shard.index_nbytes}-byte index: "
-            "the shard is truncated"
-        )
-    at = 0 if shard.index_at_start else size - shard.index_nbytes
-    return await _parse_index(shard, blob[at : at + shard.index_nbytes], key, size)
+    raw = index_region(blob, shard.index_nbytes, shard.index_at_start, key)
+    return await _parse_index(shard, raw, key, blob.size)
 
 
 async def _parse_index(
@@ -199,38 +178,8 @@ async def _parse_index(
             "belongs: the shard is truncated"
         )
     codecs = tuple(shard.codec.index_codecs)
-    buf: Any = shard.index_spec.prototype.buffer.from_array_like(raw)
-    for codec in reversed(codecs[1:]):
-        try:
-            buf = await codec._decode_single(buf, shard.index_spec)
-        except (ValueError, RuntimeError, TypeError) as exc:
-            raise ShardIndexError(f"shard {key!r}: its index does not decode ({exc})") from exc
-    data = np.asarray(buf.as_numpy_array(), dtype=np.uint8).reshape(-1)
-    if data.size != 16 * shard.chunks_per_shard:
-        raise ShardIndexError(
-            f"shard {key!r}: its index holds {data.size} bytes after decoding, not the "
-            f"{16 * shard.chunks_per_shard} of {shard.chunks_per_shard} (offset, nbytes) pairs"
-        )
-    order = ">" if bytes_codec_endian(codecs[0]) == "big" else "<"
-    pairs = data.view(f"{order}u8").astype(np.uint64).reshape(shard.chunks_per_shard, 2)
-    present = ~((pairs[:, 0] == MISSING) & (pairs[:, 1] == MISSING))
-    if size is not None and present.any():
-        starts, lengths = pairs[present, 0], pairs[present, 1]
-        # Compare without overflow: start <= size and length <= size - start.
-        bad = (starts > size) | (lengths > np.uint64(size) - np.minimum(starts, np.uint64(size)))
-        if bad.any():
-            which = int(np.flatnonzero(present)[int(np.argmax(bad))])
-            raise _out_of_range(key, which, pairs, size)
-    return pairs
-
-
-def _out_of_range(
-    key: str, which: int, pairs: npt.NDArray[np.uint64], size: int | str
-) -> ShardIndexError:
-    return ShardIndexError(
-        f"shard {key!r}: inner chunk {which} claims bytes [{int(pairs[which, 0])}, "
-        f"+{int(pairs[which, 1])}) but the shard has {size} bytes; the shard index is corrupt"
-    )
+    count = shard.chunks_per_shard
+    return await decode_shard_index(codecs, shard.index_spec, raw, count, key, size)
 
 
 async def _get(layout: ChunkLayout, key: str) -> npt.NDArray[np.uint8] | None:
@@ -238,7 +187,7 @@ async def _get(layout: ChunkLayout, key: str) -> npt.NDArray[np.uint8] | None:
     buf = await store_path.get(prototype=default_buffer_prototype())
     if buf is None:
         return None
-    return np.asarray(buf.as_numpy_array(), dtype=np.uint8).reshape(-1)
+    return as_bytes(buf)
 
 
 async def _read_plain(layout: ChunkLayout, index: int) -> npt.NDArray[np.uint8] | None:
@@ -270,9 +219,10 @@ async def _read_shard(
     prototype = layout.spec.prototype
 
     async def one(local: int) -> npt.NDArray[np.uint8] | None:
-        start, length = int(pairs[local, 0]), int(pairs[local, 1])
-        if start == MISSING and length == MISSING:
+        found = inner_range(pairs, local)
+        if found is None:
             return None
+        start, length = found
         buf = prototype.buffer.from_array_like(blob[start : start + length])
         return await _unwrap(layout, buf, f"inner chunk {local} of shard {key!r}")
 
@@ -297,17 +247,18 @@ async def _read_shard_ranged(
     pairs = await _parse_index(shard, raw, key, None)
 
     async def one(local: int) -> npt.NDArray[np.uint8] | None:
-        start, length = int(pairs[local, 0]), int(pairs[local, 1])
-        if start == MISSING and length == MISSING:
+        found = inner_range(pairs, local)
+        if found is None:
             return None
+        start, length = found
         if start + length > 2**63 - 1:
-            raise _out_of_range(key, local, pairs, "fewer")
+            raise out_of_range(key, local, pairs, "fewer")
         got = await store_path.get(
             prototype=prototype, byte_range=RangeByteRequest(start, start + length)
         )
         data = None if got is None else np.asarray(got.as_numpy_array(), np.uint8).reshape(-1)
         if data is None or data.size != length:
-            raise _out_of_range(key, local, pairs, "fewer")
+            raise out_of_range(key, local, pairs, "fewer")
         buf = layout.spec.prototype.buffer.from_array_like(data)
         return await _unwrap(layout, buf, f"inner chunk {local} of shard {key!r}")
 
@@ -350,10 +301,7 @@ async def _put(layout: ChunkLayout, index: int, framed: npt.NDArray[np.uint8] | 
     if framed is None:
         await store_path.delete()
         return
-    buf: Any = layout.spec.prototype.buffer.from_array_like(framed)
-    for codec in layout.bytes_codecs:
-        buf = await codec._encode_single(buf, layout.spec)
-    await store_path.set(buf)
+    await store_path.set(await wrap_bytes(layout.bytes_codecs, layout.spec, framed))
 
 
 async def _write_all(
@@ -425,10 +373,7 @@ def unwrap_stored(
 
 
 async def _wrap(layout: ChunkLayout, framed: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
-    buf: Any = layout.spec.prototype.buffer.from_array_like(framed)
-    for codec in layout.bytes_codecs:
-        buf = await codec._encode_single(buf, layout.spec)
-    return np.asarray(buf.as_numpy_array(), dtype=np.uint8).reshape(-1)
+    return as_bytes(await wrap_bytes(layout.bytes_codecs, layout.spec, framed))
 
 
 async def _encode_index(shard: ShardLayout, pairs: npt.NDArray[np.uint64]) -> Any:

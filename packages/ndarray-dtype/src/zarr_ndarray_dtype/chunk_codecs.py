@@ -1,0 +1,102 @@
+"""Run the bytes -> bytes codecs of a stored chunk or shard index (thin zarr glue).
+
+The codec packages read and write chunk bytes below zarr's codec pipeline (columnar access);
+these coroutines apply or undo a chain of zarr ``BytesBytesCodec`` objects (e.g. ``zstd``,
+``crc32c``) the way the pipeline does, with errors that name the stored object.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from zarr.abc.codec import BytesBytesCodec
+from zarr.codecs import BytesCodec
+
+from zarr_ndarray_dtype._compat import bytes_codec_endian
+from zarr_ndarray_dtype.shard_index import ShardIndexError, parse_index_pairs
+
+__all__ = [
+    "as_bytes",
+    "bytes_codecs_after",
+    "decode_shard_index",
+    "index_is_plain",
+    "unwrap_bytes",
+    "wrap_bytes",
+]
+
+
+def bytes_codecs_after(
+    codecs: Sequence[Any], serializer: type[Any]
+) -> tuple[BytesBytesCodec, ...] | None:
+    """The bytes -> bytes codecs after a leading ``serializer``; None for any other chain."""
+    if not codecs or not isinstance(codecs[0], serializer):
+        return None
+    rest = tuple(codecs[1:])
+    if not all(isinstance(c, BytesBytesCodec) for c in rest):
+        return None
+    return rest  # type: ignore[return-value]
+
+
+def index_is_plain(sharding_codec: Any) -> bool:
+    """True when a sharding codec's index codecs are ``bytes`` then bytes -> bytes codecs only."""
+    index_codecs = tuple(sharding_codec.index_codecs)
+    return (
+        bool(index_codecs)
+        and isinstance(index_codecs[0], BytesCodec)
+        and all(isinstance(c, BytesBytesCodec) for c in index_codecs[1:])
+    )
+
+
+def as_bytes(buf: Any) -> npt.NDArray[np.uint8]:
+    """A zarr ``Buffer`` as a flat uint8 array."""
+    return np.asarray(buf.as_numpy_array(), dtype=np.uint8).reshape(-1)
+
+
+async def unwrap_bytes(
+    codecs: Sequence[Any], spec: Any, raw: Any, where: str
+) -> npt.NDArray[np.uint8]:
+    """Undo ``codecs`` (bytes -> bytes, in encode order) on the stored buffer ``raw``."""
+    buf = raw
+    for codec in reversed(codecs):
+        try:
+            buf = await codec._decode_single(buf, spec)
+        except (ValueError, RuntimeError, TypeError) as exc:
+            name = codec.to_dict().get("name", type(codec).__name__)
+            raise ValueError(
+                f"{where}: the {name!r} codec cannot decode the stored bytes ({exc}); the chunk "
+                "is corrupt or was written with other codecs"
+            ) from exc
+    return as_bytes(buf)
+
+
+async def wrap_bytes(codecs: Sequence[Any], spec: Any, data: npt.NDArray[np.uint8]) -> Any:
+    """Apply ``codecs`` (bytes -> bytes, in encode order) to ``data``; the stored buffer."""
+    buf: Any = spec.prototype.buffer.from_array_like(data)
+    for codec in codecs:
+        buf = await codec._encode_single(buf, spec)
+    return buf
+
+
+async def decode_shard_index(
+    index_codecs: Sequence[Any],
+    index_spec: Any,
+    raw: npt.NDArray[np.uint8],
+    count: int,
+    key: str,
+    size: int | None,
+) -> npt.NDArray[np.uint64]:
+    """The ``(count, 2)`` pairs of a stored shard index (``bytes`` codec then bytes codecs).
+
+    ``size`` is the shard's size when known (every range is checked against it).
+    """
+    buf: Any = index_spec.prototype.buffer.from_array_like(raw)
+    for codec in reversed(index_codecs[1:]):
+        try:
+            buf = await codec._decode_single(buf, index_spec)
+        except (ValueError, RuntimeError, TypeError) as exc:
+            raise ShardIndexError(f"shard {key!r}: its index does not decode ({exc})") from exc
+    big = bytes_codec_endian(index_codecs[0]) == "big"
+    return parse_index_pairs(as_bytes(buf), count, big, key, size)
