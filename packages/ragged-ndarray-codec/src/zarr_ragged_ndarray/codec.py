@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 from zarr.abc.codec import ArrayBytesCodec
 
-from zarr_ndarray_dtype import NDArray
+from zarr_ndarray_dtype import NDArray, codec_json
 from zarr_ragged_ndarray.cells import (
     cut_cells,
     fill_cell,
@@ -60,34 +59,7 @@ class CodecMetadataError(ValueError):
 
 def parse_codec_metadata(data: object) -> None:
     """Check codec metadata strictly: name ``ragged-ndarray``, optional empty configuration."""
-    if not isinstance(data, Mapping):
-        raise CodecMetadataError(
-            f"codec metadata {data!r} is not a JSON object; expected "
-            f'{{"name": "{CODEC_NAME}", "configuration": {{}}}}.'
-        )
-    extra = sorted(set(data) - {"name", "configuration"})
-    if extra:
-        raise CodecMetadataError(
-            f"codec metadata {dict(data)!r} has unexpected keys {extra}; the {CODEC_NAME!r} codec "
-            "metadata has only 'name' and an optional empty 'configuration'."
-        )
-    if data.get("name") != CODEC_NAME:
-        raise CodecMetadataError(
-            f"codec metadata {dict(data)!r} does not name the {CODEC_NAME!r} codec."
-        )
-    if "configuration" in data:
-        config = data["configuration"]
-        if not isinstance(config, Mapping):
-            raise CodecMetadataError(
-                f"the {CODEC_NAME!r} codec configuration {config!r} is not a JSON object; the "
-                "codec is parameter-free: use {} or omit 'configuration'."
-            )
-        if config:
-            raise CodecMetadataError(
-                f"the {CODEC_NAME!r} codec takes no parameters, got configuration "
-                f"{dict(config)!r}; the element dtype and shape belong to the 'ndarray' data "
-                'type: use "configuration": {} or omit it.'
-            )
+    codec_json.parse_codec_metadata(data, CODEC_NAME, CodecMetadataError)
 
 
 def _serves_instead(dtype: Any) -> str:
