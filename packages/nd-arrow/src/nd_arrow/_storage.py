@@ -329,21 +329,34 @@ def validate_storage(storage: pa.Array, where: str = "nd column") -> StoragePart
     if uniform is not None:
         # Every row carries the same names (the common case): check them once.
         _check_one_row(uniform, where)
-        codes_all = np.zeros(len(names), np.int64)
+        name_codes = np.zeros(len(names), np.int64)
         r, off0 = len(uniform), int(name_offsets[0])
-        codes_all[off0 : off0 + n * r] = np.tile(np.arange(r, dtype=np.int64), n)
-        return _parts(
-            storage,
-            layout,
-            valid,
-            values,
-            value_offsets,
-            dim_offsets,
-            sizes,
-            _align_names(codes_all, name_offsets, dim_offsets, valid, rank),
-            list(uniform),
-            shape0,
-        )
+        name_codes[off0 : off0 + n * r] = np.tile(np.arange(r, dtype=np.int64), n)
+        name_dict: list[Any] = list(uniform)
+    else:
+        name_codes, name_dict = _row_names(names, name_offsets, valid, rank, where)
+    return _parts(
+        storage,
+        layout,
+        valid,
+        values,
+        value_offsets,
+        dim_offsets,
+        sizes,
+        _align_names(name_codes, name_offsets, dim_offsets, valid, rank),
+        name_dict,
+        shape0,
+    )
+
+
+def _row_names(
+    names: pa.Array,
+    name_offsets: npt.NDArray[np.int64],
+    valid: npt.NDArray[np.bool_],
+    rank: npt.NDArray[np.int64],
+    where: str,
+) -> tuple[npt.NDArray[np.int64], list[Any]]:
+    """Dictionary codes of every name and the distinct names; each row's names checked."""
     name_starts = np.where(valid, name_offsets[:-1], 0)
     row_ids, pos = segment_positions(name_starts, rank)
     if len(names):
@@ -365,18 +378,7 @@ def validate_storage(storage: pa.Array, where: str = "nd column") -> StoragePart
                 f"{where}: row {i} has an empty dimension name; names must not be empty"
             )
         _check_unique(codes, row_ids, rank, name_dict, where)
-    return _parts(
-        storage,
-        layout,
-        valid,
-        values,
-        value_offsets,
-        dim_offsets,
-        sizes,
-        _align_names(name_codes, name_offsets, dim_offsets, valid, rank),
-        name_dict,
-        shape0,
-    )
+    return name_codes, name_dict
 
 
 def _uniform_names(

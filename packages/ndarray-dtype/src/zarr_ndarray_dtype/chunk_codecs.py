@@ -7,6 +7,7 @@ these coroutines apply or undo a chain of zarr ``BytesBytesCodec`` objects (e.g.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,6 +15,7 @@ import numpy as np
 import numpy.typing as npt
 from zarr.abc.codec import BytesBytesCodec
 from zarr.codecs import BytesCodec
+from zarr.core.buffer import default_buffer_prototype
 
 from zarr_ndarray_dtype._compat import bytes_codec_endian
 from zarr_ndarray_dtype.shard_index import ShardIndexError, parse_index_pairs
@@ -22,7 +24,9 @@ __all__ = [
     "as_bytes",
     "bytes_codecs_after",
     "decode_shard_index",
+    "fetch",
     "index_is_plain",
+    "store_chunks",
     "unwrap_bytes",
     "wrap_bytes",
 ]
@@ -58,8 +62,11 @@ def as_bytes(buf: Any) -> npt.NDArray[np.uint8]:
 async def unwrap_bytes(
     codecs: Sequence[Any], spec: Any, raw: Any, where: str
 ) -> npt.NDArray[np.uint8]:
-    """Undo ``codecs`` (bytes -> bytes, in encode order) on the stored buffer ``raw``."""
-    buf = raw
+    """Undo ``codecs`` (bytes -> bytes, in encode order) on the stored bytes ``raw``.
+
+    ``raw`` is a zarr ``Buffer`` or a uint8 array.
+    """
+    buf = spec.prototype.buffer.from_array_like(raw) if isinstance(raw, np.ndarray) else raw
     for codec in reversed(codecs):
         try:
             buf = await codec._decode_single(buf, spec)
@@ -100,3 +107,27 @@ async def decode_shard_index(
             raise ShardIndexError(f"shard {key!r}: its index does not decode ({exc})") from exc
     big = bytes_codec_endian(index_codecs[0]) == "big"
     return parse_index_pairs(as_bytes(buf), count, big, key, size)
+
+
+async def fetch(store_path: Any, key: str) -> npt.NDArray[np.uint8] | None:
+    """The stored bytes under ``key`` below a zarr ``StorePath``; None when nothing is stored."""
+    buf = await (store_path / key).get(prototype=default_buffer_prototype())
+    return None if buf is None else as_bytes(buf)
+
+
+async def store_chunks(
+    store_path: Any,
+    codecs: Sequence[Any],
+    spec: Any,
+    items: Sequence[tuple[str, npt.NDArray[np.uint8] | None]],
+) -> None:
+    """Store each ``(key, bytes)`` through ``codecs`` concurrently; None deletes the key."""
+
+    async def put(key: str, data: npt.NDArray[np.uint8] | None) -> None:
+        target = store_path / key
+        if data is None:
+            await target.delete()
+        else:
+            await target.set(await wrap_bytes(codecs, spec, data))
+
+    await asyncio.gather(*(put(key, data) for key, data in items))

@@ -27,23 +27,8 @@ from zarr.codecs import ShardingCodec
 from zarr.core.array_spec import ArraySpec
 from zarr.core.buffer import default_buffer_prototype
 
-from zarr_ndarray_dtype.chunk_codecs import (
-    as_bytes,
-    bytes_codecs_after,
-    decode_shard_index,
-    index_is_plain,
-    unwrap_bytes,
-    wrap_bytes,
-)
+from zarr_ndarray_dtype import _compat, chunk_codecs
 from zarr_ndarray_dtype.shard_index import MISSING, ShardIndexError, index_region, inner_range
-from zarr_ragged_ndarray._compat import (
-    array_config,
-    index_location,
-    regular_chunk_shape,
-    run,
-    shard_index_nbytes,
-    shard_index_spec,
-)
 from zarr_ragged_ndarray.codec import RaggedNDArrayCodec
 
 __all__ = ["MISSING", "ChunkLayout", "ShardIndexError", "layout_of", "read_chunks", "write_chunks"]
@@ -87,7 +72,7 @@ class ChunkLayout:
 
 def _split_codecs(codecs: Sequence[Any]) -> tuple[BytesBytesCodec, ...] | None:
     """The bytes -> bytes codecs after a leading ``ragged-ndarray``; None for any other chain."""
-    return bytes_codecs_after(codecs, RaggedNDArrayCodec)
+    return chunk_codecs.bytes_codecs_after(codecs, RaggedNDArrayCodec)
 
 
 def layout_of(array: Any) -> ChunkLayout | None:
@@ -99,7 +84,7 @@ def layout_of(array: Any) -> ChunkLayout | None:
     """
     async_array = getattr(array, "_async_array", array)
     metadata = async_array.metadata
-    grid_shape = regular_chunk_shape(metadata)
+    grid_shape = _compat.regular_chunk_shape(metadata)
     if grid_shape is None or len(grid_shape) != len(metadata.shape):
         return None
     codecs = tuple(metadata.codecs)
@@ -110,7 +95,7 @@ def layout_of(array: Any) -> ChunkLayout | None:
         inner_shape = tuple(int(n) for n in sharding.chunk_shape)
         if (
             inner is None
-            or not index_is_plain(sharding)
+            or not chunk_codecs.index_is_plain(sharding)
             or len(inner_shape) != len(grid_shape)
             or any(g % i for g, i in zip(grid_shape, inner_shape, strict=True))
         ):
@@ -119,9 +104,9 @@ def layout_of(array: Any) -> ChunkLayout | None:
         shard = ShardLayout(
             codec=sharding,
             chunks_per_shard=per_shard,
-            index_nbytes=shard_index_nbytes(sharding, per_shard),
-            index_at_start=index_location(sharding) == "start",
-            index_spec=shard_index_spec(sharding, per_shard),
+            index_nbytes=_compat.shard_index_nbytes(sharding, per_shard),
+            index_at_start=_compat.index_location(sharding) == "start",
+            index_spec=_compat.shard_index_spec(sharding, per_shard),
         )
         bytes_codecs, chunk_shape = inner, inner_shape
     else:
@@ -133,7 +118,7 @@ def layout_of(array: Any) -> ChunkLayout | None:
         shape=chunk_shape,
         dtype=metadata.data_type,
         fill_value=metadata.fill_value,
-        config=array_config(async_array),
+        config=_compat.array_config(async_array),
         prototype=default_buffer_prototype(),
     )
     return ChunkLayout(async_array, chunk_shape, bytes_codecs, spec, shard)
@@ -144,7 +129,7 @@ def layout_of(array: Any) -> ChunkLayout | None:
 
 async def _unwrap(layout: ChunkLayout, raw: Any, where: str) -> npt.NDArray[np.uint8]:
     """Undo the bytes -> bytes codecs (in reverse order) of one stored chunk."""
-    return await unwrap_bytes(layout.bytes_codecs, layout.spec, raw, where)
+    return await chunk_codecs.unwrap_bytes(layout.bytes_codecs, layout.spec, raw, where)
 
 
 async def _decode_index(
@@ -154,19 +139,17 @@ async def _decode_index(
     raw = index_region(blob, shard.index_nbytes, shard.index_at_start, key)
     count = math.prod(shard.chunks_per_shard)
     codecs = tuple(shard.codec.index_codecs)
-    return await decode_shard_index(codecs, shard.index_spec, raw, count, key, blob.size)
-
-
-async def _get(layout: ChunkLayout, key: str) -> Any:
-    return await (layout.array.store_path / key).get(prototype=default_buffer_prototype())
+    return await chunk_codecs.decode_shard_index(
+        codecs, shard.index_spec, raw, count, key, blob.size
+    )
 
 
 async def _read_plain(layout: ChunkLayout, coords: Coords) -> npt.NDArray[np.uint8] | None:
     key = layout.key(coords)
-    buf = await _get(layout, key)
-    if buf is None:
+    blob = await chunk_codecs.fetch(layout.array.store_path, key)
+    if blob is None:
         return None
-    return await _unwrap(layout, buf, f"chunk {key!r}")
+    return await _unwrap(layout, blob, f"chunk {key!r}")
 
 
 async def _read_shard(
@@ -174,10 +157,9 @@ async def _read_shard(
 ) -> list[npt.NDArray[np.uint8] | None]:
     assert layout.shard is not None
     key = layout.key(shard_coords)
-    buf = await _get(layout, key)
-    if buf is None:
+    blob = await chunk_codecs.fetch(layout.array.store_path, key)
+    if blob is None:
         return [None] * len(inner)
-    blob = as_bytes(buf)
     pairs = await _decode_index(layout.shard, blob, key)
     prototype = layout.spec.prototype
 
@@ -227,24 +209,10 @@ def read_chunks(
     Raises ValueError when a stored chunk does not decode through its bytes codecs and
     :class:`ShardIndexError` for a corrupt shard index.
     """
-    return run(_read_all(layout, list(chunks)))
+    return _compat.run(_read_all(layout, list(chunks)))
 
 
 # ----------------------------------------------------------------------------------- writing
-
-
-async def _put(layout: ChunkLayout, coords: Coords, encoded: npt.NDArray[np.uint8] | None) -> None:
-    store_path = layout.array.store_path / layout.key(coords)
-    if encoded is None:
-        await store_path.delete()
-        return
-    await store_path.set(await wrap_bytes(layout.bytes_codecs, layout.spec, encoded))
-
-
-async def _write_all(
-    layout: ChunkLayout, items: Sequence[tuple[Coords, npt.NDArray[np.uint8] | None]]
-) -> None:
-    await asyncio.gather(*(_put(layout, c, encoded) for c, encoded in items))
 
 
 def write_chunks(
@@ -256,4 +224,6 @@ def write_chunks(
     """
     if layout.shard is not None:
         raise NotImplementedError("write_chunks does not write into shards")
-    run(_write_all(layout, items))
+    keyed = [(layout.key(coords), encoded) for coords, encoded in items]
+    codecs, spec = layout.bytes_codecs, layout.spec
+    _compat.run(chunk_codecs.store_chunks(layout.array.store_path, codecs, spec, keyed))

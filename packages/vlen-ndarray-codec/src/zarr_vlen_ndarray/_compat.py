@@ -10,28 +10,17 @@ from typing import Any
 
 from zarr.core.sync import sync
 
-# The shims the codec packages share live once in the data type package (below both codecs).
-from zarr_ndarray_dtype._compat import (
-    array_config,
-    bytes_codec_endian,
-    index_location,
-    regular_chunk_shape,
-    run,
-    shard_index_nbytes,
-    shard_index_spec,
-)
+# The shims the codec packages share live once in the data type package (below both codecs);
+# they stay importable from here.
+from zarr_ndarray_dtype._compat import array_config as array_config
+from zarr_ndarray_dtype._compat import bytes_codec_endian as bytes_codec_endian
+from zarr_ndarray_dtype._compat import index_location as index_location
+from zarr_ndarray_dtype._compat import regular_chunk_shape as regular_chunk_shape
+from zarr_ndarray_dtype._compat import run as run
+from zarr_ndarray_dtype._compat import shard_index_nbytes as shard_index_nbytes
+from zarr_ndarray_dtype._compat import shard_index_spec as shard_index_spec
 
-__all__ = [
-    "array_config",
-    "bytes_codec_endian",
-    "close_store",
-    "index_location",
-    "open_zip_store_read",
-    "regular_chunk_shape",
-    "run",
-    "shard_index_nbytes",
-    "shard_index_spec",
-]
+__all__ = ["close_store", "open_zip_store_read"]
 
 
 # ------------------------------------------------------------------------------ store tool

@@ -34,7 +34,9 @@ from zarr_ndarray_dtype.chunk_codecs import (
     as_bytes,
     bytes_codecs_after,
     decode_shard_index,
+    fetch,
     index_is_plain,
+    store_chunks,
     unwrap_bytes,
     wrap_bytes,
 )
@@ -68,6 +70,7 @@ __all__ = [
     "read_chunks",
     "write_chunks",
 ]
+
 
 @dataclass(frozen=True)
 class ShardLayout:
@@ -183,20 +186,15 @@ async def _parse_index(
 
 
 async def _get(layout: ChunkLayout, key: str) -> npt.NDArray[np.uint8] | None:
-    store_path = layout.array.store_path / key
-    buf = await store_path.get(prototype=default_buffer_prototype())
-    if buf is None:
-        return None
-    return as_bytes(buf)
+    return await fetch(layout.array.store_path, key)
 
 
 async def _read_plain(layout: ChunkLayout, index: int) -> npt.NDArray[np.uint8] | None:
     key = layout.key(index)
-    store_path = layout.array.store_path / key
-    buf = await store_path.get(prototype=default_buffer_prototype())
-    if buf is None:
+    blob = await fetch(layout.array.store_path, key)
+    if blob is None:
         return None
-    return await _unwrap(layout, buf, f"chunk {key!r}")
+    return await _unwrap(layout, blob, f"chunk {key!r}")
 
 
 #: A read that needs fewer than this share of a shard's inner chunks fetches the index and the
@@ -296,20 +294,6 @@ def read_chunks(layout: ChunkLayout, indices: Sequence[int]) -> list[npt.NDArray
 # ----------------------------------------------------------------------------------- writing
 
 
-async def _put(layout: ChunkLayout, index: int, framed: npt.NDArray[np.uint8] | None) -> None:
-    store_path = layout.array.store_path / layout.key(index)
-    if framed is None:
-        await store_path.delete()
-        return
-    await store_path.set(await wrap_bytes(layout.bytes_codecs, layout.spec, framed))
-
-
-async def _write_all(
-    layout: ChunkLayout, items: Sequence[tuple[int, npt.NDArray[np.uint8] | None]]
-) -> None:
-    await asyncio.gather(*(_put(layout, i, framed) for i, framed in items))
-
-
 def write_chunks(
     layout: ChunkLayout, items: Sequence[tuple[int, npt.NDArray[np.uint8] | None]]
 ) -> None:
@@ -319,7 +303,8 @@ def write_chunks(
     """
     if layout.shard is not None:
         raise NotImplementedError("write_chunks does not write into shards")
-    run(_write_all(layout, items))
+    keyed = [(layout.key(index), framed) for index, framed in items]
+    run(store_chunks(layout.array.store_path, layout.bytes_codecs, layout.spec, keyed))
 
 
 # ------------------------------------------------------------------------- writing shards
