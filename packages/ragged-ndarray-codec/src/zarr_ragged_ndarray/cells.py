@@ -14,6 +14,7 @@ that need it pay for it.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from itertools import chain, repeat
 from operator import attrgetter
 from typing import Any
@@ -211,6 +212,28 @@ def _c_strides(shape: list[int], item: int) -> list[int]:
     return strides
 
 
+def _window(values: np.ndarray, shape: list[int]) -> np.ndarray:
+    """A view of ``values`` whose ``window[k]`` is the C-order cell of ``shape`` at item ``k``.
+
+    A view of the read-only ``values``: read-only too.
+    """
+    item = values.itemsize
+    rows = max(values.size - math.prod(shape) + 1, 0)
+    return np.ndarray((rows, *shape), values.dtype, values, 0, (item, *_c_strides(shape, item)))
+
+
+def _runs(order: npt.NDArray[np.intp], bounds: list[int]) -> Iterator[tuple[int, int, int]]:
+    """``(a, b, first)`` per run: sorted positions ``a:b`` and the cell index of its first cell."""
+    return zip(bounds, bounds[1:], order[bounds[:-1]].tolist(), strict=False)
+
+
+def _unsort(out: np.ndarray, order: npt.NDArray[np.intp]) -> np.ndarray:
+    """The cells built in sorted order ``out``, put back in cell order."""
+    cells = np.empty(out.size, dtype=object)
+    cells[order] = out
+    return cells
+
+
 def _by_rows(
     values: np.ndarray,
     shapes: npt.NDArray[np.int64],
@@ -222,34 +245,23 @@ def _by_rows(
     cells into runs ``bounds`` of equal trailing shape): a cell of shape ``(h, *t)`` starting
     at item ``s`` is ``window[s : s + h * prod(t) : prod(t)]``, one ``__getitem__`` per cell
     and no reshape."""
-    count = offsets.size - 1
     starts = offsets[:-1][order].tolist()
     stops = offsets[1:][order].tolist()
-    total = values.size
-    item = values.itemsize
-    out = np.empty(count, dtype=object)
-    for a, b, first in zip(bounds, bounds[1:], order[bounds[:-1]].tolist(), strict=False):
+    out = np.empty(offsets.size - 1, dtype=object)
+    for a, b, first in _runs(order, bounds):
         trailing = shapes[first, 1:].tolist()
         step = math.prod(trailing)
         if step == 0:  # empty cells: no window needed
             empty = values[:0]
             out[a:b] = [empty.reshape(shape) for shape in shapes[order[a:b]].tolist()]
             continue
-        window = np.ndarray(
-            (max(total - step + 1, 0), *trailing),
-            values.dtype,
-            values,
-            0,
-            (item, *_c_strides(trailing, item)),
-        )  # a view of the read-only ``values``: read-only too
+        window = _window(values, trailing)
         out[a:b] = np.fromiter(
             map(window.__getitem__, map(slice, starts[a:b], stops[a:b], repeat(step, b - a))),
             dtype=object,
             count=b - a,
         )
-    cells = np.empty(count, dtype=object)
-    cells[order] = out
-    return cells
+    return _unsort(out, order)
 
 
 def _grouped(
@@ -262,18 +274,9 @@ def _grouped(
     """Cells as integer indexes into one window per distinct shape (``order`` sorts the cells
     into runs ``bounds`` of equal shape; ``window[k]`` is the cell of that shape starting at
     item ``k``)."""
-    count = offsets.size - 1
     starts = offsets[:-1][order].tolist()
-    total = values.size
-    item = values.itemsize
-    out = np.empty(count, dtype=object)
-    for a, b, first in zip(bounds, bounds[1:], order[bounds[:-1]].tolist(), strict=False):
-        shape = shapes[first].tolist()
-        size = math.prod(shape)
-        window = np.ndarray(
-            (total - size + 1, *shape), values.dtype, values, 0, (item, *_c_strides(shape, item))
-        )  # a view of the read-only ``values``: read-only too
+    out = np.empty(offsets.size - 1, dtype=object)
+    for a, b, first in _runs(order, bounds):
+        window = _window(values, shapes[first].tolist())
         out[a:b] = np.fromiter(map(window.__getitem__, starts[a:b]), dtype=object, count=b - a)
-    cells = np.empty(count, dtype=object)
-    cells[order] = out
-    return cells
+    return _unsort(out, order)
