@@ -173,10 +173,10 @@ def cut_cells(
         order, ranked = _sorted(np.concatenate([shapes[:, 1:], shapes[:, :1]], axis=1))
         by_shape = _bounds(ranked)
         if count >= (len(by_shape) - 1) * _MIN_CELLS_PER_SHAPE:
-            return _grouped(values, shapes, offsets, order, by_shape)
+            return _windowed(values, shapes, offsets, order, by_shape, whole=True)
         by_trailing = _bounds(ranked[:, :-1])
         if count >= (len(by_trailing) - 1) * _MIN_CELLS_PER_ROW_SHAPE:
-            return _by_rows(values, shapes, offsets, order, by_trailing)
+            return _windowed(values, shapes, offsets, order, by_trailing, whole=False)
     bounds = offsets.tolist()
     pieces = map(values.__getitem__, map(slice, bounds, bounds[1:]))
     return np.fromiter(
@@ -234,21 +234,30 @@ def _unsort(out: np.ndarray, order: npt.NDArray[np.intp]) -> np.ndarray:
     return cells
 
 
-def _by_rows(
+def _windowed(
     values: np.ndarray,
     shapes: npt.NDArray[np.int64],
     offsets: npt.NDArray[np.int64],
     order: npt.NDArray[np.intp],
     bounds: list[int],
+    *,
+    whole: bool,
 ) -> np.ndarray:
-    """Cells as step slices of one window per trailing shape ``shape[1:]`` (``order`` sorts the
-    cells into runs ``bounds`` of equal trailing shape): a cell of shape ``(h, *t)`` starting
-    at item ``s`` is ``window[s : s + h * prod(t) : prod(t)]``, one ``__getitem__`` per cell
-    and no reshape."""
+    """Cells cut from one strided window per run (``order`` sorts the cells into runs ``bounds``).
+
+    ``whole``: the runs have equal shapes and ``window[k]`` is the cell of that shape starting at
+    item ``k``, one integer index per cell. Otherwise the runs have equal trailing shapes
+    ``shape[1:]``: a cell of shape ``(h, *t)`` starting at item ``s`` is
+    ``window[s : s + h * prod(t) : prod(t)]``, one ``__getitem__`` per cell and no reshape.
+    """
     starts = offsets[:-1][order].tolist()
     stops = offsets[1:][order].tolist()
     out = np.empty(offsets.size - 1, dtype=object)
     for a, b, first in _runs(order, bounds):
+        if whole:
+            window = _window(values, shapes[first].tolist())
+            out[a:b] = np.fromiter(map(window.__getitem__, starts[a:b]), dtype=object, count=b - a)
+            continue
         trailing = shapes[first, 1:].tolist()
         step = math.prod(trailing)
         if step == 0:  # empty cells: no window needed
@@ -261,22 +270,4 @@ def _by_rows(
             dtype=object,
             count=b - a,
         )
-    return _unsort(out, order)
-
-
-def _grouped(
-    values: np.ndarray,
-    shapes: npt.NDArray[np.int64],
-    offsets: npt.NDArray[np.int64],
-    order: npt.NDArray[np.intp],
-    bounds: list[int],
-) -> np.ndarray:
-    """Cells as integer indexes into one window per distinct shape (``order`` sorts the cells
-    into runs ``bounds`` of equal shape; ``window[k]`` is the cell of that shape starting at
-    item ``k``)."""
-    starts = offsets[:-1][order].tolist()
-    out = np.empty(offsets.size - 1, dtype=object)
-    for a, b, first in _runs(order, bounds):
-        window = _window(values, shapes[first].tolist())
-        out[a:b] = np.fromiter(map(window.__getitem__, starts[a:b]), dtype=object, count=b - a)
     return _unsort(out, order)
