@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -14,18 +15,15 @@ def random_cell(rng: np.random.Generator, dtype: NDArray, rows: int) -> np.ndarr
     """A cell of ``rows`` leading rows with arbitrary bit patterns (0/1 for bool)."""
     shape = (rows, *(int(d) for d in dtype.shape[1:] if d is not None))
     item = dtype.item_dtype
-    count = int(np.prod(shape))
     if item.kind == "b":
         return rng.integers(0, 2, size=shape).astype(bool)
-    raw = rng.integers(0, 256, size=count * item.itemsize, dtype=np.uint8)
+    raw = rng.integers(0, 256, size=math.prod(shape) * item.itemsize, dtype=np.uint8)
     return raw.view(item).reshape(shape)
 
 
 def object_array(cells: list[Any], shape: tuple[int, ...] | None = None) -> np.ndarray:
     """Cells staged in an object array (never stacked by numpy)."""
-    out = np.empty(len(cells), dtype=object)
-    for i, cell in enumerate(cells):
-        out[i] = cell
+    out = np.fromiter(cells, dtype=object, count=len(cells))
     return out.reshape(shape if shape is not None else (len(cells),))
 
 
