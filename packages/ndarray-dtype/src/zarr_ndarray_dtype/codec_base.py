@@ -9,7 +9,7 @@ subclasses it as a frozen dataclass and writes ``validate``, ``_decode_sync`` an
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from zarr.abc.codec import ArrayBytesCodec
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from zarr.core.buffer import Buffer, NDBuffer
     from zarr.core.common import JSON
 
-__all__ = ["NDArrayBytesCodec"]
+__all__ = ["SERVES_FIXED", "NDArrayBytesCodec", "serves_other_dtype"]
 
 
 class NDArrayBytesCodec(ArrayBytesCodec):
@@ -78,3 +78,27 @@ class NDArrayBytesCodec(ArrayBytesCodec):
                 "only the 'ndarray' data type."
             )
         return dtype
+
+
+#: What serves an all-fixed ``ndarray`` pattern (for the codecs' error messages).
+SERVES_FIXED = (
+    "all-fixed patterns are served by the core 'bytes' codec: "
+    "serializer=zarr.codecs.BytesCodec(endian='little')"
+)
+
+
+def serves_other_dtype(dtype: Any, ndarray_hint: str) -> str:
+    """What serves a data type other than ``ndarray`` (for the codecs' error messages).
+
+    ``ndarray_hint`` shows the ``ndarray`` data type the codec serves, e.g.
+    ``"dtype=zarr_ndarray_dtype.NDArray(dtype=..., shape=(None, None))"``.
+    """
+    name = str(getattr(dtype, "_zarr_v3_name", type(dtype).__name__))
+    if name in {"variable_length_bytes", "bytes"}:
+        return "raw variable-length bytes are served by zarr's 'vlen-bytes' codec"
+    if name in {"string", "variable_length_utf8"}:
+        return "strings are served by zarr's 'vlen-utf8' codec"
+    return (
+        "fixed-size data types are served by the core 'bytes' codec; for ragged ndarray "
+        f"elements use {ndarray_hint}"
+    )

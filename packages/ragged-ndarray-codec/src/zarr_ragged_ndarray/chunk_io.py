@@ -28,7 +28,7 @@ from zarr.core.array_spec import ArraySpec
 from zarr.core.buffer import default_buffer_prototype
 
 from zarr_ndarray_dtype import _compat, chunk_codecs
-from zarr_ndarray_dtype.shard_index import MISSING, ShardIndexError, index_region, inner_range
+from zarr_ndarray_dtype.shard_index import MISSING, ShardIndexError, index_region
 from zarr_ragged_ndarray.codec import RaggedNDArrayCodec
 
 __all__ = ["MISSING", "ChunkLayout", "ShardIndexError", "layout_of", "read_chunks", "write_chunks"]
@@ -161,17 +161,9 @@ async def _read_shard(
     if blob is None:
         return [None] * len(inner)
     pairs = await _decode_index(layout.shard, blob, key)
-    prototype = layout.spec.prototype
-
-    async def one(local: int) -> npt.NDArray[np.uint8] | None:
-        found = inner_range(pairs, local)
-        if found is None:
-            return None
-        start, length = found
-        piece = prototype.buffer.from_array_like(blob[start : start + length])
-        return await _unwrap(layout, piece, f"inner chunk {local} of shard {key!r}")
-
-    return list(await asyncio.gather(*(one(i) for i in inner)))
+    codecs, spec = layout.bytes_codecs, layout.spec
+    reads = (chunk_codecs.unwrap_inner(blob, pairs, i, codecs, spec, key) for i in inner)
+    return list(await asyncio.gather(*reads))
 
 
 async def _read_all(

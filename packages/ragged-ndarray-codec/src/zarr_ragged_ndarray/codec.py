@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from zarr_ndarray_dtype import NDArray, codec_json
-from zarr_ndarray_dtype.codec_base import NDArrayBytesCodec
+from zarr_ndarray_dtype.codec_base import SERVES_FIXED, NDArrayBytesCodec, serves_other_dtype
 from zarr_ragged_ndarray.cells import (
     cut_cells,
     fill_cell,
@@ -63,18 +63,9 @@ def parse_codec_metadata(data: object) -> None:
 def _serves_instead(dtype: Any) -> str:
     """What serves a data type this codec does not (for error messages)."""
     if isinstance(dtype, NDArray):
-        return (
-            "all-fixed patterns are served by the core 'bytes' codec: "
-            "serializer=zarr.codecs.BytesCodec(endian='little')"
-        )
-    name = str(getattr(dtype, "_zarr_v3_name", type(dtype).__name__))
-    if name in {"variable_length_bytes", "bytes"}:
-        return "raw variable-length bytes are served by zarr's 'vlen-bytes' codec"
-    if name in {"string", "variable_length_utf8"}:
-        return "strings are served by zarr's 'vlen-utf8' codec"
-    return (
-        "fixed-size data types are served by the core 'bytes' codec; for ragged ndarray "
-        "elements use dtype=zarr_ndarray_dtype.NDArray(dtype=..., shape=(None, None))"
+        return SERVES_FIXED
+    return serves_other_dtype(
+        dtype, "dtype=zarr_ndarray_dtype.NDArray(dtype=..., shape=(None, None))"
     )
 
 

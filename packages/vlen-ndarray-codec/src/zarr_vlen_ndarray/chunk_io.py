@@ -38,6 +38,7 @@ from zarr_ndarray_dtype.chunk_codecs import (
     index_is_plain,
     store_chunks,
     unwrap_bytes,
+    unwrap_inner,
     wrap_bytes,
 )
 
@@ -214,17 +215,9 @@ async def _read_shard(
     if blob is None:
         return [None] * len(locals_)
     pairs = await _decode_index(layout, shard, blob, key)
-    prototype = layout.spec.prototype
-
-    async def one(local: int) -> npt.NDArray[np.uint8] | None:
-        found = inner_range(pairs, local)
-        if found is None:
-            return None
-        start, length = found
-        buf = prototype.buffer.from_array_like(blob[start : start + length])
-        return await _unwrap(layout, buf, f"inner chunk {local} of shard {key!r}")
-
-    return list(await asyncio.gather(*(one(i) for i in locals_)))
+    codecs, spec = layout.bytes_codecs, layout.spec
+    reads = (unwrap_inner(blob, pairs, i, codecs, spec, key) for i in locals_)
+    return list(await asyncio.gather(*reads))
 
 
 async def _read_shard_ranged(

@@ -32,7 +32,7 @@ from zarr.abc.codec import ArrayBytesCodec as ArrayBytesCodec
 from zarr.core.common import parse_named_configuration as parse_named_configuration
 
 from zarr_ndarray_dtype import NDArray, codec_json, readonly_cells
-from zarr_ndarray_dtype.codec_base import NDArrayBytesCodec
+from zarr_ndarray_dtype.codec_base import SERVES_FIXED, NDArrayBytesCodec, serves_other_dtype
 from zarr_vlen_ndarray.block import CODEC_NAME, decode_block, encode_block, offsets_from_rows
 from zarr_vlen_ndarray.cells import gather_cells
 
@@ -65,10 +65,7 @@ def _serves_instead(dtype: Any) -> str:
     if isinstance(dtype, NDArray):
         pattern = dtype.pattern
         if pattern.is_fixed:
-            return (
-                "all-fixed patterns are served by the core 'bytes' codec: "
-                "serializer=zarr.codecs.BytesCodec(endian='little')"
-            )
+            return SERVES_FIXED
         # Served by the sibling package's codec (named, never imported: packages do not import
         # their siblings).
         what = (
@@ -81,14 +78,8 @@ def _serves_instead(dtype: Any) -> str:
             "and pass serializer=zarr_ragged_ndarray.RaggedNDArrayCodec(), or omit serializer= "
             "to get it by default"
         )
-    name = str(getattr(dtype, "_zarr_v3_name", type(dtype).__name__))
-    if name in {"variable_length_bytes", "bytes"}:
-        return "raw variable-length bytes are served by zarr's 'vlen-bytes' codec"
-    if name in {"string", "variable_length_utf8"}:
-        return "strings are served by zarr's 'vlen-utf8' codec"
-    return (
-        "fixed-size data types are served by the core 'bytes' codec; for ragged ndarray "
-        "elements use dtype=zarr_vlen_ndarray.NDArray(dtype=..., shape=(None, ...))"
+    return serves_other_dtype(
+        dtype, "dtype=zarr_vlen_ndarray.NDArray(dtype=..., shape=(None, ...))"
     )
 
 
