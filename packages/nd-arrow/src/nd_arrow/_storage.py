@@ -304,20 +304,22 @@ def validate_storage(storage: pa.Array, where: str = "nd column") -> StoragePart
         overflow = np.full(n, exact > _INT64_MAX, np.bool_)
     else:
         products, overflow = size_products(sizes, starts, starts + rank)
+
+    def row_sizes(i: int) -> list[int]:
+        return sizes[starts[i] : starts[i] + rank[i]].tolist()  # type: ignore[no-any-return]
+
     if overflow.any():
         i = _first(overflow)
-        shape = sizes[starts[i] : starts[i] + rank[i]].tolist()
         raise InvalidDimensionsError(
-            f"{where}: row {i} has dimension sizes {shape} whose product overflows int64; "
+            f"{where}: row {i} has dimension sizes {row_sizes(i)} whose product overflows int64; "
             "no array can have that many values"
         )
     lengths = np.diff(value_offsets)
     bad = lengths != products if all_valid else valid & (lengths != products)
     if bad.any():
         i = _first(bad)
-        shape = sizes[starts[i] : starts[i] + rank[i]].tolist()
         raise ShapeMismatchError(
-            f"{where}: row {i} has {int(lengths[i])} values but dimension sizes {shape} "
+            f"{where}: row {i} has {int(lengths[i])} values but dimension sizes {row_sizes(i)} "
             f"(product {int(products[i])}); the number of values must equal the product of the "
             "sizes (1 for rank 0)"
         )
