@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 import pytest
+from _nd_no_pandas import RECORD_PANDAS_IMPORTS, run_script
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -76,15 +77,10 @@ def test_numpy_view_equals_to_numpy(dtype: str, data: st.DataObject) -> None:
     assert got.tobytes() == want.tobytes()
 
 
-_NO_PANDAS = """
-import sys
-asked = []
-class Recorder:  # records every attempt to import pandas, installed or not
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] == "pandas":
-            asked.append(name)
-        return None
-sys.meta_path.insert(0, Recorder())
+_NO_PANDAS = (
+    "import sys\n"
+    + RECORD_PANDAS_IMPORTS
+    + """
 import numpy as np, pyarrow as pa
 from nd_arrow import NdArray, NdColumn
 rows = [
@@ -99,14 +95,9 @@ for items in (rows[:3], rows[2:3] * 2, rows[3:], [rows[0]] * 2):
     col.to_numpy_list(), col.to_pylist(), col[0]
 assert asked == [], asked
 """
+)
 
 
 def test_numeric_columns_never_import_pandas() -> None:
     """Building, checking and decoding numeric columns go through buffers, never pandas."""
-    import subprocess
-    import sys
-
-    done = subprocess.run(
-        [sys.executable, "-c", _NO_PANDAS], capture_output=True, text=True, timeout=120, check=False
-    )
-    assert done.returncode == 0, done.stderr
+    run_script(_NO_PANDAS)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import math
+import subprocess
+import sys
 from typing import Any
 
 import numpy as np
@@ -47,3 +50,16 @@ def chunks_of_cells(
     rows = draw(st.lists(st.integers(0, max_rows), min_size=count, max_size=count))
     cells = [random_cell(rng, dtype, r) for r in rows]
     return dtype, object_array(cells, shape)
+
+
+def run_fresh(code: str, *args: str, timeout: float) -> Any:
+    """Run ``code`` in a fresh interpreter; its last line of output, parsed as JSON."""
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
