@@ -18,13 +18,18 @@ DTYPES = [
 ]  # fmt: skip
 
 
+def _draw_flat(data: st.DataObject, dtype: str) -> tuple[int, np.ndarray]:
+    """A drawn length and flat array of ``dtype`` (datetimes and timedeltas from int64)."""
+    n = data.draw(st.integers(0, 40))
+    raw = data.draw(hnp.arrays(np.dtype(dtype) if dtype[0] not in "Mm" else np.int64, n))
+    return n, raw if dtype[0] not in "Mm" else raw.view(dtype)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @given(data=st.data())
 @settings(max_examples=25, deadline=None)
 def test_buffers_equal_pa_array(dtype: str, data: st.DataObject) -> None:
-    n = data.draw(st.integers(0, 40))
-    raw = data.draw(hnp.arrays(np.dtype(dtype) if dtype[0] not in "Mm" else np.int64, n))
-    flat = raw if dtype[0] not in "Mm" else raw.view(dtype)
+    n, flat = _draw_flat(data, dtype)
     mask = data.draw(st.none() | hnp.arrays(np.bool_, n))
     start = data.draw(st.integers(0, n))
     flat, mask = flat[start:], None if mask is None else mask[start:]  # offset views too
@@ -65,9 +70,7 @@ def test_primitive_array_bits() -> None:
 @given(data=st.data())
 @settings(max_examples=25, deadline=None)
 def test_numpy_view_equals_to_numpy(dtype: str, data: st.DataObject) -> None:
-    n = data.draw(st.integers(0, 40))
-    raw = data.draw(hnp.arrays(np.dtype(dtype) if dtype[0] not in "Mm" else np.int64, n))
-    flat = raw if dtype[0] not in "Mm" else raw.view(dtype)
+    n, flat = _draw_flat(data, dtype)
     arr = pa.array(flat, mask=np.zeros(n, np.bool_))  # NaT stays a value: no nulls
     start = data.draw(st.integers(0, n))
     arr = arr.slice(start)  # a non-zero offset
