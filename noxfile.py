@@ -339,6 +339,7 @@ def lint(session: nox.Session) -> None:
     mypy = ["mypy", "--config-file", "pyproject.toml"]
     checks += [[*mypy, f"{p.path}/src"] for p in PACKAGES]
     checks += [[*mypy, "noxfile.py", str(TOOLS.relative_to(ROOT))]]
+    checks += [["python", "registry/examples/generate.py", "--check"]]  # vectors and copies
     for contracts in IMPORT_CONTRACTS:
         if (ROOT / contracts).is_file():
             checks.append(["lint-imports", "--config", contracts])

@@ -5,6 +5,8 @@ Run from the repository root:
     python registry/examples/generate.py          # rewrite the files
     python registry/examples/generate.py --check  # fail if a file would change
 
+The packages' copies of these examples (``COPIES``) are written and checked with them.
+
 Needs numpy only. When jsonschema is importable, every vector is validated against
 the registry schemas (the ``invalid-impl-only`` cases must PASS the schema: they
 break rules JSON Schema cannot express). When numcodecs is importable, every valid
@@ -324,7 +326,25 @@ def planned_files() -> dict[Path, str]:
     files[HERE / "ndarray" / "fill-values.json"] = dump(fill_cases())
     files[HERE / "vlen-ndarray" / "chunks.json"] = dump(chunk_cases())
     files[HERE / "vlen-ndarray" / "codec-metadata.json"] = dump(codec_metadata_cases())
+    for source, copy in COPIES.items():  # the packages' copies, the same files again
+        for path, text in list(files.items()):
+            if path.is_relative_to(source):
+                files[copy / path.relative_to(source)] = text
     return files
+
+
+#: Copies of these examples that packages ship in their sdists (their tests never read outside
+#: the package folder); written and checked here with the originals, so they cannot drift.
+COPIES = {
+    HERE / "ndarray": HERE.parents[1] / "packages/ndarray-dtype/tests/golden/ndarray",
+    HERE / "vlen-ndarray": HERE.parents[1] / "packages/vlen-ndarray-codec/tests/golden/registry",
+}
+
+
+def stray_files(planned: dict[Path, str]) -> list[Path]:
+    """JSON files in the examples' folders and their copies that this script does not write."""
+    folders = [*COPIES, *COPIES.values()]
+    return sorted(p for f in folders for p in f.rglob("*.json") if p not in planned)
 
 
 def cross_check() -> None:
@@ -372,8 +392,9 @@ def main() -> int:
     cross_check()
     validate_schemas()
     check = "--check" in sys.argv[1:]
-    stale = []
-    for path, text in planned_files().items():
+    planned = planned_files()
+    stale = stray_files(planned)  # not removed here: delete them by hand
+    for path, text in planned.items():
         if path.exists() and path.read_text() == text:
             continue
         stale.append(path)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 import pytest
+from _nd_no_pandas import RECORD_PANDAS_IMPORTS, run_script
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -17,13 +18,18 @@ DTYPES = [
 ]  # fmt: skip
 
 
+def _draw_flat(data: st.DataObject, dtype: str) -> tuple[int, np.ndarray]:
+    """A drawn length and flat array of ``dtype`` (datetimes and timedeltas from int64)."""
+    n = data.draw(st.integers(0, 40))
+    raw = data.draw(hnp.arrays(np.dtype(dtype) if dtype[0] not in "Mm" else np.int64, n))
+    return n, raw if dtype[0] not in "Mm" else raw.view(dtype)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @given(data=st.data())
 @settings(max_examples=25, deadline=None)
 def test_buffers_equal_pa_array(dtype: str, data: st.DataObject) -> None:
-    n = data.draw(st.integers(0, 40))
-    raw = data.draw(hnp.arrays(np.dtype(dtype) if dtype[0] not in "Mm" else np.int64, n))
-    flat = raw if dtype[0] not in "Mm" else raw.view(dtype)
+    n, flat = _draw_flat(data, dtype)
     mask = data.draw(st.none() | hnp.arrays(np.bool_, n))
     start = data.draw(st.integers(0, n))
     flat, mask = flat[start:], None if mask is None else mask[start:]  # offset views too
@@ -64,9 +70,7 @@ def test_primitive_array_bits() -> None:
 @given(data=st.data())
 @settings(max_examples=25, deadline=None)
 def test_numpy_view_equals_to_numpy(dtype: str, data: st.DataObject) -> None:
-    n = data.draw(st.integers(0, 40))
-    raw = data.draw(hnp.arrays(np.dtype(dtype) if dtype[0] not in "Mm" else np.int64, n))
-    flat = raw if dtype[0] not in "Mm" else raw.view(dtype)
+    n, flat = _draw_flat(data, dtype)
     arr = pa.array(flat, mask=np.zeros(n, np.bool_))  # NaT stays a value: no nulls
     start = data.draw(st.integers(0, n))
     arr = arr.slice(start)  # a non-zero offset
@@ -76,15 +80,10 @@ def test_numpy_view_equals_to_numpy(dtype: str, data: st.DataObject) -> None:
     assert got.tobytes() == want.tobytes()
 
 
-_NO_PANDAS = """
-import sys
-asked = []
-class Recorder:  # records every attempt to import pandas, installed or not
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] == "pandas":
-            asked.append(name)
-        return None
-sys.meta_path.insert(0, Recorder())
+_NO_PANDAS = (
+    "import sys\n"
+    + RECORD_PANDAS_IMPORTS
+    + """
 import numpy as np, pyarrow as pa
 from nd_arrow import NdArray, NdColumn
 rows = [
@@ -99,14 +98,9 @@ for items in (rows[:3], rows[2:3] * 2, rows[3:], [rows[0]] * 2):
     col.to_numpy_list(), col.to_pylist(), col[0]
 assert asked == [], asked
 """
+)
 
 
 def test_numeric_columns_never_import_pandas() -> None:
     """Building, checking and decoding numeric columns go through buffers, never pandas."""
-    import subprocess
-    import sys
-
-    done = subprocess.run(
-        [sys.executable, "-c", _NO_PANDAS], capture_output=True, text=True, timeout=120, check=False
-    )
-    assert done.returncode == 0, done.stderr
+    run_script(_NO_PANDAS)

@@ -13,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from _nd_no_pandas import RECORD_PANDAS_IMPORTS, run_script
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -53,10 +54,7 @@ def cells_of(rng: np.random.Generator, n: int, dtype: str, fixed: tuple[int, ...
 
 
 def stage(cells: list[Any]) -> np.ndarray:
-    out = np.empty(len(cells), dtype=object)
-    for i, c in enumerate(cells):
-        out[i] = c
-    return out
+    return np.fromiter(cells, dtype=object, count=len(cells))
 
 
 def stored(array: Any) -> dict[str, bytes]:
@@ -233,19 +231,14 @@ def test_parquet_reads_in_polars_as_a_plain_struct(tmp_path: Path) -> None:
         assert np.array_equal(np.array(values, dtype="float32"), cell.reshape(-1))
 
 
-_NO_PANDAS = """
+_NO_PANDAS = (
+    """
 import sys
 import numpy as np, zarr
 import nd_arrow, zarr_vlen_ndarray as zvn
-
-asked = []
-class Recorder:  # records every attempt to import pandas, installed or not
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] == "pandas":
-            asked.append(name)
-        return None
-sys.meta_path.insert(0, Recorder())
-
+"""
+    + RECORD_PANDAS_IMPORTS
+    + """
 ragged = zvn.NDArray(dtype=DTYPE, shape=(None, 2))
 array = zarr.create_array({}, shape=(3,), chunks=(2,), dtype=ragged)
 cells = np.empty(3, dtype=object)
@@ -255,19 +248,13 @@ col = nd_arrow.from_zarr(array, dims=("point", "xy"))
 assert asked == [], asked
 assert nd_arrow.NdColumn.from_arrow(col).to_numpy_list()[0].shape == (2, 2)
 """
+)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "bool", "uint64"])
 def test_from_zarr_never_imports_pandas(dtype: str) -> None:
     """pa.array imports pandas (seconds where it is installed); from_zarr builds from buffers."""
-    import subprocess
-    import sys
-
-    code = _NO_PANDAS.replace("DTYPE", repr(dtype))
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
-    )
-    assert done.returncode == 0, done.stderr
+    run_script(_NO_PANDAS.replace("DTYPE", repr(dtype)))
 
 
 def test_gridded_vlen_array_round_trips_in_c_order_of_the_selection() -> None:

@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 from zarr_ndarray_dtype import ELEMENT_DTYPES
 
 # A copy of the repository's registry/examples/ndarray, shipped in the sdist so the tests run
-# from it; test_golden_copy.py checks that the copy equals the original in a repository clone.
+# from it; registry/examples/generate.py writes the copy with the original and its --check (in
+# the nox lint session) fails when they differ.
 EXAMPLES = Path(__file__).resolve().parent / "golden" / "ndarray"
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -13,10 +14,9 @@ from zarr_ndarray_dtype import ELEMENT_DTYPES, NDArray
 def random_cell(rng: np.random.Generator, dtype: NDArray, shape: tuple[int, ...]) -> np.ndarray:
     """A cell of ``shape`` with arbitrary bit patterns (0/1 for bool)."""
     item = dtype.item_dtype
-    count = int(np.prod(shape))
     if item.kind == "b":
         return rng.integers(0, 2, size=shape).astype(bool)
-    raw = rng.integers(0, 256, size=count * item.itemsize, dtype=np.uint8)
+    raw = rng.integers(0, 256, size=math.prod(shape) * item.itemsize, dtype=np.uint8)
     return raw.view(item).reshape(shape)
 
 
@@ -26,9 +26,7 @@ def random_shape(rng: np.random.Generator, dtype: NDArray, high: int = 4) -> tup
 
 def object_array(cells: list[Any], shape: tuple[int, ...] | None = None) -> np.ndarray:
     """Cells staged in an object array (never stacked by numpy)."""
-    out = np.empty(len(cells), dtype=object)
-    for i, cell in enumerate(cells):
-        out[i] = cell
+    out = np.fromiter(cells, dtype=object, count=len(cells))
     return out.reshape(shape if shape is not None else (len(cells),))
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 from _zrn_helpers import object_array
@@ -40,14 +42,14 @@ def _strategy(
 ) -> tuple[str, np.ndarray]:
     """Which cutting strategy cut_cells picks, and its result."""
     used = ["slices"]
-    for name in ("_grouped", "_by_rows"):
-        original = getattr(cells_module, name)
+    original = cells_module._windowed
 
-        def spy(*args: object, _name: str = name, _original: object = original) -> object:
-            used.append(_name)
-            return _original(*args)  # type: ignore[operator]
+    def spy(*args: Any, whole: bool) -> Any:
+        # The two window strategies: whole shapes ("_grouped") or trailing shapes ("_by_rows").
+        used.append("_grouped" if whole else "_by_rows")
+        return original(*args, whole=whole)
 
-        monkeypatch.setattr(cells_module, name, spy)
+    monkeypatch.setattr(cells_module, "_windowed", spy)
     offsets = offsets_of(np.prod(shapes, axis=1))
     dtype = NDArray(dtype=values.dtype.name, shape=(None, None))
     got = cut_cells(values, shapes, offsets, dtype)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -17,22 +18,14 @@ PATTERNS = [(None,), (None, 2), (2, None), (None, None), (None, 3, None), (2, No
 
 
 def _array(dtype: NDArray, shape: tuple[int, ...], chunks: tuple[int, ...], **kw: Any) -> Any:
-    return zarr.create_array(
-        zarr.storage.MemoryStore(),
-        shape=shape,
-        chunks=chunks,
-        dtype=dtype,
-        serializer=RaggedNDArrayCodec(),
-        **kw,
-    )
+    kw.update(shape=shape, chunks=chunks, dtype=dtype, serializer=RaggedNDArrayCodec())
+    return zarr.create_array(zarr.storage.MemoryStore(), **kw)
 
 
 def _random_cells(dtype: NDArray, shape: tuple[int, ...], seed: int = 0) -> np.ndarray:
     rng = np.random.default_rng(seed)
-    count = int(np.prod(shape))
-    return object_array(
-        [random_cell(rng, dtype, random_shape(rng, dtype)) for _ in range(count)], shape
-    )
+    cells = [random_cell(rng, dtype, random_shape(rng, dtype)) for _ in range(math.prod(shape))]
+    return object_array(cells, shape)
 
 
 def _read(arr: Any) -> np.ndarray:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import math
+import subprocess
+import sys
 from typing import Any
 
 import numpy as np
@@ -14,18 +18,15 @@ def random_cell(rng: np.random.Generator, dtype: NDArray, rows: int) -> np.ndarr
     """A cell of ``rows`` leading rows with arbitrary bit patterns (0/1 for bool)."""
     shape = (rows, *(int(d) for d in dtype.shape[1:] if d is not None))
     item = dtype.item_dtype
-    count = int(np.prod(shape))
     if item.kind == "b":
         return rng.integers(0, 2, size=shape).astype(bool)
-    raw = rng.integers(0, 256, size=count * item.itemsize, dtype=np.uint8)
+    raw = rng.integers(0, 256, size=math.prod(shape) * item.itemsize, dtype=np.uint8)
     return raw.view(item).reshape(shape)
 
 
 def object_array(cells: list[Any], shape: tuple[int, ...] | None = None) -> np.ndarray:
     """Cells staged in an object array (never stacked by numpy)."""
-    out = np.empty(len(cells), dtype=object)
-    for i, cell in enumerate(cells):
-        out[i] = cell
+    out = np.fromiter(cells, dtype=object, count=len(cells))
     return out.reshape(shape if shape is not None else (len(cells),))
 
 
@@ -49,3 +50,16 @@ def chunks_of_cells(
     rows = draw(st.lists(st.integers(0, max_rows), min_size=count, max_size=count))
     cells = [random_cell(rng, dtype, r) for r in rows]
     return dtype, object_array(cells, shape)
+
+
+def run_fresh(code: str, *args: str, timeout: float) -> Any:
+    """Run ``code`` in a fresh interpreter; its last line of output, parsed as JSON."""
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])

@@ -30,7 +30,7 @@ from zarr_vlen_ndarray.codec import (
 from zarr_vlen_ndarray.framing import FramingError
 
 F32_2 = NDArray(dtype="float32", shape=(None, 2))
-# A copy of the repository's registry/examples/vlen-ndarray (checked by test_golden_copy.py).
+# A copy of the repository's registry/examples/vlen-ndarray (written, checked by generate.py).
 REGISTRY = Path(__file__).resolve().parent / "golden" / "registry"
 
 

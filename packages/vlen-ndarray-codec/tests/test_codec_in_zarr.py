@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -16,22 +17,14 @@ F32_2 = NDArray(dtype="float32", shape=(None, 2))
 
 
 def _array(dtype: NDArray, shape: tuple[int, ...], chunks: tuple[int, ...], **kw: Any) -> Any:
-    return zarr.create_array(
-        zarr.storage.MemoryStore(),
-        shape=shape,
-        chunks=chunks,
-        dtype=dtype,
-        serializer=VlenNDArrayCodec(),
-        **kw,
-    )
+    kw.update(shape=shape, chunks=chunks, dtype=dtype, serializer=VlenNDArrayCodec())
+    return zarr.create_array(zarr.storage.MemoryStore(), **kw)
 
 
 def _random_cells(dtype: NDArray, shape: tuple[int, ...], seed: int = 0) -> np.ndarray:
     rng = np.random.default_rng(seed)
-    count = int(np.prod(shape))
-    return object_array(
-        [random_cell(rng, dtype, int(rng.integers(0, 5))) for _ in range(count)], shape
-    )
+    cells = [random_cell(rng, dtype, int(rng.integers(0, 5))) for _ in range(math.prod(shape))]
+    return object_array(cells, shape)
 
 
 def _assert_cells_equal(got: np.ndarray, want: np.ndarray, dtype: NDArray) -> None:

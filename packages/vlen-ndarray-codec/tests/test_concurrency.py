@@ -4,11 +4,8 @@ and data types unpickle in a fresh process that has not imported our packages.""
 
 from __future__ import annotations
 
-import json
 import multiprocessing
 import pickle
-import subprocess
-import sys
 import textwrap
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
@@ -16,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import zarr
+from _zvn_helpers import run_fresh
 from zvn_concurrency_workers import (
     cells,
     check_snapshot,
@@ -154,15 +152,7 @@ def test_arrays_codecs_and_dtypes_unpickle_in_a_fresh_process(tmp_path: Path) ->
     )
     pickled = tmp_path / "objects.pickle"
     pickled.write_bytes(pickle.dumps(objects))
-    done = subprocess.run(
-        [sys.executable, "-c", FRESH, str(pickled)],
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT_S,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    report = json.loads(done.stdout.strip().splitlines()[-1])
+    report = run_fresh(FRESH, str(pickled), timeout=TIMEOUT_S)
     assert report["before"] == []
     assert sorted(report["after"]) == ["zarr_ndarray_dtype", "zarr_vlen_ndarray"]
     assert report["ragged"][:5] == [expected_cell(i).tolist() for i in range(5)]

@@ -14,10 +14,7 @@ Skipped when dask or distributed is not installed. What is checked:
 
 from __future__ import annotations
 
-import json
 import pickle
-import subprocess
-import sys
 import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -27,6 +24,7 @@ from typing import Any
 import numpy as np
 import pytest
 import zarr
+from _zvn_helpers import run_fresh
 from zarr.codecs import ZstdCodec
 from zvn_dask_blocks import (
     OURS,
@@ -152,15 +150,7 @@ def test_unpickling_in_a_fresh_interpreter_registers_the_type(
         print(json.dumps({"before": before, "after": after, "extents": extents}))
         """
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script, str(pickled)],
-        capture_output=True,
-        text=True,
-        timeout=RESULT_S,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    report = json.loads(done.stdout.strip().splitlines()[-1])
+    report = run_fresh(script, str(pickled), timeout=RESULT_S)
     assert report["before"] == []
     assert report["after"] == list(OURS)
     assert report["extents"] == expected_extents(read(source)).tolist()

@@ -2,16 +2,7 @@
 
 from __future__ import annotations
 
-import zarr_ndarray_dtype
 from zarr_vlen_ndarray import dtype
-
-
-def test_names() -> None:
-    assert dtype.NDArray is zarr_ndarray_dtype.NDArray
-    assert dtype.NDArrayDType is zarr_ndarray_dtype.NDArray
-    assert dtype.VlenScalar is zarr_ndarray_dtype.VlenScalar
-    assert dtype.unbox is zarr_ndarray_dtype.unbox
-    assert dtype.DTYPE_NAME == "ndarray"
 
 
 def test_allowed_scalar_dtypes() -> None:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import importlib.metadata
+from types import ModuleType
 
 import pytest
 
 import zarr_ndarray_dtype
 import zarr_vlen_ndarray
-from zarr_vlen_ndarray import codec
+from zarr_vlen_ndarray import codec, dtype
 
 NAMES_020 = {
     "CODEC_NAME",
@@ -28,12 +29,14 @@ def test_public_names_are_those_of_020() -> None:
         assert hasattr(zarr_vlen_ndarray, name), name
 
 
-def test_data_type_names_are_the_dtype_packages_objects() -> None:
-    assert zarr_vlen_ndarray.NDArray is zarr_ndarray_dtype.NDArray
-    assert zarr_vlen_ndarray.NDArrayDType is zarr_ndarray_dtype.NDArray
-    assert zarr_vlen_ndarray.VlenScalar is zarr_ndarray_dtype.VlenScalar
-    assert zarr_vlen_ndarray.unbox is zarr_ndarray_dtype.unbox
-    assert zarr_vlen_ndarray.DTYPE_NAME == "ndarray"
+@pytest.mark.parametrize("module", [zarr_vlen_ndarray, dtype], ids=["package", "dtype"])
+def test_data_type_names_are_the_dtype_packages_objects(module: ModuleType) -> None:
+    # The package and its 0.2.0 dtype module both name the dtype package's objects.
+    assert module.NDArray is zarr_ndarray_dtype.NDArray
+    assert module.NDArrayDType is zarr_ndarray_dtype.NDArray
+    assert module.VlenScalar is zarr_ndarray_dtype.VlenScalar
+    assert module.unbox is zarr_ndarray_dtype.unbox
+    assert module.DTYPE_NAME == "ndarray"
 
 
 def test_codec_names() -> None:

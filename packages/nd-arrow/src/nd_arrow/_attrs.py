@@ -141,27 +141,25 @@ class AttrDecoder:
         return {k: get(i) for k, valid, get in self._getters if valid[i]}
 
 
-def _getter(child: pa.Array) -> Callable[[int], object]:
-    t = child.type
-    if (
+def _numpy_scalar(t: pa.DataType) -> bool:
+    """Arrow scalar types read through one numpy array (numbers, bools, times)."""
+    return bool(
         pa.types.is_integer(t)
         or pa.types.is_floating(t)
         or pa.types.is_boolean(t)
         or pa.types.is_timestamp(t)
         or pa.types.is_duration(t)
-    ):
+    )
+
+
+def _getter(child: pa.Array) -> Callable[[int], object]:
+    t = child.type
+    if _numpy_scalar(t):
         data, _ = arrow_to_numpy(child)
         return data.__getitem__
     if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
         item = t.value_type
-        if (
-            pa.types.is_integer(item)
-            or pa.types.is_floating(item)
-            or pa.types.is_boolean(item)
-            or pa.types.is_timestamp(item)
-            or pa.types.is_duration(item)
-            or pa.types.is_string(item)
-        ):
+        if _numpy_scalar(item) or pa.types.is_string(item):
             if pa.types.is_fixed_size_list(t):
                 child = child.cast(pa.list_(t.value_field))
             flat, _ = arrow_to_numpy(child.values)

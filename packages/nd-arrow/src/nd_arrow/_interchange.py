@@ -8,6 +8,7 @@ which restores registered extension types from the exported schema. The export s
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pyarrow as pa
@@ -21,19 +22,8 @@ def import_array(data: Any, where: str) -> pa.Array | pa.ChunkedArray:
     """``data`` as a pyarrow array: pyarrow arrays pass, PyCapsule exporters are imported."""
     if isinstance(data, pa.Array | pa.ChunkedArray):
         return data
-    try:
-        if hasattr(data, "__arrow_c_array__"):
-            return pa.array(data)
-        if hasattr(data, "__arrow_c_stream__"):
-            return pa.chunked_array(data)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
-        raise InvalidArgumentError(
-            f"{where}: pyarrow could not import the Arrow data of {type(data).__name__}: {exc}"
-        ) from exc
-    raise InvalidArgumentError(
-        f"{where}: expected a pyarrow Array or ChunkedArray, or an object of the Arrow "
-        f"PyCapsule interface (__arrow_c_array__ / __arrow_c_stream__), got {type(data).__name__}"
-    )
+    importers = (("__arrow_c_array__", pa.array), ("__arrow_c_stream__", pa.chunked_array))
+    return _import(data, where, "Array or ChunkedArray", importers)  # type: ignore[no-any-return]
 
 
 def import_table(data: Any, where: str) -> pa.RecordBatch | pa.Table:
@@ -41,16 +31,24 @@ def import_table(data: Any, where: str) -> pa.RecordBatch | pa.Table:
     Table, an array as a RecordBatch)."""
     if isinstance(data, pa.RecordBatch | pa.Table):
         return data
+    importers = (("__arrow_c_stream__", pa.table), ("__arrow_c_array__", pa.record_batch))
+    return _import(data, where, "RecordBatch or Table", importers)  # type: ignore[no-any-return]
+
+
+def _import(
+    data: Any, where: str, expected: str, importers: tuple[tuple[str, Callable[[Any], Any]], ...]
+) -> Any:
+    """Import ``data`` with the first importer whose PyCapsule method it has (in that order)."""
     try:
-        if hasattr(data, "__arrow_c_stream__"):
-            return pa.table(data)
-        if hasattr(data, "__arrow_c_array__"):
-            return pa.record_batch(data)
+        for method, importer in importers:
+            if hasattr(data, method):
+                return importer(data)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
         raise InvalidArgumentError(
             f"{where}: pyarrow could not import the Arrow data of {type(data).__name__}: {exc}"
         ) from exc
+    methods = " / ".join(method for method, _ in importers)
     raise InvalidArgumentError(
-        f"{where}: expected a pyarrow RecordBatch or Table, or an object of the Arrow "
-        f"PyCapsule interface (__arrow_c_stream__ / __arrow_c_array__), got {type(data).__name__}"
+        f"{where}: expected a pyarrow {expected}, or an object of the Arrow "
+        f"PyCapsule interface ({methods}), got {type(data).__name__}"
     )

@@ -304,20 +304,22 @@ def validate_storage(storage: pa.Array, where: str = "nd column") -> StoragePart
         overflow = np.full(n, exact > _INT64_MAX, np.bool_)
     else:
         products, overflow = size_products(sizes, starts, starts + rank)
+
+    def row_sizes(i: int) -> list[int]:
+        return sizes[starts[i] : starts[i] + rank[i]].tolist()  # type: ignore[no-any-return]
+
     if overflow.any():
         i = _first(overflow)
-        shape = sizes[starts[i] : starts[i] + rank[i]].tolist()
         raise InvalidDimensionsError(
-            f"{where}: row {i} has dimension sizes {shape} whose product overflows int64; "
+            f"{where}: row {i} has dimension sizes {row_sizes(i)} whose product overflows int64; "
             "no array can have that many values"
         )
     lengths = np.diff(value_offsets)
     bad = lengths != products if all_valid else valid & (lengths != products)
     if bad.any():
         i = _first(bad)
-        shape = sizes[starts[i] : starts[i] + rank[i]].tolist()
         raise ShapeMismatchError(
-            f"{where}: row {i} has {int(lengths[i])} values but dimension sizes {shape} "
+            f"{where}: row {i} has {int(lengths[i])} values but dimension sizes {row_sizes(i)} "
             f"(product {int(products[i])}); the number of values must equal the product of the "
             "sizes (1 for rank 0)"
         )
@@ -329,21 +331,34 @@ def validate_storage(storage: pa.Array, where: str = "nd column") -> StoragePart
     if uniform is not None:
         # Every row carries the same names (the common case): check them once.
         _check_one_row(uniform, where)
-        codes_all = np.zeros(len(names), np.int64)
+        name_codes = np.zeros(len(names), np.int64)
         r, off0 = len(uniform), int(name_offsets[0])
-        codes_all[off0 : off0 + n * r] = np.tile(np.arange(r, dtype=np.int64), n)
-        return _parts(
-            storage,
-            layout,
-            valid,
-            values,
-            value_offsets,
-            dim_offsets,
-            sizes,
-            _align_names(codes_all, name_offsets, dim_offsets, valid, rank),
-            list(uniform),
-            shape0,
-        )
+        name_codes[off0 : off0 + n * r] = np.tile(np.arange(r, dtype=np.int64), n)
+        name_dict: list[Any] = list(uniform)
+    else:
+        name_codes, name_dict = _row_names(names, name_offsets, valid, rank, where)
+    return _parts(
+        storage,
+        layout,
+        valid,
+        values,
+        value_offsets,
+        dim_offsets,
+        sizes,
+        _align_names(name_codes, name_offsets, dim_offsets, valid, rank),
+        name_dict,
+        shape0,
+    )
+
+
+def _row_names(
+    names: pa.Array,
+    name_offsets: npt.NDArray[np.int64],
+    valid: npt.NDArray[np.bool_],
+    rank: npt.NDArray[np.int64],
+    where: str,
+) -> tuple[npt.NDArray[np.int64], list[Any]]:
+    """Dictionary codes of every name and the distinct names; each row's names checked."""
     name_starts = np.where(valid, name_offsets[:-1], 0)
     row_ids, pos = segment_positions(name_starts, rank)
     if len(names):
@@ -365,18 +380,7 @@ def validate_storage(storage: pa.Array, where: str = "nd column") -> StoragePart
                 f"{where}: row {i} has an empty dimension name; names must not be empty"
             )
         _check_unique(codes, row_ids, rank, name_dict, where)
-    return _parts(
-        storage,
-        layout,
-        valid,
-        values,
-        value_offsets,
-        dim_offsets,
-        sizes,
-        _align_names(name_codes, name_offsets, dim_offsets, valid, rank),
-        name_dict,
-        shape0,
-    )
+    return name_codes, name_dict
 
 
 def _uniform_names(

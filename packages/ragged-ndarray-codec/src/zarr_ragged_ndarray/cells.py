@@ -14,6 +14,7 @@ that need it pay for it.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from itertools import chain, repeat
 from operator import attrgetter
 from typing import Any
@@ -172,10 +173,10 @@ def cut_cells(
         order, ranked = _sorted(np.concatenate([shapes[:, 1:], shapes[:, :1]], axis=1))
         by_shape = _bounds(ranked)
         if count >= (len(by_shape) - 1) * _MIN_CELLS_PER_SHAPE:
-            return _grouped(values, shapes, offsets, order, by_shape)
+            return _windowed(values, shapes, offsets, order, by_shape, whole=True)
         by_trailing = _bounds(ranked[:, :-1])
         if count >= (len(by_trailing) - 1) * _MIN_CELLS_PER_ROW_SHAPE:
-            return _by_rows(values, shapes, offsets, order, by_trailing)
+            return _windowed(values, shapes, offsets, order, by_trailing, whole=False)
     bounds = offsets.tolist()
     pieces = map(values.__getitem__, map(slice, bounds, bounds[1:]))
     return np.fromiter(
@@ -211,69 +212,62 @@ def _c_strides(shape: list[int], item: int) -> list[int]:
     return strides
 
 
-def _by_rows(
+def _window(values: np.ndarray, shape: list[int]) -> np.ndarray:
+    """A view of ``values`` whose ``window[k]`` is the C-order cell of ``shape`` at item ``k``.
+
+    A view of the read-only ``values``: read-only too.
+    """
+    item = values.itemsize
+    rows = max(values.size - math.prod(shape) + 1, 0)
+    return np.ndarray((rows, *shape), values.dtype, values, 0, (item, *_c_strides(shape, item)))
+
+
+def _runs(order: npt.NDArray[np.intp], bounds: list[int]) -> Iterator[tuple[int, int, int]]:
+    """``(a, b, first)`` per run: sorted positions ``a:b`` and the cell index of its first cell."""
+    return zip(bounds, bounds[1:], order[bounds[:-1]].tolist(), strict=False)
+
+
+def _unsort(out: np.ndarray, order: npt.NDArray[np.intp]) -> np.ndarray:
+    """The cells built in sorted order ``out``, put back in cell order."""
+    cells = np.empty(out.size, dtype=object)
+    cells[order] = out
+    return cells
+
+
+def _windowed(
     values: np.ndarray,
     shapes: npt.NDArray[np.int64],
     offsets: npt.NDArray[np.int64],
     order: npt.NDArray[np.intp],
     bounds: list[int],
+    *,
+    whole: bool,
 ) -> np.ndarray:
-    """Cells as step slices of one window per trailing shape ``shape[1:]`` (``order`` sorts the
-    cells into runs ``bounds`` of equal trailing shape): a cell of shape ``(h, *t)`` starting
-    at item ``s`` is ``window[s : s + h * prod(t) : prod(t)]``, one ``__getitem__`` per cell
-    and no reshape."""
-    count = offsets.size - 1
+    """Cells cut from one strided window per run (``order`` sorts the cells into runs ``bounds``).
+
+    ``whole``: the runs have equal shapes and ``window[k]`` is the cell of that shape starting at
+    item ``k``, one integer index per cell. Otherwise the runs have equal trailing shapes
+    ``shape[1:]``: a cell of shape ``(h, *t)`` starting at item ``s`` is
+    ``window[s : s + h * prod(t) : prod(t)]``, one ``__getitem__`` per cell and no reshape.
+    """
     starts = offsets[:-1][order].tolist()
     stops = offsets[1:][order].tolist()
-    total = values.size
-    item = values.itemsize
-    out = np.empty(count, dtype=object)
-    for a, b, first in zip(bounds, bounds[1:], order[bounds[:-1]].tolist(), strict=False):
+    out = np.empty(offsets.size - 1, dtype=object)
+    for a, b, first in _runs(order, bounds):
+        if whole:
+            window = _window(values, shapes[first].tolist())
+            out[a:b] = np.fromiter(map(window.__getitem__, starts[a:b]), dtype=object, count=b - a)
+            continue
         trailing = shapes[first, 1:].tolist()
         step = math.prod(trailing)
         if step == 0:  # empty cells: no window needed
             empty = values[:0]
             out[a:b] = [empty.reshape(shape) for shape in shapes[order[a:b]].tolist()]
             continue
-        window = np.ndarray(
-            (max(total - step + 1, 0), *trailing),
-            values.dtype,
-            values,
-            0,
-            (item, *_c_strides(trailing, item)),
-        )  # a view of the read-only ``values``: read-only too
+        window = _window(values, trailing)
         out[a:b] = np.fromiter(
             map(window.__getitem__, map(slice, starts[a:b], stops[a:b], repeat(step, b - a))),
             dtype=object,
             count=b - a,
         )
-    cells = np.empty(count, dtype=object)
-    cells[order] = out
-    return cells
-
-
-def _grouped(
-    values: np.ndarray,
-    shapes: npt.NDArray[np.int64],
-    offsets: npt.NDArray[np.int64],
-    order: npt.NDArray[np.intp],
-    bounds: list[int],
-) -> np.ndarray:
-    """Cells as integer indexes into one window per distinct shape (``order`` sorts the cells
-    into runs ``bounds`` of equal shape; ``window[k]`` is the cell of that shape starting at
-    item ``k``)."""
-    count = offsets.size - 1
-    starts = offsets[:-1][order].tolist()
-    total = values.size
-    item = values.itemsize
-    out = np.empty(count, dtype=object)
-    for a, b, first in zip(bounds, bounds[1:], order[bounds[:-1]].tolist(), strict=False):
-        shape = shapes[first].tolist()
-        size = math.prod(shape)
-        window = np.ndarray(
-            (total - size + 1, *shape), values.dtype, values, 0, (item, *_c_strides(shape, item))
-        )  # a view of the read-only ``values``: read-only too
-        out[a:b] = np.fromiter(map(window.__getitem__, starts[a:b]), dtype=object, count=b - a)
-    cells = np.empty(count, dtype=object)
-    cells[order] = out
-    return cells
+    return _unsort(out, order)

@@ -23,23 +23,17 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 from zarr.abc.codec import BytesBytesCodec
-from zarr.codecs import BytesCodec, ShardingCodec
+from zarr.codecs import ShardingCodec
 from zarr.core.array_spec import ArraySpec
 from zarr.core.buffer import default_buffer_prototype
 
-from zarr_ragged_ndarray._compat import array_config, index_location, run
+from zarr_ndarray_dtype import _compat, chunk_codecs
+from zarr_ndarray_dtype.shard_index import MISSING, ShardIndexError, index_region
 from zarr_ragged_ndarray.codec import RaggedNDArrayCodec
 
 __all__ = ["MISSING", "ChunkLayout", "ShardIndexError", "layout_of", "read_chunks", "write_chunks"]
 
-#: Offset and length of an inner chunk that a shard does not hold.
-MISSING = 2**64 - 1
-
 Coords = tuple[int, ...]
-
-
-class ShardIndexError(ValueError):
-    """A shard or its index is corrupt (bad size, checksum, or a range outside the shard)."""
 
 
 @dataclass(frozen=True)
@@ -78,21 +72,7 @@ class ChunkLayout:
 
 def _split_codecs(codecs: Sequence[Any]) -> tuple[BytesBytesCodec, ...] | None:
     """The bytes -> bytes codecs after a leading ``ragged-ndarray``; None for any other chain."""
-    if not codecs or not isinstance(codecs[0], RaggedNDArrayCodec):
-        return None
-    rest = tuple(codecs[1:])
-    if not all(isinstance(c, BytesBytesCodec) for c in rest):
-        return None
-    return rest  # type: ignore[return-value]
-
-
-def _index_is_plain(codec: ShardingCodec) -> bool:
-    index_codecs = tuple(codec.index_codecs)
-    return (
-        bool(index_codecs)
-        and isinstance(index_codecs[0], BytesCodec)
-        and all(isinstance(c, BytesBytesCodec) for c in index_codecs[1:])
-    )
+    return chunk_codecs.bytes_codecs_after(codecs, RaggedNDArrayCodec)
 
 
 def layout_of(array: Any) -> ChunkLayout | None:
@@ -104,10 +84,9 @@ def layout_of(array: Any) -> ChunkLayout | None:
     """
     async_array = getattr(array, "_async_array", array)
     metadata = async_array.metadata
-    grid = getattr(metadata.chunk_grid, "chunk_shape", None)
-    if grid is None or len(grid) != len(metadata.shape):
+    grid_shape = _compat.regular_chunk_shape(metadata)
+    if grid_shape is None or len(grid_shape) != len(metadata.shape):
         return None
-    grid_shape = tuple(int(n) for n in grid)
     codecs = tuple(metadata.codecs)
     shard = None
     if len(codecs) == 1 and isinstance(codecs[0], ShardingCodec):
@@ -116,7 +95,7 @@ def layout_of(array: Any) -> ChunkLayout | None:
         inner_shape = tuple(int(n) for n in sharding.chunk_shape)
         if (
             inner is None
-            or not _index_is_plain(sharding)
+            or not chunk_codecs.index_is_plain(sharding)
             or len(inner_shape) != len(grid_shape)
             or any(g % i for g, i in zip(grid_shape, inner_shape, strict=True))
         ):
@@ -125,9 +104,9 @@ def layout_of(array: Any) -> ChunkLayout | None:
         shard = ShardLayout(
             codec=sharding,
             chunks_per_shard=per_shard,
-            index_nbytes=int(sharding._shard_index_size(per_shard)),
-            index_at_start=index_location(sharding) == "start",
-            index_spec=sharding._get_index_chunk_spec(per_shard),
+            index_nbytes=_compat.shard_index_nbytes(sharding, per_shard),
+            index_at_start=_compat.index_location(sharding) == "start",
+            index_spec=_compat.shard_index_spec(sharding, per_shard),
         )
         bytes_codecs, chunk_shape = inner, inner_shape
     else:
@@ -139,7 +118,7 @@ def layout_of(array: Any) -> ChunkLayout | None:
         shape=chunk_shape,
         dtype=metadata.data_type,
         fill_value=metadata.fill_value,
-        config=array_config(async_array),
+        config=_compat.array_config(async_array),
         prototype=default_buffer_prototype(),
     )
     return ChunkLayout(async_array, chunk_shape, bytes_codecs, spec, shard)
@@ -150,71 +129,27 @@ def layout_of(array: Any) -> ChunkLayout | None:
 
 async def _unwrap(layout: ChunkLayout, raw: Any, where: str) -> npt.NDArray[np.uint8]:
     """Undo the bytes -> bytes codecs (in reverse order) of one stored chunk."""
-    buf = raw
-    for codec in reversed(layout.bytes_codecs):
-        try:
-            buf = await codec._decode_single(buf, layout.spec)
-        except (ValueError, RuntimeError, TypeError) as exc:
-            name = codec.to_dict().get("name", type(codec).__name__)
-            raise ValueError(
-                f"{where}: the {name!r} codec cannot decode the stored bytes ({exc}); the chunk "
-                "is corrupt or was written with other codecs"
-            ) from exc
-    return np.asarray(buf.as_numpy_array(), dtype=np.uint8).reshape(-1)
+    return await chunk_codecs.unwrap_bytes(layout.bytes_codecs, layout.spec, raw, where)
 
 
 async def _decode_index(
     shard: ShardLayout, blob: npt.NDArray[np.uint8], key: str
 ) -> npt.NDArray[np.uint64]:
     """The ``(inner chunks, 2)`` offsets and lengths of one shard, checked against its size."""
-    size = blob.size
-    if size < shard.index_nbytes:
-        raise ShardIndexError(
-            f"shard {key!r} has {size} bytes, fewer than its {shard.index_nbytes}-byte index: "
-            "the shard is truncated"
-        )
-    at = 0 if shard.index_at_start else size - shard.index_nbytes
+    raw = index_region(blob, shard.index_nbytes, shard.index_at_start, key)
+    count = math.prod(shard.chunks_per_shard)
     codecs = tuple(shard.codec.index_codecs)
-    buf: Any = shard.index_spec.prototype.buffer.from_array_like(blob[at : at + shard.index_nbytes])
-    for codec in reversed(codecs[1:]):
-        try:
-            buf = await codec._decode_single(buf, shard.index_spec)
-        except (ValueError, RuntimeError, TypeError) as exc:
-            raise ShardIndexError(f"shard {key!r}: its index does not decode ({exc})") from exc
-    data = np.asarray(buf.as_numpy_array(), dtype=np.uint8).reshape(-1)
-    inner = math.prod(shard.chunks_per_shard)
-    if data.size != 16 * inner:
-        raise ShardIndexError(
-            f"shard {key!r}: its index holds {data.size} bytes after decoding, not the "
-            f"{16 * inner} of {inner} (offset, nbytes) pairs"
-        )
-    endian = getattr(codecs[0], "endian", None)
-    order = ">" if str(getattr(endian, "value", endian)) == "big" else "<"
-    pairs = data.view(f"{order}u8").astype(np.uint64).reshape(inner, 2)
-    present = ~((pairs[:, 0] == MISSING) & (pairs[:, 1] == MISSING))
-    if present.any():
-        starts, lengths = pairs[present, 0], pairs[present, 1]
-        bad = (starts > size) | (lengths > np.uint64(size) - np.minimum(starts, np.uint64(size)))
-        if bad.any():
-            which = int(np.flatnonzero(present)[int(np.argmax(bad))])
-            raise ShardIndexError(
-                f"shard {key!r}: inner chunk {which} claims bytes [{int(pairs[which, 0])}, "
-                f"+{int(pairs[which, 1])}) but the shard has {size} bytes; the shard index is "
-                "corrupt"
-            )
-    return pairs
-
-
-async def _get(layout: ChunkLayout, key: str) -> Any:
-    return await (layout.array.store_path / key).get(prototype=default_buffer_prototype())
+    return await chunk_codecs.decode_shard_index(
+        codecs, shard.index_spec, raw, count, key, blob.size
+    )
 
 
 async def _read_plain(layout: ChunkLayout, coords: Coords) -> npt.NDArray[np.uint8] | None:
     key = layout.key(coords)
-    buf = await _get(layout, key)
-    if buf is None:
+    blob = await chunk_codecs.fetch(layout.array.store_path, key)
+    if blob is None:
         return None
-    return await _unwrap(layout, buf, f"chunk {key!r}")
+    return await _unwrap(layout, blob, f"chunk {key!r}")
 
 
 async def _read_shard(
@@ -222,21 +157,13 @@ async def _read_shard(
 ) -> list[npt.NDArray[np.uint8] | None]:
     assert layout.shard is not None
     key = layout.key(shard_coords)
-    buf = await _get(layout, key)
-    if buf is None:
+    blob = await chunk_codecs.fetch(layout.array.store_path, key)
+    if blob is None:
         return [None] * len(inner)
-    blob = np.asarray(buf.as_numpy_array(), dtype=np.uint8).reshape(-1)
     pairs = await _decode_index(layout.shard, blob, key)
-    prototype = layout.spec.prototype
-
-    async def one(local: int) -> npt.NDArray[np.uint8] | None:
-        start, length = int(pairs[local, 0]), int(pairs[local, 1])
-        if start == MISSING and length == MISSING:
-            return None
-        piece = prototype.buffer.from_array_like(blob[start : start + length])
-        return await _unwrap(layout, piece, f"inner chunk {local} of shard {key!r}")
-
-    return list(await asyncio.gather(*(one(i) for i in inner)))
+    codecs, spec = layout.bytes_codecs, layout.spec
+    reads = (chunk_codecs.unwrap_inner(blob, pairs, i, codecs, spec, key) for i in inner)
+    return list(await asyncio.gather(*reads))
 
 
 async def _read_all(
@@ -274,27 +201,10 @@ def read_chunks(
     Raises ValueError when a stored chunk does not decode through its bytes codecs and
     :class:`ShardIndexError` for a corrupt shard index.
     """
-    return run(_read_all(layout, list(chunks)))
+    return _compat.run(_read_all(layout, list(chunks)))
 
 
 # ----------------------------------------------------------------------------------- writing
-
-
-async def _put(layout: ChunkLayout, coords: Coords, encoded: npt.NDArray[np.uint8] | None) -> None:
-    store_path = layout.array.store_path / layout.key(coords)
-    if encoded is None:
-        await store_path.delete()
-        return
-    buf: Any = layout.spec.prototype.buffer.from_array_like(encoded)
-    for codec in layout.bytes_codecs:
-        buf = await codec._encode_single(buf, layout.spec)
-    await store_path.set(buf)
-
-
-async def _write_all(
-    layout: ChunkLayout, items: Sequence[tuple[Coords, npt.NDArray[np.uint8] | None]]
-) -> None:
-    await asyncio.gather(*(_put(layout, c, encoded) for c, encoded in items))
 
 
 def write_chunks(
@@ -306,4 +216,6 @@ def write_chunks(
     """
     if layout.shard is not None:
         raise NotImplementedError("write_chunks does not write into shards")
-    run(_write_all(layout, items))
+    keyed = [(layout.key(coords), encoded) for coords, encoded in items]
+    codecs, spec = layout.bytes_codecs, layout.spec
+    _compat.run(chunk_codecs.store_chunks(layout.array.store_path, codecs, spec, keyed))

@@ -16,15 +16,14 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
-from zarr.abc.codec import ArrayBytesCodec
 
-from zarr_ndarray_dtype import NDArray
+from zarr_ndarray_dtype import NDArray, codec_json
+from zarr_ndarray_dtype.codec_base import SERVES_FIXED, NDArrayBytesCodec, serves_other_dtype
 from zarr_ragged_ndarray.cells import (
     cut_cells,
     fill_cell,
@@ -35,8 +34,6 @@ from zarr_ragged_ndarray.cells import (
 from zarr_ragged_ndarray.layout import RaggedLayoutError, decode_layout, encode_layout
 
 if TYPE_CHECKING:
-    from typing import Self
-
     from zarr.core.array_spec import ArraySpec
     from zarr.core.buffer import Buffer, NDBuffer
 
@@ -60,71 +57,24 @@ class CodecMetadataError(ValueError):
 
 def parse_codec_metadata(data: object) -> None:
     """Check codec metadata strictly: name ``ragged-ndarray``, optional empty configuration."""
-    if not isinstance(data, Mapping):
-        raise CodecMetadataError(
-            f"codec metadata {data!r} is not a JSON object; expected "
-            f'{{"name": "{CODEC_NAME}", "configuration": {{}}}}.'
-        )
-    extra = sorted(set(data) - {"name", "configuration"})
-    if extra:
-        raise CodecMetadataError(
-            f"codec metadata {dict(data)!r} has unexpected keys {extra}; the {CODEC_NAME!r} codec "
-            "metadata has only 'name' and an optional empty 'configuration'."
-        )
-    if data.get("name") != CODEC_NAME:
-        raise CodecMetadataError(
-            f"codec metadata {dict(data)!r} does not name the {CODEC_NAME!r} codec."
-        )
-    if "configuration" in data:
-        config = data["configuration"]
-        if not isinstance(config, Mapping):
-            raise CodecMetadataError(
-                f"the {CODEC_NAME!r} codec configuration {config!r} is not a JSON object; the "
-                "codec is parameter-free: use {} or omit 'configuration'."
-            )
-        if config:
-            raise CodecMetadataError(
-                f"the {CODEC_NAME!r} codec takes no parameters, got configuration "
-                f"{dict(config)!r}; the element dtype and shape belong to the 'ndarray' data "
-                'type: use "configuration": {} or omit it.'
-            )
+    codec_json.parse_codec_metadata(data, CODEC_NAME, CodecMetadataError)
 
 
 def _serves_instead(dtype: Any) -> str:
     """What serves a data type this codec does not (for error messages)."""
     if isinstance(dtype, NDArray):
-        return (
-            "all-fixed patterns are served by the core 'bytes' codec: "
-            "serializer=zarr.codecs.BytesCodec(endian='little')"
-        )
-    name = str(getattr(dtype, "_zarr_v3_name", type(dtype).__name__))
-    if name in {"variable_length_bytes", "bytes"}:
-        return "raw variable-length bytes are served by zarr's 'vlen-bytes' codec"
-    if name in {"string", "variable_length_utf8"}:
-        return "strings are served by zarr's 'vlen-utf8' codec"
-    return (
-        "fixed-size data types are served by the core 'bytes' codec; for ragged ndarray "
-        "elements use dtype=zarr_ndarray_dtype.NDArray(dtype=..., shape=(None, None))"
+        return SERVES_FIXED
+    return serves_other_dtype(
+        dtype, "dtype=zarr_ndarray_dtype.NDArray(dtype=..., shape=(None, None))"
     )
 
 
 @dataclass(frozen=True)
-class RaggedNDArrayCodec(ArrayBytesCodec):
+class RaggedNDArrayCodec(NDArrayBytesCodec):
     """Array -> bytes codec for ``ndarray`` elements of any pattern with a variable dimension."""
 
-    # A plain class attribute (an annotation would make it a dataclass field).
-    is_fixed_size = False
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Self:
-        parse_codec_metadata(data)
-        return cls()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"name": CODEC_NAME, "configuration": {}}
-
-    def evolve_from_array_spec(self, array_spec: ArraySpec) -> Self:
-        return self
+    codec_name = CODEC_NAME
+    metadata_error = CodecMetadataError
 
     # dtype / chunk_grid are annotated loosely: their types differ across zarr releases.
     def validate(self, *, shape: Any, dtype: Any, chunk_grid: Any) -> None:
@@ -141,39 +91,18 @@ class RaggedNDArrayCodec(ArrayBytesCodec):
                 f"{pattern}: {_serves_instead(dtype)}."
             )
 
-    def compute_encoded_size(self, input_byte_length: int, _chunk_spec: ArraySpec) -> int:
-        raise NotImplementedError(
-            f"the {CODEC_NAME!r} codec is variable-length: the encoded size depends on the data"
-        )
-
     # ------------------------------------------------------------------ decode
     def _decode_sync(self, chunk_bytes: Buffer, chunk_spec: ArraySpec) -> NDBuffer:
-        dtype = _ndarray_dtype(chunk_spec)
+        dtype = self.ndarray_dtype(chunk_spec)
         cells = decode_chunk(chunk_bytes.as_numpy_array(), tuple(chunk_spec.shape), dtype)
         return chunk_spec.prototype.nd_buffer.from_numpy_array(cells)
 
-    async def _decode_single(self, chunk_bytes: Buffer, chunk_spec: ArraySpec) -> NDBuffer:
-        return self._decode_sync(chunk_bytes, chunk_spec)
-
     # ------------------------------------------------------------------ encode
     def _encode_sync(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> Buffer | None:
-        dtype = _ndarray_dtype(chunk_spec)
+        dtype = self.ndarray_dtype(chunk_spec)
         fill = fill_cell(dtype, chunk_spec.fill_value)
         encoded = encode_chunk(chunk_array.as_numpy_array(), dtype, fill)
         return chunk_spec.prototype.buffer.from_bytes(encoded)  # type: ignore[arg-type]
-
-    async def _encode_single(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> Buffer | None:
-        return self._encode_sync(chunk_array, chunk_spec)
-
-
-def _ndarray_dtype(chunk_spec: ArraySpec) -> NDArray:
-    dtype = chunk_spec.dtype
-    if not isinstance(dtype, NDArray):  # validate() refuses this at creation
-        raise TypeError(
-            f"the {CODEC_NAME!r} codec got a chunk of data type {dtype!r}; it serves only the "
-            "'ndarray' data type."
-        )
-    return dtype
 
 
 # ---------------------------------------------------------------------- columnar chunk form

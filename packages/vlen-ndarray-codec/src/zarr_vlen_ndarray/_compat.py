@@ -6,76 +6,21 @@ are the same in every supported release.
 
 from __future__ import annotations
 
-from collections.abc import Coroutine
-from typing import Any, TypeVar
+from typing import Any
 
 from zarr.core.sync import sync
 
-__all__ = [
-    "array_config",
-    "bytes_codec_endian",
-    "index_location",
-    "regular_chunk_shape",
-    "run",
-    "shard_index_nbytes",
-    "shard_index_spec",
-]
+# The shims the codec packages share live once in the data type package (below both codecs);
+# they stay importable from here.
+from zarr_ndarray_dtype._compat import array_config as array_config
+from zarr_ndarray_dtype._compat import bytes_codec_endian as bytes_codec_endian
+from zarr_ndarray_dtype._compat import index_location as index_location
+from zarr_ndarray_dtype._compat import regular_chunk_shape as regular_chunk_shape
+from zarr_ndarray_dtype._compat import run as run
+from zarr_ndarray_dtype._compat import shard_index_nbytes as shard_index_nbytes
+from zarr_ndarray_dtype._compat import shard_index_spec as shard_index_spec
 
-T = TypeVar("T")
-
-
-def array_config(async_array: Any) -> Any:
-    """The ``ArrayConfig`` (order, write_empty_chunks) an array was opened with."""
-    # zarr 3.1.0 keeps it in the private attribute ``_config``; by 3.1.6 it is ``config``.
-    config = getattr(async_array, "config", None)
-    if config is None:
-        config = async_array._config
-    return config
-
-
-def bytes_codec_endian(codec: Any) -> str | None:
-    """``"little"``, ``"big"`` or None (single-byte data): the byte order of a ``bytes`` codec."""
-    # zarr 3.1.x and 3.2.x hold an Enum (``Endian.big``); 3.3.0 made it a plain string literal.
-    endian = getattr(codec, "endian", None)
-    return None if endian is None else str(getattr(endian, "value", endian))
-
-
-def regular_chunk_shape(metadata: Any) -> tuple[int, ...] | None:
-    """The chunk shape of an array with a regular chunk grid; None for any other grid."""
-    # zarr 3.1.x keeps a ``RegularChunkGrid`` in ``metadata.chunk_grid``; 3.2.0 keeps a
-    # ``RegularChunkGridMetadata`` there and adds rectilinear grids, whose metadata has
-    # ``chunk_shapes`` but no ``chunk_shape``. Both regular forms have ``chunk_shape``.
-    shape = getattr(metadata.chunk_grid, "chunk_shape", None)
-    return None if shape is None else tuple(int(n) for n in shape)
-
-
-def shard_index_nbytes(sharding_codec: Any, chunks_per_shard: tuple[int, ...]) -> int:
-    """Bytes of a shard's encoded index (through its index codecs)."""
-    # A private method of ShardingCodec, with this name and signature in 3.1.0 .. 3.4.x.
-    return int(sharding_codec._shard_index_size(chunks_per_shard))
-
-
-def shard_index_spec(sharding_codec: Any, chunks_per_shard: tuple[int, ...]) -> Any:
-    """The ``ArraySpec`` a sharding codec hands to its index codecs."""
-    # A private method of ShardingCodec, with this name and signature in 3.1.0 .. 3.4.x.
-    return sharding_codec._get_index_chunk_spec(chunks_per_shard)
-
-
-def index_location(sharding_codec: Any) -> str:
-    """``"start"`` or ``"end"``: where a sharding codec puts the shard index."""
-    # zarr 3.1.x and 3.2.x hold an Enum (``ShardingCodecIndexLocation.end``); 3.3.0 made it a
-    # plain string literal.
-    location = sharding_codec.index_location
-    return str(getattr(location, "value", location))
-
-
-def run(coro: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine on zarr's event loop thread and return its result.
-
-    ``zarr.core.sync.sync`` exists in every supported release (3.2.0 re-spelled its generic
-    signature with PEP 695 syntax, which does not change how it is called).
-    """
-    return sync(coro)
+__all__ = ["close_store", "open_zip_store_read"]
 
 
 # ------------------------------------------------------------------------------ store tool

@@ -29,14 +29,9 @@ def scan(
     return starts, nbytes
 
 
-def unframe(
-    data: npt.NDArray[np.uint8],
-    starts: npt.NDArray[np.int64],
-    nbytes: npt.NDArray[np.int64],
-    out: npt.NDArray[np.uint8],
-) -> None:
-    """Copy the payload bytes of the run of elements (everything but their prefixes) into out."""
-    _framing_ext.unframe(data, starts, nbytes, out)
+#: Copy the payload bytes of the run of elements (everything but their prefixes) into out: the
+#: extension's function as it is (it takes the arrays the Python backend's ``unframe`` takes).
+unframe = _framing_ext.unframe
 
 
 def frame(payload: npt.NDArray[np.uint8], nbytes: npt.NDArray[np.int64]) -> npt.NDArray[np.uint8]:

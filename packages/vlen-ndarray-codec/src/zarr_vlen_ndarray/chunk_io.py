@@ -31,10 +31,31 @@ import numpy as np
 import numpy.typing as npt
 from zarr.abc.codec import BytesBytesCodec
 from zarr.abc.store import RangeByteRequest, SuffixByteRequest
-from zarr.codecs import BytesCodec, ShardingCodec
+from zarr.codecs import ShardingCodec
 from zarr.core.array_spec import ArraySpec
 from zarr.core.buffer import default_buffer_prototype
 
+from zarr_ndarray_dtype.chunk_codecs import (
+    as_bytes,
+    bytes_codecs_after,
+    decode_shard_index,
+    fetch,
+    index_is_plain,
+    store_chunks,
+    unwrap_bytes,
+    unwrap_inner,
+    wrap_bytes,
+)
+
+# MISSING and ShardIndexError were this module's own; they live in the data type package now,
+# shared with zarr-ragged-ndarray, and stay importable from here.
+from zarr_ndarray_dtype.shard_index import (
+    MISSING,
+    ShardIndexError,
+    index_region,
+    inner_range,
+    out_of_range,
+)
 from zarr_vlen_ndarray._compat import (
     array_config,
     bytes_codec_endian,
@@ -57,17 +78,10 @@ __all__ = [
     "write_chunks",
 ]
 
-#: Offset and length of an inner chunk that a shard does not hold.
-MISSING = 2**64 - 1
-
 #: A chunk's (or shard's) coordinates in its grid, one per array axis.
 Coords = tuple[int, ...]
 #: A chunk's grid index: an int (1-D arrays) or coordinates (any rank).
 GridIndex = int | Coords
-
-
-class ShardIndexError(ValueError):
-    """A shard or its index is corrupt (bad size, checksum, or a range outside the shard)."""
 
 
 @dataclass(frozen=True)
@@ -117,22 +131,7 @@ class ChunkLayout:
 
 def _split_codecs(codecs: Sequence[Any]) -> tuple[BytesBytesCodec, ...] | None:
     """The bytes -> bytes codecs after a leading ``vlen-ndarray``; None for any other chain."""
-    if not codecs or not isinstance(codecs[0], VlenNDArrayCodec):
-        return None
-    rest = tuple(codecs[1:])
-    if not all(isinstance(c, BytesBytesCodec) for c in rest):
-        return None
-    return rest  # type: ignore[return-value]
-
-
-def _index_is_plain(codec: ShardingCodec) -> bool:
-    """True when the index codecs are ``bytes`` followed by bytes -> bytes codecs only."""
-    index_codecs = tuple(codec.index_codecs)
-    return (
-        bool(index_codecs)
-        and isinstance(index_codecs[0], BytesCodec)
-        and all(isinstance(c, BytesBytesCodec) for c in index_codecs[1:])
-    )
+    return bytes_codecs_after(codecs, VlenNDArrayCodec)
 
 
 def layout_of(array: Any) -> ChunkLayout | None:
@@ -155,7 +154,7 @@ def layout_of(array: Any) -> ChunkLayout | None:
         inner_shape = tuple(int(n) for n in sharding.chunk_shape)
         if (
             inner is None
-            or not _index_is_plain(sharding)
+            or not index_is_plain(sharding)
             or len(inner_shape) != len(grid_shape)
             or any(g % i for g, i in zip(grid_shape, inner_shape, strict=True))
         ):
@@ -191,31 +190,15 @@ def layout_of(array: Any) -> ChunkLayout | None:
 
 async def _unwrap(layout: ChunkLayout, raw: Any, where: str) -> npt.NDArray[np.uint8]:
     """Undo the bytes -> bytes codecs (in reverse order) of one stored chunk."""
-    buf = raw
-    for codec in reversed(layout.bytes_codecs):
-        try:
-            buf = await codec._decode_single(buf, layout.spec)
-        except (ValueError, RuntimeError, TypeError) as exc:
-            name = codec.to_dict().get("name", type(codec).__name__)
-            raise ValueError(
-                f"{where}: the {name!r} codec cannot decode the stored bytes ({exc}); the chunk "
-                "is corrupt or was written with other codecs"
-            ) from exc
-    return np.asarray(buf.as_numpy_array(), dtype=np.uint8).reshape(-1)
+    return await unwrap_bytes(layout.bytes_codecs, layout.spec, raw, where)
 
 
 async def _decode_index(
     layout: ChunkLayout, shard: ShardLayout, blob: npt.NDArray[np.uint8], key: str
 ) -> npt.NDArray[np.uint64]:
     """The ``(chunks_per_shard, 2)`` offsets and lengths of one shard, checked against its size."""
-    size = blob.size
-    if size < shard.index_nbytes:
-        raise ShardIndexError(
-            f"shard {key!r} has {size} bytes, fewer than its {shard.index_nbytes}-byte index: "
-            "the shard is truncated"
-        )
-    at = 0 if shard.index_at_start else size - shard.index_nbytes
-    return await _parse_index(shard, blob[at : at + shard.index_nbytes], key, size)
+    raw = index_region(blob, shard.index_nbytes, shard.index_at_start, key)
+    return await _parse_index(shard, raw, key, blob.size)
 
 
 async def _parse_index(
@@ -228,55 +211,20 @@ async def _parse_index(
             "belongs: the shard is truncated"
         )
     codecs = tuple(shard.codec.index_codecs)
-    buf: Any = shard.index_spec.prototype.buffer.from_array_like(raw)
-    for codec in reversed(codecs[1:]):
-        try:
-            buf = await codec._decode_single(buf, shard.index_spec)
-        except (ValueError, RuntimeError, TypeError) as exc:
-            raise ShardIndexError(f"shard {key!r}: its index does not decode ({exc})") from exc
-    data = np.asarray(buf.as_numpy_array(), dtype=np.uint8).reshape(-1)
-    if data.size != 16 * shard.chunks_per_shard:
-        raise ShardIndexError(
-            f"shard {key!r}: its index holds {data.size} bytes after decoding, not the "
-            f"{16 * shard.chunks_per_shard} of {shard.chunks_per_shard} (offset, nbytes) pairs"
-        )
-    order = ">" if bytes_codec_endian(codecs[0]) == "big" else "<"
-    pairs = data.view(f"{order}u8").astype(np.uint64).reshape(shard.chunks_per_shard, 2)
-    present = ~((pairs[:, 0] == MISSING) & (pairs[:, 1] == MISSING))
-    if size is not None and present.any():
-        starts, lengths = pairs[present, 0], pairs[present, 1]
-        # Compare without overflow: start <= size and length <= size - start.
-        bad = (starts > size) | (lengths > np.uint64(size) - np.minimum(starts, np.uint64(size)))
-        if bad.any():
-            which = int(np.flatnonzero(present)[int(np.argmax(bad))])
-            raise _out_of_range(key, which, pairs, size)
-    return pairs
-
-
-def _out_of_range(
-    key: str, which: int, pairs: npt.NDArray[np.uint64], size: int | str
-) -> ShardIndexError:
-    return ShardIndexError(
-        f"shard {key!r}: inner chunk {which} claims bytes [{int(pairs[which, 0])}, "
-        f"+{int(pairs[which, 1])}) but the shard has {size} bytes; the shard index is corrupt"
-    )
+    count = shard.chunks_per_shard
+    return await decode_shard_index(codecs, shard.index_spec, raw, count, key, size)
 
 
 async def _get(layout: ChunkLayout, key: str) -> npt.NDArray[np.uint8] | None:
-    store_path = layout.array.store_path / key
-    buf = await store_path.get(prototype=default_buffer_prototype())
-    if buf is None:
-        return None
-    return np.asarray(buf.as_numpy_array(), dtype=np.uint8).reshape(-1)
+    return await fetch(layout.array.store_path, key)
 
 
 async def _read_plain(layout: ChunkLayout, index: GridIndex) -> npt.NDArray[np.uint8] | None:
     key = layout.key(index)
-    store_path = layout.array.store_path / key
-    buf = await store_path.get(prototype=default_buffer_prototype())
-    if buf is None:
+    blob = await fetch(layout.array.store_path, key)
+    if blob is None:
         return None
-    return await _unwrap(layout, buf, f"chunk {key!r}")
+    return await _unwrap(layout, blob, f"chunk {key!r}")
 
 
 #: A read that needs fewer than this share of a shard's inner chunks fetches the index and the
@@ -296,16 +244,9 @@ async def _read_shard(
     if blob is None:
         return [None] * len(locals_)
     pairs = await _decode_index(layout, shard, blob, key)
-    prototype = layout.spec.prototype
-
-    async def one(local: int) -> npt.NDArray[np.uint8] | None:
-        start, length = int(pairs[local, 0]), int(pairs[local, 1])
-        if start == MISSING and length == MISSING:
-            return None
-        buf = prototype.buffer.from_array_like(blob[start : start + length])
-        return await _unwrap(layout, buf, f"inner chunk {local} of shard {key!r}")
-
-    return list(await asyncio.gather(*(one(i) for i in locals_)))
+    codecs, spec = layout.bytes_codecs, layout.spec
+    reads = (unwrap_inner(blob, pairs, i, codecs, spec, key) for i in locals_)
+    return list(await asyncio.gather(*reads))
 
 
 async def _read_shard_ranged(
@@ -326,17 +267,18 @@ async def _read_shard_ranged(
     pairs = await _parse_index(shard, raw, key, None)
 
     async def one(local: int) -> npt.NDArray[np.uint8] | None:
-        start, length = int(pairs[local, 0]), int(pairs[local, 1])
-        if start == MISSING and length == MISSING:
+        found = inner_range(pairs, local)
+        if found is None:
             return None
+        start, length = found
         if start + length > 2**63 - 1:
-            raise _out_of_range(key, local, pairs, "fewer")
+            raise out_of_range(key, local, pairs, "fewer")
         got = await store_path.get(
             prototype=prototype, byte_range=RangeByteRequest(start, start + length)
         )
         data = None if got is None else np.asarray(got.as_numpy_array(), np.uint8).reshape(-1)
         if data is None or data.size != length:
-            raise _out_of_range(key, local, pairs, "fewer")
+            raise out_of_range(key, local, pairs, "fewer")
         buf = layout.spec.prototype.buffer.from_array_like(data)
         return await _unwrap(layout, buf, f"inner chunk {local} of shard {key!r}")
 
@@ -376,23 +318,6 @@ def read_chunks(
 # ----------------------------------------------------------------------------------- writing
 
 
-async def _put(layout: ChunkLayout, index: GridIndex, framed: npt.NDArray[np.uint8] | None) -> None:
-    store_path = layout.array.store_path / layout.key(index)
-    if framed is None:
-        await store_path.delete()
-        return
-    buf: Any = layout.spec.prototype.buffer.from_array_like(framed)
-    for codec in layout.bytes_codecs:
-        buf = await codec._encode_single(buf, layout.spec)
-    await store_path.set(buf)
-
-
-async def _write_all(
-    layout: ChunkLayout, items: Sequence[tuple[GridIndex, npt.NDArray[np.uint8] | None]]
-) -> None:
-    await asyncio.gather(*(_put(layout, i, framed) for i, framed in items))
-
-
 def write_chunks(
     layout: ChunkLayout, items: Sequence[tuple[GridIndex, npt.NDArray[np.uint8] | None]]
 ) -> None:
@@ -402,7 +327,8 @@ def write_chunks(
     """
     if layout.shard is not None:
         raise NotImplementedError("write_chunks does not write into shards")
-    run(_write_all(layout, items))
+    keyed = [(layout.key(index), framed) for index, framed in items]
+    run(store_chunks(layout.array.store_path, layout.bytes_codecs, layout.spec, keyed))
 
 
 # ------------------------------------------------------------------------- writing shards
@@ -456,10 +382,7 @@ def unwrap_stored(
 
 
 async def _wrap(layout: ChunkLayout, framed: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
-    buf: Any = layout.spec.prototype.buffer.from_array_like(framed)
-    for codec in layout.bytes_codecs:
-        buf = await codec._encode_single(buf, layout.spec)
-    return np.asarray(buf.as_numpy_array(), dtype=np.uint8).reshape(-1)
+    return as_bytes(await wrap_bytes(layout.bytes_codecs, layout.spec, framed))
 
 
 async def _encode_index(shard: ShardLayout, pairs: npt.NDArray[np.uint64]) -> Any:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -27,10 +26,13 @@ import numpy.typing as npt
 
 # VLenBytes and parse_named_configuration were module attributes in 0.2.0; kept importable.
 from numcodecs.vlen import VLenBytes as VLenBytes
-from zarr.abc.codec import ArrayBytesCodec
+
+# ArrayBytesCodec was a module attribute in 0.2.0 (the codec base); kept importable.
+from zarr.abc.codec import ArrayBytesCodec as ArrayBytesCodec
 from zarr.core.common import parse_named_configuration as parse_named_configuration
 
-from zarr_ndarray_dtype import NDArray, readonly_cells
+from zarr_ndarray_dtype import NDArray, codec_json, readonly_cells
+from zarr_ndarray_dtype.codec_base import SERVES_FIXED, NDArrayBytesCodec, serves_other_dtype
 from zarr_vlen_ndarray.block import CODEC_NAME, decode_block, encode_block, offsets_from_rows
 from zarr_vlen_ndarray.cells import gather_cells
 
@@ -38,11 +40,9 @@ from zarr_vlen_ndarray.cells import gather_cells
 from zarr_vlen_ndarray.framing import U32_MAX as U32_MAX
 
 if TYPE_CHECKING:
-    from typing import Self
-
     from zarr.core.array_spec import ArraySpec
     from zarr.core.buffer import Buffer, NDBuffer
-    from zarr.core.common import JSON, ChunkCoords
+    from zarr.core.common import ChunkCoords
 
 __all__ = ["CODEC_NAME", "CodecMetadataError", "VlenNDArrayCodec", "parse_codec_metadata"]
 
@@ -57,34 +57,7 @@ class CodecMetadataTypeError(CodecMetadataError, TypeError):
 
 def parse_codec_metadata(data: object) -> None:
     """Check codec metadata strictly: name ``vlen-ndarray``, optional empty configuration."""
-    if not isinstance(data, Mapping):
-        raise CodecMetadataTypeError(
-            f"codec metadata {data!r} is not a JSON object; expected "
-            f'{{"name": "{CODEC_NAME}", "configuration": {{}}}}.'
-        )
-    extra = sorted(set(data) - {"name", "configuration"})
-    if extra:
-        raise CodecMetadataError(
-            f"codec metadata {dict(data)!r} has unexpected keys {extra}; the {CODEC_NAME!r} codec "
-            "metadata has only 'name' and an optional empty 'configuration'."
-        )
-    if data.get("name") != CODEC_NAME:
-        raise CodecMetadataError(
-            f"codec metadata {dict(data)!r} does not name the {CODEC_NAME!r} codec."
-        )
-    if "configuration" in data:
-        config = data["configuration"]
-        if not isinstance(config, Mapping):
-            raise CodecMetadataError(
-                f"the {CODEC_NAME!r} codec configuration {config!r} is not a JSON object; the "
-                "codec is parameter-free: use {} or omit 'configuration'."
-            )
-        if config:
-            raise CodecMetadataError(
-                f"the {CODEC_NAME!r} codec takes no parameters, got configuration "
-                f"{dict(config)!r}; the element dtype and shape belong to the 'ndarray' data "
-                'type: use "configuration": {} or omit it.'
-            )
+    codec_json.parse_codec_metadata(data, CODEC_NAME, CodecMetadataError, CodecMetadataTypeError)
 
 
 def _serves_instead(dtype: Any) -> str:
@@ -92,10 +65,7 @@ def _serves_instead(dtype: Any) -> str:
     if isinstance(dtype, NDArray):
         pattern = dtype.pattern
         if pattern.is_fixed:
-            return (
-                "all-fixed patterns are served by the core 'bytes' codec: "
-                "serializer=zarr.codecs.BytesCodec(endian='little')"
-            )
+            return SERVES_FIXED
         # Served by the sibling package's codec (named, never imported: packages do not import
         # their siblings).
         what = (
@@ -108,14 +78,8 @@ def _serves_instead(dtype: Any) -> str:
             "and pass serializer=zarr_ragged_ndarray.RaggedNDArrayCodec(), or omit serializer= "
             "to get it by default"
         )
-    name = str(getattr(dtype, "_zarr_v3_name", type(dtype).__name__))
-    if name in {"variable_length_bytes", "bytes"}:
-        return "raw variable-length bytes are served by zarr's 'vlen-bytes' codec"
-    if name in {"string", "variable_length_utf8"}:
-        return "strings are served by zarr's 'vlen-utf8' codec"
-    return (
-        "fixed-size data types are served by the core 'bytes' codec; for ragged ndarray "
-        "elements use dtype=zarr_vlen_ndarray.NDArray(dtype=..., shape=(None, ...))"
+    return serves_other_dtype(
+        dtype, "dtype=zarr_vlen_ndarray.NDArray(dtype=..., shape=(None, ...))"
     )
 
 
@@ -124,22 +88,12 @@ def _chunk_size(shape: tuple[int, ...]) -> int:
 
 
 @dataclass(frozen=True)
-class VlenNDArrayCodec(ArrayBytesCodec):
+class VlenNDArrayCodec(NDArrayBytesCodec):
     """Array -> bytes codec for ``ndarray`` elements with one leading variable dimension."""
 
-    # A plain class attribute (an annotation would make it a dataclass field).
-    is_fixed_size = False
-
-    @classmethod
-    def from_dict(cls, data: dict[str, JSON]) -> Self:
-        parse_codec_metadata(data)
-        return cls()
-
-    def to_dict(self) -> dict[str, JSON]:
-        return {"name": CODEC_NAME, "configuration": {}}
-
-    def evolve_from_array_spec(self, array_spec: ArraySpec) -> Self:
-        return self
+    codec_name = CODEC_NAME
+    metadata_error = CodecMetadataError
+    not_object_error = CodecMetadataTypeError
 
     # dtype / chunk_grid are annotated loosely (as in 0.2.0): their types differ by zarr release.
     def validate(self, *, shape: ChunkCoords, dtype: Any, chunk_grid: Any) -> None:
@@ -161,39 +115,18 @@ class VlenNDArrayCodec(ArrayBytesCodec):
                 f"{_serves_instead(dtype)}."
             )
 
-    def compute_encoded_size(self, input_byte_length: int, _chunk_spec: ArraySpec) -> int:
-        raise NotImplementedError(
-            f"the {CODEC_NAME!r} codec is variable-length: the encoded size depends on the data"
-        )
-
     # ------------------------------------------------------------------ decode
     def _decode_sync(self, chunk_bytes: Buffer, chunk_spec: ArraySpec) -> NDBuffer:
-        dtype = _ndarray_dtype(chunk_spec)
+        dtype = self.ndarray_dtype(chunk_spec)
         shape = tuple(chunk_spec.shape)
         cells = decode_chunk(chunk_bytes.as_numpy_array(), shape, dtype)
         return chunk_spec.prototype.nd_buffer.from_numpy_array(cells)
 
-    async def _decode_single(self, chunk_bytes: Buffer, chunk_spec: ArraySpec) -> NDBuffer:
-        return self._decode_sync(chunk_bytes, chunk_spec)
-
     # ------------------------------------------------------------------ encode
     def _encode_sync(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> Buffer | None:
-        dtype = _ndarray_dtype(chunk_spec)
+        dtype = self.ndarray_dtype(chunk_spec)
         framed = encode_chunk(chunk_array.as_numpy_array(), dtype)
         return chunk_spec.prototype.buffer.from_bytes(framed)  # type: ignore[arg-type]
-
-    async def _encode_single(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> Buffer | None:
-        return self._encode_sync(chunk_array, chunk_spec)
-
-
-def _ndarray_dtype(chunk_spec: ArraySpec) -> NDArray:
-    dtype = chunk_spec.dtype
-    if not isinstance(dtype, NDArray):  # validate() refuses this at creation
-        raise TypeError(
-            f"the {CODEC_NAME!r} codec got a chunk of data type {dtype!r}; it serves only the "
-            "'ndarray' data type."
-        )
-    return dtype
 
 
 def encode_chunk(cells: np.ndarray, dtype: NDArray) -> npt.NDArray[np.uint8]:

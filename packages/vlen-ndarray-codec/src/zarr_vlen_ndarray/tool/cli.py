@@ -16,8 +16,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from zarr_vlen_ndarray.tool import commands
 from zarr_vlen_ndarray.tool import metadata as md
@@ -208,10 +209,11 @@ def cmd_upgrade(args: argparse.Namespace) -> int:
     if args.dtype is not None and args.shape is None:
         args.parser.error("--dtype needs --shape (the element pattern, e.g. --shape null,2)")
     loc = locate(args.path, parse_storage_options(args.storage_options), args.backend)
-    if commands.is_v2(loc):
-        with _progress(args, args.sample, "checking chunks") as bar:
-            outcome = commands.upgrade_v2(
-                loc,
+
+    def checked(command: Callable[..., Outcome], target: Any, total: int) -> int:
+        with _progress(args, total, "checking chunks") as bar:
+            outcome = command(
+                target,
                 args.dtype,
                 args.shape,
                 verify_all=args.verify_all,
@@ -220,6 +222,9 @@ def cmd_upgrade(args: argparse.Namespace) -> int:
                 progress=bar,
             )
         return _show(outcome)
+
+    if commands.is_v2(loc):
+        return checked(commands.upgrade_v2, loc, args.sample)
     node = load_location(loc)
     if args.dtype is None:
         raise Refused(
@@ -227,17 +232,7 @@ def cmd_upgrade(args: argparse.Namespace) -> int:
             "--dtype D --shape S (e.g. --dtype float32 --shape null,2)."
         )
     total = len(node.objects) if args.verify_all else min(args.sample, len(node.objects))
-    with _progress(args, total, "checking chunks") as bar:
-        outcome = commands.upgrade(
-            node,
-            args.dtype,
-            args.shape,
-            verify_all=args.verify_all,
-            sample_size=args.sample,
-            dry_run=args.dry_run,
-            progress=bar,
-        )
-    return _show(outcome)
+    return checked(commands.upgrade, node, total)
 
 
 def cmd_downgrade(args: argparse.Namespace) -> int:

@@ -1,0 +1,86 @@
+"""The shard index of zarr's ``sharding_indexed`` codec: locate, decode and check it (pure logic).
+
+A shard holds its inner chunks back to back and an index of ``(offset, nbytes)`` uint64 pairs,
+one pair per inner chunk in C order over the inner chunk grid, at the start or the end of the
+shard; an inner chunk the shard does not hold is ``(MISSING, MISSING)``. The codec packages read
+shards below zarr's codec pipeline; this module is the one home of the index rules they share
+(the zarr glue that runs the index codecs is :mod:`zarr_ndarray_dtype.chunk_codecs`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = [
+    "MISSING",
+    "ShardIndexError",
+    "index_region",
+    "inner_range",
+    "out_of_range",
+    "parse_index_pairs",
+]
+
+#: Offset and length of an inner chunk that a shard does not hold.
+MISSING = 2**64 - 1
+
+
+class ShardIndexError(ValueError):
+    """A shard or its index is corrupt (bad size, checksum, or a range outside the shard)."""
+
+
+def index_region(
+    blob: npt.NDArray[np.uint8], index_nbytes: int, at_start: bool, key: str
+) -> npt.NDArray[np.uint8]:
+    """The stored index bytes of a whole shard ``blob`` (a view); refuses a truncated shard."""
+    size = blob.size
+    if size < index_nbytes:
+        raise ShardIndexError(
+            f"shard {key!r} has {size} bytes, fewer than its {index_nbytes}-byte index: "
+            "the shard is truncated"
+        )
+    at = 0 if at_start else size - index_nbytes
+    return blob[at : at + index_nbytes]
+
+
+def parse_index_pairs(
+    data: npt.NDArray[np.uint8], count: int, big_endian: bool, key: str, size: int | None
+) -> npt.NDArray[np.uint64]:
+    """The ``(count, 2)`` pairs of a decoded index; every range checked against ``size`` if known.
+
+    ``data`` is the index after its bytes -> bytes codecs (e.g. ``crc32c``) are undone.
+    """
+    if data.size != 16 * count:
+        raise ShardIndexError(
+            f"shard {key!r}: its index holds {data.size} bytes after decoding, not the "
+            f"{16 * count} of {count} (offset, nbytes) pairs"
+        )
+    order = ">" if big_endian else "<"
+    pairs = data.view(f"{order}u8").astype(np.uint64).reshape(count, 2)
+    present = ~((pairs[:, 0] == MISSING) & (pairs[:, 1] == MISSING))
+    if size is not None and present.any():
+        starts, lengths = pairs[present, 0], pairs[present, 1]
+        # Compare without overflow: start <= size and length <= size - start.
+        bad = (starts > size) | (lengths > np.uint64(size) - np.minimum(starts, np.uint64(size)))
+        if bad.any():
+            which = int(np.flatnonzero(present)[int(np.argmax(bad))])
+            raise out_of_range(key, which, pairs, size)
+    return pairs
+
+
+def inner_range(pairs: npt.NDArray[np.uint64], local: int) -> tuple[int, int] | None:
+    """``(start, length)`` of inner chunk ``local``; None when the shard does not hold it."""
+    start, length = int(pairs[local, 0]), int(pairs[local, 1])
+    if start == MISSING and length == MISSING:
+        return None
+    return start, length
+
+
+def out_of_range(
+    key: str, which: int, pairs: npt.NDArray[np.uint64], size: int | str
+) -> ShardIndexError:
+    """The error for inner chunk ``which`` whose range lies outside a shard of ``size`` bytes."""
+    return ShardIndexError(
+        f"shard {key!r}: inner chunk {which} claims bytes [{int(pairs[which, 0])}, "
+        f"+{int(pairs[which, 1])}) but the shard has {size} bytes; the shard index is corrupt"
+    )
