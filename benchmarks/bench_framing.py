@@ -21,15 +21,14 @@ Run:  python benchmarks/bench_framing.py [--quick] [--repeats N]
 from __future__ import annotations
 
 import argparse
-import gc
 import importlib
 import os
-import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
+from _timing import best_time
 
 from zarr_vlen_ndarray import _framing_py, framing
 
@@ -40,21 +39,11 @@ MEMCPY_NBYTES = 256 * 2**20
 TARGET_SCAN = 20.0
 
 
-def _best(fn: Callable[[], Any], repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        gc.collect()
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
-
-
 def memcpy_gbps(repeats: int) -> float:
     src = np.ones(MEMCPY_NBYTES, dtype=np.uint8)
     dst = np.empty_like(src)
     np.copyto(dst, src)  # fault the pages in first
-    return MEMCPY_NBYTES / _best(lambda: np.copyto(dst, src), repeats) / 1e9
+    return MEMCPY_NBYTES / best_time(lambda: np.copyto(dst, src), repeats) / 1e9
 
 
 def workload(cells: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -88,11 +77,13 @@ def measure(
         return run
 
     return {
-        "scan": _best(lambda: kernel.scan(framed, count, ROW_NBYTES), repeats),
-        "unframe": _best(lambda: kernel.unframe(framed, starts, lengths, out), repeats),
-        "frame": _best(lambda: kernel.frame(payload, nbytes), repeats),
-        "decode": _best(whole(lambda: framing.decode_frames(framed, count, ROW_NBYTES)), repeats),
-        "encode": _best(whole(lambda: framing.encode_frames(payload, nbytes)), repeats),
+        "scan": best_time(lambda: kernel.scan(framed, count, ROW_NBYTES), repeats),
+        "unframe": best_time(lambda: kernel.unframe(framed, starts, lengths, out), repeats),
+        "frame": best_time(lambda: kernel.frame(payload, nbytes), repeats),
+        "decode": best_time(
+            whole(lambda: framing.decode_frames(framed, count, ROW_NBYTES)), repeats
+        ),
+        "encode": best_time(whole(lambda: framing.encode_frames(payload, nbytes)), repeats),
     }
 
 
@@ -103,9 +94,9 @@ def threads(framed: np.ndarray, count: int, repeats: int) -> tuple[float, float]
     def one(chunk: np.ndarray) -> Any:
         return framing.decode_frames(chunk, count, ROW_NBYTES)
 
-    sequential = _best(lambda: [one(c) for c in chunks], repeats)
+    sequential = best_time(lambda: [one(c) for c in chunks], repeats)
     with ThreadPoolExecutor(2) as pool:
-        parallel = _best(lambda: list(pool.map(one, chunks)), repeats)
+        parallel = best_time(lambda: list(pool.map(one, chunks)), repeats)
     return sequential, parallel
 
 

@@ -22,9 +22,7 @@ Run:  python benchmarks/bench_ragged.py [--quick] [--repeats N]
 from __future__ import annotations
 
 import argparse
-import gc
 import itertools
-import time
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -32,6 +30,7 @@ from typing import Any
 
 import numpy as np
 import zarr
+from _timing import best_time
 from numcodecs import Zstd
 from zarr.dtype import VariableLengthBytes
 
@@ -48,22 +47,12 @@ A_DTYPE = NDArray(dtype="float32", shape=(None, 2))
 NN_DTYPE = NDArray(dtype="float32", shape=(None, None))
 
 
-def best(fn: Callable[[], Any], repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        gc.collect()
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
-
-
 def side_by_side(fns: dict[str, Callable[[], Any]], repeats: int) -> dict[str, float]:
     """Best time of each, the contenders alternating round by round."""
     out = dict.fromkeys(fns, float("inf"))
     for _ in range(repeats):
         for name, fn in fns.items():
-            out[name] = min(out[name], best(fn, 1))
+            out[name] = min(out[name], best_time(fn, 1))
     return out
 
 

@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 import zarr
 from _machine import describe
+from _timing import best_time
 from numcodecs import Zstd
 from zarr.codecs import ZstdCodec
 
@@ -87,15 +88,6 @@ def create(store: Any, cells: int, dtype: NDArray, path: str) -> Any:
         compressors=[ZstdCodec(level=3)],
         overwrite=True,
     )
-
-
-def best(fn: Callable[[], Any], repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def floor_read(shard_file: Path, n_inner: int) -> np.ndarray:
@@ -165,15 +157,15 @@ def s3_run(values: np.ndarray, offsets: np.ndarray, cells: int, repeats: int) ->
         s3 = S3Store("bench", endpoint=endpoint, client_options={"allow_http": True}, **creds)
         store = zarr.storage.ObjectStore(s3)
         arr = create(store, cells, CENTROIDS, "centroids")
-        t_write = best(lambda: write_columnar(arr, values, offsets), 1)
+        t_write = best_time(lambda: write_columnar(arr, values, offsets), 1)
         keys = [k for page in obstore.list(s3) for k in (m["path"] for m in page)]
         chunk_keys = [k for k in keys if not k.endswith("zarr.json")]
 
         def fetch() -> list[bytes]:
             return [bytes(obstore.get(s3, k).bytes()) for k in chunk_keys]
 
-        t_fetch = best(fetch, repeats)
-        t_read = best(lambda: read_columnar(arr), repeats)
+        t_fetch = best_time(fetch, repeats)
+        t_read = best_time(lambda: read_columnar(arr), repeats)
     return {"s3 write": t_write, "s3 fetch": t_fetch, "s3 read": t_read}
 
 
@@ -209,26 +201,26 @@ def main() -> None:
         def write_object() -> None:
             obj[:] = objects
 
-        t["object write"] = best(write_object, args.repeats)
-        t["columnar write"] = best(lambda: write_columnar(col, values, offsets), args.repeats)
+        t["object write"] = best_time(write_object, args.repeats)
+        t["columnar write"] = best_time(lambda: write_columnar(col, values, offsets), args.repeats)
         shard = Path(root, "z.zarr", "columnar", "c", "0")
         same = shard.read_bytes() == Path(root, "z.zarr", "object", "c", "0").read_bytes()
         print(f"stored shard: {shard.stat().st_size / 2**20:.1f} MiB; byte-identical: {same}")
 
-        t["floor read"] = best(lambda: floor_read(shard, cells // INNER), args.repeats)
-        t["columnar read"] = best(lambda: read_columnar(col), args.repeats)
-        t["object read"] = best(lambda: obj[:], 1)
+        t["floor read"] = best_time(lambda: floor_read(shard, cells // INNER), args.repeats)
+        t["columnar read"] = best_time(lambda: read_columnar(col), args.repeats)
+        t["object read"] = best_time(lambda: obj[:], 1)
         k = (cells // INNER) // 2
         region = slice(k * INNER, (k + 1) * INNER)
-        t["columnar region"] = best(lambda: read_columnar(col, region), args.repeats * 3)
-        t["object region"] = best(lambda: obj[region], args.repeats * 3)
+        t["columnar region"] = best_time(lambda: read_columnar(col, region), args.repeats * 3)
+        t["object region"] = best_time(lambda: obj[region], args.repeats * 3)
         extra, _ = peak_extra(lambda: read_columnar(col))
 
         sib = create(store, cells, LOCATIONS, "locations")
-        t["sibling columnar write"] = best(
+        t["sibling columnar write"] = best_time(
             lambda: write_columnar(sib, locations, offsets), args.repeats
         )
-        t["sibling columnar read"] = best(lambda: read_columnar(sib), args.repeats)
+        t["sibling columnar read"] = best_time(lambda: read_columnar(sib), args.repeats)
 
     if not args.no_s3:
         try:
