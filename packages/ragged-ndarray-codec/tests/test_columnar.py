@@ -112,6 +112,39 @@ def test_write_is_byte_identical_to_object_path(selection: Any, sharded: bool) -
     assert _store_bytes(direct) == _store_bytes(objects)
 
 
+@pytest.mark.parametrize("location", ["start", "end"])
+@pytest.mark.parametrize("write_empty_chunks", [False, True])
+def test_sharded_writes_are_direct_and_byte_identical(
+    location: str, write_empty_chunks: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # (5, 9) cells, shards of (4, 6), inner chunks of (2, 3): 2 x 2 inner chunks per shard,
+    # laid out in Morton order; edge shards hang over the array's end.
+    dtype = NDArray(dtype="int16", shape=(None, 2, None))
+    kw = {
+        "shards": {"shape": (4, 6), "index_location": location},
+        "config": {"write_empty_chunks": write_empty_chunks},
+    }
+    direct = _array(dtype, (5, 9), (2, 3), **kw)
+    objects = _array(dtype, (5, 9), (2, 3), **kw)
+    empty = np.zeros((0, 2, 0), np.int16)  # the fill cell
+    writes = [
+        ((), _cells(dtype, (5, 9), seed=2)),
+        ((slice(1, 4), slice(2, 8)), _cells(dtype, (3, 6), seed=3)),  # inner chunks in part
+        ((slice(0, 2), slice(0, 3)), object_array([empty] * 6, (2, 3))),  # one inner chunk: fill
+        ((slice(4, 5), ...), object_array([empty] * 9, (1, 9))),  # the edge row becomes fill
+    ]
+    for selection, cells in writes:
+        objects[selection] = cells
+        with monkeypatch.context() as patch:
+            patch.setattr(zarr.Array, "__setitem__", _no_object_path)
+            write_columnar(direct, *_columns(cells, dtype), selection)
+        assert _store_bytes(direct) == _store_bytes(objects), f"after writing {selection}"
+
+
+def _no_object_path(*args: Any) -> None:
+    pytest.fail("a sharded write went through zarr's object path")
+
+
 def test_elision_and_fill_value() -> None:
     dtype = NDArray(dtype="int8", shape=(2, None))
     fill = np.array([[1], [2]], np.int8)

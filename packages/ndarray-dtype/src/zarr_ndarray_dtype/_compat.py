@@ -22,6 +22,7 @@ __all__ = [
     "run",
     "shard_index_nbytes",
     "shard_index_spec",
+    "subchunk_write_order",
 ]
 
 T = TypeVar("T")
@@ -87,6 +88,13 @@ def index_location(sharding_codec: Any) -> str:
     # plain string literal.
     location = sharding_codec.index_location
     return str(getattr(location, "value", location))
+
+
+def subchunk_write_order(sharding_codec: Any) -> str:
+    """The order a sharding codec lays its inner chunks out in (see ``shard_index.write_order``)."""
+    # zarr 3.3.0 added the per-instance ``subchunk_write_order`` (default "morton"; it is not part
+    # of the metadata); 3.1.x and 3.2.x always write Morton order.
+    return str(getattr(sharding_codec, "subchunk_write_order", "morton"))
 
 
 def run(coro: Coroutine[Any, Any, T]) -> T:

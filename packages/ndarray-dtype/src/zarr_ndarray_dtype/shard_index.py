@@ -1,4 +1,5 @@
-"""The shard index of zarr's ``sharding_indexed`` codec: locate, decode and check it (pure logic).
+"""The shard index of zarr's ``sharding_indexed`` codec: locate, decode and check it, and the
+order inner chunks are laid out in (pure logic).
 
 A shard holds its inner chunks back to back and an index of ``(offset, nbytes)`` uint64 pairs,
 one pair per inner chunk in C order over the inner chunk grid, at the start or the end of the
@@ -8,6 +9,8 @@ shards below zarr's codec pipeline; this module is the one home of the index rul
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import numpy.typing as npt
@@ -19,6 +22,7 @@ __all__ = [
     "inner_range",
     "out_of_range",
     "parse_index_pairs",
+    "write_order",
 ]
 
 #: Offset and length of an inner chunk that a shard does not hold.
@@ -84,3 +88,38 @@ def out_of_range(
         f"shard {key!r}: inner chunk {which} claims bytes [{int(pairs[which, 0])}, "
         f"+{int(pairs[which, 1])}) but the shard has {size} bytes; the shard index is corrupt"
     )
+
+
+def write_order(grid: tuple[int, ...], order: str = "morton") -> npt.NDArray[np.intp]:
+    """The inner chunks of a shard with ``grid`` inner chunks per axis, as flat C-order indices
+    (their places in the shard index), in the order their bytes follow one another.
+
+    The index does not constrain this order; zarr-python writes ``"morton"`` (Z-order: the bits of
+    the coordinates interleaved, axis 0 first at each bit, an axis dropping out once its own bits
+    are used up, as ``(extent - 1).bit_length()`` counts them) unless told otherwise. It also knows
+    ``"lexicographic"`` (C order; also what its ``"unordered"`` gives today) and
+    ``"colexicographic"`` (F order). Following it makes shards written here byte-identical to
+    zarr's own.
+    """
+    count = math.prod(grid)
+    flat = np.arange(count, dtype=np.intp)
+    if order == "colexicographic":
+        return flat.reshape(grid).ravel(order="F")
+    if order in ("lexicographic", "unordered"):
+        return flat
+    if order != "morton":
+        raise ValueError(
+            f"unknown inner chunk order {order!r}: expected 'morton', 'lexicographic', "
+            "'colexicographic' or 'unordered'"
+        )
+    coords = np.unravel_index(flat, grid) if grid else ()
+    bits = [(extent - 1).bit_length() for extent in grid]
+    code = np.zeros(count, dtype=np.uint64)
+    out_bit = 0
+    for bit in range(max(bits, default=0)):
+        for axis, axis_bits in enumerate(bits):
+            if bit < axis_bits:
+                along = (coords[axis] >> bit) & 1
+                code |= along.astype(np.uint64) << np.uint64(out_bit)
+                out_bit += 1
+    return flat[np.argsort(code, kind="stable")]

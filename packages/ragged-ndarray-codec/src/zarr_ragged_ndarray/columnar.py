@@ -16,8 +16,9 @@ of cells move without one Python object per cell.
   from the columns. Chunks the selection covers only in part are read, patched and rewritten.
   The stored bytes equal those of ``array[selection] = cells`` through zarr's object path,
   including empty-chunk elision (``write_empty_chunks=False`` deletes a chunk of fill cells).
-  Sharded arrays and codec chains :mod:`~zarr_ragged_ndarray.chunk_io` does not handle are
-  written (and, for the latter, read) through zarr's object path.
+  Sharded arrays are written shard by shard as zarr's sharding codec writes them
+  (:class:`zarr_ndarray_dtype.chunk_store.ChunkWriter`); codec chains
+  :mod:`~zarr_ragged_ndarray.chunk_io` does not handle go through zarr's object path both ways.
 
 Selections are an int, a slice with step 1, ``...`` or a tuple of those, one per axis; ints drop
 their axis from the returned shape, as in numpy.
@@ -35,14 +36,11 @@ from zarr_ndarray_dtype import CellError, CellTypeError, NDArray
 from zarr_ndarray_dtype.grid import Box, Selection, chunk_boxes, grid_indices, resolve
 from zarr_ndarray_dtype.segments import assemble, offsets_of
 from zarr_ragged_ndarray.cells import cut_cells, fill_cell, gather_cells
-from zarr_ragged_ndarray.chunk_io import ChunkLayout, layout_of, read_chunks, write_chunks
+from zarr_ragged_ndarray.chunk_io import ChunkLayout, ChunkWriter, layout_of, read_chunks
 from zarr_ragged_ndarray.codec import CODEC_NAME, decode_values, encode_values
 from zarr_ragged_ndarray.layout import U32_MAX, element_items
 
 __all__ = ["Columnar", "check_columnar", "read_columnar", "write_columnar"]
-
-# Chunks encoded and handed to the store per round trip when writing (bounds the memory held).
-_WRITE_BATCH = 16
 
 
 class Columnar(NamedTuple):
@@ -184,9 +182,9 @@ def _stored_chunk(
     coords: tuple[int, ...],
 ) -> _Chunk:  # fmt: skip
     if raw is None:
-        return _fill_chunk(fill, layout.chunk_count)
-    where = f"the {CODEC_NAME!r} chunk {layout.key(coords)!r} for {dtype!r}"
-    values, shapes, offsets = decode_values(raw, layout.chunk_count, dtype, where)
+        return _fill_chunk(fill, layout.chunk_len)
+    where = f"the {CODEC_NAME!r} {layout.where(coords)} for {dtype!r}"
+    values, shapes, offsets = decode_values(raw, layout.chunk_len, dtype, where)
     return _Chunk(values, shapes, offsets[:-1], np.diff(offsets))
 
 
@@ -264,7 +262,7 @@ def write_columnar(
     if not count:
         return
     layout = layout_of(array)
-    if layout is None or layout.shard is not None:
+    if layout is None:
         # cut_cells freezes what it is given: hand it a view, not the caller's array.
         cells = cut_cells(block.view(), tab, off, dtype)
         array[box.slices] = cells.reshape(box.extents)
@@ -297,7 +295,7 @@ def _write_direct(
     elide = not layout.write_empty_chunks
     shape = tuple(int(n) for n in layout.array.metadata.shape)
     cs = layout.chunk_shape
-    n_chunk = layout.chunk_count
+    n_chunk = layout.chunk_len
     pieces = chunk_boxes(layout.chunk_shape, box)
 
     def covers(coords: tuple[int, ...], extents: tuple[int, ...]) -> bool:
@@ -307,10 +305,10 @@ def _write_direct(
         )
 
     partial = [p[0] for p in pieces if not covers(p[0], p[2])]
-    existing = dict(zip(partial, read_chunks(layout, partial), strict=True))
+    writer = ChunkWriter(layout, [p[0] for p in pieces], partial)
+    existing = writer.existing()
     blank = _fill_chunk(fill, n_chunk)
     in_starts, in_sizes = off[:-1], np.diff(off)
-    items: list[tuple[tuple[int, ...], npt.NDArray[np.uint8] | None]] = []
     for coords, lo, extents, at in pieces:
         base = (
             _stored_chunk(existing[coords], layout, dtype, fill, coords)
@@ -329,11 +327,7 @@ def _write_direct(
         shapes[local] = tab[pos]
         values, _ = assemble([block, base.values], which, starts, sizes, block.dtype)
         if elide and _is_fill(values, shapes, fill):
-            items.append((coords, None))
+            writer.add(coords, None)
         else:
-            items.append((coords, encode_values(values, shapes, dtype)))
-        if len(items) >= _WRITE_BATCH:
-            write_chunks(layout, items)
-            items = []
-    if items:
-        write_chunks(layout, items)
+            writer.add(coords, encode_values(values, shapes, dtype))
+    writer.flush()

@@ -31,7 +31,7 @@ millions of cells move without one Python object per cell.
 Arrays whose codec chain this module does not handle directly (array -> array codecs before
 ``vlen-ndarray``, nested sharding) go through zarr's object-array path, with the same results.
 Sharded arrays are read and written directly: a write builds each touched shard the way zarr's
-``sharding_indexed`` codec does (see :mod:`zarr_vlen_ndarray.chunk_io`), keeping untouched inner
+``sharding_indexed`` codec does (see :mod:`zarr_ndarray_dtype.chunk_store`), keeping untouched inner
 chunks verbatim, so the stored shards are byte-identical to the object path's.
 """
 
@@ -58,24 +58,13 @@ from zarr_vlen_ndarray.block import (
     plan_block,
 )
 from zarr_vlen_ndarray.cells import gather_cells, trailing_dims
-from zarr_vlen_ndarray.chunk_io import (
-    ChunkLayout,
-    layout_of,
-    read_chunks,
-    read_stored_shards,
-    unwrap_stored,
-    write_chunks,
-    write_shards,
-)
+from zarr_vlen_ndarray.chunk_io import ChunkLayout, ChunkWriter, layout_of, read_chunks
 from zarr_vlen_ndarray.columnar_nd import read_columnar_nd, write_columnar_nd
 from zarr_vlen_ndarray.columns import Columnar, FillCell, array_dtype, check_columnar
 
 __all__ = ["Columnar", "check_columnar", "read_columnar", "write_columnar"]
 
 Selection = slice | int | tuple[slice | int]
-
-# Chunks framed and handed to the store per round trip when writing (bounds the memory held).
-_WRITE_BATCH = 16
 
 
 # ------------------------------------------------------------------------------------ checks
@@ -270,8 +259,7 @@ def _plan_many(
 
     def plan(job: tuple[int, npt.NDArray[np.uint8]]) -> BlockPlan:
         index, framed = job
-        where = f"{_where(layout, index)} of shape ({layout.chunk_len},)"
-        return plan_block(framed, layout.chunk_len, dtype, where=where)
+        return plan_block(framed, layout.chunk_len, dtype, where=layout.where(index))
 
     done = _map(pool, plan, jobs)
     found = dict(zip((i for i, _ in jobs), done, strict=True))
@@ -307,16 +295,7 @@ def _decode(
     layout: ChunkLayout, framed: npt.NDArray[np.uint8], index: int, dtype: NDArray
 ) -> tuple[np.ndarray, npt.NDArray[np.int64]]:
     """One stored chunk as (values, offsets), decoded and checked by the codec's decoder."""
-    where = f"{_where(layout, index)} of shape ({layout.chunk_len},)"
-    return decode_block(framed, layout.chunk_len, dtype, where=where)
-
-
-def _where(layout: ChunkLayout, index: int) -> str:
-    """Chunk ``index`` (of the chunk grid, inner chunks when sharded) for error messages."""
-    if layout.shard is None:
-        return f"chunk {layout.key(index)!r}"
-    per = layout.shard.chunks_per_shard
-    return f"inner chunk {index % per} of shard {layout.key(index // per)!r}"
+    return decode_block(framed, layout.chunk_len, dtype, where=layout.where(index))
 
 
 def _read_fallback(
@@ -400,12 +379,8 @@ def _write_direct(
         for i in sorted({first_chunk, last_chunk})
         if max(start, i * size) != i * size or min(stop, (i + 1) * size) != (i + 1) * size
     ]
-    sink: _ChunkSink | _ShardSink = (
-        _ChunkSink(layout)
-        if layout.shard is None
-        else _ShardSink(layout, first_chunk, last_chunk, partial)
-    )
-    existing = sink.existing(partial)
+    writer = ChunkWriter(layout, range(first_chunk, last_chunk + 1), partial)
+    existing = writer.existing()
 
     for index in range(first_chunk, last_chunk + 1):
         first = index * size
@@ -423,96 +398,8 @@ def _write_direct(
             values = np.concatenate([head_v, values, tail_v])
             rows = np.concatenate([head_r, rows, tail_r])
         if elide and fill.equals(values, rows):
-            sink.add(index, None)
+            writer.add(index, None)
         else:
-            where = _where(layout, index)
-            sink.add(index, encode_block(values, offsets_from_rows(rows), dtype, where=where))
-    sink.flush()
-
-
-class _ChunkSink:
-    """Framed chunks of an unsharded array, stored in batches of ``_WRITE_BATCH``."""
-
-    def __init__(self, layout: ChunkLayout) -> None:
-        self.layout = layout
-        self.items: list[tuple[int, npt.NDArray[np.uint8] | None]] = []
-
-    def existing(self, partial: list[int]) -> dict[int, npt.NDArray[np.uint8] | None]:
-        return dict(zip(partial, read_chunks(self.layout, partial), strict=True))
-
-    def add(self, index: int, framed: npt.NDArray[np.uint8] | None) -> None:
-        self.items.append((index, framed))
-        if len(self.items) >= _WRITE_BATCH:
-            self.flush()
-
-    def flush(self) -> None:
-        if self.items:
-            write_chunks(self.layout, self.items)
-            self.items = []
-
-
-_Shard = tuple[int, list[npt.NDArray[np.uint8] | None], list[bool]]
-
-
-class _ShardSink:
-    """Framed inner chunks gathered into whole shards, each stored once it is complete.
-
-    Inner chunks the write does not touch keep their stored bytes: shards not rewritten in
-    full are read (once) before anything is written.
-    """
-
-    def __init__(
-        self, layout: ChunkLayout, first_chunk: int, last_chunk: int, partial: list[int]
-    ) -> None:
-        assert layout.shard is not None
-        self.layout = layout
-        self.per = per = layout.shard.chunks_per_shard
-        shards = range(first_chunk // per, last_chunk // per + 1)
-        keeps_others = [
-            s
-            for s in shards
-            if s * per < first_chunk
-            or (s + 1) * per - 1 > last_chunk
-            or any(s * per <= i < (s + 1) * per for i in partial)
-        ]
-        self.stored = dict(zip(keeps_others, read_stored_shards(layout, keeps_others), strict=True))
-        self.current: _Shard | None = None
-        self.done: list[_Shard] = []
-        self.pending_chunks = 0
-
-    def existing(self, partial: list[int]) -> dict[int, npt.NDArray[np.uint8] | None]:
-        found: dict[int, npt.NDArray[np.uint8] | None] = {}
-        for i in partial:
-            raw = self.stored[i // self.per][i % self.per]
-            found[i] = (
-                None if raw is None else unwrap_stored(self.layout, raw, _where(self.layout, i))
-            )
-        return found
-
-    def add(self, index: int, framed: npt.NDArray[np.uint8] | None) -> None:
-        s, local = divmod(index, self.per)
-        if self.current is None or self.current[0] != s:
-            self._close()
-            inner = list(self.stored.get(s, [None] * self.per))
-            self.current = (s, inner, [False] * self.per)
-        _, inner, fresh = self.current
-        inner[local] = framed
-        fresh[local] = framed is not None
-        self.pending_chunks += 1
-
-    def _close(self) -> None:
-        if self.current is not None:
-            self.done.append(self.current)
-            self.current = None
-            if self.pending_chunks >= _WRITE_BATCH:
-                self._store()
-
-    def _store(self) -> None:
-        if self.done:
-            write_shards(self.layout, self.done)
-            self.done = []
-            self.pending_chunks = 0
-
-    def flush(self) -> None:
-        self._close()
-        self._store()
+            where = layout.where(index)
+            writer.add(index, encode_block(values, offsets_from_rows(rows), dtype, where=where))
+    writer.flush()

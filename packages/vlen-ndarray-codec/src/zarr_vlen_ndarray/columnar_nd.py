@@ -15,10 +15,10 @@ cells (:mod:`zarr_ndarray_dtype.grid`); its cells travel in C order of the selec
 * :func:`write_columnar_nd` checks the columns as a whole, then frames every chunk straight from
   them; chunks the box covers only in part (edge chunks included) are read, patched and
   rewritten, and a chunk of fill cells is deleted when ``write_empty_chunks`` is False: the
-  stored bytes equal those of ``array[selection] = cells``. Sharded N-d arrays are written
-  through zarr's object path (zarr lays out an N-d shard's inner chunks in Morton order, which
-  this module does not reproduce), as are codec chains :mod:`~zarr_vlen_ndarray.chunk_io` does
-  not handle (which are also read that way).
+  stored bytes equal those of ``array[selection] = cells``. Sharded arrays are written shard
+  by shard as zarr's sharding codec writes them
+  (:class:`zarr_ndarray_dtype.chunk_store.ChunkWriter`). Codec chains
+  :mod:`~zarr_vlen_ndarray.chunk_io` does not handle go through zarr's object path both ways.
 """
 
 from __future__ import annotations
@@ -36,22 +36,10 @@ from zarr_ndarray_dtype.grid import Box, Selection, chunk_boxes, grid_indices, r
 from zarr_ndarray_dtype.segments import assemble
 from zarr_vlen_ndarray.block import decode_block, encode_block, offsets_from_rows
 from zarr_vlen_ndarray.cells import gather_cells, trailing_dims
-from zarr_vlen_ndarray.chunk_io import ChunkLayout, Coords, layout_of, read_chunks, write_chunks
+from zarr_vlen_ndarray.chunk_io import ChunkLayout, ChunkWriter, Coords, layout_of, read_chunks
 from zarr_vlen_ndarray.columns import Columnar, FillCell, array_dtype, check_columnar
 
 __all__ = ["read_columnar_nd", "write_columnar_nd"]
-
-# Chunks framed and handed to the store per round trip when writing (bounds the memory held).
-_WRITE_BATCH = 16
-
-
-def _where(layout: ChunkLayout, coords: Coords) -> str:
-    """Chunk ``coords`` (of the chunk grid, inner chunks when sharded) for error messages."""
-    shape = f"of shape {layout.chunk_shape}"
-    if layout.shard is None:
-        return f"chunk {layout.key(coords)!r} {shape}"
-    shard, local = layout.in_shard(coords)
-    return f"inner chunk {local} of shard {layout.key(shard)!r} {shape}"
 
 
 def _chunk(
@@ -65,7 +53,7 @@ def _chunk(
     if framed is None:
         values, rows = fill.cells(layout.chunk_len)
         return values, offsets_from_rows(rows)
-    return decode_block(framed, layout.chunk_len, dtype, where=_where(layout, coords))
+    return decode_block(framed, layout.chunk_len, dtype, where=layout.where(coords))
 
 
 def _decode_all(
@@ -168,7 +156,7 @@ def write_columnar_nd(array: Any, values: Any, offsets: Any, selection: Selectio
     if not count:
         return
     layout = layout_of(array)
-    if layout is None or layout.shard is not None:
+    if layout is None:
         # readonly_cells freezes the block it is given: hand it a view, not the caller's array.
         cells = readonly_cells(block.view(), off)
         array[box.slices] = cells.reshape(box.extents)
@@ -189,9 +177,9 @@ def _write_direct(
     pieces = chunk_boxes(cs, box)
     # Chunks the box covers only in part (edge chunks too, as zarr) keep their other cells.
     partial = [p.coords for p in pieces if p.extents != cs]
-    existing = dict(zip(partial, read_chunks(layout, partial), strict=True))
+    writer = ChunkWriter(layout, [p.coords for p in pieces], partial)
+    existing = writer.existing()
     in_starts, in_rows = offsets[:-1], np.diff(offsets)
-    items: list[tuple[Coords, npt.NDArray[np.uint8] | None]] = []
     for piece in pieces:
         base, base_offsets = _chunk(layout, existing.get(piece.coords), piece.coords, dtype, fill)
         local = grid_indices(piece.lo, piece.extents, cs)
@@ -204,14 +192,10 @@ def _write_direct(
         rows[local] = in_rows[pos]
         values = _gather([block, base], which, starts, rows, dtype)
         if elide and fill.equals(values, rows):
-            items.append((piece.coords, None))
+            writer.add(piece.coords, None)
         else:
-            where = _where(layout, piece.coords)
-            items.append(
-                (piece.coords, encode_block(values, offsets_from_rows(rows), dtype, where=where))
+            framed = encode_block(
+                values, offsets_from_rows(rows), dtype, where=layout.where(piece.coords)
             )
-        if len(items) >= _WRITE_BATCH:
-            write_chunks(layout, items)
-            items = []
-    if items:
-        write_chunks(layout, items)
+            writer.add(piece.coords, framed)
+    writer.flush()
