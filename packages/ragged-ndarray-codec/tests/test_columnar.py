@@ -243,7 +243,7 @@ def test_f_order_array_writes_the_same_chunks() -> None:
 
 
 def test_corrupt_shard_index_is_named() -> None:
-    from zarr_ragged_ndarray.chunk_io import ShardIndexError
+    from zarr_ndarray_dtype.shard_index import ShardIndexError
 
     arr = _array(F32_NN, (4,), (4,), sharded=True)
     arr[:] = _cells(F32_NN, (4,), seed=1)

@@ -13,19 +13,10 @@ from __future__ import annotations
 from typing import Any
 
 from zarr_ndarray_dtype import chunk_store
-from zarr_ndarray_dtype.chunk_store import ChunkLayout, ChunkWriter, Coords, read_chunks
-from zarr_ndarray_dtype.shard_index import MISSING, ShardIndexError
+from zarr_ndarray_dtype.chunk_store import ChunkLayout, ChunkWriter, read_chunks
 from zarr_ragged_ndarray.codec import RaggedNDArrayCodec
 
-__all__ = [
-    "MISSING",
-    "ChunkLayout",
-    "ChunkWriter",
-    "Coords",
-    "ShardIndexError",
-    "layout_of",
-    "read_chunks",
-]
+__all__ = ["ChunkLayout", "ChunkWriter", "layout_of", "read_chunks"]
 
 
 def layout_of(array: Any) -> ChunkLayout | None:
