@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from zarr_ndarray_dtype.testing import readme_examples, run_example
+from zarr_ndarray_dtype.testing import readme_examples, run_script
 
 BLOCKS = readme_examples(Path(__file__).resolve().parents[1] / "README.md")
 # A block whose first line is "# needs: module>=version, module" runs only where those import.
@@ -28,4 +28,4 @@ def test_the_readme_has_examples() -> None:
 @pytest.mark.parametrize("code", BLOCKS.values(), ids=BLOCKS.keys())
 def test_readme_example_runs(code: str, tmp_path: Path) -> None:
     skip_unless_importable(code)
-    run_example(code, tmp_path)
+    run_script(code, tmp_path)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from zarr_ndarray_dtype.testing import readme_examples, run_example
+from zarr_ndarray_dtype.testing import readme_examples, run_script
 
 BLOCKS = readme_examples(Path(__file__).resolve().parents[1] / "README.md")
 
@@ -18,7 +18,7 @@ def test_the_readme_has_examples() -> None:
 
 @pytest.mark.parametrize("code", BLOCKS.values(), ids=BLOCKS.keys())
 def test_readme_example_runs(code: str, tmp_path: Path) -> None:
-    done = run_example(code, tmp_path)
+    done = run_script(code, tmp_path)
     expected = re.findall(r"print\(.*\)  # (.*)", code)
     printed = done.stdout.splitlines()
     for want, got in zip(expected, printed, strict=True):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from zarr_ndarray_dtype.testing import readme_examples, run_example
+from zarr_ndarray_dtype.testing import readme_examples, run_script
 
 BLOCKS = readme_examples(Path(__file__).resolve().parents[1] / "README.md")
 
@@ -22,4 +22,4 @@ def test_readme_example_runs(code: str, tmp_path: Path) -> None:
     missing = [m for m in needs if importlib.util.find_spec(m) is None]
     if missing:
         pytest.skip(f"needs {', '.join(missing)}")
-    run_example(code, tmp_path, timeout=240)
+    run_script(code, tmp_path, timeout=240)
