@@ -116,19 +116,22 @@ def test_empty_name() -> None:
         NdColumn.from_arrow(bad)
 
 
-def test_duplicate_name_same_rank_rows() -> None:
-    names = lst([0, 2, 4], pa.array(["a", "b", "c", "c"]))
-    sizes = lst([0, 2, 4], pa.array([2, 2, 1, 3], pa.uint32()))
-    bad = good(dim_names=names, dim_sizes=sizes)
-    with pytest.raises(InvalidDimensionsError, match="row 1 has the dimension name 'c' twice"):
-        NdColumn.from_arrow(bad)
-
-
-def test_duplicate_name_ragged_ranks() -> None:
-    names = lst([0, 1, 4], pa.array(["a", "b", "c", "b"]))
-    sizes = lst([0, 1, 4], pa.array([4, 1, 3, 1], pa.uint32()))
-    bad = good(dim_names=names, dim_sizes=sizes)
-    with pytest.raises(InvalidDimensionsError, match="row 1 has the dimension name 'b' twice"):
+@pytest.mark.parametrize(
+    ("offsets", "names", "sizes", "twice"),
+    [
+        ([0, 2, 4], ["a", "b", "c", "c"], [2, 2, 1, 3], "c"),
+        ([0, 1, 4], ["a", "b", "c", "b"], [4, 1, 3, 1], "b"),
+    ],
+    ids=["same_rank_rows", "ragged_ranks"],
+)
+def test_duplicate_name(offsets: list[int], names: list[str], sizes: list[int], twice: str) -> None:
+    bad = good(
+        dim_names=lst(offsets, pa.array(names)),
+        dim_sizes=lst(offsets, pa.array(sizes, pa.uint32())),
+    )
+    with pytest.raises(
+        InvalidDimensionsError, match=f"row 1 has the dimension name '{twice}' twice"
+    ):
         NdColumn.from_arrow(bad)
 
 

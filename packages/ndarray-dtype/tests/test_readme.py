@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parents[1] / "README.md"
-BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)
+from zarr_ndarray_dtype.testing import readme_examples, run_script
+
+BLOCKS = readme_examples(Path(__file__).resolve().parents[1] / "README.md")
 # A block whose first line is "# needs: module>=version, module" runs only where those import.
 NEEDS = re.compile(r"# needs: (.*)\n")
 
@@ -26,15 +25,7 @@ def test_the_readme_has_examples() -> None:
     assert BLOCKS
 
 
-@pytest.mark.parametrize("code", BLOCKS, ids=[f"block{i}" for i in range(len(BLOCKS))])
+@pytest.mark.parametrize("code", BLOCKS.values(), ids=BLOCKS.keys())
 def test_readme_example_runs(code: str, tmp_path: Path) -> None:
     skip_unless_importable(code)
-    done = subprocess.run(
-        [sys.executable, "-W", "ignore", "-c", code],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
+    run_script(code, tmp_path)

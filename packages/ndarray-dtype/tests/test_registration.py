@@ -5,7 +5,6 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
-from importlib.metadata import entry_points
 
 import pytest
 import zarr
@@ -14,6 +13,7 @@ from zarr.dtype import data_type_registry
 
 import zarr_ndarray_dtype
 from zarr_ndarray_dtype import NDArray
+from zarr_ndarray_dtype.testing import assert_entry_point
 
 ZARR = Version(zarr.__version__)
 
@@ -35,9 +35,7 @@ def test_import_registers_idempotently() -> None:
 
 
 def test_entry_point_is_declared_and_loads_the_class() -> None:
-    (ep,) = [e for e in entry_points(group="zarr.data_type") if e.name == "ndarray"]
-    assert ep.value == "zarr_ndarray_dtype:NDArray"
-    assert ep.load() is NDArray
+    assert_entry_point("zarr.data_type", "ndarray", "zarr_ndarray_dtype:NDArray", NDArray)
 
 
 def test_entry_point_module_imports_cheaply() -> None:
@@ -58,6 +56,7 @@ def test_entry_point_module_imports_cheaply() -> None:
 WRITE = """
 import sys, numpy as np, zarr, zarr_ndarray_dtype
 from zarr_ndarray_dtype import NDArray
+from zarr_ndarray_dtype.testing import assert_entry_point
 arr = zarr.create_array(store=sys.argv[1], shape=(2,), dtype=NDArray(dtype="int16", shape=(2,)))
 cells = np.empty(2, dtype=object); cells[0] = [1, 2]; cells[1] = [3, 4]
 arr[:] = cells

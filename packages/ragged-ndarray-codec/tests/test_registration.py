@@ -3,10 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import importlib.metadata
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +12,7 @@ from zarr.registry import get_codec_class
 
 import zarr_ragged_ndarray
 from zarr_ndarray_dtype import NDArray, unbox
+from zarr_ndarray_dtype.testing import assert_entry_point, run_script
 from zarr_ragged_ndarray import RaggedNDArrayCodec
 from zarr_ragged_ndarray.registration import register
 
@@ -41,58 +38,45 @@ def test_register_is_idempotent() -> None:
 
 
 def test_codec_entry_point() -> None:
-    points = importlib.metadata.entry_points(group="zarr.codecs")
-    ours = [p for p in points if p.name == "ragged-ndarray"]
-    assert len(ours) == 1
-    assert ours[0].value == "zarr_ragged_ndarray.codec:RaggedNDArrayCodec"
-    assert ours[0].load() is RaggedNDArrayCodec
+    value = "zarr_ragged_ndarray.codec:RaggedNDArrayCodec"
+    assert_entry_point("zarr.codecs", "ragged-ndarray", value, RaggedNDArrayCodec)
 
 
 def test_store_opens_after_importing_the_package(tmp_path: Path) -> None:
     """A fresh process reads a ragged-ndarray store (zarr >= 3.4.1 without importing us)."""
+    store = tmp_path / "a.zarr"
     arr = zarr.create_array(
-        zarr.storage.LocalStore(tmp_path),
+        zarr.storage.LocalStore(store),
         shape=(2,),
         dtype=NDArray(dtype="uint8", shape=(2, None)),
         serializer=RaggedNDArrayCodec(),
     )
     arr[1] = np.array([[7], [8]], dtype=np.uint8)
-    script = textwrap.dedent(
-        f"""
+    script = f"""
         import zarr, zarr_ragged_ndarray
-        cells = zarr.open_array(zarr.storage.LocalStore({str(tmp_path)!r}), mode="r")[:]
+        cells = zarr.open_array(zarr.storage.LocalStore({str(store)!r}), mode="r")[:]
         assert [c.tolist() for c in cells] == [[[], []], [[7], [8]]], cells
         print("ok")
         """
-    )
-    result = subprocess.run(
-        [sys.executable, "-W", "ignore", "-c", script], capture_output=True, text=True, check=False
-    )
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "ok"
+    assert run_script(script, tmp_path).stdout.strip() == "ok"
 
 
 def test_codec_found_through_entry_point_alone(tmp_path: Path) -> None:
     """A process that imports only the data type package reads a store through our codec."""
+    store = tmp_path / "a.zarr"
     arr = zarr.create_array(
-        zarr.storage.LocalStore(tmp_path),
+        zarr.storage.LocalStore(store),
         shape=(2,),
         dtype=NDArray(dtype="int16", shape=(None, None)),
         serializer=RaggedNDArrayCodec(),
     )
     arr[1] = np.array([[1, 2, 3]], dtype=np.int16)
-    script = textwrap.dedent(
-        f"""
+    script = f"""
         import sys, zarr, zarr_ndarray_dtype
         assert "zarr_ragged_ndarray" not in sys.modules
-        cells = zarr.open_array(zarr.storage.LocalStore({str(tmp_path)!r}), mode="r")[:]
+        cells = zarr.open_array(zarr.storage.LocalStore({str(store)!r}), mode="r")[:]
         assert [c.tolist() for c in cells] == [[], [[1, 2, 3]]], cells
         assert "zarr_ragged_ndarray" in sys.modules
         print("ok")
         """
-    )
-    result = subprocess.run(
-        [sys.executable, "-W", "ignore", "-c", script], capture_output=True, text=True, check=False
-    )
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "ok"
+    assert run_script(script, tmp_path).stdout.strip() == "ok"

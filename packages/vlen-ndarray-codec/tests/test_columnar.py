@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pytest
 import zarr
+from _zvn_columnar import F32x2, columns, make, objects, random_cells, write_both
 from _zvn_helpers import ndarray_dtypes, object_array, random_cell
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -22,56 +23,6 @@ from zarr_vlen_ndarray import columnar as columnar_module
 from zarr_vlen_ndarray.chunk_io import ShardIndexError, layout_of
 from zarr_vlen_ndarray.columnar import check_columnar, read_columnar, write_columnar
 from zarr_vlen_ndarray.framing import FramingError
-
-F32x2 = NDArray(dtype="float32", shape=(None, 2))
-
-
-def make(
-    store: dict[str, Any],
-    n: int,
-    chunk: int,
-    dtype: NDArray = F32x2,
-    *,
-    zstd: bool = False,
-    shards: int | None = None,
-    fill: Any = None,
-    write_empty_chunks: bool = False,
-    index_location: str = "end",
-) -> Any:
-    kwargs: dict[str, Any] = {}
-    if shards is not None:
-        kwargs["shards"] = {"shape": (shards,), "index_location": index_location}
-    if fill is not None:
-        kwargs["fill_value"] = fill
-    array = zarr.create_array(
-        store,
-        shape=(n,),
-        chunks=(chunk,),
-        dtype=dtype,
-        serializer=VlenNDArrayCodec(),
-        compressors=[ZstdCodec(level=3)] if zstd else None,
-        config={"write_empty_chunks": write_empty_chunks},
-        **kwargs,
-    )
-    return array
-
-
-def objects(store: dict[str, Any]) -> dict[str, bytes]:
-    return {k: v.to_bytes() for k, v in store.items() if k != "zarr.json"}
-
-
-def columns(cells: list[np.ndarray], dtype: NDArray) -> tuple[np.ndarray, np.ndarray]:
-    fixed = tuple(int(d) for d in dtype.shape[1:])
-    rows = np.array([len(c) for c in cells], dtype=np.int64)
-    offsets = np.concatenate([[0], np.cumsum(rows)]).astype(np.int64)
-    empty = np.empty((0, *fixed), dtype.item_dtype)
-    values = np.concatenate(cells, axis=0) if cells else empty
-    return values, offsets
-
-
-def random_cells(dtype: NDArray, count: int, seed: int, mean: float = 3.0) -> list[np.ndarray]:
-    rng = np.random.default_rng(seed)
-    return [random_cell(rng, dtype, int(r)) for r in rng.poisson(mean, count)]
 
 
 def assert_cells_equal(values: np.ndarray, offsets: np.ndarray, cells: Any) -> None:
@@ -138,24 +89,6 @@ def test_fill_cells_in_written_chunks_and_partial_chunk_reads() -> None:
 # --------------------------------------------------------------------- byte identity
 
 
-def _write_both(
-    make_kwargs: dict[str, Any],
-    n: int,
-    chunk: int,
-    writes: list[tuple[slice, list[np.ndarray]]],
-    dtype: NDArray = F32x2,
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Apply the same writes through the object path and the columnar path."""
-    ref_store: dict[str, Any] = {}
-    col_store: dict[str, Any] = {}
-    ref = make(ref_store, n, chunk, dtype, **make_kwargs)
-    col = make(col_store, n, chunk, dtype, **make_kwargs)
-    for sel, cells in writes:
-        ref[sel] = object_array(cells)
-        write_columnar(col, *columns(cells, dtype), selection=sel)
-    return ref_store, col_store
-
-
 @pytest.mark.parametrize("zstd", [False, True])
 @pytest.mark.parametrize("write_empty_chunks", [False, True])
 def test_chunks_byte_identical_to_object_path(zstd: bool, write_empty_chunks: bool) -> None:
@@ -168,7 +101,7 @@ def test_chunks_byte_identical_to_object_path(zstd: bool, write_empty_chunks: bo
         (slice(21, 22), random_cells(F32x2, 1, seed=5)),
     ]
     kwargs = {"zstd": zstd, "write_empty_chunks": write_empty_chunks}
-    ref, col = _write_both(kwargs, 23, 5, writes)
+    ref, col = write_both(23, 5, writes, **kwargs)
     assert objects(ref) == objects(col)
     assert ("c/1" in col) is write_empty_chunks  # cells 5..9 are all fill
 
@@ -182,7 +115,7 @@ def test_elision_with_non_empty_fill_value_and_nan() -> None:
         (slice(8, 12), [same, same, other, same]),
         (slice(12, 14), [np.array([[1.0, np.nan]], dtype="f4")] * 2),
     ]
-    ref, col = _write_both({"fill": fill}, 14, 4, writes)
+    ref, col = write_both(14, 4, writes, fill=fill)
     assert objects(ref) == objects(col)
     assert "c/0" not in col and "c/2" in col
 
@@ -190,7 +123,7 @@ def test_elision_with_non_empty_fill_value_and_nan() -> None:
 def test_negative_zero_equals_zero_fill_like_zarr() -> None:
     fill = np.array([[0.0, 0.0]], dtype="float32")
     writes = [(slice(0, 4), [np.array([[-0.0, 0.0]], dtype="f4")] * 4)]
-    ref, col = _write_both({"fill": fill}, 4, 4, writes)
+    ref, col = write_both(4, 4, writes, fill=fill)
     assert objects(ref) == objects(col)
 
 
@@ -201,7 +134,7 @@ def test_sharded_writes_match_and_read_back(zstd: bool) -> None:
         (slice(4, 9), [np.empty((0, 2), "f4")] * 5),
         (slice(17, 19), random_cells(F32x2, 2, seed=7)),
     ]
-    ref, col = _write_both({"zstd": zstd, "shards": 8}, 30, 4, writes)
+    ref, col = write_both(30, 4, writes, zstd=zstd, shards=8)
     assert objects(ref) == objects(col)
     array = zarr.open_array(col, mode="r")
     values, offsets = read_columnar(array)
@@ -238,14 +171,7 @@ def test_sharded_writes_are_direct_and_byte_identical(
         "_write_fallback",
         lambda *args: pytest.fail("a sharded write went through the object path"),
     )
-    ref_store: dict[str, Any] = {}
-    col_store: dict[str, Any] = {}
-    ref = make(ref_store, 30, 4, **kwargs)  # type: ignore[arg-type]
-    col = make(col_store, 30, 4, **kwargs)  # type: ignore[arg-type]
-    for sel, cells in writes:
-        ref[sel] = object_array(cells)
-        write_columnar(col, *columns(cells, F32x2), selection=sel)
-        assert objects(ref_store) == objects(col_store), f"after writing {sel}"
+    _, col_store = write_both(30, 4, writes, check_each=True, **kwargs)
     array = zarr.open_array(col_store, mode="r")
     values, offsets = read_columnar(array)
     assert_cells_equal(values, offsets, array[:])
@@ -291,7 +217,7 @@ def test_bool_values_are_stored_as_zero_and_one() -> None:
     dtype = NDArray(dtype="bool", shape=(None,))
     raw = np.array([0, 1, 2, 255, 0], dtype=np.uint8).view(bool)
     offsets = np.array([0, 2, 5])
-    ref, col = _write_both({}, 2, 2, [], dtype)
+    ref, col = write_both(2, 2, [], dtype)
     write_columnar(zarr.open_array(col), raw, offsets)
     zarr.open_array(ref)[:] = object_array([raw[:2].copy(), raw[2:].copy()])
     assert objects(ref) == objects(col)
@@ -341,10 +267,10 @@ def test_property_columnar_equals_object_path(
     plan: tuple[NDArray, int, int, bool, list[tuple[slice, list[Any]]]],
 ) -> None:
     dtype, n, chunk, zstd, writes = plan
-    ref_store, col_store = _write_both({"zstd": zstd}, n, chunk, writes, dtype)
+    ref_store, col_store = write_both(n, chunk, writes, dtype, zstd=zstd)
     assert objects(ref_store) == objects(col_store)
     # The same writes into shards of 2 inner chunks (index at the end, crc32c).
-    ref_store, col_store = _write_both({"zstd": zstd, "shards": 2 * chunk}, n, chunk, writes, dtype)
+    ref_store, col_store = write_both(n, chunk, writes, dtype, zstd=zstd, shards=2 * chunk)
     assert objects(ref_store) == objects(col_store)
     array = zarr.open_array(col_store, mode="r")
     values, offsets = read_columnar(array)

@@ -9,72 +9,30 @@ from __future__ import annotations
 
 import math
 import pickle
+from functools import partial
 from typing import Any
 
 import numpy as np
 import pytest
 import zarr
+from _zvn_columnar import F32x2, columns, make, objects, write_both
+from _zvn_columnar import random_cells as _random_cells
 from _zvn_helpers import ndarray_dtypes, object_array, random_cell
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from zarr.codecs import ZstdCodec
 
 from zarr_ndarray_dtype import CellTypeError, NDArray, unbox
 from zarr_ndarray_dtype.grid import resolve
-from zarr_vlen_ndarray import VlenNDArrayCodec
 from zarr_vlen_ndarray import columnar_nd as nd_module
 from zarr_vlen_ndarray.chunk_io import layout_of
 from zarr_vlen_ndarray.columnar import Columnar, read_columnar, write_columnar
 from zarr_vlen_ndarray.framing import FramingError
 
-F32x2 = NDArray(dtype="float32", shape=(None, 2))
 I16 = NDArray(dtype="int16", shape=(None,))
 
 
-def make(
-    store: dict[str, Any],
-    shape: tuple[int, ...],
-    chunks: tuple[int, ...],
-    dtype: NDArray = F32x2,
-    *,
-    zstd: bool = False,
-    shards: tuple[int, ...] | None = None,
-    fill: Any = None,
-    write_empty_chunks: bool = False,
-    order: str = "C",
-) -> Any:
-    kwargs: dict[str, Any] = {}
-    if shards is not None:
-        kwargs["shards"] = shards
-    if fill is not None:
-        kwargs["fill_value"] = fill
-    return zarr.create_array(
-        store,
-        shape=shape,
-        chunks=chunks,
-        dtype=dtype,
-        serializer=VlenNDArrayCodec(),
-        compressors=[ZstdCodec(level=3)] if zstd else None,
-        config={"write_empty_chunks": write_empty_chunks, "order": order},
-        **kwargs,
-    )
-
-
-def objects(store: dict[str, Any]) -> dict[str, bytes]:
-    return {k: v.to_bytes() for k, v in store.items() if k != "zarr.json"}
-
-
-def columns(cells: list[np.ndarray], dtype: NDArray) -> tuple[np.ndarray, np.ndarray]:
-    fixed = tuple(int(d) for d in dtype.shape[1:])
-    rows = np.array([len(c) for c in cells], dtype=np.int64)
-    offsets = np.concatenate([[0], np.cumsum(rows)]).astype(np.int64)
-    values = np.concatenate(cells, axis=0) if cells else np.empty((0, *fixed), dtype.item_dtype)
-    return values, offsets
-
-
-def random_cells(dtype: NDArray, count: int, seed: int, mean: float = 2.0) -> list[np.ndarray]:
-    rng = np.random.default_rng(seed)
-    return [random_cell(rng, dtype, int(r)) for r in rng.poisson(mean, count)]
+# N-d selections hold more cells than the 1-d tests': fewer rows in each.
+random_cells = partial(_random_cells, mean=2.0)
 
 
 def reference(array: Any, selection: Any) -> tuple[list[np.ndarray], tuple[int, ...]]:
@@ -91,25 +49,6 @@ def assert_same(col: Columnar, cells: list[np.ndarray], shape: tuple[int, ...]) 
     for i, cell in enumerate(cells):
         got = col.values[col.offsets[i] : col.offsets[i + 1]]
         assert got.shape == np.shape(cell) and got.tobytes() == np.asarray(cell).tobytes()
-
-
-def write_both(
-    shape: tuple[int, ...],
-    chunks: tuple[int, ...],
-    writes: list[tuple[Any, list[np.ndarray]]],
-    dtype: NDArray = F32x2,
-    **kwargs: Any,
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Apply the same writes through the object path and the columnar path."""
-    ref_store: dict[str, Any] = {}
-    col_store: dict[str, Any] = {}
-    ref = make(ref_store, shape, chunks, dtype, **kwargs)
-    col = make(col_store, shape, chunks, dtype, **kwargs)
-    for selection, cells in writes:
-        box = resolve(selection, shape, "test")
-        ref[box.slices] = object_array(cells, box.extents)
-        write_columnar(col, *columns(cells, dtype), selection=selection)
-    return ref_store, col_store
 
 
 # ------------------------------------------------------------------------------- the result
@@ -241,10 +180,7 @@ def test_sharded_arrays_read_directly_and_write_like_zarr() -> None:
 def test_sharded_reads_of_few_inner_chunks_use_byte_ranges(location: str) -> None:
     # 12 inner chunks per shard: reading one or two fetches the index and those chunks only.
     store: dict[str, Any] = {}
-    array = zarr.create_array(
-        store, shape=(5, 9), chunks=(1, 2), dtype=I16, serializer=VlenNDArrayCodec(),
-        shards={"shape": (4, 6), "index_location": location},
-    )  # fmt: skip
+    array = make(store, (5, 9), (1, 2), I16, shards=(4, 6), index_location=location)
     cells = random_cells(I16, 45, seed=12)
     array[...] = object_array(cells, (5, 9))
     array[2, 2:4] = object_array([np.empty(0, "i2")] * 2, (2,))  # an absent inner chunk

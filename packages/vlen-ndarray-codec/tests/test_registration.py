@@ -3,10 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import importlib.metadata
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +11,7 @@ from zarr.dtype import data_type_registry
 from zarr.registry import get_codec_class
 
 import zarr_vlen_ndarray
+from zarr_ndarray_dtype.testing import assert_entry_point, run_script
 from zarr_vlen_ndarray import NDArray, VlenNDArrayCodec
 from zarr_vlen_ndarray.registration import register
 
@@ -39,31 +36,23 @@ def test_register_is_idempotent() -> None:
 
 
 def test_codec_entry_point() -> None:
-    points = importlib.metadata.entry_points(group="zarr.codecs")
-    ours = [p for p in points if p.name == "vlen-ndarray"]
-    assert len(ours) == 1
-    assert ours[0].value == "zarr_vlen_ndarray.codec:VlenNDArrayCodec"
-    assert ours[0].load() is VlenNDArrayCodec
+    value = "zarr_vlen_ndarray.codec:VlenNDArrayCodec"
+    assert_entry_point("zarr.codecs", "vlen-ndarray", value, VlenNDArrayCodec)
 
 
 def test_codec_found_through_entry_point_alone(tmp_path: Path) -> None:
     """A process that imports only the data type package reads a store through our codec."""
+    store = tmp_path / "a.zarr"
     arr = zarr.create_array(
-        zarr.storage.LocalStore(tmp_path), shape=(2,), dtype=NDArray(dtype="uint8", shape=(None,))
+        zarr.storage.LocalStore(store), shape=(2,), dtype=NDArray(dtype="uint8", shape=(None,))
     )
     arr[1] = np.array([7, 8, 9], dtype=np.uint8)
-    script = textwrap.dedent(
-        f"""
+    script = f"""
         import sys, zarr, zarr_ndarray_dtype
         assert "zarr_vlen_ndarray" not in sys.modules
-        cells = zarr.open_array(zarr.storage.LocalStore({str(tmp_path)!r}), mode="r")[:]
+        cells = zarr.open_array(zarr.storage.LocalStore({str(store)!r}), mode="r")[:]
         assert [c.tolist() for c in cells] == [[], [7, 8, 9]], cells
         assert "zarr_vlen_ndarray" in sys.modules
         print("ok")
         """
-    )
-    result = subprocess.run(
-        [sys.executable, "-W", "ignore", "-c", script], capture_output=True, text=True, check=False
-    )
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "ok"
+    assert run_script(script, tmp_path).stdout.strip() == "ok"

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -337,18 +337,9 @@ def validate_storage(storage: pa.Array, where: str = "nd column") -> StoragePart
         name_dict: list[Any] = list(uniform)
     else:
         name_codes, name_dict = _row_names(names, name_offsets, valid, rank, where)
-    return _parts(
-        storage,
-        layout,
-        valid,
-        values,
-        value_offsets,
-        dim_offsets,
-        sizes,
-        _align_names(name_codes, name_offsets, dim_offsets, valid, rank),
-        name_dict,
-        shape0,
-    )
+    name_codes = _align_names(name_codes, name_offsets, dim_offsets, valid, rank)
+    dims = _Dims(dim_offsets, sizes, name_codes, name_dict)
+    return _parts(storage, layout, valid, values, value_offsets, dims, shape0)
 
 
 def _row_names(
@@ -481,16 +472,22 @@ def _check_unique(
         )
 
 
+class _Dims(NamedTuple):
+    """Every row's dimensions: sizes and name codes laid out by one set of offsets."""
+
+    offsets: npt.NDArray[np.int64]  # len n+1, into ``sizes`` and ``codes``
+    sizes: npt.NDArray[np.int64]
+    codes: npt.NDArray[np.int64]  # indices into ``names``
+    names: list[str]
+
+
 def _parts(
     storage: pa.StructArray,
     layout: StorageLayout,
     valid: npt.NDArray[np.bool_],
     values: pa.Array,
     value_offsets: npt.NDArray[np.int64],
-    dim_offsets: npt.NDArray[np.int64],
-    sizes: npt.NDArray[np.int64],
-    name_codes: npt.NDArray[np.int64],
-    name_dict: list[str],
+    dims: _Dims,
     shape: tuple[int, ...] | None,
 ) -> StorageParts:
     """The one place a :class:`StorageParts` is made, for checked reads and for fresh builds."""
@@ -501,10 +498,10 @@ def _parts(
         valid=valid,
         values=values,
         value_offsets=value_offsets,
-        dim_offsets=dim_offsets,
-        sizes=sizes,
-        name_codes=name_codes,
-        name_dict=name_dict,
+        dim_offsets=dims.offsets,
+        sizes=dims.sizes,
+        name_codes=dims.codes,
+        name_dict=dims.names,
         attrs=attrs,
         uniform_shape=shape,
     )
@@ -587,18 +584,8 @@ def assemble_parts(
     valid = np.ones(len(counts), np.bool_) if null_rows is None else ~null_rows
     layout = parse_storage_type(storage.type)
     shape = uniform_shape(sizes, dim_offsets, valid)
-    return _parts(
-        storage,
-        layout,
-        valid,
-        values,
-        value_offsets,
-        dim_offsets,
-        sizes,
-        name_codes,
-        name_dict,
-        shape,
-    )
+    dims = _Dims(dim_offsets, sizes, name_codes, name_dict)
+    return _parts(storage, layout, valid, values, value_offsets, dims, shape)
 
 
 def tile_names(names: Sequence[str], count: int) -> pa.Array:
