@@ -177,6 +177,31 @@ def test_sharded_arrays_read_directly_and_write_like_zarr() -> None:
 
 
 @pytest.mark.parametrize("location", ["start", "end"])
+@pytest.mark.parametrize("write_empty_chunks", [False, True])
+def test_sharded_writes_are_direct_and_byte_identical(
+    location: str, write_empty_chunks: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # (7, 9) cells, shards of (4, 6), inner chunks of (2, 3): 2 x 2 inner chunks per shard in
+    # Morton order; the last shards hang over the array's end, and inner chunk (3, 2) is past it.
+    monkeypatch.setattr(
+        nd_module, "readonly_cells", lambda *a: pytest.fail("a write went through zarr")
+    )
+    empty = np.empty((0, 2), "f4")
+    writes: list[tuple[Any, list[np.ndarray]]] = [
+        ((), random_cells(F32x2, 63, seed=21)),
+        ((slice(1, 6), slice(2, 8)), random_cells(F32x2, 30, seed=22)),  # inner chunks in part
+        ((slice(0, 2), slice(0, 3)), [empty] * 6),  # one whole inner chunk of fill cells
+        ((slice(4, 7), ...), [empty] * 27),  # the edge shards become all fill
+        ((6, 8), random_cells(F32x2, 1, seed=23)),
+    ]
+    ref, col = write_both(
+        (7, 9), (2, 3), writes, shards=(4, 6), index_location=location, zstd=True,
+        write_empty_chunks=write_empty_chunks, check_each=True,
+    )  # fmt: skip
+    assert objects(ref) == objects(col)
+
+
+@pytest.mark.parametrize("location", ["start", "end"])
 def test_sharded_reads_of_few_inner_chunks_use_byte_ranges(location: str) -> None:
     # 12 inner chunks per shard: reading one or two fetches the index and those chunks only.
     store: dict[str, Any] = {}
