@@ -81,7 +81,7 @@ class Package:
     forbids_zarr: bool = False
     # Its tests exercise zarr's codec pipeline (rerun under FUSED_PIPELINE).
     zarr_facing: bool = True
-    # Extras whose dependencies the floor session also installs at their floors.
+    # Extras whose dependencies the floor session also installs at their floors ("[xarray]").
     floor_extras: str = ""
     # Ships an optional C extension (abi3 wheel; its sdist must install without a compiler).
     compiled: bool = False
@@ -93,9 +93,6 @@ class Package:
     @property
     def tests(self) -> str:
         return f"{self.path}/tests"
-
-    def with_extras(self, base: str) -> str:
-        return f"{base}[{self.floor_extras}]" if self.floor_extras else base
 
 
 DTYPE = Package(
@@ -111,7 +108,8 @@ RAGGED = Package(
     entry_points={"zarr.codecs ragged-ndarray": ""}, local_deps=(DTYPE,),
 )  # fmt: skip
 ND_ARROW = Package(
-    "nd-arrow", "nd-arrow", "nd_arrow", forbids_zarr=True, zarr_facing=False, floor_extras="xarray"
+    "nd-arrow", "nd-arrow", "nd_arrow",
+    forbids_zarr=True, zarr_facing=False, floor_extras="[xarray]",
 )  # fmt: skip
 PACKAGES = (DTYPE, CODEC, RAGGED, ND_ARROW)  # bottom layer first
 EDITABLES = [arg for p in PACKAGES for arg in ("-e", p.path)]
@@ -125,9 +123,8 @@ def print_versions(session: nox.Session, python: str | Path = "python") -> None:
 
 def probe(session: nox.Session, question: str, python: str | Path = "python") -> str:
     """tools/nox/probe.py's answer about the venv of python (the session's by default)."""
-    return str(
-        session.run(python, TOOLS / "probe.py", question, silent=True, external=True)
-    ).strip()
+    answer = session.run(python, TOOLS / "probe.py", question, silent=True, external=True)
+    return str(answer).strip()
 
 
 def run_pytest(session: nox.Session, *test_dirs: str, **env: str) -> None:
@@ -243,10 +240,10 @@ def floor(session: nox.Session) -> None:
     lowest version each package allows, then tools/nox/check_floors.py proves each was reached
     and pins what is installed. The test tools are added afterwards, constrained to those pins.
     """
-    floors = [arg for p in PACKAGES for arg in ("-e", p.with_extras(p.path))]
+    floors = [arg for p in PACKAGES for arg in ("-e", p.path + p.floor_extras)]
     session.install("--resolution", "lowest-direct", *floors)
     pins = Path(session.create_tmp()).resolve() / "floor-constraints.txt"
-    ours = [p.with_extras(p.dist) for p in PACKAGES]
+    ours = [p.dist + p.floor_extras for p in PACKAGES]
     session.run("python", TOOLS / "check_floors.py", "--pin", pins, *ours)
     # The object-store clients cannot join the floor set (moto needs a python-dateutil the floor
     # xarray's pandas excludes); their tests skip here and run in every matrix cell.
@@ -271,7 +268,6 @@ def suite020(session: nox.Session, zarr: str) -> None:
     session.run("python", TOOLS / "run_suite020.py", tmp, junit)
     allowlist = COMPAT_DIR / "suite020_allowlist.toml"
     session.run("python", COMPAT_DIR / "suite020_check.py", junit, allowlist)
-
     zarr_pin = f"zarr=={probe(session, 'zarr-version')}"
     old_python = venv(session, tmp / "venv-zvn020", ZVN_020, zarr_pin)
     api_script = COMPAT_DIR / "api_surface.py"
@@ -338,7 +334,6 @@ def build(session: nox.Session) -> None:
         siblings = [p.module for p in PACKAGES if p is not package]
         archives = built(work, package)
         session.run("python", TOOLS / "check_archives.py", *archives, package.module, *siblings)
-
     failed = []  # packages whose tests fail from their sdist: all are tried, then reported
     for package in selected:
         sdist, wheel = built(work, package)
@@ -368,7 +363,6 @@ def build(session: nox.Session) -> None:
             failed.append(package.dist)
     if failed:
         session.error(f"tests fail when run from the sdist of: {', '.join(failed)}")
-
     out = ROOT / "dist"
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir()
@@ -393,7 +387,6 @@ def compat020(session: nox.Session) -> None:
     print_versions(session)
     session.log("venv B (this repository):")
     print_versions(session, python_b)
-
     old, new = tmp / "written-by-020", tmp / "written-by-ours"
     for folder in (old, new):
         shutil.rmtree(folder, ignore_errors=True)

@@ -69,7 +69,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("dists", nargs="+", metavar="DIST[EXTRA,...]")
     args = parser.parse_args(argv)
     wanted = [parse(arg) for arg in args.dists]
-    ours = {canonicalize_name(dist) for dist, _ in wanted}
+    ours: set[str] = {canonicalize_name(dist) for dist, _ in wanted}
     pin_installed(args.pin, ours)
     problems = []
     for dist, extras in wanted:
