@@ -10,6 +10,7 @@ the run but does not hide the results of the others.
 
 from __future__ import annotations
 
+import shlex
 import shutil
 import subprocess
 import sys
@@ -27,6 +28,7 @@ def main(sdist: Path, options: list[str]) -> int:
         sys.executable, "-m", "pytest", *options, "--rootdir", ".",
         "-o", f"pythonpath={folder / 'tests'}", "--continue-on-collection-errors", "tests",
     ]  # fmt: skip
+    print(f"in {folder}: {shlex.join(command)}", flush=True)
     return subprocess.run(command, cwd=folder, check=False).returncode
 
 
