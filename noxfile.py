@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import tarfile
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,20 +36,23 @@ TOOLS = ROOT / "tools" / "nox"
 # dask/distributed run the scale-out tests; duckdb, polars, arro3 and nanoarrow exchange Arrow
 # data with nd-arrow; xarray writes/reads ragged Datasets; moto (a local S3 server), s3fs, obstore
 # and icechunk carry the store tool's object-store tests.
+PYTEST = ("pytest", "pytest-timeout")
 ARROW_ENGINES = ("arro3-core", "nanoarrow", "duckdb", "polars")
 OBJECT_STORES = ("moto[server]", "s3fs", "obstore", "icechunk")
 TEST_DEPS = (
-    "pytest", "pytest-timeout", "hypothesis", "jsonschema", "xarray",
-    "dask[array]", "distributed", *ARROW_ENGINES, *OBJECT_STORES,
+    *PYTEST, "hypothesis", "jsonschema", "xarray", "dask[array]", "distributed",
+    *ARROW_ENGINES, *OBJECT_STORES,
 )  # fmt: skip
 LINT_DEPS = ("ruff", "mypy", "import-linter", "nox")  # nox: mypy checks this file too
-# import-linter contracts, run by the lint session when the file exists.
 IMPORT_CONTRACTS = (".importlinter", "packages/nd-arrow/.importlinter")
+# Always the root config (shared addopts, pythonpath, warning filters): without -c, pytest would
+# pick packages/<one>/pyproject.toml when only that package's tests are collected. The timeout
+# makes a hung test (e.g. a stuck Dask cluster) fail instead of eating CI.
+PYTEST_OPTIONS = ("-c", str(ROOT / "pyproject.toml"), "-p", "no:cacheprovider", "--timeout=300")
 NEWEST = "newest"
-PYTEST_TIMEOUT_S = 300  # a hung test (e.g. a stuck Dask cluster) fails instead of eating CI
 # The published 0.2.0 that our codec must stay byte-compatible with (its own, separate venv).
 ZVN_020 = "zarr-vlen-ndarray==0.2.0"
-COMPAT_SCRIPT = ROOT / "packages/vlen-ndarray-codec/tests/compat/compat_020.py"
+COMPAT_DIR = ROOT / "packages/vlen-ndarray-codec/tests/compat"
 # zarr's other codec pipeline (zarr 3.4.x); the newest-zarr cells rerun the zarr-facing tests
 # under it when the installed zarr has it.
 FUSED_PIPELINE = "zarr.core.codec_pipeline.FusedCodecPipeline"
@@ -74,12 +76,12 @@ class Package:
     # "group name" -> "module:attr" for every zarr.* entry point the wheel must declare
     # ("" accepts any target: it is the package author's choice).
     entry_points: dict[str, str] = field(default_factory=dict)
-    # Sibling distributions that must be found next to this one (not on PyPI yet).
-    local_deps: tuple[str, ...] = ()
+    # Sibling packages that must be installed from the local build (not on PyPI yet).
+    local_deps: tuple[Package, ...] = ()
     forbids_zarr: bool = False
     # Its tests exercise zarr's codec pipeline (rerun under FUSED_PIPELINE).
     zarr_facing: bool = True
-    # Extras whose dependencies the floor session also installs at their floors.
+    # Extras whose dependencies the floor session also installs at their floors ("[xarray]").
     floor_extras: str = ""
     # Ships an optional C extension (abi3 wheel; its sdist must install without a compiler).
     compiled: bool = False
@@ -92,9 +94,6 @@ class Package:
     def tests(self) -> str:
         return f"{self.path}/tests"
 
-    def with_extras(self, base: str) -> str:
-        return f"{base}[{self.floor_extras}]" if self.floor_extras else base
-
 
 DTYPE = Package(
     "ndarray-dtype", "zarr-ndarray-dtype", "zarr_ndarray_dtype",
@@ -102,79 +101,54 @@ DTYPE = Package(
 )  # fmt: skip
 CODEC = Package(
     "vlen-ndarray-codec", "zarr-vlen-ndarray", "zarr_vlen_ndarray",
-    entry_points={"zarr.codecs vlen-ndarray": ""}, local_deps=(DTYPE.dist,), compiled=True,
+    entry_points={"zarr.codecs vlen-ndarray": ""}, local_deps=(DTYPE,), compiled=True,
 )  # fmt: skip
 RAGGED = Package(
     "ragged-ndarray-codec", "zarr-ragged-ndarray", "zarr_ragged_ndarray",
-    entry_points={"zarr.codecs ragged-ndarray": ""}, local_deps=(DTYPE.dist,),
+    entry_points={"zarr.codecs ragged-ndarray": ""}, local_deps=(DTYPE,),
 )  # fmt: skip
 ND_ARROW = Package(
-    "nd-arrow", "nd-arrow", "nd_arrow", forbids_zarr=True, zarr_facing=False, floor_extras="xarray"
+    "nd-arrow", "nd-arrow", "nd_arrow",
+    forbids_zarr=True, zarr_facing=False, floor_extras="[xarray]",
 )  # fmt: skip
-# Bottom layer first. A package joins every session once its folder exists.
-PACKAGES = tuple(p for p in (DTYPE, CODEC, RAGGED, ND_ARROW) if (ROOT / p.path).is_dir())
+PACKAGES = (DTYPE, CODEC, RAGGED, ND_ARROW)  # bottom layer first
+EDITABLES = [arg for p in PACKAGES for arg in ("-e", p.path)]
 REPORTED = ("zarr", "numcodecs", "numpy", "pyarrow", *(p.dist for p in PACKAGES))
 
 
-# --------------------------------------------------------------------------------- helpers
-
-
-def tool(name: str) -> str:
-    return str(TOOLS / name)
-
-
-def print_versions(session: nox.Session, python: str = "python") -> None:
+def print_versions(session: nox.Session, python: str | Path = "python") -> None:
     """Print the resolved versions of Python and the libraries that matter here."""
-    session.run(python, tool("print_versions.py"), *REPORTED, external=True)
+    session.run(python, TOOLS / "print_versions.py", *REPORTED, external=True)
 
 
-def editables(packages: tuple[Package, ...] = PACKAGES) -> list[str]:
-    return [arg for p in packages for arg in ("-e", p.path)]
+def probe(session: nox.Session, question: str, python: str | Path = "python") -> str:
+    """tools/nox/probe.py's answer about the venv of python (the session's by default)."""
+    answer = session.run(python, TOOLS / "probe.py", question, silent=True, external=True)
+    return str(answer).strip()
 
 
-def probe(session: nox.Session, question: str) -> str:
-    return str(session.run("python", tool("probe.py"), question, silent=True)).strip()
-
-
-def run_pytest(session: nox.Session, *test_dirs: str, env: dict[str, str] | None = None) -> None:
+def run_pytest(session: nox.Session, *test_dirs: str, **env: str) -> None:
     """Run pytest over the given test folders; "no tests collected" (exit 5) fails the session.
 
     Posargs reach pytest; if they name a test path, only what they name runs.
     """
     if any(Path(arg.split("::")[0]).exists() for arg in session.posargs):
         test_dirs = ()
-    # Always the root config (shared addopts, pythonpath, warning filters): without -c, pytest
-    # would pick packages/<one>/pyproject.toml when only that package's tests are collected.
-    session.run(
-        "pytest", "-c", "pyproject.toml", "-p", "no:cacheprovider",
-        f"--timeout={PYTEST_TIMEOUT_S}", *test_dirs, *session.posargs, env=env,
-    )  # fmt: skip
+    session.run("pytest", *PYTEST_OPTIONS, *test_dirs, *session.posargs, env=env)
 
 
-def uv(session: nox.Session, *args: str, env: dict[str, str] | None = None) -> None:
-    session.run("uv", *args, external=True, env={"UV_PYTHON_DOWNLOADS": "never", **(env or {})})
+def uv(session: nox.Session, *args: str | Path, **env: str) -> None:
+    session.run("uv", *args, external=True, env={"UV_PYTHON_DOWNLOADS": "never", **env})
 
 
-def make_venv(session: nox.Session, location: Path) -> str:
-    """Create a fresh, empty venv with the session's interpreter; return its python."""
-    location = location.resolve()  # absolute: scripts receive it and may change directory
+def venv(session: nox.Session, location: Path, *install: str | Path, **env: str) -> Path:
+    """A fresh venv at location with the session's interpreter and install; return its python."""
     shutil.rmtree(location, ignore_errors=True)
-    uv(session, "venv", "--quiet", "--python", str(Path(session.bin, "python")), str(location))
-    return str(location / "bin" / "python")
+    uv(session, "venv", "--quiet", "--python", Path(session.bin, "python"), location)
+    python = location / "bin" / "python"
+    uv(session, "pip", "install", "--python", python, *install, **env)
+    return python
 
-
-def venv_install(
-    session: nox.Session, python: str, *args: str, env: dict[str, str] | None = None
-) -> None:
-    uv(session, "pip", "install", "--python", python, *args, env=env)
-
-
-def installed_version(session: nox.Session, dist: str, python: str = "python") -> str:
-    code = f"import importlib.metadata as m; print(m.version({dist!r}))"
-    return str(session.run(python, "-c", code, silent=True, external=True)).strip()
-
-
-# ------------------------------------------------------------------------------ test matrix
 
 # (Python, zarr) cells. "3.m.0" is the first release of a minor, "3.m.*" its latest patch and
 # "newest" whatever the index serves today (possibly a minor newer than listed here).
@@ -185,27 +159,19 @@ MATRIX = {
     "3.12": [*(v for m in ZARR_MINORS for v in (f"{m}.0", f"{m}.*")), NEWEST],
     "3.13": ["3.1.0", NEWEST],  # 3.1.0 is the oldest zarr that installs and passes on 3.13
 }
-PYTHONS = list(MATRIX)
 
 
-def same_cell(session: nox.Session, spec: str) -> str | None:
+def same_release(session: nox.Session, spec: str) -> str | None:
     """The other cell of this Python's row that tests the very release ``3.m.*`` resolved to.
 
     ``3.m.*`` duplicates ``3.m.0`` while a minor has no patch release, and the row's ``newest``
     while ``3.m`` is the newest minor; CI then runs that release once, not twice.
     """
-    resolved = installed_version(session, "zarr")
+    resolved = probe(session, "zarr-version")
     if resolved == spec.replace("*", "0"):
         return spec.replace("*", "0")
-    if NEWEST in MATRIX[str(session.python)]:
-        wanted = Path(session.create_tmp(), "newest-zarr.in")
-        wanted.write_text("zarr\n", encoding="utf-8")
-        pins = session.run_install(
-            "uv", "pip", "compile", "--quiet", "--no-header", "--python", str(session.python),
-            str(wanted), silent=True, external=True,
-        )  # fmt: skip
-        if f"zarr=={resolved}" in str(pins).split():
-            return NEWEST
+    if NEWEST in MATRIX[str(session.python)] and resolved == probe(session, "newest-zarr"):
+        return NEWEST
     return None
 
 
@@ -221,19 +187,19 @@ def tests(session: nox.Session, zarr: str) -> None:
     the compiled framing kernel is in use, and the newest-zarr cells rerun the zarr-facing tests
     under zarr's FusedCodecPipeline when that zarr has it.
     """
-    session.install(*editables(), "zarr" if zarr == NEWEST else f"zarr=={zarr}", *TEST_DEPS)
+    session.install(*EDITABLES, "zarr" if zarr == NEWEST else f"zarr=={zarr}", *TEST_DEPS)
     print_versions(session)
-    if zarr.endswith(".*") and (same := same_cell(session, zarr)):
+    if zarr.endswith(".*") and (same := same_release(session, zarr)):
         session.log(f"zarr {zarr} resolves to the release the cell zarr={same!r} tests: skipped")
         return
-    run_pytest(session, *(p.tests for p in PACKAGES), env=EXPECT_KERNEL)
+    run_pytest(session, *(p.tests for p in PACKAGES), **EXPECT_KERNEL)
 
     if zarr == MATRIX[str(session.python)][-1]:
         if probe(session, "vlen-backend") == "python":
             session.log("codec framing runs on its Python fallback already: no second run")
         else:
             session.log("rerun the codec tests on the Python fallback of the framing kernel")
-            run_pytest(session, CODEC.tests, env=FORCE_FALLBACK)
+            run_pytest(session, CODEC.tests, **FORCE_FALLBACK)
 
     if zarr == NEWEST:
         if probe(session, "fused-pipeline") == "no":
@@ -242,7 +208,7 @@ def tests(session: nox.Session, zarr: str) -> None:
             session.log(f"rerun the zarr-facing tests under {FUSED_PIPELINE}")
             zarr_facing = [p.tests for p in PACKAGES if p.zarr_facing]
             fused = {"ZARR_CODEC_PIPELINE__PATH": FUSED_PIPELINE, **EXPECT_KERNEL}
-            run_pytest(session, *zarr_facing, env=fused)
+            run_pytest(session, *zarr_facing, **fused)
 
 
 def declared_floor(package: Package, dist: str) -> str:
@@ -255,15 +221,14 @@ def declared_floor(package: Package, dist: str) -> str:
     raise LookupError(f"{package.path}/pyproject.toml declares no {dist}>= floor")
 
 
-@nox.session(python=PYTHONS, tags=["tests"])
+@nox.session(python=list(MATRIX), tags=["tests"])
 @nox.parametrize("pyarrow", ["floor", NEWEST])
 def nd_arrow(session: nox.Session, pyarrow: str) -> None:
     """nd-arrow alone: no zarr in the venv, pyarrow at its declared floor and at the newest."""
     pin = declared_floor(ND_ARROW, "pyarrow") if pyarrow == "floor" else "pyarrow"
-    session.install(*editables((ND_ARROW,)), pin, "pytest", "pytest-timeout", "hypothesis",
-                    "xarray", *ARROW_ENGINES)  # fmt: skip
+    session.install("-e", ND_ARROW.path, pin, *PYTEST, "hypothesis", "xarray", *ARROW_ENGINES)
     print_versions(session)
-    session.run("python", tool("assert_no_zarr.py"))
+    session.run("python", TOOLS / "assert_no_zarr.py")
     run_pytest(session, ND_ARROW.tests)
 
 
@@ -272,28 +237,19 @@ def floor(session: nox.Session) -> None:
     """Python 3.11 with every dependency our packages declare (extras too) at its floor.
 
     The floors come from the packages' own metadata: uv's lowest-direct resolution picks the
-    lowest version each package allows, then tools/nox/check_floors.py proves each was reached.
-    The test tools are added afterwards, constrained to what is already installed.
+    lowest version each package allows, then tools/nox/check_floors.py proves each was reached
+    and pins what is installed. The test tools are added afterwards, constrained to those pins.
     """
-    floors = [arg for p in PACKAGES for arg in ("-e", p.with_extras(p.path))]
+    floors = [arg for p in PACKAGES for arg in ("-e", p.path + p.floor_extras)]
     session.install("--resolution", "lowest-direct", *floors)
-    frozen = Path(session.create_tmp(), "floor-constraints.txt")
-    freeze = session.run_install(
-        "uv", "pip", "freeze", "--exclude-editable", silent=True, external=True
-    )
-    pins = [line for line in str(freeze).splitlines() if "==" in line]  # not uv's log lines
-    frozen.write_text("\n".join(pins) + "\n", encoding="utf-8")
+    pins = Path(session.create_tmp()).resolve() / "floor-constraints.txt"
+    ours = [p.dist + p.floor_extras for p in PACKAGES]
+    session.run("python", TOOLS / "check_floors.py", "--pin", pins, *ours)
     # The object-store clients cannot join the floor set (moto needs a python-dateutil the floor
     # xarray's pandas excludes); their tests skip here and run in every matrix cell.
-    session.install("-c", str(frozen), *(d for d in TEST_DEPS if d not in OBJECT_STORES))
+    session.install("-c", str(pins), *(d for d in TEST_DEPS if d not in OBJECT_STORES))
     print_versions(session)
-    session.run("python", tool("check_floors.py"), *(p.with_extras(p.dist) for p in PACKAGES))
-    run_pytest(session, *(p.tests for p in PACKAGES), env=EXPECT_KERNEL)
-
-
-# ------------------------------------------------------------------- 0.2.0's own test suite
-
-COMPAT_DIR = COMPAT_SCRIPT.parent
+    run_pytest(session, *(p.tests for p in PACKAGES), **EXPECT_KERNEL)
 
 
 @nox.session(python="3.12", tags=["tests"])
@@ -305,46 +261,38 @@ def suite020(session: nox.Session, zarr: str) -> None:
     changes, with reasons); an allowed test that passes fails the session too (stale entry).
     Then 0.2.0's public surface is dumped in its own venv and compared with ours.
     """
-    session.install(*editables(), "zarr" if zarr == NEWEST else f"zarr=={zarr}",
-                    "pytest", "pytest-timeout", "pip")  # fmt: skip
+    session.install(*EDITABLES, "zarr" if zarr == NEWEST else f"zarr=={zarr}", *PYTEST, "pip")
     print_versions(session)
     tmp = Path(session.create_tmp()).resolve() / "suite020"
-    junit = tmp / "junit.xml"
-    session.run("python", tool("run_suite020.py"), str(tmp), str(junit))
-    check = COMPAT_DIR / "suite020_check.py"
-    session.run("python", str(check), str(junit), str(COMPAT_DIR / "suite020_allowlist.toml"))
-
-    old_python = make_venv(session, tmp / "venv-zvn020")
-    venv_install(session, old_python, ZVN_020, f"zarr=={installed_version(session, 'zarr')}")
-    dumped = tmp / "api020.json"
-    api_script = str(COMPAT_DIR / "api_surface.py")
-    session.run(old_python, api_script, "dump", str(dumped), external=True)
-    session.run("python", api_script, "compare", str(dumped))
-    if zarr == NEWEST and json.loads(dumped.read_text()) != json.loads(
-        (COMPAT_DIR / "api020.json").read_text()
-    ):
-        session.error(f"{COMPAT_DIR / 'api020.json'} differs from the fresh dump {dumped}")
-
-
-# ----------------------------------------------------------------------------------- lint
+    junit, dumped = tmp / "junit.xml", tmp / "api020.json"
+    session.run("python", TOOLS / "run_suite020.py", tmp, junit)
+    allowlist = COMPAT_DIR / "suite020_allowlist.toml"
+    session.run("python", COMPAT_DIR / "suite020_check.py", junit, allowlist)
+    zarr_pin = f"zarr=={probe(session, 'zarr-version')}"
+    old_python = venv(session, tmp / "venv-zvn020", ZVN_020, zarr_pin)
+    api_script = COMPAT_DIR / "api_surface.py"
+    session.run(old_python, api_script, "dump", dumped, external=True)
+    session.run("python", api_script, "compare", dumped)
+    pinned = COMPAT_DIR / "api020.json"
+    if zarr == NEWEST and json.loads(dumped.read_text()) != json.loads(pinned.read_text()):
+        session.error(f"{pinned} differs from the fresh dump {dumped}")
 
 
 @nox.session(python="3.12")
 def lint(session: nox.Session) -> None:
     """ruff, mypy (root config) on every package and tools/nox, and import-linter contracts."""
-    session.install(*editables(), *LINT_DEPS)
+    session.install(*EDITABLES, *LINT_DEPS)
     print_versions(session)
     session.run("ruff", "--version")
-    checks = [["ruff", "check", "."], ["ruff", "format", "--check", "."]]
-    mypy = ["mypy", "--config-file", "pyproject.toml"]
-    checks += [[*mypy, f"{p.path}/src"] for p in PACKAGES]
-    checks += [[*mypy, "noxfile.py", str(TOOLS.relative_to(ROOT))]]
-    checks += [["python", "registry/examples/generate.py", "--check"]]  # vectors and copies
-    for contracts in IMPORT_CONTRACTS:
-        if (ROOT / contracts).is_file():
-            checks.append(["lint-imports", "--config", contracts])
-        else:
-            session.log(f"no {contracts}: its import-linter contracts are skipped")
+    mypy = ("mypy", "--config-file", "pyproject.toml")
+    checks = [
+        ("ruff", "check", "."),
+        ("ruff", "format", "--check", "."),
+        *((*mypy, f"{p.path}/src") for p in PACKAGES),
+        (*mypy, "noxfile.py", "tools/nox"),
+        ("python", "registry/examples/generate.py", "--check"),  # vectors and their copies
+        *(("lint-imports", "--config", contracts) for contracts in IMPORT_CONTRACTS),
+    ]
     failed = []
     for command in checks:  # run every check, then fail with the list of those that failed
         try:
@@ -355,66 +303,11 @@ def lint(session: nox.Session) -> None:
         session.error("failed: " + "; ".join(failed))
 
 
-# ---------------------------------------------------------------------------------- build
-
-
-def built(out: Path, package: Package, pattern: str) -> Path:
-    stem = package.dist.replace("-", "_")
-    matches = sorted(out.glob(f"{stem}-{pattern}"))
-    if len(matches) != 1:
-        raise FileNotFoundError(f"expected one {stem}-{pattern} in {out}, found {matches}")
-    return matches[0]
-
-
-def selected_packages(session: nox.Session) -> list[Package]:
-    """Packages named in posargs (PyPI name or folder), default all."""
-    by_name = {key: p for p in PACKAGES for key in (p.dist, p.folder)}
-    unknown = [arg for arg in session.posargs if arg not in by_name]
-    if unknown:
-        session.error(f"unknown package(s) {unknown}; choose from {[p.dist for p in PACKAGES]}")
-    wanted = {by_name[arg].dist for arg in session.posargs} or {p.dist for p in PACKAGES}
-    return [p for p in PACKAGES if p.dist in wanted]
-
-
-def test_from_sdist(session: nox.Session, sdist: Path, python: str, package: Package) -> None:
-    """Unpack the sdist and run its tests against the installed wheel, with the root options.
-
-    Only the root config's ``pythonpath`` is replaced, by the sdist's own tests folder.
-    """
-    unpacked = sdist.parent / f"unpacked-{package.folder}"
-    shutil.rmtree(unpacked, ignore_errors=True)
-    with tarfile.open(sdist) as archive:
-        archive.extractall(unpacked, filter="data")
-    (folder,) = unpacked.iterdir()
-    venv_install(session, python, *TEST_DEPS, "xarray")
-    with session.chdir(folder):
-        session.run(
-            python, "-m", "pytest", "-c", str(ROOT / "pyproject.toml"), "--rootdir", ".",
-            "-o", f"pythonpath={folder / 'tests'}", "-p", "no:cacheprovider",
-            f"--timeout={PYTEST_TIMEOUT_S}", "--continue-on-collection-errors", "tests",
-            external=True,
-        )  # fmt: skip
-
-
-def check_compiled(
-    session: nox.Session, tmp: Path, work: Path, package: Package, wheel_python: str
-) -> None:
-    """The wheel built here is abi3 and loads its C kernel; the sdist without a compiler works.
-
-    The release wheels (one per platform) come from cibuildwheel in the release workflow; this
-    checks the same build locally, then installs the sdist with $CC set to ``false`` and checks
-    that the install succeeds on the pure-Python kernel.
-    """
-    wheel = built(work, package, "*.whl")
-    if "-cp311-abi3-" not in wheel.name:
-        session.error(f"{wheel.name}: expected a stable-ABI (cp311-abi3) wheel")
-    session.run(wheel_python, tool("check_kernel.py"), "c", external=True)
-    session.log(f"{package.dist}: the sdist installs without a C compiler (CC=false)")
-    python = make_venv(session, tmp / f"venv-{package.folder}-no-compiler")
-    find_links = ["--find-links", str(work)] if package.local_deps else []
-    sdist = str(built(work, package, "*.tar.gz"))
-    venv_install(session, python, "--no-cache", sdist, *find_links, env=NO_COMPILER)
-    session.run(python, tool("check_kernel.py"), "python", external=True)
+def built(work: Path, package: Package) -> tuple[Path, Path]:
+    """The sdist and the wheel uv built for package (exactly one of each)."""
+    (sdist,) = (work / package.folder).glob("*.tar.gz")
+    (wheel,) = (work / package.folder).glob("*.whl")
+    return sdist, wheel
 
 
 @nox.session(python="3.12")
@@ -428,54 +321,56 @@ def build(session: nox.Session) -> None:
     tmp = Path(session.create_tmp()).resolve()
     work = tmp / "dist"
     shutil.rmtree(work, ignore_errors=True)
-    selected = selected_packages(session)
-    # Local dependencies are built too: they are not on PyPI yet, so --find-links points here.
-    needed = {dep for p in selected for dep in p.local_deps} | {p.dist for p in selected}
-    versions = {}
-    for package in (p for p in PACKAGES if p.dist in needed):
+    by_name = {key: p for p in PACKAGES for key in (p.dist, p.folder)}
+    if unknown := [arg for arg in session.posargs if arg not in by_name]:
+        session.error(f"unknown package(s) {unknown}; choose from {[p.dist for p in PACKAGES]}")
+    chosen = [by_name[arg] for arg in session.posargs] or PACKAGES
+    selected = [p for p in PACKAGES if p in chosen]
+    # Local dependencies are built too and installed from here: they are not on PyPI yet.
+    needed = [*selected, *(dep for p in selected for dep in p.local_deps)]
+    for package in (p for p in PACKAGES if p in needed):
         # uv builds the sdist first and the wheel from it, which proves the sdist is complete.
-        uv(session, "build", "--out-dir", str(work), package.path)
+        uv(session, "build", "--out-dir", work / package.folder, package.path)
         siblings = [p.module for p in PACKAGES if p is not package]
-        session.run(
-            "python", tool("check_archives.py"), str(built(work, package, "*.tar.gz")),
-            str(built(work, package, "*.whl")), package.module, *siblings,
-        )  # fmt: skip
-        versions[package.dist] = built(work, package, "*.whl").name.split("-")[1]
-
+        archives = built(work, package)
+        session.run("python", TOOLS / "check_archives.py", *archives, package.module, *siblings)
     failed = []  # packages whose tests fail from their sdist: all are tried, then reported
     for package in selected:
-        python = make_venv(session, tmp / f"venv-{package.folder}")
-        find_links = ["--find-links", str(work)] if package.local_deps else []
-        venv_install(session, python, str(built(work, package, "*.whl")), *find_links)
-        for dep in package.local_deps:
-            if (got := installed_version(session, dep, python)) != versions[dep]:
-                session.error(f"{package.dist} installed {dep} {got}, not the local build")
+        sdist, wheel = built(work, package)
+        local_wheels = [built(work, dep)[1] for dep in package.local_deps]
+        python = venv(session, tmp / f"venv-{package.folder}", wheel, *local_wheels)
         print_versions(session, python)
         session.run(
-            python, tool("check_installed_wheel.py"), package.dist, package.module,
+            python, TOOLS / "check_installed_wheel.py", package.dist, package.module,
             json.dumps(package.entry_points), *(["--forbids-zarr"] if package.forbids_zarr else []),
             external=True,
         )  # fmt: skip
         if package.compiled:
-            check_compiled(session, tmp, work, package, python)
+            # The release wheels (one per platform) come from cibuildwheel in the release
+            # workflow; here the same build must give an abi3 wheel that loads its C kernel, and
+            # the sdist must install with $CC set to ``false``, on the pure-Python kernel.
+            if "-cp311-abi3-" not in wheel.name:
+                session.error(f"{wheel.name}: expected a stable-ABI (cp311-abi3) wheel")
+            session.run(python, TOOLS / "check_kernel.py", "c", external=True)
+            session.log(f"{package.dist}: the sdist installs without a C compiler (CC=false)")
+            bare = tmp / f"venv-{package.folder}-no-compiler"
+            bare_python = venv(session, bare, "--no-cache", sdist, *local_wheels, **NO_COMPILER)
+            session.run(bare_python, TOOLS / "check_kernel.py", "python", external=True)
+        uv(session, "pip", "install", "--python", python, *TEST_DEPS)
         try:
-            test_from_sdist(session, built(work, package, "*.tar.gz"), python, package)
+            session.run(python, TOOLS / "test_sdist.py", sdist, *PYTEST_OPTIONS, external=True)
         except nox.command.CommandFailed:
             failed.append(package.dist)
-
     if failed:
         session.error(f"tests fail when run from the sdist of: {', '.join(failed)}")
-
     out = ROOT / "dist"
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir()
     for package in selected:
-        for pattern in ("*.tar.gz", "*.whl"):
-            shutil.copy2(built(work, package, pattern), out)
-        session.log(f"built and checked {package.dist} {versions[package.dist]} -> dist/")
-
-
-# ------------------------------------------------------------------------- compatibility
+        for archive in built(work, package):
+            shutil.copy2(archive, out)
+        version = built(work, package)[1].name.split("-")[1]
+        session.log(f"built and checked {package.dist} {version} -> dist/")
 
 
 @nox.session(python="3.12")
@@ -484,31 +379,22 @@ def compat020(session: nox.Session) -> None:
 
     A writes OLD, B writes NEW, A checks NEW, B checks OLD. Both venvs use the same zarr.
     """
-    if not COMPAT_SCRIPT.is_file():
-        session.error(f"{COMPAT_SCRIPT.relative_to(ROOT)} (subcommands write/check) is missing")
     tmp = Path(session.create_tmp()).resolve()
-    python_b = make_venv(session, tmp / "venv-ours")
-    venv_install(session, python_b, *editables())
-    zarr_version = installed_version(session, "zarr", python_b)
-
+    python_b = venv(session, tmp / "venv-ours", *EDITABLES)
     # Venv A is the session venv: the published 0.2.0 with the very same zarr release.
-    session.install(ZVN_020, f"zarr=={zarr_version}")
+    session.install(ZVN_020, f"zarr=={probe(session, 'zarr-version', python_b)}")
     session.log("venv A (zarr-vlen-ndarray 0.2.0):")
     print_versions(session)
     session.log("venv B (this repository):")
     print_versions(session, python_b)
-
     old, new = tmp / "written-by-020", tmp / "written-by-ours"
     for folder in (old, new):
         shutil.rmtree(folder, ignore_errors=True)
-    script = str(COMPAT_SCRIPT)
-    session.run("python", script, "write", str(old))
-    session.run(python_b, script, "write", str(new), external=True)
-    session.run("python", script, "check", str(new))
-    session.run(python_b, script, "check", str(old), external=True)
-
-
-# ------------------------------------------------------------------------ not run by default
+    script = COMPAT_DIR / "compat_020.py"
+    session.run("python", script, "write", old)
+    session.run(python_b, script, "write", new, external=True)
+    session.run("python", script, "check", new)
+    session.run(python_b, script, "check", old, external=True)
 
 
 @nox.session(python="3.12", default=False)
@@ -518,14 +404,15 @@ def bench(session: nox.Session) -> None:
     if not scripts:
         session.error("no benchmarks/bench_*.py scripts to run")
     # ndarrow: nd-arrow's peer; moto + obstore: workload (z) on a local S3 server.
-    session.install(*editables(), "ndarrow", "psutil", "moto[server]", "obstore")
+    session.install(*EDITABLES, "ndarrow", "psutil", "moto[server]", "obstore")
     print_versions(session)
     # 0.2.0 in its own venv, with the very same zarr release.
-    zvn020_python = make_venv(session, Path(session.create_tmp()).resolve() / "venv-zvn020")
-    venv_install(session, zvn020_python, ZVN_020, f"zarr=={installed_version(session, 'zarr')}")
+    zarr_pin = f"zarr=={probe(session, 'zarr-version')}"
+    tmp = Path(session.create_tmp()).resolve()
+    zvn020_python = venv(session, tmp / "venv-zvn020", ZVN_020, zarr_pin)
     print_versions(session, zvn020_python)
     for script in scripts:
-        session.run("python", str(script), *session.posargs, env={"ZVN020_PYTHON": zvn020_python})
+        session.run("python", script, *session.posargs, env={"ZVN020_PYTHON": str(zvn020_python)})
 
 
 # No pinned interpreter: the demo runs on the Python that runs nox (any of 3.11-3.13), so the
@@ -537,6 +424,6 @@ def demo(session: nox.Session) -> None:
     It writes to a temporary folder that it removes; ``nox -s demo -- --out DIR`` keeps the store
     and the Parquet files in DIR.
     """
-    session.install(*editables(), "pyarrow", "xarray")
+    session.install(*EDITABLES, "pyarrow", "xarray")
     print_versions(session)
-    session.run("python", str(ROOT / "examples/demo.py"), *session.posargs)
+    session.run("python", ROOT / "examples/demo.py", *session.posargs)

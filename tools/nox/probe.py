@@ -1,15 +1,21 @@
-"""Answer one question about the installed packages on stdout (used by noxfile.py).
+"""Answer one question about the venv that runs this script on stdout (used by noxfile.py).
 
     python tools/nox/probe.py fused-pipeline   # "yes" if zarr ships FusedCodecPipeline
     python tools/nox/probe.py vlen-backend     # zarr_vlen_ndarray.framing.BACKEND, or "python"
+    python tools/nox/probe.py zarr-version     # the installed zarr release
+    python tools/nox/probe.py newest-zarr      # the zarr release uv resolves for it today
 
-noxfile.py uses the answers to decide which extra test runs a session needs: the suite under
-zarr's other codec pipeline, and the pure-Python fallback of the compiled framing kernel.
+noxfile.py uses the answers to decide which extra test runs a session needs (the suite under
+zarr's other codec pipeline, the pure-Python fallback of the compiled framing kernel), to skip a
+``3.m.*`` cell that tests the same release as another cell, and to give a second venv the same
+zarr release.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
+import subprocess
 import sys
 
 FUSED_PIPELINE = "zarr.core.codec_pipeline.FusedCodecPipeline"
@@ -30,10 +36,21 @@ def vlen_backend() -> str:
     return str(getattr(framing, "BACKEND", "python"))
 
 
+def newest_zarr() -> str:
+    """The zarr release the index serves this interpreter today (what ``zarr`` would install)."""
+    pins = subprocess.run(
+        ["uv", "pip", "compile", "-", "--quiet", "--no-header", "--python", sys.executable],
+        input="zarr\n", capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    return next(pin.split("==")[1] for pin in pins.split() if pin.startswith("zarr=="))
+
+
 def main(argv: list[str]) -> int:
     questions = {
         "fused-pipeline": lambda: "yes" if has_attribute(FUSED_PIPELINE) else "no",
         "vlen-backend": vlen_backend,
+        "zarr-version": lambda: importlib.metadata.version("zarr"),
+        "newest-zarr": newest_zarr,
     }
     if len(argv) != 1 or argv[0] not in questions:
         print(f"usage: probe.py {{{','.join(questions)}}}", file=sys.stderr)
