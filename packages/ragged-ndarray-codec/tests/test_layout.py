@@ -96,6 +96,17 @@ def test_element_items_never_wraps() -> None:
     assert element_items(table[:, :1], 2**40, cap=10).tolist() == [11, 0, 11]
 
 
+@pytest.mark.parametrize("slack", [0, -1], ids=["plain-products", "checked-products"])
+def test_element_items_both_paths_agree(slack: int) -> None:
+    # max extent ** k * fixed_items == cap takes the plain products; one less, the checked loop.
+    table = np.array([[4, 4], [0, 3], [2, 1], [4, 3]], np.uint32)
+    cap = 4 * 4 * 3 + slack
+    items = element_items(table, 3, cap=cap)
+    assert items.dtype == np.uint64
+    expected = [min(v, cap + 1) for v in (np.prod(table, axis=1) * 3).tolist()]
+    assert items.tolist() == expected
+
+
 def test_decode_does_not_allocate_from_the_header() -> None:
     # count matches a huge chunk shape but the table is absent: refused before any allocation
     raw = np.frombuffer(np.uint32(2**31).tobytes(), np.uint8)

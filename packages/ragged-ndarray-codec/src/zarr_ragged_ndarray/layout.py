@@ -112,11 +112,17 @@ def element_items(
 ) -> npt.NDArray[np.uint64]:
     """Items of each element, ``prod(row) * fixed_items``, with every value above ``cap`` set to
     ``cap + 1`` (so products of hostile extents never wrap around). ``cap`` must be < 2**63."""
-    count = extents.shape[0]
-    limit = np.uint64(cap)
+    count, k = extents.shape
     over = np.uint64(cap + 1)
+    if count and k and int(np.max(extents)) ** k * fixed_items <= cap:
+        # No product can pass cap (the common case: one reduction, then plain products).
+        items = np.full(count, fixed_items, dtype=np.uint64)
+        for column in extents.T:  # k columns: a loop over axes, not elements
+            items *= column
+        return items
+    limit = np.uint64(cap)
     items = np.full(count, min(fixed_items, cap + 1), dtype=np.uint64)
-    for column in extents.T.astype(np.uint64):  # k columns: a loop over axes, not elements
+    for column in extents.T.astype(np.uint64):
         safe = np.maximum(column, np.uint64(1))
         fits = items <= limit // safe
         items = np.where(fits, items * column, over)
