@@ -68,7 +68,7 @@ def readonly_cells(block: np.ndarray, offsets: npt.NDArray[np.int64]) -> np.ndar
         return _sliced(block, offsets)
     total = block.shape[0]
     step = block.strides[0]
-    windows = [block] * (slots[-1] + 1)  # slots of absent extents are never picked
+    windows = np.empty(slots[-1] + 1, dtype=object)  # slots of absent extents stay None
     for slot, r in zip(slots, extents.tolist(), strict=True):
         windows[slot] = as_strided(
             block,
@@ -76,8 +76,9 @@ def readonly_cells(block: np.ndarray, offsets: npt.NDArray[np.int64]) -> np.ndar
             strides=(step, *block.strides),
             writeable=False,
         )
+    # Each cell's window picked in C (``windows[ids]``), then one integer index per cell.
     # offsets has one entry more than there are cells: map stops at the last cell.
-    picked = map(_subscript, map(windows.__getitem__, ids.reshape(-1).tolist()), offsets.tolist())
+    picked = map(_subscript, windows[ids.reshape(-1)].tolist(), offsets.tolist())
     return np.fromiter(picked, dtype=object, count=n)
 
 
