@@ -114,6 +114,23 @@ def test_decode_does_not_allocate_from_the_header() -> None:
         decode_layout(raw, 2**31, 3, 4, 1)
 
 
+@pytest.mark.parametrize("pattern", [(None, None, None), (None, 3, None, None)])
+def test_decode_refuses_empty_elements_numpy_cannot_shape(
+    pattern: tuple[int | None, ...],
+) -> None:
+    # (0, 2**32 - 1, 2**32 - 1) float32 has no items, but numpy cannot make an array of it.
+    dtype = NDArray(dtype="float32", shape=pattern)
+    extents = [0, U32_MAX, U32_MAX]
+    raw = np.array([1, *extents], dtype="<u4").view(np.uint8)
+    with pytest.raises(RaggedLayoutError, match=r"numpy's limit .* \(extent product overflows\)"):
+        decode_chunk(raw, (1,), dtype)
+    # Within the limit, an empty element with big extents decodes.
+    raw = np.array([1, *extents[:-1], 2**20], dtype="<u4").view(np.uint8)
+    cell = decode_chunk(raw, (1,), dtype)[0]
+    assert cell.size == 0
+    assert cell.shape[-1] == 2**20
+
+
 def test_unaligned_buffer_gives_aligned_values() -> None:
     dtype = NDArray(dtype="float64", shape=(None, None))
     cells = np.empty(1, dtype=object)
