@@ -6,21 +6,26 @@ of a decode's time. Two strategies, chosen per block:
 * one slice per cell, ``block[a:b]``;
 * for large blocks with few distinct leading extents: one read-only strided window
   ``win[k] == block[k:k + r]`` per extent ``r``, and every cell taken as ``windows[r][start]``
-  (integer indexing is numpy's cheapest way to make a subarray view), the windows found through
-  a table indexed by the extent (no sort).
+  (an integer index is numpy's cheapest way to make a view at a chosen position), the windows
+  found through a table indexed by the extent (no sort).
 
 Either way each cell is a C-contiguous, read-only view of the one block, made in cell order (so
 the views lie in memory in the order they are read and freed), with the per-cell loop in C
-(``map`` feeding ``np.fromiter``) or in a list comprehension whose ``block[a:b]`` reuses one
-cached slice object. Measured on 100,000 (n, 2) float32 cells, n ~ Poisson(8), on a loaded
-2-core VM, CPU time of making and then freeing the cells, best of 11: grouped windows ~230 ns
-per cell (~195 to make, ~35 to free), one slice per cell ~255 ns; the cheapest view numpy makes
-at all (``block[i]``, one row per cell) costs ~160 ns: the rest is numpy's view constructor
-itself. The earlier version, which made the cells group by group (sorted by extent, then put
-back in cell order), made them slightly faster (~180 ns) but freed them in scattered memory
-order (~55-75 ns). Slower alternatives measured: ``np.split`` ~900 ns,
-``np.ndarray(shape, dtype, buffer, offset)`` per cell ~1 us, ``np.frombuffer(...).reshape`` per
-cell ~1.2 us, ``map(slice, a, b)`` slices (built through the type call) ~10% over the cached ones.
+(each cell's window picked with one ``windows[ids]``, then ``map`` feeding ``np.fromiter``) or
+in a list comprehension whose ``block[a:b]`` reuses the interpreter's cached slice object.
+
+Measured on 100,000 (n, 2) float32 cells, n ~ Poisson(8), on a loaded 2-core VM, CPU time of
+making and then freeing the cells, best of 15: grouped windows ~230 ns per cell (~186 to make,
+~44 to free), one slice per cell ~300 ns; the earlier version, which made the cells group by
+group (sorted by extent, then put back in cell order), ~265 ns (~200 to make, ~63 to free, the
+views lying scattered in memory). For comparison, ``block[i]`` (one row view per cell) costs
+~190 ns and iterating the block's rows, the cheapest view numpy makes at all, ~135 ns: that
+floor is numpy's view constructor and destructor, which every decode returning ndarray cells
+pays; the grouped windows add ~95 ns for the index, the window pick and the offsets. Slower
+alternatives measured: ``np.split`` ~900 ns, ``np.ndarray(shape, dtype, buffer, offset)`` per
+cell ~1 us, ``np.frombuffer(...).reshape`` per cell ~1.2 us, slices built by
+``map(slice, a, b)`` (through the type call) ~10% over the cached ones, and picking views by
+iterating a window after ``__setstate__`` of its iterator (as slow as an integer index).
 """
 
 from __future__ import annotations
