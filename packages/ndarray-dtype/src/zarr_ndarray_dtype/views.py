@@ -21,7 +21,9 @@ group (sorted by extent, then put back in cell order), ~265 ns (~200 to make, ~6
 views lying scattered in memory). For comparison, ``block[i]`` (one row view per cell) costs
 ~190 ns and iterating the block's rows, the cheapest view numpy makes at all, ~135 ns: that
 floor is numpy's view constructor and destructor, which every decode returning ndarray cells
-pays; the grouped windows add ~95 ns for the index, the window pick and the offsets. Slower
+pays; the grouped windows add ~95 ns for the index, the window pick and the offsets (a compiled
+loop calling numpy's ``PyArray_NewFromDescr`` per cell, tried outside this package, reaches the
+floor, ~135 ns; it would need a compiling build backend and numpy headers at build time). Slower
 alternatives measured: ``np.split`` ~900 ns, ``np.ndarray(shape, dtype, buffer, offset)`` per
 cell ~1 us, ``np.frombuffer(...).reshape`` per cell ~1.2 us, slices built by
 ``map(slice, a, b)`` (through the type call) ~10% over the cached ones, and picking views by
