@@ -3,7 +3,10 @@
   decode       one 100,000-cell chunk of workload (a) (``[null, 2]`` float32, n ~ Poisson(8)):
                ragged-ndarray's decode vs vlen-ndarray's (its pure-Python path; its compiled
                kernel where the vlen package has one); also both without making the cells
-               (ragged's table -> offsets computation vs vlen's framing scan)
+               (ragged's table -> offsets computation vs vlen's framing scan); and the cells alone
+               (ragged's cutting of the decoded values) vs the cheapest view numpy makes at all,
+               one row view per cell made by iterating the values' rows: the floor of any decode
+               that returns ndarray cells
   size         the same chunk stored with zstd level 3: ragged-ndarray bytes / vlen-ndarray bytes
   read         100,000 ``[null, null]`` float32 cells, h and w uniform in 1..64, chunks of
                10,000, through ``arr[:]``: vs today's workaround, a ``variable_length_bytes``
@@ -36,6 +39,7 @@ from zarr.dtype import VariableLengthBytes
 
 from zarr_ndarray_dtype import NDArray
 from zarr_ragged_ndarray import RaggedNDArrayCodec, read_columnar
+from zarr_ragged_ndarray.cells import cut_cells
 from zarr_ragged_ndarray.codec import decode_chunk as ragged_decode
 from zarr_ragged_ndarray.codec import decode_values as ragged_layout
 from zarr_ragged_ndarray.codec import encode_chunk as ragged_encode
@@ -121,6 +125,18 @@ def measure_chunk(count: int, repeats: int) -> dict[str, float]:
             f"decode_ragged_{kernel}_s": times["ragged"],
             f"decode_vlen_{kernel}_s": times["vlen"],
         }
+    values, shapes, offsets = ragged_layout(ragged, count, A_DTYPE, "bench")
+    block = values.reshape(-1, 2)
+    cut = side_by_side(
+        {
+            # cut_cells freezes what it is given: a fresh view each time.
+            "ragged": lambda: cut_cells(values.view(), shapes, offsets, A_DTYPE),
+            # Iterating a 2-D array makes one row view per step, with no index to parse.
+            "floor": lambda: np.fromiter(block[:count], dtype=object, count=count),
+        },
+        repeats,
+    )
+    found |= {"cells_ragged_s": cut["ragged"], "cells_floor_s": cut["floor"]}
     zstd = Zstd(level=3)
     return found | {
         "size_ragged": float(len(zstd.encode(ragged.tobytes()))),
@@ -237,6 +253,12 @@ def main() -> None:
             )
         )
     rows += [
+        (
+            "  the cells alone, vs numpy's floor (a row view per cell)",
+            ms(a["cells_floor_s"], a["cells_ragged_s"]),
+            a["cells_floor_s"] / a["cells_ragged_s"],
+            "(info)",
+        ),
         (
             "stored size with zstd 3, ragged / vlen",
             f"{a['size_ragged'] / 1e6:8.3f} MB / {a['size_vlen'] / 1e6:8.3f} MB",

@@ -32,10 +32,13 @@ def _check(block: np.ndarray, offsets: np.ndarray) -> None:
 @settings(max_examples=60)
 @given(
     grouped=st.booleans(),
+    dense=st.booleans(),
     rows=st.lists(st.integers(0, 6), min_size=1, max_size=40),
     trailing=st.lists(st.integers(1, 3), max_size=2),
 )
-def test_views_match_slices(grouped: bool, rows: list[int], trailing: list[int]) -> None:
+def test_views_match_slices(
+    grouped: bool, dense: bool, rows: list[int], trailing: list[int]
+) -> None:
     offsets = np.zeros(len(rows) + 1, dtype=np.int64)
     np.cumsum(rows, out=offsets[1:])
     block = np.arange(int(offsets[-1]) * int(np.prod(trailing)), dtype=np.float64)
@@ -44,6 +47,8 @@ def test_views_match_slices(grouped: bool, rows: list[int], trailing: list[int])
         if grouped:
             patch.setattr(views, "_MIN_CELLS", 0)
             patch.setattr(views, "_MIN_CELLS_PER_GROUP", 1)
+            # Windows in a table indexed by extent, or by the extent's rank.
+            patch.setattr(views, "_DENSE_EXTENTS_PER_CELL", 10**6 if dense else 0)
         else:
             patch.setattr(views, "_MIN_CELLS", 10**12)
         _check(block.reshape(-1, *trailing), offsets)

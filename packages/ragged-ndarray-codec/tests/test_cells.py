@@ -42,14 +42,14 @@ def _strategy(
 ) -> tuple[str, np.ndarray]:
     """Which cutting strategy cut_cells picks, and its result."""
     used = ["slices"]
-    original = cells_module._windowed
+    for name in ("_by_shape", "_by_rows"):
+        original = getattr(cells_module, name)
 
-    def spy(*args: Any, whole: bool) -> Any:
-        # The two window strategies: whole shapes ("_grouped") or trailing shapes ("_by_rows").
-        used.append("_grouped" if whole else "_by_rows")
-        return original(*args, whole=whole)
+        def spy(*args: Any, _name: str = name, _original: Any = original) -> Any:
+            used.append(_name)
+            return _original(*args)
 
-    monkeypatch.setattr(cells_module, "_windowed", spy)
+        monkeypatch.setattr(cells_module, name, spy)
     offsets = offsets_of(np.prod(shapes, axis=1))
     dtype = NDArray(dtype=values.dtype.name, shape=(None, None))
     got = cut_cells(values, shapes, offsets, dtype)
@@ -64,7 +64,7 @@ def _strategy(
 def test_repeated_shapes_use_shape_windows(monkeypatch: pytest.MonkeyPatch) -> None:
     shapes = np.array([[1, 1]] * 2_000 + [[0, 3]] * 2_000 + [[2, 2]] * 40, dtype=np.int64)
     values = np.arange(int(np.prod(shapes, axis=1).sum()), dtype=np.float32)
-    assert _strategy(values, shapes, monkeypatch)[0] == "_grouped"
+    assert _strategy(values, shapes, monkeypatch)[0] == "_by_shape"
 
 
 def test_repeated_trailing_shapes_use_row_windows(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -105,11 +105,34 @@ def test_gather_refuses_wrong_shapes() -> None:
         gather_cells(object_array([np.zeros(2, np.float32)]).tolist(), dtype)
 
 
-@pytest.mark.parametrize("big", [False, True], ids=["packed-key", "lexsort"])
-def test_sorted_rows_and_runs(big: bool) -> None:
-    scale = 2**40 if big else 1
-    keys = np.array([[2, 1], [0, 5], [2, 1], [0, 5], [1, 0], [2, 1]], dtype=np.int64) * scale
-    order, ranked = cells_module._sorted(keys)
-    assert ranked.tolist() == keys[order].tolist() == sorted(keys.tolist())
-    assert cells_module._bounds(ranked) == [0, 2, 3, 6]
-    assert cells_module._bounds(ranked[:, :1]) == [0, 2, 3, 6]
+@pytest.mark.parametrize("spread", [1, 3, 2**40], ids=["dense-table", "unique", "no-key"])
+def test_classes(spread: int) -> None:
+    keys = np.array([[2, 1], [0, 5], [2, 1], [0, 5], [1, 0], [2, 1]], dtype=np.int64) * spread
+    found = cells_module._classes(keys)
+    if spread == 2**40:  # the rows do not pack into one int64 key
+        assert found is None
+        return
+    assert found is not None
+    ids, rows = found
+    assert sorted(map(tuple, rows.tolist())) == sorted(set(map(tuple, keys.tolist())))
+    assert rows[ids].tolist() == keys.tolist()
+
+
+@pytest.mark.parametrize("repeat", [5, 997], ids=["_by_shape", "_by_rows"])
+def test_windows_with_empty_shapes(repeat: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Shapes and trailing shapes with no items ((h, 0)), or with more items than the chunk holds
+    # ((0, w), w beyond the values): their cells are empty; the window strategies still apply.
+    n = 4_000
+    h = np.arange(n) % repeat
+    w = np.where(np.arange(n) % 4 == 0, 0, np.arange(n) % 3 + 1)
+    shapes = np.stack([h, w], axis=1).astype(np.int64)
+    shapes[7] = [0, 10**9]
+    values = np.arange(int(np.prod(shapes, axis=1).sum()), dtype=np.uint8)
+    assert values.size < 10**9
+    used, got = _strategy(values, shapes, monkeypatch)
+    assert used == ("_by_shape" if repeat == 5 else "_by_rows")
+    offsets = offsets_of(np.prod(shapes, axis=1))
+    for i, shape in enumerate(shapes.tolist()):
+        assert got[i].shape == tuple(shape)
+        assert not got[i].flags.writeable
+        assert got[i].reshape(-1).tolist() == values[offsets[i] : offsets[i + 1]].tolist()

@@ -96,11 +96,39 @@ def test_element_items_never_wraps() -> None:
     assert element_items(table[:, :1], 2**40, cap=10).tolist() == [11, 0, 11]
 
 
+@pytest.mark.parametrize("slack", [0, -1], ids=["plain-products", "checked-products"])
+def test_element_items_both_paths_agree(slack: int) -> None:
+    # max extent ** k * fixed_items == cap takes the plain products; one less, the checked loop.
+    table = np.array([[4, 4], [0, 3], [2, 1], [4, 3]], np.uint32)
+    cap = 4 * 4 * 3 + slack
+    items = element_items(table, 3, cap=cap)
+    assert items.dtype == np.uint64
+    expected = [min(v, cap + 1) for v in (np.prod(table, axis=1) * 3).tolist()]
+    assert items.tolist() == expected
+
+
 def test_decode_does_not_allocate_from_the_header() -> None:
     # count matches a huge chunk shape but the table is absent: refused before any allocation
     raw = np.frombuffer(np.uint32(2**31).tobytes(), np.uint8)
     with pytest.raises(RaggedLayoutError, match="truncated table"):
         decode_layout(raw, 2**31, 3, 4, 1)
+
+
+@pytest.mark.parametrize("pattern", [(None, None, None), (None, 3, None, None)])
+def test_decode_refuses_empty_elements_numpy_cannot_shape(
+    pattern: tuple[int | None, ...],
+) -> None:
+    # (0, 2**32 - 1, 2**32 - 1) float32 has no items, but numpy cannot make an array of it.
+    dtype = NDArray(dtype="float32", shape=pattern)
+    extents = [0, U32_MAX, U32_MAX]
+    raw = np.array([1, *extents], dtype="<u4").view(np.uint8)
+    with pytest.raises(RaggedLayoutError, match=r"numpy's limit .* \(extent product overflows\)"):
+        decode_chunk(raw, (1,), dtype)
+    # Within the limit, an empty element with big extents decodes.
+    raw = np.array([1, *extents[:-1], 2**20], dtype="<u4").view(np.uint8)
+    cell = decode_chunk(raw, (1,), dtype)[0]
+    assert cell.size == 0
+    assert cell.shape[-1] == 2**20
 
 
 def test_unaligned_buffer_gives_aligned_values() -> None:

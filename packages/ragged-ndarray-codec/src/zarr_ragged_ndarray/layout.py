@@ -29,6 +29,7 @@ import numpy.typing as npt
 __all__ = [
     "EXTENT_NBYTES",
     "HEADER_NBYTES",
+    "NUMPY_MAX_NBYTES",
     "U32_MAX",
     "DecodedLayout",
     "RaggedLayoutError",
@@ -44,6 +45,9 @@ U32_MAX: Final = 0xFFFF_FFFF
 HEADER_NBYTES: Final = 4
 #: Bytes of each entry of the extent table.
 EXTENT_NBYTES: Final = 4
+#: numpy's limit on an array's size in bytes, counting its nonzero extents only: no array, not
+#: even an empty one, has nonzero extents whose product times the item size passes it.
+NUMPY_MAX_NBYTES: Final = 2**63 - 1
 
 
 class RaggedLayoutError(ValueError):
@@ -112,11 +116,17 @@ def element_items(
 ) -> npt.NDArray[np.uint64]:
     """Items of each element, ``prod(row) * fixed_items``, with every value above ``cap`` set to
     ``cap + 1`` (so products of hostile extents never wrap around). ``cap`` must be < 2**63."""
-    count = extents.shape[0]
-    limit = np.uint64(cap)
+    count, k = extents.shape
     over = np.uint64(cap + 1)
+    if count and k and int(np.max(extents)) ** k * fixed_items <= cap:
+        # No product can pass cap (the common case: one reduction, then plain products).
+        items = np.full(count, fixed_items, dtype=np.uint64)
+        for column in extents.T:  # k columns: a loop over axes, not elements
+            items *= column
+        return items
+    limit = np.uint64(cap)
     items = np.full(count, min(fixed_items, cap + 1), dtype=np.uint64)
-    for column in extents.T.astype(np.uint64):  # k columns: a loop over axes, not elements
+    for column in extents.T.astype(np.uint64):
         safe = np.maximum(column, np.uint64(1))
         fits = items <= limit // safe
         items = np.where(fits, items * column, over)
@@ -135,10 +145,12 @@ def decode_layout(
 ) -> DecodedLayout:
     """Check a chunk of ``count`` elements against the layout and return its parts.
 
-    ``raw`` is the chunk as a 1-D uint8 array. Raises :class:`RaggedLayoutError` naming the
-    first problem: short header, count mismatch, truncated table or padding, nonzero padding,
-    extent products that overflow or exceed the bytes present, values shorter or longer than
-    the table says.
+    ``raw`` is the chunk as a 1-D uint8 array (fixed extents are >= 1, so ``fixed_items`` is
+    too). Raises :class:`RaggedLayoutError` naming the first problem: short header, count
+    mismatch, truncated table or padding, nonzero padding, extent products that overflow (also
+    those of elements with no items: numpy cannot make a shape whose nonzero extents pass
+    ``NUMPY_MAX_NBYTES``) or exceed the bytes present, values shorter or longer than the table
+    says.
     """
     size = raw.size
     if size < HEADER_NBYTES:
@@ -188,6 +200,19 @@ def decode_layout(
             f"items than the {nbytes} value bytes present hold (extent product overflows or "
             "exceeds the bytes present)",
         )
+    unit = fixed_items * itemsize
+    if count and k and int(np.max(table)) ** k * unit > NUMPY_MAX_NBYTES:
+        # Only elements with no items can get here (the others fit in the bytes present).
+        nonzero_nbytes = element_items(np.maximum(table, 1), unit, NUMPY_MAX_NBYTES)
+        if int(np.max(nonzero_nbytes)) > NUMPY_MAX_NBYTES:
+            bad = int(np.argmax(nonzero_nbytes > np.uint64(NUMPY_MAX_NBYTES)))
+            raise _fail(
+                where,
+                f"element {bad} (C order) has the variable extents {table[bad].tolist()}: its "
+                f"nonzero extents times the {itemsize}-byte items pass numpy's limit of "
+                f"{NUMPY_MAX_NBYTES} bytes, so no array, not even an empty one, has that shape "
+                "(extent product overflows); the chunk is corrupt",
+            )
     # Each entry is <= cap; a float64 sum bounds the total before the exact int64 sum.
     if count and float(items.sum(dtype=np.float64)) > float(cap) * (1 + 1e-9) + 1:
         raise _fail(
