@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _machine import describe
 
 IMPLS = ("ours", "0.2.0", "iii", "iv")
 WORKLOADS: dict[str, dict[str, Any]] = {
@@ -363,6 +364,7 @@ def main() -> None:
         print(json.dumps(worker(impl, Path(data), args.zstd, args.memory)))
         return
 
+    print(describe())
     if not os.environ.get("ZVN020_PYTHON"):
         print("ZVN020_PYTHON is not set: the 0.2.0 column stays empty", file=sys.stderr)
     with tempfile.TemporaryDirectory(prefix="bench_codec_") as tmp:

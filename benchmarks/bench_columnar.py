@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 import zarr
+from _machine import describe
 from zarr.codecs import VLenBytesCodec, ZstdCodec
 from zarr.dtype import VariableLengthBytes
 
@@ -152,6 +153,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5, help="rounds (default 5)")
     args, _ = parser.parse_known_args()
     cells, chunk = (100_000, 10_000) if args.small else (1_000_000, 100_000)
+    print(describe())
     print(f"\ncolumnar access, workload (a): {cells:,} cells of (n, 2) float32, n ~ Poisson(8), ")
     print(f"chunks of {chunk:,}; zarr {zarr.__version__}; {args.repeats} rounds, min / median (s)")
     for zstd in (False, True):

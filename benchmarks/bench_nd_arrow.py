@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+from _machine import describe
 
 from nd_arrow import NdColumn
 
@@ -166,8 +167,9 @@ def zarr_rows(small: bool) -> list[tuple[str, float, float]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--small", action="store_true", help="a tenth of the rows (quick check)")
-    args = parser.parse_args()
+    parser.add_argument("--small", "--quick", action="store_true", help="a tenth of the rows")
+    args, _ = parser.parse_known_args()  # other benchmarks' options are ignored
+    print(describe())
     rows = run(args.small)
     print(
         f"pyarrow {pa.__version__}, numpy {np.__version__}, "

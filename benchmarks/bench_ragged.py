@@ -13,6 +13,10 @@
                array plus an (n, 2) int64 shapes array, each cell ``np.frombuffer(...).reshape``
   columnar     ``read_columnar`` of that array vs ``arr[:]`` of a plain float32 array holding the
                same payload bytes in the same number of chunks (throughput ratio)
+  shards       a (256, 256) grid of ``[null, null]`` float32 cells (h, w uniform in 1..16) in
+               shards of (128, 128) with inner chunks of (32, 32), zstd 3: ``write_columnar``
+               (shards built directly) vs ``arr[...] = cells`` through zarr's object path, each
+               into a fresh array
 
 Each timing is the best of ``--repeats`` runs, the contenders alternating in one process on the
 same data. Ratios are other / ragged for times (above 1: ragged is faster) and ragged / vlen for
@@ -33,12 +37,13 @@ from typing import Any
 
 import numpy as np
 import zarr
+from _machine import describe
 from _timing import best_time
 from numcodecs import Zstd
 from zarr.dtype import VariableLengthBytes
 
 from zarr_ndarray_dtype import NDArray
-from zarr_ragged_ndarray import RaggedNDArrayCodec, read_columnar
+from zarr_ragged_ndarray import RaggedNDArrayCodec, read_columnar, write_columnar
 from zarr_ragged_ndarray.cells import cut_cells
 from zarr_ragged_ndarray.codec import decode_chunk as ragged_decode
 from zarr_ragged_ndarray.codec import decode_values as ragged_layout
@@ -195,6 +200,36 @@ def measure_arrays(count: int, chunk: int, repeats: int) -> dict[str, float]:
     return {f"{k}_s": v for k, v in times.items()} | {"payload_bytes": float(flat.nbytes)}
 
 
+def measure_sharded_write(side: int, repeats: int) -> dict[str, float]:
+    rng = np.random.default_rng(2)
+    count = side * side
+    hw = rng.integers(1, 17, size=(count, 2)).astype(np.int64)
+    sizes = hw.prod(axis=1)
+    offsets = np.concatenate([[0], np.cumsum(sizes)])
+    flat = rng.standard_normal(int(offsets[-1])).astype(np.float32)
+    bounds, table = offsets.tolist(), hw.tolist()
+    cells = object_cells(
+        [flat[a : a + h * w].reshape(h, w) for a, (h, w) in zip(bounds, table, strict=False)]
+    ).reshape(side, side)
+    inner, shard = max(1, side // 8), max(1, side // 2)
+
+    def fresh() -> Any:
+        return zarr.create_array(
+            zarr.storage.MemoryStore(), shape=(side, side), chunks=(inner, inner),
+            shards=(shard, shard), dtype=NN_DTYPE, serializer=RaggedNDArrayCodec(),
+            compressors=zarr.codecs.ZstdCodec(level=3),
+        )  # fmt: skip
+
+    def direct() -> None:
+        write_columnar(fresh(), flat, hw, offsets)
+
+    def objects() -> None:
+        fresh()[...] = cells
+
+    times = side_by_side({"direct": direct, "objects": objects}, repeats)
+    return {f"shard_{k}_s": v for k, v in times.items()} | {"shard_bytes": float(flat.nbytes)}
+
+
 def ms(first: float, second: float) -> str:
     return f"{first * 1e3:8.1f} ms / {second * 1e3:8.1f} ms"
 
@@ -210,7 +245,10 @@ def main() -> None:
 
     a = measure_chunk(chunk_cells, args.repeats)
     b = measure_arrays(array_cells, 10_000 // scale, args.repeats)
+    side = 256 if not args.quick else 64
+    c = measure_sharded_write(side, args.repeats)
     mb = b["payload_bytes"] / 1e6
+    print(describe())
     print(f"bench_ragged: {chunk_cells:,}-cell chunk of (n, 2) float32; {array_cells:,} cells of")
     print(f"(h, w) float32 ({mb:.0f} MB payload); best of {args.repeats}, alternating")
     print()
@@ -276,6 +314,12 @@ def main() -> None:
             f"{mb / b['columnar_s']:8.0f} MB/s / {mb / b['plain_s']:8.0f} MB/s",
             b["plain_s"] / b["columnar_s"],
             ">= 0.8x",
+        ),
+        (
+            "write_columnar into shards, vs zarr's object path",
+            ms(c["shard_objects_s"], c["shard_direct_s"]),
+            c["shard_objects_s"] / c["shard_direct_s"],
+            "(info)",
         ),
     ]
     for name, detail, ratio, target in rows:
