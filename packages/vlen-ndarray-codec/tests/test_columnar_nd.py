@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from zarr_ndarray_dtype import CellTypeError, NDArray, unbox
 from zarr_ndarray_dtype.grid import resolve
+from zarr_vlen_ndarray import VlenNDArrayCodec
 from zarr_vlen_ndarray import columnar_nd as nd_module
 from zarr_vlen_ndarray.chunk_io import layout_of
 from zarr_vlen_ndarray.columnar import Columnar, read_columnar, write_columnar
@@ -330,3 +331,20 @@ def test_threaded_decode_equals_sequential_and_names_the_first_corrupt_chunk(
     monkeypatch.setattr(nd_module.os, "cpu_count", lambda: 4)
     with pytest.raises(FramingError, match="'c/1/1'"):
         read_columnar(array)
+
+
+def test_rectilinear_grids_go_through_zarr() -> None:
+    # zarr >= 3.2 has rectilinear chunk grids (experimental, off by default); chunk_io has no
+    # layout for them, so columnar access takes zarr's object path, with the same results.
+    v3 = pytest.importorskip("zarr.core.metadata.v3")
+    if not hasattr(v3, "RectilinearChunkGridMetadata"):
+        pytest.skip("this zarr release has no rectilinear chunk grids")
+    dtype = NDArray(dtype="int16", shape=(None,))
+    with zarr.config.set({"array.rectilinear_chunks": True}):
+        array = zarr.create_array(
+            {}, shape=(10,), chunks=[[4, 6]], dtype=dtype, serializer=VlenNDArrayCodec()
+        )
+        assert layout_of(array) is None
+        write_columnar(array, np.arange(10, dtype="<i2"), np.arange(11))
+        values, offsets = read_columnar(array, slice(2, 9))
+    assert values.tolist() == list(range(2, 9)) and offsets.tolist() == list(range(8))

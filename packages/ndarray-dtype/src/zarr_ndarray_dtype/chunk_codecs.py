@@ -18,7 +18,7 @@ from zarr.codecs import BytesCodec
 from zarr.core.buffer import default_buffer_prototype
 
 from zarr_ndarray_dtype._compat import bytes_codec_endian
-from zarr_ndarray_dtype.shard_index import ShardIndexError, inner_range, parse_index_pairs
+from zarr_ndarray_dtype.shard_index import ShardIndexError, parse_index_pairs
 
 __all__ = [
     "as_bytes",
@@ -28,7 +28,6 @@ __all__ = [
     "index_is_plain",
     "store_chunks",
     "unwrap_bytes",
-    "unwrap_inner",
     "wrap_bytes",
 ]
 
@@ -132,20 +131,3 @@ async def store_chunks(
             await target.set(await wrap_bytes(codecs, spec, data))
 
     await asyncio.gather(*(put(key, data) for key, data in items))
-
-
-async def unwrap_inner(
-    blob: npt.NDArray[np.uint8],
-    pairs: npt.NDArray[np.uint64],
-    local: int,
-    codecs: Sequence[Any],
-    spec: Any,
-    key: str,
-) -> npt.NDArray[np.uint8] | None:
-    """Inner chunk ``local`` of the whole shard ``blob`` with ``codecs`` undone; None if absent."""
-    found = inner_range(pairs, local)
-    if found is None:
-        return None
-    start, length = found
-    where = f"inner chunk {local} of shard {key!r}"
-    return await unwrap_bytes(codecs, spec, blob[start : start + length], where)

@@ -10,17 +10,11 @@ from typing import Any
 
 from zarr.core.sync import sync
 
-# The shims the codec packages share live once in the data type package (below both codecs);
-# they stay importable from here.
-from zarr_ndarray_dtype._compat import array_config as array_config
-from zarr_ndarray_dtype._compat import bytes_codec_endian as bytes_codec_endian
-from zarr_ndarray_dtype._compat import index_location as index_location
-from zarr_ndarray_dtype._compat import regular_chunk_shape as regular_chunk_shape
+# The shims both codec packages need (chunk layouts, shard indexes, running coroutines on zarr's
+# loop) live once in zarr_ndarray_dtype._compat; ``run`` is re-exported for the store tool.
 from zarr_ndarray_dtype._compat import run as run
-from zarr_ndarray_dtype._compat import shard_index_nbytes as shard_index_nbytes
-from zarr_ndarray_dtype._compat import shard_index_spec as shard_index_spec
 
-__all__ = ["close_store", "open_zip_store_read"]
+__all__ = ["close_store", "open_zip_store_read", "run"]
 
 
 # ------------------------------------------------------------------------------ store tool

@@ -1,34 +1,28 @@
-"""Tests for zarr_vlen_ndarray._compat: each shim gives one answer on every zarr release."""
+"""Tests for zarr_ndarray_dtype._compat: each shim gives one answer on every zarr release."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import pytest
 import zarr
 from zarr.codecs import BytesCodec, ShardingCodec
 
-from zarr_ndarray_dtype import NDArray
-from zarr_vlen_ndarray import VlenNDArrayCodec
-from zarr_vlen_ndarray._compat import (
+from zarr_ndarray_dtype._compat import (
     array_config,
     bytes_codec_endian,
     index_location,
     regular_chunk_shape,
     shard_index_nbytes,
     shard_index_spec,
+    subchunk_write_order,
 )
-from zarr_vlen_ndarray.chunk_io import layout_of
-from zarr_vlen_ndarray.columnar import read_columnar, write_columnar
-
-I16 = NDArray(dtype="int16", shape=(None,))
 
 
 def _sharded(location: str, endian: Any) -> ShardingCodec:
     return ShardingCodec(
         chunk_shape=(2,),
-        codecs=[VlenNDArrayCodec()],
+        codecs=[BytesCodec(endian="little")],
         index_codecs=[BytesCodec(endian=endian)],
         index_location=location,
     )
@@ -52,14 +46,17 @@ def test_shard_index_size_and_spec() -> None:
     assert tuple(spec.shape) == (3, 2)
 
 
+def test_subchunk_write_order() -> None:
+    codec = _sharded("end", "little")
+    assert subchunk_write_order(codec) == "morton"  # every release's default
+    if "subchunk_write_order" in ShardingCodec.__dataclass_fields__:  # zarr >= 3.3.0
+        object.__setattr__(codec, "subchunk_write_order", "colexicographic")
+        assert subchunk_write_order(codec) == "colexicographic"
+
+
 def test_regular_chunk_shape_and_config() -> None:
     array = zarr.create_array(
-        {},
-        shape=(10, 4),
-        chunks=(5, 2),
-        dtype=I16,
-        serializer=VlenNDArrayCodec(),
-        config={"write_empty_chunks": True},
+        {}, shape=(10, 4), chunks=(5, 2), dtype="int16", config={"write_empty_chunks": True}
     )
     assert regular_chunk_shape(array.metadata) == (5, 2)
     assert array_config(array._async_array).write_empty_chunks is True
@@ -71,11 +68,5 @@ def test_rectilinear_grid_has_no_regular_chunk_shape() -> None:
     if not hasattr(v3, "RectilinearChunkGridMetadata"):
         pytest.skip("this zarr release has no rectilinear chunk grids")
     with zarr.config.set({"array.rectilinear_chunks": True}):
-        array = zarr.create_array(
-            {}, shape=(10,), chunks=[[4, 6]], dtype=I16, serializer=VlenNDArrayCodec()
-        )
+        array = zarr.create_array({}, shape=(10,), chunks=[[4, 6]], dtype="int16")
         assert regular_chunk_shape(array.metadata) is None
-        assert layout_of(array) is None  # columnar access goes through zarr's object path
-        write_columnar(array, np.arange(10, dtype="<i2"), np.arange(11))
-        values, offsets = read_columnar(array, slice(2, 9))
-    assert values.tolist() == list(range(2, 9)) and offsets.tolist() == list(range(8))
