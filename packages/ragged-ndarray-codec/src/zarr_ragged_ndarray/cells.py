@@ -186,7 +186,7 @@ def cut_cells(
     if count >= _MIN_CELLS_TO_GROUP and values.size:
         whole = _classes(shapes)
         if whole is not None and count >= len(whole[1]) * _MIN_CELLS_PER_SHAPE:
-            return _by_shape(values, shapes, bounds, *whole)
+            return _by_shape(values, bounds, *whole)
         rows = _classes(shapes[:, 1:])
         if rows is not None and count >= len(rows[1]) * _MIN_CELLS_PER_ROW_SHAPE:
             return _by_rows(values, shapes, bounds, *rows)
@@ -269,11 +269,7 @@ def _sliced(
 
 
 def _by_shape(
-    values: np.ndarray,
-    shapes: npt.NDArray[np.int64],
-    bounds: list[int],
-    ids: npt.NDArray[np.intp],
-    rows: npt.NDArray[np.int64],
+    values: np.ndarray, bounds: list[int], ids: npt.NDArray[np.intp], rows: npt.NDArray[np.int64]
 ) -> np.ndarray:
     """Cell ``i`` is ``windows[ids[i]][bounds[i]]``: one window per distinct shape ``rows``."""
     windows = _table([_window(values, row) for row in rows.tolist()])  # each fits (checked)
