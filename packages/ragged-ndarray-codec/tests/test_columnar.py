@@ -276,3 +276,40 @@ def test_huge_shapes_are_refused_without_overflow() -> None:
         write_columnar(arr, np.zeros(0, np.float32), huge, np.array([0, 0]))
     with pytest.raises(ValueError, match="extents must be 0"):
         write_columnar(arr, np.zeros(0, np.float32), huge * 2, np.array([0, 0]))
+
+
+@pytest.mark.parametrize("sharded", [False, True], ids=["plain", "sharded"])
+@pytest.mark.parametrize("nd", [False, True], ids=["1-d", "2-d"])
+def test_edge_chunks_after_a_shrinking_resize_follow_zarr(sharded: bool, nd: bool) -> None:
+    # Cells past the end of an edge chunk survive a shrinking resize; zarr drops or keeps them
+    # (kept inside a shard) and the direct write must agree. Sharded: inner chunks of half.
+    dtype = NDArray(dtype="int16", shape=(None, None))
+    shape, chunks, smaller, box = (
+        ((2, 8), (2, 8), (2, 6), (slice(0, 2), slice(4, 6)))
+        if nd
+        else ((8,), (8,), (6,), (slice(4, 6),))
+    )
+    if not sharded:
+        chunks = tuple(max(1, c // 2) for c in chunks)
+    direct = _array(dtype, shape, chunks, sharded=sharded)
+    objects = _array(dtype, shape, chunks, sharded=sharded)
+    for arr in (direct, objects):
+        arr[...] = _cells(dtype, shape, seed=4)
+        arr.resize(smaller)
+    new = _cells(dtype, (2, 2) if nd else (2,), seed=5)
+    objects[box] = new
+    write_columnar(direct, *_columns(new, dtype), box)
+    assert _store_bytes(direct) == _store_bytes(objects)
+
+
+def test_a_corrupt_chunk_the_write_keeps_cells_of_stops_it_before_anything_is_stored() -> None:
+    arr = _array(F32_NN, (8,), (4,), compressors=None)
+    arr[...] = _cells(F32_NN, (8,), seed=6)
+    store = arr.store._store_dict
+    raw = bytearray(store["c/1"].to_bytes())
+    raw[0:4] = (99).to_bytes(4, "little")  # chunk 1 claims 99 elements, not 4
+    store["c/1"] = store["c/1"].from_bytes(bytes(raw))
+    before = _store_bytes(arr)
+    with pytest.raises(RaggedLayoutError):
+        write_columnar(arr, *_columns(_cells(F32_NN, (6,), seed=7), F32_NN), slice(0, 6))
+    assert _store_bytes(arr) == before

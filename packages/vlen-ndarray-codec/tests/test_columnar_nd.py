@@ -348,3 +348,40 @@ def test_rectilinear_grids_go_through_zarr() -> None:
         write_columnar(array, np.arange(10, dtype="<i2"), np.arange(11))
         values, offsets = read_columnar(array, slice(2, 9))
     assert values.tolist() == list(range(2, 9)) and offsets.tolist() == list(range(8))
+
+
+@pytest.mark.parametrize("sharded", [False, True], ids=["plain", "sharded"])
+@pytest.mark.parametrize("nd", [False, True], ids=["1-d", "2-d"])
+def test_edge_chunks_after_a_shrinking_resize_follow_zarr(sharded: bool, nd: bool) -> None:
+    # Cells past the end of an edge chunk survive a shrinking resize. zarr drops them when a
+    # write covers the chunk up to the array's end, but keeps them inside a shard (it indexes the
+    # whole shard there); the direct write must do the same, whatever the rank.
+    shape, chunks, smaller, box = (
+        ((2, 8), (2, 4), (2, 6), (slice(0, 2), slice(4, 6))) if nd else (8, 4, (6,), (slice(4, 6),))
+    )
+    shards = ((2, 8) if nd else 8) if sharded else None
+    stores: list[dict[str, Any]] = [{}, {}]
+    arrays = [make(store, shape, chunks, shards=shards) for store in stores]
+    count = 16 if nd else 8
+    for array in arrays:
+        write_columnar(array, *columns(random_cells(F32x2, count, seed=31), F32x2))
+        array.resize(smaller)
+    new = random_cells(F32x2, 4 if nd else 2, seed=32)
+    arrays[0][box] = object_array(new, (2, 2) if nd else (2,))
+    write_columnar(arrays[1], *columns(new, F32x2), selection=box)
+    assert objects(stores[0]) == objects(stores[1])
+
+
+def test_a_corrupt_chunk_the_write_keeps_cells_of_stops_it_before_anything_is_stored() -> None:
+    store: dict[str, Any] = {}
+    array = make(store, (4, 8), (2, 2), shards=(2, 8))
+    write_columnar(array, *columns(random_cells(F32x2, 32, seed=33), F32x2))
+    key = "c/1/0"
+    blob = bytearray(store[key].to_bytes())
+    blob[0:4] = (99).to_bytes(4, "little")  # inner chunk (1, 0) claims 99 cells, not 4
+    store[key] = store[key].from_bytes(bytes(blob))
+    before = objects(store)
+    with pytest.raises(FramingError, match="inner chunk"):
+        # Covers shard c/0/0 whole and inner chunk (1, 0) of shard c/1/0 in part.
+        write_columnar(array, *columns(random_cells(F32x2, 24, seed=34), F32x2), (slice(0, 3), ...))
+    assert objects(store) == before

@@ -24,6 +24,7 @@ __all__ = [
     "as_bytes",
     "bytes_codecs_after",
     "decode_shard_index",
+    "encode_shard_index",
     "fetch",
     "index_is_plain",
     "store_chunks",
@@ -107,6 +108,25 @@ async def decode_shard_index(
             raise ShardIndexError(f"shard {key!r}: its index does not decode ({exc})") from exc
     big = bytes_codec_endian(index_codecs[0]) == "big"
     return parse_index_pairs(as_bytes(buf), count, big, key, size)
+
+
+async def encode_shard_index(
+    index_codecs: Sequence[Any], index_spec: Any, pairs: npt.NDArray[np.uint64], nbytes: int
+) -> npt.NDArray[np.uint8]:
+    """The stored bytes of a shard index: ``pairs`` in the ``bytes`` codec's byte order, then
+    through the bytes -> bytes codecs; refused unless it is the ``nbytes`` the codecs promise."""
+    big = bytes_codec_endian(index_codecs[0]) == "big"
+    raw = pairs.astype(">u8" if big else "<u8").tobytes()
+    buf: Any = index_spec.prototype.buffer.from_bytes(raw)
+    for codec in index_codecs[1:]:
+        buf = await codec._encode_single(buf, index_spec)
+    index = as_bytes(buf)
+    if index.size != nbytes:
+        raise ShardIndexError(
+            f"the shard index encodes to {index.size} bytes, not the {nbytes} its codecs "
+            "promise; this index codec chain is not supported"
+        )
+    return index
 
 
 async def fetch(store_path: Any, key: str) -> npt.NDArray[np.uint8] | None:

@@ -16,7 +16,8 @@ key encoding, and the ``sharding_indexed`` codec.
   -> bytes codecs) back to back in the codec's write order (Morton order unless the codec
   instance says otherwise, see :func:`~zarr_ndarray_dtype.shard_index.write_order`), then or
   before them the index of ``(offset, nbytes)`` pairs (``MISSING`` twice for an absent inner
-  chunk) through the index codecs. Inner chunks a write does not touch keep their stored bytes
+  chunk) through the index codecs. Which stored cells a write keeps follows zarr's rule
+  (:meth:`ChunkLayout.keeps_stored`); inner chunks a write does not touch keep their stored bytes
   verbatim, and a shard left without inner chunks is deleted, so the stored objects equal those
   of zarr's own writes.
 
@@ -30,7 +31,7 @@ import asyncio
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -45,6 +46,7 @@ from zarr_ndarray_dtype.chunk_codecs import (
     as_bytes,
     bytes_codecs_after,
     decode_shard_index,
+    encode_shard_index,
     fetch,
     index_is_plain,
     store_chunks,
@@ -75,6 +77,8 @@ Coords = tuple[int, ...]
 #: A chunk's grid index: an int (1-D arrays) or coordinates (any rank).
 GridIndex = int | Coords
 Chunk = npt.NDArray[np.uint8]
+#: The grid index type one write uses throughout (ints for 1-D arrays, or coordinates).
+Index = TypeVar("Index", int, Coords)
 
 #: A read that needs fewer than this share of a shard's inner chunks fetches the index and the
 #: inner chunks by byte range (2 + k requests) instead of the whole shard in one request.
@@ -133,6 +137,27 @@ class ChunkLayout:
         shard = tuple(c // p for c, p in zip(grid_index, per, strict=True))
         local = tuple(c % p for c, p in zip(grid_index, per, strict=True))
         return shard, int(np.ravel_multi_index(local, per)) if per else 0
+
+    def keeps_stored(self, grid_index: GridIndex, starts: Coords, stops: Coords) -> bool:
+        """Whether a write of the box ``[starts, stops)`` keeps some stored cells of the chunk:
+        the chunk is then read, patched and rewritten. zarr's own rule, in one place:
+
+        * zarr caps a chunk at the array's end when it asks whether a write covers it, so an
+          edge chunk whose cells inside the array are all written is rewritten from the new
+          cells and fill (cells past the end, left by a shrinking resize, are dropped);
+        * inside a shard it does not cap (it indexes the whole shard): an inner chunk counts as
+          covered only when all of its cells are, so an edge inner chunk keeps its stored cells
+          past the array's end.
+        """
+        coords = (grid_index,) if isinstance(grid_index, int) else tuple(grid_index)
+        cs = self.chunk_shape
+        lo = tuple(c * n for c, n in zip(coords, cs, strict=True))
+        if self.shard is None:
+            shape = self.array.metadata.shape
+            hi = tuple(min(a + n, int(s)) for a, n, s in zip(lo, cs, shape, strict=True))
+        else:
+            hi = tuple(a + n for a, n in zip(lo, cs, strict=True))
+        return not all(s <= a and b <= e for s, e, a, b in zip(starts, stops, lo, hi, strict=True))
 
     def where(self, grid_index: GridIndex) -> str:
         """Chunk ``grid_index`` for error messages: its key, or its shard's key and its place."""
@@ -319,22 +344,6 @@ def read_chunks(layout: ChunkLayout, indices: Sequence[GridIndex]) -> list[Chunk
 # ----------------------------------------------------------------------------------- writing
 
 
-async def _encode_index(shard: ShardLayout, pairs: npt.NDArray[np.uint64]) -> Chunk:
-    """The shard index as stored: the ``bytes`` codec's byte order, then its bytes codecs."""
-    codecs = tuple(shard.codec.index_codecs)
-    order = ">" if _compat.bytes_codec_endian(codecs[0]) == "big" else "<"
-    buf: Any = shard.index_spec.prototype.buffer.from_bytes(pairs.astype(f"{order}u8").tobytes())
-    for codec in codecs[1:]:
-        buf = await codec._encode_single(buf, shard.index_spec)
-    index = as_bytes(buf)
-    if index.size != shard.index_nbytes:
-        raise ShardIndexError(
-            f"the shard index encodes to {index.size} bytes, not the {shard.index_nbytes} its "
-            "codecs promise; this index codec chain is not supported"
-        )
-    return index
-
-
 class _Shard:
     """One shard being rebuilt: each inner chunk's stored bytes, or fresh serializer bytes."""
 
@@ -369,41 +378,52 @@ async def _put_shard(layout: ChunkLayout, key: str, shard: _Shard) -> None:
     pairs = np.full((spec.chunks_per_shard, 2), MISSING, dtype=np.uint64)
     pairs[present, 0] = starts
     pairs[present, 1] = lengths
-    index = await _encode_index(spec, pairs)
+    index_codecs = tuple(spec.codec.index_codecs)
+    index = await encode_shard_index(index_codecs, spec.index_spec, pairs, spec.index_nbytes)
     parts.insert(0, index) if spec.index_at_start else parts.append(index)
     await target.set(layout.spec.prototype.buffer.from_array_like(np.concatenate(parts)))
 
 
-class ChunkWriter:
-    """Store the serializer-level bytes of chunks ``indices`` (the chunks one write touches).
+class ChunkWriter(Generic[Index]):
+    """Store the serializer-level bytes of the chunks ``indices`` that a write of the box
+    ``[starts, stops)`` touches (every chunk the box overlaps, in any order).
 
-    ``existing()`` gives the current bytes of the chunks a write covers only in part (``partial``)
-    before anything is written; then every chunk of ``indices`` is :meth:`add`-ed once (None
-    deletes it: an elided chunk) and :meth:`flush` stores what is left. Chunks are stored in
-    batches; a shard is stored once all of its chunks in ``indices`` are added, with the inner
-    chunks the write does not touch kept as stored (those shards are read once, up front).
+    :attr:`indices` gives them back in the order to encode them (shard by shard, so a shard is
+    stored as soon as its last chunk arrives); :meth:`existing` gives the stored bytes of those
+    the write keeps cells of (:meth:`ChunkLayout.keeps_stored`), before anything is written.
+    Then every chunk is :meth:`add`-ed once (None deletes it: an elided chunk) and :meth:`flush`
+    stores what is left. Unsharded chunks are stored in batches; for a sharded array, the shards
+    whose inner chunks the write does not all cover whole are read once, up front (so a corrupt
+    one is refused before anything is written), and their inner chunks outside the write are
+    kept as stored.
     """
 
     def __init__(
         self,
         layout: ChunkLayout,
-        indices: Iterable[GridIndex],
-        partial: Sequence[GridIndex] = (),
+        indices: Iterable[Index],
+        starts: Coords,
+        stops: Coords,
     ) -> None:
         self.layout = layout
-        self.partial = list(partial)
-        self.items: list[tuple[GridIndex, Chunk | None]] = []
+        self.indices: list[Index] = list(indices)
+        self.partial: list[Index] = [
+            i for i in self.indices if layout.keeps_stored(i, starts, stops)
+        ]
+        self.items: list[tuple[Index, Chunk | None]] = []
         self.shards: dict[GridIndex, _Shard] = {}
         self.ready: list[GridIndex] = []
         self.pending = 0
         shard = layout.shard
         if shard is None:
             return
+        where = {i: layout.in_shard(i) for i in self.indices}
+        self.indices.sort(key=lambda i: where[i])
         expected: dict[GridIndex, int] = {}
-        for index in indices:
-            s, _ = layout.in_shard(index)
+        for s, _ in where.values():
             expected[s] = expected.get(s, 0) + 1
-        keep = {layout.in_shard(i)[0] for i in self.partial}
+        # A shard keeps stored inner chunks unless the write covers every one of them whole.
+        keep = {where[i][0] for i in self.partial}
         keep.update(s for s, n in expected.items() if n < shard.chunks_per_shard)
         reread = [s for s in expected if s in keep]
 
@@ -416,13 +436,14 @@ class ChunkWriter:
         count = shard.chunks_per_shard
         self.shards = {s: _Shard(stored.get(s), count, n) for s, n in expected.items()}
 
-    def existing(self) -> dict[GridIndex, Chunk | None]:
-        """The serializer-level bytes of each ``partial`` chunk (None where none is stored)."""
+    def existing(self) -> dict[Index, Chunk | None]:
+        """The stored serializer-level bytes of every chunk whose stored cells the write keeps
+        (None for such a chunk that is not stored: its cells are fill)."""
         layout = self.layout
         if layout.shard is None:
             return dict(zip(self.partial, read_chunks(layout, self.partial), strict=True))
 
-        async def one(index: GridIndex) -> Chunk | None:
+        async def one(index: Index) -> Chunk | None:
             s, local = layout.in_shard(index)
             raw = self.shards[s].inner[local]
             return None if raw is None else await _unwrap(layout, raw, layout.where(index))
@@ -432,7 +453,7 @@ class ChunkWriter:
 
         return dict(zip(self.partial, _compat.run(all_()), strict=True))
 
-    def add(self, index: GridIndex, data: Chunk | None) -> None:
+    def add(self, index: Index, data: Chunk | None) -> None:
         """Chunk ``index`` is to hold ``data`` (serializer-level bytes), or nothing (None)."""
         layout = self.layout
         if layout.shard is None:

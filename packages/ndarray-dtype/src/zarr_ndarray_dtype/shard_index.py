@@ -11,6 +11,7 @@ shards below zarr's codec pipeline; this module is the one home of the index rul
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
@@ -90,6 +91,7 @@ def out_of_range(
     )
 
 
+@lru_cache(maxsize=64)
 def write_order(grid: tuple[int, ...], order: str = "morton") -> npt.NDArray[np.intp]:
     """The inner chunks of a shard with ``grid`` inner chunks per axis, as flat C-order indices
     (their places in the shard index), in the order their bytes follow one another.
@@ -99,8 +101,14 @@ def write_order(grid: tuple[int, ...], order: str = "morton") -> npt.NDArray[np.
     are used up, as ``(extent - 1).bit_length()`` counts them) unless told otherwise. It also knows
     ``"lexicographic"`` (C order; also what its ``"unordered"`` gives today) and
     ``"colexicographic"`` (F order). Following it makes shards written here byte-identical to
-    zarr's own.
+    zarr's own. The result is read-only (it is cached per grid and order).
     """
+    out = _write_order(grid, order)
+    out.flags.writeable = False
+    return out
+
+
+def _write_order(grid: tuple[int, ...], order: str) -> npt.NDArray[np.intp]:
     count = math.prod(grid)
     flat = np.arange(count, dtype=np.intp)
     if order == "colexicographic":

@@ -293,28 +293,18 @@ def _write_direct(
 ) -> None:
     fill = fill_cell(dtype, layout.spec.fill_value)
     elide = not layout.write_empty_chunks
-    shape = tuple(int(n) for n in layout.array.metadata.shape)
     cs = layout.chunk_shape
     n_chunk = layout.chunk_len
-    pieces = chunk_boxes(layout.chunk_shape, box)
-
-    def covers(coords: tuple[int, ...], extents: tuple[int, ...]) -> bool:
-        """True when the selection covers every in-bounds cell of the chunk."""
-        return all(
-            e == min(c, s - i * c) for e, c, s, i in zip(extents, cs, shape, coords, strict=True)
-        )
-
-    partial = [p[0] for p in pieces if not covers(p[0], p[2])]
-    writer = ChunkWriter(layout, [p[0] for p in pieces], partial)
-    existing = writer.existing()
+    pieces = {p.coords: p for p in chunk_boxes(cs, box)}
+    writer = ChunkWriter(layout, pieces, box.starts, box.stops)
+    # The stored chunks whose other cells the write keeps, all decoded (and so checked) before
+    # anything is written; cells neither written nor kept are fill.
     blank = _fill_chunk(fill, n_chunk)
+    bases = {c: _stored_chunk(raw, layout, dtype, fill, c) for c, raw in writer.existing().items()}
     in_starts, in_sizes = off[:-1], np.diff(off)
-    for coords, lo, extents, at in pieces:
-        base = (
-            _stored_chunk(existing[coords], layout, dtype, fill, coords)
-            if coords in existing
-            else blank
-        )
+    for coords in writer.indices:
+        base = bases.get(coords, blank)
+        _, lo, extents, at = pieces[coords]
         local = grid_indices(lo, extents, cs)
         pos = grid_indices(at, extents, box.extents)
         which = np.ones(n_chunk, dtype=np.intp)

@@ -12,14 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from zarr_ndarray_dtype import chunk_store
-from zarr_ndarray_dtype.chunk_store import (
-    ChunkLayout,
-    ChunkWriter,
-    Coords,
-    GridIndex,
-    ShardLayout,
-    read_chunks,
-)
+from zarr_ndarray_dtype.chunk_store import ChunkLayout, ChunkWriter, Coords, read_chunks
 
 # MISSING and ShardIndexError were this module's own; they live in the data type package now and
 # stay importable from here.
@@ -31,9 +24,7 @@ __all__ = [
     "ChunkLayout",
     "ChunkWriter",
     "Coords",
-    "GridIndex",
     "ShardIndexError",
-    "ShardLayout",
     "layout_of",
     "read_chunks",
 ]

@@ -373,26 +373,21 @@ def _write_direct(
     fill = FillCell(dtype, layout.spec.fill_value)
     elide = not layout.write_empty_chunks
     first_chunk, last_chunk = start // size, (stop - 1) // size
-    # Chunks the selection covers only in part keep their other cells: read those first.
-    partial = [
-        i
-        for i in sorted({first_chunk, last_chunk})
-        if max(start, i * size) != i * size or min(stop, (i + 1) * size) != (i + 1) * size
-    ]
-    writer = ChunkWriter(layout, range(first_chunk, last_chunk + 1), partial)
-    existing = writer.existing()
-
-    for index in range(first_chunk, last_chunk + 1):
+    writer = ChunkWriter(layout, range(first_chunk, last_chunk + 1), (start,), (stop,))
+    # The stored chunks whose other cells the write keeps, all decoded (and so checked) before
+    # anything is written; cells neither written nor kept are fill.
+    fill_values, fill_rows = fill.cells(size)
+    blank = fill_values, offsets_from_rows(fill_rows)
+    bases = {
+        index: blank if framed is None else _decode(layout, framed, index, dtype)
+        for index, framed in writer.existing().items()
+    }
+    for index in writer.indices:
         first = index * size
         a, b = max(start, first) - first, min(stop, first + size) - first
         values, rows = _cut(block, offsets, first + a - start, first + b - start)
-        if index in existing:
-            framed = existing[index]
-            if framed is None:
-                old_values, old_rows = fill.cells(size)
-                old_offsets = offsets_from_rows(old_rows)
-            else:
-                old_values, old_offsets = _decode(layout, framed, index, dtype)
+        if a or b != size:
+            old_values, old_offsets = bases.get(index, blank)
             head_v, head_r = _cut(old_values, old_offsets, 0, a)
             tail_v, tail_r = _cut(old_values, old_offsets, b, size)
             values = np.concatenate([head_v, values, tail_v])

@@ -174,14 +174,21 @@ def _write_direct(
     fill = FillCell(dtype, layout.spec.fill_value)
     elide = not layout.write_empty_chunks
     cs = layout.chunk_shape
-    pieces = chunk_boxes(cs, box)
-    # Chunks the box covers only in part (edge chunks too, as zarr) keep their other cells.
-    partial = [p.coords for p in pieces if p.extents != cs]
-    writer = ChunkWriter(layout, [p.coords for p in pieces], partial)
-    existing = writer.existing()
+    pieces = {p.coords: p for p in chunk_boxes(cs, box)}
+    writer = ChunkWriter(layout, pieces, box.starts, box.stops)
+    # The stored chunks whose other cells the write keeps, all decoded (and so checked) before
+    # anything is written; cells neither written nor kept are fill.
+    bases = {c: _chunk(layout, framed, c, dtype, fill) for c, framed in writer.existing().items()}
+    blank: tuple[np.ndarray, npt.NDArray[np.int64]] | None = None
     in_starts, in_rows = offsets[:-1], np.diff(offsets)
-    for piece in pieces:
-        base, base_offsets = _chunk(layout, existing.get(piece.coords), piece.coords, dtype, fill)
+    for coords in writer.indices:
+        piece = pieces[coords]
+        if coords in bases:
+            base, base_offsets = bases[coords]
+        else:
+            if blank is None:
+                blank = _chunk(layout, None, coords, dtype, fill)
+            base, base_offsets = blank
         local = grid_indices(piece.lo, piece.extents, cs)
         pos = grid_indices(piece.at, piece.extents, box.extents)
         which = np.ones(layout.chunk_len, dtype=np.intp)
@@ -192,10 +199,8 @@ def _write_direct(
         rows[local] = in_rows[pos]
         values = _gather([block, base], which, starts, rows, dtype)
         if elide and fill.equals(values, rows):
-            writer.add(piece.coords, None)
+            writer.add(coords, None)
         else:
-            framed = encode_block(
-                values, offsets_from_rows(rows), dtype, where=layout.where(piece.coords)
-            )
-            writer.add(piece.coords, framed)
+            where = layout.where(coords)
+            writer.add(coords, encode_block(values, offsets_from_rows(rows), dtype, where=where))
     writer.flush()
