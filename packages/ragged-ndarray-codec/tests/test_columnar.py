@@ -303,13 +303,14 @@ def test_edge_chunks_after_a_shrinking_resize_follow_zarr(sharded: bool, nd: boo
 
 
 def test_a_corrupt_chunk_the_write_keeps_cells_of_stops_it_before_anything_is_stored() -> None:
-    arr = _array(F32_NN, (8,), (4,), compressors=None)
-    arr[...] = _cells(F32_NN, (8,), seed=6)
+    # 20 chunks; the write covers 19 whole (more than one batch) before the corrupt last one.
+    arr = _array(F32_NN, (80,), (4,), compressors=None)
+    arr[...] = _cells(F32_NN, (80,), seed=6)
     store = arr.store._store_dict
-    raw = bytearray(store["c/1"].to_bytes())
-    raw[0:4] = (99).to_bytes(4, "little")  # chunk 1 claims 99 elements, not 4
-    store["c/1"] = store["c/1"].from_bytes(bytes(raw))
+    raw = bytearray(store["c/19"].to_bytes())
+    raw[0:4] = (99).to_bytes(4, "little")  # chunk 19 claims 99 elements, not 4
+    store["c/19"] = store["c/19"].from_bytes(bytes(raw))
     before = _store_bytes(arr)
     with pytest.raises(RaggedLayoutError):
-        write_columnar(arr, *_columns(_cells(F32_NN, (6,), seed=7), F32_NN), slice(0, 6))
+        write_columnar(arr, *_columns(_cells(F32_NN, (78,), seed=7), F32_NN), slice(0, 78))
     assert _store_bytes(arr) == before

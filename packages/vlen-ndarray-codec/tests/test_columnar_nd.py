@@ -373,15 +373,17 @@ def test_edge_chunks_after_a_shrinking_resize_follow_zarr(sharded: bool, nd: boo
 
 
 def test_a_corrupt_chunk_the_write_keeps_cells_of_stops_it_before_anything_is_stored() -> None:
+    # 8 shards of 4 inner chunks per row of shards; the write covers the first row of shards
+    # whole (32 inner chunks, more than one batch) before it reaches the corrupt one.
     store: dict[str, Any] = {}
-    array = make(store, (4, 8), (2, 2), shards=(2, 8))
-    write_columnar(array, *columns(random_cells(F32x2, 32, seed=33), F32x2))
+    array = make(store, (4, 64), (2, 2), shards=(2, 8))
+    write_columnar(array, *columns(random_cells(F32x2, 256, seed=33), F32x2))
     key = "c/1/0"
     blob = bytearray(store[key].to_bytes())
     blob[0:4] = (99).to_bytes(4, "little")  # inner chunk (1, 0) claims 99 cells, not 4
     store[key] = store[key].from_bytes(bytes(blob))
     before = objects(store)
+    new = columns(random_cells(F32x2, 192, seed=34), F32x2)
     with pytest.raises(FramingError, match="inner chunk"):
-        # Covers shard c/0/0 whole and inner chunk (1, 0) of shard c/1/0 in part.
-        write_columnar(array, *columns(random_cells(F32x2, 24, seed=34), F32x2), (slice(0, 3), ...))
+        write_columnar(array, *new, (slice(0, 3), ...))  # rows 0-1 whole, row 2 in part
     assert objects(store) == before
