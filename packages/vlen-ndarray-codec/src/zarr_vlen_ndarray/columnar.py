@@ -52,14 +52,13 @@ from zarr_ndarray_dtype.grid import resolve
 from zarr_vlen_ndarray.block import (
     BlockPlan,
     decode_block,
-    encode_block,
     extract_block,
     offsets_from_rows,
     plan_block,
 )
 from zarr_vlen_ndarray.cells import gather_cells, trailing_dims
 from zarr_vlen_ndarray.chunk_io import ChunkLayout, ChunkWriter, layout_of, read_chunks
-from zarr_vlen_ndarray.columnar_nd import read_columnar_nd, write_columnar_nd
+from zarr_vlen_ndarray.columnar_nd import frame_or_elide, read_columnar_nd, write_columnar_nd
 from zarr_vlen_ndarray.columns import Columnar, FillCell, array_dtype, check_columnar
 
 __all__ = ["Columnar", "check_columnar", "read_columnar", "write_columnar"]
@@ -392,9 +391,5 @@ def _write_direct(
             tail_v, tail_r = _cut(old_values, old_offsets, b, size)
             values = np.concatenate([head_v, values, tail_v])
             rows = np.concatenate([head_r, rows, tail_r])
-        if elide and fill.equals(values, rows):
-            writer.add(index, None)
-        else:
-            where = layout.where(index)
-            writer.add(index, encode_block(values, offsets_from_rows(rows), dtype, where=where))
+        writer.add(index, frame_or_elide(values, rows, dtype, fill, elide, layout.where(index)))
     writer.flush()

@@ -198,9 +198,20 @@ def _write_direct(
         starts[local] = in_starts[pos]
         rows[local] = in_rows[pos]
         values = _gather([block, base], which, starts, rows, dtype)
-        if elide and fill.equals(values, rows):
-            writer.add(coords, None)
-        else:
-            where = layout.where(coords)
-            writer.add(coords, encode_block(values, offsets_from_rows(rows), dtype, where=where))
+        writer.add(coords, frame_or_elide(values, rows, dtype, fill, elide, layout.where(coords)))
     writer.flush()
+
+
+def frame_or_elide(
+    values: np.ndarray,
+    rows: npt.NDArray[np.int64],
+    dtype: NDArray,
+    fill: FillCell,
+    elide: bool,
+    where: str,
+) -> npt.NDArray[np.uint8] | None:
+    """One chunk's cells ``(values, rows)`` framed, or None when they are all fill cells and
+    ``elide`` (zarr's ``write_empty_chunks=False``) drops the chunk."""
+    if elide and fill.equals(values, rows):
+        return None
+    return encode_block(values, offsets_from_rows(rows), dtype, where=where)
