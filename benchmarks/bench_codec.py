@@ -35,7 +35,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
@@ -43,6 +42,7 @@ from typing import Any
 
 import numpy as np
 from _machine import describe
+from _timing import best_time
 
 IMPLS = ("ours", "0.2.0", "iii", "iv")
 WORKLOADS: dict[str, dict[str, Any]] = {
@@ -68,16 +68,6 @@ def _cells(data: Path) -> tuple[np.ndarray, dict[str, Any]]:
     for i in range(rows.size):
         cells[i] = flat[bounds[i] : bounds[i + 1]]
     return cells, meta
-
-
-def _best(fn: Callable[[], Any], repeats: int = REPEATS) -> float:
-    times = []
-    for _ in range(repeats):
-        gc.collect()
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 class _Setup:
@@ -193,19 +183,19 @@ def worker(impl: str, data: Path, zstd: bool, memory: bool) -> dict[str, Any]:
     timings: dict[str, Any] = {}
     chunk = source[: setup.chunk]
     if impl == "iv":
-        timings["encode"] = _best(lambda: setup.encode(setup.to_bytes(chunk)), CHUNK_REPEATS)
+        timings["encode"] = best_time(lambda: setup.encode(setup.to_bytes(chunk)), CHUNK_REPEATS)
         framed = setup.encode(setup.to_bytes(chunk))
-        timings["decode"] = _best(
+        timings["decode"] = best_time(
             lambda: setup.from_bytes(setup.decode(framed).ravel()), CHUNK_REPEATS
         )
     else:
-        timings["encode"] = _best(lambda: setup.encode(chunk), CHUNK_REPEATS)
+        timings["encode"] = best_time(lambda: setup.encode(chunk), CHUNK_REPEATS)
         framed = setup.encode(chunk)
-        timings["decode"] = _best(lambda: setup.decode(framed), CHUNK_REPEATS)
+        timings["decode"] = best_time(lambda: setup.decode(framed), CHUNK_REPEATS)
     arr = setup.create()
     write(arr)  # warm up (imports, first allocation)
-    timings["write"] = _best(lambda: write(arr))
-    timings["read"] = _best(lambda: read(arr))
+    timings["write"] = best_time(lambda: write(arr), REPEATS)
+    timings["read"] = best_time(lambda: read(arr), REPEATS)
     timings["payload"] = payload
     return timings
 

@@ -230,6 +230,10 @@ def measure_sharded_write(side: int, repeats: int) -> dict[str, float]:
     return {f"shard_{k}_s": v for k, v in times.items()} | {"shard_bytes": float(flat.nbytes)}
 
 
+#: One printed line: measure, detail, ratio (None: not measured here), target.
+Row = tuple[str, str, float | None, str]
+
+
 def ms(first: float, second: float) -> str:
     return f"{first * 1e3:8.1f} ms / {second * 1e3:8.1f} ms"
 
@@ -252,49 +256,31 @@ def main() -> None:
     print(f"bench_ragged: {chunk_cells:,}-cell chunk of (n, 2) float32; {array_cells:,} cells of")
     print(f"(h, w) float32 ({mb:.0f} MB payload); best of {args.repeats}, alternating")
     print()
-    rows = [
-        (
-            "decode one chunk, vs vlen-ndarray (pure-Python framing)",
-            ms(a["decode_vlen_python_s"], a["decode_ragged_python_s"]),
-            a["decode_vlen_python_s"] / a["decode_ragged_python_s"],
-            ">= 5x",
-        ),
-        (
-            "  the same without making cells (sizes, offsets, values)",
-            ms(a["layout_vlen_python_s"], a["layout_ragged_python_s"]),
-            a["layout_vlen_python_s"] / a["layout_ragged_python_s"],
-            "(info)",
-        ),
-    ]
-    if "decode_vlen_c_s" in a:
-        rows += [
-            (
-                "decode one chunk, vs vlen-ndarray (compiled framing)",
-                ms(a["decode_vlen_c_s"], a["decode_ragged_c_s"]),
-                a["decode_vlen_c_s"] / a["decode_ragged_c_s"],
-                ">= 1x",
-            ),
-            (
-                "  the same without making cells (sizes, offsets, values)",
-                ms(a["layout_vlen_c_s"], a["layout_ragged_c_s"]),
-                a["layout_vlen_c_s"] / a["layout_ragged_c_s"],
-                "(info)",
-            ),
-        ]
-    else:
+
+    def timed(name: str, other: str, ours: str, target: str) -> Row:
+        """A row comparing two timings of ``a``: other / ragged (above 1: ragged is faster)."""
+        return name, ms(a[other], a[ours]), a[other] / a[ours], target
+
+    rows: list[Row] = []
+    for kernel, label, target in (("python", "pure-Python", ">= 5x"), ("c", "compiled", ">= 1x")):
+        name = f"decode one chunk, vs vlen-ndarray ({label} framing)"
+        if f"decode_vlen_{kernel}_s" not in a:
+            rows.append((name, "not built here", None, target))
+            continue
+        rows.append(timed(name, f"decode_vlen_{kernel}_s", f"decode_ragged_{kernel}_s", target))
         rows.append(
-            (
-                "decode one chunk, vs vlen-ndarray (compiled framing)",
-                "not built here",
-                None,
-                ">= 1x",
+            timed(
+                "  the same without making cells (sizes, offsets, values)",
+                f"layout_vlen_{kernel}_s",
+                f"layout_ragged_{kernel}_s",
+                "(info)",
             )
         )
     rows += [
-        (
+        timed(
             "  the cells alone, vs numpy's floor (a row view per cell)",
-            ms(a["cells_floor_s"], a["cells_ragged_s"]),
-            a["cells_floor_s"] / a["cells_ragged_s"],
+            "cells_floor_s",
+            "cells_ragged_s",
             "(info)",
         ),
         (
