@@ -22,3 +22,69 @@ def load_examples(folder: str) -> list[tuple[str, object]]:
 extents = st.one_of(st.none(), st.integers(min_value=1, max_value=5))
 patterns = st.lists(extents, min_size=1, max_size=4).map(tuple)
 element_dtypes = st.sampled_from(ELEMENT_DTYPES)
+
+
+# ------------------------------------------------------------------ a toy codec for the engine
+
+import dataclasses  # noqa: E402
+from typing import Any  # noqa: E402
+
+import numpy as np  # noqa: E402
+import numpy.typing as npt  # noqa: E402
+import zarr  # noqa: E402
+
+from zarr_ndarray_dtype import NDArray  # noqa: E402
+from zarr_ndarray_dtype.blocks import Block, ColumnsBlock  # noqa: E402
+from zarr_ndarray_dtype.codec_base import NDArrayBytesCodec  # noqa: E402
+from zarr_ndarray_dtype.columns import Cells, cell_shapes, needs_shapes  # noqa: E402
+from zarr_ndarray_dtype.segments import offsets_of  # noqa: E402
+
+TOY = "test-ndarray-toy"
+
+
+class ToyBlocks:
+    """The block codec of :class:`ToyCodec`: ``u32le count | count x k u32le variable extents |
+    values``. Small and unaligned on purpose: the engine must not care how a codec lays out."""
+
+    name = TOY
+
+    def decode(self, raw: npt.NDArray[np.uint8], count: int, dtype: NDArray, where: str) -> Block:
+        pattern = dtype.pattern
+        k = len(pattern.variable_axes)
+        end = 4 + 4 * count * k
+        if raw.size < end or int(raw[:4].view("<u4")[0]) != count:
+            raise ValueError(f"cannot decode the {TOY!r} {where}: bad count or table")
+        shapes = np.empty((count, pattern.ndim), np.int64)
+        shapes[:, list(pattern.variable_axes)] = raw[4:end].view("<u4").reshape(count, k)
+        for axis, extent in enumerate(pattern.dims):
+            if extent is not None:
+                shapes[:, axis] = extent
+        sizes = np.prod(shapes, axis=1) if count else np.zeros(0, np.int64)
+        values = raw[end:].copy().view(dtype.item_dtype)
+        if values.size != int(sizes.sum()):
+            raise ValueError(f"cannot decode the {TOY!r} {where}: {values.size} values")
+        return ColumnsBlock(
+            Cells(values, offsets_of(sizes), shapes if needs_shapes(pattern) else None)
+        )
+
+    def encode(self, cells: Cells, dtype: NDArray, where: str) -> npt.NDArray[np.uint8]:
+        extents = cell_shapes(cells, dtype.pattern)[:, list(dtype.pattern.variable_axes)]
+        count = np.array([cells.sizes.size], "<u4").view(np.uint8)
+        table = extents.astype("<u4").reshape(-1).view(np.uint8)
+        values = np.ascontiguousarray(cells.values).view(np.uint8)
+        return np.concatenate([count, table, values])
+
+
+@dataclasses.dataclass(frozen=True)
+class ToyCodec(NDArrayBytesCodec):
+    """A test serializer of every variable pattern, through the shared object path."""
+
+    codec_name = TOY
+    metadata_error = ValueError
+    block_codec = ToyBlocks()
+
+    def validate(self, *, shape: Any, dtype: Any, chunk_grid: Any) -> None:
+        return None
+
+
+zarr.registry.register_codec(TOY, ToyCodec)

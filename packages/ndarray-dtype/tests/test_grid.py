@@ -1,4 +1,4 @@
-"""Tests for zarr_ndarray_dtype.grid: boxes agree with numpy's indexing, pieces tile the box."""
+"""Tests for zarr_ndarray_dtype.grid: boxes agree with numpy's indexing, slabs tile the box."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from zarr_ndarray_dtype.grid import chunk_boxes, grid_indices, resolve
+from zarr_ndarray_dtype.grid import Grid, resolve, slabs
 
 
 @st.composite
@@ -29,9 +29,9 @@ def _case(draw: st.DrawFn) -> tuple[tuple[int, ...], tuple[int, ...], tuple[obje
     return shape, chunks, tuple(items)
 
 
-@given(_case())
-def test_box_matches_numpy_and_pieces_tile_it(
-    case: tuple[tuple[int, ...], tuple[int, ...], tuple[object, ...]],
+@given(_case(), st.integers(1, 40))
+def test_box_matches_numpy_and_slabs_tile_it_in_order(
+    case: tuple[tuple[int, ...], tuple[int, ...], tuple[object, ...]], limit: int
 ) -> None:
     shape, chunks, selection = case
     grid = np.arange(int(np.prod(shape)), dtype=np.intp).reshape(shape)
@@ -39,25 +39,25 @@ def test_box_matches_numpy_and_pieces_tile_it(
     want = grid[selection]  # type: ignore[index]
     assert box.shape == np.shape(want)
     assert grid[box.slices].reshape(-1).tolist() == np.reshape(want, -1).tolist()
-    # every cell of the box lands once, from the right chunk, at its C-order position
-    out = np.full(box.extents, -1, dtype=np.intp).reshape(-1)
-    for piece in chunk_boxes(chunks, box):
-        first = [c * k for c, k in zip(piece.coords, chunks, strict=True)]
-        inner = tuple(min(k, n - f) for k, n, f in zip(chunks, shape, first, strict=True))
-        chunk = grid[tuple(slice(f, f + k) for f, k in zip(first, inner, strict=True))]
-        padded = np.full(chunks, -2, dtype=np.intp)
-        padded[tuple(slice(0, k) for k in inner)] = chunk
-        pos = grid_indices(piece.at, piece.extents, box.extents)
-        assert (out[pos] == -1).all()
-        out[pos] = padded.reshape(-1)[grid_indices(piece.lo, piece.extents, chunks)]
-    assert out.tolist() == grid[box.slices].reshape(-1).tolist()
+    # slabs of whole chunks, one after another in C order of the box
+    cells = [grid[part.slices].reshape(-1) for part in slabs(box, chunks, limit)]
+    assert (
+        np.concatenate([*cells, np.zeros(0, np.intp)]).tolist()
+        == grid[box.slices].reshape(-1).tolist()
+    )
+    parts = list(slabs(box, chunks, limit))
+    for part in parts[:-1]:  # every cut lies on a chunk boundary
+        axis = next(a for a, (x, y) in enumerate(zip(part.stops, box.stops, strict=True)) if x != y)
+        assert part.stops[axis] % chunks[axis] == 0
 
 
-def test_grid_indices_is_ravel_multi_index() -> None:
-    got = grid_indices((1, 0, 2), (2, 3, 1), (4, 3, 5))
-    lo = np.indices((2, 3, 1)).reshape(3, -1) + np.array([[1], [0], [2]])
-    assert got.tolist() == np.ravel_multi_index(tuple(lo), (4, 3, 5)).tolist()
-    assert grid_indices((), (), ()).tolist() == [0]
+def test_grid() -> None:
+    grid = Grid((5, 3), (2, 2))
+    assert grid.grid_shape == (3, 2) and grid.nchunks == 6 and grid.ncells == 15
+    assert grid.region((2, 1)) == (slice(4, 5), slice(2, 3))
+    assert grid.padded() == Grid((6, 4), (2, 2))
+    assert list(grid.indices())[:3] == [(0, 0), (0, 1), (1, 0)]
+    assert list(Grid((), ()).indices()) == [()]
 
 
 @pytest.mark.parametrize(
@@ -75,7 +75,3 @@ def test_bad_selections(selection: object, error: type[Exception], phrase: str) 
     with pytest.raises(error, match=phrase) as info:
         resolve(selection, (3, 4), "read_columnar")  # type: ignore[arg-type]
     assert str(info.value).startswith("read_columnar: ")
-
-
-def test_empty_box_has_no_pieces() -> None:
-    assert chunk_boxes((2, 2), resolve((slice(1, 1), 0), (3, 3), "t")) == []

@@ -4,39 +4,62 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from zarr_ndarray_dtype import segments
-from zarr_ndarray_dtype.segments import assemble, offsets_of
+from zarr_ndarray_dtype.segments import copy_segments, offsets_of
 
 
-def _naive(sources, which, starts, sizes):  # type: ignore[no-untyped-def]
-    parts = [sources[w][s : s + n] for w, s, n in zip(which, starts, sizes, strict=True)]
-    return np.concatenate(parts) if parts else np.empty(0, sources[0].dtype)
+def _naive(src: np.ndarray, starts: np.ndarray, nbytes: np.ndarray, size: int, dst: np.ndarray):  # type: ignore[no-untyped-def]
+    out = np.zeros(size, np.uint8)
+    for s, n, d in zip(starts.tolist(), nbytes.tolist(), dst.tolist(), strict=True):
+        out[d : d + n] = src[s : s + n]
+    return out
 
 
-@pytest.mark.parametrize("runs_by_slices", [True, False])
-def test_assemble_matches_naive(runs_by_slices: bool, monkeypatch: pytest.MonkeyPatch) -> None:
-    if not runs_by_slices:  # force the fancy-index gather
-        monkeypatch.setattr(segments, "_SLICE_RUNS", 0)
-        monkeypatch.setattr(segments, "_SLICE_RUN_ITEMS", 10**9)
-    rng = np.random.default_rng(0)
-    sources = [rng.standard_normal(500).astype(np.float32) for _ in range(3)]
-    n = 400
-    which = rng.integers(0, 3, n).astype(np.intp)
-    sizes = rng.integers(0, 5, n).astype(np.int64)
-    starts = np.array([rng.integers(0, 500 - s + 1) for s in sizes], dtype=np.int64)
-    # a long in-order run from source 0
-    which[:50] = 0
-    starts[:50] = offsets_of(sizes[:50])[:-1]
-    values, offsets = assemble(sources, which, starts, sizes, np.dtype(np.float32))
-    assert values.tobytes() == _naive(sources, which, starts, sizes).tobytes()
-    assert offsets.tolist() == offsets_of(sizes).tolist()
+@pytest.mark.parametrize("by_slices", [True, False])
+@given(
+    sizes=st.lists(st.integers(0, 9), min_size=1, max_size=200),
+    width=st.sampled_from([1, 2, 4, 8]),
+    shuffled=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_copy_segments_matches_naive(
+    by_slices: bool, sizes: list[int], width: int, shuffled: bool, seed: int
+) -> None:
+    rng = np.random.default_rng(seed)
+    nbytes = np.array(sizes, np.int64) * width
+    src = rng.integers(0, 256, int(nbytes.sum()) + 16 * width, dtype=np.uint8)
+    starts = offsets_of(nbytes)[:-1] + rng.integers(0, 2, nbytes.size) * width  # runs and gaps
+    starts = np.minimum(starts, src.size - nbytes)
+    dst = offsets_of(nbytes)[:-1]
+    if shuffled:  # cells to places in any order
+        order = rng.permutation(nbytes.size)
+        dst = offsets_of(nbytes[order])[:-1][np.argsort(order)]
+    with pytest.MonkeyPatch.context() as patch:
+        if not by_slices:  # force the vectorized gather
+            patch.setattr(segments, "_SLICE_RUNS", 0)
+            patch.setattr(segments, "_SLICE_RUN_BYTES", 10**9)
+        out = np.zeros(int(nbytes.sum()), np.uint8)
+        copy_segments(src, starts, nbytes, out, dst)
+    assert out.tolist() == _naive(src, starts, nbytes, out.size, dst).tolist()
 
 
-def test_assemble_empty() -> None:
-    values, offsets = assemble(
-        [np.zeros(3)], np.zeros(0, np.intp), np.zeros(0, np.int64), np.zeros(0, np.int64),
-        np.dtype(np.float64),
-    )  # fmt: skip
-    assert values.size == 0
-    assert offsets.tolist() == [0]
+def test_runs_are_merged_into_one_slice() -> None:
+    src = np.arange(100, dtype=np.uint8)
+    nbytes = np.full(10, 10, np.int64)
+    starts = offsets_of(nbytes)[:-1]
+    out = np.zeros(100, np.uint8)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(segments, "_SLICE_RUNS", 1)  # one run at most: only merging gets there
+        patch.setattr(segments, "_SLICE_RUN_BYTES", 10**9)
+        copy_segments(src, starts, nbytes, out, starts.copy())
+    assert out.tolist() == src.tolist()
+
+
+def test_empty() -> None:
+    out = np.zeros(0, np.uint8)
+    empty = np.zeros(0, np.int64)
+    copy_segments(np.zeros(3, np.uint8), empty, empty, out, empty)
+    assert offsets_of(empty).tolist() == [0]

@@ -17,8 +17,6 @@ from zarr_ragged_ndarray.codec import (
     CODEC_NAME,
     CodecMetadataError,
     RaggedNDArrayCodec,
-    decode_chunk,
-    encode_chunk,
     parse_codec_metadata,
 )
 from zarr_ragged_ndarray.layout import RaggedLayoutError
@@ -82,7 +80,9 @@ def test_validate_refuses(dtype: Any, message: str) -> None:
 @given(chunks_of_cells())
 def test_round_trip(case: tuple[NDArray, np.ndarray]) -> None:
     dtype, cells = case
-    decoded = decode_chunk(encode_chunk(cells, dtype), cells.shape, dtype)
+    decoded = RaggedNDArrayCodec.decode_chunk(
+        RaggedNDArrayCodec.encode_chunk(cells, dtype), cells.shape, dtype
+    )
     assert decoded.dtype == object
     assert all(type(c) is np.ndarray and not c.flags.writeable for c in decoded.ravel())
     assert_cells_equal(decoded, cells, dtype)
@@ -93,7 +93,10 @@ def test_f_ordered_chunk_is_c_order_on_the_wire() -> None:
     cells = object_array([random_cell(rng, F32_NN, (i, 6 - i)) for i in range(6)], (2, 3))
     fortran = np.asfortranarray(cells)
     assert not fortran.flags.c_contiguous
-    assert encode_chunk(fortran, F32_NN).tobytes() == encode_chunk(cells, F32_NN).tobytes()
+    assert (
+        RaggedNDArrayCodec.encode_chunk(fortran, F32_NN).tobytes()
+        == RaggedNDArrayCodec.encode_chunk(cells, F32_NN).tobytes()
+    )
 
 
 def test_none_encodes_as_the_fill_and_input_is_untouched() -> None:
@@ -101,10 +104,14 @@ def test_none_encodes_as_the_fill_and_input_is_untouched() -> None:
     fill = np.array([[1], [2]], np.int16)
     cells = object_array([None, [[3, 4], [5, 6]], np.zeros((2, 0), ">i2")])
     snapshot = list(cells)
-    got = decode_chunk(encode_chunk(cells, dtype, fill), (3,), dtype)
+    got = RaggedNDArrayCodec.decode_chunk(
+        RaggedNDArrayCodec.encode_chunk(cells, dtype, fill), (3,), dtype
+    )
     assert [c.tolist() for c in got] == [[[1], [2]], [[3, 4], [5, 6]], [[], []]]
     assert list(cells) == snapshot
-    empty = decode_chunk(encode_chunk(cells, dtype), (3,), dtype)
+    empty = RaggedNDArrayCodec.decode_chunk(
+        RaggedNDArrayCodec.encode_chunk(cells, dtype), (3,), dtype
+    )
     assert empty[0].shape == (2, 0)
 
 
@@ -113,7 +120,9 @@ def test_boxed_scalars_and_views() -> None:
     box[()] = np.arange(6, dtype=np.float32).reshape(2, 3)
     strided = np.arange(12, dtype=np.float32).reshape(3, 4)[:, ::2]
     cells = object_array([box, strided, strided.T])
-    got = decode_chunk(encode_chunk(cells, F32_NN), (3,), F32_NN)
+    got = RaggedNDArrayCodec.decode_chunk(
+        RaggedNDArrayCodec.encode_chunk(cells, F32_NN), (3,), F32_NN
+    )
     assert got[0].tolist() == box[()].tolist()
     assert got[1].tolist() == strided.tolist()
     assert got[2].tolist() == strided.T.tolist()
@@ -122,27 +131,29 @@ def test_boxed_scalars_and_views() -> None:
 def test_bad_cells_are_refused() -> None:
     dtype = NDArray(dtype="int8", shape=(2, None))
     with pytest.raises(CellError, match="does not match pattern"):
-        encode_chunk(object_array([np.zeros((3, 1), np.int8)]), dtype)
+        RaggedNDArrayCodec.encode_chunk(object_array([np.zeros((3, 1), np.int8)]), dtype)
     with pytest.raises(CellError, match="outside the range"):
-        encode_chunk(object_array([np.full((2, 1), 300)]), dtype)
+        RaggedNDArrayCodec.encode_chunk(object_array([np.full((2, 1), 300)]), dtype)
     with pytest.raises(CellError):
-        encode_chunk(object_array([np.zeros(4, np.int8)]), dtype)
+        RaggedNDArrayCodec.encode_chunk(object_array([np.zeros(4, np.int8)]), dtype)
 
 
 def test_bool_payload_bytes_are_0_or_1() -> None:
     dtype = NDArray(dtype="bool", shape=(None, None))
     odd = np.array([[0, 2, 255]], np.uint8).view(bool)
-    encoded = encode_chunk(object_array([odd]), dtype)
+    encoded = RaggedNDArrayCodec.encode_chunk(object_array([odd]), dtype)
     assert encoded[-3:].tolist() == [0, 1, 1]
     encoded[-1] = 7
     with pytest.raises(RaggedLayoutError, match=r"element 0 .* 0x07"):
-        decode_chunk(encoded, (1,), dtype)
+        RaggedNDArrayCodec.decode_chunk(encoded, (1,), dtype)
 
 
 def test_rank0_chunk() -> None:
     cells = np.empty((), dtype=object)
     cells[()] = np.arange(4, dtype=np.float32).reshape(1, 4)
-    got = decode_chunk(encode_chunk(cells, F32_NN), (), F32_NN)
+    got = RaggedNDArrayCodec.decode_chunk(
+        RaggedNDArrayCodec.encode_chunk(cells, F32_NN), (), F32_NN
+    )
     assert got.shape == ()
     assert got[()].tolist() == [[0, 1, 2, 3]]
 
@@ -151,8 +162,8 @@ def test_leading_variable_pattern_cells_are_views() -> None:
     dtype = NDArray(dtype="float32", shape=(None, 2))
     rng = np.random.default_rng(3)
     cells = object_array([random_cell(rng, dtype, (r, 2)) for r in (0, 3, 1)])
-    raw = encode_chunk(cells, dtype)
-    got = decode_chunk(raw, (3,), dtype)
+    raw = RaggedNDArrayCodec.encode_chunk(cells, dtype)
+    got = RaggedNDArrayCodec.decode_chunk(raw, (3,), dtype)
     assert_cells_equal(got, cells, dtype)
     assert got[1].base is not None
 

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from zarr_ndarray_dtype import NDArray
-from zarr_ragged_ndarray.codec import decode_chunk, decode_values, encode_chunk
+from zarr_ragged_ndarray.codec import RaggedNDArrayCodec, decode_values
 from zarr_ragged_ndarray.layout import (
     U32_MAX,
     RaggedLayoutError,
@@ -53,8 +53,10 @@ def _cells(case: dict[str, Any], dtype: NDArray) -> np.ndarray:
 def test_golden_valid(case: dict[str, Any]) -> None:
     dtype = _dtype(case)
     cells = _cells(case, dtype)
-    assert encode_chunk(cells, dtype).tobytes().hex() == case["hex"]
-    decoded = decode_chunk(np.frombuffer(bytes.fromhex(case["hex"]), np.uint8), cells.shape, dtype)
+    assert RaggedNDArrayCodec.encode_chunk(cells, dtype).tobytes().hex() == case["hex"]
+    decoded = RaggedNDArrayCodec.decode_chunk(
+        np.frombuffer(bytes.fromhex(case["hex"]), np.uint8), cells.shape, dtype
+    )
     assert decoded.shape == cells.shape
     for got, want in zip(decoded.ravel(), cells.ravel(), strict=True):
         assert got.shape == want.shape
@@ -67,7 +69,7 @@ def test_golden_invalid(case: dict[str, Any]) -> None:
     dtype = _dtype(case)
     raw = np.frombuffer(bytes.fromhex(case["hex"]), np.uint8)
     with pytest.raises(RaggedLayoutError, match=case["error"]):
-        decode_chunk(raw, tuple(case["chunk_shape"]), dtype)
+        RaggedNDArrayCodec.decode_chunk(raw, tuple(case["chunk_shape"]), dtype)
 
 
 @pytest.mark.skipif(not REGISTRY.is_dir(), reason="the registry lives in the repository only")
@@ -123,10 +125,10 @@ def test_decode_refuses_empty_elements_numpy_cannot_shape(
     extents = [0, U32_MAX, U32_MAX]
     raw = np.array([1, *extents], dtype="<u4").view(np.uint8)
     with pytest.raises(RaggedLayoutError, match=r"numpy's limit .* \(extent product overflows\)"):
-        decode_chunk(raw, (1,), dtype)
+        RaggedNDArrayCodec.decode_chunk(raw, (1,), dtype)
     # Within the limit, an empty element with big extents decodes.
     raw = np.array([1, *extents[:-1], 2**20], dtype="<u4").view(np.uint8)
-    cell = decode_chunk(raw, (1,), dtype)[0]
+    cell = RaggedNDArrayCodec.decode_chunk(raw, (1,), dtype)[0]
     assert cell.size == 0
     assert cell.shape[-1] == 2**20
 
@@ -135,7 +137,7 @@ def test_unaligned_buffer_gives_aligned_values() -> None:
     dtype = NDArray(dtype="float64", shape=(None, None))
     cells = np.empty(1, dtype=object)
     cells[0] = np.arange(6, dtype=np.float64).reshape(2, 3)
-    encoded = encode_chunk(cells, dtype).tobytes()
+    encoded = RaggedNDArrayCodec.encode_chunk(cells, dtype).tobytes()
     backing = np.frombuffer(b"\0" + encoded, np.uint8)[1:]
     values, shapes, offsets = decode_values(backing, 1, dtype, "test")
     assert values.flags.aligned
@@ -149,7 +151,7 @@ def test_unaligned_buffer_gives_aligned_values() -> None:
 def test_fuzz_mutated_chunks(case: tuple[NDArray, np.ndarray], data: st.DataObject) -> None:
     """Every mutation of a valid chunk decodes to what its bytes say, or raises the one error."""
     dtype, cells = case
-    raw = bytearray(encode_chunk(cells, dtype).tobytes())
+    raw = bytearray(RaggedNDArrayCodec.encode_chunk(cells, dtype).tobytes())
     kind = data.draw(st.sampled_from(["flip", "truncate", "extend", "set_u32"]))
     if kind == "flip" and raw:
         at = data.draw(st.integers(0, len(raw) - 1))
@@ -164,8 +166,8 @@ def test_fuzz_mutated_chunks(case: tuple[NDArray, np.ndarray], data: st.DataObje
         raw[at : at + 4] = value.to_bytes(4, "little")
     blob = np.frombuffer(bytes(raw), np.uint8)
     try:
-        decoded = decode_chunk(blob, cells.shape, dtype)
+        decoded = RaggedNDArrayCodec.decode_chunk(blob, cells.shape, dtype)
     except RaggedLayoutError:
         return
     # Accepted: re-encoding the decoded cells must give back exactly the mutated bytes.
-    assert encode_chunk(decoded, dtype).tobytes() == bytes(raw)
+    assert RaggedNDArrayCodec.encode_chunk(decoded, dtype).tobytes() == bytes(raw)

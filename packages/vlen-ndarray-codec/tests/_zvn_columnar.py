@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 import numpy as np
@@ -79,12 +81,13 @@ def write_both(
     dtype: NDArray = F32x2,
     *,
     check_each: bool = False,
+    guard: Callable[[], AbstractContextManager[Any]] = nullcontext,
     **kwargs: Any,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Apply the same writes through the object path and the columnar path; both stores.
 
     ``check_each``: the two stores must hold the same objects after every write, not only at the
-    end. ``kwargs`` go to :func:`make`.
+    end. ``guard()`` is entered around each columnar write. ``kwargs`` go to :func:`make`.
     """
     ref_store: dict[str, Any] = {}
     col_store: dict[str, Any] = {}
@@ -93,7 +96,8 @@ def write_both(
     for selection, cells in writes:
         box = resolve(selection, _dims(shape), "test")
         ref[box.slices] = object_array(cells, box.extents)
-        write_columnar(col, *columns(cells, dtype), selection=selection)
+        with guard():
+            write_columnar(col, *columns(cells, dtype), selection=selection)
         if check_each:
             assert objects(ref_store) == objects(col_store), f"after writing {selection}"
     return ref_store, col_store

@@ -23,8 +23,6 @@ from zarr_vlen_ndarray.codec import (
     CODEC_NAME,
     CodecMetadataError,
     VlenNDArrayCodec,
-    decode_chunk,
-    encode_chunk,
     parse_codec_metadata,
 )
 from zarr_vlen_ndarray.framing import FramingError
@@ -146,14 +144,16 @@ def test_create_array_refuses_other_patterns() -> None:
 @given(chunks_of_cells())
 def test_encode_is_vlen_bytes_of_raw_cells(case: tuple[NDArray, np.ndarray]) -> None:
     dtype, cells = case
-    assert encode_chunk(cells, dtype).tobytes() == _vlen_bytes(cells)
+    assert VlenNDArrayCodec.encode_chunk(cells, dtype).tobytes() == _vlen_bytes(cells)
 
 
 @settings(max_examples=150)
 @given(chunks_of_cells())
 def test_round_trip(case: tuple[NDArray, np.ndarray]) -> None:
     dtype, cells = case
-    decoded = decode_chunk(encode_chunk(cells, dtype), cells.shape, dtype)
+    decoded = VlenNDArrayCodec.decode_chunk(
+        VlenNDArrayCodec.encode_chunk(cells, dtype), cells.shape, dtype
+    )
     assert decoded.shape == cells.shape
     assert decoded.dtype == object
     for got, want in zip(decoded.ravel(), cells.ravel(), strict=True):
@@ -170,16 +170,18 @@ def test_f_ordered_chunk_is_c_order_on_the_wire() -> None:
     fortran = np.asfortranarray(cells)
     assert fortran.flags.f_contiguous
     assert not fortran.flags.c_contiguous
-    framed = encode_chunk(fortran, F32_2).tobytes()
-    assert framed == encode_chunk(cells, F32_2).tobytes() == _vlen_bytes(cells)
+    framed = VlenNDArrayCodec.encode_chunk(fortran, F32_2).tobytes()
+    assert framed == VlenNDArrayCodec.encode_chunk(cells, F32_2).tobytes() == _vlen_bytes(cells)
     # A transposed (F-ordered) view of another chunk, too.
-    assert encode_chunk(cells.T, F32_2).tobytes() == _vlen_bytes(np.ascontiguousarray(cells.T))
+    assert VlenNDArrayCodec.encode_chunk(cells.T, F32_2).tobytes() == _vlen_bytes(
+        np.ascontiguousarray(cells.T)
+    )
 
 
 def test_encode_does_not_modify_the_chunk() -> None:
     cells = object_array([None, [[1.0, 2.0]], np.zeros((1, 2), ">f4")])
     snapshot = list(cells)
-    encode_chunk(cells, F32_2)
+    VlenNDArrayCodec.encode_chunk(cells, F32_2)
     assert list(cells) == snapshot
 
 
@@ -188,22 +190,24 @@ def test_none_and_unwrapped_scalars() -> None:
     box[()] = np.array([[1, 2]], dtype=np.float32)
     cells = object_array([None, box])
     expected = object_array([np.zeros((0, 2), np.float32), np.array([[1, 2]], np.float32)])
-    assert encode_chunk(cells, F32_2).tobytes() == _vlen_bytes(expected)
+    assert VlenNDArrayCodec.encode_chunk(cells, F32_2).tobytes() == _vlen_bytes(expected)
 
 
 def test_rank0_chunk() -> None:
     cells = np.empty((), dtype=object)
     cells[()] = np.arange(4, dtype=np.float32).reshape(2, 2)
-    framed = encode_chunk(cells, F32_2)
+    framed = VlenNDArrayCodec.encode_chunk(cells, F32_2)
     assert framed.tobytes() == _vlen_bytes(cells.reshape(1))
-    decoded = decode_chunk(framed, (), F32_2)
+    decoded = VlenNDArrayCodec.decode_chunk(framed, (), F32_2)
     assert decoded.shape == ()
     np.testing.assert_array_equal(decoded[()], cells[()])
 
 
 def test_decoded_cells_share_one_read_only_block() -> None:
     cells = object_array([np.ones((2, 2), np.float32), np.zeros((1, 2), np.float32)])
-    decoded = decode_chunk(encode_chunk(cells, F32_2), (2,), F32_2)
+    decoded = VlenNDArrayCodec.decode_chunk(
+        VlenNDArrayCodec.encode_chunk(cells, F32_2), (2,), F32_2
+    )
     assert np.shares_memory(decoded[0], decoded[1]) or decoded[0].base is decoded[1].base
     with pytest.raises(ValueError, match="read-only"):
         decoded[0][0, 0] = 5
@@ -211,27 +215,29 @@ def test_decoded_cells_share_one_read_only_block() -> None:
 
 def test_encode_refuses_bad_cells() -> None:
     with pytest.raises(CellError, match="does not match pattern"):
-        encode_chunk(object_array([np.zeros(3, np.float32)]), F32_2)
+        VlenNDArrayCodec.encode_chunk(object_array([np.zeros(3, np.float32)]), F32_2)
 
 
 def test_encode_refuses_too_many_elements(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(codec_module, "U32_MAX", 2)  # as 0.2.0's own tests do
     with pytest.raises(ValueError, match=r"chunk of 3 elements.*at most 2 elements"):
-        encode_chunk(object_array([None, None, None]), F32_2)
+        VlenNDArrayCodec.encode_chunk(object_array([None, None, None]), F32_2)
 
 
 def test_encode_refuses_huge_element(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(codec_module, "U32_MAX", 15)  # as 0.2.0's own tests do
     cells = object_array([np.zeros((1, 2), np.float32), np.zeros((2, 2), np.float32)])
     with pytest.raises(ValueError, match=r"element 1 \(C order\).*2 rows are 16 bytes"):
-        encode_chunk(cells, F32_2)
+        VlenNDArrayCodec.encode_chunk(cells, F32_2)
 
 
 # ------------------------------------------------------------------------- hostile chunks
 
 
 def _decode_hex(hex_string: str, shape: tuple[int, ...], dtype: NDArray) -> np.ndarray:
-    return decode_chunk(np.frombuffer(bytes.fromhex(hex_string), np.uint8), shape, dtype)
+    return VlenNDArrayCodec.decode_chunk(
+        np.frombuffer(bytes.fromhex(hex_string), np.uint8), shape, dtype
+    )
 
 
 @pytest.mark.parametrize(
@@ -269,7 +275,7 @@ def test_registry_chunk_vectors() -> None:
             ],
             shape,
         )
-        assert encode_chunk(cells, dtype).tobytes().hex() == case["encoded_hex"]
+        assert VlenNDArrayCodec.encode_chunk(cells, dtype).tobytes().hex() == case["encoded_hex"]
         decoded = _decode_hex(case["encoded_hex"], shape, dtype)
         for got, want in zip(decoded.ravel(), cells.ravel(), strict=True):
             assert got.shape == want.shape

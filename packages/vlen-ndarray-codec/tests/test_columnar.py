@@ -6,6 +6,8 @@ leave every stored object byte-identical to it, and columnar reads must return e
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, ClassVar
 
 import numpy as np
@@ -18,9 +20,10 @@ from hypothesis import strategies as st
 from zarr.codecs import BytesCodec, Crc32cCodec, ShardingCodec, ZstdCodec
 
 from zarr_ndarray_dtype import CellError, CellTypeError, NDArray
+from zarr_ndarray_dtype import columnar as engine
+from zarr_ndarray_dtype.errors import StoredChunkError
 from zarr_vlen_ndarray import VlenNDArrayCodec
 from zarr_vlen_ndarray import columnar as columnar_module
-from zarr_vlen_ndarray.chunk_io import ShardIndexError, layout_of
 from zarr_vlen_ndarray.columnar import check_columnar, read_columnar, write_columnar
 from zarr_vlen_ndarray.framing import FramingError
 
@@ -166,12 +169,15 @@ def test_sharded_writes_are_direct_and_byte_identical(
         "index_location": location,
         "write_empty_chunks": write_empty_chunks,
     }
-    monkeypatch.setattr(
-        columnar_module,
-        "_write_fallback",
-        lambda *args: pytest.fail("a sharded write went through the object path"),
-    )
-    _, col_store = write_both(30, 4, writes, check_each=True, **kwargs)
+
+    @contextmanager
+    def no_cell_objects() -> Iterator[None]:  # the codec's object path fails in the writes
+        with monkeypatch.context() as patch:
+            for name in ("encode_chunk", "decode_chunk"):
+                patch.setattr(VlenNDArrayCodec, name, lambda *a: pytest.fail("made cell objects"))
+            yield
+
+    _, col_store = write_both(30, 4, writes, check_each=True, guard=no_cell_objects, **kwargs)
     array = zarr.open_array(col_store, mode="r")
     values, offsets = read_columnar(array)
     assert_cells_equal(values, offsets, array[:])
@@ -193,10 +199,9 @@ def test_sharded_write_keeps_untouched_inner_chunks_verbatim() -> None:
     before = store["c/0"].to_bytes()
     write_columnar(array, *columns(random_cells(F32x2, 4, seed=22), F32x2), selection=slice(8, 12))
     after = store["c/0"].to_bytes()
-    # Inner chunks 0 and 1 are unchanged and come first: their bytes are a common prefix.
-    layout = layout_of(array)
-    assert layout is not None and layout.shard is not None
-    index_at = len(after) - layout.shard.index_nbytes
+    # Inner chunks 0 and 1 are unchanged and come first: their bytes are a common prefix. The
+    # index at the end: 4 (offset, nbytes) u64 pairs and a crc32c.
+    index_at = len(after) - (4 * 16 + 4)
     pairs = np.frombuffer(after[index_at : index_at + 64], "<u8").reshape(4, 2)
     kept = int(pairs[1, 0] + pairs[1, 1])
     assert after[:kept] == before[:kept]
@@ -225,19 +230,26 @@ def test_bool_values_are_stored_as_zero_and_one() -> None:
     assert values.view(np.uint8).tolist() == [0, 1, 1, 1, 0]
 
 
-def test_fallback_paths_match_direct_paths(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_chains_with_array_to_array_codecs_match_the_object_path() -> None:
     cells = random_cells(F32x2, 11, seed=9)
-    direct_store: dict[str, Any] = {}
-    direct = make(direct_store, 11, 4, zstd=True)
-    write_columnar(direct, *columns(cells, F32x2), selection=slice(0, 11))
-    expected = read_columnar(direct, slice(2, 10))
-    monkeypatch.setattr(columnar_module, "layout_of", lambda array: None)
-    fallback_store: dict[str, Any] = {}
-    fallback = make(fallback_store, 11, 4, zstd=True)
-    write_columnar(fallback, *columns(cells, F32x2))
-    assert objects(direct_store) == objects(fallback_store)
-    got = read_columnar(fallback, slice(2, 10))
-    assert np.array_equal(got[0], expected[0]) and np.array_equal(got[1], expected[1])
+    stores: list[dict[str, Any]] = [{}, {}]
+    arrays = [
+        zarr.create_array(
+            store,
+            shape=(11,),
+            chunks=(4,),
+            dtype=F32x2,
+            serializer=VlenNDArrayCodec(),
+            filters=[zarr.codecs.TransposeCodec(order=(0,))],
+            compressors=[ZstdCodec(level=3)],
+        )
+        for store in stores
+    ]
+    write_columnar(arrays[0], *columns(cells, F32x2))
+    arrays[1][:] = object_array(cells)
+    assert objects(stores[0]) == objects(stores[1])
+    values, offsets = read_columnar(arrays[0], slice(2, 10))
+    assert_cells_equal(values, offsets, cells[2:10])
 
 
 # ---------------------------------------------------------------------------- properties
@@ -360,9 +372,8 @@ def test_corrupt_shard_index() -> None:
     index_at = len(raw) - (2 * 16 + 4)
     raw[index_at + 16 : index_at + 24] = (10**6).to_bytes(8, "little")
     store["c/0"] = type(store["c/0"]).from_bytes(bytes(raw))
-    with pytest.raises(ShardIndexError, match="does not decode"):  # the checksum catches it
-        read_columnar(array)
-    assert layout_of(array) is not None
+    with pytest.raises(StoredChunkError, match="index of the stored shard 'c/0' does not decode"):
+        read_columnar(array)  # the checksum catches it
 
 
 def make_sharded(
@@ -397,8 +408,8 @@ def test_shard_index_out_of_range_without_checksum() -> None:
     raw = bytearray(store["c/0"].to_bytes())
     raw[-16:-8] = (10**6).to_bytes(8, "little")
     store["c/0"] = type(store["c/0"]).from_bytes(bytes(raw))
-    with pytest.raises(ShardIndexError, match="inner chunk 1"):
-        read_columnar(array)
+    with pytest.raises(FramingError, match=r"inner chunk 1 of shard 'c/0'.*truncated"):
+        read_columnar(array)  # zarr hands over the bytes the index points at: none
 
 
 def test_sharded_index_with_crc_is_recognized() -> None:
@@ -419,12 +430,10 @@ def test_big_endian_shard_index_is_read(location: str) -> None:
     array[:] = object_array(cells)
     array[4:8] = object_array([np.empty((0, 2), "f4")] * 4)  # inner chunk 1 of shard 0 elided
     cells[4:8] = [np.empty((0, 2), "f4")] * 4
-    layout = layout_of(array)
-    assert layout is not None and layout.shard is not None
     # The index really is big-endian: inner chunk 0's length is a u64be (read little-endian
-    # it would run far past the shard).
+    # it would run far past the shard). Index: 3 (offset, nbytes) u64 pairs and a crc32c.
     raw = store["c/0"].to_bytes()
-    index_at = 0 if location == "start" else len(raw) - layout.shard.index_nbytes
+    index_at = 0 if location == "start" else len(raw) - (3 * 16 + 4)
     length = raw[index_at + 8 : index_at + 16]
     assert 0 < int.from_bytes(length, "big") < len(raw) < int.from_bytes(length, "little")
     values, offsets = read_columnar(array)
@@ -444,7 +453,7 @@ def test_check_columnar_rules() -> None:
         check_columnar(values, [0, 3, 2, 4], F32x2)
     with pytest.raises(ValueError, match="must equal len"):
         check_columnar(values, [0, 1, 3], F32x2)
-    with pytest.raises(ValueError, match="3 cells need 4"):
+    with pytest.raises(ValueError, match="must have 4 entries for 3 cells"):
         check_columnar(values, [0, 1, 4], F32x2, cells=3)
     with pytest.raises(TypeError, match="integer"):
         check_columnar(values, np.array([0.0, 4.0]), F32x2)
@@ -479,9 +488,9 @@ def test_array_and_selection_checks() -> None:
         read_columnar(array, slice(0, 5, 2))
     with pytest.raises(IndexError, match="out of bounds"):
         read_columnar(array, 5)
-    with pytest.raises(TypeError, match="slice or an int"):
+    with pytest.raises(TypeError, match=r"an int, a slice or '\.\.\.', got list"):
         read_columnar(array, [1, 2])  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="6 entries"):
+    with pytest.raises(ValueError, match="must have 5 entries for 4 cells"):
         write_columnar(array, np.zeros((0, 2), "f4"), np.zeros(6, np.int64), slice(0, 4))
     plain = zarr.create_array({}, shape=(3,), chunks=(3,), dtype="int32")
     with pytest.raises(TypeError, match="'ndarray' data type"):
@@ -500,7 +509,7 @@ def test_docstring_example_runs() -> None:
 # ------------------------------------------------------------------------- parallel decode
 
 
-class _CountingPool(columnar_module.ThreadPoolExecutor):
+class _CountingPool(engine.ThreadPoolExecutor):
     used: ClassVar[list[int]] = []
 
     def __init__(self, max_workers: int) -> None:
@@ -519,14 +528,14 @@ def _many_chunks(store: dict[str, Any]) -> tuple[Any, list[np.ndarray]]:
 
 def test_parallel_decode_equals_sequential(monkeypatch: pytest.MonkeyPatch) -> None:
     array, cells = _many_chunks({})
-    monkeypatch.setattr(columnar_module, "ThreadPoolExecutor", _CountingPool)
-    monkeypatch.setattr(columnar_module, "_workers", lambda jobs: 1)
+    monkeypatch.setattr(engine, "ThreadPoolExecutor", _CountingPool)
+    monkeypatch.setattr(engine.os, "cpu_count", lambda: 1)
     _CountingPool.used = []
     sequential = read_columnar(array, slice(2, 59))
     assert _CountingPool.used == []
-    monkeypatch.setattr(columnar_module, "_workers", lambda jobs: min(jobs, 4))
+    monkeypatch.setattr(engine.os, "cpu_count", lambda: 4)
     parallel = read_columnar(array, slice(2, 59))
-    assert _CountingPool.used == [4]
+    assert _CountingPool.used == [4, 4]  # the decode, then the copies
     assert parallel[0].tobytes() == sequential[0].tobytes()
     assert parallel[0].shape == sequential[0].shape
     assert parallel[1].tolist() == sequential[1].tolist()
@@ -542,18 +551,11 @@ def test_parallel_decode_raises_the_first_corrupt_chunk(monkeypatch: pytest.Monk
     array[:] = object_array(random_cells(F32x2, 24, seed=13))
     _corrupt(store, "c/4", lambda raw: raw.extend(b"\0"))
     _corrupt(store, "c/2", lambda raw: raw.__setitem__(0, 9))
-    monkeypatch.setattr(columnar_module, "_workers", lambda jobs: min(jobs, 4))
+    monkeypatch.setattr(engine.os, "cpu_count", lambda: 4)
     with pytest.raises(FramingError, match=r"'c/2'.*header claims 9"):
         read_columnar(array)
     with pytest.raises(FramingError, match=r"'c/4'.*trailing"):
         read_columnar(array, slice(12, 24))
-
-
-def test_workers(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(columnar_module.os, "cpu_count", lambda: 8)
-    assert [columnar_module._workers(n) for n in (0, 1, 3, 8, 20)] == [1, 1, 3, 8, 8]
-    monkeypatch.setattr(columnar_module.os, "cpu_count", lambda: None)
-    assert columnar_module._workers(5) == 1
 
 
 # ---------------------------------------------------------------- ranged reads of few chunks
@@ -582,7 +584,8 @@ def test_reading_few_inner_chunks_fetches_only_their_byte_ranges(location: str) 
     values, offsets = read_columnar(array, slice(9, 14))  # inner chunks 2 and 3 of 16
     assert_cells_equal(values, offsets, cells[9:14])
     ranges = [r for k, r in store.requests if k == "c/0"]
-    assert len(ranges) == 3 and all(r is not None for r in ranges)  # index + 2 inner chunks
+    # the index, then the two inner chunks (one request where zarr coalesces neighbours)
+    assert len(ranges) in (2, 3) and all(r is not None for r in ranges)
     values, offsets = read_columnar(array, slice(20, 26))  # an absent inner chunk, then one more
     assert_cells_equal(values, offsets, [np.empty((0, 2), "f4")] * 4 + cells[24:26])
     assert read_columnar(make({}, 64, 4, shards=64), slice(3, 4))[1].tolist() == [0, 0]
@@ -604,10 +607,15 @@ def test_ranged_read_of_a_corrupt_index_is_refused() -> None:
     raw = bytearray(store["c/0"].to_bytes())
     raw[-16:-8] = (10**6).to_bytes(8, "little")  # inner chunk 15 starts past the shard's end
     store["c/0"] = type(store["c/0"]).from_bytes(bytes(raw))
-    with pytest.raises(ShardIndexError, match="inner chunk 15"):
-        read_columnar(array, slice(60, 64))
+    past_the_end = r"inner chunk 15 of shard 'c/0'.*truncated"
+    with pytest.raises(FramingError, match=past_the_end):
+        read_columnar(array)  # zarr hands over the bytes the index points at: none
+    release = tuple(int(part) for part in zarr.__version__.split(".")[:2])
+    if release >= (3, 3):  # older releases read an empty byte range as "not stored"
+        with pytest.raises(FramingError, match=past_the_end):
+            read_columnar(array, slice(60, 64))
     store["c/0"] = type(store["c/0"]).from_bytes(bytes(raw[-20:]))  # shorter than the index
-    with pytest.raises(ShardIndexError, match="truncated"):
+    with pytest.raises(StoredChunkError, match="index of the stored shard 'c/0' does not decode"):
         read_columnar(array, slice(0, 1))
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 import pickle
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import partial
 from typing import Any
 
@@ -22,10 +24,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from zarr_ndarray_dtype import CellTypeError, NDArray, unbox
+from zarr_ndarray_dtype import columnar as engine
 from zarr_ndarray_dtype.grid import resolve
 from zarr_vlen_ndarray import VlenNDArrayCodec
-from zarr_vlen_ndarray import columnar_nd as nd_module
-from zarr_vlen_ndarray.chunk_io import layout_of
 from zarr_vlen_ndarray.columnar import Columnar, read_columnar, write_columnar
 from zarr_vlen_ndarray.framing import FramingError
 
@@ -170,9 +171,6 @@ def test_sharded_arrays_read_directly_and_write_like_zarr() -> None:
     ref, col = write_both(shape, chunks, writes, shards=shards, zstd=True)
     assert objects(ref) == objects(col)
     array = zarr.open_array(col, mode="r")
-    layout = layout_of(array)
-    assert layout is not None and layout.shard is not None
-    assert layout.shard.shard_grid == (2, 2) and layout.shard.chunks_per_shard == 4
     for selection in [(), (slice(1, 6), slice(2, 7)), (0, 1), (..., 5)]:
         assert_same(read_columnar(array, selection), *reference(array, selection))
 
@@ -184,9 +182,13 @@ def test_sharded_writes_are_direct_and_byte_identical(
 ) -> None:
     # (7, 9) cells, shards of (4, 6), inner chunks of (2, 3): 2 x 2 inner chunks per shard in
     # Morton order; the last shards hang over the array's end, and inner chunk (3, 2) is past it.
-    monkeypatch.setattr(
-        nd_module, "readonly_cells", lambda *a: pytest.fail("a write went through zarr")
-    )
+    @contextmanager
+    def no_cell_objects() -> Iterator[None]:  # the codec's object path fails in the writes
+        with monkeypatch.context() as patch:
+            for name in ("encode_chunk", "decode_chunk"):
+                patch.setattr(VlenNDArrayCodec, name, lambda *a: pytest.fail("made cell objects"))
+            yield
+
     empty = np.empty((0, 2), "f4")
     writes: list[tuple[Any, list[np.ndarray]]] = [
         ((), random_cells(F32x2, 63, seed=21)),
@@ -197,7 +199,7 @@ def test_sharded_writes_are_direct_and_byte_identical(
     ]
     ref, col = write_both(
         (7, 9), (2, 3), writes, shards=(4, 6), index_location=location, zstd=True,
-        write_empty_chunks=write_empty_chunks, check_each=True,
+        write_empty_chunks=write_empty_chunks, check_each=True, guard=no_cell_objects,
     )  # fmt: skip
     assert objects(ref) == objects(col)
 
@@ -214,27 +216,41 @@ def test_sharded_reads_of_few_inner_chunks_use_byte_ranges(location: str) -> Non
         assert_same(read_columnar(array, selection), *reference(array, selection))
 
 
-def test_sharded_read_does_not_go_through_zarr(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_sharded_read_makes_no_cell_objects(monkeypatch: pytest.MonkeyPatch) -> None:
     store: dict[str, Any] = {}
     array = make(store, (4, 4), (2, 2), shards=(4, 4))
     cells = random_cells(F32x2, 16, seed=8)
     array[...] = object_array(cells, (4, 4))
-    monkeypatch.setattr(nd_module, "_read_fallback", None)  # would fail if called
+    monkeypatch.setattr(VlenNDArrayCodec, "decode_chunk", None)  # would fail if called
     assert_same(read_columnar(array), cells, (4, 4))
 
 
-def test_fallback_paths_match_direct_paths(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_chains_with_array_to_array_codecs_match_the_object_path() -> None:
+    # A transposed chunk (F order on the wire) holds the cells of the write out of their order.
     writes: list[tuple[Any, list[np.ndarray]]] = [
         ((), random_cells(F32x2, 20, seed=9)),
         ((slice(1, 3), slice(1, 4)), random_cells(F32x2, 6, seed=10)),
     ]
-    _, direct = write_both((4, 5), (3, 2), writes)
-    monkeypatch.setattr(nd_module, "layout_of", lambda array: None)
-    _, fallback = write_both((4, 5), (3, 2), writes)
-    assert objects(direct) == objects(fallback)
-    array = zarr.open_array(fallback, mode="r")
+    stores: list[dict[str, Any]] = [{}, {}]
+    arrays = [
+        zarr.create_array(
+            store,
+            shape=(4, 5),
+            chunks=(3, 2),
+            dtype=F32x2,
+            serializer=VlenNDArrayCodec(),
+            filters=[zarr.codecs.TransposeCodec(order=(1, 0))],
+            compressors=None,
+        )
+        for store in stores
+    ]
+    for selection, cells in writes:
+        box = resolve(selection, (4, 5), "test")
+        arrays[0][box.slices] = object_array(cells, box.extents)
+        write_columnar(arrays[1], *columns(cells, F32x2), selection)
+    assert objects(stores[0]) == objects(stores[1])
     for selection in [(), (2, slice(1, 4)), (1, 1)]:
-        assert_same(read_columnar(array, selection), *reference(array, selection))
+        assert_same(read_columnar(arrays[1], selection), *reference(arrays[0], selection))
 
 
 # ------------------------------------------------------------------------------- property
@@ -292,7 +308,7 @@ def test_bad_input_is_refused_before_anything_is_written() -> None:
     array = make(store, (2, 3), (1, 2), NDArray(dtype="int8", shape=(None,)))
     with pytest.raises(CellTypeError):
         write_columnar(array, np.array([1, 1000]), np.array([0, 1, 1, 1, 1, 1, 2]))
-    with pytest.raises(ValueError, match="6 cells need 7"):
+    with pytest.raises(ValueError, match="must have 7 entries for 6 cells"):
         write_columnar(array, np.array([1], "i1"), np.array([0, 1]), ...)
     with pytest.raises(ValueError, match="step 1"):
         read_columnar(array, (slice(None, None, 2), 0))
@@ -320,22 +336,22 @@ def test_threaded_decode_equals_sequential_and_names_the_first_corrupt_chunk(
     array = make(store, (4, 6), (2, 2))
     cells = random_cells(F32x2, 24, seed=13)
     array[...] = object_array(cells, (4, 6))
-    monkeypatch.setattr(nd_module.os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(engine.os, "cpu_count", lambda: 4)
     threaded = read_columnar(array, (slice(1, 4), slice(1, 6)))
-    monkeypatch.setattr(nd_module.os, "cpu_count", lambda: 1)
+    monkeypatch.setattr(engine.os, "cpu_count", lambda: 1)
     sequential = read_columnar(array, (slice(1, 4), slice(1, 6)))
     assert threaded.values.tobytes() == sequential.values.tobytes()
     assert threaded.offsets.tolist() == sequential.offsets.tolist()
     for key in ("c/1/2", "c/1/1"):
         store[key] = store[key].__class__.from_bytes(store[key].to_bytes()[:-3])
-    monkeypatch.setattr(nd_module.os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(engine.os, "cpu_count", lambda: 4)
     with pytest.raises(FramingError, match="'c/1/1'"):
         read_columnar(array)
 
 
 def test_rectilinear_grids_go_through_zarr() -> None:
-    # zarr >= 3.2 has rectilinear chunk grids (experimental, off by default); chunk_io has no
-    # layout for them, so columnar access takes zarr's object path, with the same results.
+    # zarr >= 3.2 has rectilinear chunk grids (experimental, off by default); zarr cuts them, and
+    # a read takes the selection in one batch.
     v3 = pytest.importorskip("zarr.core.metadata.v3")
     if not hasattr(v3, "RectilinearChunkGridMetadata"):
         pytest.skip("this zarr release has no rectilinear chunk grids")
@@ -344,7 +360,6 @@ def test_rectilinear_grids_go_through_zarr() -> None:
         array = zarr.create_array(
             {}, shape=(10,), chunks=[[4, 6]], dtype=dtype, serializer=VlenNDArrayCodec()
         )
-        assert layout_of(array) is None
         write_columnar(array, np.arange(10, dtype="<i2"), np.arange(11))
         values, offsets = read_columnar(array, slice(2, 9))
     assert values.tolist() == list(range(2, 9)) and offsets.tolist() == list(range(8))

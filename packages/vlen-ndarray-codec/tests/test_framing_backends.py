@@ -254,75 +254,83 @@ def test_encode_accepts_strided_lengths() -> None:
     _same_everywhere(encode_frames, np.arange(8, dtype=np.uint8), lengths)
 
 
-# ------------------------------------------------------------------------ unframe into
+# ------------------------------------------------------------------------ gather into
 
 
-def _into(data: np.ndarray, count: int, unit: int, a: int, b: int, pad: int) -> Any:
-    """Elements a..b-1 unframed into the middle of a larger (zeroed) caller-provided array."""
+def _into(data: np.ndarray, count: int, unit: int, picked: list[int], gap: int) -> Any:
+    """Elements ``picked`` (any order) gathered into a larger zeroed array, ``gap`` bytes
+    apart: nothing between or around them may be written."""
     starts, nbytes = framing.scan_frames(data, count, unit)
-    total = int(nbytes[a:b].sum())
-    big = np.zeros(pad + total + 3, np.uint8)
-    framing.unframe_into(data, starts[a:b], nbytes[a:b], big[pad : pad + total])
+    chosen = np.array(picked, dtype=np.intp)
+    sizes = nbytes[chosen]
+    dst = np.cumsum(np.concatenate([[gap], sizes[:-1] + gap])).astype(np.int64)[: chosen.size]
+    big = np.zeros(int(sizes.sum()) + gap * (chosen.size + 1), np.uint8)
+    framing.gather_into(data, starts[chosen], sizes, big, dst)
     return big
 
 
 @needs_c
 @given(unit_payloads(), st.integers(0, 3), st.data())
-def test_same_unframe_into_a_slice(case: tuple[int, list[bytes]], misalign: int, data: Any) -> None:
+def test_same_gather_into(case: tuple[int, list[bytes]], misalign: int, data: Any) -> None:
     unit, payloads = case
     raw = encode_frames(*_pack(payloads)).tobytes()
     buffer = np.zeros(len(raw) + misalign, np.uint8)[misalign:]
     buffer[:] = np.frombuffer(raw, np.uint8)
     n = len(payloads)
-    a = data.draw(st.integers(0, n))
-    b = data.draw(st.integers(a, n))
-    pad = data.draw(st.integers(0, 5))
-    got = _same_everywhere(_into, buffer, n, unit, a, b, pad)
-    expected = b"\0" * pad + b"".join(payloads[a:b]) + b"\0" * 3
+    run = data.draw(st.booleans())  # a run of consecutive elements back to back, or any
+    if run:
+        a = data.draw(st.integers(0, n))
+        picked, gap = list(range(a, data.draw(st.integers(a, n)))), 0
+    else:
+        picked = data.draw(st.lists(st.integers(0, n - 1), max_size=6)) if n else []
+        gap = data.draw(st.integers(0, 5))
+    got = _same_everywhere(_into, buffer, n, unit, picked, gap)
+    expected = b"".join(b"\0" * gap + payloads[i] for i in picked) + b"\0" * gap
     assert got[0][3] == expected
 
 
 @needs_c
-@given(unit_payloads(), st.sampled_from(["size", "skip", "shift", "negative", "past", "header"]))
-def test_same_unframe_into_errors(case: tuple[int, list[bytes]], kind: str) -> None:
+@given(unit_payloads(), st.sampled_from(["short", "shift", "negative", "past", "header", "dst"]))
+def test_same_gather_into_errors(case: tuple[int, list[bytes]], kind: str) -> None:
     unit, payloads = case
     data = encode_frames(*_pack(payloads))
     starts, nbytes = framing.scan_frames(data, len(payloads), unit)
     out = np.zeros(int(nbytes.sum()), np.uint8)
-    if kind == "size":
-        out = np.zeros(out.size + 1, np.uint8)
-    elif kind == "skip" and starts.size >= 3:
-        starts, nbytes = starts[[0, 2]], nbytes[[0, 2]]
-        out = np.zeros(int(nbytes.sum()), np.uint8)
+    dst = np.cumsum(np.concatenate([[0], nbytes[:-1]])).astype(np.int64)[: nbytes.size]
+    if kind == "short" and nbytes.sum():
+        out = np.zeros(out.size - 1, np.uint8)
     elif kind == "shift" and starts.size:
         starts = starts + 1
     elif kind == "negative" and starts.size:
         nbytes = nbytes.copy()
         nbytes[-1] = -1
-        out = np.zeros(max(int(nbytes.sum()), 0), np.uint8)
     elif kind == "past" and starts.size:
         starts = starts + data.size
     elif kind == "header" and starts.size:
         starts = starts - starts[0]
-    outcome = _same_everywhere(framing.unframe_into, data, starts, nbytes, out)
-    n = len(payloads)
-    broken = kind == "size" or (n >= 3 if kind == "skip" else n >= 1)
+    elif kind == "dst" and starts.size:
+        dst = dst - 1
+    outcome = _same_everywhere(framing.gather_into, data, starts, nbytes, out, dst)
+    broken = bool(nbytes.sum()) if kind == "short" else bool(starts.size)
+    if kind == "shift" and starts.size:  # one byte later is inside the chunk but the last one
+        broken = True
     assert outcome[:2] == (("raised", ValueError) if broken else (None,))
 
 
-def test_unframe_into_refuses_wrong_arrays() -> None:
+def test_gather_into_refuses_wrong_arrays() -> None:
     data = encode_frames(np.arange(6, dtype=np.uint8), np.array([2, 4], dtype=np.int64))
     starts, nbytes = framing.scan_frames(data, 2, 2)
+    dst = np.array([0, 2])
     with pytest.raises(TypeError, match="out must be a 1-D C-contiguous uint8"):
-        framing.unframe_into(data, starts, nbytes, np.zeros(12, np.uint8)[::2])
+        framing.gather_into(data, starts, nbytes, np.zeros(12, np.uint8)[::2], dst)
     with pytest.raises(TypeError, match="writable"):
-        framing.unframe_into(data, starts, nbytes, np.frombuffer(b"\0" * 6, np.uint8))
+        framing.gather_into(data, starts, nbytes, np.frombuffer(b"\0" * 6, np.uint8), dst)
     with pytest.raises(TypeError, match="data must be"):
-        framing.unframe_into(data.astype(np.int16), starts, nbytes, np.zeros(6, np.uint8))
-    with pytest.raises(ValueError, match="starts has 1 entries but nbytes has 2"):
-        framing.unframe_into(data, starts[:1], nbytes, np.zeros(6, np.uint8))
+        framing.gather_into(data.astype(np.int16), starts, nbytes, np.zeros(6, np.uint8), dst)
+    with pytest.raises(ValueError, match="have 1, 2, 2 entries"):
+        framing.gather_into(data, starts[:1], nbytes, np.zeros(6, np.uint8), dst)
     out = np.zeros(4, np.uint8)
-    framing.unframe_into(data, starts[1:], nbytes[1:], out)
+    framing.gather_into(data, starts[1:], nbytes[1:], out, np.array([0]))
     assert out.tolist() == [2, 3, 4, 5]
 
 
@@ -342,10 +350,15 @@ def test_c_kernel_refuses_inconsistent_calls() -> None:
         _framing_ext.scan(chunk, 3, 1, starts, nbytes)
     with pytest.raises(ValueError, match="unit >= 1"):
         _framing_ext.scan(chunk, 2, 0, starts, nbytes)
+    dst = np.array([0, 2], np.int64)
     with pytest.raises(ValueError, match="do not fit"):
-        _framing_ext.unframe(chunk, starts, nbytes, np.empty(5, np.uint8))
+        _framing_ext.gather(chunk, starts, nbytes, np.empty(5, np.uint8), dst)
     with pytest.raises(ValueError, match="do not fit"):
-        _framing_ext.unframe(chunk, starts + 100, nbytes, np.empty(6, np.uint8))
+        _framing_ext.gather(chunk, starts + 100, nbytes, np.empty(6, np.uint8), dst)
+    with pytest.raises(ValueError, match="do not fit"):
+        _framing_ext.gather(chunk, starts, nbytes, np.empty(6, np.uint8), dst + 1)
+    with pytest.raises(ValueError, match="do not fit"):
+        _framing_ext.gather(chunk, starts, nbytes, np.empty(6, np.uint8), dst[:1])
     with pytest.raises(ValueError, match="do not fit"):
         _framing_ext.frame(np.zeros(6, np.uint8), np.array([2, 5]), np.empty(20, np.uint8))
     with pytest.raises(ValueError, match="do not fit"):
@@ -355,7 +368,7 @@ def test_c_kernel_refuses_inconsistent_calls() -> None:
     with pytest.raises(ValueError, match="not C-contiguous"):  # numpy refuses PyBUF_SIMPLE
         _framing_ext.scan(chunk, 2, 2, starts[::-1], nbytes)
     with pytest.raises((BufferError, TypeError)):
-        _framing_ext.unframe(chunk, starts, nbytes, b"\0" * 6)  # read-only output
+        _framing_ext.gather(chunk, starts, nbytes, b"\0" * 6, dst)  # read-only output
 
 
 @needs_c
@@ -377,7 +390,8 @@ def test_c_kernel_in_concurrent_threads() -> None:
         scanned = with_c.scan(framed, nbytes.size, 8)
         assert scanned is not None
         flat = np.empty(int(scanned[1].sum()), np.uint8)
-        with_c.unframe(framed, *scanned, flat)
+        dst = np.concatenate([[0], np.cumsum(scanned[1][:-1])]).astype(np.int64)[: nbytes.size]
+        with_c.gather(framed, *scanned, flat, dst)
         return flat.tobytes() == payload.tobytes() and scanned[1].tolist() == nbytes.tolist()
 
     with ThreadPoolExecutor(4) as pool:

@@ -1,20 +1,26 @@
 """The zarr glue both ``ndarray`` array -> bytes codecs share (thin: no wire rule lives here).
 
 ``vlen-ndarray`` and ``ragged-ndarray`` are parameter-free, variable-length codecs of the
-``ndarray`` data type. :class:`NDArrayBytesCodec` holds what they do alike for zarr: strict
-metadata (:mod:`zarr_ndarray_dtype.codec_json`), no array-spec evolution, no predictable encoded
-size, async methods that run the synchronous ones, and the chunk spec's data type checked. A codec
-subclasses it as a frozen dataclass and writes ``validate``, ``_decode_sync`` and ``_encode_sync``.
+``ndarray`` data type. :class:`NDArrayBytesCodec` is all they do alike for zarr: strict metadata
+(:mod:`zarr_ndarray_dtype.codec_json`), no array-spec evolution, no predictable encoded size,
+and the object path: a chunk of cell objects gathered into columns and encoded by the codec's
+:class:`~zarr_ndarray_dtype.blocks.BlockCodec`, and decoded by it and cut into read-only cells.
+A codec subclasses it as a frozen dataclass with its block codec and its ``validate``.
 """
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any, ClassVar
 
+import numpy as np
 from zarr.abc.codec import ArrayBytesCodec
 
 from zarr_ndarray_dtype import codec_json
+from zarr_ndarray_dtype.blocks import BlockCodec
+from zarr_ndarray_dtype.columns import FillCell, gather_cells
 from zarr_ndarray_dtype.dtype import NDArray
+from zarr_ndarray_dtype.views import cut_cells
 
 if TYPE_CHECKING:
     from typing import Self
@@ -34,6 +40,10 @@ class NDArrayBytesCodec(ArrayBytesCodec):
     #: Raised for bad metadata; ``not_object_error`` (when set) for metadata that is no object.
     metadata_error: ClassVar[type[ValueError]]
     not_object_error: ClassVar[type[ValueError] | None] = None
+    #: The codec's chunk bytes <-> cells (what the columnar engine uses too).
+    block_codec: ClassVar[BlockCodec]
+    #: Whether a ``None`` cell is written as the fill cell (else as the empty cell).
+    none_is_fill: ClassVar[bool] = False
 
     # A plain class attribute (an annotation would make it a dataclass field).
     is_fixed_size = False
@@ -57,11 +67,39 @@ class NDArrayBytesCodec(ArrayBytesCodec):
             "the data"
         )
 
+    @classmethod
+    def decode_chunk(cls, raw: Any, shape: tuple[int, ...], dtype: NDArray) -> np.ndarray:
+        """One chunk's bytes as an object array of ``shape`` holding read-only cells.
+
+        Raises the codec's ValueError naming the problem for a chunk that breaks its rules.
+        """
+        flat = np.asarray(raw).reshape(-1).view(np.uint8)
+        block = cls.block_codec.decode(flat, math.prod(shape), dtype, f"chunk of shape {shape}")
+        cells = block.cells()
+        return cut_cells(cells.values, cells.offsets, cells.shapes, dtype.pattern).reshape(shape)
+
+    @classmethod
+    def encode_chunk(cls, cells: np.ndarray, dtype: NDArray, fill_value: Any = None) -> Any:
+        """The bytes the codec writes for an object array of cells (any shape and memory order;
+        C order on the wire); never modifies the cells. ``None`` cells are the empty cell, or
+        the fill cell (``fill_value``, default the empty one) for codecs whose rule that is."""
+        fill = FillCell(dtype, dtype.default_scalar() if fill_value is None else fill_value)
+        # ravel(order="C") copies (object pointers only) when the chunk is F-ordered or strided.
+        flat = np.asarray(cells, dtype=object).ravel(order="C").tolist()
+        return cls.block_codec.encode(
+            gather_cells(flat, dtype, fill if cls.none_is_fill else None), dtype, "chunk"
+        )
+
     def _decode_sync(self, chunk_bytes: Buffer, chunk_spec: ArraySpec) -> NDBuffer:
-        raise NotImplementedError  # each codec writes its own
+        dtype = self.ndarray_dtype(chunk_spec)
+        shape = tuple(int(n) for n in chunk_spec.shape)
+        cells = self.decode_chunk(chunk_bytes.as_numpy_array(), shape, dtype)
+        return chunk_spec.prototype.nd_buffer.from_numpy_array(cells)
 
     def _encode_sync(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> Buffer | None:
-        raise NotImplementedError  # each codec writes its own
+        dtype = self.ndarray_dtype(chunk_spec)
+        encoded = self.encode_chunk(chunk_array.as_numpy_array(), dtype, chunk_spec.fill_value)
+        return chunk_spec.prototype.buffer.from_array_like(encoded)
 
     async def _decode_single(self, chunk_bytes: Buffer, chunk_spec: ArraySpec) -> NDBuffer:
         return self._decode_sync(chunk_bytes, chunk_spec)

@@ -16,6 +16,7 @@ __all__ = [
     "HookWarning",
     "NDArrayDTypeError",
     "ShapePatternError",
+    "StoredChunkError",
 ]
 
 
@@ -45,6 +46,10 @@ class CellError(NDArrayDTypeError):
 
 class CellTypeError(CellError, TypeError):
     """A cell's values cannot be converted to the element dtype without losing information."""
+
+
+class StoredChunkError(NDArrayDTypeError):
+    """A stored chunk (or shard) does not read through its codecs: zarr or the store refused it."""
 
 
 class HookWarning(UserWarning):

@@ -6,30 +6,28 @@ C order of the selection. This module holds that arithmetic once:
 
 * :func:`resolve` turns a selection into a :class:`Box` (start and stop per axis, and the shape
   numpy would give the selection: int axes dropped);
-* :func:`chunk_boxes` lists the chunks of a regular grid the box overlaps, with the part of each
-  chunk inside the box (:class:`Piece`);
-* :func:`grid_indices` gives the flat C-order indices of a sub-box of a grid, to move a piece's
-  cells between a chunk and the selection in one vectorized step.
+* :class:`Grid` is a regular chunk grid (the chunk objects of an array and their cells);
+* :func:`slabs` cuts a box into batches of whole chunks that follow one another in C order.
 
 >>> box = resolve((1, slice(None)), (3, 4), "read")
 >>> box
 Box(starts=(1, 0), stops=(2, 4), shape=(4,))
->>> [p.coords for p in chunk_boxes((2, 3), box)]
-[(0, 0), (0, 1)]
->>> grid_indices((1, 1), (1, 2), (3, 4)).tolist()
-[5, 6]
+>>> [b.slices for b in slabs(resolve(slice(0, 6), (8,), "read"), (2,), 4)]
+[(slice(0, 4, None),), (slice(4, 6, None),)]
 """
 
 from __future__ import annotations
 
 import itertools
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
 from types import EllipsisType
 from typing import NamedTuple
 
 import numpy as np
-import numpy.typing as npt
 
-__all__ = ["Box", "Index", "Piece", "Selection", "chunk_boxes", "grid_indices", "resolve"]
+__all__ = ["Box", "Grid", "Index", "Selection", "resolve", "slabs"]
 
 Index = int | slice | EllipsisType
 Selection = Index | tuple[Index, ...]
@@ -99,52 +97,60 @@ def resolve(selection: Selection, shape: tuple[int, ...], what: str) -> Box:
     return Box(tuple(starts), tuple(stops), tuple(out))
 
 
-class Piece(NamedTuple):
-    """The part of one chunk inside a box."""
+@dataclass(frozen=True)
+class Grid:
+    """A regular chunk grid: an array of ``shape`` cut into chunks of ``chunks`` cells."""
 
-    coords: tuple[int, ...]  # the chunk's position in the chunk grid
-    lo: tuple[int, ...]  # first cell of the part, within the chunk
-    extents: tuple[int, ...]  # size of the part along every axis
-    at: tuple[int, ...]  # first cell of the part, within the box
+    shape: tuple[int, ...]
+    chunks: tuple[int, ...]
 
+    @property
+    def grid_shape(self) -> tuple[int, ...]:
+        return tuple(-(-s // c) for s, c in zip(self.shape, self.chunks, strict=True))
 
-def chunk_boxes(chunk_shape: tuple[int, ...], box: Box) -> list[Piece]:
-    """Every chunk of a regular grid of ``chunk_shape`` chunks that ``box`` overlaps, in C
-    order of the chunk grid (an empty box overlaps none)."""
-    if any(a >= b for a, b in zip(box.starts, box.stops, strict=True)):
-        return []
-    ranges = [
-        range(a // c, (b - 1) // c + 1)
-        for a, b, c in zip(box.starts, box.stops, chunk_shape, strict=True)
-    ]
-    out: list[Piece] = []
-    for coords in itertools.product(*ranges):
-        first = [i * c for i, c in zip(coords, chunk_shape, strict=True)]
-        lo = [max(a, f) for a, f in zip(box.starts, first, strict=True)]
-        hi = [min(b, f + c) for b, f, c in zip(box.stops, first, chunk_shape, strict=True)]
-        out.append(
-            Piece(
-                tuple(coords),
-                tuple(x - f for x, f in zip(lo, first, strict=True)),
-                tuple(h - x for h, x in zip(hi, lo, strict=True)),
-                tuple(x - a for x, a in zip(lo, box.starts, strict=True)),
-            )
+    @property
+    def nchunks(self) -> int:
+        return math.prod(self.grid_shape)
+
+    @property
+    def ncells(self) -> int:
+        return math.prod(self.shape)
+
+    def region(self, index: tuple[int, ...]) -> tuple[slice, ...]:
+        """The cells of chunk ``index``, clipped to the array."""
+        return tuple(
+            slice(i * c, min((i + 1) * c, s))
+            for i, c, s in zip(index, self.chunks, self.shape, strict=True)
         )
-    return out
+
+    def padded(self) -> Grid:
+        """The grid whose shape is a whole number of chunks (edge chunks whole)."""
+        return Grid(
+            tuple(n * c for n, c in zip(self.grid_shape, self.chunks, strict=True)), self.chunks
+        )
+
+    def indices(self) -> Iterator[tuple[int, ...]]:
+        """Every chunk index, in C order."""
+        return itertools.product(*(range(n) for n in self.grid_shape))
 
 
-def grid_indices(
-    lo: tuple[int, ...], extents: tuple[int, ...], shape: tuple[int, ...]
-) -> npt.NDArray[np.intp]:
-    """Flat C-order indices into a grid of ``shape`` of the sub-box ``lo + [0, extents)``,
-    themselves in C order of the sub-box (a 0-d grid has the one index 0)."""
-    if not shape:
-        return np.zeros(1, dtype=np.intp)
-    index = np.zeros(extents, dtype=np.intp)
-    stride = 1
-    for axis in range(len(shape) - 1, -1, -1):
-        view = [1] * len(shape)
-        view[axis] = extents[axis]
-        index += np.arange(lo[axis], lo[axis] + extents[axis], dtype=np.intp).reshape(view) * stride
-        stride *= shape[axis]
-    return index.reshape(-1)
+def slabs(box: Box, chunks: tuple[int, ...], limit: int) -> Iterator[Box]:
+    """``box`` cut into slabs of whole chunks (of ``chunks`` cells) of about ``limit`` cells
+    (at least one chunk row each), along its first axis longer than one cell; the slabs follow
+    one another in C order of the box, so their cells do too. A box whose first such axis lies
+    in one chunk is one slab."""
+    total = math.prod(box.extents)
+    axis = next((a for a, n in enumerate(box.extents) if n > 1), None)
+    if axis is None or total <= limit:
+        yield box
+        return
+    c, lo, hi = chunks[axis], box.starts[axis], box.stops[axis]
+    rows = max(1, limit // (total // (hi - lo) * c))  # chunk rows per slab
+    while lo < hi:
+        stop = min(hi, (lo // c + rows) * c)
+        yield Box(
+            (*box.starts[:axis], lo, *box.starts[axis + 1 :]),
+            (*box.stops[:axis], stop, *box.stops[axis + 1 :]),
+            (),
+        )
+        lo = stop

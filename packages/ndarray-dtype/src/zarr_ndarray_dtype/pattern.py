@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Final
 
 import numpy as np
+import numpy.typing as npt
 
 from zarr_ndarray_dtype.errors import ElementDTypeError, ShapePatternError
 
@@ -218,6 +219,15 @@ class ShapePattern:
                 f"{self.to_json()}."
             )
         return tuple(extent if d is None else d for d in self.dims)
+
+    def shapes_for_items(self, items: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """The ``(count, ndim)`` shapes of cells holding ``items`` items each (vectorized
+        :meth:`shape_for_items`; the caller knows every count is a whole number of fixed parts
+        of a pattern with at most one variable dimension)."""
+        out = np.empty((items.size, self.ndim), dtype=np.int64)
+        for axis, extent in enumerate(self.dims):
+            out[:, axis] = items // self.fixed_items if extent is None else extent
+        return out
 
     def __str__(self) -> str:
         return "(" + ", ".join("None" if d is None else str(d) for d in self.dims) + ")"

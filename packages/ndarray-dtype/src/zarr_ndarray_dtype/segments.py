@@ -1,26 +1,24 @@
-"""Assembling cells from several flat value arrays into one (pure numpy; no zarr).
+"""Copying byte segments between flat buffers (pure numpy; no zarr).
 
-A cell is a segment ``sources[which][start:start + size]``. :func:`assemble` lays the given cells
-out one after another in a new flat array. Consecutive cells that are also consecutive in their
-source form one run, and runs are what is copied: a whole chunk read in order is a single
-``memcpy``-like slice assignment. When runs are many and short (e.g. a selection that cuts
-every chunk row), the copy switches to one vectorized fancy-index gather per source. Shared by
-the codec packages' columnar readers and writers (gathering a selection from its chunks, and
-patching a chunk from a selection).
+The columnar engine moves cells as byte segments: from a decoded chunk or the caller's columns
+into an output, each cell to its own place. :func:`copy_segments` does that for any number of
+segments. Segments contiguous in both the source and the output are merged into one run first,
+so a whole chunk copied in order is one slice assignment; many short runs are copied with one
+vectorized gather instead of a Python loop.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["assemble", "offsets_of"]
+__all__ = ["copy_segments", "offsets_of"]
 
-# Runs at most this many, or of this many items on average, are copied by slices.
-_SLICE_RUNS = 256
-_SLICE_RUN_ITEMS = 64
+# Runs at most this many, or of this many bytes on average, are copied by slices.
+_SLICE_RUNS = 64
+_SLICE_RUN_BYTES = 512
+# The widest word a gather moves at once, when every start and length is a multiple of it.
+_WORDS = {8: np.uint64, 4: np.uint32, 2: np.uint16, 1: np.uint8}
 
 
 def offsets_of(sizes: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
@@ -30,47 +28,37 @@ def offsets_of(sizes: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     return offsets
 
 
-def assemble(
-    sources: Sequence[np.ndarray],
-    which: npt.NDArray[np.intp],
+def copy_segments(
+    src: npt.NDArray[np.uint8],
     starts: npt.NDArray[np.int64],
-    sizes: npt.NDArray[np.int64],
-    dtype: np.dtype,  # type: ignore[type-arg]
-) -> tuple[np.ndarray, npt.NDArray[np.int64]]:
-    """``(values, offsets)``: cell ``i`` is ``sources[which[i]][starts[i]:starts[i] + sizes[i]]``
-    and lands at ``values[offsets[i]:offsets[i + 1]]``."""
-    offsets = offsets_of(sizes)
-    out = np.empty(int(offsets[-1]), dtype=dtype)
-    n = sizes.size
-    if not n or not out.size:
-        return out, offsets
-    ends = starts + sizes
-    cut = np.ones(n, dtype=bool)
-    cut[1:] = (which[1:] != which[:-1]) | (starts[1:] != ends[:-1])
-    first = np.flatnonzero(cut)
-    last_end = np.append(first[1:], n)
-    run_src = starts[first]
-    run_dst = offsets[first]
-    run_len = offsets[last_end] - run_dst
-    run_which = which[first]
+    nbytes: npt.NDArray[np.int64],
+    out: npt.NDArray[np.uint8],
+    dst: npt.NDArray[np.int64],
+) -> None:
+    """``out[dst[i]:dst[i] + nbytes[i]] = src[starts[i]:starts[i] + nbytes[i]]`` for every i.
+
+    ``src`` and ``out`` are flat uint8 arrays; the segments must lie inside them (the caller's
+    tables say where, and they were checked against the bytes present).
+    """
+    if not nbytes.size:
+        return
+    ends = starts + nbytes
+    joined = (starts[1:] == ends[:-1]) & (dst[1:] == dst[:-1] + nbytes[:-1])
+    first = np.flatnonzero(np.concatenate(([True], ~joined)))
+    run_len = np.add.reduceat(nbytes, first)
     keep = run_len > 0
-    run_src, run_dst, run_len, run_which = (
-        run_src[keep],
-        run_dst[keep],
-        run_len[keep],
-        run_which[keep],
-    )
+    run_src, run_dst, run_len = starts[first][keep], dst[first][keep], run_len[keep]
     runs = run_len.size
-    if runs <= _SLICE_RUNS or out.size >= runs * _SLICE_RUN_ITEMS:
-        for s, d, m, w in zip(
-            run_src.tolist(), run_dst.tolist(), run_len.tolist(), run_which.tolist(), strict=True
-        ):
-            out[d : d + m] = sources[w][s : s + m]
-        return out, offsets
-    for w in np.unique(run_which).tolist():
-        mine = run_which == w
-        src, dst, length = run_src[mine], run_dst[mine], run_len[mine]
-        base = offsets_of(length)
-        step = np.arange(int(base[-1]), dtype=np.int64) - np.repeat(base[:-1], length)
-        out[np.repeat(dst, length) + step] = sources[w][np.repeat(src, length) + step]
-    return out, offsets
+    if runs <= _SLICE_RUNS or int(run_len.sum()) >= runs * _SLICE_RUN_BYTES:
+        for s, d, n in zip(run_src.tolist(), run_dst.tolist(), run_len.tolist(), strict=True):
+            out[d : d + n] = src[s : s + n]
+        return
+    width = next(w for w in _WORDS if not int(np.bitwise_or.reduce(
+        np.concatenate((run_src, run_dst, run_len, [src.size, out.size]))
+    )) % w)  # fmt: skip
+    word = _WORDS[width]
+    run_src, run_dst, run_len = run_src // width, run_dst // width, run_len // width
+    base = offsets_of(run_len)
+    step = np.arange(int(base[-1]), dtype=np.int64) - np.repeat(base[:-1], run_len)
+    words = out.view(word)
+    words[np.repeat(run_dst, run_len) + step] = src.view(word)[np.repeat(run_src, run_len) + step]

@@ -7,43 +7,33 @@ also ``[null, d1, ..., dk]`` (where ``vlen-ndarray`` is the default).
 
 A chunk is laid out as :mod:`zarr_ragged_ndarray.layout` describes: the element count, a table
 of every element's variable extents, zero padding to the values' alignment, then the values.
-Elements are in the chunk's C order. Encoding gathers every cell with one ``np.concatenate``;
-decoding is a vectorized computation over the extent table and cuts the values (a view of the
-chunk) into read-only cells.
+Elements are in the chunk's C order. :class:`RaggedBlocks`, the codec's block codec, encodes and
+decodes chunks for the object path of
+:class:`~zarr_ndarray_dtype.codec_base.NDArrayBytesCodec` and for the columnar engine; decoding is
+a vectorized computation over the extent table, the values a view of the chunk.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
 from zarr_ndarray_dtype import NDArray, codec_json
+from zarr_ndarray_dtype.blocks import Block, ColumnsBlock
 from zarr_ndarray_dtype.codec_base import SERVES_FIXED, NDArrayBytesCodec, serves_other_dtype
-from zarr_ragged_ndarray.cells import (
-    cut_cells,
-    fill_cell,
-    full_shapes,
-    gather_cells,
-    variable_extents,
-)
+from zarr_ndarray_dtype.columns import Cells, cell_shapes, needs_shapes
 from zarr_ragged_ndarray.layout import RaggedLayoutError, decode_layout, encode_layout
-
-if TYPE_CHECKING:
-    from zarr.core.array_spec import ArraySpec
-    from zarr.core.buffer import Buffer, NDBuffer
 
 __all__ = [
     "CODEC_NAME",
     "CodecMetadataError",
+    "RaggedBlocks",
     "RaggedNDArrayCodec",
-    "decode_chunk",
     "decode_values",
-    "encode_chunk",
     "encode_values",
     "parse_codec_metadata",
 ]
@@ -69,42 +59,6 @@ def _serves_instead(dtype: Any) -> str:
     )
 
 
-@dataclass(frozen=True)
-class RaggedNDArrayCodec(NDArrayBytesCodec):
-    """Array -> bytes codec for ``ndarray`` elements of any pattern with a variable dimension."""
-
-    codec_name = CODEC_NAME
-    metadata_error = CodecMetadataError
-
-    # dtype / chunk_grid are annotated loosely: their types differ across zarr releases.
-    def validate(self, *, shape: Any, dtype: Any, chunk_grid: Any) -> None:
-        """Refuse, at array creation, anything but an ``ndarray`` pattern with a ``null``."""
-        if not isinstance(dtype, NDArray) or dtype.pattern.is_fixed:
-            pattern = (
-                f" with the pattern {json.dumps(dtype.pattern.to_json())}"
-                if isinstance(dtype, NDArray)
-                else ""
-            )
-            raise ValueError(
-                f"the {CODEC_NAME!r} codec serves only the 'ndarray' data type with a shape "
-                f"pattern that has at least one variable dimension (null), not {dtype!r}"
-                f"{pattern}: {_serves_instead(dtype)}."
-            )
-
-    # ------------------------------------------------------------------ decode
-    def _decode_sync(self, chunk_bytes: Buffer, chunk_spec: ArraySpec) -> NDBuffer:
-        dtype = self.ndarray_dtype(chunk_spec)
-        cells = decode_chunk(chunk_bytes.as_numpy_array(), tuple(chunk_spec.shape), dtype)
-        return chunk_spec.prototype.nd_buffer.from_numpy_array(cells)
-
-    # ------------------------------------------------------------------ encode
-    def _encode_sync(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> Buffer | None:
-        dtype = self.ndarray_dtype(chunk_spec)
-        fill = fill_cell(dtype, chunk_spec.fill_value)
-        encoded = encode_chunk(chunk_array.as_numpy_array(), dtype, fill)
-        return chunk_spec.prototype.buffer.from_bytes(encoded)  # type: ignore[arg-type]
-
-
 # ---------------------------------------------------------------------- columnar chunk form
 
 
@@ -112,7 +66,7 @@ def encode_values(
     values: np.ndarray, shapes: npt.NDArray[np.int64], dtype: NDArray
 ) -> npt.NDArray[np.uint8]:
     """One chunk from flat ``values`` (element dtype, LE) and the ``(count, ndim)`` shapes."""
-    extents = variable_extents(shapes, dtype)
+    extents = shapes[:, list(dtype.pattern.variable_axes)]
     raw = np.ascontiguousarray(values).reshape(-1).view(np.uint8)
     return encode_layout(extents, raw, dtype.item_dtype.itemsize)
 
@@ -144,33 +98,55 @@ def decode_values(
             f"0x{int(layout.values[at]):02x}, but bool items must be 0x00 or 0x01 (the chunk is "
             "corrupt or was written with another element dtype)"
         )
-    return layout.values.view(item), full_shapes(layout.extents, dtype), layout.offsets
+    return layout.values.view(item), _full_shapes(layout.extents, dtype), layout.offsets
 
 
-# ------------------------------------------------------------------------------ object form
+class RaggedBlocks:
+    """The codec's block codec: :func:`decode_values` and :func:`encode_values` on cells."""
+
+    name = CODEC_NAME
+
+    def decode(self, raw: npt.NDArray[np.uint8], count: int, dtype: NDArray, where: str) -> Block:
+        values, shapes, offsets = decode_values(
+            raw, count, dtype, f"the {CODEC_NAME!r} {where} for {dtype!r}"
+        )
+        return ColumnsBlock(Cells(values, offsets, shapes if needs_shapes(dtype.pattern) else None))
+
+    def encode(self, cells: Cells, dtype: NDArray, where: str) -> npt.NDArray[np.uint8]:
+        return encode_values(cells.values, cell_shapes(cells, dtype.pattern), dtype)
 
 
-def encode_chunk(
-    cells: np.ndarray, dtype: NDArray, fill: np.ndarray | None = None
-) -> npt.NDArray[np.uint8]:
-    """Encode a chunk (any shape, any memory order) of cells of ``dtype``; C order on the wire.
-
-    ``None`` cells encode as ``fill`` (default: the empty element). The input is never modified.
-    Raises :class:`~zarr_ragged_ndarray.layout.RaggedLayoutError` for a count or extent beyond
-    u32le and the data type's cell errors for cells that do not fit.
-    """
-    # ravel(order="C") copies (object pointers only) when the chunk is F-ordered or strided.
-    flat = np.asarray(cells, dtype=object).ravel(order="C")
-    values, shapes = gather_cells(flat.tolist(), dtype, fill)
-    return encode_values(values, shapes, dtype)
+def _full_shapes(extents: npt.NDArray[np.int64], dtype: NDArray) -> npt.NDArray[np.int64]:
+    """The ``(count, ndim)`` full shapes from the variable extents and the pattern's fixed ones."""
+    pattern = dtype.pattern
+    shapes = np.empty((extents.shape[0], pattern.ndim), dtype=np.int64)
+    shapes[:, list(pattern.variable_axes)] = extents
+    for axis, extent in enumerate(pattern.dims):
+        if extent is not None:
+            shapes[:, axis] = extent
+    return shapes
 
 
-def decode_chunk(raw: np.ndarray, shape: tuple[int, ...], dtype: NDArray) -> np.ndarray:
-    """Decode one chunk into an object array of ``shape`` holding read-only cells.
+@dataclass(frozen=True)
+class RaggedNDArrayCodec(NDArrayBytesCodec):
+    """Array -> bytes codec for ``ndarray`` elements of any pattern with a variable dimension."""
 
-    Raises :class:`~zarr_ragged_ndarray.layout.RaggedLayoutError` (a ValueError) naming the
-    problem.
-    """
-    where = f"a {CODEC_NAME!r} chunk of shape {shape} for {dtype!r}"
-    values, shapes, offsets = decode_values(raw, math.prod(shape), dtype, where)
-    return cut_cells(values, shapes, offsets, dtype).reshape(shape)
+    codec_name = CODEC_NAME
+    metadata_error = CodecMetadataError
+    block_codec: ClassVar[RaggedBlocks] = RaggedBlocks()
+    none_is_fill = True
+
+    # dtype / chunk_grid are annotated loosely: their types differ across zarr releases.
+    def validate(self, *, shape: Any, dtype: Any, chunk_grid: Any) -> None:
+        """Refuse, at array creation, anything but an ``ndarray`` pattern with a ``null``."""
+        if not isinstance(dtype, NDArray) or dtype.pattern.is_fixed:
+            pattern = (
+                f" with the pattern {json.dumps(dtype.pattern.to_json())}"
+                if isinstance(dtype, NDArray)
+                else ""
+            )
+            raise ValueError(
+                f"the {CODEC_NAME!r} codec serves only the 'ndarray' data type with a shape "
+                f"pattern that has at least one variable dimension (null), not {dtype!r}"
+                f"{pattern}: {_serves_instead(dtype)}."
+            )

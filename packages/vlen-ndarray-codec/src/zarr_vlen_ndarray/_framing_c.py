@@ -29,9 +29,9 @@ def scan(
     return starts, nbytes
 
 
-#: Copy the payload bytes of the run of elements (everything but their prefixes) into out: the
-#: extension's function as it is (it takes the arrays the Python backend's ``unframe`` takes).
-unframe = _framing_ext.unframe
+#: Copy the payload of each element to its place in out: the extension's function as it is (it
+#: takes the arrays the Python kernel's ``gather`` takes).
+gather = _framing_ext.gather
 
 
 def frame(payload: npt.NDArray[np.uint8], nbytes: npt.NDArray[np.int64]) -> npt.NDArray[np.uint8]:

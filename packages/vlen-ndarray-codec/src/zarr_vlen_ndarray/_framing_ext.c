@@ -145,42 +145,50 @@ kernel_scan(PyObject *self, PyObject *args)
     return PyBool_FromLong(ok);
 }
 
-/* unframe(data, starts, nbytes, out) -> None
+/* gather(data, starts, nbytes, out, dst) -> None
  *
- * Copy the payload of every element (nbytes[i] bytes after the prefix at starts[i]) into `out`,
- * back to back. `out` (e.g. a slice of a larger caller-provided array) must hold exactly
- * sum(nbytes) bytes.
+ * Copy the payload of every element i (nbytes[i] bytes after the prefix at starts[i]) to
+ * out[dst[i]:dst[i] + nbytes[i]]: elements in any order, to any place of `out` (e.g. a cell's
+ * place in one output shared by many chunks).
  */
 static PyObject *
-kernel_unframe(PyObject *self, PyObject *args)
+kernel_gather(PyObject *self, PyObject *args)
 {
-    PyObject *data_obj, *starts_obj, *nbytes_obj, *out_obj;
-    Py_buffer data, starts, nbytes, out;
+    PyObject *data_obj, *starts_obj, *nbytes_obj, *out_obj, *dst_obj;
+    Py_buffer data, starts, nbytes, out, dst;
     int bad = 0;
 
     (void)self;
-    if (!PyArg_ParseTuple(args, "OOOO:unframe", &data_obj, &starts_obj, &nbytes_obj, &out_obj)) {
+    if (!PyArg_ParseTuple(args, "OOOOO:gather", &data_obj, &starts_obj, &nbytes_obj, &out_obj,
+                          &dst_obj)) {
         return NULL;
     }
-    if (get_buffer(data_obj, &data, 0, 1, "unframe data") < 0) {
+    if (get_buffer(data_obj, &data, 0, 1, "gather data") < 0) {
         return NULL;
     }
-    if (get_buffer(starts_obj, &starts, 0, 8, "unframe starts") < 0) {
+    if (get_buffer(starts_obj, &starts, 0, 8, "gather starts") < 0) {
         PyBuffer_Release(&data);
         return NULL;
     }
-    if (get_buffer(nbytes_obj, &nbytes, 0, 8, "unframe nbytes") < 0) {
+    if (get_buffer(nbytes_obj, &nbytes, 0, 8, "gather nbytes") < 0) {
         PyBuffer_Release(&starts);
         PyBuffer_Release(&data);
         return NULL;
     }
-    if (get_buffer(out_obj, &out, 1, 1, "unframe out") < 0) {
+    if (get_buffer(out_obj, &out, 1, 1, "gather out") < 0) {
         PyBuffer_Release(&nbytes);
         PyBuffer_Release(&starts);
         PyBuffer_Release(&data);
         return NULL;
     }
-    if (starts.len != nbytes.len) {
+    if (get_buffer(dst_obj, &dst, 0, 8, "gather dst") < 0) {
+        PyBuffer_Release(&out);
+        PyBuffer_Release(&nbytes);
+        PyBuffer_Release(&starts);
+        PyBuffer_Release(&data);
+        return NULL;
+    }
+    if (starts.len != nbytes.len || starts.len != dst.len) {
         bad = 1;
     }
     else {
@@ -189,38 +197,37 @@ kernel_unframe(PyObject *self, PyObject *args)
             const unsigned char *raw = (const unsigned char *)data.buf;
             const int64_t *at = (const int64_t *)starts.buf;
             const int64_t *len = (const int64_t *)nbytes.buf;
-            unsigned char *dst = (unsigned char *)out.buf;
+            const int64_t *to = (const int64_t *)dst.buf;
+            unsigned char *target = (unsigned char *)out.buf;
             const Py_ssize_t count = starts.len / 8;
             const int64_t size = (int64_t)data.len;
-            int64_t room = (int64_t)out.len;
+            const int64_t room = (int64_t)out.len;
             Py_ssize_t i;
 
             for (i = 0; i < count; i++) {
                 const int64_t start = at[i] + PREFIX_NBYTES;
                 const int64_t n = len[i];
-                if (at[i] < 0 || n < 0 || start > size || n > size - start || n > room) {
+                const int64_t d = to[i];
+                if (at[i] < 0 || n < 0 || start > size || n > size - start || d < 0 ||
+                    d > room || n > room - d) {
                     bad = 1;
                     break;
                 }
                 if (n) { /* memcpy of 0 bytes from an empty buffer's pointer is not portable */
-                    memcpy(dst, raw + start, (size_t)n);
+                    memcpy(target + d, raw + start, (size_t)n);
                 }
-                dst += n;
-                room -= n;
-            }
-            if (!bad && room != 0) {
-                bad = 1;
             }
         }
         Py_END_ALLOW_THREADS
     }
+    PyBuffer_Release(&dst);
     PyBuffer_Release(&out);
     PyBuffer_Release(&nbytes);
     PyBuffer_Release(&starts);
     PyBuffer_Release(&data);
     if (bad) {
         PyErr_SetString(PyExc_ValueError,
-                        "unframe: starts/nbytes do not fit the chunk or the output buffer");
+                        "gather: starts/nbytes/dst do not fit the chunk or the output buffer");
         return NULL;
     }
     Py_RETURN_NONE;
@@ -306,8 +313,8 @@ kernel_frame(PyObject *self, PyObject *args)
 static PyMethodDef kernel_methods[] = {
     {"scan", kernel_scan, METH_VARARGS,
      "scan(data, count, unit, starts, nbytes) -> bool: walk the length prefixes."},
-    {"unframe", kernel_unframe, METH_VARARGS,
-     "unframe(data, starts, nbytes, out) -> None: copy the payloads out back to back."},
+    {"gather", kernel_gather, METH_VARARGS,
+     "gather(data, starts, nbytes, out, dst) -> None: copy each payload to its place."},
     {"frame", kernel_frame, METH_VARARGS,
      "frame(payload, nbytes, out) -> None: write count, prefixes and payloads."},
     {NULL, NULL, 0, NULL},

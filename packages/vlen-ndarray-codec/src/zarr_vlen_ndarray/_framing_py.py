@@ -25,6 +25,8 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from zarr_ndarray_dtype.segments import copy_segments
+
 #: Largest value a u32le field can hold: the limit on the element count and on each length.
 U32_MAX = 0xFFFF_FFFF
 #: Bytes of the leading element count.
@@ -42,8 +44,8 @@ class FramingKernel(Protocol):
 
     The caller has already checked what the kernel relies on: for ``scan``, ``data.size >=
     HEADER_NBYTES + PREFIX_NBYTES * count`` (so outputs sized by ``count`` are bounded by the
-    bytes present) and ``unit >= 1``; for ``unframe``, that ``starts``/``nbytes`` are a run of
-    consecutive elements inside ``data`` and that ``out`` holds exactly their payload bytes; for
+    bytes present) and ``unit >= 1``; for ``gather``, that ``starts``/``nbytes`` are elements
+    :func:`scan` found in ``data`` and that each ``dst`` segment lies inside ``out``; for
     ``frame``, every length in ``0..U32_MAX``, at most
     ``U32_MAX`` elements, and lengths summing to ``payload.size``.
     """
@@ -55,14 +57,15 @@ class FramingKernel(Protocol):
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None:
         """Byte offset of every length prefix and every length, or None if anything is off."""
 
-    def unframe(
+    def gather(
         self,
         data: npt.NDArray[np.uint8],
         starts: npt.NDArray[np.int64],
         nbytes: npt.NDArray[np.int64],
         out: npt.NDArray[np.uint8],
+        dst: npt.NDArray[np.int64],
     ) -> None:
-        """Copy the payloads of a run of scanned elements into ``out``, back to back."""
+        """Copy the payload of element ``i`` to ``out[dst[i]:dst[i] + nbytes[i]]``."""
 
     def frame(
         self, payload: npt.NDArray[np.uint8], nbytes: npt.NDArray[np.int64]
@@ -141,18 +144,27 @@ def _u32_memoryview(raw: npt.NDArray[np.uint8]) -> memoryview:
     return memoryview(raw).cast("I")
 
 
-def unframe(
+def gather(
     data: npt.NDArray[np.uint8],
     starts: npt.NDArray[np.int64],
     nbytes: npt.NDArray[np.int64],
     out: npt.NDArray[np.uint8],
+    dst: npt.NDArray[np.int64],
 ) -> None:
-    """Copy the payload bytes of the run of elements (everything but their prefixes) into out."""
+    """Copy the payload of element ``i`` to ``out[dst[i]:dst[i] + nbytes[i]]``."""
     if starts.size == 0:
         return
-    lo = int(starts[0])
-    hi = int(starts[-1]) + PREFIX_NBYTES + int(nbytes[-1])
-    # Slot width: the largest of 4, 2, 1 dividing every length and the run's first offset.
+    payloads = starts + PREFIX_NBYTES
+    ends = payloads + nbytes
+    if not (
+        np.array_equal(payloads[1:], ends[:-1] + PREFIX_NBYTES)
+        and np.array_equal(dst[1:], dst[:-1] + nbytes[:-1])
+    ):
+        copy_segments(data, payloads, nbytes, out, dst)
+        return
+    # Consecutive elements copied back to back (a whole chunk): one boolean mask over slots of
+    # the largest of 4, 2, 1 bytes dividing every length and the first offset.
+    lo, hi = int(starts[0]), int(ends[-1])
     g = 4
     if (nbytes & 3).any() or lo & 3:
         g = 1 if (nbytes & 1).any() or lo & 1 else 2
@@ -161,7 +173,9 @@ def unframe(
     first = (starts - lo) // g
     for j in range(PREFIX_NBYTES // g):
         keep[first + j] = False
-    out.view(_SLOT_DTYPES[g])[...] = slots[keep]
+    at = int(dst[0])
+    size = hi - lo - PREFIX_NBYTES * starts.size
+    out[at : at + size].view(_SLOT_DTYPES[g])[...] = slots[keep]
 
 
 def frame(payload: npt.NDArray[np.uint8], nbytes: npt.NDArray[np.int64]) -> npt.NDArray[np.uint8]:

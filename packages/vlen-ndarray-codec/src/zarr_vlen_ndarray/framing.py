@@ -39,7 +39,7 @@ __all__ = [
     "decode_frames",
     "encode_frames",
     "scan_frames",
-    "unframe_into",
+    "gather_into",
 ]
 
 
@@ -134,7 +134,7 @@ def scan_frames(
     a multiple of ``unit`` bytes (``what`` describes one unit for error messages, e.g.
     ``"8-byte item (float32 x (2,))"``). Returns ``(starts, nbytes)``: the byte offset of each
     element's length prefix and each element's byte length (int64), ready for
-    :func:`unframe_into`. Nothing is copied and nothing is allocated beyond these two arrays,
+    :func:`gather_into`. Nothing is copied and nothing is allocated beyond these two arrays,
     whose size was first checked against the bytes present.
 
     Raises :class:`FramingError` naming the first problem: a chunk shorter than its header, an
@@ -173,49 +173,46 @@ def scan_frames(
     return scanned
 
 
-def unframe_into(
+def gather_into(
     data: npt.NDArray[np.uint8],
     starts: npt.NDArray[np.int64],
     nbytes: npt.NDArray[np.int64],
     out: npt.NDArray[np.uint8],
+    dst: npt.NDArray[np.int64],
 ) -> None:
-    """Copy the payloads of consecutive elements of a chunk into ``out``, back to back.
+    """Copy the payload of scanned element ``i`` to ``out[dst[i]:dst[i] + nbytes[i]]``.
 
-    ``data`` is a chunk that :func:`scan_frames` accepted and ``starts``/``nbytes`` are its
-    result or a contiguous run of it (``starts[a:b]``, ``nbytes[a:b]``: elements ``a`` to
-    ``b - 1``). ``out`` is a caller-provided writable 1-D C-contiguous ``uint8`` array (e.g. a
-    slice of a larger output) of exactly ``nbytes.sum()`` bytes. Raises ValueError when the
-    element run does not describe ``data`` (not consecutive, out of bounds) or ``out`` has the
-    wrong size, TypeError for arrays of the wrong form; nothing is written then.
+    ``starts``/``nbytes`` are what :func:`scan_frames` returned for ``data`` (or any selection
+    of its entries, in any order); ``out`` is a writable 1-D C-contiguous ``uint8`` array, e.g.
+    one output shared by many chunks, and ``dst`` the int64 byte offset of each payload in it.
+    Raises TypeError for arrays of the wrong form and ValueError (nothing written then, with the
+    compiled kernel) for segments outside ``data`` or ``out``.
     """
-    for name, arr, dtype in (("data", data, np.uint8), ("out", out, np.uint8)):
-        if arr.ndim != 1 or arr.dtype != dtype or not arr.flags.c_contiguous:
+    for name, arr in (("data", data), ("out", out)):
+        if arr.ndim != 1 or arr.dtype != np.uint8 or not arr.flags.c_contiguous:
             raise TypeError(
                 f"{name} must be a 1-D C-contiguous uint8 array, got {arr.dtype} with shape "
                 f"{arr.shape}"
             )
     if not out.flags.writeable:
         raise TypeError("out must be writable")
-    starts = np.ascontiguousarray(starts, dtype=np.int64).reshape(-1)
-    nbytes = np.ascontiguousarray(nbytes, dtype=np.int64).reshape(-1)
-    if starts.size != nbytes.size:
-        raise ValueError(f"starts has {starts.size} entries but nbytes has {nbytes.size}")
-    total = int(nbytes.sum())
-    if out.size != total:
-        raise ValueError(f"out has {out.size} bytes but the elements hold {total} bytes")
-    if starts.size:
-        ends = starts + PREFIX_NBYTES + nbytes
-        if (
-            int(starts[0]) < HEADER_NBYTES
-            or int(np.min(nbytes)) < 0
-            or int(ends[-1]) > data.size
-            or not np.array_equal(starts[1:], ends[:-1])
-        ):
-            raise ValueError(
-                f"starts/nbytes do not describe consecutive elements of this {data.size}-byte "
-                "chunk: pass (a run of) what scan_frames returned for it"
-            )
-    _kernel.unframe(data, starts, nbytes, out)
+    starts, nbytes, dst = (np.ascontiguousarray(a, dtype=np.int64) for a in (starts, nbytes, dst))
+    if not starts.size == nbytes.size == dst.size:
+        raise ValueError(
+            f"starts, nbytes and dst have {starts.size}, {nbytes.size}, {dst.size} entries"
+        )
+    if starts.size and (
+        int(starts.min()) < HEADER_NBYTES
+        or int(nbytes.min()) < 0
+        or int((starts + PREFIX_NBYTES + nbytes).max()) > data.size
+        or int(dst.min()) < 0
+        or int((dst + nbytes).max()) > out.size
+    ):
+        raise ValueError(
+            f"starts/nbytes/dst do not describe elements of this {data.size}-byte chunk and "
+            f"places in the {out.size}-byte output: pass what scan_frames returned for it"
+        )
+    _kernel.gather(data, starts, nbytes, out, dst)
 
 
 def decode_frames(
@@ -225,13 +222,15 @@ def decode_frames(
 
     ``data`` is the chunk as a 1-D ``uint8`` array (other forms are converted). Returns
     ``(payload, nbytes)``: all payloads concatenated into a new contiguous ``uint8`` array, and
-    each element's byte length: :func:`scan_frames` then :func:`unframe_into` a new array, with
+    each element's byte length: :func:`scan_frames` then :func:`gather_into` a new array, with
     the errors of :func:`scan_frames`.
     """
     data = np.ascontiguousarray(data, dtype=np.uint8).reshape(-1)
     starts, nbytes = scan_frames(data, count, unit, what=what)
     payload = np.empty(data.size - HEADER_NBYTES - PREFIX_NBYTES * count, dtype=np.uint8)
-    _kernel.unframe(data, starts, nbytes, payload)
+    dst = np.zeros(count, dtype=np.int64)
+    np.cumsum(nbytes[:-1], out=dst[1:])
+    _kernel.gather(data, starts, nbytes, payload, dst)
     return payload, nbytes
 
 

@@ -1,0 +1,97 @@
+"""Decoded chunks as the columnar engine sees them, and what a codec contributes (pure numpy).
+
+A codec of the ``ndarray`` data type gives the engine one :class:`BlockCodec`: the bytes of a
+chunk (after the bytes -> bytes codecs) to a :class:`Block` and cells to bytes. A block knows
+the size (and, for patterns with several variable dimensions, the shape) of each of its cells
+and copies any of them anywhere, so the engine moves cells from chunks into one output, and
+from the caller's columns and stored chunks into new chunks, without a Python object per cell.
+The engine's other sources of cells, the caller's columns and the fill cell, are blocks too.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from zarr_ndarray_dtype.columns import Cells, FillCell
+from zarr_ndarray_dtype.dtype import NDArray
+from zarr_ndarray_dtype.segments import copy_segments
+
+__all__ = ["Block", "BlockCodec", "ColumnsBlock", "FillBlock"]
+
+
+class Block(Protocol):
+    """One decoded chunk (or another source of cells), cells in the chunk's C order."""
+
+    #: The item count of every cell.
+    sizes: npt.NDArray[np.int64]
+    #: The ``(count, ndim)`` full shapes when the pattern has several variable dimensions.
+    shapes: npt.NDArray[np.int64] | None
+
+    def copy(
+        self, cells: npt.NDArray[np.intp], out: npt.NDArray[np.uint8], dst: npt.NDArray[np.int64]
+    ) -> None:
+        """Copy the items of ``cells`` (indices into this block) to the byte offsets ``dst`` of
+        ``out`` (a flat uint8 view of values of the element dtype)."""
+
+    def cells(self) -> Cells:
+        """Every cell, values back to back (a view of the chunk where it allows)."""
+
+
+class BlockCodec(Protocol):
+    """What a codec gives the columnar engine: its chunk bytes <-> cells."""
+
+    #: The codec's name in zarr metadata (for error messages).
+    name: str
+
+    def decode(self, raw: npt.NDArray[np.uint8], count: int, dtype: NDArray, where: str) -> Block:
+        """Check the ``count``-cell chunk ``raw`` exactly as the codec's decoder does (nothing
+        copied); raise the codec's ValueError naming ``where`` for a chunk that breaks a rule."""
+
+    def encode(self, cells: Cells, dtype: NDArray, where: str) -> npt.NDArray[np.uint8]:
+        """The chunk the codec's encoder writes for ``cells`` (valid cells of ``dtype``)."""
+
+
+class ColumnsBlock:
+    """Cells whose values lie back to back (:class:`Cells`) as a block."""
+
+    def __init__(self, cells: Cells) -> None:
+        self._cells = cells
+        self.sizes = cells.sizes
+        self.shapes = cells.shapes
+        self._raw = cells.values.reshape(-1).view(np.uint8)
+        self._itemsize = cells.values.dtype.itemsize
+
+    def copy(
+        self, cells: npt.NDArray[np.intp], out: npt.NDArray[np.uint8], dst: npt.NDArray[np.int64]
+    ) -> None:
+        unit = self._itemsize
+        starts = self._cells.offsets[cells] * unit
+        copy_segments(self._raw, starts, self.sizes[cells] * unit, out, dst)
+
+    def cells(self) -> Cells:
+        return self._cells
+
+
+class FillBlock:
+    """The fill cell as a block of one cell (cell 0), copied to every place asked."""
+
+    def __init__(self, fill: FillCell, with_shapes: bool) -> None:
+        self.fill = fill
+        self.sizes = np.array([fill.size], dtype=np.int64)
+        self.shapes = np.array([fill.shape], dtype=np.int64) if with_shapes else None
+
+    def copy(
+        self, cells: npt.NDArray[np.intp], out: npt.NDArray[np.uint8], dst: npt.NDArray[np.int64]
+    ) -> None:
+        items = self.fill.items
+        if not items.size or not cells.size:
+            return
+        raw = items.view(np.uint8)
+        at = dst[:, None] + np.arange(raw.size)
+        out[at] = raw
+
+    def cells(self) -> Cells:
+        return self.fill.cells(1, self.shapes is not None)

@@ -1,0 +1,160 @@
+"""Cells through zarr's own codec pipeline, as cell ids (the zarr glue of the columnar engine).
+
+The engine never rebuilds what zarr does to chunks. It opens the array a second time, in memory
+only, with the ``ndarray`` serializer replaced by :class:`CellIds` and the data type by uint64;
+everything else (chunk grid and keys, bytes -> bytes codecs, sharding, array -> array codecs,
+``write_empty_chunks``) stays the array's own. Reading a selection through that view makes zarr
+fetch, decompress and cut the chunks it needs and hand each one's bytes to CellIds, which
+registers them and answers with one id per cell: the chunk's base id plus the cell's place in it
+(id 0 is the fill cell). Writing ids makes zarr merge them into chunks exactly as it merges
+cells, and CellIds turns each chunk of ids into the codec's bytes (None: an empty chunk zarr
+then deletes).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import zarr
+from zarr.abc.codec import ArrayBytesCodec
+from zarr.codecs import ShardingCodec
+from zarr.storage import StorePath, WrapperStore
+
+from zarr_ndarray_dtype import _compat
+
+__all__ = ["CellIds", "DiscardWrites", "chunk_name", "serializer_of", "view"]
+
+_NAME = "zarr-ndarray.cell-ids"
+
+#: ``(chunk bytes, cells) -> the chunk's base id`` (its cells get ids base .. base + cells - 1).
+OnDecode = Callable[[npt.NDArray[np.uint8], int], int]
+#: ``(the chunk's ids in C order, write_empty_chunks) -> chunk bytes, or None for no chunk``.
+OnEncode = Callable[[npt.NDArray[np.uint64], bool], npt.NDArray[np.uint8] | None]
+
+
+@dataclass(frozen=True, eq=False)  # identity equality: a view's codec is never shared
+class CellIds(ArrayBytesCodec):
+    """The serializer of a view: chunk bytes <-> the ids of their cells."""
+
+    on_decode: OnDecode
+    on_encode: OnEncode
+    is_fixed_size = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": _NAME}
+
+    def evolve_from_array_spec(self, array_spec: Any) -> CellIds:
+        return self
+
+    def validate(self, *, shape: Any, dtype: Any, chunk_grid: Any) -> None:
+        return None
+
+    def compute_encoded_size(self, input_byte_length: int, _chunk_spec: Any) -> int:
+        raise NotImplementedError("cell ids have no fixed encoded size")
+
+    def _decode_sync(self, chunk_bytes: Any, chunk_spec: Any) -> Any:
+        shape = tuple(int(n) for n in chunk_spec.shape)
+        count = math.prod(shape)
+        raw = np.asarray(chunk_bytes.as_numpy_array()).reshape(-1).view(np.uint8)
+        ids = np.arange(count, dtype=np.uint64)
+        ids += np.uint64(self.on_decode(raw, count))
+        return chunk_spec.prototype.nd_buffer.from_numpy_array(ids.reshape(shape))
+
+    def _encode_sync(self, chunk_array: Any, chunk_spec: Any) -> Any:
+        ids = np.asarray(chunk_array.as_numpy_array()).ravel(order="C")
+        out = self.on_encode(ids, bool(chunk_spec.config.write_empty_chunks))
+        return None if out is None else chunk_spec.prototype.buffer.from_array_like(out)
+
+    async def _decode_single(self, chunk_bytes: Any, chunk_spec: Any) -> Any:
+        return self._decode_sync(chunk_bytes, chunk_spec)
+
+    async def _encode_single(self, chunk_array: Any, chunk_spec: Any) -> Any:
+        return self._encode_sync(chunk_array, chunk_spec)
+
+
+class DiscardWrites(WrapperStore[Any]):
+    """A store that reads from another and drops every write (a write's dry run)."""
+
+    async def set(self, key: str, value: Any) -> None:
+        return None
+
+    async def set_if_not_exists(self, key: str, value: Any) -> None:
+        return None
+
+    async def delete(self, key: str) -> None:
+        return None
+
+    def set_sync(self, key: str, value: Any) -> None:  # the sync IO of zarr >= 3.4
+        return None
+
+    def delete_sync(self, key: str) -> None:
+        return None
+
+
+def serializer_of(metadata: Any) -> Any:
+    """The array -> bytes codec of an array (inside sharding when sharded)."""
+    codecs = tuple(metadata.codecs)
+    while True:
+        serializer = next(c for c in codecs if isinstance(c, ArrayBytesCodec))
+        if not isinstance(serializer, ShardingCodec):
+            return serializer
+        codecs = tuple(serializer.codecs)
+
+
+def view(
+    array: Any, codec: CellIds, *, shape: tuple[int, ...] | None = None, store: Any = None
+) -> Any:
+    """The array (a ``zarr.Array`` or ``AsyncArray``) with ``codec`` for its serializer, uint64
+    for its data type, and optionally another ``shape`` or a store wrapping its own."""
+    doc = array.metadata.to_dict()
+    doc["codecs"] = _replace(tuple(array.metadata.codecs), serializer_of(array.metadata), codec)
+    doc["data_type"], doc["fill_value"] = "uint64", 0
+    if shape is not None:
+        doc["shape"] = list(shape)
+    path = array.store_path
+    if store is not None:
+        path = StorePath(store(path.store), path.path)
+    return zarr.Array(zarr.AsyncArray(doc, path, config=_compat.array_config(array)))
+
+
+def _replace(codecs: tuple[Any, ...], serializer: Any, codec: CellIds) -> list[Any]:
+    """The codec objects with ``serializer`` replaced (inside sharding too; ``replace`` keeps
+    a sharding codec's settings that are not metadata, such as its inner chunk order)."""
+    out: list[Any] = []
+    for entry in codecs:
+        if entry is serializer:
+            out.append(codec)
+        elif isinstance(entry, ShardingCodec):
+            out.append(
+                replace(entry, codecs=tuple(_replace(tuple(entry.codecs), serializer, codec)))
+            )
+        else:
+            out.append(entry)
+    return out
+
+
+def chunk_name(metadata: Any, cell: tuple[int, ...], *, inner: bool = True) -> str:
+    """The stored chunk that holds the array's ``cell``, for messages: ``chunk 'c/3'``, or
+    ``inner chunk 5 of shard 'c/0'`` (its place in the shard index; ``shard 'c/0'`` when not
+    ``inner``)."""
+    grid = _compat.regular_chunk_shape(metadata)
+    if grid is None:
+        return f"the chunk holding cell {list(cell)}"
+    key = metadata.chunk_key_encoding.encode_chunk_key(
+        tuple(c // g for c, g in zip(cell, grid, strict=True))
+    )
+    codecs = tuple(metadata.codecs)
+    if not (len(codecs) == 1 and isinstance(codecs[0], ShardingCodec)):
+        return f"chunk {key!r}"
+    if not inner:
+        return f"shard {key!r}"
+    shape = tuple(int(n) for n in codecs[0].chunk_shape)
+    per = tuple(g // i for g, i in zip(grid, shape, strict=True))
+    local = tuple((c % g) // i for c, g, i in zip(cell, grid, shape, strict=True))
+    place = int(np.ravel_multi_index(local, per)) if per else 0
+    return f"inner chunk {place} of shard {key!r}"

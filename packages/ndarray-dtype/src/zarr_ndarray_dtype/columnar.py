@@ -1,0 +1,489 @@
+"""The columnar engine: the cells of any ``ndarray`` array, of any rank, stored by either codec,
+read and written as columns (an Arrow list column's layout) with no Python object per cell.
+
+For a selection of ``count`` cells (C order over the selection), cell ``i`` is
+``values[offsets[i]:offsets[i + 1]].reshape(shapes[i])``: ``values`` is flat in the element dtype
+(little-endian), ``shapes`` the ``(count, ndim)`` int64 table of full shapes, ``offsets`` int64
+item offsets from 0. :func:`read_columnar` returns them with the selection's own shape
+(:class:`Columnar`); :func:`write_columnar` takes them back.
+
+Chunks go through zarr's own pipeline (:mod:`zarr_ndarray_dtype.cell_ids`): zarr fetches,
+decompresses, cuts shards and merges partial chunks; the array's codec contributes only its
+:class:`~zarr_ndarray_dtype.blocks.BlockCodec`. A read takes one batch of whole chunks at a
+time, decodes them in threads, sizes the output from them and copies each cell straight into
+it. A write first runs zarr's write against a store that drops every write, so that every stored
+chunk the write keeps cells of is decoded, and refused if corrupt, before anything is stored.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, NamedTuple, TypeVar
+
+import numpy as np
+import numpy.typing as npt
+from zarr.codecs import ShardingCodec
+
+from zarr_ndarray_dtype import cell_ids
+from zarr_ndarray_dtype._compat import regular_chunk_shape
+from zarr_ndarray_dtype.blocks import Block, BlockCodec, ColumnsBlock, FillBlock
+from zarr_ndarray_dtype.columns import Cells, FillCell, cell_shapes, check_columns, needs_shapes
+from zarr_ndarray_dtype.dtype import NDArray
+from zarr_ndarray_dtype.errors import StoredChunkError
+from zarr_ndarray_dtype.grid import Box, Selection, resolve, slabs
+from zarr_ndarray_dtype.segments import offsets_of
+
+__all__ = ["Columnar", "read_cells", "read_columnar", "served", "write_cells", "write_columnar"]
+
+#: Cells a read takes at once (whole chunks, so a batch may hold more): bounds its memory.
+BATCH_CELLS = 1 << 20
+
+_T = TypeVar("_T")
+_R = TypeVar("_R")
+_Ints = npt.NDArray[np.int64]
+
+
+class Columnar(NamedTuple):
+    """Cells in columnar form (see the module docstring)."""
+
+    values: np.ndarray
+    shapes: npt.NDArray[np.int64]
+    offsets: npt.NDArray[np.int64]
+    shape: tuple[int, ...]
+
+
+def served(array: Any, what: str) -> tuple[NDArray, BlockCodec]:
+    """The data type of an ``ndarray`` array and the block codec of its serializer."""
+    metadata = getattr(array, "metadata", None)
+    dtype = getattr(metadata, "data_type", None)
+    if not isinstance(dtype, NDArray):
+        raise TypeError(
+            f"{what} needs a zarr array of the 'ndarray' data type, got data type {dtype!r}; "
+            "create it with dtype=zarr_ndarray_dtype.NDArray(dtype=..., shape=(...))"
+        )
+    serializer = cell_ids.serializer_of(metadata)
+    codec: BlockCodec | None = getattr(serializer, "block_codec", None)
+    if codec is None:
+        name = serializer.to_dict().get("name")
+        raise ValueError(
+            f"{what} reads and writes cells stored by the 'vlen-ndarray' or 'ragged-ndarray' "
+            f"codec; this {list(dtype.shape)} array is stored by {name!r}: read it as a plain "
+            "zarr array"
+        )
+    return dtype, codec
+
+
+# ----------------------------------------------------------------------------------- sources
+
+
+class _Sources:
+    """Where the cells of one pass of zarr come from: blocks with consecutive id ranges.
+
+    Block 0 is the fill cell (id 0). Every other block takes the ids ``base .. base + count -
+    1``, one id left unused between blocks, so that ids consecutive in a chunk or a selection
+    come from one block.
+    """
+
+    def __init__(self, fill: FillBlock, first: list[Block]) -> None:
+        self.blocks: list[Block] = [fill]
+        self.bases = [0]
+        self.next = 2
+        self.lock = threading.Lock()
+        for block in first:
+            self.add(block, block.sizes.size)
+
+    def add(self, block: Any, count: int) -> int:
+        """Register ``block`` (or what stands for it) of ``count`` cells; its base id."""
+        with self.lock:
+            base = self.next
+            self.blocks.append(block)
+            self.bases.append(base)
+            self.next = base + count + 1
+            return base
+
+
+class _Runs(NamedTuple):
+    """Runs of consecutive cells of one block: where they are, how long, whose, from which."""
+
+    pos: _Ints
+    length: _Ints
+    source: _Ints
+    first: _Ints  # the block's cell at the run's start
+
+
+def _runs(ids: npt.NDArray[np.uint64], bases: list[int]) -> _Runs:
+    """Cut ids (in C order of a chunk or a selection) into runs of one block's cells."""
+    n = ids.size
+    if not n:
+        empty = np.zeros(0, np.int64)
+        return _Runs(empty, empty, empty, empty)
+    joined = ids[1:] == ids[:-1] + np.uint64(1)
+    joined |= (ids[1:] == 0) & (ids[:-1] == 0)  # fill cells: one run too
+    pos = np.flatnonzero(np.concatenate(([True], ~joined))).astype(np.int64)
+    start = ids[pos].astype(np.int64)
+    source = np.searchsorted(np.array(bases, np.int64), start, side="right").astype(np.int64) - 1
+    length = np.diff(np.append(pos, n))
+    return _Runs(pos, length, source, start - np.array(bases, np.int64)[source])
+
+
+def _by_block(runs: _Runs) -> list[tuple[int, npt.NDArray[np.intp]]]:
+    """``(block, its runs)`` for every block the runs come from."""
+    if not runs.source.size:
+        return []
+    order = np.argsort(runs.source, kind="stable")
+    sources = runs.source[order]
+    cut = np.flatnonzero(np.concatenate(([True], sources[1:] != sources[:-1], [True])))
+    return [(int(sources[a]), order[a:b]) for a, b in itertools.pairwise(cut.tolist())]
+
+
+def _cells(runs: _Runs, group: npt.NDArray[np.intp], block: int) -> tuple[_Ints, _Ints]:
+    """``(cells of the block, their positions)`` of the runs ``group``, in order."""
+    lengths = runs.length[group]
+    step = np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(
+        offsets_of(lengths)[:-1], lengths
+    )
+    positions = np.repeat(runs.pos[group], lengths) + step
+    cells = np.repeat(runs.first[group], lengths) + step if block else np.zeros_like(step)
+    return cells, positions
+
+
+# -------------------------------------------------------------------------------------- read
+
+
+def read_columnar(array: Any, selection: Selection = ...) -> Columnar:
+    """Read the cells ``selection`` of an ``ndarray`` array as :class:`Columnar`.
+
+    ``selection`` is an int, a slice with step 1, ``...`` or a tuple of those, one per axis
+    (ints drop their axis from the shape). Unwritten chunks read as fill cells; a corrupt chunk
+    raises its codec's ValueError naming it.
+
+    >>> import zarr, numpy as np
+    >>> from zarr_ndarray_dtype import NDArray
+    >>> import zarr_ragged_ndarray  # the codec of patterns with several variable dimensions
+    >>> a = zarr.create_array({}, shape=(2, 2), chunks=(1, 2),
+    ...                       dtype=NDArray(dtype="int16", shape=(None, None)))
+    >>> a[0, 1] = np.array([[1, 2], [3, 4]], np.int16)
+    >>> col = read_columnar(a, (0, slice(None)))
+    >>> col.values.tolist(), col.shapes.tolist(), col.offsets.tolist(), col.shape
+    ([1, 2, 3, 4], [[0, 0], [2, 2]], [0, 0, 4], (2,))
+    """
+    dtype = served(array, "read_columnar")[0]
+    cells, box = read_cells(array, selection, "read_columnar")
+    return Columnar(cells.values, cell_shapes(cells, dtype.pattern), cells.offsets, box.shape)
+
+
+def read_cells(array: Any, selection: Selection, what: str) -> tuple[Cells, Box]:
+    """The cells ``selection`` of an array as :class:`Cells`, and the selection's box."""
+    dtype, codec = served(array, what)
+    box = resolve(selection, tuple(int(n) for n in array.metadata.shape), what)
+    return _Reader(array, dtype, codec).read(box), box
+
+
+class _Reader:
+    """One read: a view of the array, and the chunks zarr hands it batch by batch."""
+
+    def __init__(self, array: Any, dtype: NDArray, codec: BlockCodec) -> None:
+        self.array, self.dtype, self.codec = array, dtype, codec
+        self.with_shapes = needs_shapes(dtype.pattern)
+        self.fill = FillBlock(FillCell(dtype, array.metadata.fill_value), self.with_shapes)
+        self.view = cell_ids.view(array, cell_ids.CellIds(self._register, _no_writes))
+        self.values = np.empty(0, dtype=dtype.item_dtype)
+        self.sources = _Sources(self.fill, [])
+
+    def _register(self, raw: npt.NDArray[np.uint8], count: int) -> int:
+        return self.sources.add((raw, count), count)
+
+    def read(self, box: Box) -> Cells:
+        count = math.prod(box.extents)
+        offsets = np.zeros(count + 1, dtype=np.int64)
+        shapes = np.empty((count, self.dtype.pattern.ndim), np.int64) if self.with_shapes else None
+        at = 0
+        for part in _slabs(box, self.array.metadata) if count else ():
+            n = math.prod(part.extents)
+            self.sources = _Sources(self.fill, [])
+            ids = _through_zarr(self.array, part, lambda box=part: self.view[box.slices])
+            runs = _runs(np.asarray(ids, dtype=np.uint64).reshape(-1), self.sources.bases)
+            del ids
+            groups = _by_block(runs)
+            blocks = self._decode(part, runs, groups)
+            mine = offsets[at : at + n + 1]
+            for k, group in groups:
+                cells, positions = _cells(runs, group, k)
+                mine[positions + 1] = blocks[k].sizes[cells]
+                if shapes is not None:
+                    shape_table = blocks[k].shapes
+                    assert shape_table is not None
+                    shapes[at + positions] = shape_table[cells]
+            np.cumsum(mine, out=mine)
+            self._copy(blocks, runs, groups, mine)
+            at += n
+        return Cells(self.values, offsets, shapes)
+
+    def _decode(
+        self, part: Box, runs: _Runs, groups: list[tuple[int, npt.NDArray[np.intp]]]
+    ) -> list[Block]:
+        """Every chunk of the batch decoded (in threads); a corrupt one raises its codec's error,
+        the first in C order of the selection when several are."""
+        metadata, dtype, codec = self.array.metadata, self.dtype, self.codec
+        first = {k: int(runs.pos[g].min()) for k, g in groups}
+        todo = sorted((k for k in first if k), key=first.__getitem__)
+
+        def decode(k: int) -> Block:
+            raw, count = self.sources.blocks[k]  # type: ignore[misc]
+            where = cell_ids.chunk_name(metadata, _cell_at(part, first[k]))
+            return codec.decode(raw, count, dtype, where)
+
+        blocks: list[Any] = list(self.sources.blocks)
+        for k, block in zip(todo, _map(decode, todo), strict=True):
+            blocks[k] = block
+        return blocks
+
+    def _copy(
+        self,
+        blocks: list[Block],
+        runs: _Runs,
+        groups: list[tuple[int, npt.NDArray[np.intp]]],
+        offsets: _Ints,
+    ) -> None:
+        """Grow the output to hold the batch (cells at item ``offsets``) and copy every cell."""
+        total = int(offsets[-1])
+        if self.values.size != total:
+            self.values.resize((total,), refcheck=False)  # realloc: large outputs are not copied
+        out = self.values.view(np.uint8)
+        unit = self.values.dtype.itemsize
+
+        def copy(job: tuple[int, npt.NDArray[np.intp]]) -> None:
+            k, group = job
+            cells, positions = _cells(runs, group, k)
+            blocks[k].copy(cells, out, offsets[positions] * unit)
+
+        _map(copy, groups)
+
+
+def _no_writes(ids: npt.NDArray[np.uint64], write_empty: bool) -> None:
+    raise AssertionError("a read view never encodes")
+
+
+def _cell_at(part: Box, position: int) -> tuple[int, ...]:
+    """The array coordinates of the cell at ``position`` (C order) of the box ``part``."""
+    local = np.unravel_index(position, part.extents) if part.extents else ()
+    return tuple(s + int(i) for s, i in zip(part.starts, local, strict=True))
+
+
+def _inner_chunks(metadata: Any) -> tuple[int, ...] | None:
+    """The shape of the chunks zarr decodes one by one (inner chunks when sharded)."""
+    codecs = tuple(metadata.codecs)
+    if len(codecs) == 1 and isinstance(codecs[0], ShardingCodec):
+        return tuple(int(n) for n in codecs[0].chunk_shape)
+    return regular_chunk_shape(metadata)
+
+
+def _slabs(box: Box, metadata: Any) -> Iterator[Box]:
+    """The batches of a read: slabs of whole (inner) chunks, or the box for other grids."""
+    chunks = _inner_chunks(metadata) if regular_chunk_shape(metadata) is not None else None
+    return iter((box,)) if chunks is None else slabs(box, chunks, BATCH_CELLS)
+
+
+def _map(fn: Callable[[_T], _R], items: list[_T]) -> list[_R]:
+    """``fn`` over ``items`` in order, in threads when several (the kernels release the GIL);
+    a failing item raises the error of the first failing one in order."""
+    workers = min(len(items), os.cpu_count() or 1)
+    if workers <= 1:
+        return [fn(x) for x in items]
+    with ThreadPoolExecutor(workers) as pool:
+        return list(pool.map(fn, items))
+
+
+# ---------------------------------------------------------------------------- zarr failures
+
+
+def _through_zarr(
+    array: Any, box: Box, run: Callable[[], _R], ours: list[BaseException] | None = None
+) -> _R:
+    """``run()``, zarr reading or writing ``box`` through a view. When zarr or the store fails
+    (not a codec of ours, whose errors in ``ours`` pass as they are), the stored object to blame
+    is found by reading the chunks of the box one by one, and named in a StoredChunkError."""
+    try:
+        return run()
+    except Exception as exc:
+        if ours and exc in ours:
+            raise
+        _blame(array, box, exc)
+        raise
+
+
+def _blame(array: Any, box: Box, exc: Exception) -> None:
+    """Raise StoredChunkError for the first stored chunk of ``box`` that zarr cannot read."""
+    metadata = array.metadata
+    grid = regular_chunk_shape(metadata)
+    if grid is None:
+        return
+    probe = cell_ids.view(array, cell_ids.CellIds(lambda raw, n: 2, _no_writes))
+    inner = _inner_chunks(metadata)
+    sharded = inner != grid
+    for region in _regions(box, grid):
+        failure = _fails(probe, region)
+        if failure is None:
+            continue
+        start = tuple(r.start for r in region)
+        problem = f"the stored {cell_ids.chunk_name(metadata, start, inner=False)} does not decode"
+        if sharded and inner is not None:
+            shard = Box(start, tuple(r.stop for r in region), ())
+            parts = [(r, _fails(probe, r)) for r in _regions(shard, inner)]
+            if all(f is not None for _, f in parts):
+                problem = problem.replace("the stored", "the index of the stored")
+            else:
+                bad, failure = next((r, f) for r, f in parts if f is not None)
+                name = cell_ids.chunk_name(metadata, tuple(r.start for r in bad))
+                problem = f"the stored {name} does not decode"
+        raise StoredChunkError(
+            f"{problem} ({type(failure).__name__}: {failure}): it is corrupt or was written "
+            "with other codecs"
+        ) from exc
+
+
+def _regions(box: Box, chunks: tuple[int, ...]) -> Iterator[tuple[slice, ...]]:
+    """The part of ``box`` in every chunk of a regular grid it overlaps, in C order."""
+    ranges = [
+        range(a // c, (b - 1) // c + 1)
+        for a, b, c in zip(box.starts, box.stops, chunks, strict=True)
+    ]
+    for index in itertools.product(*ranges):
+        yield tuple(
+            slice(max(a, i * c), min(b, (i + 1) * c))
+            for i, a, b, c in zip(index, box.starts, box.stops, chunks, strict=True)
+        )
+
+
+def _fails(probe: Any, region: tuple[slice, ...]) -> Exception | None:
+    try:
+        probe[region]
+    except Exception as exc:  # whatever zarr or the store raises marks the chunk bad
+        return exc
+    return None
+
+
+# ------------------------------------------------------------------------------------- write
+
+
+def write_columnar(
+    array: Any, values: Any, shapes: Any, offsets: Any, selection: Selection = ...
+) -> None:
+    """Write columnar cells into ``selection`` of an ``ndarray`` array (the inverse of
+    :func:`read_columnar`; cells in C order of the selection).
+
+    The input is checked as a whole first, so nothing is written when any cell does not fit,
+    nor when a stored chunk the write keeps cells of is corrupt. Stored chunks are
+    byte-identical to ``array[selection] = cells``.
+    """
+    dtype = served(array, "write_columnar")[0]
+    box = resolve(selection, tuple(int(n) for n in array.metadata.shape), "write_columnar")
+    cells = check_columns(values, offsets, dtype, math.prod(box.extents), shapes=shapes)
+    write_cells(array, cells, box, "write_columnar")
+
+
+def write_cells(array: Any, cells: Cells, box: Box, what: str) -> None:
+    """Write checked ``cells`` into the box of an array (cells in C order of the box)."""
+    dtype, codec = served(array, what)
+    count = math.prod(box.extents)
+    if not count:
+        return
+    ids = np.arange(2, count + 2, dtype=np.uint64).reshape(box.extents)  # the cells: block 1
+    shape = tuple(int(n) for n in array.metadata.shape)
+    if box.starts != (0,) * len(shape) or box.stops != shape:
+        # zarr reads stored chunks for a write that covers the array in part only: decode them
+        # all before anything is stored.
+        dry = _Writer(array, dtype, codec, cells, dry=True)
+        try:
+            dry.write(box, ids)
+        except Exception as exc:
+            if exc in dry.failed:  # a corrupt stored chunk: reading the box names it
+                _Reader(array, dtype, codec).read(box)
+            raise
+    _Writer(array, dtype, codec, cells, dry=False).write(box, ids)
+
+
+class _Writer:
+    """One pass of zarr's write over cell ids: the cells come from the fill cell, the caller's
+    cells and the stored chunks zarr decodes to merge them."""
+
+    def __init__(self, array: Any, dtype: NDArray, codec: BlockCodec, cells: Cells, dry: bool):
+        self.array, self.dtype, self.codec, self.dry = array, dtype, codec, dry
+        self.with_shapes = needs_shapes(dtype.pattern)
+        self.fill = FillCell(dtype, array.metadata.fill_value)
+        self.sources = _Sources(FillBlock(self.fill, self.with_shapes), [ColumnsBlock(cells)])
+        self.fills: dict[int, npt.NDArray[np.bool_]] = {}
+        self.failed: list[BaseException] = []
+
+    def write(self, box: Box, ids: np.ndarray) -> None:
+        codec = cell_ids.CellIds(self._decode, self._encode)
+        store = cell_ids.DiscardWrites if self.dry else None
+        target = cell_ids.view(self.array, codec, store=store)
+
+        def run() -> None:
+            target[box.slices] = ids
+
+        _through_zarr(self.array, box, run, self.failed)
+
+    def _decode(self, raw: npt.NDArray[np.uint8], count: int) -> int:
+        where = "stored chunk (one the write keeps cells of)"
+        try:
+            block = self.codec.decode(raw, count, self.dtype, where)
+        except Exception as exc:
+            self.failed.append(exc)  # the codec's own error: raised as it is
+            raise
+        return self.sources.add(block, count)
+
+    def _encode(
+        self, ids: npt.NDArray[np.uint64], write_empty: bool
+    ) -> npt.NDArray[np.uint8] | None:
+        if self.dry:
+            return None
+        with self.sources.lock:
+            blocks, bases = list(self.sources.blocks), list(self.sources.bases)
+        runs = _runs(ids, bases)
+        groups = [(k, *_cells(runs, g, k)) for k, g in _by_block(runs)]
+        if not write_empty and all(self._is_fill(k, cells) for k, cells, _ in groups):
+            return None
+        sizes = np.empty(ids.size, dtype=np.int64)
+        shapes = (
+            np.empty((ids.size, self.dtype.pattern.ndim), np.int64) if self.with_shapes else None
+        )
+        for k, cells, positions in groups:
+            sizes[positions] = blocks[k].sizes[cells]
+            if shapes is not None:
+                table = blocks[k].shapes
+                assert table is not None
+                shapes[positions] = table[cells]
+        offsets = offsets_of(sizes)
+        values = self._values(blocks, groups, offsets)
+        return self.codec.encode(Cells(values, offsets, shapes), self.dtype, "chunk")
+
+    def _is_fill(self, k: int, cells: _Ints) -> bool:
+        if not k:
+            return True
+        mask = self.fills.get(k)
+        if mask is None:
+            mask = self.fills.setdefault(k, self.fill.matches(self.sources.blocks[k].cells()))
+        return bool(mask[cells].all())
+
+    def _values(
+        self, blocks: list[Block], groups: list[tuple[int, _Ints, _Ints]], offsets: _Ints
+    ) -> np.ndarray:
+        if len(groups) == 1 and isinstance(blocks[groups[0][0]], ColumnsBlock):
+            k, cells, _ = groups[0]
+            if bool((np.diff(cells) == 1).all()):  # consecutive cells: a view, no copy
+                whole = blocks[k].cells()
+                a, b = int(cells[0]), int(cells[-1]) + 1
+                return whole.values[int(whole.offsets[a]) : int(whole.offsets[b])]
+        values = np.empty(int(offsets[-1]), dtype=self.dtype.item_dtype)
+        out = values.view(np.uint8)
+        unit = values.dtype.itemsize
+        for k, cells, positions in groups:
+            blocks[k].copy(cells, out, offsets[positions] * unit)
+        return values

@@ -1,0 +1,63 @@
+"""Tests for zarr_ndarray_dtype.cell_ids: views of an array through zarr's own pipeline."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import zarr
+from ndarray_dtype_testing import ToyCodec
+from zarr.codecs import ShardingCodec, TransposeCodec, ZstdCodec
+
+from zarr_ndarray_dtype import NDArray
+from zarr_ndarray_dtype.cell_ids import CellIds, DiscardWrites, chunk_name, serializer_of, view
+
+F32_NN = NDArray(dtype="float32", shape=(None, None))
+
+
+def _array(**kw: Any) -> Any:
+    return zarr.create_array(
+        {}, shape=(8, 6), dtype=F32_NN, serializer=ToyCodec(), compressors=ZstdCodec(level=1), **kw
+    )
+
+
+def test_a_read_hands_each_chunk_to_the_codec_and_answers_with_cell_ids() -> None:
+    array = _array(chunks=(2, 3), shards=(4, 6))
+    array[0:2, 0:3] = np.array([np.zeros((1, 1), "f4")] * 6 + [None], dtype=object)[:6].reshape(
+        2, 3
+    )
+    seen: list[int] = []
+
+    def decode(raw: np.ndarray, count: int) -> int:
+        seen.append(count)
+        return 100  # the chunk's base id
+
+    ids = view(array, CellIds(decode, lambda ids, empty: None))[0:3, 1:3]
+    assert seen == [6]  # one stored inner chunk; the others read as fill (id 0)
+    assert ids[0:2, 0:2].tolist() == [[101, 102], [104, 105]]
+    assert ids[2].tolist() == [0, 0]
+
+
+def test_a_write_encodes_through_the_codec_and_a_dry_run_stores_nothing() -> None:
+    array = _array(chunks=(2, 3), filters=[TransposeCodec(order=(1, 0))])
+    chunks: list[list[int]] = []
+
+    def encode(ids: np.ndarray, write_empty: bool) -> np.ndarray | None:
+        chunks.append(ids.tolist())
+        return None if not ids.any() else np.frombuffer(b"12345", np.uint8)
+
+    ids = np.arange(1, 7, dtype=np.uint64).reshape(2, 3)
+    view(array, CellIds(lambda raw, n: 1, encode), store=DiscardWrites)[0:2, 0:3] = ids
+    assert sorted(array.store._store_dict) == ["zarr.json"]
+    assert chunks == [[1, 4, 2, 5, 3, 6]]  # the chunk as the transpose codec hands it over
+    view(array, CellIds(lambda raw, n: 1, encode))[0:2, 0:3] = ids
+    assert "c/0/0" in array.store._store_dict
+
+
+def test_serializer_and_chunk_names() -> None:
+    sharded = _array(chunks=(2, 3), shards=(4, 6))
+    assert isinstance(serializer_of(sharded.metadata), ToyCodec)
+    assert isinstance(sharded.metadata.codecs[0], ShardingCodec)
+    assert chunk_name(sharded.metadata, (7, 4)) == "inner chunk 3 of shard 'c/1/0'"
+    plain = _array(chunks=(2, 3))
+    assert chunk_name(plain.metadata, (5, 4)) == "chunk 'c/2/1'"

@@ -1,0 +1,301 @@
+"""Tests for zarr_ndarray_dtype.columnar, the one columnar engine, driven by a toy codec.
+
+The engine is generic over the codec (its block codec), so these tests use the toy codec of
+``ndarray_dtype_testing`` and compare every stored object with what zarr's own object path
+leaves, across ranks, shard grids, index placement, inner chunk orders, elision, codecs, array
+-> array codecs and shrinking resizes; reads must equal zarr's object reads.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+import zarr
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from ndarray_dtype_testing import ToyCodec
+from zarr.codecs import Crc32cCodec, ShardingCodec, TransposeCodec, ZstdCodec
+
+from zarr_ndarray_dtype import NDArray, columnar
+from zarr_ndarray_dtype.columnar import Columnar, read_columnar, write_columnar
+
+ORDERS = ("morton", "lexicographic", "colexicographic", "unordered")
+HAS_WRITE_ORDER = "subchunk_write_order" in ShardingCodec.__dataclass_fields__  # zarr >= 3.3.0
+PATTERNS = [(None,), (None, 2), (2, None), (None, None)]
+
+
+def _create(store: Any, dtype: NDArray, shape: Any, chunks: Any, shards: Any, **kw: Any) -> Any:
+    order = kw.pop("order", "morton")
+    array = zarr.create_array(
+        store, shape=shape, chunks=chunks or "auto", shards=shards, dtype=dtype,
+        serializer=ToyCodec(), **kw,
+    )  # fmt: skip
+    if order != "morton":  # a per-instance setting, not metadata: set it on the open array
+        object.__setattr__(array.metadata.codecs[0], "subchunk_write_order", order)
+    return array
+
+
+def _cells(
+    rng: np.random.Generator, dtype: NDArray, extents: tuple[int, ...], empty: float = 0.5
+) -> np.ndarray:
+    """Random cells, about the share ``empty`` of them the (empty) fill cell."""
+    out = np.empty(extents, dtype=object)
+    for index in np.ndindex(*extents):
+        shape = tuple(
+            (int(rng.integers(1, 3)) if rng.random() >= empty else 0) if d is None else d
+            for d in dtype.shape
+        )
+        out[index] = rng.integers(-9, 9, shape).astype(dtype.item_dtype)
+    return out
+
+
+def _columns(cells: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    flat = list(cells.reshape(-1))
+    shapes = np.array([c.shape for c in flat], np.int64).reshape(len(flat), -1)
+    sizes = np.array([c.size for c in flat], np.int64)
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    values = np.concatenate([c.reshape(-1) for c in flat]) if flat else np.zeros(0)
+    return values, shapes, offsets
+
+
+def _stored(store: dict[str, Any]) -> dict[str, bytes]:
+    return {k: v.to_bytes() for k, v in store.items()}
+
+
+def _assert_reads_equal(col: Columnar, cells: Any) -> None:
+    flat = np.asarray(cells, dtype=object).reshape(-1)
+    assert col.offsets.size == flat.size + 1
+    for i, cell in enumerate(flat):
+        got = col.values[col.offsets[i] : col.offsets[i + 1]].reshape(col.shapes[i])
+        assert got.shape == cell.shape and got.tobytes() == np.asarray(cell).tobytes()
+
+
+@st.composite
+def _case(draw: st.DrawFn) -> dict[str, Any]:
+    ndim = draw(st.integers(1, 3))
+    inner = tuple(draw(st.integers(1, 3)) for _ in range(ndim))
+    per = tuple(draw(st.integers(1, 3)) for _ in range(ndim))
+    shards = tuple(i * p for i, p in zip(inner, per, strict=True))
+    shape = tuple(draw(st.integers(1, 2 * s + 1)) for s in shards)
+    kw: dict[str, Any] = {
+        "config": {"write_empty_chunks": draw(st.booleans()), "order": draw(st.sampled_from("CF"))},
+        "compressors": draw(st.sampled_from([None, ZstdCodec(level=1), Crc32cCodec()])),
+    }
+    if HAS_WRITE_ORDER:
+        kw["order"] = draw(st.sampled_from(ORDERS))
+    sharded = draw(st.booleans())
+    location = draw(st.sampled_from(["start", "end"]))
+    # The first write fills the whole array; a shrinking resize may follow, which leaves cells
+    # past the new end in edge chunks (zarr keeps or drops them by its rules, and so must we).
+    smaller = tuple(draw(st.integers(1, n)) for n in shape)
+    writes = [tuple(slice(0, n) for n in shape)]
+    for _ in range(draw(st.integers(1, 3))):
+        box = []
+        for n in smaller:
+            lo = draw(st.integers(0, n - 1))
+            box.append(slice(lo, draw(st.integers(lo + 1, n))))
+        writes.append(tuple(box))
+    return {
+        "dtype": NDArray(
+            dtype=draw(st.sampled_from(["int16", "float32"])), shape=draw(st.sampled_from(PATTERNS))
+        ),
+        "shape": shape,
+        "chunks": inner,
+        "shards": {"shape": shards, "index_location": location} if sharded else None,
+        "kw": kw,
+        "resize": smaller if draw(st.booleans()) else None,
+        "writes": writes,
+        "batch": draw(st.sampled_from([1, 5, 1 << 20])),
+        "seed": draw(st.integers(0, 2**16)),
+    }
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_case())
+def test_writes_leave_the_objects_zarr_leaves_and_reads_match(case: dict[str, Any]) -> None:
+    rng = np.random.default_rng(case["seed"])
+    dtype = case["dtype"]
+    ref_store: dict[str, Any] = {}
+    col_store: dict[str, Any] = {}
+    args = (dtype, case["shape"], case["chunks"], case["shards"])
+    ref = _create(ref_store, *args, **dict(case["kw"]))
+    col = _create(col_store, *args, **dict(case["kw"]))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(columnar, "BATCH_CELLS", case["batch"])  # reads in several batches too
+        for step, selection in enumerate(case["writes"]):
+            if step == 1 and case["resize"] is not None:
+                ref.resize(case["resize"])
+                col.resize(case["resize"])
+            cells = _cells(rng, dtype, tuple(s.stop - s.start for s in selection))
+            ref[selection] = cells
+            write_columnar(col, *_columns(cells), selection)
+            assert _stored(col_store) == _stored(ref_store), f"after writing {selection}"
+        got = read_columnar(col)
+        assert got.shape == tuple(col.shape)
+        _assert_reads_equal(got, ref[...])
+        box = tuple(slice(n // 3, n) for n in col.shape)
+        _assert_reads_equal(read_columnar(col, box), ref[box])
+
+
+# ----------------------------------------------------------------------------- selections
+
+F32_NN = NDArray(dtype="float32", shape=(None, None))
+
+
+def _filled(shape: tuple[int, ...], chunks: tuple[int, ...], **kw: Any) -> tuple[Any, np.ndarray]:
+    array = _create({}, F32_NN, shape, chunks, kw.pop("shards", None), **kw)
+    cells = _cells(np.random.default_rng(1), F32_NN, shape)
+    array[...] = cells
+    return array, cells
+
+
+@pytest.mark.parametrize(
+    "selection",
+    [..., 2, (slice(1, 4), 3), (0, slice(None)), (slice(2, 2), 0), (..., 1), (-1, -2)],
+)
+def test_selections_are_numpy_boxes(selection: Any) -> None:
+    array, cells = _filled((5, 6), (2, 4))
+    col = read_columnar(array, selection)
+    want = cells[selection]
+    if selection == (-1, -2):  # ints on every axis: one cell, and numpy hands the cell itself
+        want = np.array([want, None], dtype=object)[:1].reshape(())
+    assert col.shape == np.shape(want)
+    _assert_reads_equal(col, want)
+
+
+def test_unwritten_cells_are_fill_cells() -> None:
+    array = _create({}, NDArray(dtype="int8", shape=(None,)), (6,), (2,), None, fill_value=[3, 4])
+    array[2:4] = np.array([np.arange(3, dtype="int8")] * 2 + [None], dtype=object)[:2]
+    col = read_columnar(array)
+    assert col.shapes[:, 0].tolist() == [2, 2, 3, 3, 2, 2]
+    assert col.values.tolist() == [3, 4, 3, 4, 0, 1, 2, 0, 1, 2, 3, 4, 3, 4]
+
+
+def test_zero_d_and_empty_arrays() -> None:
+    array = _create({}, F32_NN, (), None, None)
+    assert read_columnar(array).shapes.tolist() == [[0, 0]]
+    write_columnar(array, np.arange(6, dtype="f4"), [[2, 3]], [0, 6])
+    col = read_columnar(array)
+    assert col.shape == () and col.values.tolist() == list(range(6))
+    empty = _create({}, F32_NN, (0, 4), (2, 2), None)
+    col = read_columnar(empty)
+    assert col.shape == (0, 4) and col.offsets.tolist() == [0]
+    write_columnar(empty, np.zeros(0, "f4"), np.zeros((0, 2), int), [0])
+
+
+def test_array_to_array_codecs_are_zarrs_business() -> None:
+    transpose = [TransposeCodec(order=(1, 0))]
+    # Chunk (0, 0) holds cells 0 1 2 3 of the write, which it stores as 0 2 1 3.
+    ref = _create({}, F32_NN, (3, 2), (2, 2), None, filters=transpose)
+    cells = _cells(np.random.default_rng(4), F32_NN, (3, 2), empty=0)  # no two cells alike
+    ref[...] = cells
+    col = _create({}, F32_NN, (3, 2), (2, 2), None, filters=transpose)
+    write_columnar(col, *_columns(cells))
+    assert _stored(col.store._store_dict) == _stored(ref.store._store_dict)
+    _assert_reads_equal(read_columnar(col, (slice(1, 3), slice(0, 2))), cells[1:3, 0:2])
+
+
+def test_input_is_checked_before_anything_is_written() -> None:
+    array = _create({}, F32_NN, (4,), (2,), None)
+    with pytest.raises(ValueError, match="must have 5 entries"):
+        write_columnar(array, np.zeros(0, "f4"), np.zeros((4, 2), int), [0, 0, 0, 0])
+    with pytest.raises(TypeError, match="'ndarray' data type"):
+        read_columnar(zarr.create_array({}, shape=(2,), dtype="int8"))
+    fixed = zarr.create_array({}, shape=(2,), dtype=NDArray(dtype="int8", shape=(2,)))
+    with pytest.raises(ValueError, match="read it as a plain zarr array"):
+        read_columnar(fixed)
+    assert sorted(array.store._store_dict) == ["zarr.json"]
+
+
+# ------------------------------------------------------------------------------ corruption
+
+
+def _corrupt(array: Any, key: str) -> None:
+    store = array.store._store_dict
+    raw = bytearray(store[key].to_bytes())
+    raw[0:4] = (99).to_bytes(4, "little")  # the chunk claims 99 cells
+    store[key] = store[key].from_bytes(bytes(raw))
+
+
+@pytest.mark.parametrize("sharded", [False, True])
+def test_a_corrupt_chunk_is_named_the_first_in_order(sharded: bool) -> None:
+    array, _ = _filled((8, 4), (2, 2), compressors=None, shards=(4, 4) if sharded else None)
+    if sharded:  # an inner chunk of a shard: overwrite the shard with a hand-corrupted copy
+        store = array.store._store_dict
+        raw = bytearray(store["c/1/0"].to_bytes())
+        raw[0:4] = (99).to_bytes(4, "little")  # the first inner chunk laid out: (0, 0)
+        store["c/1/0"] = store["c/1/0"].from_bytes(bytes(raw))
+        where = "inner chunk 0 of shard 'c/1/0'"
+    else:
+        _corrupt(array, "c/3/1")
+        _corrupt(array, "c/2/0")
+        where = "chunk 'c/2/0'"
+    with pytest.raises(ValueError, match=f"cannot decode the 'test-ndarray-toy' {where}"):
+        read_columnar(array)
+
+
+def test_a_corrupt_chunk_the_write_keeps_cells_of_stops_it_before_anything_is_stored() -> None:
+    array, _ = _filled((40,), (4,), compressors=None)
+    _corrupt(array, "c/9")
+    before = _stored(array.store._store_dict)
+    cells = _cells(np.random.default_rng(2), F32_NN, (38,))
+    with pytest.raises(ValueError, match="chunk 'c/9'"):  # named, as a read names it
+        write_columnar(array, *_columns(cells), slice(0, 38))
+    assert _stored(array.store._store_dict) == before
+    write_columnar(array, *_columns(_cells(np.random.default_rng(3), F32_NN, (40,))))  # whole
+
+
+# ----------------------------------------------------------------------- threads, batches
+
+
+class _CountingPool:
+    used: list[int] = []  # noqa: RUF012
+
+    def __init__(self, workers: int) -> None:
+        _CountingPool.used.append(workers)
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.pool = ThreadPoolExecutor(workers)
+
+    def __enter__(self) -> Any:
+        return self.pool.__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.pool.__exit__(*exc)
+
+
+def test_chunks_are_decoded_and_copied_in_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    array, cells = _filled((30,), (3,))
+    monkeypatch.setattr(columnar, "ThreadPoolExecutor", _CountingPool)
+    monkeypatch.setattr(columnar.os, "cpu_count", lambda: 4)
+    _CountingPool.used = []
+    _assert_reads_equal(read_columnar(array, slice(2, 29)), cells[2:29])
+    assert _CountingPool.used == [4, 4]  # the decode, then the copies
+    _CountingPool.used = []
+    _assert_reads_equal(read_columnar(array, slice(3, 6)), cells[3:6])  # one chunk: no pool
+    assert _CountingPool.used == []
+    monkeypatch.setattr(columnar.os, "cpu_count", lambda: None)
+    _assert_reads_equal(read_columnar(array), cells)
+    assert _CountingPool.used == []
+
+
+def test_batches_decode_whole_chunks_a_few_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    array, cells = _filled((12, 6), (2, 3), shards=(4, 6))
+    sizes: list[int] = []
+    original = columnar._Reader._copy
+
+    def spy(self: Any, blocks: Any, groups: Any, loc: Any, offsets: Any) -> None:
+        sizes.append(len(blocks) - 1)  # chunks decoded in the batch
+        original(self, blocks, groups, loc, offsets)
+
+    monkeypatch.setattr(columnar._Reader, "_copy", spy)
+    # The 11 x 5 box spans 6 rows of 2 inner chunks: batches of about 20 cells take 2 rows.
+    monkeypatch.setattr(columnar, "BATCH_CELLS", 20)
+    _assert_reads_equal(read_columnar(array, (slice(1, 12), slice(1, 6))), cells[1:12, 1:6])
+    assert sizes == [4, 4, 4]
+    sizes.clear()
+    monkeypatch.setattr(columnar, "BATCH_CELLS", 1)  # one row of inner chunks at least
+    _assert_reads_equal(read_columnar(array, (slice(1, 12), slice(1, 6))), cells[1:12, 1:6])
+    assert sizes == [2] * 6

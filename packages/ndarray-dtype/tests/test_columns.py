@@ -1,0 +1,223 @@
+"""Tests for zarr_ndarray_dtype.columns: the check of input columns, the fill cell, gathering."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from zarr_ndarray_dtype import ELEMENT_DTYPES, CellError, CellTypeError, NDArray
+from zarr_ndarray_dtype.columns import (
+    Cells,
+    FillCell,
+    cell_shapes,
+    check_columns,
+    gather_cells,
+    needs_shapes,
+)
+
+F32_2 = NDArray(dtype="float32", shape=(None, 2))
+F32_NN = NDArray(dtype="float32", shape=(None, None))
+
+
+def _cell(rng: np.random.Generator, dtype: NDArray, shape: tuple[int, ...]) -> np.ndarray:
+    """A cell of arbitrary bit patterns (0/1 for bool)."""
+    item = dtype.item_dtype
+    if item.kind == "b":
+        return rng.integers(0, 2, size=shape).astype(bool)
+    raw = rng.integers(0, 256, size=math.prod(shape) * item.itemsize, dtype=np.uint8)
+    return raw.view(item).reshape(shape)
+
+
+def _shape(rng: np.random.Generator, dtype: NDArray) -> tuple[int, ...]:
+    return tuple(int(rng.integers(0, 4)) if d is None else d for d in dtype.shape)
+
+
+# ------------------------------------------------------------------------------------ checks
+
+
+def test_rows_form_rules() -> None:
+    values = np.zeros((4, 2), "f4")
+    rows = (2,)
+    with pytest.raises(ValueError, match="start at 0"):
+        check_columns(values, [1, 2, 4], F32_2, rows=rows)
+    with pytest.raises(ValueError, match="never decrease"):
+        check_columns(values, [0, 3, 2, 4], F32_2, rows=rows)
+    with pytest.raises(ValueError, match="must equal len"):
+        check_columns(values, [0, 1, 3], F32_2, rows=rows)
+    with pytest.raises(ValueError, match="must have 4 entries for 3 cells"):
+        check_columns(values, [0, 1, 4], F32_2, 3, rows=rows)
+    with pytest.raises(TypeError, match="integer"):
+        check_columns(values, np.array([0.0, 4.0]), F32_2, rows=rows)
+    with pytest.raises(ValueError, match=r"shape \(total, 2\)"):
+        check_columns(np.zeros((4, 3), "f4"), [0, 4], F32_2, rows=rows)
+    i8 = NDArray(dtype="int8", shape=(None,))
+    with pytest.raises(TypeError, match="object array"):
+        check_columns(np.empty(2, object), [0, 2], i8, rows=())
+    with pytest.raises(CellTypeError, match="fractional"):
+        check_columns(np.array([0.5, 1.0]), [0, 2], i8, rows=())
+    with pytest.raises(CellTypeError, match="outside the range"):
+        check_columns(np.array([300]), [0, 1], NDArray(dtype="uint8", shape=(None,)), rows=())
+    cells = check_columns(
+        np.array([1, 2], ">i4"), np.array([0, 2], np.uint8), NDArray(dtype="int64", shape=(None,)),
+        rows=(),
+    )  # fmt: skip
+    assert cells.values.dtype == np.dtype("<i8") and cells.offsets.dtype == np.int64
+    cells = check_columns([], [0, 0], F32_2, rows=rows)
+    assert cells.values.shape == (0,) and cells.offsets.tolist() == [0, 0]
+    cells = check_columns(np.zeros((3, 2), "f4"), [0, 1, 3], F32_2, rows=rows)
+    assert cells.offsets.tolist() == [0, 2, 6]  # item offsets: rows x 2
+    assert cells.shapes is None and issubclass(CellError, ValueError)
+
+
+def test_shapes_form_rules() -> None:
+    dtype = NDArray(dtype="uint8", shape=(2, None))
+    values = np.arange(4, dtype=np.uint8)
+    good = np.array([[2, 1], [2, 1]])
+    with pytest.raises(ValueError, match="must have 3 entries"):
+        check_columns(values, [0, 4], dtype, 2, shapes=good)
+    with pytest.raises(ValueError, match="cell 0 has shape"):
+        check_columns(values, [0, 1, 4], dtype, 2, shapes=good)
+    with pytest.raises(CellError, match="fixed extents"):
+        check_columns(values, [0, 2, 4], dtype, 2, shapes=np.array([[1, 2], [2, 1]]))
+    with pytest.raises(CellError, match="outside the range"):
+        check_columns(values.astype(int) + 300, [0, 2, 4], dtype, 2, shapes=good)
+    with pytest.raises(ValueError, match=r"a \(cells, 2\) table"):
+        check_columns(values, [0, 2, 4], dtype, 2, shapes=good[:, :1])
+    huge = np.array([[2**32 - 1, 2**32 - 1]])
+    with pytest.raises(ValueError, match="more than the 0 values"):
+        check_columns(np.zeros(0, "f4"), [0, 0], F32_NN, 1, shapes=huge)
+    with pytest.raises(ValueError, match="extents must be 0"):
+        check_columns(np.zeros(0, "f4"), [0, 0], F32_NN, 1, shapes=huge * 2)
+    # One variable dimension: the table is checked, then derived again when needed.
+    assert check_columns(values, [0, 2, 4], dtype, 2, shapes=good).shapes is None
+    kept = check_columns(np.zeros(3, "f4"), [0, 3], F32_NN, 1, shapes=[[1, 3]]).shapes
+    assert kept is not None and kept.tolist() == [[1, 3]]
+
+
+def test_bools_are_stored_as_zero_and_one() -> None:
+    raw = np.array([0, 1, 2, 255], dtype=np.uint8).view(bool)
+    cells = check_columns(raw, [0, 4], NDArray(dtype="bool", shape=(None,)), rows=())
+    assert cells.values.view(np.uint8).tolist() == [0, 1, 1, 1]
+
+
+def test_cell_shapes() -> None:
+    dtype = NDArray(dtype="int8", shape=(3, None))
+    cells = Cells(np.zeros(9, np.int8), np.array([0, 3, 3, 9]), None)
+    assert cell_shapes(cells, dtype.pattern).tolist() == [[3, 1], [3, 0], [3, 2]]
+    assert needs_shapes(F32_NN.pattern) and not needs_shapes(dtype.pattern)
+
+
+# ------------------------------------------------------------------------------ fill cells
+
+
+def test_fill_cell_matches_like_the_fill_value() -> None:
+    fill = FillCell(F32_2, F32_2.cast_scalar(np.array([[np.nan, 1.0]], "f4")))
+    values = np.array([np.nan, 1, np.nan, 2, -0.0, 0, np.nan, 1], "f4")
+    cells = Cells(values, np.array([0, 2, 4, 4, 6, 8]), None)
+    assert fill.matches(cells).tolist() == [True, False, False, False, True]
+    zero = FillCell(F32_2, F32_2.cast_scalar(np.zeros((1, 2), "f4")))
+    assert zero.matches(Cells(np.array([-0.0, 0.0], "f4"), np.array([0, 2]), None)).tolist() == [
+        True  # -0.0 == 0.0, as the fill value's own comparison says
+    ]
+    empty = FillCell(F32_NN, F32_NN.default_scalar())
+    shapes = np.array([[0, 0], [0, 3], [1, 1]])
+    got = empty.matches(Cells(np.zeros(1, "f4"), np.array([0, 0, 0, 1]), shapes))
+    assert got.tolist() == [True, False, False]  # an empty (0, 3) cell is not the (0, 0) fill
+    tiled = fill.cells(3, with_shapes=True)
+    assert tiled.offsets.tolist() == [0, 2, 4, 6]
+    assert tiled.shapes is not None and tiled.shapes.tolist() == [[1, 2]] * 3
+
+
+# ------------------------------------------------------------------------------ gathering
+
+
+@given(
+    name=st.sampled_from(ELEMENT_DTYPES),
+    pattern=st.sampled_from([(None,), (None, 2), (2, None), (None, None), (None, 1, None)]),
+    count=st.integers(0, 12),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_exact_cells(name: str, pattern: tuple[int | None, ...], count: int, seed: int) -> None:
+    dtype = NDArray(dtype=name, shape=pattern)
+    rng = np.random.default_rng(seed)
+    cells = [_cell(rng, dtype, _shape(rng, dtype)) for _ in range(count)]
+    got = gather_cells(list(cells), dtype)
+    assert got.values.dtype == dtype.item_dtype and type(got.values) is np.ndarray
+    assert got.values.tobytes() == b"".join(c.tobytes() for c in cells)
+    assert got.sizes.tolist() == [c.size for c in cells]
+    shapes = cell_shapes(got, dtype.pattern)
+    assert shapes.tolist() == [list(c.shape) for c in cells]
+    assert (got.shapes is not None) == needs_shapes(dtype.pattern)
+
+
+def test_mixed_inputs_are_coerced() -> None:
+    box = np.empty((), dtype=object)
+    box[()] = np.array([[5, 6]], dtype=np.float32)
+    cells = [
+        np.array([[1, 2]], dtype=np.float32),
+        None,
+        [[3.0, 4.0], [0.5, 1.5]],
+        box,
+        np.array([[7, 8]], dtype=">f4"),
+        np.array([[9, 10]], dtype=np.int16),
+        np.asfortranarray(np.arange(6, dtype=np.float32).reshape(3, 2)),
+        np.arange(8, dtype=np.float32).reshape(4, 2)[::2],
+    ]
+    got = gather_cells(cells, F32_2)
+    assert (got.sizes // 2).tolist() == [1, 0, 2, 1, 1, 1, 3, 2]  # None: the empty cell
+    expected = [1, 2, 3, 4, 0.5, 1.5, 5, 6, 7, 8, 9, 10, 0, 1, 2, 3, 4, 5, 0, 1, 4, 5]
+    assert got.values.tolist() == expected
+    assert got.values.dtype == np.dtype("<f4")
+
+
+def test_none_is_the_fill_when_asked() -> None:
+    dtype = NDArray(dtype="float32", shape=(2, None))
+    fill = FillCell(dtype, dtype.cast_scalar(np.ones((2, 1), np.float32)))
+    cells = [None, [[1.0], [2.0]], np.zeros((2, 3), ">f8")]
+    got = gather_cells(cells, dtype, fill)
+    assert cell_shapes(got, dtype.pattern).tolist() == [[2, 1], [2, 1], [2, 3]]
+    assert got.values[:4].tolist() == [1, 1, 1, 2]
+
+
+def test_inputs_are_not_modified() -> None:
+    cells = [np.array([[1, 2]], dtype=">f4"), np.array([[3, 4]], dtype=np.float32)]
+    before = [c.copy() for c in cells]
+    got = gather_cells(cells, F32_2)
+    got.values[...] = 0
+    for c, b in zip(cells, before, strict=True):
+        assert c.dtype == b.dtype
+        np.testing.assert_array_equal(c, b)
+
+
+def test_fill_cells_are_plain_in_the_values() -> None:
+    fill = F32_2.default_scalar()[()]
+    got = gather_cells([fill, np.ones((2, 2), np.float32), fill], F32_2)
+    assert type(got.values) is np.ndarray
+    assert got.sizes.tolist() == [0, 4, 0]
+
+
+@pytest.mark.parametrize(
+    ("dtype", "cells", "phrase"),
+    [
+        (F32_2, [np.zeros(3, np.float32)] * 2, r"shape \(3,\) does not match pattern \(None, 2\)"),
+        (F32_2, [np.zeros((1, 2), np.float32), np.zeros((1, 3), np.float32)], "does not match"),
+        (NDArray(dtype="uint8", shape=(None,)), [np.zeros((2, 1), np.uint8)], "does not match"),
+        (NDArray(dtype="int32", shape=(None,)), [np.array([1.5])], "fractional"),
+        (NDArray(dtype="uint8", shape=(None,)), [np.array([300])], "outside the range"),
+        (NDArray(dtype="float32", shape=(None,)), [np.float32(1.0)], "does not match"),
+    ],
+)
+def test_cells_that_do_not_fit_are_refused(dtype: NDArray, cells: list[Any], phrase: str) -> None:
+    with pytest.raises((CellError, CellTypeError), match=phrase):
+        gather_cells(cells, dtype)
+
+
+def test_bool_bytes_canonicalized() -> None:
+    raw = np.array([0, 1, 2, 255], dtype=np.uint8).view(bool)
+    got = gather_cells([raw], NDArray(dtype="bool", shape=(None,)))
+    assert got.values.view(np.uint8).tolist() == [0, 1, 1, 1]
