@@ -85,6 +85,8 @@ class Package:
     floor_extras: str = ""
     # Ships an optional C extension (abi3 wheel; its sdist must install without a compiler).
     compiled: bool = False
+    # Console scripts the wheel must declare.
+    scripts: tuple[str, ...] = ()
 
     @property
     def path(self) -> str:
@@ -111,7 +113,11 @@ ND_ARROW = Package(
     "nd-arrow", "nd-arrow", "nd_arrow",
     forbids_zarr=True, zarr_facing=False, floor_extras="[xarray]",
 )  # fmt: skip
-PACKAGES = (DTYPE, CODEC, RAGGED, ND_ARROW)  # bottom layer first
+TOOL = Package(
+    "ndarray-tool", "zarr-ndarray-tool", "zarr_ndarray_tool",
+    local_deps=(DTYPE, CODEC, RAGGED), floor_extras="[export]", scripts=("zarr-ndarray",),
+)  # fmt: skip
+PACKAGES = (DTYPE, CODEC, RAGGED, ND_ARROW, TOOL)  # bottom layer first
 EDITABLES = [arg for p in PACKAGES for arg in ("-e", p.path)]
 REPORTED = ("zarr", "numcodecs", "numpy", "pyarrow", *(p.dist for p in PACKAGES))
 
@@ -343,7 +349,7 @@ def build(session: nox.Session) -> None:
         session.run(
             python, TOOLS / "check_installed_wheel.py", package.dist, package.module,
             json.dumps(package.entry_points), *(["--forbids-zarr"] if package.forbids_zarr else []),
-            external=True,
+            *(arg for script in package.scripts for arg in ("--script", script)), external=True,
         )  # fmt: skip
         if package.compiled:
             # The release wheels (one per platform) come from cibuildwheel in the release

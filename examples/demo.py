@@ -18,7 +18,7 @@ What it does, for ``--series`` time series (default 100 000, so 200 000 cells in
    the ``ragged-ndarray`` codec, chosen by default) on a (row, column) grid of tiles, and reads
    one grid row back columnar;
 4. prints what the store tool's ``info`` says about the centroids;
-5. exports to Parquet twice: with the tool (``zarr-vlen-ndarray export``) and with
+5. exports to Parquet twice: with the tool (``zarr-ndarray export``) and with
    ``nd_arrow.from_zarr`` (both arrays in one table), then reads the files back as ``nd_arrow``
    columns and as an ``xarray.Dataset`` (CF contiguous ragged layout), checking every value;
 6. prints a summary: counts, bytes stored vs raw, timings.
@@ -282,9 +282,9 @@ def run(out: Path, series: int, seed: int) -> None:
     )
 
     # -- the store tool ---------------------------------------------------------------------
-    tool = [sys.executable, "-m", "zarr_vlen_ndarray.tool"]
-    print(f"\n$ zarr-vlen-ndarray info {store_path / 'centroids'}")
-    with t.step("zarr-vlen-ndarray info"):
+    tool = [sys.executable, "-m", "zarr_ndarray_tool"]
+    print(f"\n$ zarr-ndarray info {store_path / 'centroids'}")
+    with t.step("zarr-ndarray info"):
         info = subprocess.run(
             [*tool, "info", str(store_path / "centroids")],
             capture_output=True,
@@ -295,7 +295,7 @@ def run(out: Path, series: int, seed: int) -> None:
 
     # -- Parquet ----------------------------------------------------------------------------
     tool_parquet = out / "centroids.parquet"
-    with t.step("zarr-vlen-ndarray export (Parquet)"):
+    with t.step("zarr-ndarray export (Parquet)"):
         subprocess.run(
             [*tool, "export", "-q", str(store_path / "centroids"), "--parquet",
              str(tool_parquet), "--dims", "centroid,stat", "--overwrite"],

@@ -121,7 +121,7 @@ def test_to_zarr_refuses_rows_that_do_not_fit() -> None:
     wrong_extent = NdColumn.from_arrays([np.ones((2, 2), "f4"), np.ones((2, 3), "f4")])
     with pytest.raises(ShapeMismatchError, match=r"row 1 has sizes \[2, 3\]"):
         to_zarr(wrong_extent, array)
-    with pytest.raises(ValueError, match="2 cells need 3"):
+    with pytest.raises(ValueError, match="must have 3 entries for 2 cells"):
         to_zarr(NdColumn.from_arrays([np.ones((1, 2), "f4")]), array)
     lossy = NdColumn.from_arrays([np.full((1, 2), 0.5), np.ones((1, 2))])
     int_array = make(2, 2, "int32")

@@ -18,7 +18,7 @@ zrn = pytest.importorskip("zarr_ragged_ndarray")
 
 from nd_arrow import NdColumn  # noqa: E402
 from nd_arrow.errors import NotSupportedError, ShapeMismatchError  # noqa: E402
-from nd_arrow.zarr_bridge import RAGGED, from_zarr, serializer_name, to_zarr  # noqa: E402
+from nd_arrow.zarr_bridge import from_zarr, to_zarr  # noqa: E402
 from zarr_ndarray_dtype import NDArray  # noqa: E402
 
 
@@ -63,11 +63,6 @@ def staged(cells: list[np.ndarray], shape: tuple[int, ...]) -> np.ndarray:
 def stored(array: Any) -> dict[str, bytes]:
     store = array.store_path.store._store_dict
     return {k: v.to_bytes() for k, v in store.items() if k != "zarr.json"}
-
-
-def test_serializer_name_sees_through_sharding() -> None:
-    assert serializer_name(make((4,), (2,), (None, None))) == RAGGED
-    assert serializer_name(make((4,), (2,), (None, None), shards=(4,))) == RAGGED
 
 
 @pytest.mark.parametrize("pattern", [(None, None), (2, None), (None, 3, None), (None,), (None, 2)])

@@ -8,6 +8,7 @@ leaves, across ranks, shard grids, index placement, inner chunk orders, elision,
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -197,15 +198,33 @@ def test_array_to_array_codecs_are_zarrs_business() -> None:
     _assert_reads_equal(read_columnar(col, (slice(1, 3), slice(0, 2))), cells[1:3, 0:2])
 
 
+@dataclasses.dataclass(frozen=True)
+class _OpaqueCodec(ToyCodec):
+    """A serializer of ndarray cells with no block codec: no columnar access."""
+
+    block_codec = None  # type: ignore[assignment]
+
+
+def test_all_fixed_patterns_are_columnar_through_the_bytes_codec() -> None:
+    dtype = NDArray(dtype="int16", shape=(3, 2))
+    ref, col = (zarr.create_array({}, shape=(5,), chunks=(2,), dtype=dtype) for _ in range(2))
+    cells = np.empty(5, dtype=object)
+    cells[:] = [np.arange(6, dtype="<i2").reshape(3, 2) + 10 * i for i in range(5)]
+    ref[:] = cells
+    write_columnar(col, *_columns(cells), slice(None))
+    assert _stored(col.store._store_dict) == _stored(ref.store._store_dict)
+    _assert_reads_equal(read_columnar(col, slice(1, 5)), cells[1:5])
+
+
 def test_input_is_checked_before_anything_is_written() -> None:
     array = _create({}, F32_NN, (4,), (2,), None)
     with pytest.raises(ValueError, match="must have 5 entries"):
         write_columnar(array, np.zeros(0, "f4"), np.zeros((4, 2), int), [0, 0, 0, 0])
     with pytest.raises(TypeError, match="'ndarray' data type"):
         read_columnar(zarr.create_array({}, shape=(2,), dtype="int8"))
-    fixed = zarr.create_array({}, shape=(2,), dtype=NDArray(dtype="int8", shape=(2,)))
+    opaque = zarr.create_array({}, shape=(2,), dtype=F32_NN, serializer=_OpaqueCodec())
     with pytest.raises(ValueError, match="read it as a plain zarr array"):
-        read_columnar(fixed)
+        read_columnar(opaque)
     assert sorted(array.store._store_dict) == ["zarr.json"]
 
 

@@ -7,6 +7,7 @@ import zarr
 from zarr.codecs import BytesCodec
 
 from zarr_ndarray_dtype._compat import array_config, endian_name, regular_chunk_shape
+from zarr_ndarray_dtype.testing import assert_zarr_private_only_in_compat
 
 
 def test_endian_name() -> None:
@@ -32,3 +33,14 @@ def test_rectilinear_grid_has_no_regular_chunk_shape() -> None:
     with zarr.config.set({"array.rectilinear_chunks": True}):
         array = zarr.create_array({}, shape=(10,), chunks=[[4, 6]], dtype="int16")
         assert regular_chunk_shape(array.metadata) is None
+
+
+#: The private zarr members _compat reaches for, and the releases that need each.
+PRIVATE = {
+    "_async_array": "zarr 3.1.0 .. 3.1.5: zarr.Array has no .config (its AsyncArray holds it)",
+    "_config": "zarr 3.1.0 .. 3.1.5: AsyncArray keeps its ArrayConfig as _config",
+}
+
+
+def test_private_zarr_members_only_in_compat() -> None:
+    assert_zarr_private_only_in_compat("zarr_ndarray_dtype", PRIVATE)

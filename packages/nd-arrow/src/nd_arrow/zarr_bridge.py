@@ -1,18 +1,14 @@
 """Zarr <-> Arrow: a zarr array of ragged ``ndarray`` cells as an ``nd_arrow.array`` column.
 
-Needs the extra ``nd-arrow[zarr]`` (zarr, zarr-vlen-ndarray and zarr-ragged-ndarray); this
-module imports them only when a function is called, and each codec package only when an array it
-serves is met, so ``import nd_arrow`` keeps working without zarr.
+Needs the extra ``nd-arrow[zarr]`` (zarr and the codec packages); this module imports zarr's side
+only when a function is called, so ``import nd_arrow`` keeps working without zarr.
 
-The zarr array holds cells of the ``ndarray`` data type. Two codecs serve them:
-
-* ``vlen-ndarray`` (pattern ``[null, d1, ..., dk]``, arrays of any rank): each cell becomes one
-  row of rank ``k + 1`` with sizes ``(n, d1, ..., dk)``, through ``zarr_vlen_ndarray``'s
-  columnar path (flat values plus offsets; the cells of an N-d selection in C order).
-* ``ragged-ndarray`` (every pattern with a ``null``, e.g. ``[null, null]`` or ``[2, null]``;
-  arrays of any rank): through ``zarr_ragged_ndarray``'s columnar path (flat values, a
-  ``(cells, ndim)`` shape table and offsets). Each row's sizes are its row of the shape table.
-  The cells of an N-d selection become rows in C order of the selection.
+The zarr array holds cells of the ``ndarray`` data type, stored by the ``vlen-ndarray`` codec
+(patterns ``[null, d1, ..., dk]``) or the ``ragged-ndarray`` codec (every pattern with a
+``null``), in arrays of any rank. Both are read and written through the one columnar engine
+(``zarr_ndarray_dtype.columnar``: flat values, a ``(cells, ndim)`` shape table and offsets);
+each cell becomes one row whose sizes are its shape, the cells of an N-d selection rows in C
+order of the selection.
 
 Both also convert to and from Arrow's canonical ``arrow.variable_shape_tensor`` (pyarrow >= 24):
 :func:`zarr_to_variable_shape_tensor` maps the shape table onto the tensor's ``shape`` child and
@@ -57,68 +53,26 @@ __all__ = [
     "Cells",
     "from_zarr",
     "read_cells",
-    "serializer_name",
     "to_zarr",
     "variable_shape_tensor_to_zarr",
     "zarr_to_variable_shape_tensor",
 ]
 
 _EXTRA_HINT = "install the extra: pip install 'nd-arrow[zarr]'"
-#: The codec names this module dispatches on (the array -> bytes codec of the array).
-RAGGED = "ragged-ndarray"
-VLEN = "vlen-ndarray"
 
 
-def _vlen_columnar() -> Any:
-    """The columnar module of zarr-vlen-ndarray (imported on first use)."""
+def _engine() -> Any:
+    """The columnar engine of zarr-ndarray-dtype (imported on first use)."""
     try:
-        from zarr_vlen_ndarray import columnar
+        from zarr_ndarray_dtype import columnar
     except ImportError as exc:  # pragma: no cover - exercised only without the extra
-        raise ImportError(
-            f"nd_arrow.from_zarr / to_zarr need zarr and zarr-vlen-ndarray: {_EXTRA_HINT}"
-        ) from exc
+        raise ImportError(f"nd_arrow.from_zarr / to_zarr need zarr: {_EXTRA_HINT}") from exc
     return columnar
-
-
-def _ragged_columnar() -> Any:
-    """The columnar module of zarr-ragged-ndarray (imported when a ragged-ndarray array is met)."""
-    try:
-        from zarr_ragged_ndarray import columnar
-    except ImportError as exc:  # pragma: no cover - exercised only without the package
-        raise ImportError(
-            f"this zarr array uses the {RAGGED!r} codec, which needs zarr-ragged-ndarray: "
-            f"{_EXTRA_HINT} (or pip install zarr-ragged-ndarray)"
-        ) from exc
-    return columnar
-
-
-def _codec_name(codec: Any) -> str:
-    try:
-        name = codec.to_dict().get("name")
-    except Exception:  # a codec that cannot describe itself is none of ours
-        return type(codec).__name__
-    return str(name)
-
-
-def serializer_name(array: Any) -> str | None:
-    """The name of the array -> bytes codec of a zarr array (inside sharding too), or None."""
-    metadata = getattr(getattr(array, "_async_array", array), "metadata", None)
-    codecs = list(getattr(metadata, "codecs", None) or ())
-    while codecs:
-        codec = codecs.pop(0)
-        name = _codec_name(codec)
-        if name == "sharding_indexed":
-            codecs = list(getattr(codec, "codecs", None) or ())
-            continue
-        if name in (RAGGED, VLEN, "bytes", "vlen-bytes", "vlen-utf8"):
-            return name
-    return None
 
 
 class _Pattern(NamedTuple):
     dims: tuple[int | None, ...]  # the shape pattern (None: a variable extent)
     item: np.dtype[Any]
-    ragged: bool  # served by ragged-ndarray (else vlen-ndarray, pattern [null, d1..dk])
 
     @property
     def rank(self) -> int:
@@ -130,25 +84,15 @@ class _Pattern(NamedTuple):
 
 
 def _pattern(array: Any, where: str) -> _Pattern:
-    """The shape pattern, item dtype and codec family of a zarr ``ndarray`` array."""
-    metadata = getattr(getattr(array, "_async_array", array), "metadata", None)
+    """The shape pattern and item dtype of a zarr ``ndarray`` array."""
+    metadata = getattr(array, "metadata", None)
     dtype: Any = getattr(metadata, "data_type", None)
     shape = getattr(dtype, "shape", None)
     if shape is None or not hasattr(dtype, "item_dtype"):
         raise InvalidArgumentError(
             f"{where}: expected a zarr array of the 'ndarray' data type, got {dtype!r}"
         )
-    dims = tuple(None if d is None else int(d) for d in shape)
-    pattern = _Pattern(dims, np.dtype(dtype.item_dtype), serializer_name(array) == RAGGED)
-    if pattern.ragged:
-        return pattern
-    if not dims or dims[0] is not None or any(d is None for d in dims[1:]):
-        raise NotSupportedError(
-            f"{where}: the zarr array's cells have the pattern {pattern.text}, served by the "
-            f"{serializer_name(array)!r} codec; nd-arrow reads [null, d1, ..., dk] through "
-            f"'vlen-ndarray' and every pattern through {RAGGED!r} (zarr-ragged-ndarray)"
-        )
-    return pattern
+    return _Pattern(tuple(None if d is None else int(d) for d in shape), np.dtype(dtype.item_dtype))
 
 
 class Cells(NamedTuple):
@@ -161,24 +105,20 @@ class Cells(NamedTuple):
 
 
 def read_cells(array: Any, selection: Any, where: str) -> tuple[Cells, _Pattern]:
-    """Read ``selection`` through the columnar path of the codec serving ``array``."""
+    """Read ``selection`` through the columnar engine (either codec)."""
     pattern = _pattern(array, where)
     if pattern.item.kind == "c":
         raise NotSupportedError(
             f"{where}: the element dtype {pattern.item} is complex, which has no Arrow value "
             "type; store the real and imaginary parts as two arrays"
         )
-    if pattern.ragged:
-        col = _ragged_columnar().read_columnar(array, selection)
-        return Cells(col.values.reshape(-1), col.shapes, col.offsets), pattern
-    values, offsets = _vlen_columnar().read_columnar(array, selection)
-    fixed = [int(d) for d in pattern.dims[1:] if d is not None]
-    n = len(offsets) - 1
-    shapes = np.empty((n, pattern.rank), dtype=np.int64)
-    shapes[:, 0] = np.diff(offsets)
-    shapes[:, 1:] = fixed
-    inner = int(np.prod(fixed, dtype=np.int64))
-    return Cells(values.reshape(-1), shapes, offsets * inner), pattern
+    try:
+        col = _engine().read_columnar(array, selection)
+    except ValueError as exc:
+        if "plain zarr array" not in str(exc):
+            raise
+        raise NotSupportedError(f"{where}: {exc}") from exc
+    return Cells(col.values.reshape(-1), col.shapes, col.offsets), pattern
 
 
 def from_zarr(
@@ -291,11 +231,8 @@ def to_zarr(column: Any, array: Any, selection: Any = slice(None)) -> None:
     not store them). Null rows are written as empty cells (every variable extent 0); null values
     inside a row are refused. Values must convert to the element dtype without loss.
 
-    A ``vlen-ndarray`` array (pattern ``[null, d1, ..., dk]``) is written through
-    ``zarr_vlen_ndarray.write_columnar``, a ``ragged-ndarray`` array (any pattern) through
-    ``zarr_ragged_ndarray.write_columnar``; either way of any rank, rows filling the selection in
-    C order. Either
-    way the chunks are byte-identical to writing the cells through zarr.
+    The rows fill the selection in C order, through the columnar engine (either codec, any
+    rank); the chunks are byte-identical to writing the cells through zarr.
     """
     where = "nd_arrow.to_zarr"
     pattern = _pattern(array, where)
@@ -305,14 +242,7 @@ def to_zarr(column: Any, array: Any, selection: Any = slice(None)) -> None:
     items = np.prod(shapes, axis=1, dtype=np.int64)
     offsets = np.zeros(len(shapes) + 1, dtype=np.int64)
     np.cumsum(items, out=offsets[1:])
-    if pattern.ragged:
-        _ragged_columnar().write_columnar(array, flat, shapes, offsets, selection)
-        return
-    fixed = tuple(int(d) for d in pattern.dims[1:] if d is not None)
-    rows = np.zeros(len(shapes) + 1, dtype=np.int64)
-    np.cumsum(shapes[:, 0], out=rows[1:])
-    values = flat.reshape(-1, *fixed) if flat.size else flat.reshape(0, *fixed)
-    _vlen_columnar().write_columnar(array, values, rows, selection)
+    _engine().write_columnar(array, flat, shapes, offsets, selection)
 
 
 def zarr_to_variable_shape_tensor(

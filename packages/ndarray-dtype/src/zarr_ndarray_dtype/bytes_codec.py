@@ -18,17 +18,19 @@ import numpy as np
 from zarr.codecs.bytes import BytesCodec
 
 from zarr_ndarray_dtype._compat import endian_name
-from zarr_ndarray_dtype.cells import check_bool_bytes, unbox
+from zarr_ndarray_dtype.blocks import Block, ColumnsBlock
+from zarr_ndarray_dtype.cells import check_bool_bytes
+from zarr_ndarray_dtype.columns import Cells, gather_cells
 from zarr_ndarray_dtype.dtype import NDArray
 from zarr_ndarray_dtype.errors import CellError, NDArrayDTypeError
-from zarr_ndarray_dtype.views import readonly_cells
+from zarr_ndarray_dtype.views import cut_cells
 
 if TYPE_CHECKING:
     from typing import Self
 
     from zarr.core.array_spec import ArraySpec
 
-__all__ = ["FixedCellBytesCodec", "check_bytes_codec"]
+__all__ = ["FixedBlocks", "FixedCellBytesCodec", "check_bytes_codec"]
 
 
 def check_bytes_codec(endian: object, dtype: Any) -> None:
@@ -63,6 +65,30 @@ def _ndarray_dtype(spec: ArraySpec) -> NDArray:
     return dtype
 
 
+class FixedBlocks:
+    """The block codec of all-fixed patterns (for the columnar engine and the object path): a
+    chunk is its cells' little-endian bytes back to back."""
+
+    name = "bytes"
+
+    def decode(self, raw: Any, count: int, dtype: NDArray, where: str) -> Block:
+        expected = count * dtype.fixed_nbytes
+        if raw.size != expected:
+            raise CellError(
+                f"'bytes' {where} of {dtype!r} holds {raw.size} bytes, but {count} elements of "
+                f"shape {dtype.pattern.empty_shape} need exactly {expected}; the chunk is "
+                "truncated or corrupt."
+            )
+        values = np.frombuffer(raw.tobytes(), dtype=dtype.item_dtype)  # aligned, writable
+        if values.dtype.kind == "b":
+            check_bool_bytes(values)
+        offsets = np.arange(count + 1, dtype=np.int64) * dtype.pattern.fixed_items
+        return ColumnsBlock(Cells(values, offsets, None))
+
+    def encode(self, cells: Cells, dtype: NDArray, where: str) -> Any:
+        return np.ascontiguousarray(cells.values).reshape(-1).view(np.uint8)
+
+
 class FixedCellBytesCodec(BytesCodec):
     """``bytes`` (little-endian) over cells of an all-fixed ``ndarray`` pattern.
 
@@ -81,6 +107,7 @@ class FixedCellBytesCodec(BytesCodec):
     """
 
     is_fixed_size = False
+    block_codec = FixedBlocks()
 
     def evolve_from_array_spec(self, array_spec: ArraySpec) -> Self:
         check_bytes_codec(self.endian, _ndarray_dtype(array_spec))
@@ -90,41 +117,18 @@ class FixedCellBytesCodec(BytesCodec):
         return math.prod(_chunk_spec.shape) * _ndarray_dtype(_chunk_spec).fixed_nbytes
 
     def _encode_cells(self, chunk_array: Any, chunk_spec: Any) -> Any:
-        dtype = chunk_spec.dtype
-        item = dtype.item_dtype
-        shape = dtype.pattern.empty_shape
-        cells = chunk_array.as_ndarray_like().ravel(order="C")
-        exact = []
-        for cell in cells:
-            if type(cell) is not np.ndarray or cell.dtype != item or cell.shape != shape:
-                cell = dtype.coerce_cell(unbox(cell))
-            exact.append(cell)
-        block = np.empty((len(exact), *shape), dtype=item)
-        if exact:
-            np.stack(exact, out=block)
-        return chunk_spec.prototype.buffer.from_array_like(block.reshape(-1).view(np.uint8))
+        dtype = _ndarray_dtype(chunk_spec)
+        cells = np.asarray(chunk_array.as_ndarray_like(), dtype=object).ravel(order="C")
+        encoded = FixedBlocks().encode(gather_cells(cells.tolist(), dtype), dtype, "chunk")
+        return chunk_spec.prototype.buffer.from_array_like(encoded)
 
     def _decode_cells(self, chunk_bytes: Any, chunk_spec: Any) -> Any:
-        dtype = chunk_spec.dtype
-        item = dtype.item_dtype
-        shape = dtype.pattern.empty_shape
-        n = int(np.prod(chunk_spec.shape, dtype=np.int64))
-        raw = chunk_bytes.as_numpy_array()
-        expected = n * dtype.fixed_nbytes
-        if raw.size != expected:
-            raise CellError(
-                f"'bytes' chunk of {dtype!r} holds {raw.size} bytes, but {n} elements of shape "
-                f"{shape} need exactly {expected}; the chunk is truncated or corrupt."
-            )
-        values = np.frombuffer(raw.tobytes(), dtype=item)
-        if item.kind == "b":
-            check_bool_bytes(values)
-        # Cells are runs of shape[0] rows of a (n * shape[0], *shape[1:]) block.
-        rows = shape[0]
-        block = values.reshape((n * rows, *shape[1:]))
-        offsets = np.arange(0, n * rows + 1, rows, dtype=np.int64)
-        out = readonly_cells(block, offsets)
-        return chunk_spec.prototype.nd_buffer.from_ndarray_like(out.reshape(chunk_spec.shape))
+        dtype = _ndarray_dtype(chunk_spec)
+        shape = tuple(int(n) for n in chunk_spec.shape)
+        raw = np.asarray(chunk_bytes.as_numpy_array()).reshape(-1).view(np.uint8)
+        cells = FixedBlocks().decode(raw, math.prod(shape), dtype, "chunk").cells()
+        out = cut_cells(cells.values, cells.offsets, None, dtype.pattern).reshape(shape)
+        return chunk_spec.prototype.nd_buffer.from_ndarray_like(out)
 
     def _encode_sync(self, chunk_array: Any, chunk_spec: Any) -> Any:
         return self._encode_cells(chunk_array, chunk_spec)

@@ -23,6 +23,7 @@ import os
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
@@ -38,7 +39,16 @@ from zarr_ndarray_dtype.errors import StoredChunkError
 from zarr_ndarray_dtype.grid import Box, Selection, resolve, slabs
 from zarr_ndarray_dtype.segments import offsets_of
 
-__all__ = ["Columnar", "read_cells", "read_columnar", "served", "write_cells", "write_columnar"]
+__all__ = [
+    "Columnar",
+    "Scan",
+    "read_cells",
+    "read_columnar",
+    "scan_cells",
+    "served",
+    "write_cells",
+    "write_columnar",
+]
 
 #: Cells a read takes at once (whole chunks, so a batch may hold more): bounds its memory.
 BATCH_CELLS = 1 << 20
@@ -71,9 +81,9 @@ def served(array: Any, what: str) -> tuple[NDArray, BlockCodec]:
     if codec is None:
         name = serializer.to_dict().get("name")
         raise ValueError(
-            f"{what} reads and writes cells stored by the 'vlen-ndarray' or 'ragged-ndarray' "
-            f"codec; this {list(dtype.shape)} array is stored by {name!r}: read it as a plain "
-            "zarr array"
+            f"{what} reads and writes cells stored by the 'vlen-ndarray', 'ragged-ndarray' or "
+            f"'bytes' codec; this {list(dtype.shape)} array is stored by {name!r}, which gives "
+            "no columnar access: read it as a plain zarr array"
         )
     return dtype, codec
 
@@ -90,14 +100,14 @@ class _Sources:
     """
 
     def __init__(self, fill: FillBlock, first: list[Block]) -> None:
-        self.blocks: list[Block] = [fill]
+        self.blocks: list[Any] = [fill]  # a read registers (bytes, cells) and decodes later
         self.bases = [0]
         self.next = 2
         self.lock = threading.Lock()
         for block in first:
             self.add(block, block.sizes.size)
 
-    def add(self, block: Any, count: int) -> int:
+    def add(self, block: object, count: int) -> int:
         """Register ``block`` (or what stands for it) of ``count`` cells; its base id."""
         with self.lock:
             base = self.next
@@ -181,7 +191,23 @@ def read_cells(array: Any, selection: Selection, what: str) -> tuple[Cells, Box]
     """The cells ``selection`` of an array as :class:`Cells`, and the selection's box."""
     dtype, codec = served(array, what)
     box = resolve(selection, tuple(int(n) for n in array.metadata.shape), what)
-    return _Reader(array, dtype, codec).read(box), box
+    return _Reader(array, dtype, codec).read(box).cells, box
+
+
+class Scan(NamedTuple):
+    """The cells of a selection without their values: sizes (and shapes), and which of them a
+    stored chunk holds (the others are fill cells of unwritten chunks)."""
+
+    cells: Cells  # values empty
+    stored: npt.NDArray[np.bool_]
+    chunk_nbytes: int  # the stored chunks' bytes as the codec reads them (after decompression)
+
+
+def scan_cells(array: Any, selection: Selection, what: str) -> Scan:
+    """Decode the chunks of ``selection`` (every rule of the codec checked) but copy no values."""
+    dtype, codec = served(array, what)
+    box = resolve(selection, tuple(int(n) for n in array.metadata.shape), what)
+    return _Reader(array, dtype, codec).read(box, copy=False)
 
 
 class _Reader:
@@ -198,15 +224,17 @@ class _Reader:
     def _register(self, raw: npt.NDArray[np.uint8], count: int) -> int:
         return self.sources.add((raw, count), count)
 
-    def read(self, box: Box) -> Cells:
+    def read(self, box: Box, copy: bool = True) -> Scan:
         count = math.prod(box.extents)
         offsets = np.zeros(count + 1, dtype=np.int64)
         shapes = np.empty((count, self.dtype.pattern.ndim), np.int64) if self.with_shapes else None
+        stored = np.zeros(0 if copy else count, dtype=np.bool_)
+        chunk_nbytes = 0
         at = 0
         for part in _slabs(box, self.array.metadata) if count else ():
             n = math.prod(part.extents)
             self.sources = _Sources(self.fill, [])
-            ids = _through_zarr(self.array, part, lambda box=part: self.view[box.slices])
+            ids = _through_zarr(self.array, part, partial(self.view.__getitem__, part.slices))
             runs = _runs(np.asarray(ids, dtype=np.uint64).reshape(-1), self.sources.bases)
             del ids
             groups = _by_block(runs)
@@ -219,10 +247,14 @@ class _Reader:
                     shape_table = blocks[k].shapes
                     assert shape_table is not None
                     shapes[at + positions] = shape_table[cells]
+                if not copy:
+                    stored[at + positions] = k != 0
             np.cumsum(mine, out=mine)
-            self._copy(blocks, runs, groups, mine)
+            chunk_nbytes += sum(int(raw.size) for raw, _ in self.sources.blocks[1:])
+            if copy:
+                self._copy(blocks, runs, groups, mine)
             at += n
-        return Cells(self.values, offsets, shapes)
+        return Scan(Cells(self.values, offsets, shapes), stored, chunk_nbytes)
 
     def _decode(
         self, part: Box, runs: _Runs, groups: list[tuple[int, npt.NDArray[np.intp]]]
@@ -230,11 +262,11 @@ class _Reader:
         """Every chunk of the batch decoded (in threads); a corrupt one raises its codec's error,
         the first in C order of the selection when several are."""
         metadata, dtype, codec = self.array.metadata, self.dtype, self.codec
-        first = {k: int(runs.pos[g].min()) for k, g in groups}
+        first = {k: int(np.min(runs.pos[g])) for k, g in groups}
         todo = sorted((k for k in first if k), key=first.__getitem__)
 
         def decode(k: int) -> Block:
-            raw, count = self.sources.blocks[k]  # type: ignore[misc]
+            raw, count = self.sources.blocks[k]
             where = cell_ids.chunk_name(metadata, _cell_at(part, first[k]))
             return codec.decode(raw, count, dtype, where)
 
@@ -252,7 +284,9 @@ class _Reader:
     ) -> None:
         """Grow the output to hold the batch (cells at item ``offsets``) and copy every cell."""
         total = int(offsets[-1])
-        if self.values.size != total:
+        if not self.values.size:
+            self.values = np.empty(total, dtype=self.values.dtype)
+        elif self.values.size != total:
             self.values.resize((total,), refcheck=False)  # realloc: large outputs are not copied
         out = self.values.view(np.uint8)
         unit = self.values.dtype.itemsize

@@ -85,8 +85,9 @@ def check_columns(
     count = off.size - 1
     if cells is not None and count != cells:
         raise ValueError(
-            f"offsets must have {cells + 1} entries for {cells} cells (one more than the cells: "
-            f"cell i is values[offsets[i]:offsets[i + 1]]), got {off.size}"
+            f"the columns hold {count} cells but the selection holds {cells}: offsets must have "
+            f"{cells + 1} entries for {cells} cells (cell i is values[offsets[i]:offsets[i + 1]]),"
+            f" got {off.size}"
         )
     off = off.astype(np.int64, copy=False)
     if int(off[0]) != 0:

@@ -17,7 +17,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, overload
 
 import numpy as np
-from zarr.core.dtype.wrapper import ZDType
+from zarr.dtype import ZDType
 
 from zarr_ndarray_dtype._compat import DataTypeValidationError
 from zarr_ndarray_dtype.cells import VlenScalar, box, check_bool_bytes, coerce_cell, frozen_cell

@@ -9,6 +9,9 @@ vectorized gather instead of a Python loop.
 
 from __future__ import annotations
 
+import functools
+import operator
+
 import numpy as np
 import numpy.typing as npt
 
@@ -53,9 +56,9 @@ def copy_segments(
         for s, d, n in zip(run_src.tolist(), run_dst.tolist(), run_len.tolist(), strict=True):
             out[d : d + n] = src[s : s + n]
         return
-    width = next(w for w in _WORDS if not int(np.bitwise_or.reduce(
-        np.concatenate((run_src, run_dst, run_len, [src.size, out.size]))
-    )) % w)  # fmt: skip
+    every = np.concatenate((run_src, run_dst, run_len, np.array([src.size, out.size])))
+    bits = functools.reduce(operator.or_, every.tolist(), 0)
+    width = next(w for w in _WORDS if not bits % w)
     word = _WORDS[width]
     run_src, run_dst, run_len = run_src // width, run_dst // width, run_len // width
     base = offsets_of(run_len)

@@ -4,12 +4,16 @@ Only the standard library: importing this module adds nothing to the installed p
 dependencies. :func:`readme_examples` takes the Python examples out of a README and
 :func:`run_script` runs one (or any other code) as its own program, so each package's tests can
 check that what its README shows runs as written; :func:`assert_entry_point` checks one
-plug-in declaration of the installed distributions.
+plug-in declaration of the installed distributions; :func:`zarr_private_uses` finds where a
+package's source reaches for a private member of zarr outside its ``_compat`` module.
 """
 
 from __future__ import annotations
 
+import ast
+import importlib
 import os
+import pkgutil
 import re
 import subprocess
 import sys
@@ -17,7 +21,14 @@ import textwrap
 from importlib.metadata import entry_points
 from pathlib import Path
 
-__all__ = ["assert_entry_point", "readme_examples", "run_script"]
+__all__ = [
+    "assert_entry_point",
+    "assert_zarr_private_only_in_compat",
+    "readme_examples",
+    "run_script",
+    "zarr_private_names",
+    "zarr_private_uses",
+]
 
 _PYTHON_BLOCK = re.compile(r"```python\n(.*?)```", re.S)
 
@@ -68,3 +79,84 @@ def assert_entry_point(group: str, name: str, value: str, target: object) -> Non
     loaded = point.load()
     if loaded is not target:
         raise AssertionError(f"entry point {name!r} in {group!r} loads {loaded!r}, not {target!r}")
+
+
+def zarr_private_names() -> set[str]:
+    """Every private name (one leading underscore) that zarr's modules and classes define."""
+    import zarr
+
+    names: set[str] = set()
+    for info in pkgutil.walk_packages(zarr.__path__, "zarr."):
+        if ".testing" in info.name or "._" in info.name.removeprefix("zarr."):
+            continue
+        try:
+            module = importlib.import_module(info.name)
+        except Exception:
+            continue
+        for name, value in vars(module).items():
+            if name.startswith("_") and not name.startswith("__"):
+                names.add(name)
+            if isinstance(value, type) and value.__module__.startswith("zarr"):
+                names.update(n for n in vars(value) if n.startswith("_") and not n.startswith("__"))
+    return names
+
+
+def zarr_private_uses(
+    source: str | os.PathLike[str], compat: str = "_compat.py", *, inside: bool = False
+) -> list[str]:
+    """``file:line name`` of every use of a private zarr member in a package's source folder
+    outside its ``compat`` module (``inside``: in it): ``other._name`` (not on ``self`` /
+    ``cls``), ``getattr(x, "_name")`` and ``from zarr... import _name``, for names zarr defines
+    and the package itself does not."""
+    files = sorted(Path(source).rglob("*.py"))
+    trees = {p: ast.parse(p.read_text(encoding="utf-8")) for p in files}
+    ours = {p.stem for p in files}  # the package's own (private) modules
+    for tree in trees.values():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                ours.add(node.name)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                ours.add(node.attr)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                ours.add(node.id)
+    private = zarr_private_names() - ours
+    found = []
+    for path, tree in trees.items():
+        if (path.name == compat) != inside:
+            continue
+        for node in ast.walk(tree):
+            name = None
+            if isinstance(node, ast.Attribute) and node.attr in private:
+                owner = node.value
+                if not (isinstance(owner, ast.Name) and owner.id in ("self", "cls")):
+                    name = node.attr
+            elif isinstance(node, ast.Call) and getattr(node.func, "id", None) in (
+                "getattr",
+                "hasattr",
+            ):
+                if len(node.args) > 1 and isinstance(node.args[1], ast.Constant):
+                    value = node.args[1].value
+                    name = value if isinstance(value, str) and value in private else None
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "zarr":
+                bad = [a.name for a in node.names if a.name.startswith("_")]
+                name = bad[0] if bad else None
+            if name is not None:
+                found.append(f"{path.name}:{getattr(node, 'lineno', 0)} {name}")
+    return found
+
+
+def assert_zarr_private_only_in_compat(
+    package: str, allowed: dict[str, str], foreign: dict[str, str] | None = None
+) -> None:
+    """Private zarr members are used in ``package``'s ``_compat`` module only, and only those
+    in ``allowed`` (name -> the zarr releases that need it); ``foreign`` names (name -> whose
+    they are) belong to another library and happen to be private names of zarr's too.
+    Raises :class:`AssertionError` otherwise."""
+    source = Path(importlib.import_module(package).__file__ or "").parent
+    others = foreign or {}
+    outside = [u for u in zarr_private_uses(source) if u.split()[1] not in others]
+    if outside:
+        raise AssertionError(f"{package} uses private zarr members outside _compat: {outside}")
+    unlisted = [u for u in zarr_private_uses(source, inside=True) if u.split()[1] not in allowed]
+    if unlisted:
+        raise AssertionError(f"{package}._compat uses private zarr members not listed: {unlisted}")

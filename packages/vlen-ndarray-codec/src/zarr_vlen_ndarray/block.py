@@ -34,7 +34,7 @@ CODEC_NAME = "vlen-ndarray"
 class FramedBlock:
     """A checked chunk whose elements are located, not copied (a block of the engine)."""
 
-    shapes = None
+    shapes: npt.NDArray[np.int64] | None = None  # the shapes follow from the sizes
 
     def __init__(
         self,
@@ -43,13 +43,14 @@ class FramedBlock:
         nbytes: npt.NDArray[np.int64],
         item: np.dtype[Any],
     ) -> None:
-        self.framed, self.starts, self.nbytes, self.item = framed, starts, nbytes, item
-        self.sizes = nbytes // item.itemsize
+        self.framed, self.starts, self.item = framed, starts, item
+        self.sizes = np.floor_divide(nbytes, item.itemsize, out=nbytes)  # 16 bytes a cell, all
 
     def copy(
         self, cells: npt.NDArray[np.intp], out: npt.NDArray[np.uint8], dst: npt.NDArray[np.int64]
     ) -> None:
-        gather_into(self.framed, self.starts[cells], self.nbytes[cells], out, dst)
+        nbytes = self.sizes[cells] * self.item.itemsize
+        gather_into(self.framed, self.starts[cells], nbytes, out, dst)
 
     def cells(self) -> Cells:
         offsets = offsets_of(self.sizes)
@@ -88,7 +89,7 @@ def decode(
         return block
     cells = block.cells()  # bool bytes are checked on every decode, all at once
     try:
-        check_bool_bytes(cells.values, nbytes=nbytes)
+        check_bool_bytes(cells.values, nbytes=block.sizes)
     except CellError as exc:
         raise _failed(where, dtype, exc) from exc
     return ColumnsBlock(cells)

@@ -71,7 +71,7 @@ def _rows_dtype(array: Any, what: str) -> tuple[NDArray, tuple[int, ...]]:
             f"array's pattern is {list(dtype.shape)}: read it with "
             "zarr_ragged_ndarray.read_columnar (flat values, a shape table and offsets)"
         )
-    return dtype, tuple(int(d) for d in dtype.shape[1:])
+    return dtype, tuple(d for d in dtype.shape[1:] if d is not None)
 
 
 def read_columnar(array: Any, selection: Selection = ...) -> Columnar:
@@ -105,7 +105,7 @@ def check_columnar(
     ``cells + 1`` entries when ``cells`` is given); ``values`` must convert to the element dtype
     without changing any value. Raises ValueError / TypeError naming the problem.
     """
-    rows = tuple(int(d) for d in dtype.shape[1:])
+    rows = tuple(d for d in dtype.shape[1:] if d is not None)
     checked = check_columns(values, offsets, dtype, cells, rows=rows)
     return checked.values.reshape(-1, *rows), checked.offsets // dtype.pattern.fixed_items
 

@@ -202,11 +202,11 @@ def gather_into(
             f"starts, nbytes and dst have {starts.size}, {nbytes.size}, {dst.size} entries"
         )
     if starts.size and (
-        int(starts.min()) < HEADER_NBYTES
-        or int(nbytes.min()) < 0
-        or int((starts + PREFIX_NBYTES + nbytes).max()) > data.size
-        or int(dst.min()) < 0
-        or int((dst + nbytes).max()) > out.size
+        int(np.min(starts)) < HEADER_NBYTES
+        or int(np.min(nbytes)) < 0
+        or int(np.max(starts + PREFIX_NBYTES + nbytes)) > data.size
+        or int(np.min(dst)) < 0
+        or int(np.max(dst + nbytes)) > out.size
     ):
         raise ValueError(
             f"starts/nbytes/dst do not describe elements of this {data.size}-byte chunk and "

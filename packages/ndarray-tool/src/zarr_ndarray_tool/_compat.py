@@ -1,0 +1,38 @@
+"""Shims for the zarr-python releases the tool supports (3.1.0 .. 3.4.x), in one place.
+
+Each shim names the release that needs it; everything else uses APIs the same in every release.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zarr.core.sync import sync
+
+__all__ = ["chunk_key_encoding", "close_store", "open_zip_store_read"]
+
+
+def open_zip_store_read(path: Any) -> Any:
+    """A read-only ``zarr.storage.ZipStore`` over ``path``, opened before first use."""
+    from zarr.storage import ZipStore
+
+    # zarr 3.1.0's ZipStore fails on some reads of a store that was not opened explicitly.
+    return sync(ZipStore.open(path, mode="r"))
+
+
+def close_store(store: Any) -> None:
+    """Close a store the tool opened (a no-op for one that never opened)."""
+    # zarr 3.1.0's ZipStore.close fails on a store it never opened (the private ``_is_open``).
+    if getattr(store, "_is_open", True):
+        store.close()
+
+
+def chunk_key_encoding(data: Any) -> Any:
+    """zarr's chunk key encoding object for its JSON form."""
+    from zarr.core import chunk_key_encodings
+
+    parse = getattr(chunk_key_encodings, "parse_chunk_key_encoding", None)
+    if parse is not None:  # zarr >= 3.1.6
+        return parse(data)
+    # zarr 3.1.0 .. 3.1.5: the base class dispatches on the name.
+    return chunk_key_encodings.ChunkKeyEncoding.from_dict(data)

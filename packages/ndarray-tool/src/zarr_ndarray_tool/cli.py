@@ -1,0 +1,281 @@
+"""The ``zarr-ndarray`` console script: argument parsing and the six subcommands.
+
+Arguments are parsed with the standard library's argparse (not click or typer): it covers
+subcommands, shared option groups and usage errors, and adds no dependency to the codec package.
+
+Exit status: 0 success; 1 the store was refused (not what the command expects, invalid, or a
+chunk failed a check) and nothing was changed; 2 usage error (from argparse).
+
+``PATH`` is an array directory (``store.zarr/group/array``), a zip store whose root node is the
+array (``store.zip``), an array inside a zip store (``store.zip::group/array``) or a URL zarr
+understands (``s3://``, ``gs://``, ``az://``, ``memory://``, ``file://``; see :mod:`.remote`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from zarr_ndarray_tool import commands
+from zarr_ndarray_tool import metadata as md
+from zarr_ndarray_tool.commands import DEFAULT_SAMPLE, Outcome
+from zarr_ndarray_tool.errors import Refused
+from zarr_ndarray_tool.export import export
+from zarr_ndarray_tool.info import gather, render
+from zarr_ndarray_tool.progress import Progress
+from zarr_ndarray_tool.remote import BACKENDS, parse_storage_options
+from zarr_ndarray_tool.scan import Node, load, load_location
+from zarr_ndarray_tool.stores import locate
+
+__all__ = ["build_parser", "main"]
+
+PROG = "zarr-ndarray"
+
+_PATH_HELP = (
+    "the array: a directory (store.zarr/group/array), a zip store (store.zip), an array "
+    "inside one (store.zip::group/array), or a URL zarr understands "
+    "(s3://bucket/store.zarr/array, gs://..., az://..., memory://..., file://...)"
+)
+
+
+def _shape_arg(text: str) -> tuple[int | None, ...]:
+    try:
+        return md.parse_shape_arg(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
+def _dtype_arg(text: str) -> str:
+    try:
+        return md.parse_dtype_arg(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
+def _count_arg(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer")
+    return int(text)
+
+
+def _names_arg(text: str) -> list[str]:
+    names = [n.strip() for n in text.split(",")]
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"{text!r}: give comma-separated names, e.g. n,xy")
+    return names
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("path", metavar="PATH", help=_PATH_HELP)
+    common.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress bar (it is shown on a terminal)"
+    )
+    common.add_argument(
+        "--storage-options",
+        metavar="JSON",
+        help="for a URL: options of the store, a JSON object (e.g. "
+        '\'{"endpoint_url": "http://127.0.0.1:9000"}\'); credentials come from the '
+        "environment and config files as usual",
+    )
+    common.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default="fsspec",
+        help="for a URL: open it with fsspec (zarr.storage.FsspecStore, the default) or "
+        "obstore (zarr.storage.ObjectStore); the storage options are that library's",
+    )
+    rewrite = argparse.ArgumentParser(add_help=False)
+    rewrite.add_argument(
+        "--dry-run", action="store_true", help="print the zarr.json diff; write nothing"
+    )
+
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Inspect, convert, verify and export Zarr v3 arrays of ragged ndarray "
+        "elements (the ndarray data type, with the vlen-ndarray or the ragged-ndarray codec). "
+        "Metadata rewrites change only the array's zarr.json, atomically; chunks are never "
+        "rewritten.",
+        epilog="Exit status: 0 ok, 1 refused or invalid store (nothing changed), 2 usage.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("info", parents=[common], help="data type, codecs, chunks, extents")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=cmd_info)
+
+    p = sub.add_parser(
+        "upgrade",
+        parents=[common, rewrite],
+        help="variable_length_bytes + vlen-bytes (or a Zarr v2 VLenArray / VLenBytes array) "
+        "-> ndarray + vlen-ndarray",
+        description="Type a raw-bytes array: every element must be the little-endian C-order "
+        "bytes of an ndarray of the given dtype and pattern. Chunks are checked first (a "
+        "sample, or all with --verify-all); the fill value is kept and must fit the pattern. "
+        "A Zarr v2 array with a numcodecs VLenArray filter (or VLenBytes, with --dtype and "
+        "--shape) gets a v3 zarr.json that reads its chunks unchanged; its v2 documents are kept "
+        "in the attributes, so `downgrade` restores them byte for byte.",
+    )
+    p.add_argument(
+        "--dtype",
+        type=_dtype_arg,
+        help="element dtype, e.g. float32 (a Zarr v2 VLenArray array: default its own dtype)",
+    )
+    p.add_argument(
+        "--shape",
+        type=_shape_arg,
+        help="element pattern [null, d1, ..., dk], written null,2 or None,2 or [null,2] "
+        "(a Zarr v2 VLenArray array: default null)",
+    )
+    check = p.add_mutually_exclusive_group()
+    check.add_argument("--verify-all", action="store_true", help="check every chunk object")
+    check.add_argument(
+        "--sample",
+        type=_count_arg,
+        default=DEFAULT_SAMPLE,
+        metavar="N",
+        help=f"check N chunk objects spread over the array (default {DEFAULT_SAMPLE})",
+    )
+    p.set_defaults(func=cmd_upgrade, parser=p)
+
+    p = sub.add_parser(
+        "downgrade",
+        parents=[common, rewrite],
+        help="ndarray + vlen-ndarray -> variable_length_bytes + vlen-bytes",
+        description="Make the array readable by zarr-python without this package: elements "
+        "read as their raw little-endian bytes.",
+    )
+    p.set_defaults(func=cmd_downgrade)
+
+    p = sub.add_parser(
+        "migrate",
+        parents=[common, rewrite],
+        help="zarr-vlen-ndarray 0.1.x vlen-ndarray/inner_shape data type -> ndarray",
+    )
+    p.set_defaults(func=cmd_migrate)
+
+    p = sub.add_parser(
+        "verify", parents=[common], help="decode every chunk; report the first bad one"
+    )
+    p.set_defaults(func=cmd_verify)
+
+    p = sub.add_parser(
+        "export", parents=[common], help="write the cells to Parquet (needs nd-arrow)"
+    )
+    p.add_argument("--parquet", required=True, type=Path, metavar="OUT", help="output file")
+    p.add_argument("--column", help="name of the cell column (default: the array's name)")
+    p.add_argument(
+        "--dims", type=_names_arg, help="names of the element axes, comma-separated (e.g. n,xy)"
+    )
+    p.add_argument("--overwrite", action="store_true", help="replace OUT if it exists")
+    p.set_defaults(func=cmd_export)
+    return parser
+
+
+def _progress(args: argparse.Namespace, total: int, label: str) -> Progress:
+    return Progress(total, label, enabled=False if args.quiet else None)
+
+
+def _say(text: str) -> None:
+    print(text, flush=True)
+
+
+# ------------------------------------------------------------------------------ commands
+
+
+def _load(args: argparse.Namespace) -> Node:
+    return load(args.path, parse_storage_options(args.storage_options), args.backend)
+
+
+def _show(outcome: Outcome) -> int:
+    if outcome.diff:
+        sys.stdout.write(outcome.diff)
+    _say(outcome.message)
+    return 0
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    node = _load(args)
+    with _progress(args, len(node.objects), "reading chunks") as bar:
+        report = gather(node, bar)
+    _say(json.dumps(report, indent=2) if args.json else render(report))
+    return 0
+
+
+def cmd_upgrade(args: argparse.Namespace) -> int:
+    if args.dtype is not None and args.shape is None:
+        args.parser.error("--dtype needs --shape (the element pattern, e.g. --shape null,2)")
+    loc = locate(args.path, parse_storage_options(args.storage_options), args.backend)
+
+    def checked(command: Callable[..., Outcome], target: Any, total: int) -> int:
+        with _progress(args, total, "checking chunks") as bar:
+            outcome = command(
+                target,
+                args.dtype,
+                args.shape,
+                verify_all=args.verify_all,
+                sample_size=args.sample,
+                dry_run=args.dry_run,
+                progress=bar,
+            )
+        return _show(outcome)
+
+    if commands.is_v2(loc):
+        return checked(commands.upgrade_v2, loc, args.sample)
+    node = load_location(loc)
+    if args.dtype is None:
+        raise Refused(
+            f"{node.where}: upgrading a Zarr v3 raw-bytes array needs the element type: "
+            "--dtype D --shape S (e.g. --dtype float32 --shape null,2)."
+        )
+    total = len(node.objects) if args.verify_all else min(args.sample, len(node.objects))
+    return checked(commands.upgrade, node, total)
+
+
+def cmd_downgrade(args: argparse.Namespace) -> int:
+    return _show(commands.downgrade(_load(args), dry_run=args.dry_run))
+
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    return _show(commands.migrate(_load(args), dry_run=args.dry_run))
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    node = _load(args)
+    with _progress(args, len(node.objects), "decoding chunks") as bar:
+        return _show(commands.verify(node, progress=bar))
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    node = _load(args)
+    with _progress(args, node.grid.nchunks, "exporting") as bar:
+        rows = export(
+            node,
+            args.parquet,
+            column=args.column,
+            dims=args.dims,
+            overwrite=args.overwrite,
+            progress=bar,
+        )
+    _say(f"{node.where}: wrote {rows} rows to {args.parquet}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the tool; returns the exit status (the console script exits with it)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        status: int = args.func(args)
+    except Refused as exc:
+        print(f"{PROG} {args.command}: {exc}", file=sys.stderr)
+        return 1
+    return status
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,277 @@
+"""The store tool's operations on a loaded array (:class:`~.scan.Node`), for the CLI and the API.
+
+Each returns an :class:`Outcome` (the line the CLI prints, and the diff of a dry run) or raises
+:class:`~zarr_ndarray_tool.errors.Refused` having changed nothing. A rewrite checks that
+zarr reads the new document, then writes ``zarr.json`` once, conditional on the version read
+when the node was loaded (:func:`.stores.write_key`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from zarr_ndarray_dtype import NDArray
+from zarr_ndarray_tool import metadata as md
+from zarr_ndarray_tool.errors import Refused
+from zarr_ndarray_tool.progress import Progress
+from zarr_ndarray_tool.remote import Version
+from zarr_ndarray_tool.scan import Node, sample
+from zarr_ndarray_tool.stores import (
+    ZARR_JSON,
+    ChunkObject,
+    Grid,
+    Location,
+    chunk_objects,
+    delete_keys,
+    grid_of,
+    open_array,
+    read_versioned,
+    write_key,
+)
+from zarr_ndarray_tool.v2 import ZARRAY, ZATTRS, original_documents, v3_from_v2
+from zarr_ndarray_tool.verify import check_payloads, verify_chunks
+from zarr_vlen_ndarray import VlenNDArrayCodec
+
+__all__ = [
+    "DEFAULT_SAMPLE",
+    "Outcome",
+    "downgrade",
+    "is_v2",
+    "migrate",
+    "upgrade",
+    "upgrade_v2",
+    "verify",
+]
+
+#: Chunk objects ``upgrade`` checks unless told to check all.
+DEFAULT_SAMPLE = 16
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What an operation did: a one-line message, and for a dry run the ``zarr.json`` diff."""
+
+    message: str
+    diff: str = ""
+
+
+def _quiet(total: int) -> Progress:
+    return Progress(total, "", enabled=False)
+
+
+def upgrade(
+    node: Node,
+    dtype: str,
+    shape: tuple[int | None, ...],
+    *,
+    verify_all: bool = False,
+    sample_size: int = DEFAULT_SAMPLE,
+    dry_run: bool = False,
+    progress: Progress | None = None,
+) -> Outcome:
+    """Raw bytes + ``vlen-bytes`` -> ``ndarray`` + ``vlen-ndarray``, after checking chunks."""
+    new = md.upgrade(node.meta, dtype, shape, node.where)
+    etype = md.element_type(new)
+    assert etype is not None
+    objects = node.objects if verify_all else sample(node.objects, sample_size)
+    padded = node.grid.padded()
+    view = md.with_shape(md.bytes_view(node.meta, node.where), padded.shape)
+    bar = progress if progress is not None else _quiet(len(objects))
+    with open_array(node.loc, view) as raw:
+        problem = check_payloads(node, raw, padded, objects, etype, bar)
+    if problem is not None:
+        raise Refused(f"{node.where}: not upgraded (nothing written): {problem}")
+    checked = f"checked {len(objects)} of {len(node.objects)} chunk objects"
+    if len(objects) < len(node.objects):
+        checked += " (--verify-all checks every one)"
+    return rewrite(node, new, f"upgrade to {etype}; {checked}", dry_run=dry_run)
+
+
+def downgrade(node: Node, *, dry_run: bool = False) -> Outcome:
+    """``ndarray`` + ``vlen-ndarray`` -> ``variable_length_bytes`` + ``vlen-bytes``.
+
+    An array upgraded from Zarr v2 gets its v2 documents back instead (:mod:`.v2`).
+    """
+    md.check_array_document(node.meta, node.where)
+    kept = original_documents(node.meta, node.where)
+    if kept is not None:
+        return _restore_v2(node, *kept, dry_run=dry_run)
+    new = md.downgrade(node.meta, node.where)
+    what = f"downgrade to {md.DOWNGRADE_DTYPE_NAME} + vlen-bytes"
+    return rewrite(node, new, what, dry_run=dry_run)
+
+
+def migrate(node: Node, *, dry_run: bool = False) -> Outcome:
+    """zarr-vlen-ndarray 0.1.x data type -> ``ndarray``."""
+    new = md.migrate(node.meta, node.where)
+    return rewrite(node, new, f"migrate to ndarray {md.element_type(new)}", dry_run=dry_run)
+
+
+def rewrite(node: Node, new: dict[str, Any], what: str, *, dry_run: bool) -> Outcome:
+    """Check that zarr reads ``new``, then return its diff (dry run) or write it."""
+    with open_array(node.loc, new):
+        pass  # zarr parses the new document (data type, codecs, fill value) or we refuse
+    if dry_run:
+        diff = md.json_diff(node.meta, new, f"{node.where}/{ZARR_JSON}")
+        return Outcome(f"dry run: {what}; nothing written", diff)
+    write_key(node.loc, ZARR_JSON, md.dumps_like(new, node.text).encode("utf-8"), node.version)
+    return Outcome(f"{node.where}: {what}; rewrote zarr.json")
+
+
+def verify(node: Node, *, progress: Progress | None = None) -> Outcome:
+    """Decode every (inner) chunk of every stored object; Refused naming the first bad one."""
+    if md.data_type_kind(node.meta.get("data_type")) == "legacy":
+        raise Refused(
+            f"{node.where}: the data type is zarr-vlen-ndarray 0.1.x metadata, which no longer "
+            "resolves; run `migrate` first."
+        )
+    if md.data_type_kind(node.meta.get("data_type")) != "ndarray":
+        raise Refused(
+            f"{node.where}: verify decodes ndarray arrays; this one's data type is "
+            f"{node.meta.get('data_type')!r} (`upgrade` types a raw-bytes array)."
+        )
+    bar = progress if progress is not None else _quiet(len(node.objects))
+    problem = verify_chunks(node, node.objects, bar)
+    if problem is not None:
+        raise Refused(f"{node.where}: verify failed at {problem}")
+    return Outcome(f"{node.where}: all {len(node.objects)} chunk objects decode")
+
+
+# ------------------------------------------------------------------------------ zarr v2
+
+
+def is_v2(loc: Location) -> bool:
+    """True for a Zarr v2 array node (a ``.zarray`` and no ``zarr.json``)."""
+    return read_versioned(loc).data is None and read_versioned(loc, ZARRAY).data is not None
+
+
+def _text(data: bytes | None, name: str, where: str) -> str | None:
+    if data is None:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise Refused(f"{where}: {name} is not UTF-8 text ({exc}).") from exc
+
+
+def upgrade_v2(
+    loc: Location,
+    dtype: str | None,
+    shape: tuple[int | None, ...] | None,
+    *,
+    verify_all: bool = False,
+    sample_size: int = DEFAULT_SAMPLE,
+    dry_run: bool = False,
+    progress: Progress | None = None,
+) -> Outcome:
+    """A Zarr v2 ``VLenArray``/``VLenBytes`` array -> ``ndarray`` + ``vlen-ndarray`` (v3).
+
+    Chunks are checked (a sample, or all) before anything is written, then ``zarr.json`` is
+    written and the v2 documents (kept in its attributes) deleted; no chunk is touched.
+    """
+    where = str(loc)
+    _check_deletes(loc)
+    zarray = read_versioned(loc, ZARRAY)
+    zattrs = read_versioned(loc, ZATTRS)
+    zarray_text = _text(zarray.data, ZARRAY, where)
+    assert zarray_text is not None
+    new, etype = v3_from_v2(zarray_text, _text(zattrs.data, ZATTRS, where), dtype, shape, where)
+    grid = grid_of(new, where)
+    objects = chunk_objects(loc, new, grid)
+    picked = objects if verify_all else sample(objects, sample_size)
+    bar = progress if progress is not None else _quiet(len(picked))
+    bar.total = len(picked)  # known only now that the chunk objects are listed
+    compressor = json.loads(zarray_text).get("compressor")
+    problem = _check_v2_chunks(loc, new, grid, picked, compressor, etype, bar)
+    if problem is not None:
+        raise Refused(f"{where}: not upgraded (nothing written): {problem}")
+    checked = f"checked {len(picked)} of {len(objects)} chunk objects"
+    if len(picked) < len(objects):
+        checked += " (--verify-all checks every one)"
+    what = f"upgrade Zarr v2 to ndarray {etype}; {checked}"
+    text = json.dumps(new, indent=2)
+    if dry_run:
+        diff = md.json_diff({}, new, f"{where}/{ZARR_JSON}")
+        return Outcome(f"dry run: {what}; would remove {ZARRAY}, {ZATTRS}; nothing written", diff)
+    write_key(loc, ZARR_JSON, text.encode("utf-8"), Version(None))
+    if read_versioned(loc, ZARRAY).data != zarray.data or read_versioned(loc, ZATTRS).data != (
+        zattrs.data
+    ):
+        delete_keys(loc, [ZARR_JSON])
+        raise Refused(f"{where}: {ZARRAY} or {ZATTRS} changed while this command ran; undone.")
+    delete_keys(loc, [ZARRAY, ZATTRS])
+    return Outcome(f"{where}: {what}; wrote zarr.json, kept the v2 documents in its attributes")
+
+
+def _check_deletes(loc: Location) -> None:
+    """Refuse up front where the v2 <-> v3 switch could not delete the other documents."""
+    if loc.kind == "store" and not getattr(loc.store, "supports_deletes", True):
+        raise Refused(
+            f"{loc}: this {type(loc.store).__name__} cannot delete keys, and a Zarr v2 <-> v3 "
+            "switch replaces the metadata documents; for a zip store run the CLI on the file "
+            "(FILE.zip::path/to/array), which rewrites the archive."
+        )
+
+
+def _check_v2_chunks(
+    loc: Location,
+    new: dict[str, Any],
+    grid: Grid,
+    objects: list[ChunkObject],
+    compressor: Any,
+    etype: md.ElementType,
+    progress: Progress,
+) -> str | None:
+    """Decode each chunk twice: numcodecs + the codec's decoder, and zarr with ``new``."""
+    import numcodecs
+
+    codec = numcodecs.get_codec(dict(compressor)) if compressor is not None else None
+    dtype = NDArray(dtype=etype.dtype, shape=tuple(etype.shape))
+    padded = grid.padded()
+    count = math.prod(grid.chunks)
+    with open_array(loc, md.with_shape(new, padded.shape)) as array:
+        for obj in objects:
+            raw = read_versioned(loc, obj.key).data or b""
+            try:
+                framed = codec.decode(raw) if codec is not None else raw
+                cells = VlenNDArrayCodec.decode_chunk(
+                    np.frombuffer(framed, np.uint8), (count,), dtype
+                )
+            except Exception as exc:  # any failure to decode marks the chunk incompatible
+                return f"chunk {obj.key}: {type(exc).__name__}: {exc}"
+            try:
+                through_zarr = np.asarray(array[padded.region(obj.index)], dtype=object)
+            except Exception as exc:  # the v3 codec chain cannot read what v2 wrote
+                return f"chunk {obj.key}: zarr cannot read it as {etype}: {exc}"
+            for i, (a, b) in enumerate(
+                zip(through_zarr.reshape(-1), cells.reshape(-1), strict=True)
+            ):
+                if a.shape != b.shape or a.tobytes() != b.tobytes():
+                    return f"chunk {obj.key}: element {i} reads differently through zarr"
+            progress.advance()
+    return None
+
+
+def _restore_v2(node: Node, zarray_text: str, zattrs_text: str | None, *, dry_run: bool) -> Outcome:
+    names = [ZARRAY] if zattrs_text is None else [ZARRAY, ZATTRS]
+    what = f"downgrade to Zarr v2 (restore {', '.join(names)}, remove zarr.json)"
+    if dry_run:
+        return Outcome(f"dry run: {what}; nothing written")
+    loc = node.loc
+    _check_deletes(loc)
+    for name in names:
+        if read_versioned(loc, name).data is not None:
+            raise Refused(f"{node.where}: {name} exists already; nothing written.")
+    write_key(loc, ZARRAY, zarray_text.encode("utf-8"), Version(None))
+    if zattrs_text is not None:
+        write_key(loc, ZATTRS, zattrs_text.encode("utf-8"), Version(None))
+    if node.version is not None and read_versioned(loc).data != node.version.data:
+        delete_keys(loc, names)
+        raise Refused(f"{node.where}: zarr.json changed while this command ran; undone.")
+    delete_keys(loc, [ZARR_JSON])
+    return Outcome(f"{node.where}: {what}")

@@ -1,0 +1,527 @@
+"""Pure transforms and checks of one Zarr v3 array document (a parsed ``zarr.json``).
+
+Nothing here touches a store or zarr-python: every function takes and returns plain dicts, so
+``upgrade``, ``downgrade`` and ``migrate`` are exactly the rewrites of SPEC.md section 2.6.
+Transforms return a deep copy in which only ``data_type`` and the one array -> bytes codec entry
+changed (at the same key and list positions, so key order is kept); every other key, including
+``attributes``, ``dimension_names``, ``storage_transformers``, ``chunk_key_encoding`` and the
+sharding ``index_codecs``, is carried over as it was. Anything unexpected raises
+:class:`~zarr_ndarray_tool.errors.Refused` naming what was found and what was expected.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from zarr_ndarray_dtype.cells import check_bool_bytes
+from zarr_ndarray_dtype.errors import (
+    CellError,
+    ElementDTypeError,
+    FillValueError,
+    ShapePatternError,
+)
+from zarr_ndarray_dtype.fill import decode_fill
+from zarr_ndarray_dtype.pattern import ELEMENT_DTYPES, ShapePattern, parse_element_dtype
+from zarr_ndarray_tool.errors import Refused
+
+__all__ = [
+    "BYTES_DTYPE_NAMES",
+    "DOWNGRADE_DTYPE_NAME",
+    "ElementType",
+    "Kind",
+    "bytes_view",
+    "check_array_document",
+    "codec_chain",
+    "data_type_kind",
+    "downgrade",
+    "dumps_like",
+    "element_type",
+    "json_diff",
+    "migrate",
+    "parse_dtype_arg",
+    "parse_shape_arg",
+    "upgrade",
+    "with_shape",
+]
+
+#: The JSON names of zarr-python's variable-length bytes data type. zarr 3.1.0 writes and reads
+#: only ``variable_length_bytes``; ``bytes`` is read too from zarr 3.1.4 on.
+BYTES_DTYPE_NAMES = ("variable_length_bytes", "bytes")
+#: What ``downgrade`` writes: the spelling every zarr-python from 3.1.0 reads.
+DOWNGRADE_DTYPE_NAME = "variable_length_bytes"
+NDARRAY = "ndarray"
+VLEN_BYTES = "vlen-bytes"
+VLEN_NDARRAY = "vlen-ndarray"
+SHARDING = "sharding_indexed"
+_VLEN_BYTES_ENTRY: dict[str, Any] = {"name": VLEN_BYTES, "configuration": {}}
+_VLEN_NDARRAY_ENTRY: dict[str, Any] = {"name": VLEN_NDARRAY, "configuration": {}}
+
+#: What a document's ``data_type`` is: zarr's raw bytes, this project's ``ndarray``, the 0.1.x
+#: ``vlen-ndarray`` data type, or anything else.
+Kind = Literal["bytes", "ndarray", "legacy", "other"]
+
+
+def _compact(value: object) -> str:
+    text = json.dumps(value, separators=(",", ":"))
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def check_array_document(meta: object, where: str) -> dict[str, Any]:
+    """``meta`` itself if it is a Zarr v3 array document; else :class:`Refused`."""
+    if not isinstance(meta, dict):
+        raise Refused(f"{where}: zarr.json holds {_compact(meta)}, not a JSON object.")
+    fmt = meta.get("zarr_format")
+    if fmt != 3:
+        raise Refused(
+            f"{where}: zarr.json has zarr_format {fmt!r}; this tool handles Zarr v3 arrays only "
+            "(the ndarray data type is not defined for Zarr v2)."
+        )
+    node = meta.get("node_type")
+    if node == "group":
+        raise Refused(
+            f"{where} is a Zarr group, not an array; name an array inside it "
+            "(e.g. PATH/name for a directory store, FILE.zip::name for a zip store)."
+        )
+    if node != "array":
+        raise Refused(f"{where}: zarr.json has node_type {node!r}; expected 'array'.")
+    if not isinstance(meta.get("codecs"), list):
+        raise Refused(f"{where}: zarr.json has no 'codecs' list ({_compact(meta.get('codecs'))}).")
+    return meta
+
+
+def data_type_kind(data_type: object) -> Kind:
+    """Classify a ``data_type`` JSON value (see :data:`Kind`)."""
+    if isinstance(data_type, str):
+        return "bytes" if data_type in BYTES_DTYPE_NAMES else "other"
+    if isinstance(data_type, dict):
+        name = data_type.get("name")
+        config = data_type.get("configuration")
+        if name == NDARRAY:
+            return "ndarray"
+        if name == VLEN_NDARRAY and isinstance(config, dict) and "inner_shape" in config:
+            return "legacy"
+        if name in BYTES_DTYPE_NAMES and not config:
+            return "bytes"
+    return "other"
+
+
+@dataclass(frozen=True)
+class ElementType:
+    """An ``ndarray`` element type: a canonical dtype name and a validated pattern."""
+
+    dtype: str
+    pattern: ShapePattern
+
+    @property
+    def itemsize(self) -> int:
+        return int(np.dtype(self.dtype).itemsize)
+
+    @property
+    def unit(self) -> int:
+        """Bytes one step along the variable axis adds (``itemsize`` x fixed extents)."""
+        return self.itemsize * self.pattern.fixed_items
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": NDARRAY, "configuration": {"dtype": self.dtype, "shape": self.shape}}
+
+    @property
+    def shape(self) -> list[int | None]:
+        return self.pattern.to_json()
+
+    def __str__(self) -> str:
+        return f"{self.dtype} {_compact(self.shape).replace(',', ', ')}"
+
+
+def _strict_dtype(value: object, where: str) -> str:
+    if not isinstance(value, str) or value not in ELEMENT_DTYPES:
+        raise Refused(
+            f"{where}: element dtype {_compact(value)} is not one of the 14 names "
+            f"{', '.join(ELEMENT_DTYPES)}."
+        )
+    return value
+
+
+def _pattern_from_json(value: object, where: str) -> ShapePattern:
+    try:
+        return ShapePattern.from_json(value)
+    except ShapePatternError as exc:
+        raise Refused(f"{where}: {exc}") from exc
+
+
+def element_type(meta: dict[str, Any]) -> ElementType | None:
+    """The element type of an ``ndarray`` or 0.1.x document (checked); None for raw bytes."""
+    data_type = meta.get("data_type")
+    kind = data_type_kind(data_type)
+    if kind not in ("ndarray", "legacy"):
+        return None
+    assert isinstance(data_type, dict)
+    config = data_type.get("configuration")
+    where = f"data_type {_compact(data_type)}"
+    if not isinstance(config, dict):
+        raise Refused(f"{where}: the configuration is not a JSON object.")
+    if kind == "ndarray":
+        if set(data_type) != {"name", "configuration"} or set(config) != {"dtype", "shape"}:
+            raise Refused(
+                f"{where}: an ndarray data type has exactly the keys name and configuration, "
+                "and its configuration exactly dtype and shape."
+            )
+        return ElementType(
+            _strict_dtype(config["dtype"], where), _pattern_from_json(config["shape"], where)
+        )
+    inner = config.get("inner_shape")
+    if set(config) != {"dtype", "inner_shape"} or not isinstance(inner, list):
+        raise Refused(
+            f"{where}: a zarr-vlen-ndarray 0.1.x data type has a configuration with exactly "
+            "dtype and inner_shape (a list of integers >= 1)."
+        )
+    return ElementType(
+        _legacy_dtype(config["dtype"], where), _pattern_from_json([None, *inner], where)
+    )
+
+
+def _legacy_dtype(value: object, where: str) -> str:
+    """A 0.1.x element dtype: one of the 14 names, or an explicit little-endian typestr."""
+    if isinstance(value, str) and value in ELEMENT_DTYPES:
+        return value
+    if isinstance(value, str) and re.fullmatch(r"[<|][biufc][0-9]{1,2}", value):
+        try:
+            return parse_element_dtype(value)
+        except ElementDTypeError as exc:
+            raise Refused(f"{where}: {exc}") from exc
+    raise Refused(
+        f"{where}: element dtype {_compact(value)} is neither one of the 14 names "
+        f"{', '.join(ELEMENT_DTYPES)} nor an explicit little-endian typestr such as '<f4'; "
+        "it is not allowed (a guess could mistype every element)."
+    )
+
+
+# ------------------------------------------------------------------------------ codec chains
+
+
+def _codec_name(entry: object) -> str:
+    if isinstance(entry, dict):
+        return str(entry.get("name"))
+    return str(entry)
+
+
+def codec_chain(codecs: object) -> str:
+    """A one-line description: ``vlen-bytes -> zstd(level=3)``, sharding nested in brackets."""
+    if not isinstance(codecs, list):
+        return _compact(codecs)
+    parts = []
+    for entry in codecs:
+        name = _codec_name(entry)
+        config = entry.get("configuration") if isinstance(entry, dict) else None
+        if name == SHARDING and isinstance(config, dict):
+            inner = codec_chain(config.get("codecs"))
+            parts.append(f"{name}(chunk_shape={_compact(config.get('chunk_shape'))})[{inner}]")
+        elif isinstance(config, dict) and config:
+            args = ", ".join(f"{k}={_compact(v)}" for k, v in config.items())
+            parts.append(f"{name}({args})")
+        else:
+            parts.append(name)
+    return " -> ".join(parts)
+
+
+def serializer_name(meta: dict[str, Any]) -> str | None:
+    """The name of the array's array -> bytes codec (inside sharding when sharded): the first
+    codec of the chain that is not ``transpose``, zarr's one array -> array codec."""
+    for entry in meta.get("codecs") or ():
+        name = _codec_name(entry)
+        if name == SHARDING and isinstance(entry, dict):
+            inner = (entry.get("configuration") or {}).get("codecs")
+            return serializer_name({"codecs": inner}) if isinstance(inner, list) else None
+        if name != "transpose":
+            return name
+    return None
+
+
+def _map_serializer(
+    codecs: list[Any], names: tuple[str, ...], replace: Callable[[Any], Any]
+) -> tuple[list[Any], int]:
+    """Replace every entry named in ``names`` (also inside sharding codec chains)."""
+    out: list[Any] = []
+    count = 0
+    for entry in codecs:
+        name = _codec_name(entry)
+        if name in names:
+            out.append(replace(entry))
+            count += 1
+        elif name == SHARDING and isinstance(entry, dict):
+            config = entry.get("configuration")
+            if isinstance(config, dict) and isinstance(config.get("codecs"), list):
+                inner, n = _map_serializer(config["codecs"], names, replace)
+                new_entry = dict(entry)
+                new_entry["configuration"] = {**config, "codecs": inner}
+                out.append(new_entry)
+                count += n
+            else:
+                out.append(entry)
+        else:
+            out.append(entry)
+    return out, count
+
+
+def _swap_serializer(
+    meta: dict[str, Any], old: str, new: dict[str, Any], where: str, expects: str
+) -> list[Any]:
+    codecs, count = _map_serializer(meta["codecs"], (old,), lambda _: copy.deepcopy(new))
+    if count != 1:
+        found = "no" if count == 0 else f"{count}"
+        raise Refused(
+            f"{where}: the codec chain {codec_chain(meta['codecs'])} has {found} {old!r} "
+            f"codec{'s' if count != 1 else ''}; {expects}."
+        )
+    return codecs
+
+
+def _check_vlen_ndarray_entries(meta: dict[str, Any], where: str) -> None:
+    """The vlen-ndarray codec entry must be parameter-free (or the store would not open)."""
+    bad: list[Any] = []
+
+    def check(entry: Any) -> Any:
+        config = entry.get("configuration", {}) if isinstance(entry, dict) else None
+        if not isinstance(entry, dict) or set(entry) - {"name", "configuration"} or config != {}:
+            bad.append(entry)
+        return entry
+
+    _, count = _map_serializer(meta["codecs"], (VLEN_NDARRAY,), check)
+    if count != 1:
+        raise Refused(
+            f"{where}: the codec chain {codec_chain(meta['codecs'])} has "
+            f"{'no' if count == 0 else count} 'vlen-ndarray' codec entries; expected exactly one."
+        )
+    if bad:
+        raise Refused(
+            f"{where}: the codec entry {_compact(bad[0])} is not "
+            '{"name": "vlen-ndarray", "configuration": {}}; the codec takes no parameters.'
+        )
+
+
+def _check_fill(meta: dict[str, Any], etype: ElementType, where: str, command: str) -> None:
+    fill = meta.get("fill_value")
+    try:
+        payload, _shape = decode_fill(fill, etype.pattern, etype.itemsize)
+        if etype.dtype == "bool":
+            check_bool_bytes(np.frombuffer(payload, np.uint8))
+    except (FillValueError, CellError) as exc:
+        raise Refused(
+            f"{where}: the fill_value {_compact(fill)} is not a valid fill for {etype} ({exc}); "
+            f"{command} keeps the fill value as it is, so it refuses this store."
+        ) from exc
+
+
+def _with_data_type(meta: dict[str, Any], data_type: Any, codecs: list[Any]) -> dict[str, Any]:
+    """A deep copy of ``meta`` with ``data_type`` and ``codecs`` replaced in place (order kept)."""
+    out = copy.deepcopy(meta)
+    out["data_type"] = copy.deepcopy(data_type)
+    out["codecs"] = codecs
+    return out
+
+
+# ------------------------------------------------------------------------------ the rewrites
+
+
+def _refuse_kind(meta: dict[str, Any], where: str, command: str, expects: str) -> None:
+    kind = data_type_kind(meta.get("data_type"))
+    hint = {
+        "bytes": "it holds raw variable-length bytes (use `upgrade --dtype D --shape S`)",
+        "ndarray": "it already has the ndarray data type",
+        "legacy": "it has the zarr-vlen-ndarray 0.1.x data type (use `migrate`)",
+        "other": "this tool converts only raw-bytes, ndarray and 0.1.x vlen-ndarray arrays",
+    }[kind]
+    raise Refused(
+        f"{where}: {command} expects {expects}, but the data_type is "
+        f"{_compact(meta.get('data_type'))}: {hint}."
+    )
+
+
+def upgrade(meta: dict[str, Any], dtype: str, shape: tuple[int | None, ...], where: str) -> dict:
+    """``variable_length_bytes``/``bytes`` + ``vlen-bytes`` -> ``ndarray`` + ``vlen-ndarray``.
+
+    ``dtype`` and ``shape`` are the new element type; the pattern must be ``[null, d1..dk]``
+    (the patterns ``vlen-ndarray`` serves). The fill value is kept and must be a valid fill of
+    the new element type. Chunk contents are not checked here (see :mod:`.verify`).
+    """
+    check_array_document(meta, where)
+    if data_type_kind(meta.get("data_type")) != "bytes":
+        _refuse_kind(meta, where, "upgrade", "a raw variable-length bytes array")
+    etype = new_element_type(dtype, shape)
+    codecs = _swap_serializer(
+        meta,
+        VLEN_BYTES,
+        _VLEN_NDARRAY_ENTRY,
+        where,
+        "upgrade expects exactly one vlen-bytes codec (at the top level or inside sharding)",
+    )
+    _check_fill(meta, etype, where, "upgrade")
+    return _with_data_type(meta, etype.to_json(), codecs)
+
+
+def new_element_type(dtype: str, shape: tuple[int | None, ...]) -> ElementType:
+    """The element type an ``upgrade`` writes; :class:`Refused` if vlen-ndarray cannot serve it."""
+    try:
+        name = parse_element_dtype(dtype)
+        pattern = ShapePattern.parse(list(shape))
+    except (ElementDTypeError, ShapePatternError) as exc:
+        raise Refused(str(exc)) from exc
+    if not pattern.is_leading_variable:
+        raise Refused(
+            f"--shape {_compact(pattern.to_json())}: the vlen-ndarray codec serves only patterns "
+            "with one leading variable axis, [null, d1, ..., dk]; a vlen-bytes store can only "
+            "become one of those (e.g. --shape null or --shape null,2)."
+        )
+    return ElementType(name, pattern)
+
+
+def downgrade(meta: dict[str, Any], where: str) -> dict:
+    """``ndarray`` + ``vlen-ndarray`` -> ``variable_length_bytes`` + ``vlen-bytes`` (fill kept)."""
+    check_array_document(meta, where)
+    if data_type_kind(meta.get("data_type")) != "ndarray":
+        _refuse_kind(meta, where, "downgrade", "an ndarray array with the vlen-ndarray codec")
+    etype = element_type(meta)
+    assert etype is not None
+    if not etype.pattern.is_leading_variable:
+        raise Refused(
+            f"{where}: the pattern {_compact(etype.shape)} is not [null, d1, ..., dk], so its "
+            f"chunks are not vlen-bytes framed (codec chain {codec_chain(meta['codecs'])}); only "
+            "vlen-ndarray arrays downgrade by a metadata rewrite."
+        )
+    codecs = _swap_serializer(
+        meta,
+        VLEN_NDARRAY,
+        _VLEN_BYTES_ENTRY,
+        where,
+        "downgrade expects exactly one vlen-ndarray codec (at the top level or inside sharding)",
+    )
+    if not isinstance(meta.get("fill_value"), str):
+        raise Refused(
+            f"{where}: the fill_value {_compact(meta.get('fill_value'))} is not a base64 string; "
+            "zarr's variable_length_bytes type could not read it."
+        )
+    return _with_data_type(meta, DOWNGRADE_DTYPE_NAME, codecs)
+
+
+def migrate(meta: dict[str, Any], where: str) -> dict:
+    """0.1.x ``vlen-ndarray``/``inner_shape`` data type -> ``ndarray`` ``[null, *inner_shape]``.
+
+    Codecs and fill value are kept as they are (0.1.x chunks have the same bytes); the fill must
+    be valid for the new data type and the codec entry parameter-free, or the migrated store
+    would not open, so those are checked.
+    """
+    check_array_document(meta, where)
+    if data_type_kind(meta.get("data_type")) != "legacy":
+        _refuse_kind(
+            meta,
+            where,
+            "migrate",
+            'a zarr-vlen-ndarray 0.1.x array (data_type {"name": "vlen-ndarray", '
+            '"configuration": {"dtype": ..., "inner_shape": [...]}})',
+        )
+    etype = element_type(meta)
+    assert etype is not None
+    _check_vlen_ndarray_entries(meta, where)
+    _check_fill(meta, etype, where, "migrate")
+    return _with_data_type(meta, etype.to_json(), copy.deepcopy(meta["codecs"]))
+
+
+def bytes_view(meta: dict[str, Any], where: str) -> dict:
+    """The document as raw variable-length bytes, to read any of our arrays' chunks as bytes.
+
+    Used only in memory (never written): a raw-bytes array gets the ``variable_length_bytes``
+    spelling every zarr reads; ``ndarray`` and 0.1.x arrays get their downgrade.
+    """
+    check_array_document(meta, where)
+    kind = data_type_kind(meta.get("data_type"))
+    if kind == "bytes":
+        out = copy.deepcopy(meta)
+        out["data_type"] = DOWNGRADE_DTYPE_NAME
+        return out
+    if kind == "legacy":
+        return downgrade(migrate(meta, where), where)
+    if kind == "ndarray":
+        return downgrade(meta, where)
+    _refuse_kind(meta, where, "this command", "a raw-bytes, ndarray or 0.1.x vlen-ndarray array")
+    raise AssertionError("unreachable")
+
+
+def with_shape(meta: dict[str, Any], shape: tuple[int, ...]) -> dict:
+    """A copy of ``meta`` with another array ``shape`` (for reading whole edge chunks)."""
+    out = copy.deepcopy(meta)
+    out["shape"] = list(shape)
+    return out
+
+
+# ------------------------------------------------------------------------------ arguments
+
+
+_NULLS = {"null", "none"}
+
+
+def parse_shape_arg(text: str) -> tuple[int | None, ...]:
+    """Parse ``--shape``: ``null,2``, ``None,2``, ``[null, 2]``, ``(None, 2)`` or ``null``.
+
+    Raises ValueError (argparse turns it into a usage error) naming the bad entry.
+    """
+    body = text.strip()
+    if body[:1] in "[(" and body[-1:] in "])":
+        body = body[1:-1]
+    tokens = [t.strip() for t in body.split(",")]
+    if len(tokens) > 1 and tokens[-1] == "":
+        tokens.pop()  # a trailing comma, as in "(None,)"
+    entries: list[int | None] = []
+    for token in tokens:
+        if token.lower() in _NULLS:
+            entries.append(None)
+        elif re.fullmatch(r"[0-9]+", token):
+            entries.append(int(token))
+        else:
+            raise ValueError(
+                f"--shape {text!r}: entry {token!r} is neither null/None nor an integer; "
+                "give e.g. null,2"
+            )
+    ShapePattern.parse(entries)  # ShapePatternError (a ValueError) names a bad entry
+    return tuple(entries)
+
+
+def parse_dtype_arg(text: str) -> str:
+    """Parse ``--dtype`` into one of the 14 element dtype names (``<f4`` is read as float32)."""
+    try:
+        return parse_element_dtype(text)
+    except ElementDTypeError as exc:
+        raise ValueError(str(exc)) from exc
+
+
+# ------------------------------------------------------------------------------ JSON text
+
+
+def dumps_like(meta: dict[str, Any], original: str) -> str:
+    """Serialize ``meta`` in the layout of ``original`` (indent, separators, final newline).
+
+    zarr-python writes ``json.dumps(d, indent=2)``; matching the original layout means a
+    rewrite changes only the lines that carry the changed values, and an upgrade followed by a
+    downgrade gives back the original bytes.
+    """
+    match = re.match(r"\{\r?\n([ \t]+)\"", original)
+    indent: str | None = match.group(1) if match else None
+    separators = None
+    if indent is None and re.search(r'"\s*:\S', original) and not re.search(r'":\s', original):
+        separators = (",", ":")
+    text = json.dumps(meta, indent=indent, separators=separators, ensure_ascii=original.isascii())
+    return text + "\n" if original.endswith("\n") else text
+
+
+def json_diff(old: dict[str, Any], new: dict[str, Any], label: str) -> str:
+    """A unified diff of two documents, both rendered with indent 2 (for ``--dry-run``)."""
+    a = json.dumps(old, indent=2).splitlines(keepends=True)
+    b = json.dumps(new, indent=2).splitlines(keepends=True)
+    lines = difflib.unified_diff(a, b, fromfile=f"{label} (current)", tofile=f"{label} (new)")
+    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)

@@ -1,0 +1,244 @@
+"""Any ``zarr.abc.store.Store`` for the tool: open a URL, list, read, and write one key.
+
+URLs (``s3://``, ``gs://``, ``az://``, ``memory://``, ...) open through zarr's store abstraction:
+``zarr.storage.FsspecStore.from_url`` (backend ``fsspec``, the default) or
+``zarr.storage.ObjectStore`` over ``obstore.store.from_url`` (backend ``obstore``), with the
+``--storage-options`` JSON passed through and credentials found the way those libraries find
+them (environment, config files, instance metadata). The Python API takes any store instead,
+icechunk sessions' stores included.
+
+A write is one PUT of the key. Where the store can make it conditional, it is conditional on the
+version read (:class:`Version`): an obstore store's ``put(..., mode={"e_tag": ...})`` (S3, GCS,
+Azure; ``mode="create"`` for a key that was absent), or s3fs's ``PutObject`` with ``IfMatch``
+(``IfNoneMatch: *`` for a key that was absent); a concurrent change then fails the PUT and the
+tool refuses (nothing written). Other stores (local, memory, icechunk sessions, other fsspec
+file systems) get a compare-before-write: the key is read again and must be unchanged. Icechunk
+detects conflicts itself when the user commits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from zarr.core.sync import sync as run
+
+from zarr_ndarray_tool.errors import Refused
+
+__all__ = [
+    "BACKENDS",
+    "Version",
+    "delete_key",
+    "list_sizes",
+    "open_url",
+    "parse_storage_options",
+    "put_key",
+    "read_key",
+]
+
+BACKENDS = ("fsspec", "obstore")
+
+
+@dataclass(frozen=True)
+class Version:
+    """What a conditional PUT is conditional on: the key's content and, where known, its ETag."""
+
+    data: bytes | None
+    e_tag: str | None = None
+    version: str | None = None
+
+
+def parse_storage_options(text: str | None) -> dict[str, Any]:
+    """``--storage-options``: a JSON object; Refused otherwise."""
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise Refused(f"--storage-options {text!r} is not valid JSON ({exc}).") from exc
+    if not isinstance(value, dict):
+        raise Refused(
+            f"--storage-options {text!r} is not a JSON object; give e.g. "
+            '\'{"endpoint_url": "http://127.0.0.1:9000"}\'.'
+        )
+    return value
+
+
+def open_url(url: str, options: dict[str, Any], backend: str) -> Any:
+    """A writable zarr store rooted at ``url`` (the array node)."""
+    try:
+        if backend == "obstore":
+            import obstore.store
+            from zarr.storage import ObjectStore
+
+            return ObjectStore(obstore.store.from_url(url, **options), read_only=False)
+        from zarr.storage import FsspecStore
+
+        return FsspecStore.from_url(url, storage_options=options or None, read_only=False)
+    except ImportError as exc:
+        package = "obstore" if backend == "obstore" else "fsspec and its file system for the URL"
+        raise Refused(f"{url}: opening it needs {package} ({exc}); pip install it.") from exc
+    except (ValueError, TypeError, KeyError, OSError) as exc:
+        raise Refused(
+            f"{url}: cannot open it as a zarr store ({type(exc).__name__}: {exc})."
+        ) from exc
+
+
+def _obstore_of(store: Any) -> Any | None:
+    from zarr.storage import ObjectStore
+
+    return store.store if isinstance(store, ObjectStore) else None
+
+
+def _s3fs_of(store: Any) -> Any | None:
+    from zarr.storage import FsspecStore
+
+    if not isinstance(store, FsspecStore):
+        return None
+    protocol = store.fs.protocol
+    protocols = (protocol,) if isinstance(protocol, str) else tuple(protocol)
+    return store.fs if "s3" in protocols and hasattr(store.fs, "_pipe_file") else None
+
+
+def _fs_path(store: Any, key: str) -> str:
+    return f"{store.path.rstrip('/')}/{key}" if store.path else key
+
+
+async def _get(store: Any, key: str) -> bytes | None:
+    from zarr.core.buffer import default_buffer_prototype
+
+    buf = await store.get(key, prototype=default_buffer_prototype())
+    return None if buf is None else bytes(buf.to_bytes())
+
+
+def read_key(store: Any, key: str) -> Version:
+    """The content of ``key`` (None if absent) and what a conditional PUT needs to know of it."""
+    obs = _obstore_of(store)
+    if obs is not None:
+        import obstore
+        from obstore.exceptions import NotFoundError
+
+        try:
+            got = obstore.get(obs, key)
+        except (NotFoundError, FileNotFoundError):
+            return Version(None)
+        return Version(bytes(got.bytes()), got.meta.get("e_tag"), got.meta.get("version"))
+    fs = _s3fs_of(store)
+    if fs is not None:
+        path = _fs_path(store, key)
+
+        async def versioned() -> Version:
+            fs.invalidate_cache(path)  # an ETag from an earlier listing may be stale
+            for _attempt in range(3):
+                try:
+                    before = (await fs._info(path)).get("ETag")
+                    data = await fs._cat_file(path)
+                    after = (await fs._info(path)).get("ETag")
+                except FileNotFoundError:
+                    return Version(None)
+                if before == after:
+                    return Version(bytes(data), before)
+            raise Refused(f"{key} keeps changing while it is read; try again later.")
+
+        return run(versioned())
+    return Version(run(_get(store, key)))
+
+
+def _changed(key: str) -> Refused:
+    return Refused(f"{key} changed while this command ran; nothing written.")
+
+
+def _check_writable(store: Any, key: str) -> None:
+    # The conditional PUTs below go to the store's library directly, past zarr's own check.
+    if getattr(store, "read_only", False):
+        raise Refused(
+            f"{key}: the store is read-only (open it with read_only=False); nothing written."
+        )
+
+
+def put_key(store: Any, key: str, data: bytes, expect: Version) -> None:
+    """Write ``key`` with one PUT if it still holds what ``expect`` read; Refused otherwise."""
+    _check_writable(store, key)
+    obs = _obstore_of(store)
+    if obs is not None and (expect.data is None or expect.e_tag or expect.version):
+        import obstore
+        from obstore.exceptions import AlreadyExistsError, NotSupportedError, PreconditionError
+
+        mode: Any = "create"  # absent when read: create it, unless someone else did
+        if expect.data is not None:
+            mode = {"e_tag": expect.e_tag} if expect.e_tag else {}
+            if expect.version:
+                mode["version"] = expect.version
+        try:
+            obstore.put(obs, key, data, mode=mode)
+            return
+        except (PreconditionError, AlreadyExistsError) as exc:
+            raise _changed(key) from exc
+        except (NotSupportedError, NotImplementedError):
+            pass  # the store has no conditional update: compare, then write
+    fs = _s3fs_of(store)
+    if fs is not None and (expect.data is None or expect.e_tag):
+        condition = {"IfNoneMatch": "*"} if expect.data is None else {"IfMatch": expect.e_tag}
+        try:
+            run(fs._pipe_file(_fs_path(store, key), data, **condition))
+            return
+        except OSError as exc:
+            code = getattr(exc.__cause__, "response", {}).get("Error", {}).get("Code")
+            if code in ("PreconditionFailed", "ConditionalRequestConflict"):
+                raise _changed(key) from exc
+            raise
+    if read_key(store, key).data != expect.data:
+        raise _changed(key)
+    _set(store, key, data)
+
+
+def _set(store: Any, key: str, data: bytes) -> None:
+    from zarr.core.buffer import default_buffer_prototype
+
+    run(store.set(key, default_buffer_prototype().buffer.from_bytes(data)))
+
+
+def delete_key(store: Any, key: str) -> None:
+    """Delete ``key`` (absent is fine)."""
+    _check_writable(store, key)
+    run(store.delete(key))
+
+
+def list_sizes(store: Any, prefix: str) -> dict[str, int]:
+    """Every key below ``prefix`` (relative to it) with its size in bytes.
+
+    One listing where the store's library reports sizes (obstore, s3fs); otherwise zarr's
+    ``list_prefix`` and one ``getsize`` per key, concurrently.
+    """
+    base = f"{prefix}/" if prefix else ""
+    obs = _obstore_of(store)
+    if obs is not None:
+        import obstore
+
+        found: dict[str, int] = {}
+        for batch in obstore.list(obs, prefix or None):
+            for meta in batch:
+                path = str(meta["path"])
+                if path.startswith(base):
+                    found[path[len(base) :]] = int(meta["size"])
+        return found
+    fs = _s3fs_of(store)
+    if fs is not None:
+        root = _fs_path(store, prefix).rstrip("/")
+
+        async def find() -> dict[str, int]:
+            fs.invalidate_cache(root)  # list what is there now, not an earlier listing
+            listing = await fs._find(root, detail=True)
+            start = len(fs._strip_protocol(root)) + 1
+            return {k[start:]: int(v["size"]) for k, v in listing.items() if v["type"] == "file"}
+
+        return run(find())
+
+    async def collect() -> dict[str, int]:
+        keys = [k async for k in store.list_prefix(base)]
+        sizes = await asyncio.gather(*(store.getsize(k) for k in keys))
+        return {k[len(base) :]: int(s) for k, s in zip(keys, sizes, strict=True)}
+
+    return run(collect())

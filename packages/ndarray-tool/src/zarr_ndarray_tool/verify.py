@@ -1,0 +1,139 @@
+"""Chunk checks: decode every stored object, and check raw bytes against an element type.
+
+``verify_chunks`` decodes each stored chunk (or shard) object of an ``ndarray`` array, through
+zarr and the shared columnar engine, with every rule of its codec (SPEC.md), cells past the
+array's edge included; the first object that fails is reported with its key and the inner
+chunk (or the shard index) to blame.
+
+``check_payloads`` reads chunks as raw ``vlen-bytes`` and checks that every element is a whole
+number of rows of a candidate element type (and bool bytes are 0/1): what ``upgrade`` runs
+before it rewrites anything, so a wrong ``--shape`` cannot produce a store that lies.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from zarr_ndarray_dtype.cells import check_bool_bytes
+from zarr_ndarray_dtype.columnar import scan_cells
+from zarr_ndarray_dtype.errors import CellError
+from zarr_ndarray_tool.metadata import ElementType, with_shape
+from zarr_ndarray_tool.progress import Progress
+from zarr_ndarray_tool.scan import Node, payload_lengths
+from zarr_ndarray_tool.stores import ChunkObject, Grid, open_array
+
+__all__ = ["Problem", "check_payloads", "verify_chunks"]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """The first bad stored object found: its key and what is wrong with it."""
+
+    key: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"chunk {self.key}: {self.message}"
+
+
+def verify_chunks(node: Node, objects: Iterable[ChunkObject], progress: Progress) -> Problem | None:
+    """Decode every (inner) chunk of each object in ``objects``; the first failure, or None.
+
+    The array is read through a document whose shape is a whole number of chunks, so that edge
+    chunks are decoded whole, as the codec decodes them.
+    """
+    padded = node.grid.padded()
+    with open_array(node.loc, with_shape(node.meta, padded.shape)) as array:
+        for obj in objects:
+            try:
+                scan_cells(array, padded.region(obj.index), "verify")
+            except ValueError as exc:  # every codec and stored-chunk error is a ValueError
+                return Problem(obj.key, f"{type(exc).__name__}: {exc}")
+            progress.advance()
+    return None
+
+
+def check_payloads(
+    node: Node,
+    bytes_array: Any,
+    grid: Grid,
+    objects: Iterable[ChunkObject],
+    etype: ElementType,
+    progress: Progress,
+) -> Problem | None:
+    """Check chunks read as raw bytes against ``etype``; the first bad element, or None.
+
+    ``bytes_array`` reads the chunks as raw bytes through a document whose shape is ``grid``'s:
+    pass the padded grid (:meth:`Grid.padded`) so that edge chunks are checked whole, including
+    the cells beyond the array's shape, which the codec decodes too.
+    """
+    unit = etype.unit
+    for obj in objects:
+        region = grid.region(obj.index)
+        try:
+            cells = bytes_array[region]
+        except Exception as exc:  # a chunk that is not even valid vlen-bytes
+            return Problem(obj.key, f"cannot be read as vlen-bytes: {type(exc).__name__}: {exc}")
+        lengths = payload_lengths(cells)
+        bad = np.flatnonzero(lengths % unit)
+        if bad.size:
+            at = int(bad[0])
+            coords = _coords(region, at)
+            cell = np.asarray(cells, dtype=object).reshape(-1)[at]
+            if any(c >= n for c, n in zip(coords, node.grid.shape, strict=True)):
+                coords_text = f"{coords} (beyond the array's shape, in the edge chunk's padding)"
+            else:
+                coords_text = str(coords)
+            return Problem(
+                obj.key,
+                f"the element at {coords_text} is {int(lengths[at])} bytes, not a whole number of "
+                f"{unit}-byte rows of {etype}{_nul_hint(node.meta, cell)}; check --dtype and "
+                "--shape.",
+            )
+        if etype.dtype == "bool" and lengths.size:
+            problem = _bool_problem(obj, region, cells)
+            if problem is not None:
+                return problem
+        progress.advance()
+    return None
+
+
+def _bool_problem(obj: ChunkObject, region: tuple[slice, ...], cells: Any) -> Problem | None:
+    """The first element whose bytes break the bool rule (``check_bool_bytes``), or None."""
+    flat = np.asarray(cells, dtype=object).reshape(-1)
+    try:
+        check_bool_bytes(np.frombuffer(b"".join(flat), np.uint8))
+    except CellError:
+        for at, cell in enumerate(flat):  # only on failure: find the element to name
+            try:
+                check_bool_bytes(np.frombuffer(cell, np.uint8))
+            except CellError as exc:
+                return Problem(obj.key, f"the element at {_coords(region, at)}: {exc}")
+    return None
+
+
+def _coords(region: tuple[slice, ...], flat: int) -> tuple[int, ...]:
+    shape = tuple(r.stop - r.start for r in region)
+    local = np.unravel_index(flat, shape) if shape else ()
+    return tuple(r.start + int(i) for r, i in zip(region, local, strict=True))
+
+
+def _nul_hint(meta: dict[str, Any], cell: object) -> str:
+    """zarr-python strips trailing NUL bytes from a bytes fill when it writes fill cells."""
+    try:
+        fill = base64.b64decode(str(meta.get("fill_value")), validate=True)
+    except (binascii.Error, ValueError):
+        return ""
+    if isinstance(cell, bytes) and fill != cell and fill.rstrip(b"\x00") == cell:
+        return (
+            f" (it is the fill value {meta.get('fill_value')!r} with its trailing NUL bytes "
+            "stripped, as zarr-python stores fill elements of variable_length_bytes arrays; "
+            "such chunks must be rewritten with whole elements before an upgrade)"
+        )
+    return ""

@@ -1,0 +1,365 @@
+"""The console script end to end, on small stores written by zarr itself."""
+
+from __future__ import annotations
+
+import json
+import re
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import zarr
+from _zt_helpers import (
+    cells_f32x2,
+    read_json,
+    run,
+    snapshot,
+    write_bytes_array,
+    write_ndarray_array,
+    zip_store,
+)
+from zarr.codecs import ZstdCodec
+
+from zarr_ndarray_tool import metadata as md
+from zarr_vlen_ndarray import NDArray
+
+F32X2 = NDArray(dtype="float32", shape=(None, 2))
+CaptureFixture = pytest.CaptureFixture[str]
+
+
+def assert_cells_equal(actual: Any, expected: list[np.ndarray]) -> None:
+    assert len(actual) == len(expected)
+    for a, e in zip(actual, expected, strict=True):
+        np.testing.assert_array_equal(np.asarray(a), e)
+        assert np.asarray(a).shape == e.shape
+
+
+@pytest.fixture
+def bytes_store(tmp_path: Path) -> tuple[Path, list[np.ndarray]]:
+    cells = cells_f32x2(10)
+    path = tmp_path / "raw.zarr"
+    write_bytes_array(
+        path, [c.tobytes() for c in cells], attributes={"k": "v"}, dimension_names=["cell"]
+    )
+    return path, cells
+
+
+def test_upgrade_then_read_with_the_codec(bytes_store: Any, capsys: CaptureFixture) -> None:
+    path, cells = bytes_store
+    status, out, err = run(capsys, "upgrade", str(path), "--dtype", "float32", "--shape", "null,2")
+    assert (status, err) == (0, "")
+    assert "upgrade to float32 [null, 2]; checked 3 of 3 chunk objects" in out
+    meta = read_json(path / "zarr.json")
+    assert meta["data_type"] == {
+        "name": "ndarray",
+        "configuration": {"dtype": "float32", "shape": [None, 2]},
+    }
+    assert meta["attributes"] == {"k": "v"} and meta["dimension_names"] == ["cell"]
+    assert_cells_equal(zarr.open_array(path, mode="r")[:], cells)
+    assert run(capsys, "verify", str(path))[0] == 0
+
+
+def test_upgrade_downgrade_round_trip_restores_zarr_json_bytes(
+    bytes_store: Any, capsys: CaptureFixture
+) -> None:
+    path, _cells = bytes_store
+    original = (path / "zarr.json").read_bytes()
+    chunks = {p.name: p.read_bytes() for p in (path / "c").iterdir()}
+    assert run(capsys, "upgrade", str(path), "--dtype", "<f4", "--shape", "[null, 2]")[0] == 0
+    assert run(capsys, "downgrade", str(path))[0] == 0
+    assert (path / "zarr.json").read_bytes() == original
+    assert {p.name: p.read_bytes() for p in (path / "c").iterdir()} == chunks
+
+
+def test_dry_run_changes_nothing(bytes_store: Any, capsys: CaptureFixture) -> None:
+    path, _cells = bytes_store
+    before = snapshot(path)
+    status, out, _ = run(
+        capsys, "upgrade", str(path), "--dtype", "float32", "--shape", "None,2", "--dry-run"
+    )
+    assert status == 0
+    assert '+      "name": "vlen-ndarray",' in out
+    assert "nothing written" in out
+    assert snapshot(path) == before
+
+
+def test_a_wrong_shape_is_refused_before_anything_is_written(
+    bytes_store: Any, capsys: CaptureFixture
+) -> None:
+    path, _cells = bytes_store
+    before = snapshot(path)
+    # 8-byte rows fit float64 [null] too (a lie the bytes cannot reveal), but not [null, 3].
+    status, out, err = run(capsys, "upgrade", str(path), "--dtype", "float32", "--shape", "null,3")
+    assert (status, out) == (1, "")
+    assert "not upgraded (nothing written): chunk c/0: the element at (0,)" in err
+    assert "not a whole number of 12-byte rows of float32 [null, 3]" in err
+    assert snapshot(path) == before
+
+
+def test_sampling_versus_verify_all(tmp_path: Path, capsys: CaptureFixture) -> None:
+    cells = [b"\x00" * 4] * 40
+    cells[21] = b"\x00" * 3  # chunk c/5 (of 10) holds an element of 3 bytes
+    write_bytes_array(tmp_path / "a", cells)
+    args = ("upgrade", str(tmp_path / "a"), "--dtype", "int32", "--shape", "null")
+    status, _, err = run(capsys, *args, "--sample", "4", "--dry-run")  # c/0, c/3, c/6, c/9
+    assert status == 0
+    status, _, err = run(capsys, *args, "--verify-all", "--dry-run")
+    assert status == 1
+    assert "chunk c/5: the element at (21,) is 3 bytes" in err
+
+
+def test_upgrade_checks_the_padding_of_edge_chunks(tmp_path: Path, capsys: CaptureFixture) -> None:
+    # zarr writes fill elements of a bytes array with trailing NULs stripped: b"\x01" here.
+    write_bytes_array(tmp_path / "a", [b"\x05\x00\x00\x00"] * 5, fill_value=b"\x01\x00\x00\x00")
+    status, _, err = run(
+        capsys, "upgrade", str(tmp_path / "a"), "--dtype", "int32", "--shape", "null"
+    )
+    assert status == 1
+    assert "chunk c/1: the element at (5,) (beyond the array's shape" in err
+    assert "trailing NUL bytes stripped" in err
+
+
+def test_bool_bytes_are_checked(tmp_path: Path, capsys: CaptureFixture) -> None:
+    write_bytes_array(tmp_path / "a", [b"\x01\x00", b"\x02"])
+    status, _, err = run(
+        capsys, "upgrade", str(tmp_path / "a"), "--dtype", "bool", "--shape", "null"
+    )
+    assert status == 1
+    assert "the element at (1,): bool payload byte 0 is 0x02" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "match"),
+    [
+        (
+            ["upgrade", "{nd}", "--dtype", "float32", "--shape", "null,2"],
+            "already has the ndarray data type",
+        ),
+        (["downgrade", "{raw}"], "downgrade expects an ndarray array"),
+        (["migrate", "{nd}"], "migrate expects a zarr-vlen-ndarray 0.1.x array"),
+        (["upgrade", "{int}", "--dtype", "int8", "--shape", "null"], 'data_type is "int32"'),
+        (["upgrade", "{v2}", "--dtype", "int8", "--shape", "null"], "Zarr v2"),
+        (["info", "{group}"], "is a Zarr group, not an array"),
+        (["verify", "{missing}"], "does not exist"),
+        (["upgrade", "{raw}", "--dtype", "int8", "--shape", "2,null"], r"\[null, d1, \.\.\., dk\]"),
+        (["export", "{raw}", "--parquet", "{out}"], "run `upgrade` first"),
+        (["upgrade", "{raw}"], "needs the element type: --dtype D --shape S"),
+        (["upgrade", "{raw}", "--shape", "null"], "needs the element type: --dtype D --shape S"),
+    ],
+)
+def test_refusals_exit_1_and_change_nothing(
+    tmp_path: Path, capsys: CaptureFixture, argv: list[str], match: str
+) -> None:
+    write_ndarray_array(tmp_path / "nd", cells_f32x2(3), F32X2)
+    write_bytes_array(tmp_path / "raw", [b"ab"])
+    zarr.create_array(tmp_path / "int", shape=(2,), dtype="int32")
+    zarr.create_array(tmp_path / "v2", shape=(2,), dtype="int32", zarr_format=2)
+    write_ndarray_array(
+        zarr.open_group(tmp_path / "group", mode="w").store, cells_f32x2(2), F32X2, name="a"
+    )
+    paths = {k: str(tmp_path / k) for k in ("nd", "raw", "int", "v2", "group", "missing", "out")}
+    before = snapshot(tmp_path)
+    status, out, err = run(capsys, *(a.format(**paths) for a in argv))
+    assert status == 1
+    assert out == ""
+    assert err.startswith(f"zarr-ndarray {argv[0]}: ")
+    assert re.search(match, err), err
+    assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["frobnicate", "x"],
+        ["upgrade", "x", "--dtype", "float32"],
+        ["upgrade", "x", "--dtype", "float32", "--shape", "null,2.5"],
+        ["upgrade", "x", "--dtype", "float", "--shape", "null,0"],
+        ["upgrade", "x", "--dtype", ">f4", "--shape", "null"],
+        ["upgrade", "x", "--dtype", "int8", "--shape", "null", "--sample", "0"],
+        ["upgrade", "x", "--dtype", "int8", "--shape", "null", "--sample", "2", "--verify-all"],
+        ["export", "x"],
+    ],
+)
+def test_usage_errors_exit_2(capsys: CaptureFixture, argv: list[str]) -> None:
+    status, _out, err = run(capsys, *argv)
+    assert status == 2
+    assert "usage:" in err
+
+
+def test_info_text_and_json(tmp_path: Path, capsys: CaptureFixture) -> None:
+    cells = [np.zeros((n, 2), "<f4") for n in (0, 1, 1, 2, 3, 3, 3)]
+    write_ndarray_array(tmp_path / "a", cells, F32X2, chunks=(2,), shards=(4,))
+    status, out, _ = run(capsys, "info", str(tmp_path / "a"), "--json")
+    assert status == 0
+    report = json.loads(out)
+    assert report["element"] == {"dtype": "float32", "shape": [None, 2], "unit_bytes": 8}
+    assert report["inner_chunk_shape"] == [2] and report["chunk_shape"] == [4]
+    assert report["codecs"].startswith("sharding_indexed(chunk_shape=[2])[vlen-ndarray")
+    assert report["cells"] == 7 and report["written_chunks"] == 2
+    assert report["payload_bytes"] == 8 * 13
+    assert report["stored_bytes"] == sum(p.stat().st_size for p in (tmp_path / "a" / "c").iterdir())
+    # shard 1 holds cells 4..7; cell 7 is padding beyond the shape and is not counted
+    assert report["cells_in_written_chunks"] == 7
+    extent = report["extent"]
+    assert (extent["min"], extent["median"], extent["max"], extent["empty"]) == (0, 2, 3, 1)
+    assert extent["histogram"] == [[0, 0, 1], [1, 1, 2], [2, 2, 1], [3, 3, 3]]
+    status, text, _ = run(capsys, "info", str(tmp_path / "a"))
+    assert "ndarray float32 [null, 2] (unit 8 B)" in text
+    assert "rows per element: min 0" in text
+    assert "7 (2 of 2 chunk objects written, holding 7 cells)" in text
+
+
+def test_info_on_a_plain_array_shows_metadata_only(tmp_path: Path, capsys: CaptureFixture) -> None:
+    zarr.create_array(tmp_path / "i", shape=(3,), dtype="int32")[:] = 1
+    status, out, _ = run(capsys, "info", str(tmp_path / "i"), "--json")
+    assert status == 0
+    report = json.loads(out)
+    assert report["data_type"] == "int32" and "extent" not in report
+
+
+def test_migrate_a_0_1_store(tmp_path: Path, capsys: CaptureFixture) -> None:
+    cells = cells_f32x2(9)
+    path = tmp_path / "old"
+    write_ndarray_array(path, cells, F32X2)
+    meta = read_json(path / "zarr.json")
+    meta["data_type"] = {
+        "name": "vlen-ndarray",
+        "configuration": {"dtype": "float32", "inner_shape": [2]},
+    }
+    (path / "zarr.json").write_text(json.dumps(meta, indent=2))
+    status, _, err = run(capsys, "verify", str(path))
+    assert status == 1 and "run `migrate` first" in err
+    status, out, _ = run(capsys, "info", str(path))
+    assert status == 0 and "0.1.x metadata: run `migrate`" in out
+    status, out, _ = run(capsys, "migrate", str(path))
+    assert status == 0, out
+    assert read_json(path / "zarr.json")["data_type"]["name"] == "ndarray"
+    assert_cells_equal(zarr.open_array(path, mode="r")[:], cells)
+
+
+def corrupt_chunk(path: Path, key: str) -> None:
+    """Rewrite one chunk object so that its first element is one byte short."""
+    import numcodecs
+
+    zstd = numcodecs.Zstd()
+    raw = bytearray(zstd.decode((path / key).read_bytes()))
+    raw[4] -= 1  # first length prefix
+    (path / key).write_bytes(zstd.encode(bytes(raw[:-1])))
+
+
+def test_verify_reports_the_first_bad_chunk(tmp_path: Path, capsys: CaptureFixture) -> None:
+    path = tmp_path / "a"
+    cells = [np.ones((2, 2), "<f4")] * 12
+    write_ndarray_array(path, cells, F32X2, compressors=[ZstdCodec(level=1)])
+    assert run(capsys, "verify", str(path))[0] == 0
+    corrupt_chunk(path, "c/1")
+    corrupt_chunk(path, "c/2")
+    status, out, err = run(capsys, "verify", str(path))
+    assert (status, out) == (1, "")
+    assert "verify failed at chunk c/1:" in err
+    assert "not a whole number" in err
+
+
+def test_verify_names_the_inner_chunk_of_a_shard(tmp_path: Path, capsys: CaptureFixture) -> None:
+    path = tmp_path / "a"
+    write_ndarray_array(
+        path, [np.ones((1, 2), "<f4")] * 8, F32X2, chunks=(2,), shards=(4,), compressors=None
+    )
+    raw = bytearray((path / "c" / "1").read_bytes())
+    inner_1 = raw.find(b"\x02\x00\x00\x00\x08\x00\x00\x00", 10)  # second inner chunk
+    raw[inner_1 + 4] = 7
+    (path / "c" / "1").write_bytes(bytes(raw))
+    status, _, err = run(capsys, "verify", str(path))
+    assert status == 1
+    assert (
+        "chunk c/1: FramingError: cannot decode the 'vlen-ndarray' inner chunk 1 of shard 'c/1'"
+        in err
+    )
+
+
+def test_zip_store_round_trip(tmp_path: Path, capsys: CaptureFixture) -> None:
+    cells = cells_f32x2(7)
+    zpath = tmp_path / "s.zip"
+    zs = zip_store(zpath)
+    write_bytes_array(zs, [c.tobytes() for c in cells], name="grp/arr", chunks=(2,), shards=(4,))
+    zs.close()
+    with zipfile.ZipFile(zpath) as zf:
+        original = {n: zf.read(n) for n in zf.namelist()}
+    target = f"{zpath}::grp/arr"
+    assert run(capsys, "upgrade", target, "--dtype", "float32", "--shape", "null,2")[0] == 0
+    assert run(capsys, "verify", target)[0] == 0
+    zs = zarr.storage.ZipStore(zpath, mode="r")
+    assert_cells_equal(zarr.open_array(zs, path="grp/arr")[:], cells)
+    if zs._is_open:  # zarr 3.1.0's ZipStore.close fails on a store it never opened
+        zs.close()
+    assert run(capsys, "downgrade", target)[0] == 0
+    with zipfile.ZipFile(zpath) as zf:
+        assert {n: zf.read(n) for n in zf.namelist()} == original
+    before = snapshot(zpath)
+    assert (
+        run(capsys, "upgrade", target, "--dtype", "float32", "--shape", "null,2", "--dry-run")[0]
+        == 0
+    )
+    assert snapshot(zpath) == before
+
+
+def test_export_to_parquet(tmp_path: Path, capsys: CaptureFixture) -> None:
+    pq = pytest.importorskip("pyarrow.parquet")
+    nd_arrow = pytest.importorskip("nd_arrow")
+    pytest.importorskip("nd_arrow")  # export --parquet writes through nd-arrow
+    cells = cells_f32x2(9)
+    write_ndarray_array(tmp_path / "pts", cells, F32X2, dimension_names=["cell"])
+    out = tmp_path / "pts.parquet"
+    status, text, err = run(
+        capsys, "export", str(tmp_path / "pts"), "--parquet", str(out), "--dims", "n,xy"
+    )
+    assert status == 0, err
+    assert "wrote 9 rows" in text
+    table = pq.read_table(out)
+    assert table.column_names == ["cell", "pts"]
+    assert table.column("cell").to_pylist() == list(range(9))
+    column = nd_arrow.NdColumn.from_arrow(table.column("pts").combine_chunks())
+    assert_cells_equal([row.values for row in column], cells)
+    assert column[0].dims == ("n", "xy")
+    # list items keep the nd_arrow item name in the Parquet schema itself
+    values_type = pq.read_schema(out).field("pts").type.storage_type.field("values").type
+    assert values_type.value_field.name == "item"
+    status, _, err = run(capsys, "export", str(tmp_path / "pts"), "--parquet", str(out))
+    assert status == 1 and "pass --overwrite" in err
+    assert (
+        run(capsys, "export", str(tmp_path / "pts"), "--parquet", str(out), "--overwrite")[0] == 0
+    )
+
+
+def test_rewrite_refuses_when_zarr_json_changed_meanwhile(
+    bytes_store: Any, capsys: CaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path, _ = bytes_store
+    real = md.upgrade
+
+    def racing_upgrade(*args: Any, **kwargs: Any) -> Any:
+        (path / "zarr.json").write_text((path / "zarr.json").read_text() + " ")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(md, "upgrade", racing_upgrade)
+    status, _, err = run(capsys, "upgrade", str(path), "--dtype", "float32", "--shape", "null,2")
+    assert status == 1 and "changed while this command ran" in err
+
+
+def test_python_dash_m_entry(bytes_store: Any) -> None:
+    import subprocess
+    import sys
+
+    path, _ = bytes_store
+    done = subprocess.run(
+        [sys.executable, "-m", "zarr_ndarray_tool", "info", str(path), "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["kind"] == "bytes"
+    assert done.stderr.count("reading chunks") == 0  # no progress bar when not a terminal

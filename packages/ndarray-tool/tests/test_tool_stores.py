@@ -1,0 +1,208 @@
+"""Store access of the tool: locating arrays, refusals, atomic rewrites, chunk keys."""
+
+from __future__ import annotations
+
+import os
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+import zarr
+from _zt_helpers import snapshot, write_bytes_array, zip_store
+
+from zarr_ndarray_tool import stores
+from zarr_ndarray_tool.errors import Refused
+from zarr_ndarray_tool.stores import Grid
+
+
+def test_locate_directory_zip_and_inner(tmp_path: Path) -> None:
+    write_bytes_array(tmp_path / "d.zarr", [b"ab"])
+    assert stores.locate(str(tmp_path / "d.zarr")).kind == "dir"
+    zs = zip_store(tmp_path / "s.zip")
+    write_bytes_array(zs, [b"ab"], name="grp/arr")
+    zs.close()
+    loc = stores.locate(f"{tmp_path / 's.zip'}::grp/arr")
+    assert (loc.kind, loc.inner, loc.meta_key, loc.name) == (
+        "zip",
+        "grp/arr",
+        "grp/arr/zarr.json",
+        "arr",
+    )
+    meta, _text = stores.read_document(loc)
+    assert meta["data_type"] == "variable_length_bytes"
+
+
+def test_locate_refusals(tmp_path: Path) -> None:
+    with pytest.raises(Refused, match="does not exist"):
+        stores.locate(str(tmp_path / "nope"))
+    (tmp_path / "f.txt").write_text("x")
+    with pytest.raises(Refused, match="not a zip store"):
+        stores.locate(str(tmp_path / "f.txt"))
+    with pytest.raises(Refused, match="not a zip file"):
+        stores.locate(f"{tmp_path / 'f.txt'}::a")
+
+
+def test_read_document_refuses_v2_groups_and_empty_dirs(tmp_path: Path) -> None:
+    zarr.create_array(tmp_path / "v2", shape=(2,), dtype="int32", zarr_format=2)
+    with pytest.raises(Refused, match=r"found \.zarray.*Zarr v2"):
+        stores.read_document(stores.locate(str(tmp_path / "v2")))
+    group = zarr.open_group(tmp_path / "g", mode="w")
+    write_bytes_array(group.store, [b"a"], name="inner/arr")
+    with pytest.raises(Refused, match=r"is a Zarr group.*g/inner/arr"):
+        stores.read_document(stores.locate(str(tmp_path / "g")))
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(Refused, match=r"no zarr\.json"):
+        stores.read_document(stores.locate(str(tmp_path / "empty")))
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "zarr.json").write_text("{not json")
+    with pytest.raises(Refused, match="not valid JSON"):
+        stores.read_document(stores.locate(str(tmp_path / "bad")))
+
+
+def test_zip_group_refusal_names_the_inner_syntax(tmp_path: Path) -> None:
+    zs = zip_store(tmp_path / "s.zip")
+    write_bytes_array(zs, [b"a"], name="arr")
+    zs.close()
+    with pytest.raises(Refused, match=r"s\.zip::arr"):
+        stores.read_document(stores.locate(str(tmp_path / "s.zip")))
+
+
+def test_directory_rewrite_is_atomic_and_keeps_the_mode(tmp_path: Path) -> None:
+    write_bytes_array(tmp_path / "a", [b"ab", b"c"])
+    target = tmp_path / "a" / "zarr.json"
+    os.chmod(target, 0o640)
+    loc = stores.locate(str(tmp_path / "a"))
+    stores.write_document(loc, '{"new": 1}')
+    assert target.read_text() == '{"new": 1}'
+    assert target.stat().st_mode & 0o777 == 0o640
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["c", "zarr.json"]
+
+
+def test_a_crash_during_the_rename_leaves_the_original(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_bytes_array(tmp_path / "a", [b"ab", b"c"])
+    zs = zip_store(tmp_path / "s.zip")
+    write_bytes_array(zs, [b"ab"], name="arr")
+    zs.close()
+    before = {**snapshot(tmp_path / "a"), **snapshot(tmp_path / "s.zip")}
+
+    def crash(src: str, dst: str) -> None:
+        raise OSError("simulated crash")
+
+    monkeypatch.setattr(os, "replace", crash)
+    for path in (str(tmp_path / "a"), f"{tmp_path / 's.zip'}::arr"):
+        with pytest.raises(OSError, match="simulated crash"):
+            stores.write_document(stores.locate(path), "{}")
+    assert {**snapshot(tmp_path / "a"), **snapshot(tmp_path / "s.zip")} == before
+    leftovers = [p for p in tmp_path.rglob("*") if p.name.endswith(".tmp")]
+    assert leftovers == []
+
+
+def test_zip_rewrite_keeps_every_other_member(tmp_path: Path) -> None:
+    zs = zip_store(tmp_path / "s.zip")
+    write_bytes_array(zs, [b"ab", b"", b"xyz", b"q", b"r"], name="g/arr")
+    write_bytes_array(zs, [b"other"], name="g/other")
+    zs.close()
+    with zipfile.ZipFile(tmp_path / "s.zip", "a") as zf:
+        zf.comment = b"archive comment"
+    with zipfile.ZipFile(tmp_path / "s.zip") as zf:
+        before = {
+            i.filename: (zf.read(i), i.date_time, i.compress_type, i.external_attr)
+            for i in zf.infolist()
+        }
+        order = zf.namelist()
+    stores.write_document(stores.locate(f"{tmp_path / 's.zip'}::g/arr"), '{"x": 1}')
+    with zipfile.ZipFile(tmp_path / "s.zip") as zf:
+        after = {
+            i.filename: (zf.read(i), i.date_time, i.compress_type, i.external_attr)
+            for i in zf.infolist()
+        }
+        assert zf.namelist() == order
+        assert zf.comment == b"archive comment"
+    assert after.pop("g/arr/zarr.json")[0] == b'{"x": 1}'
+    before.pop("g/arr/zarr.json")
+    assert after == before
+
+
+def test_zip_rewrite_drops_shadowed_duplicates_of_the_document(tmp_path: Path) -> None:
+    path = tmp_path / "dup.zip"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("zarr.json", b"old")
+        zf.writestr("c/0", b"chunk")
+        with pytest.warns(UserWarning, match="Duplicate"):
+            zf.writestr("zarr.json", b"newer")
+    stores.write_document(stores.locate(str(path)), "newest")
+    with zipfile.ZipFile(path) as zf:
+        assert zf.namelist() == ["c/0", "zarr.json"]
+        assert zf.read("zarr.json") == b"newest"
+
+
+@pytest.mark.parametrize(
+    ("encoding", "key", "expected"),
+    [
+        ({"name": "default", "configuration": {"separator": "/"}}, "c/1/2", (1, 2)),
+        ({"name": "default", "configuration": {"separator": "."}}, "c.1.2", (1, 2)),
+        ({"name": "default"}, "c/0/0", (0, 0)),
+        ({"name": "v2", "configuration": {"separator": "."}}, "1.2", (1, 2)),
+        ({"name": "v2", "configuration": {"separator": "/"}}, "1/2", (1, 2)),
+        ({"name": "v2"}, "0.1", (0, 1)),
+        ({"name": "default", "configuration": {"separator": "/"}}, "c/1", None),  # rank
+        ({"name": "default", "configuration": {"separator": "/"}}, "c/2/0", None),  # outside
+        ({"name": "default", "configuration": {"separator": "/"}}, "zarr.json", None),
+        ({"name": "v2", "configuration": {"separator": "."}}, "c/1/2", None),
+        ({"name": "default", "configuration": {"separator": "/"}}, "c/1/x", None),
+    ],
+)
+def test_parse_chunk_key(encoding: dict[str, object], key: str, expected: object) -> None:
+    grid = Grid((4, 9), (2, 3))  # grid shape (2, 3)
+    zarr_encoding = stores.key_encoding({"chunk_key_encoding": encoding}, "x")
+    assert stores.parse_chunk_key(key, zarr_encoding, grid) == expected
+
+
+def test_parse_chunk_key_zero_dimensional() -> None:
+    grid = Grid((), ())
+    default = stores.key_encoding({"chunk_key_encoding": {"name": "default"}}, "x")
+    v2 = stores.key_encoding({"chunk_key_encoding": {"name": "v2"}}, "x")
+    assert stores.parse_chunk_key("c", default, grid) == ()
+    assert stores.parse_chunk_key("0", v2, grid) == ()
+    with pytest.raises(Refused, match="is not one zarr knows"):
+        stores.key_encoding({"chunk_key_encoding": {"name": "nope"}}, "x")
+
+
+def test_chunk_objects_with_v2_keys_and_sharding(tmp_path: Path) -> None:
+    cells = [bytes([i]) * i for i in range(10)]
+    write_bytes_array(
+        tmp_path / "v2keys", cells, chunk_key_encoding={"name": "v2", "separator": "."}
+    )
+    loc = stores.locate(str(tmp_path / "v2keys"))
+    meta, _ = stores.read_document(loc)
+    objs = stores.chunk_objects(loc, meta, stores.grid_of(meta, "x"))
+    assert [(o.key, o.index) for o in objs] == [("0", (0,)), ("1", (1,)), ("2", (2,))]
+    assert all(o.nbytes == (tmp_path / "v2keys" / o.key).stat().st_size for o in objs)
+    write_bytes_array(tmp_path / "sh", cells, chunks=(2,), shards=(4,))
+    loc = stores.locate(str(tmp_path / "sh"))
+    meta, _ = stores.read_document(loc)
+    grid = stores.grid_of(meta, "x")
+    assert grid.chunks == (4,)
+    assert [o.key for o in stores.chunk_objects(loc, meta, grid)] == ["c/0", "c/1", "c/2"]
+
+
+def test_grid_of_refuses_irregular_grids() -> None:
+    meta = {"shape": [4], "chunk_grid": {"name": "rectilinear", "configuration": {}}}
+    with pytest.raises(Refused, match="regular chunk grids only"):
+        stores.grid_of(meta, "x")
+
+
+def test_open_array_reads_through_another_document(tmp_path: Path) -> None:
+    write_bytes_array(tmp_path / "a", [b"\x01\x00", b""])
+    loc = stores.locate(str(tmp_path / "a"))
+    meta, _ = stores.read_document(loc)
+    meta["data_type"] = {"name": "ndarray", "configuration": {"dtype": "int16", "shape": [None]}}
+    meta["codecs"][0] = {"name": "vlen-ndarray", "configuration": {}}
+    with stores.open_array(loc, meta) as arr:
+        np.testing.assert_array_equal(arr[0], np.array([1], "<i2"))
+    meta["data_type"] = "no-such-type"
+    with pytest.raises(Refused, match="zarr cannot read"), stores.open_array(loc, meta):
+        pass
