@@ -82,22 +82,31 @@ def assert_entry_point(group: str, name: str, value: str, target: object) -> Non
 
 
 def zarr_private_names() -> set[str]:
-    """Every private name (one leading underscore) that zarr's modules and classes define."""
+    """Every private name (one leading underscore) that zarr's modules and classes define
+    (``zarr.testing`` left out: it imports pytest plug-ins)."""
     import zarr
 
     names: set[str] = set()
-    for info in pkgutil.walk_packages(zarr.__path__, "zarr."):
-        if ".testing" in info.name or "._" in info.name.removeprefix("zarr."):
-            continue
-        try:
-            module = importlib.import_module(info.name)
-        except Exception:
-            continue
-        for name, value in vars(module).items():
-            if name.startswith("_") and not name.startswith("__"):
-                names.add(name)
-            if isinstance(value, type) and value.__module__.startswith("zarr"):
-                names.update(n for n in vars(value) if n.startswith("_") and not n.startswith("__"))
+    todo = [("zarr", zarr.__path__)]
+    while todo:
+        prefix, path = todo.pop()
+        for info in pkgutil.iter_modules(path):
+            name = f"{prefix}.{info.name}"
+            if info.name == "testing" or info.name.startswith("_"):
+                continue
+            try:
+                module = importlib.import_module(name)
+            except Exception:  # optional dependencies of some zarr modules
+                continue
+            if info.ispkg:
+                todo.append((name, module.__path__))
+            for attr, value in vars(module).items():
+                if attr.startswith("_") and not attr.startswith("__"):
+                    names.add(attr)
+                if isinstance(value, type) and value.__module__.startswith("zarr"):
+                    names.update(
+                        n for n in vars(value) if n.startswith("_") and not n.startswith("__")
+                    )
     return names
 
 

@@ -344,17 +344,19 @@ def key_encoding(meta: dict[str, Any], where: str) -> Any:
 
 
 def parse_chunk_key(key: str, encoding: Any, grid: Grid) -> tuple[int, ...] | None:
-    """The chunk index a key (relative to the array) names, or None if it names no chunk: the
-    key zarr's encoding gives back for the index it decodes to, inside the grid."""
-    if not grid.shape:  # zarr encodes the one chunk of a 0-d array as "c" or "0"
+    """The chunk index a key (relative to the array) names, or None if it names no chunk: an
+    index inside the grid for which zarr's encoding gives exactly this key back."""
+    if not grid.shape:  # the one chunk of a 0-d array
         return () if key == encoding.encode_chunk_key(()) else None
-    try:
-        index = tuple(int(i) for i in encoding.decode_chunk_key(key))
-    except (ValueError, NotImplementedError):
+    parts = key.split(encoding.separator)
+    if len(parts) == len(grid.shape) + 1 and parts[0] == "c":  # the default encoding's prefix
+        parts = parts[1:]
+    if len(parts) != len(grid.shape) or not all(p.isdigit() and p.isascii() for p in parts):
         return None
-    if len(index) != len(grid.shape) or encoding.encode_chunk_key(index) != key:
+    index = tuple(int(p) for p in parts)
+    if encoding.encode_chunk_key(index) != key:
         return None
-    if any(not 0 <= i < n for i, n in zip(index, grid.grid_shape, strict=True)):
+    if any(i >= n for i, n in zip(index, grid.grid_shape, strict=True)):
         return None
     return index
 
