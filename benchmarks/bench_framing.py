@@ -3,7 +3,7 @@
 Workload (a), one chunk: 100,000 cells of (n, 2) float32, n ~ Poisson(8) (8-byte rows, ~6.4 MB
 of payload). Measured for each kernel, in this one process, alternating, best of the repeats:
   scan     the prefix scan alone (starts and lengths of every element)
-  unframe  the payload extraction alone (given the scan) into a preallocated output
+  unframe  the payload extraction alone (given the scan) into a preallocated output (``gather``)
   frame    the framing alone (count, prefixes, payloads into a new buffer)
   decode   the whole ``decode_frames`` (header checks, scan, unframe)
   encode   the whole ``encode_frames`` (length checks, frame)
@@ -64,6 +64,8 @@ def measure(
     assert scanned is not None
     starts, lengths = scanned
     out = np.empty(int(lengths.sum()), dtype=np.uint8)
+    dst = np.zeros(count, dtype=np.int64)
+    np.cumsum(lengths[:-1], out=dst[1:])
 
     def whole(fn: Callable[[], Any]) -> Callable[[], Any]:
         def run() -> Any:
@@ -78,7 +80,7 @@ def measure(
 
     return {
         "scan": best_time(lambda: kernel.scan(framed, count, ROW_NBYTES), repeats),
-        "unframe": best_time(lambda: kernel.unframe(framed, starts, lengths, out), repeats),
+        "unframe": best_time(lambda: kernel.gather(framed, starts, lengths, out, dst), repeats),
         "frame": best_time(lambda: kernel.frame(payload, nbytes), repeats),
         "decode": best_time(
             whole(lambda: framing.decode_frames(framed, count, ROW_NBYTES)), repeats

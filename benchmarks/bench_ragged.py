@@ -44,13 +44,15 @@ from zarr.dtype import VariableLengthBytes
 
 from zarr_ndarray_dtype import NDArray
 from zarr_ragged_ndarray import RaggedNDArrayCodec, read_columnar, write_columnar
-from zarr_ragged_ndarray.cells import cut_cells
-from zarr_ragged_ndarray.codec import decode_chunk as ragged_decode
+from zarr_ndarray_dtype.views import cut_cells
 from zarr_ragged_ndarray.codec import decode_values as ragged_layout
-from zarr_ragged_ndarray.codec import encode_chunk as ragged_encode
-from zarr_vlen_ndarray.codec import decode_chunk as vlen_decode
-from zarr_vlen_ndarray.codec import encode_chunk as vlen_encode
+from zarr_vlen_ndarray import VlenNDArrayCodec
 from zarr_vlen_ndarray.framing import decode_frames as vlen_frames
+
+ragged_decode = RaggedNDArrayCodec.decode_chunk
+ragged_encode = RaggedNDArrayCodec.encode_chunk
+vlen_decode = VlenNDArrayCodec.decode_chunk
+vlen_encode = VlenNDArrayCodec.encode_chunk
 
 A_DTYPE = NDArray(dtype="float32", shape=(None, 2))
 NN_DTYPE = NDArray(dtype="float32", shape=(None, None))
@@ -135,7 +137,7 @@ def measure_chunk(count: int, repeats: int) -> dict[str, float]:
     cut = side_by_side(
         {
             # cut_cells freezes what it is given: a fresh view each time.
-            "ragged": lambda: cut_cells(values.view(), shapes, offsets, A_DTYPE),
+            "ragged": lambda: cut_cells(values.view(), offsets, shapes, A_DTYPE.pattern),
             # Iterating a 2-D array makes one row view per step, with no index to parse.
             "floor": lambda: np.fromiter(block[:count], dtype=object, count=count),
         },

@@ -251,6 +251,7 @@ class _Reader:
                     stored[at + positions] = k != 0
             np.cumsum(mine, out=mine)
             chunk_nbytes += sum(int(raw.size) for raw, _ in self.sources.blocks[1:])
+            self.sources.blocks[1:] = []  # the blocks hold what they need of the chunks
             if copy:
                 self._copy(blocks, runs, groups, mine)
             at += n
@@ -295,6 +296,8 @@ class _Reader:
             k, group = job
             cells, positions = _cells(runs, group, k)
             blocks[k].copy(cells, out, offsets[positions] * unit)
+            if k:
+                blocks[k] = None  # type: ignore[call-overload]  # copied: release the chunk
 
         _map(copy, groups)
 
