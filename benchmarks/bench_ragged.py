@@ -43,8 +43,8 @@ from numcodecs import Zstd
 from zarr.dtype import VariableLengthBytes
 
 from zarr_ndarray_dtype import NDArray
-from zarr_ragged_ndarray import RaggedNDArrayCodec, read_columnar, write_columnar
 from zarr_ndarray_dtype.views import cut_cells
+from zarr_ragged_ndarray import RaggedNDArrayCodec, read_columnar, write_columnar
 from zarr_ragged_ndarray.codec import decode_values as ragged_layout
 from zarr_vlen_ndarray import VlenNDArrayCodec
 from zarr_vlen_ndarray.framing import decode_frames as vlen_frames
