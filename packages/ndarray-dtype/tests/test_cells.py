@@ -82,6 +82,76 @@ def test_value_preserving_casts_are_allowed(data: np.ndarray, dtype: str) -> Non
         assert np.allclose(out.astype("c16"), data.astype("c16"), equal_nan=True, rtol=1e-3)
 
 
+FLAT = ShapePattern.parse((None,))
+
+
+@pytest.mark.parametrize(
+    ("value", "dtype", "exact"),
+    [
+        (2**24, "<f4", True),
+        (2**24 + 1, "<f4", False),
+        (2**24 + 2, "<f4", True),
+        (-(2**24) - 1, "<f4", False),
+        (2**40, "<f4", True),
+        (2**40 + 1, "<f4", False),
+        (2**53, "<f8", True),
+        (2**53 + 1, "<f8", False),
+        (-(2**63), "<f4", True),
+        (2**63 - 1, "<f8", False),
+        (2**64 - 1, "<f8", False),
+        (2**63, "<f8", True),
+        (2049, "<f2", False),
+        (65504, "<f2", True),
+        (2**24 + 1, "<c8", False),
+        (2**53 + 1, "<c16", False),
+    ],
+)
+def test_integers_convert_to_floats_only_when_exact(value: int, dtype: str, exact: bool) -> None:
+    source = np.array([0, value], dtype=np.uint64 if value >= 2**63 else np.int64)
+    target = np.dtype(dtype)
+    for data in (source, source.tolist()):
+        if exact:
+            assert int(coerce_cell(data, FLAT, target)[1].real) == value
+            continue
+        with pytest.raises(CellTypeError, match=f"holds the integer {value}, which") as info:
+            coerce_cell(data, FLAT, target)
+        rounded = int(np.array(value).astype(target).real)
+        assert f"stored as {rounded}" in str(info.value)
+        assert "wider element dtype" in str(info.value)
+
+
+def test_python_ints_numpy_would_make_float64_stay_exact_or_are_refused() -> None:
+    """np.asarray([0, 2**64 - 1]) is float64 (2**64): the ints are kept as ints, or refused."""
+    assert coerce_cell([0, 2**64 - 1], FLAT, np.dtype("<u8")).tolist() == [0, 2**64 - 1]
+    assert coerce_cell([-1, 2**63], FLAT, np.dtype("<f8")).tolist() == [-1.0, 2.0**63]
+    for data in ([-1, 2**64 - 1], [1.5, 2**64 - 1]):
+        with pytest.raises(CellTypeError, match=f"holds the integer {2**64 - 1}"):
+            coerce_cell(data, FLAT, np.dtype("<f8"))
+
+
+@given(
+    st.sampled_from(["<i2", "<u2", "<i4", "<u4", "<i8", "<u8"]),
+    st.sampled_from(["<f2", "<f4", "<f8", "<c8"]),
+    st.data(),
+)
+def test_integer_to_float_refusal_is_exactly_the_round_trip(
+    source: str, target: str, data: st.DataObject
+) -> None:
+    """Accepted iff every value survives int -> float -> int (values within the float's range)."""
+    info = np.iinfo(source)
+    high = min(int(info.max), 65504) if target == "<f2" else int(info.max)
+    low = max(int(info.min), -65504) if target == "<f2" else int(info.min)
+    values = data.draw(st.lists(st.integers(low, high), min_size=1, max_size=8))
+    arr = np.array(values, dtype=source)
+    with np.errstate(all="ignore"):
+        back = [int(v.real) for v in arr.astype(target).tolist()]
+    if back == values:
+        assert coerce_cell(arr, FLAT, np.dtype(target)).tolist() == arr.astype(target).tolist()
+    else:
+        with pytest.raises(CellTypeError, match="cannot hold exactly"):
+            coerce_cell(arr, FLAT, np.dtype(target))
+
+
 @pytest.mark.parametrize(
     ("data", "fragment"),
     [

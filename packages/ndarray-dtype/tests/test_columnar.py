@@ -228,6 +228,24 @@ def test_input_is_checked_before_anything_is_written() -> None:
     assert sorted(array.store._store_dict) == ["zarr.json"]
 
 
+@pytest.mark.parametrize("value", [2**24 + 1, 2**40 + 1])
+def test_integers_that_a_float_element_dtype_would_round_are_refused(value: int) -> None:
+    dtype = NDArray(dtype="float32", shape=(None,))
+    array = _create({}, dtype, (2,), (2,), None)
+    values = np.array([value, 2**24], dtype=np.int64)
+    offsets = np.array([0, 1, 2])
+    shapes = np.array([[1], [1]])
+    with pytest.raises(TypeError, match=f"holds the integer {value}"):
+        write_columnar(array, values, shapes, offsets, slice(None))
+    cells = np.empty(2, dtype=object)
+    cells[:] = [values[:1], values[1:]]
+    with pytest.raises(TypeError, match=f"holds the integer {value}"):
+        array[:] = cells
+    assert sorted(array.store._store_dict) == ["zarr.json"]
+    write_columnar(array, values - 1, shapes, offsets, slice(None))  # exact values are kept
+    assert [int(c[0]) for c in array[:]] == [value - 1, 2**24 - 1]
+
+
 # ------------------------------------------------------------------------------ corruption
 
 

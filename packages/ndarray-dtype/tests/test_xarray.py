@@ -285,6 +285,19 @@ def test_cells_that_do_not_fit_the_given_dtype_are_refused() -> None:
         to_zarr(ds, {}, encoding={"v": {"dtype": NDArray(dtype="int32", shape=(None,))}})
 
 
+@pytest.mark.parametrize(("value", "exact"), [(2**24, True), (2**24 + 1, False)])
+def test_integer_cells_into_a_float_dtype_must_be_exact(value: int, exact: bool) -> None:
+    ds = xr.Dataset({"v": (("cell",), cells_of(np.array([value, 1]), np.array([2])))})
+    encoding = {"v": {"dtype": NDArray(dtype="float32", shape=(None,))}}
+    if exact:
+        store: dict[str, Any] = {}
+        to_zarr(ds, store, encoding=encoding)
+        assert int(read(store)["v"].values[0][0]) == value
+        return
+    with pytest.raises(CellError, match=f"holds the integer {value}"):
+        to_zarr(ds, {}, encoding=encoding)
+
+
 def test_index_coordinate_cannot_be_ragged() -> None:
     ds = xr.Dataset(coords={"cell": (("cell",), ragged(3))})
     with pytest.raises(RaggedVariableError, match="index coordinate"):

@@ -127,14 +127,23 @@ def test_validate_refuses(dtype: Any, message: str) -> None:
         VlenNDArrayCodec().validate(shape=(4,), dtype=dtype, chunk_grid=None)
 
 
-def test_create_array_refuses_other_patterns() -> None:
-    with pytest.raises(ValueError, match=r"one variable dimension in the leading position"):
+@pytest.mark.parametrize(
+    ("dtype", "phrase"),
+    [
+        (NDArray(dtype="float32", shape=(2, None)), "exactly one variable dimension"),
+        (NDArray(dtype="float32", shape=(3, 2)), "exactly one variable dimension"),
+        ("float32", "only compatible"),
+    ],
+)
+def test_create_array_refuses_other_data_types_once(dtype: Any, phrase: str) -> None:
+    """0.2.0's phrase leads, and the rule is stated once, then where the pattern is served."""
+    with pytest.raises(ValueError, match=phrase) as info:
         zarr.create_array(
-            zarr.storage.MemoryStore(),
-            shape=(2,),
-            dtype=NDArray(dtype="float32", shape=(2, None)),
-            serializer=VlenNDArrayCodec(),
+            zarr.storage.MemoryStore(), shape=(2,), dtype=dtype, serializer=VlenNDArrayCodec()
         )
+    message = str(info.value)
+    assert message.count(phrase) == 1 and message.count("[null, d1, ..., dk]") == 1
+    assert "served by" in message
 
 
 # ------------------------------------------------------------------------ chunk encoding

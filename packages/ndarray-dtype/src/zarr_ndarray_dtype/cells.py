@@ -111,7 +111,8 @@ def unbox(value: object) -> object:
 _CAST_HINT = "convert the values explicitly (e.g. np.round / np.clip / .astype) if that is intended"
 
 
-def _describe(value: object) -> str:
+def describe(value: object) -> str:
+    """``repr(value)``, cut to 60 characters, for messages."""
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
@@ -131,20 +132,40 @@ def _from_python(data: object, pattern: ShapePattern) -> np.ndarray:
     """Nested sequences (or an object array's items, as zarr hands over scalar writes)."""
     if isinstance(data, str | bytes | dict | set):
         raise CellTypeError(
-            f"cell {_describe(data)} is a {type(data).__name__}; a cell must be an ndarray or a "
+            f"cell {describe(data)} is a {type(data).__name__}; a cell must be an ndarray or a "
             f"nested sequence of numbers matching pattern {pattern}."
         )
     try:
         arr = np.asarray(data)
     except (ValueError, TypeError, OverflowError) as exc:
         raise CellError(
-            f"cell {_describe(data)} is not a rectangular array of numbers ({exc}); each cell "
+            f"cell {describe(data)} is not a rectangular array of numbers ({exc}); each cell "
             f"must have one shape matching pattern {pattern}."
         ) from exc
     if arr.dtype == object:
         raise CellTypeError(
-            f"cell {_describe(data)} does not convert to a numeric array (numpy made an object "
+            f"cell {describe(data)} does not convert to a numeric array (numpy made an object "
             f"array: ragged rows or non-numbers); cells must match pattern {pattern}."
+        )
+    if arr.dtype.kind == "f" and arr.size and float(np.nanmax(np.abs(arr))) >= 2.0**53:
+        arr = _keep_big_ints(data, arr)
+    return arr
+
+
+def _keep_big_ints(data: object, arr: np.ndarray) -> np.ndarray:
+    """Python ints that numpy made float64 (mixed signs beyond int64), kept exact or refused."""
+    items = np.array(data, dtype=object).reshape(-1)
+    ints = [v for v in items.tolist() if isinstance(v, int) and not isinstance(v, bool)]
+    if len(ints) == items.size:
+        for wide in (np.int64, np.uint64):
+            if np.iinfo(wide).min <= min(ints) and max(ints) <= np.iinfo(wide).max:
+                return np.array(ints, dtype=wide).reshape(arr.shape)
+    inexact = next((v for v in ints if int(float(v)) != v), None)
+    if inexact is not None:
+        raise CellTypeError(
+            f"cell {describe(data)} holds the integer {inexact}, which numpy turns into float64 "
+            f"(it would be stored as {int(float(inexact))}) because no 64-bit integer dtype "
+            "holds all of the cell's numbers; pass an ndarray of the element dtype."
         )
     return arr
 
@@ -153,7 +174,7 @@ def _check_lossless(arr: np.ndarray, target: np.dtype[Any], data: object) -> Non
     src = arr.dtype
     if src.kind not in "biufc":
         raise CellTypeError(
-            f"cell {_describe(data)} has dtype {src}, which is not numeric or bool; the element "
+            f"cell {describe(data)} has dtype {src}, which is not numeric or bool; the element "
             f"dtype is {target.name}."
         )
     if arr.size == 0 or src.kind == "b":
@@ -161,13 +182,13 @@ def _check_lossless(arr: np.ndarray, target: np.dtype[Any], data: object) -> Non
     kind = target.kind
     if src.kind == "c" and kind != "c":
         raise CellTypeError(
-            f"cell {_describe(data)} is complex ({src}) but the element dtype is {target.name}: "
+            f"cell {describe(data)} is complex ({src}) but the element dtype is {target.name}: "
             f"dropping the imaginary part would lose data; {_CAST_HINT}."
         )
     if kind == "b":
         if not np.isin(arr, (0, 1)).all():
             raise CellTypeError(
-                f"cell {_describe(data)} ({src}) has values other than 0 and 1, which the bool "
+                f"cell {describe(data)} ({src}) has values other than 0 and 1, which the bool "
                 f"element dtype cannot hold; {_CAST_HINT}."
             )
         return
@@ -175,12 +196,12 @@ def _check_lossless(arr: np.ndarray, target: np.dtype[Any], data: object) -> Non
         if src.kind == "f":
             if not np.isfinite(arr).all():
                 raise CellTypeError(
-                    f"cell {_describe(data)} holds NaN or infinity, which the integer element "
+                    f"cell {describe(data)} holds NaN or infinity, which the integer element "
                     f"dtype {target.name} cannot hold."
                 )
             if not (arr == np.trunc(arr)).all():
                 raise CellTypeError(
-                    f"cell {_describe(data)} ({src}) has fractional values; casting to "
+                    f"cell {describe(data)} ({src}) has fractional values; casting to "
                     f"{target.name} would truncate them; {_CAST_HINT}."
                 )
         info = np.iinfo(target)
@@ -194,19 +215,52 @@ def _check_lossless(arr: np.ndarray, target: np.dtype[Any], data: object) -> Non
             too_high = int(hi) > info.max
         if too_low or too_high:
             raise CellTypeError(
-                f"cell {_describe(data)} has values in [{lo}, {hi}], outside the range "
+                f"cell {describe(data)} has values in [{lo}, {hi}], outside the range "
                 f"[{info.min}, {info.max}] of the element dtype {target.name}; casting would wrap "
                 f"around; {_CAST_HINT}."
             )
         return
-    # Float or complex target: rounding is how floats work; overflow to infinity is refused.
+    # Float or complex target: a float source rounds to nearest (as numpy assignment does), an
+    # integer source must be exact, and overflow to infinity is refused.
     with np.errstate(all="ignore"):
         converted = arr.astype(target)
     src_finite = np.isfinite(arr)
     if not (np.isfinite(converted) | ~src_finite).all():
         raise CellTypeError(
-            f"cell {_describe(data)} has values too large for the element dtype {target.name} "
+            f"cell {describe(data)} has values too large for the element dtype {target.name} "
             f"(they would become infinite); {_CAST_HINT}."
+        )
+    if src.kind in "iu":
+        _check_exact_integers(arr, target, data)
+
+
+def _check_exact_integers(arr: np.ndarray, target: np.dtype[Any], data: object) -> None:
+    """Refuse integers that the float (or complex) ``target`` would round.
+
+    An integer of magnitude m is exact in a float of p significand bits when m's odd part
+    (m without its trailing zero bits) is below 2**p; that test runs on uint64, exactly.
+    """
+    bits = np.finfo(target).nmant + 1
+    flat = arr.reshape(-1)
+    if flat.dtype.itemsize * 8 - (flat.dtype.kind == "i") <= bits:
+        return
+    wide = flat.astype(np.int64 if flat.dtype.kind == "i" else np.uint64)
+    magnitude = wide.view(np.uint64)
+    if wide.dtype.kind == "i":
+        magnitude = np.where(wide < 0, ~magnitude + np.uint64(1), magnitude)
+    limit = np.uint64(1 << bits)
+    big = np.flatnonzero(magnitude > limit)
+    if not big.size:
+        return
+    m = magnitude[big]
+    inexact = m // (m & (~m + np.uint64(1))) >= limit
+    if inexact.any():
+        first = int(flat[big[int(np.argmax(inexact))]])
+        rounded = int(np.array(first).astype(target).real)
+        raise CellTypeError(
+            f"cell {describe(data)} holds the integer {first}, which {target.name} cannot hold "
+            f"exactly (it would be stored as {rounded}; integers convert to a float only when "
+            f"exact); use a wider element dtype, an integer one for IDs, or {_CAST_HINT}."
         )
 
 
@@ -228,8 +282,9 @@ def coerce_cell(data: object, pattern: ShapePattern, dtype: np.dtype[Any]) -> np
     arr = _to_ndarray(data, pattern, dtype)
     if not pattern.matches(arr.shape):
         raise CellError(
-            f"cell of shape {arr.shape} does not match pattern {pattern}: it needs {pattern.ndim} "
-            "dimensions with the fixed extents as given (None = any extent); reshape the cell."
+            f"cell of shape {arr.shape} does not match pattern {pattern}: expected shape "
+            f"matching it ({pattern.ndim} dimensions, fixed extents as given, None = any "
+            "extent); reshape the cell."
         )
     if arr.dtype != dtype:
         if arr.dtype.kind != dtype.kind or arr.dtype.itemsize != dtype.itemsize:

@@ -20,13 +20,18 @@ import numpy as np
 from zarr.dtype import ZDType
 
 from zarr_ndarray_dtype._compat import DataTypeValidationError
-from zarr_ndarray_dtype.cells import VlenScalar, box, check_bool_bytes, coerce_cell, frozen_cell
+from zarr_ndarray_dtype.cells import (
+    VlenScalar,
+    box,
+    check_bool_bytes,
+    coerce_cell,
+    describe,
+    frozen_cell,
+)
 from zarr_ndarray_dtype.errors import (
     CellError,
     CellTypeError,
-    ElementDTypeError,
     FillValueError,
-    ShapePatternError,
 )
 from zarr_ndarray_dtype.fill import decode_fill, encode_fill
 from zarr_ndarray_dtype.pattern import ELEMENT_DTYPES, ShapePattern, parse_element_dtype
@@ -46,7 +51,6 @@ _V2_MESSAGE = (
     "'ndarray' is a Zarr v3-only data type: it is defined for Zarr format 3 only; create the "
     "array with zarr_format=3 (the default)."
 )
-_SORTED_DTYPES = sorted(ELEMENT_DTYPES)
 
 
 @lru_cache(maxsize=256)
@@ -78,14 +82,8 @@ class NDArray(ZDType[np.dtypes.ObjectDType, np.ndarray]):  # type: ignore[type-v
     shape: tuple[int | None, ...] = (None,)
 
     def __post_init__(self) -> None:
-        try:
-            name = parse_element_dtype(self.dtype)
-        except ElementDTypeError as exc:
-            raise type(exc)(_dtype_phrase(self.dtype) + str(exc)) from None
-        try:
-            dims = ShapePattern.parse(self.shape).dims
-        except ShapePatternError as exc:
-            raise type(exc)(_shape_phrase(self.shape) + str(exc)) from None
+        name = parse_element_dtype(self.dtype)
+        dims = ShapePattern.parse(self.shape).dims
         object.__setattr__(self, "dtype", name)
         object.__setattr__(self, "shape", dims)
 
@@ -199,21 +197,8 @@ class NDArray(ZDType[np.dtypes.ObjectDType, np.ndarray]):  # type: ignore[type-v
         """
         try:
             return coerce_cell(data, self.pattern, self.item_dtype)
-        except CellTypeError as exc:
-            raise CellTypeError(f"{self._cannot_convert(data)}: {exc}") from None
         except CellError as exc:
-            raise CellTypeError(
-                f"{self._cannot_convert(data)}: expected shape matching the pattern "
-                f"{list(self.shape)} (None dimensions are variable). {exc}"
-            ) from None
-
-    def _cannot_convert(self, data: object) -> str:
-        text = repr(data)
-        text = text if len(text) <= 80 else text[:77] + "..."
-        return (
-            f"Cannot convert object {text} with type {type(data)} to a scalar compatible with "
-            f"the data type {self}"
-        )
+            raise CellTypeError(str(exc)) from None
 
     def payload_to_cell(self, payload: bytes | bytearray | memoryview | np.ndarray) -> np.ndarray:
         """The read-only cell stored as ``payload`` (raw little-endian C-order bytes).
@@ -268,7 +253,12 @@ class NDArray(ZDType[np.dtypes.ObjectDType, np.ndarray]):  # type: ignore[type-v
 
     def cast_scalar(self, data: object) -> np.ndarray:
         """The fill cell for ``data``, boxed so that zarr treats it as one immutable scalar."""
-        cell = self.coerce_cell(data)
+        try:
+            cell = self.coerce_cell(data)
+        except CellTypeError as exc:
+            raise CellTypeError(
+                f"Cannot convert {describe(data)} to a scalar of {self}: {exc}"
+            ) from None
         if len(self.variable_axes) >= 2 and cell.size:
             raise FillValueError(
                 f"a fill cell of shape {cell.shape} is not allowed for pattern "
@@ -304,38 +294,6 @@ class NDArray(ZDType[np.dtypes.ObjectDType, np.ndarray]):  # type: ignore[type-v
 
     def __repr__(self) -> str:
         return f"NDArray(dtype={self.dtype!r}, shape={self.shape!r})"
-
-
-def _requests_big_endian(value: object) -> bool:
-    try:
-        return np.dtype(value).byteorder == ">"  # type: ignore[call-overload,no-any-return]
-    except Exception:
-        return False
-
-
-def _dtype_phrase(value: object) -> str:
-    """0.2.0's message start for a refused element dtype (our explanation follows it)."""
-    if _requests_big_endian(value):
-        return f"dtype must not request big-endian byte order, got {value!r}: "
-    return f"dtype must be one of {_SORTED_DTYPES}, got {value!r}: "
-
-
-def _shape_phrase(shape: object) -> str:
-    """0.2.0's message start for a refused shape pattern (our explanation follows it)."""
-    try:
-        dims: tuple[object, ...] = tuple(shape)  # type: ignore[arg-type]
-    except TypeError:
-        return f"shape dimensions must be integers or None, got {shape!r}: "
-    if not dims:
-        return "shape must have at least one dimension: "
-    for dim in dims:
-        if dim is not None and (isinstance(dim, bool | np.bool_) or not _is_int(dim)):
-            return f"shape dimensions must be integers or None, got {dims!r}: "
-    return f"fixed shape dimensions must be >= 1, got {dims}: "
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int | np.integer)
 
 
 #: Alias for import sites that already use ``numpy.typing.NDArray``.

@@ -93,25 +93,25 @@ def _parse_extent(value: object, index: int, shape: object) -> int | None:
         return None
     if isinstance(value, bool | np.bool_):
         raise ShapePatternError(
-            f"shape={shape!r}: entry {index} is the boolean {value!r}; each entry must be an "
-            "integer >= 1 or None (a variable dimension)."
+            f"shape={shape!r}: entry {index} is the boolean {value!r}; shape dimensions must be "
+            "integers or None (fixed extents >= 1, None for a variable dimension)."
         )
     if isinstance(value, str | bytes | float | np.floating | complex | np.complexfloating):
         raise ShapePatternError(
-            f"shape={shape!r}: entry {index} is {value!r} ({type(value).__name__}); each entry "
-            "must be an integer >= 1 or None; pass an int such as 2, not 2.0 or '2'."
+            f"shape={shape!r}: entry {index} is {value!r} ({type(value).__name__}); shape "
+            "dimensions must be integers or None; pass an int such as 2, not 2.0 or '2'."
         )
     try:
         extent = operator.index(value)  # type: ignore[arg-type]
     except TypeError as exc:
         raise ShapePatternError(
-            f"shape={shape!r}: entry {index} is {value!r} ({type(value).__name__}); each entry "
-            "must be an integer >= 1 or None (a variable dimension)."
+            f"shape={shape!r}: entry {index} is {value!r} ({type(value).__name__}); shape "
+            "dimensions must be integers or None (None for a variable dimension)."
         ) from exc
     if extent < 1:
         raise ShapePatternError(
-            f"shape={shape!r}: entry {index} is {extent}; fixed extents must be >= 1 (use None "
-            "for a variable dimension, which also admits extent 0)."
+            f"shape={shape!r}: entry {index} is {extent}; fixed shape dimensions must be >= 1 "
+            "(use None for a variable dimension, which also admits extent 0)."
         )
     return extent
 
@@ -127,8 +127,8 @@ class ShapePattern:
         """Validate user input (a sequence of int-likes and ``None``) into a pattern."""
         if isinstance(shape, str | bytes) or not isinstance(shape, Sequence | np.ndarray):
             raise ShapePatternError(
-                f"shape={shape!r} is not a sequence; pass a non-empty tuple of integers >= 1 and "
-                "None entries, e.g. (None, 2)."
+                f"shape={shape!r} is not a sequence: shape dimensions must be integers or None, "
+                "in a non-empty tuple such as (None, 2)."
             )
         dims = tuple(_parse_extent(v, i, shape) for i, v in enumerate(shape))
         if not dims:

@@ -18,6 +18,7 @@ import re
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterable
 from importlib.metadata import entry_points
 from pathlib import Path
 
@@ -87,7 +88,7 @@ def zarr_private_names() -> set[str]:
     import zarr
 
     names: set[str] = set()
-    todo = [("zarr", zarr.__path__)]
+    todo: list[tuple[str, Iterable[str]]] = [("zarr", zarr.__path__)]
     while todo:
         prefix, path = todo.pop()
         for info in pkgutil.iter_modules(path):

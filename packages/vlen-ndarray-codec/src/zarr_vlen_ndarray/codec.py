@@ -89,19 +89,15 @@ class VlenNDArrayCodec(NDArrayBytesCodec):
     # dtype / chunk_grid are annotated loosely (as in 0.2.0): their types differ by zarr release.
     def validate(self, *, shape: ChunkCoords, dtype: Any, chunk_grid: Any) -> None:
         """Refuse, at array creation, any data type other than ``ndarray [null, d1..dk]``."""
-        # Each message starts with 0.2.0's words (code may match them), then explains.
+        # 0.2.0's phrases ("only compatible", "exactly one variable dimension") are kept.
         if not isinstance(dtype, NDArray):
             raise ValueError(
-                f"The {CODEC_NAME!r} codec is only compatible with the 'ndarray' data type, got "
-                f"{dtype}: the {CODEC_NAME!r} codec serves only the 'ndarray' data type with a "
-                f"shape pattern [null, d1, ..., dk], not {dtype!r}: {_serves_instead(dtype)}."
+                f"The {CODEC_NAME!r} codec is only compatible with the 'ndarray' data type with a "
+                f"shape pattern [null, d1, ..., dk], got {dtype!r}: {_serves_instead(dtype)}."
             )
         if not dtype.pattern.is_leading_variable:
             raise ValueError(
                 f"The {CODEC_NAME!r} codec serves only shape patterns with exactly one variable "
-                f"dimension, in the leading position (e.g. [None, 2]); got the pattern "
-                f"{list(dtype.shape)}: the {CODEC_NAME!r} codec serves only shape patterns with "
-                f"one variable dimension in the leading position, [null, d1, ..., dk]; {dtype!r} "
-                f"has the pattern {json.dumps(dtype.pattern.to_json())}: "
-                f"{_serves_instead(dtype)}."
+                f"dimension, in the leading position ([null, d1, ..., dk]); {dtype!r} has the "
+                f"pattern {json.dumps(dtype.pattern.to_json())}: {_serves_instead(dtype)}."
             )
