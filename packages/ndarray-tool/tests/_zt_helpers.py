@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 from typing import Any
@@ -52,14 +54,14 @@ def write_bytes_array(
 def write_ndarray_array(
     store: Any, cells: list[np.ndarray], dtype: NDArray, *, name: str | None = None, **kwargs: Any
 ) -> zarr.Array:
-    """A zarr ``ndarray`` + ``vlen-ndarray`` array holding ``cells`` (written by the codec)."""
+    """A zarr ``ndarray`` array holding ``cells`` (``vlen-ndarray`` unless ``serializer=``)."""
     kwargs.setdefault("chunks", (4,))
+    kwargs.setdefault("serializer", VlenNDArrayCodec())
     arr = zarr.create_array(
         store,
         name=name,
         shape=(len(cells),),
         dtype=dtype,  # type: ignore[arg-type]
-        serializer=VlenNDArrayCodec(),
         **kwargs,
     )
     arr[:] = as_objects(cells)
@@ -90,10 +92,11 @@ def run(capsys: Any, *argv: str) -> tuple[int, str, str]:
     return status, out, err
 
 
-def broken_exporter(job: Any, out: Any) -> int:
-    """An exporter plug-in with a bug: writes part of its output, then raises."""
-    out.write(b"partial")
-    raise KeyError("boom")
+def run_cli(*argv: str, **popen: Any) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m zarr_ndarray_tool ARGV`` in a subprocess (text, output captured)."""
+    popen.setdefault("capture_output", True)
+    command = [sys.executable, "-m", "zarr_ndarray_tool", *argv]
+    return subprocess.run(command, text=True, check=False, timeout=120, **popen)
 
 
 def write_v2_ragged(

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
 import re
+import shlex
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -15,6 +20,7 @@ from _zt_helpers import (
     cells_f32x2,
     read_json,
     run,
+    run_cli,
     snapshot,
     write_bytes_array,
     write_ndarray_array,
@@ -23,6 +29,7 @@ from _zt_helpers import (
 from zarr.codecs import ZstdCodec
 
 from zarr_ndarray_tool import metadata as md
+from zarr_ndarray_tool.cli import build_parser
 from zarr_vlen_ndarray import NDArray
 
 F32X2 = NDArray(dtype="float32", shape=(None, 2))
@@ -210,6 +217,7 @@ def test_info_text_and_json(tmp_path: Path, capsys: CaptureFixture) -> None:
     assert "ndarray float32 [null, 2] (unit 8 B)" in text
     assert "rows per element: min 0" in text
     assert "7 (2 of 2 chunk objects written, holding 7 cells)" in text
+    assert "framing    : " in text  # the vlen-ndarray framing kernel in use
 
 
 def test_info_on_a_plain_array_shows_metadata_only(tmp_path: Path, capsys: CaptureFixture) -> None:
@@ -218,6 +226,9 @@ def test_info_on_a_plain_array_shows_metadata_only(tmp_path: Path, capsys: Captu
     assert status == 0
     report = json.loads(out)
     assert report["data_type"] == "int32" and "extent" not in report
+    assert "framing_backend" not in report
+    status, text, _ = run(capsys, "info", str(tmp_path / "i"))
+    assert "framing" not in text
 
 
 def test_migrate_a_0_1_store(tmp_path: Path, capsys: CaptureFixture) -> None:
@@ -259,8 +270,8 @@ def test_verify_reports_the_first_bad_chunk(tmp_path: Path, capsys: CaptureFixtu
     corrupt_chunk(path, "c/2")
     status, out, err = run(capsys, "verify", str(path))
     assert (status, out) == (1, "")
-    assert "verify failed at chunk c/1:" in err
-    assert "not a whole number" in err
+    assert "cannot decode the 'vlen-ndarray' chunk 'c/1'" in err  # the first in order
+    assert "not a whole number" in err and "run `verify`" not in err
 
 
 def test_verify_names_the_inner_chunk_of_a_shard(tmp_path: Path, capsys: CaptureFixture) -> None:
@@ -274,10 +285,7 @@ def test_verify_names_the_inner_chunk_of_a_shard(tmp_path: Path, capsys: Capture
     (path / "c" / "1").write_bytes(bytes(raw))
     status, _, err = run(capsys, "verify", str(path))
     assert status == 1
-    assert (
-        "chunk c/1: FramingError: cannot decode the 'vlen-ndarray' inner chunk 1 of shard 'c/1'"
-        in err
-    )
+    assert "cannot decode the 'vlen-ndarray' inner chunk 1 of shard 'c/1'" in err
 
 
 def test_zip_store_round_trip(tmp_path: Path, capsys: CaptureFixture) -> None:
@@ -350,9 +358,6 @@ def test_rewrite_refuses_when_zarr_json_changed_meanwhile(
 
 
 def test_python_dash_m_entry(bytes_store: Any) -> None:
-    import subprocess
-    import sys
-
     path, _ = bytes_store
     done = subprocess.run(
         [sys.executable, "-m", "zarr_ndarray_tool", "info", str(path), "--json"],
@@ -363,3 +368,146 @@ def test_python_dash_m_entry(bytes_store: Any) -> None:
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["kind"] == "bytes"
     assert done.stderr.count("reading chunks") == 0  # no progress bar when not a terminal
+
+
+# ------------------------------------------------- the command in a subprocess, as users run it
+
+
+def _damaged_stores(root: Path) -> dict[str, tuple[Path, str]]:
+    """Arrays with one damaged object each: (path, the name the report must give)."""
+    import zarr_ragged_ndarray as zrn
+
+    zstd = [ZstdCodec(level=1)]
+    cells = cells_f32x2(12)
+    made = {
+        "vlen-zstd": write_ndarray_array(root / "v", cells, F32X2, compressors=zstd),
+        "ragged-zstd": write_ndarray_array(
+            root / "r", cells, F32X2, compressors=zstd, serializer=zrn.RaggedNDArrayCodec()
+        ),
+        "bytes-zstd": write_bytes_array(root / "b", [c.tobytes() for c in cells], compressors=zstd),
+        "shard-index": write_ndarray_array(root / "s", cells, F32X2, chunks=(2,), shards=(4,)),
+    }
+    out = {}
+    for name, array in made.items():
+        path = Path(array.store.root) / array.path if array.path else Path(array.store.root)
+        key = path / "c" / "1"
+        raw = key.read_bytes()
+        if name == "shard-index":  # the index (with its crc32c) is the last 4 * 2 * 8 + 4 bytes
+            key.write_bytes(raw[:-10] + bytes([raw[-10] ^ 0xFF]) + raw[-9:])
+            out[name] = (path, "the index of the stored shard 'c/1' does not decode")
+        else:
+            key.write_bytes(raw[:-7])  # truncate -s -7
+            out[name] = (path, "the stored chunk 'c/1' does not decode (RuntimeError: Zstd")
+    return out
+
+
+@pytest.mark.parametrize("command", ["info", "info --json", "verify", "export"])
+def test_every_command_reports_a_chunk_that_does_not_decode_the_same_way(
+    tmp_path: Path, command: str
+) -> None:
+    for name, (path, named) in _damaged_stores(tmp_path).items():
+        if command == "export" and name == "bytes-zstd":
+            continue  # export refuses raw bytes before reading a chunk
+        extra = ["--parquet", str(tmp_path / f"{name}.parquet")] if command == "export" else []
+        done = run_cli(*command.split(), str(path), *extra)
+        assert (done.returncode, done.stdout) == (1, ""), (name, done)
+        assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1, done.stderr
+        assert done.stderr.startswith(f"zarr-ndarray {command.split()[0]}: {path}: {named}")
+        assert ("run `verify`" in done.stderr) == (command != "verify"), done.stderr
+        assert not (tmp_path / f"{name}.parquet").exists()
+
+
+def test_a_closed_output_pipe_ends_the_command_quietly(bytes_store: Any) -> None:
+    path, _ = bytes_store
+    command = [sys.executable, "-m", "zarr_ndarray_tool", "info", str(path)]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as child:
+        assert child.stdout is not None and child.stderr is not None
+        child.stdout.close()  # `| head -0`: the reader is gone before the first line
+        err = child.stderr.read().decode()
+        assert child.wait(timeout=120) == 141
+    assert err == ""
+    done = subprocess.run(
+        f"{shlex.join(command)} | head -2", shell=True, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.splitlines()[0] == f"path       : {path}" and done.stderr == ""
+
+
+def test_export_refuses_an_output_it_cannot_write_before_any_work(tmp_path: Path) -> None:
+    path = tmp_path / "a"
+    write_ndarray_array(path, cells_f32x2(4), F32X2)
+    for out, why in [
+        (tmp_path / "missing" / "x.parquet", "the directory"),
+        (tmp_path, "is a directory"),
+    ]:
+        done = run_cli("export", str(path), "--parquet", str(out))
+        assert (done.returncode, done.stdout) == (1, ""), done
+        assert done.stderr.count("\n") == 1 and why in done.stderr, done.stderr
+        assert not (tmp_path / "missing").exists()
+
+
+def test_verify_clears_its_progress_bar_before_the_result_on_a_terminal(tmp_path: Path) -> None:
+    import pty
+
+    path = tmp_path / "a"
+    write_ndarray_array(path, cells_f32x2(64), F32X2, chunks=(4,))
+    for command in ("verify", "info"):
+        main, child = pty.openpty()
+        with open(main, "rb", buffering=0) as terminal:
+            done = run_cli(command, str(path), stdout=child, stderr=child, capture_output=False)
+            os.close(child)
+            text = _read_all(terminal).decode()
+        assert done.returncode == 0
+        assert "chunks [" in text  # the bar was drawn, on the terminal
+        first = text.replace("\r\n", "\n").split("\n")[0]
+        assert first.rsplit("\x1b[2K", 1)[-1] in (
+            f"{path}: all 16 chunk objects decode",
+            f"path       : {path}",
+        ), repr(first)
+
+
+def _read_all(terminal: Any) -> bytes:
+    chunks = []
+    while True:
+        try:
+            chunk = terminal.read(65536)
+        except OSError:  # EIO: the other end is closed and everything was read
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def test_help_describes_every_command_and_both_codecs() -> None:
+    parser = build_parser()
+    assert "vlen-ndarray" in (parser.description or "")
+    assert "ragged-ndarray" in (parser.description or "")
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for name, sub in commands.choices.items():
+        assert sub.description and len(sub.description) > 60, name
+    done = run_cli("verify", "-h")
+    assert done.returncode == 0 and "Decode every stored chunk object" in done.stdout
+
+
+def test_histogram_bins_are_of_one_width(tmp_path: Path, capsys: CaptureFixture) -> None:
+    """Bins of unequal width would draw false dips (a 1-wide bin beside a 2-wide one)."""
+    path = tmp_path / "a"
+    write_ndarray_array(path, [np.zeros((k, 2), "<f4") for k in range(96)], F32X2, chunks=(32,))
+    status, out, _ = run(capsys, "info", str(path), "--json")
+    histogram = json.loads(out)["extent"]["histogram"]
+    assert status == 0 and len(histogram) == 10
+    assert {hi - lo for lo, hi, _ in histogram} == {9}
+    assert histogram[0][0] == 0 and histogram[-1][1] >= 95
+    assert [c for _, _, c in histogram] == [10] * 9 + [6]
+
+
+def test_counts_of_one_are_singular(tmp_path: Path, capsys: CaptureFixture) -> None:
+    pytest.importorskip("nd_arrow")
+    path = tmp_path / "a"
+    write_ndarray_array(path, [np.ones((1, 2), "<f4")], F32X2, chunks=(1,))
+    status, out, _ = run(capsys, "info", str(path))
+    assert status == 0 and "(1 of 1 chunk object written, holding 1 cell)" in out
+    status, out, _ = run(capsys, "export", str(path), "--parquet", str(tmp_path / "x.parquet"))
+    assert status == 0 and out.strip().endswith("wrote 1 row to " + str(tmp_path / "x.parquet"))
+    status, out, _ = run(capsys, "verify", str(path))
+    assert status == 0 and out.strip().endswith("the one chunk object decodes")

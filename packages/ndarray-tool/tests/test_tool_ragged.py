@@ -65,6 +65,7 @@ def test_info_gives_per_axis_extent_statistics(
     status, text, _ = run(capsys, "info", str(tmp_path / "a"))
     assert "items per element" in text
     assert "axis 0 (variable): min" in text and "axis 1 (variable)" in text
+    assert "framing_backend" not in report and "framing" not in text  # vlen-ndarray's only
 
 
 def test_verify_decodes_every_chunk_and_names_the_bad_one(
@@ -79,7 +80,7 @@ def test_verify_decodes_every_chunk_and_names_the_bad_one(
     (path / "c" / "2").write_bytes(bytes(raw))
     status, out, err = run(capsys, "verify", str(path))
     assert (status, out) == (1, "")
-    assert "verify failed at chunk c/2: RaggedLayoutError" in err
+    assert "cannot decode the 'ragged-ndarray' chunk 'c/2'" in err
 
 
 def test_verify_names_the_inner_chunk_of_a_shard(tmp_path: Path, capsys: CaptureFixture) -> None:
@@ -95,7 +96,7 @@ def test_verify_names_the_inner_chunk_of_a_shard(tmp_path: Path, capsys: Capture
     status, _, err = run(capsys, "verify", str(path))
     assert status == 1
     named = "the 'ragged-ndarray' inner chunk 1 of shard 'c/1'"
-    assert f"chunk c/1: RaggedLayoutError: cannot decode {named}" in err
+    assert f"cannot decode {named}" in err
 
 
 def test_api_verify_and_info_on_a_memory_store() -> None:
@@ -138,6 +139,6 @@ def test_a_chunk_zarr_cannot_unwrap_is_reported_by_verify_and_info(
     write_ragged(path, chips(6, seed=5), (6,), compressors=[ZstdCodec(level=1)])
     (path / "c" / "1").write_bytes(b"not zstd at all")
     status, _, err = run(capsys, "verify", str(path))
-    assert status == 1 and "verify failed at chunk c/1:" in err
+    assert status == 1 and "the stored chunk 'c/1' does not decode (RuntimeError" in err
     status, _, err = run(capsys, "info", str(path))
-    assert status == 1 and "chunk c/1 does not decode" in err and "run `verify`" in err
+    assert status == 1 and "chunk 'c/1' does not decode" in err and "run `verify`" in err

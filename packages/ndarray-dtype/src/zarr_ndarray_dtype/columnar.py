@@ -368,20 +368,17 @@ def _blame(array: Any, box: Box, exc: Exception) -> None:
         if failure is None:
             continue
         start = tuple(r.start for r in region)
-        problem = f"the stored {cell_ids.chunk_name(metadata, start, inner=False)} does not decode"
+        name = cell_ids.chunk_name(metadata, start, inner=False)
+        what = f"the stored {name}"
         if sharded and inner is not None:
             shard = Box(start, tuple(r.stop for r in region), ())
             parts = [(r, _fails(probe, r)) for r in _regions(shard, inner)]
             if all(f is not None for _, f in parts):
-                problem = problem.replace("the stored", "the index of the stored")
+                what = f"the index of the stored {name}"
             else:
                 bad, failure = next((r, f) for r, f in parts if f is not None)
-                name = cell_ids.chunk_name(metadata, tuple(r.start for r in bad))
-                problem = f"the stored {name} does not decode"
-        raise StoredChunkError(
-            f"{problem} ({type(failure).__name__}: {failure}): it is corrupt or was written "
-            "with other codecs"
-        ) from exc
+                what = f"the stored {cell_ids.chunk_name(metadata, tuple(r.start for r in bad))}"
+        raise StoredChunkError.of(what, failure) from exc
 
 
 def _regions(box: Box, chunks: tuple[int, ...]) -> Iterator[tuple[slice, ...]]:

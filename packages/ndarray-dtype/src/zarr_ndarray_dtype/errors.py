@@ -51,6 +51,14 @@ class CellTypeError(CellError, TypeError):
 class StoredChunkError(NDArrayDTypeError):
     """A stored chunk (or shard) does not read through its codecs: zarr or the store refused it."""
 
+    @classmethod
+    def of(cls, what: str, failure: BaseException) -> StoredChunkError:
+        """The error for ``what`` (e.g. "the stored chunk 'c/1'") that failed with ``failure``."""
+        return cls(
+            f"{what} does not decode ({type(failure).__name__}: {failure}): it is "
+            "corrupt or was written with other codecs"
+        )
+
 
 class HookWarning(UserWarning):
     """zarr lacks a function this package adapts (a zarr release moved it): zarr is left as is."""

@@ -4,7 +4,8 @@ Arguments are parsed with the standard library's argparse (not click or typer): 
 subcommands, shared option groups and usage errors, and adds no dependency to the codec package.
 
 Exit status: 0 success; 1 the store was refused (not what the command expects, invalid, or a
-chunk failed a check) and nothing was changed; 2 usage error (from argparse).
+chunk failed a check) and nothing was changed; 2 usage error (from argparse); 141 the reader of
+the output went away (``| head``), which ends the command quietly, as SIGPIPE ends Unix tools.
 
 ``PATH`` is an array directory (``store.zarr/group/array``), a zip store whose root node is the
 array (``store.zip``), an array inside a zip store (``store.zip::group/array``) or a URL zarr
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -30,6 +32,7 @@ from zarr_ndarray_tool.progress import Progress
 from zarr_ndarray_tool.remote import BACKENDS, parse_storage_options
 from zarr_ndarray_tool.scan import Node, load, load_location
 from zarr_ndarray_tool.stores import locate
+from zarr_ndarray_tool.text import counted
 
 __all__ = ["build_parser", "main"]
 
@@ -100,11 +103,20 @@ def build_parser() -> argparse.ArgumentParser:
         "elements (the ndarray data type, with the vlen-ndarray or the ragged-ndarray codec). "
         "Metadata rewrites change only the array's zarr.json, atomically; chunks are never "
         "rewritten.",
-        epilog="Exit status: 0 ok, 1 refused or invalid store (nothing changed), 2 usage.",
+        epilog="Exit status: 0 ok, 1 refused or invalid store (nothing changed), 2 usage, "
+        "141 output pipe closed.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    p = sub.add_parser("info", parents=[common], help="data type, codecs, chunks, extents")
+    p = sub.add_parser(
+        "info",
+        parents=[common],
+        help="data type, codecs, chunks, extents",
+        description="Describe the array: data type and pattern, chunk grid, codecs, fill value, "
+        "stored and payload bytes, and the distribution of the cells' variable extents. Every "
+        "written chunk is decoded (no cell values are copied); a chunk that does not decode is "
+        "named, and nothing is printed but that.",
+    )
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=cmd_info)
 
@@ -155,16 +167,31 @@ def build_parser() -> argparse.ArgumentParser:
         "migrate",
         parents=[common, rewrite],
         help="zarr-vlen-ndarray 0.1.x vlen-ndarray/inner_shape data type -> ndarray",
+        description="Rewrite the data type zarr-vlen-ndarray 0.1.x wrote (name vlen-ndarray, "
+        "configuration inner_shape) as the ndarray data type; the chunks, already in the "
+        "vlen-ndarray format, are not touched.",
     )
     p.set_defaults(func=cmd_migrate)
 
     p = sub.add_parser(
-        "verify", parents=[common], help="decode every chunk; report the first bad one"
+        "verify",
+        parents=[common],
+        help="decode every chunk; report the first bad one",
+        description="Decode every stored chunk object of an ndarray array (every inner chunk "
+        "of a shard, edge chunks whole) with all the rules of its codec, or of a raw-bytes "
+        "array as vlen-bytes. The first chunk that does not decode is named with the reason; "
+        "exit status 1.",
     )
     p.set_defaults(func=cmd_verify)
 
     p = sub.add_parser(
-        "export", parents=[common], help="write the cells to Parquet (needs nd-arrow)"
+        "export",
+        parents=[common],
+        help="write the cells to Parquet (needs nd-arrow)",
+        description="Write one Parquet row per cell (an nd_arrow.array column plus one int64 "
+        "coordinate column per array dimension), one row group per chunk, in C order. OUT "
+        "appears only when the whole export succeeded. Needs "
+        "pip install 'zarr-ndarray-tool[export]'.",
     )
     p.add_argument("--parquet", required=True, type=Path, metavar="OUT", help="output file")
     p.add_argument("--column", help="name of the cell column (default: the array's name)")
@@ -247,7 +274,8 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 def cmd_verify(args: argparse.Namespace) -> int:
     node = _load(args)
     with _progress(args, len(node.objects), "decoding chunks") as bar:
-        return _show(commands.verify(node, progress=bar))
+        outcome = commands.verify(node, progress=bar)
+    return _show(outcome)
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -261,7 +289,7 @@ def cmd_export(args: argparse.Namespace) -> int:
             overwrite=args.overwrite,
             progress=bar,
         )
-    _say(f"{node.where}: wrote {rows} rows to {args.parquet}")
+    _say(f"{node.where}: wrote {counted(rows, 'row')} to {args.parquet}")
     return 0
 
 
@@ -273,6 +301,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         status: int = args.func(args)
     except Refused as exc:
         print(f"{PROG} {args.command}: {exc}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        # Whoever read the output stopped (| head): end quietly, and keep Python's flush of
+        # stdout at exit from failing again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+    except KeyboardInterrupt:
+        print(f"{PROG} {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # a bug of ours: one line, not a traceback (set the variable for it)
+        if os.environ.get("ZARR_NDARRAY_TRACEBACK"):
+            raise
+        print(
+            f"{PROG} {args.command}: unexpected {type(exc).__name__}: {exc} (a bug: please "
+            "report it with the command; ZARR_NDARRAY_TRACEBACK=1 prints the traceback)",
+            file=sys.stderr,
+        )
         return 1
     return status
 

@@ -13,6 +13,7 @@ export succeeded.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -24,6 +25,7 @@ from zarr_ndarray_tool.metadata import data_type_kind
 from zarr_ndarray_tool.progress import Progress
 from zarr_ndarray_tool.scan import Node
 from zarr_ndarray_tool.stores import open_array
+from zarr_ndarray_tool.verify import refusal
 
 __all__ = ["INSTALL_HINT", "coordinate_names", "export"]
 
@@ -56,8 +58,7 @@ def export(
             f"{node.where}: export expects an ndarray array, found data_type "
             f"{node.meta.get('data_type')!r}" + (f"; run `{need}` first." if need else ".")
         )
-    if out.exists() and not overwrite:
-        raise Refused(f"{out} exists; pass --overwrite to replace it.")
+    _check_output(out, overwrite)
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -92,11 +93,8 @@ def export(
                         cells = from_zarr(array, dims, selection=region)
                     except NdArrowError as exc:
                         raise Refused(f"nd-arrow cannot hold these cells: {exc}") from exc
-                    except ValueError as exc:
-                        raise Refused(
-                            f"{node.where}: chunk {index} does not decode ({type(exc).__name__}: "
-                            f"{exc}); run `verify`."
-                        ) from exc
+                    except ValueError as exc:  # every codec and stored-chunk error is one
+                        raise refusal(node, exc) from exc
                     table = pa.table({**columns, name: cells})
                     if writer is None:
                         writer = pq.ParquetWriter(fh, table.schema, use_compliant_nested_type=False)
@@ -122,4 +120,20 @@ def export(
                     f"export failed: {type(exc).__name__}: {exc}; nothing written."
                 ) from exc
 
-        return atomic_replace(out, guarded)
+        try:
+            return atomic_replace(out, guarded)
+        except OSError as exc:  # the output's directory changed while the export ran
+            raise Refused(f"cannot write {out}: {exc.strerror or exc}; nothing written.") from exc
+
+
+def _check_output(out: Path, overwrite: bool) -> None:
+    """Refuse, before any work, an output that exists (without --overwrite) or cannot be made."""
+    if out.is_dir():
+        raise Refused(f"{out} is a directory; --parquet takes the path of a file to write.")
+    if out.exists() and not overwrite:
+        raise Refused(f"{out} exists; pass --overwrite to replace it.")
+    parent = out.parent
+    if not parent.is_dir():
+        raise Refused(f"cannot write {out}: the directory {parent} does not exist; create it.")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise Refused(f"cannot write {out}: the directory {parent} is not writable.")

@@ -19,6 +19,7 @@ import numpy.typing as npt
 
 from zarr_ndarray_dtype.columnar import scan_cells
 from zarr_ndarray_dtype.columns import cell_shapes
+from zarr_ndarray_dtype.errors import StoredChunkError
 from zarr_ndarray_tool.errors import Refused
 from zarr_ndarray_tool.metadata import (
     VLEN_NDARRAY,
@@ -31,6 +32,8 @@ from zarr_ndarray_tool.metadata import (
 from zarr_ndarray_tool.progress import Progress
 from zarr_ndarray_tool.scan import Node, payload_lengths, sharding_inner_chunks
 from zarr_ndarray_tool.stores import open_array
+from zarr_ndarray_tool.text import counted
+from zarr_ndarray_tool.verify import read_raw, refusal
 
 __all__ = ["gather", "render"]
 
@@ -75,7 +78,11 @@ def gather(node: Node, progress: Progress) -> dict[str, Any]:
     parts: list[npt.NDArray[np.int64]] = []
     with open_array(node.loc, view) as array:
         for obj in node.objects:
-            parts.append(payload_lengths(array[node.grid.region(obj.index)]))
+            try:
+                cells = read_raw(array, node.grid.region(obj.index))
+            except StoredChunkError as exc:
+                raise refusal(node, exc) from exc
+            parts.append(payload_lengths(cells))
             progress.advance()
     lengths = np.concatenate(parts) if parts else np.zeros(0, np.int64)
     unit = etype.unit if etype is not None else 1  # a legacy 0.1.x array: rows of its element
@@ -104,11 +111,8 @@ def _ndarray_statistics(node: Node, progress: Progress) -> dict[str, Any]:
         for obj in node.objects:
             try:
                 scan = scan_cells(array, node.grid.region(obj.index), "info")
-            except ValueError as exc:
-                raise Refused(
-                    f"{node.where}: chunk {obj.key} does not decode ({type(exc).__name__}: "
-                    f"{exc}); run `verify`."
-                ) from exc
+            except ValueError as exc:  # every codec and stored-chunk error is a ValueError
+                raise refusal(node, exc) from exc
             sizes.append(scan.cells.sizes[scan.stored])
             shapes.append(cell_shapes(scan.cells, pattern)[scan.stored])
             encoded += scan.chunk_nbytes
@@ -149,12 +153,11 @@ def _distribution(extents: npt.NDArray[np.int64]) -> dict[str, Any] | None:
 
 
 def _histogram(extents: npt.NDArray[np.int64]) -> list[list[int]]:
-    """``[[lo, hi, count], ...]``: integer bins (inclusive bounds) covering min..max."""
+    """``[[lo, hi, count], ...]``: at most ``_BINS`` integer bins of one width (inclusive
+    bounds) from min, the last reaching max; equal widths keep the counts comparable."""
     lo, hi = int(np.min(extents)), int(np.max(extents))
-    if hi - lo < _BINS:
-        edges = np.arange(lo, hi + 2, dtype=np.int64)
-    else:
-        edges = np.unique(np.linspace(lo, hi + 1, _BINS + 1).round().astype(np.int64))
+    width = -(-(hi - lo + 1) // _BINS)
+    edges = np.arange(lo, hi + width + 1, width, dtype=np.int64)
     counts, _ = np.histogram(extents, bins=edges)
     return [
         [int(a), int(b) - 1, int(c)] for a, b, c in zip(edges[:-1], edges[1:], counts, strict=True)
@@ -191,9 +194,9 @@ def render(report: dict[str, Any]) -> str:
         rows.append(("dimensions", json.dumps(report["dimension_names"])))
     rows.append(("codecs", report["codecs"]))
     rows.append(("fill value", json.dumps(report["fill_value"])))
-    written = f"{report['written_chunks']} of {report['chunks']} chunk objects written"
+    written = f"{report['written_chunks']} of {counted(report['chunks'], 'chunk object')} written"
     if "cells_in_written_chunks" in report:
-        written += f", holding {report['cells_in_written_chunks']} cells"
+        written += f", holding {counted(report['cells_in_written_chunks'], 'cell')}"
     rows.append(("cells", f"{report['cells']} ({written})"))
     stored = f"{_size(report['stored_bytes'])} stored"
     if "payload_bytes" in report:
@@ -220,8 +223,8 @@ def render(report: dict[str, Any]) -> str:
                 )
         if report["not_whole_rows"]:
             lines.append(
-                f"{'':<11}  WARNING: {report['not_whole_rows']} elements are not a whole "
-                "number of rows (run `verify`)"
+                f"{'':<11}  WARNING: not a whole number of rows: "
+                f"{counted(report['not_whole_rows'], 'element')} (run `verify`)"
             )
         top = max(c for _, _, c in dist["histogram"]) or 1
         for lo, hi, count in dist["histogram"]:

@@ -1,9 +1,9 @@
 """Chunk checks: decode every stored object, and check raw bytes against an element type.
 
-``verify_chunks`` decodes each stored chunk (or shard) object of an ``ndarray`` array, through
-zarr and the shared columnar engine, with every rule of its codec (SPEC.md), cells past the
-array's edge included; the first object that fails is reported with its key and the inner
-chunk (or the shard index) to blame.
+``verify_chunks`` decodes each stored chunk (or shard) object, cells past the array's edge
+included: an ``ndarray`` array through zarr and the shared columnar engine, with every rule of
+its codec (SPEC.md); a raw-bytes array as ``vlen-bytes``. ``refusal`` is the one report of a
+chunk that does not decode, whichever command found it.
 
 ``check_payloads`` reads chunks as raw ``vlen-bytes`` and checks that every element is a whole
 number of rows of a candidate element type (and bool bytes are 0/1): what ``upgrade`` runs
@@ -20,15 +20,17 @@ from typing import Any
 
 import numpy as np
 
+from zarr_ndarray_dtype.cell_ids import chunk_name
 from zarr_ndarray_dtype.cells import check_bool_bytes
 from zarr_ndarray_dtype.columnar import scan_cells
-from zarr_ndarray_dtype.errors import CellError
-from zarr_ndarray_tool.metadata import ElementType, with_shape
+from zarr_ndarray_dtype.errors import CellError, StoredChunkError
+from zarr_ndarray_tool.errors import Refused
+from zarr_ndarray_tool.metadata import ElementType, bytes_view, data_type_kind, with_shape
 from zarr_ndarray_tool.progress import Progress
 from zarr_ndarray_tool.scan import Node, payload_lengths
 from zarr_ndarray_tool.stores import ChunkObject, Grid, open_array
 
-__all__ = ["Problem", "check_payloads", "verify_chunks"]
+__all__ = ["Problem", "check_payloads", "read_raw", "refusal", "verify_chunks"]
 
 
 @dataclass(frozen=True)
@@ -42,21 +44,38 @@ class Problem:
         return f"chunk {self.key}: {self.message}"
 
 
-def verify_chunks(node: Node, objects: Iterable[ChunkObject], progress: Progress) -> Problem | None:
-    """Decode every (inner) chunk of each object in ``objects``; the first failure, or None.
+def verify_chunks(node: Node, objects: Iterable[ChunkObject], progress: Progress) -> None:
+    """Decode every (inner) chunk of each object in ``objects``; the first failure is refused.
 
     The array is read through a document whose shape is a whole number of chunks, so that edge
     chunks are decoded whole, as the codec decodes them.
     """
     padded = node.grid.padded()
-    with open_array(node.loc, with_shape(node.meta, padded.shape)) as array:
+    ndarray = data_type_kind(node.meta.get("data_type")) == "ndarray"
+    meta = node.meta if ndarray else bytes_view(node.meta, node.where)
+    with open_array(node.loc, with_shape(meta, padded.shape)) as array:
         for obj in objects:
+            region = padded.region(obj.index)
             try:
-                scan_cells(array, padded.region(obj.index), "verify")
+                scan_cells(array, region, "verify") if ndarray else read_raw(array, region)
             except ValueError as exc:  # every codec and stored-chunk error is a ValueError
-                return Problem(obj.key, f"{type(exc).__name__}: {exc}")
+                raise refusal(node, exc, advise=False) from exc
             progress.advance()
-    return None
+
+
+def read_raw(array: Any, region: tuple[slice, ...]) -> Any:
+    """``array[region]`` of an array read as raw bytes; StoredChunkError naming the chunk."""
+    try:
+        return array[region]
+    except Exception as exc:  # a compressor's or checksum's failure, whatever its type
+        name = chunk_name(array.metadata, tuple(r.start for r in region), inner=False)
+        raise StoredChunkError.of(f"the stored {name}", exc) from exc
+
+
+def refusal(node: Node, exc: Exception, *, advise: bool = True) -> Refused:
+    """The report of a chunk that does not decode: ``exc`` names it and why; then what to run."""
+    hint = "; run `verify` to check every chunk" if advise else ""
+    return Refused(f"{node.where}: {exc}{hint}.")
 
 
 def check_payloads(
@@ -77,9 +96,9 @@ def check_payloads(
     for obj in objects:
         region = grid.region(obj.index)
         try:
-            cells = bytes_array[region]
-        except Exception as exc:  # a chunk that is not even valid vlen-bytes
-            return Problem(obj.key, f"cannot be read as vlen-bytes: {type(exc).__name__}: {exc}")
+            cells = read_raw(bytes_array, region)
+        except StoredChunkError as exc:
+            raise refusal(node, exc) from exc
         lengths = payload_lengths(cells)
         bad = np.flatnonzero(lengths % unit)
         if bad.size:
