@@ -111,7 +111,7 @@ RAGGED = Package(
 )  # fmt: skip
 ND_ARROW = Package(
     "nd-arrow", "nd-arrow", "nd_arrow",
-    forbids_zarr=True, zarr_facing=False, floor_extras="[xarray]",
+    forbids_zarr=True, zarr_facing=False, floor_extras="[xarray,examples]",
 )  # fmt: skip
 TOOL = Package(
     "ndarray-tool", "zarr-ndarray-tool", "zarr_ndarray_tool",

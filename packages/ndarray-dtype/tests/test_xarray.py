@@ -3,6 +3,7 @@ xr.open_zarr, compared cell by cell."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -426,13 +427,21 @@ def test_mode_a_minus_leaves_variables_without_the_append_dim() -> None:
     assert_cells(back["v"].values, expected, NDArray(dtype="float32", shape=(None, 2)))
 
 
-def test_consolidated() -> None:
+@pytest.mark.parametrize("consolidated", [None, True])
+def test_metadata_is_consolidated_by_default_as_xarray_does(consolidated: bool | None) -> None:
     store: dict[str, Any] = {}
-    ds = sample()
-    with pytest.warns(UserWarning, match="(?i)consolidated"):
-        to_zarr(ds, store, consolidated=True)
-    back = xr.open_zarr(store, consolidated=True).compute()
+    to_zarr(sample(), store, consolidated=consolidated)
+    assert "consolidated_metadata" in json.loads(store["zarr.json"].to_bytes())
+    back = xr.open_zarr(store).compute()  # no "Failed to open ... consolidated" RuntimeWarning
     assert "points" in back
+
+
+def test_consolidated_false_writes_no_consolidated_metadata() -> None:
+    store: dict[str, Any] = {}
+    to_zarr(sample(), store, consolidated=False)
+    assert json.loads(store["zarr.json"].to_bytes()).get("consolidated_metadata") is None
+    with pytest.warns(RuntimeWarning, match="consolidated"):
+        xr.open_zarr(store)
 
 
 # ------------------------------------------------------------------------------------- dask

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -106,6 +107,31 @@ def test_partial_and_scalar_writes() -> None:
     # Overwrite one cell of a chunk that is already stored.
     arr[1] = np.zeros((5, 2), np.float32)
     assert [c.shape for c in arr[:]] == [(0, 2), (5, 2), (3, 2), (0, 2), (2, 2), (1, 2)]
+
+
+@pytest.mark.parametrize("shards", [None, (4,)])
+def test_scalar_reads_are_wrapped_as_deep_as_zarrs_own_vlen_bytes(shards: Any) -> None:
+    """README: ``arr[i]`` is the cell inside 0-d object arrays, as many as zarr puts around a
+    ``vlen-bytes`` scalar read (the depth depends on the zarr release and sharding)."""
+    from zarr.core.dtype import VariableLengthBytes
+
+    def depth(value: Any) -> int:
+        n = 0
+        while isinstance(value, np.ndarray) and value.dtype == object and value.ndim == 0:
+            value, n = value[()], n + 1
+        return n
+
+    arr = _array(F32_2, (4,), (2,), shards=shards)
+    arr[:] = _random_cells(F32_2, (4,))
+    with warnings.catch_warnings():  # zarr warns that the bytes type has no v3 specification
+        warnings.simplefilter("ignore")
+        raw = zarr.create_array(
+            {}, shape=(4,), chunks=(2,), shards=shards, dtype=VariableLengthBytes()
+        )
+        raw[:] = object_array([b"ab", b"c", b"", b"d"], (4,))
+        assert depth(arr[1]) == depth(raw[1]) >= 1
+    assert isinstance(unbox(arr[1]), np.ndarray) and unbox(arr[1]).shape[1:] == (2,)
+    assert type(arr[1:2][0]) is np.ndarray  # a slice's items are the cells themselves
 
 
 def test_scalar_write_into_rank2_array() -> None:

@@ -547,7 +547,7 @@ def to_zarr(
     encoding: Mapping[Hashable, Mapping[str, Any]] | None = None,
     region: Mapping[Hashable, slice] | None = None,
     append_dim: Hashable | None = None,
-    consolidated: bool = False,
+    consolidated: bool | None = None,
     storage_options: Mapping[str, Any] | None = None,
     **to_zarr_kwargs: Any,
 ) -> None:
@@ -567,8 +567,9 @@ def to_zarr(
     ``append_dim``, ``"r+"`` with ``region``); region values must be slices. Dask-backed ragged
     variables are written block by block, each block into whole zarr chunks (blocks that would
     share a chunk are refused). Ragged non-index coordinates are listed in the group's
-    ``coordinates`` attribute, so ``xr.open_zarr`` restores them as coordinates. With
-    ``consolidated=True`` the metadata is consolidated after everything is written.
+    ``coordinates`` attribute, so ``xr.open_zarr`` restores them as coordinates. Unless
+    ``consolidated=False``, the metadata is consolidated after everything is written (xarray's
+    default, so a plain ``xr.open_zarr`` finds it).
 
     Ragged variables are checked (encoding, target arrays, dask block alignment, and every cell
     of numpy-backed variables) before anything is written. Cells of dask-backed variables are
@@ -640,5 +641,5 @@ def to_zarr(
     if ragged_coords and mode != "r+":
         listed = str(root.attrs.get("coordinates", "")).split()
         root.attrs["coordinates"] = " ".join(sorted(set(listed) | set(ragged_coords)))
-    if consolidated:
+    if consolidated is not False:
         zarr.consolidate_metadata(root.store_path.store, path=root.store_path.path)
