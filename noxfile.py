@@ -52,6 +52,26 @@ PYTEST_OPTIONS = ("-c", str(ROOT / "pyproject.toml"), "-p", "no:cacheprovider", 
 NEWEST = "newest"
 # The published 0.2.0 that our codec must stay byte-compatible with (its own, separate venv).
 ZVN_020 = "zarr-vlen-ndarray==0.2.0"
+# The zarr release whose own test suite (its sdist's tests/, its pinned "test" group) must not
+# change outcome when our packages are installed (zarr_suite). Its deselections, in both venvs:
+# zarr's benchmark routines (the slowest tests; test_indexing covers the same reads), and what
+# fetches from the network (tests/test_regression runs zarr 2 through `uv run --with`, and
+# test_examples.py `uv run` scripts), which fails on this machine with or without us.
+ZARR_SUITE = "3.4.2"
+ZARR_SUITE_OPTIONS = (
+    "-p", "no:cacheprovider", "--ignore=tests/benchmarks", "--ignore=tests/test_regression",
+    "--ignore=tests/test_examples.py",
+    # The flush below imports zarr before pytest can mark zarr.testing (its pytest11 plug-in)
+    # for assertion rewriting: only assertion messages change, not outcomes.
+    "-W", "ignore::pytest.PytestAssertRewriteWarning",
+)  # fmt: skip
+# In both zarr_suite venvs every interpreter starts with one data-type look-up, which registers
+# the installed data-type plug-ins: zarr's tests/test_dtype/conftest.py loops over the registry
+# while looking types up, which breaks on the dict growing once any plug-in is installed (the
+# README of zarr-ndarray-dtype, "Loops over zarr's data-type registry"). Spawned workers need it
+# too, hence a .pth file rather than a pytest plug-in.
+REGISTRY_FLUSH_PTH = 'import zarr.dtype; zarr.dtype.data_type_registry.get("bool")\n'
+ZARR_SUITE_ALLOWLIST = ROOT / "packages/ndarray-dtype/tests/compat/zarr_suite_allowlist.toml"
 COMPAT_DIR = ROOT / "packages/vlen-ndarray-codec/tests/compat"
 # zarr's other codec pipeline (zarr 3.4.x); the newest-zarr cells rerun the zarr-facing tests
 # under it when the installed zarr has it.
@@ -141,6 +161,12 @@ def run_pytest(session: nox.Session, *test_dirs: str, **env: str) -> None:
     if any(Path(arg.split("::")[0]).exists() for arg in session.posargs):
         test_dirs = ()
     session.run("pytest", *PYTEST_OPTIONS, *test_dirs, *session.posargs, env=env)
+
+
+def fetch_sdist(session: nox.Session, requirement: str, work: Path) -> str:
+    """Unpack requirement's sdist (which holds its tests) in work; the unpacked folder."""
+    out = session.run("python", TOOLS / "fetch_sdist.py", requirement, work, silent=True)
+    return str(out).strip().splitlines()[-1]
 
 
 def uv(session: nox.Session, *args: str | Path, **env: str) -> None:
@@ -269,11 +295,22 @@ def suite020(session: nox.Session, zarr: str) -> None:
     """
     session.install(*EDITABLES, "zarr" if zarr == NEWEST else f"zarr=={zarr}", *PYTEST, "pip")
     print_versions(session)
-    tmp = Path(session.create_tmp()).resolve() / "suite020"
+    tmp = Path(session.create_tmp()).resolve()
     junit, dumped = tmp / "junit.xml", tmp / "api020.json"
-    session.run("python", TOOLS / "run_suite020.py", tmp, junit)
+    sdist = Path(fetch_sdist(session, ZVN_020, tmp / "suite020"))
+    # Only its tests/, under 0.2.0's own (empty) pytest settings, so it imports OUR packages.
+    run = tmp / "suite020-run"
+    shutil.rmtree(run, ignore_errors=True)
+    shutil.copytree(sdist / "tests", run / "tests")
+    (run / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    session.run(
+        "pytest", "-c", run / "pytest.ini", "--rootdir", run, "-p", "no:cacheprovider",
+        "--timeout=300", f"--junitxml={junit}", "-q", run / "tests", success_codes=[0, 1],
+    )  # fmt: skip
     allowlist = COMPAT_DIR / "suite020_allowlist.toml"
-    session.run("python", COMPAT_DIR / "suite020_check.py", junit, allowlist)
+    session.run(
+        "python", TOOLS / "suite_check.py", "zarr-vlen-ndarray 0.2.0 suite", junit, allowlist
+    )
     zarr_pin = f"zarr=={probe(session, 'zarr-version')}"
     old_python = venv(session, tmp / "venv-zvn020", ZVN_020, zarr_pin)
     api_script = COMPAT_DIR / "api_surface.py"
@@ -377,6 +414,47 @@ def build(session: nox.Session) -> None:
             shutil.copy2(archive, out)
         version = built(work, package)[1].name.split("-")[1]
         session.log(f"built and checked {package.dist} {version} -> dist/")
+
+
+@nox.session(python="3.12", tags=["tests"])
+def zarr_suite(session: nox.Session) -> None:
+    """zarr's own test suite with all our packages installed, judged against a venv without.
+
+    Both venvs hold zarr ZARR_SUITE and the test group its sdist pins. The suite runs in this
+    one (with our packages, their hooks and entry points); a test that fails here fails the
+    session unless zarr_suite_allowlist.toml names it with its reason or it fails in the venv
+    without our packages too (rerun there), and so does a test that venv collects but that did
+    not run here.
+    """
+    tmp = Path(session.create_tmp()).resolve()
+    session.install("pip")
+    source = Path(fetch_sdist(session, f"zarr=={ZARR_SUITE}", tmp / "zarr-sdist"))
+    pyproject = tomllib.loads((source / "pyproject.toml").read_text(encoding="utf-8"))
+    suite = (f"zarr=={ZARR_SUITE}", *pyproject["dependency-groups"]["test"])
+    session.install(*EDITABLES, *suite)
+    bare = venv(session, tmp / "venv-without", *suite)
+    ours = Path(session.bin, "python")
+    for python in (bare, ours):
+        print_versions(session, python)
+        purelib = probe(session, "purelib", python)
+        Path(purelib, "zz_zarr_registry_flush.pth").write_text(REGISTRY_FLUSH_PTH)
+    collected, junit = tmp / "collected-without.txt", tmp / "junit-with.xml"
+    profile = {"HYPOTHESIS_PROFILE": "ci"}  # zarr's CI profile: derandomized, as in its CI
+    with session.chdir(source):
+        ids = session.run(
+            bare, "-m", "pytest", "--collect-only", "-q", *ZARR_SUITE_OPTIONS, "tests",
+            silent=True, external=True, env=profile,
+        )  # fmt: skip
+        collected.write_text(str(ids), encoding="utf-8")
+        session.run(
+            "python", "-m", "pytest", "-n", "2", "-q", f"--junitxml={junit}",
+            *ZARR_SUITE_OPTIONS, "tests", env=profile, success_codes=[0, 1],
+        )  # fmt: skip
+        session.run(
+            "python", TOOLS / "suite_check.py", f"zarr {ZARR_SUITE}'s own suite", junit,
+            ZARR_SUITE_ALLOWLIST, "--baseline", bare, "--collected", collected,
+            "--root", source, "--", *ZARR_SUITE_OPTIONS, env=profile,
+        )  # fmt: skip
 
 
 @nox.session(python="3.12")

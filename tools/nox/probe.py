@@ -4,6 +4,7 @@
     python tools/nox/probe.py vlen-backend     # zarr_vlen_ndarray.framing.BACKEND, or "python"
     python tools/nox/probe.py zarr-version     # the installed zarr release
     python tools/nox/probe.py newest-zarr      # the zarr release uv resolves for it today
+    python tools/nox/probe.py purelib          # the venv's site-packages folder
 
 noxfile.py uses the answers to decide which extra test runs a session needs (the suite under
 zarr's other codec pipeline, the pure-Python fallback of the compiled framing kernel), to skip a
@@ -17,6 +18,8 @@ import importlib
 import importlib.metadata
 import subprocess
 import sys
+import sysconfig
+from collections.abc import Callable
 
 FUSED_PIPELINE = "zarr.core.codec_pipeline.FusedCodecPipeline"
 
@@ -46,11 +49,12 @@ def newest_zarr() -> str:
 
 
 def main(argv: list[str]) -> int:
-    questions = {
+    questions: dict[str, Callable[[], str]] = {
         "fused-pipeline": lambda: "yes" if has_attribute(FUSED_PIPELINE) else "no",
         "vlen-backend": vlen_backend,
         "zarr-version": lambda: importlib.metadata.version("zarr"),
         "newest-zarr": newest_zarr,
+        "purelib": lambda: sysconfig.get_paths()["purelib"],
     }
     if len(argv) != 1 or argv[0] not in questions:
         print(f"usage: probe.py {{{','.join(questions)}}}", file=sys.stderr)

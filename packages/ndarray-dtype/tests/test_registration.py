@@ -99,3 +99,33 @@ def test_without_the_package_zarr_says_no_data_type_found(tmp_path) -> None:
     assert result.returncode != 0
     assert "No Zarr data type found that matches" in result.stderr
     assert "'name': 'ndarray'" in result.stderr
+
+
+LOOP = """
+import numpy as np
+from zarr.dtype import data_type_registry as reg
+def loop():
+    for _name in reg.contents:
+        reg.match_dtype(np.dtype("int8"))
+try:
+    loop()
+    print("loop ran")
+except RuntimeError as exc:
+    print(exc)
+reg.get("bool")
+loop()
+print("ndarray" in reg.contents)
+"""
+
+
+def test_a_registry_loop_with_a_look_up_inside_needs_one_look_up_first() -> None:
+    """README ("Loops over zarr's data-type registry"): zarr >= 3.4.1 registers plug-ins at the
+    first look-up, which a loop over the registry sees as its dict growing; one look-up first
+    (the workaround) lets the loop run."""
+    result = _run(LOOP)
+    assert result.returncode == 0, result.stderr
+    first, second = result.stdout.splitlines()
+    if Version("3.4.1") <= ZARR:
+        assert (first, second) == ("dictionary changed size during iteration", "True")
+    else:  # older zarr never loads the entry point: nothing registers during the loop
+        assert (first, second) == ("loop ran", "False")
