@@ -283,8 +283,8 @@ def coerce_cell(data: object, pattern: ShapePattern, dtype: np.dtype[Any]) -> np
     if not pattern.matches(arr.shape):
         raise CellError(
             f"cell of shape {arr.shape} does not match pattern {pattern}: expected shape "
-            f"matching it ({pattern.ndim} dimensions, fixed extents as given, None = any "
-            "extent); reshape the cell."
+            f"matching it ({pattern.ndim} dimension{'s' * (pattern.ndim != 1)}, fixed extents as "
+            "given, None = any extent); reshape the cell."
         )
     if arr.dtype != dtype:
         if arr.dtype.kind != dtype.kind or arr.dtype.itemsize != dtype.itemsize:
