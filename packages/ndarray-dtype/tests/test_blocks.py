@@ -21,6 +21,9 @@ def test_columns_block_copies_any_cells_anywhere() -> None:
     block.copy(cells, out.view(np.uint8), offsets_of(sizes)[:-1] * 4)
     assert out.tolist() == [7, 8, 9, 0, 1, 2, 3, 4, 5, 6]
     assert block.cells().values is values
+    out[:] = -1
+    block.copy(slice(1, 4), out.view(np.uint8), 8)  # consecutive cells, back to back from 8
+    assert out.tolist() == [-1, -1, 3, 4, 5, 6, 7, 8, 9, -1]
 
 
 def test_fill_block_copies_its_one_cell_to_every_place() -> None:

@@ -323,9 +323,9 @@ def test_batches_decode_whole_chunks_a_few_at_a_time(monkeypatch: pytest.MonkeyP
     sizes: list[int] = []
     original = columnar._Reader._copy
 
-    def spy(self: Any, blocks: Any, groups: Any, loc: Any, offsets: Any) -> None:
+    def spy(self: Any, blocks: Any, spans: Any, offsets: Any) -> None:
         sizes.append(len(blocks) - 1)  # chunks decoded in the batch
-        original(self, blocks, groups, loc, offsets)
+        original(self, blocks, spans, offsets)
 
     monkeypatch.setattr(columnar._Reader, "_copy", spy)
     # The 11 x 5 box spans 6 rows of 2 inner chunks: batches of about 20 cells take 2 rows.

@@ -106,6 +106,12 @@ def test_a_block_copies_any_cells_to_any_places(
     assert out.tobytes() == bytes(want)
     if dtype.item_dtype.kind != "b":  # bool chunks are decoded whole at once (checked bytes)
         assert isinstance(block, FramedBlock)
+    a = data.draw(st.integers(0, len(rows)))
+    b = data.draw(st.integers(a, len(rows)))  # consecutive cells back to back from one offset
+    run = b"".join(c.tobytes() for c in cells[a:b])
+    out = np.zeros(len(run) + 2 * gap, np.uint8)
+    block.copy(slice(a, b), out, gap)
+    assert out.tobytes() == bytes(gap) + run + bytes(gap)
 
 
 def test_encode_refuses_too_many_elements() -> None:

@@ -289,6 +289,26 @@ def test_same_gather_into(case: tuple[int, list[bytes]], misalign: int, data: An
     assert got[0][3] == expected
 
 
+def _packed(data: np.ndarray, count: int, unit: int, a: int, b: int, at: int) -> Any:
+    """Elements a..b-1 gathered back to back from byte ``at`` (an int dst)."""
+    starts, nbytes = framing.scan_frames(data, count, unit)
+    out = np.zeros(int(nbytes[a:b].sum()) + at + 2, np.uint8)
+    framing.gather_into(data, starts[a:b], nbytes[a:b], out, at)
+    return out
+
+
+@needs_c
+@given(unit_payloads(), st.integers(0, 5), st.data())
+def test_same_gather_into_back_to_back(case: tuple[int, list[bytes]], at: int, data: Any) -> None:
+    unit, payloads = case
+    raw = encode_frames(*_pack(payloads))
+    n = len(payloads)
+    a = data.draw(st.integers(0, n))
+    b = data.draw(st.integers(a, n))
+    got = _same_everywhere(_packed, raw, n, unit, a, b, at)
+    assert got[0][3] == b"\0" * at + b"".join(payloads[a:b]) + b"\0" * 2
+
+
 @needs_c
 @given(unit_payloads(), st.sampled_from(["short", "shift", "negative", "past", "header", "dst"]))
 def test_same_gather_into_errors(case: tuple[int, list[bytes]], kind: str) -> None:

@@ -10,7 +10,7 @@ The engine's other sources of cells, the caller's columns and the fill cell, are
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -31,10 +31,11 @@ class Block(Protocol):
     shapes: npt.NDArray[np.int64] | None
 
     def copy(
-        self, cells: npt.NDArray[np.intp], out: npt.NDArray[np.uint8], dst: npt.NDArray[np.int64]
+        self, cells: npt.NDArray[np.intp] | slice, out: npt.NDArray[np.uint8], dst: Any
     ) -> None:
-        """Copy the items of ``cells`` (indices into this block) to the byte offsets ``dst`` of
-        ``out`` (a flat uint8 view of values of the element dtype)."""
+        """Copy the items of ``cells`` to ``out`` (a flat uint8 view of values of the element
+        dtype): for an index array (into this block), to the byte offsets of the array ``dst``;
+        for a slice of consecutive cells, back to back from the byte offset ``dst`` (an int)."""
 
     def cells(self) -> Cells:
         """Every cell, values back to back (a view of the chunk where it allows)."""
@@ -65,9 +66,14 @@ class ColumnsBlock:
         self._itemsize = cells.values.dtype.itemsize
 
     def copy(
-        self, cells: npt.NDArray[np.intp], out: npt.NDArray[np.uint8], dst: npt.NDArray[np.int64]
+        self, cells: npt.NDArray[np.intp] | slice, out: npt.NDArray[np.uint8], dst: Any
     ) -> None:
         unit = self._itemsize
+        if isinstance(cells, slice):  # consecutive cells back to back: one copy
+            offsets = self._cells.offsets
+            a, b = int(offsets[cells.start]) * unit, int(offsets[cells.stop]) * unit
+            out[dst : dst + b - a] = self._raw[a:b]
+            return
         starts = self._cells.offsets[cells] * unit
         copy_segments(self._raw, starts, self.sizes[cells] * unit, out, dst)
 
@@ -84,8 +90,9 @@ class FillBlock:
         self.shapes = np.array([fill.shape], dtype=np.int64) if with_shapes else None
 
     def copy(
-        self, cells: npt.NDArray[np.intp], out: npt.NDArray[np.uint8], dst: npt.NDArray[np.int64]
+        self, cells: npt.NDArray[np.intp] | slice, out: npt.NDArray[np.uint8], dst: Any
     ) -> None:
+        assert not isinstance(cells, slice), "the fill block has one cell: copy it by index"
         items = self.fill.items
         if not items.size or not cells.size:
             return

@@ -151,6 +151,34 @@ def _by_block(runs: _Runs) -> list[tuple[int, npt.NDArray[np.intp]]]:
     return [(int(sources[a]), order[a:b]) for a, b in itertools.pairwise(cut.tolist())]
 
 
+#: Runs at least this long (on average) are moved run by run, as slices; shorter ones at once.
+_LONG_RUN = 64
+
+_Span = tuple[slice | _Ints, slice | _Ints]
+
+
+def _spans(runs: _Runs, group: npt.NDArray[np.intp], block: int) -> list[_Span]:
+    """``(cells of the block, their positions)`` of the runs ``group``: a pair of slices per run
+    when the runs are long (no index arrays), else one pair of index arrays."""
+    lengths = runs.length[group]
+    if block and lengths.size * _LONG_RUN <= int(lengths.sum()):
+        return [
+            (slice(first, first + n), slice(pos, pos + n))
+            for pos, n, first in zip(
+                runs.pos[group].tolist(), lengths.tolist(), runs.first[group].tolist(), strict=True
+            )
+        ]
+    return [_cells(runs, group, block)]
+
+
+def _places(offsets: _Ints, positions: slice | _Ints, unit: int) -> int | _Ints:
+    """Where cells at ``positions`` go in the output bytes: the first one's byte offset for a
+    slice (the rest follow back to back), else each one's (see ``Block.copy``)."""
+    if isinstance(positions, slice):
+        return int(offsets[positions.start]) * unit
+    return offsets[positions] * unit
+
+
 def _cells(runs: _Runs, group: npt.NDArray[np.intp], block: int) -> tuple[_Ints, _Ints]:
     """``(cells of the block, their positions)`` of the runs ``group``, in order."""
     lengths = runs.length[group]
@@ -239,21 +267,22 @@ class _Reader:
             del ids
             groups = _by_block(runs)
             blocks = self._decode(part, runs, groups)
+            spans = [(k, _spans(runs, group, k)) for k, group in groups]
             mine = offsets[at : at + n + 1]
-            for k, group in groups:
-                cells, positions = _cells(runs, group, k)
-                mine[positions + 1] = blocks[k].sizes[cells]
-                if shapes is not None:
-                    shape_table = blocks[k].shapes
-                    assert shape_table is not None
-                    shapes[at + positions] = shape_table[cells]
-                if not copy:
-                    stored[at + positions] = k != 0
+            for k, pairs in spans:
+                for cells, positions in pairs:
+                    mine[1:][positions] = blocks[k].sizes[cells]
+                    if shapes is not None:
+                        shape_table = blocks[k].shapes
+                        assert shape_table is not None
+                        shapes[at:][positions] = shape_table[cells]
+                    if not copy:
+                        stored[at:][positions] = k != 0
             np.cumsum(mine, out=mine)
             chunk_nbytes += sum(int(raw.size) for raw, _ in self.sources.blocks[1:])
             self.sources.blocks[1:] = []  # the blocks hold what they need of the chunks
             if copy:
-                self._copy(blocks, runs, groups, mine)
+                self._copy(blocks, spans, mine)
             at += n
         return Scan(Cells(self.values, offsets, shapes), stored, chunk_nbytes)
 
@@ -277,11 +306,7 @@ class _Reader:
         return blocks
 
     def _copy(
-        self,
-        blocks: list[Block],
-        runs: _Runs,
-        groups: list[tuple[int, npt.NDArray[np.intp]]],
-        offsets: _Ints,
+        self, blocks: list[Block], spans: list[tuple[int, list[_Span]]], offsets: _Ints
     ) -> None:
         """Grow the output to hold the batch (cells at item ``offsets``) and copy every cell."""
         total = int(offsets[-1])
@@ -292,14 +317,14 @@ class _Reader:
         out = self.values.view(np.uint8)
         unit = self.values.dtype.itemsize
 
-        def copy(job: tuple[int, npt.NDArray[np.intp]]) -> None:
-            k, group = job
-            cells, positions = _cells(runs, group, k)
-            blocks[k].copy(cells, out, offsets[positions] * unit)
+        def copy(job: tuple[int, list[_Span]]) -> None:
+            k, pairs = job
+            for cells, positions in pairs:
+                blocks[k].copy(cells, out, _places(offsets, positions, unit))
             if k:
                 blocks[k] = None  # type: ignore[call-overload]  # copied: release the chunk
 
-        _map(copy, groups)
+        _map(copy, spans)
 
 
 def _no_writes(ids: npt.NDArray[np.uint64], write_empty: bool) -> None:
@@ -481,43 +506,38 @@ class _Writer:
         with self.sources.lock:
             blocks, bases = list(self.sources.blocks), list(self.sources.bases)
         runs = _runs(ids, bases)
-        groups = [(k, *_cells(runs, g, k)) for k, g in _by_block(runs)]
-        if not write_empty and all(self._is_fill(k, cells) for k, cells, _ in groups):
+        spans = [(k, pair) for k, g in _by_block(runs) for pair in _spans(runs, g, k)]
+        if not write_empty and all(self._is_fill(k, cells) for k, (cells, _) in spans):
             return None
+        k, (cells, _) = spans[0]
+        if len(spans) == 1 and isinstance(cells, slice) and isinstance(blocks[k], ColumnsBlock):
+            whole = blocks[k].cells()  # one run of the caller's cells: a view, no copy
+            a, b = cells.start, cells.stop
+            offsets = whole.offsets[a : b + 1] - whole.offsets[a]
+            values = whole.values[int(whole.offsets[a]) : int(whole.offsets[b])]
+            shapes = None if whole.shapes is None else whole.shapes[a:b]
+            return self.codec.encode(Cells(values, offsets, shapes), self.dtype, "chunk")
         sizes = np.empty(ids.size, dtype=np.int64)
         shapes = (
             np.empty((ids.size, self.dtype.pattern.ndim), np.int64) if self.with_shapes else None
         )
-        for k, cells, positions in groups:
+        for k, (cells, positions) in spans:
             sizes[positions] = blocks[k].sizes[cells]
             if shapes is not None:
                 table = blocks[k].shapes
                 assert table is not None
                 shapes[positions] = table[cells]
         offsets = offsets_of(sizes)
-        values = self._values(blocks, groups, offsets)
+        values = np.empty(int(offsets[-1]), dtype=self.dtype.item_dtype)
+        out, unit = values.view(np.uint8), values.dtype.itemsize
+        for k, (cells, positions) in spans:
+            blocks[k].copy(cells, out, _places(offsets, positions, unit))
         return self.codec.encode(Cells(values, offsets, shapes), self.dtype, "chunk")
 
-    def _is_fill(self, k: int, cells: _Ints) -> bool:
+    def _is_fill(self, k: int, cells: slice | _Ints) -> bool:
         if not k:
             return True
         mask = self.fills.get(k)
         if mask is None:
             mask = self.fills.setdefault(k, self.fill.matches(self.sources.blocks[k].cells()))
         return bool(mask[cells].all())
-
-    def _values(
-        self, blocks: list[Block], groups: list[tuple[int, _Ints, _Ints]], offsets: _Ints
-    ) -> np.ndarray:
-        if len(groups) == 1 and isinstance(blocks[groups[0][0]], ColumnsBlock):
-            k, cells, _ = groups[0]
-            if bool((np.diff(cells) == 1).all()):  # consecutive cells: a view, no copy
-                whole = blocks[k].cells()
-                a, b = int(cells[0]), int(cells[-1]) + 1
-                return whole.values[int(whole.offsets[a]) : int(whole.offsets[b])]
-        values = np.empty(int(offsets[-1]), dtype=self.dtype.item_dtype)
-        out = values.view(np.uint8)
-        unit = values.dtype.itemsize
-        for k, cells, positions in groups:
-            blocks[k].copy(cells, out, offsets[positions] * unit)
-        return values

@@ -242,28 +242,39 @@ def gather_cells(cells: list[Any], dtype: NDArray, fill: FillCell | None = None)
     wrappers zarr puts around scalar writes) are converted one by one with the data type's
     lossless ``coerce_cell``. The cells are never modified.
     """
-    item, ndim = dtype.item_dtype, dtype.pattern.ndim
-    found = _exact(cells, item, ndim)
+    found = _exact(cells, dtype)
     if found is None:
         cells = [_conform(c, dtype, fill) for c in cells]
-        found = _exact(cells, item, ndim)
+        found = _exact(cells, dtype)
         if found is None:  # every cell was just conformed: cannot happen
             raise AssertionError("conformed cells did not concatenate")
-    values, shapes = found
-    _check_fixed(cells, shapes, dtype)
+    values, sizes, shapes = found
+    if shapes is not None:
+        _check_fixed(cells, shapes, dtype)
     if values.dtype.kind == "b":
         values = bool_bytes_as_01(values)
-    sizes = np.prod(shapes, axis=1) if ndim else np.ones(len(cells), np.int64)
     return Cells(values, offsets_of(sizes), shapes if needs_shapes(dtype.pattern) else None)
 
 
 def _exact(
-    cells: list[Any], item: np.dtype[Any], ndim: int
-) -> tuple[np.ndarray, npt.NDArray[np.int64]] | None:
-    """``(values, shapes)`` when every cell is an array of exactly ``item`` and rank ``ndim``."""
-    count = len(cells)
+    cells: list[Any], dtype: NDArray
+) -> tuple[np.ndarray, npt.NDArray[np.int64], npt.NDArray[np.int64] | None] | None:
+    """``(values, sizes, shapes)`` when every cell is an array of exactly the element dtype and
+    the pattern's rank (shapes None for ``[null, d1..dk]``, whose concatenation checks them)."""
+    item, pattern = dtype.item_dtype, dtype.pattern
+    count, ndim = len(cells), pattern.ndim
     if not count:
-        return np.empty(0, dtype=item), np.zeros((0, ndim), dtype=np.int64)
+        return np.empty(0, dtype=item), np.zeros(0, np.int64), np.zeros((0, ndim), np.int64)
+    if pattern.is_leading_variable:
+        try:
+            block = np.concatenate(cells, axis=0, dtype=item, casting="no")
+        except (ValueError, TypeError):
+            return None
+        block = np.asarray(block)  # a fill cell (ndarray subclass) must not make values one
+        rows = np.fromiter(map(len, cells), dtype=np.int64, count=count)
+        if block.shape[1:] != pattern.dims[1:] or int(rows.sum()) != block.shape[0]:
+            return None  # other trailing extents, or objects whose len() lies
+        return block.reshape(-1), rows * pattern.fixed_items, None
     try:
         ranks = np.fromiter(map(_ndim, cells), dtype=np.int64, count=count)
         if int(np.min(ranks)) != ndim or int(np.max(ranks)) != ndim:
@@ -273,10 +284,11 @@ def _exact(
         return None
     flat = np.fromiter(chain.from_iterable(map(_shape, cells)), np.int64, count=count * ndim)
     shapes = flat.reshape(count, ndim)
-    values = np.asarray(values)  # a fill cell (ndarray subclass) must not make values one
-    if int(np.prod(shapes, axis=1).sum()) != values.size:  # objects whose shape lies
+    sizes = np.prod(shapes, axis=1) if ndim else np.ones(count, np.int64)
+    values = np.asarray(values)
+    if int(sizes.sum()) != values.size:  # objects whose shape lies
         return None
-    return values, shapes
+    return values, sizes, shapes
 
 
 def _conform(cell: Any, dtype: NDArray, fill: FillCell | None) -> Any:

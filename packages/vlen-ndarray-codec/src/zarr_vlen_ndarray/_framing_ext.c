@@ -149,14 +149,16 @@ kernel_scan(PyObject *self, PyObject *args)
  *
  * Copy the payload of every element i (nbytes[i] bytes after the prefix at starts[i]) to
  * out[dst[i]:dst[i] + nbytes[i]]: elements in any order, to any place of `out` (e.g. a cell's
- * place in one output shared by many chunks).
+ * place in one output shared by many chunks). With an int `dst` the payloads go back to back
+ * from that byte offset (no table of places to read).
  */
 static PyObject *
 kernel_gather(PyObject *self, PyObject *args)
 {
     PyObject *data_obj, *starts_obj, *nbytes_obj, *out_obj, *dst_obj;
     Py_buffer data, starts, nbytes, out, dst;
-    int bad = 0;
+    int bad = 0, packed = 0;
+    long long cursor = 0;
 
     (void)self;
     if (!PyArg_ParseTuple(args, "OOOOO:gather", &data_obj, &starts_obj, &nbytes_obj, &out_obj,
@@ -181,7 +183,20 @@ kernel_gather(PyObject *self, PyObject *args)
         PyBuffer_Release(&data);
         return NULL;
     }
-    if (get_buffer(dst_obj, &dst, 0, 8, "gather dst") < 0) {
+    if (PyLong_Check(dst_obj)) {
+        packed = 1;
+        cursor = PyLong_AsLongLong(dst_obj);
+        if (cursor == -1 && PyErr_Occurred()) {
+            PyBuffer_Release(&out);
+            PyBuffer_Release(&nbytes);
+            PyBuffer_Release(&starts);
+            PyBuffer_Release(&data);
+            return NULL;
+        }
+        dst.len = starts.len; /* no table: its length only stands for the check below */
+        dst.buf = NULL;
+    }
+    else if (get_buffer(dst_obj, &dst, 0, 8, "gather dst") < 0) {
         PyBuffer_Release(&out);
         PyBuffer_Release(&nbytes);
         PyBuffer_Release(&starts);
@@ -207,12 +222,13 @@ kernel_gather(PyObject *self, PyObject *args)
             for (i = 0; i < count; i++) {
                 const int64_t start = at[i] + PREFIX_NBYTES;
                 const int64_t n = len[i];
-                const int64_t d = to[i];
-                if (at[i] < 0 || n < 0 || start > size || n > size - start || d < 0 ||
+                const int64_t d = packed ? (int64_t)cursor : to[i];
+                if (at[i] < HEADER_NBYTES || n < 0 || start > size || n > size - start || d < 0 ||
                     d > room || n > room - d) {
                     bad = 1;
                     break;
                 }
+                cursor = (long long)(d + n);
                 if (n) { /* memcpy of 0 bytes from an empty buffer's pointer is not portable */
                     memcpy(target + d, raw + start, (size_t)n);
                 }
@@ -220,7 +236,9 @@ kernel_gather(PyObject *self, PyObject *args)
         }
         Py_END_ALLOW_THREADS
     }
-    PyBuffer_Release(&dst);
+    if (!packed) {
+        PyBuffer_Release(&dst);
+    }
     PyBuffer_Release(&out);
     PyBuffer_Release(&nbytes);
     PyBuffer_Release(&starts);
@@ -314,7 +332,8 @@ static PyMethodDef kernel_methods[] = {
     {"scan", kernel_scan, METH_VARARGS,
      "scan(data, count, unit, starts, nbytes) -> bool: walk the length prefixes."},
     {"gather", kernel_gather, METH_VARARGS,
-     "gather(data, starts, nbytes, out, dst) -> None: copy each payload to its place."},
+     "gather(data, starts, nbytes, out, dst) -> None: copy each payload to its place (an int "
+     "dst: back to back from there)."},
     {"frame", kernel_frame, METH_VARARGS,
      "frame(payload, nbytes, out) -> None: write count, prefixes and payloads."},
     {NULL, NULL, 0, NULL},

@@ -63,9 +63,10 @@ class FramingKernel(Protocol):
         starts: npt.NDArray[np.int64],
         nbytes: npt.NDArray[np.int64],
         out: npt.NDArray[np.uint8],
-        dst: npt.NDArray[np.int64],
+        dst: npt.NDArray[np.int64] | int,
     ) -> None:
-        """Copy the payload of element ``i`` to ``out[dst[i]:dst[i] + nbytes[i]]``."""
+        """Copy the payload of element ``i`` to ``out[dst[i]:dst[i] + nbytes[i]]`` (an int
+        ``dst``: back to back from there); ValueError for places outside the buffers."""
 
     def frame(
         self, payload: npt.NDArray[np.uint8], nbytes: npt.NDArray[np.int64]
@@ -149,9 +150,20 @@ def gather(
     starts: npt.NDArray[np.int64],
     nbytes: npt.NDArray[np.int64],
     out: npt.NDArray[np.uint8],
-    dst: npt.NDArray[np.int64],
+    dst: npt.NDArray[np.int64] | int,
 ) -> None:
-    """Copy the payload of element ``i`` to ``out[dst[i]:dst[i] + nbytes[i]]``."""
+    """Copy the payload of element ``i`` to ``out[dst[i]:dst[i] + nbytes[i]]`` (an int ``dst``:
+    back to back from there); ValueError, nothing written, for places outside the buffers."""
+    if isinstance(dst, int):
+        dst = dst + np.concatenate(([0], np.cumsum(nbytes[:-1]))).astype(np.int64)
+    if starts.size and (
+        int(np.min(starts)) < HEADER_NBYTES
+        or int(np.min(nbytes)) < 0
+        or int(np.max(starts + PREFIX_NBYTES + nbytes)) > data.size
+        or int(np.min(dst)) < 0
+        or int(np.max(dst + nbytes)) > out.size
+    ):
+        raise ValueError("gather: starts/nbytes/dst do not fit the chunk or the output buffer")
     if starts.size == 0:
         return
     payloads = starts + PREFIX_NBYTES

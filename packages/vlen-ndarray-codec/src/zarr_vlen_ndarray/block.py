@@ -47,7 +47,7 @@ class FramedBlock:
         self.sizes = np.floor_divide(nbytes, item.itemsize, out=nbytes)  # 16 bytes a cell, all
 
     def copy(
-        self, cells: npt.NDArray[np.intp], out: npt.NDArray[np.uint8], dst: npt.NDArray[np.int64]
+        self, cells: npt.NDArray[np.intp] | slice, out: npt.NDArray[np.uint8], dst: Any
     ) -> None:
         nbytes = self.sizes[cells] * self.item.itemsize
         gather_into(self.framed, self.starts[cells], nbytes, out, dst)

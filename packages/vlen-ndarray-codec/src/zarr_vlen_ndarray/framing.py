@@ -178,15 +178,16 @@ def gather_into(
     starts: npt.NDArray[np.int64],
     nbytes: npt.NDArray[np.int64],
     out: npt.NDArray[np.uint8],
-    dst: npt.NDArray[np.int64],
+    dst: npt.NDArray[np.int64] | int,
 ) -> None:
     """Copy the payload of scanned element ``i`` to ``out[dst[i]:dst[i] + nbytes[i]]``.
 
     ``starts``/``nbytes`` are what :func:`scan_frames` returned for ``data`` (or any selection
     of its entries, in any order); ``out`` is a writable 1-D C-contiguous ``uint8`` array, e.g.
-    one output shared by many chunks, and ``dst`` the int64 byte offset of each payload in it.
-    Raises TypeError for arrays of the wrong form and ValueError (nothing written then, with the
-    compiled kernel) for segments outside ``data`` or ``out``.
+    one output shared by many chunks, and ``dst`` the int64 byte offset of each payload in it,
+    or one int: the payloads then lie back to back from there. Raises TypeError for arrays of
+    the wrong form and ValueError for segments outside ``data`` or ``out`` (the kernels check
+    every one; the compiled kernel may have copied the elements before the first bad one).
     """
     for name, arr in (("data", data), ("out", out)):
         if arr.ndim != 1 or arr.dtype != np.uint8 or not arr.flags.c_contiguous:
@@ -196,23 +197,20 @@ def gather_into(
             )
     if not out.flags.writeable:
         raise TypeError("out must be writable")
-    starts, nbytes, dst = (np.ascontiguousarray(a, dtype=np.int64) for a in (starts, nbytes, dst))
-    if not starts.size == nbytes.size == dst.size:
+    starts, nbytes = (np.ascontiguousarray(a, dtype=np.int64) for a in (starts, nbytes))
+    places = int(dst) if isinstance(dst, int | np.integer) else np.ascontiguousarray(dst, np.int64)
+    count = starts.size if isinstance(places, int) else places.size
+    if not starts.size == nbytes.size == count:
         raise ValueError(
-            f"starts, nbytes and dst have {starts.size}, {nbytes.size}, {dst.size} entries"
+            f"starts, nbytes and dst have {starts.size}, {nbytes.size}, {count} entries"
         )
-    if starts.size and (
-        int(np.min(starts)) < HEADER_NBYTES
-        or int(np.min(nbytes)) < 0
-        or int(np.max(starts + PREFIX_NBYTES + nbytes)) > data.size
-        or int(np.min(dst)) < 0
-        or int(np.max(dst + nbytes)) > out.size
-    ):
+    try:
+        _kernel.gather(data, starts, nbytes, out, places)
+    except ValueError:
         raise ValueError(
             f"starts/nbytes/dst do not describe elements of this {data.size}-byte chunk and "
             f"places in the {out.size}-byte output: pass what scan_frames returned for it"
-        )
-    _kernel.gather(data, starts, nbytes, out, dst)
+        ) from None
 
 
 def decode_frames(
