@@ -132,9 +132,13 @@ def _runs(ids: npt.NDArray[np.uint64], bases: list[int]) -> _Runs:
     if not n:
         empty = np.zeros(0, np.int64)
         return _Runs(empty, empty, empty, empty)
-    joined = ids[1:] == ids[:-1] + np.uint64(1)
-    joined |= (ids[1:] == 0) & (ids[:-1] == 0)  # fill cells: one run too
-    pos = np.flatnonzero(np.concatenate(([True], ~joined))).astype(np.int64)
+    steps = np.diff(ids.view(np.int64))  # ids stay far below 2**63
+    breaks = steps != 1
+    if breaks.any():
+        breaks &= (steps != 0) | (ids[1:] != 0)  # fill cells (id 0) in a row: one run too
+    pos = np.flatnonzero(breaks)
+    pos += 1
+    pos = np.concatenate(([0], pos)).astype(np.int64)
     start = ids[pos].astype(np.int64)
     source = np.searchsorted(np.array(bases, np.int64), start, side="right").astype(np.int64) - 1
     length = np.diff(np.append(pos, n))
