@@ -135,7 +135,9 @@ ND_ARROW = Package(
 )  # fmt: skip
 TOOL = Package(
     "ndarray-tool", "zarr-ndarray-tool", "zarr_ndarray_tool",
-    local_deps=(DTYPE, CODEC, RAGGED), floor_extras="[export]", scripts=("zarr-ndarray",),
+    # nd-arrow: the [export] extra, so that the sdist's export tests run too
+    local_deps=(DTYPE, CODEC, RAGGED, ND_ARROW), floor_extras="[export]",
+    scripts=("zarr-ndarray",),
 )  # fmt: skip
 PACKAGES = (DTYPE, CODEC, RAGGED, ND_ARROW, TOOL)  # bottom layer first
 EDITABLES = [arg for p in PACKAGES for arg in ("-e", p.path)]

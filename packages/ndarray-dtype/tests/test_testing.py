@@ -8,7 +8,13 @@ from pathlib import Path
 import pytest
 
 from zarr_ndarray_dtype import NDArray
-from zarr_ndarray_dtype.testing import assert_entry_point, readme_examples, run_script
+from zarr_ndarray_dtype.testing import (
+    assert_entry_point,
+    assert_printed_as_commented,
+    readme_examples,
+    run_script,
+    zarr_private_uses,
+)
 
 
 def test_readme_examples_takes_the_python_blocks_in_order(tmp_path: Path) -> None:
@@ -55,6 +61,15 @@ def test_run_script_gives_up_after_the_timeout(tmp_path: Path) -> None:
         run_script("import time\ntime.sleep(30)\n", tmp_path, timeout=0.5)
 
 
+def test_assert_printed_as_commented_compares_each_commented_print_in_order() -> None:
+    code = 'print(1 + 1)  # 2\nx = 3\nprint("a".upper())  # A: a remark after the colon\n'
+    assert_printed_as_commented(code, "2\nA\n")
+    with pytest.raises(AssertionError, match="'3'"):
+        assert_printed_as_commented(code, "3\nA\n")
+    with pytest.raises(ValueError):  # a commented print that printed nothing
+        assert_printed_as_commented(code, "2\n")
+
+
 def test_assert_entry_point_accepts_the_declared_one() -> None:
     assert_entry_point("zarr.data_type", "ndarray", "zarr_ndarray_dtype:NDArray", NDArray)
 
@@ -78,3 +93,27 @@ def test_assert_entry_point_refuses_what_differs(
 ) -> None:
     with pytest.raises(AssertionError, match=message):
         assert_entry_point(group, name, value, target)
+
+
+def test_zarr_private_uses_finds_reads_imports_overrides_and_foreign_stores(tmp_path: Path) -> None:
+    (tmp_path / "_compat.py").write_text("def shard(codec):\n    return codec._shard_index_size\n")
+    (tmp_path / "glue.py").write_text(
+        "from zarr.abc.codec import ArrayBytesCodec\n"
+        "from zarr.core.array import _build_parents\n"
+        "class Codec(ArrayBytesCodec):\n"
+        "    async def _decode_single(self, data, spec):  # a listed subclass hook\n"
+        "        return data\n"
+        "    def _get_index_chunk_spec(self, shape):  # overrides another private member\n"
+        "        return shape\n"
+        "def patch(array):\n"
+        "    array._async_array = None  # a store into zarr's object is a use too\n"
+        "    return array._async_array\n"
+    )
+    outside = zarr_private_uses(tmp_path)
+    assert sorted(outside) == [
+        "glue.py:10 _async_array",
+        "glue.py:2 _build_parents",
+        "glue.py:6 _get_index_chunk_spec",
+        "glue.py:9 _async_array",
+    ], outside
+    assert zarr_private_uses(tmp_path, inside=True) == ["_compat.py:2 _shard_index_size"]

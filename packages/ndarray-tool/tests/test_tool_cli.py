@@ -317,8 +317,7 @@ def test_zip_store_round_trip(tmp_path: Path, capsys: CaptureFixture) -> None:
 
 def test_export_to_parquet(tmp_path: Path, capsys: CaptureFixture) -> None:
     pq = pytest.importorskip("pyarrow.parquet")
-    nd_arrow = pytest.importorskip("nd_arrow")
-    pytest.importorskip("nd_arrow")  # export --parquet writes through nd-arrow
+    nd_arrow = pytest.importorskip("nd_arrow")  # export --parquet writes through nd-arrow
     cells = cells_f32x2(9)
     write_ndarray_array(tmp_path / "pts", cells, F32X2, dimension_names=["cell"])
     out = tmp_path / "pts.parquet"

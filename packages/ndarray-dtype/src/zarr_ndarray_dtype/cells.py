@@ -170,11 +170,11 @@ def _keep_big_ints(data: object, arr: np.ndarray) -> np.ndarray:
     return arr
 
 
-def _check_lossless(arr: np.ndarray, target: np.dtype[Any], data: object) -> None:
+def _check_lossless(arr: np.ndarray, target: np.dtype[Any], what: str) -> None:
     src = arr.dtype
     if src.kind not in "biufc":
         raise CellTypeError(
-            f"cell {describe(data)} has dtype {src}, which is not numeric or bool; the element "
+            f"{what} has dtype {src}, which is not numeric or bool; the element "
             f"dtype is {target.name}."
         )
     if arr.size == 0 or src.kind == "b":
@@ -182,13 +182,13 @@ def _check_lossless(arr: np.ndarray, target: np.dtype[Any], data: object) -> Non
     kind = target.kind
     if src.kind == "c" and kind != "c":
         raise CellTypeError(
-            f"cell {describe(data)} is complex ({src}) but the element dtype is {target.name}: "
+            f"{what} is complex ({src}) but the element dtype is {target.name}: "
             f"dropping the imaginary part would lose data; {_CAST_HINT}."
         )
     if kind == "b":
         if not np.isin(arr, (0, 1)).all():
             raise CellTypeError(
-                f"cell {describe(data)} ({src}) has values other than 0 and 1, which the bool "
+                f"{what} ({src}) has values other than 0 and 1, which the bool "
                 f"element dtype cannot hold; {_CAST_HINT}."
             )
         return
@@ -196,12 +196,12 @@ def _check_lossless(arr: np.ndarray, target: np.dtype[Any], data: object) -> Non
         if src.kind == "f":
             if not np.isfinite(arr).all():
                 raise CellTypeError(
-                    f"cell {describe(data)} holds NaN or infinity, which the integer element "
+                    f"{what} holds NaN or infinity, which the integer element "
                     f"dtype {target.name} cannot hold."
                 )
             if not (arr == np.trunc(arr)).all():
                 raise CellTypeError(
-                    f"cell {describe(data)} ({src}) has fractional values; casting to "
+                    f"{what} ({src}) has fractional values; casting to "
                     f"{target.name} would truncate them; {_CAST_HINT}."
                 )
         info = np.iinfo(target)
@@ -215,7 +215,7 @@ def _check_lossless(arr: np.ndarray, target: np.dtype[Any], data: object) -> Non
             too_high = int(hi) > info.max
         if too_low or too_high:
             raise CellTypeError(
-                f"cell {describe(data)} has values in [{lo}, {hi}], outside the range "
+                f"{what} has values in [{lo}, {hi}], outside the range "
                 f"[{info.min}, {info.max}] of the element dtype {target.name}; casting would wrap "
                 f"around; {_CAST_HINT}."
             )
@@ -227,14 +227,14 @@ def _check_lossless(arr: np.ndarray, target: np.dtype[Any], data: object) -> Non
     src_finite = np.isfinite(arr)
     if not (np.isfinite(converted) | ~src_finite).all():
         raise CellTypeError(
-            f"cell {describe(data)} has values too large for the element dtype {target.name} "
+            f"{what} has values too large for the element dtype {target.name} "
             f"(they would become infinite); {_CAST_HINT}."
         )
     if src.kind in "iu":
-        _check_exact_integers(arr, target, data)
+        _check_exact_integers(arr, target, what)
 
 
-def _check_exact_integers(arr: np.ndarray, target: np.dtype[Any], data: object) -> None:
+def _check_exact_integers(arr: np.ndarray, target: np.dtype[Any], what: str) -> None:
     """Refuse integers that the float (or complex) ``target`` would round.
 
     An integer of magnitude m is exact in a float of p significand bits when m's odd part
@@ -258,7 +258,7 @@ def _check_exact_integers(arr: np.ndarray, target: np.dtype[Any], data: object) 
         first = int(flat[big[int(np.argmax(inexact))]])
         rounded = int(np.array(first).astype(target).real)
         raise CellTypeError(
-            f"cell {describe(data)} holds the integer {first}, which {target.name} cannot hold "
+            f"{what} holds the integer {first}, which {target.name} cannot hold "
             f"exactly (it would be stored as {rounded}; integers convert to a float only when "
             f"exact); use a wider element dtype, an integer one for IDs, or {_CAST_HINT}."
         )
@@ -286,9 +286,19 @@ def coerce_cell(data: object, pattern: ShapePattern, dtype: np.dtype[Any]) -> np
             f"matching it ({pattern.ndim} dimension{'s' * (pattern.ndim != 1)}, fixed extents as "
             "given, None = any extent); reshape the cell."
         )
+    return convert(arr, dtype, f"cell {describe(data)}")
+
+
+def convert(arr: np.ndarray, dtype: np.dtype[Any], what: str) -> np.ndarray:
+    """``arr`` as a C-contiguous array of ``dtype``, if the conversion loses nothing.
+
+    The one home of the conversion rule (SPEC §1.2): integers and bools convert when in range,
+    integers to a float only when exact, floats to a narrower float round to nearest unless
+    they overflow. Otherwise CellTypeError, naming ``what`` (e.g. ``"cell array([...])"``).
+    """
     if arr.dtype != dtype:
         if arr.dtype.kind != dtype.kind or arr.dtype.itemsize != dtype.itemsize:
-            _check_lossless(arr, dtype, data)
+            _check_lossless(arr, dtype, what)
         with np.errstate(all="ignore"):
             arr = arr.astype(dtype, order="C")
     return np.ascontiguousarray(arr)

@@ -16,9 +16,9 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from zarr_ndarray_dtype.cells import bool_bytes_as_01, unbox
+from zarr_ndarray_dtype.cells import bool_bytes_as_01, convert, describe, unbox
 from zarr_ndarray_dtype.dtype import NDArray
-from zarr_ndarray_dtype.errors import CellError, CellTypeError
+from zarr_ndarray_dtype.errors import CellError
 from zarr_ndarray_dtype.pattern import ShapePattern
 from zarr_ndarray_dtype.segments import offsets_of
 
@@ -106,10 +106,7 @@ def check_columns(
             "offset must equal len(values)"
         )
     table = None if shapes is None else _check_shapes(shapes, pattern, steps, arr.shape[0])
-    try:
-        block = NDArray(dtype=dtype.dtype, shape=(None,)).coerce_cell(arr.reshape(-1))
-    except (CellError, CellTypeError) as exc:
-        raise type(exc)(f"values do not fit {dtype!r}: {exc}") from exc
+    block = convert(arr.reshape(-1), dtype.item_dtype, f"values {describe(arr)}")
     if block.dtype.kind == "b":
         block = bool_bytes_as_01(block)
     if rows is not None:

@@ -3,7 +3,8 @@
 Only the standard library: importing this module adds nothing to the installed package's
 dependencies. :func:`readme_examples` takes the Python examples out of a README and
 :func:`run_script` runs one (or any other code) as its own program, so each package's tests can
-check that what its README shows runs as written; :func:`assert_entry_point` checks one
+check that what its README shows runs as written (and :func:`assert_printed_as_commented`, that
+it prints what its comments say); :func:`assert_entry_point` checks one
 plug-in declaration of the installed distributions; :func:`zarr_private_uses` finds where a
 package's source reaches for a private member of zarr outside its ``_compat`` module.
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import inspect
 import os
 import pkgutil
 import re
@@ -24,6 +26,7 @@ from pathlib import Path
 
 __all__ = [
     "assert_entry_point",
+    "assert_printed_as_commented",
     "assert_zarr_private_only_in_compat",
     "readme_examples",
     "run_script",
@@ -68,6 +71,16 @@ def run_script(
     return done
 
 
+def assert_printed_as_commented(code: str, stdout: str) -> None:
+    """Each ``print(...)  # X`` line of ``code``, in order, printed the line X of ``stdout``.
+
+    A colon in X starts a remark for the reader, which is not compared.
+    """
+    expected = re.findall(r"print\(.*\)  # (.*)", code)
+    for want, got in zip(expected, stdout.splitlines(), strict=True):
+        assert got == want.split(":")[0].strip(), (got, want)
+
+
 def assert_entry_point(group: str, name: str, value: str, target: object) -> None:
     """The installed distributions declare exactly one entry point ``name`` in ``group``, whose
     value is ``value`` and which loads ``target``; :class:`AssertionError` otherwise."""
@@ -83,8 +96,8 @@ def assert_entry_point(group: str, name: str, value: str, target: object) -> Non
 
 
 def zarr_private_names() -> set[str]:
-    """Every private name (one leading underscore) that zarr's modules and classes define
-    (``zarr.testing`` left out: it imports pytest plug-ins)."""
+    """Every private name (one leading underscore) that zarr's modules and classes define or
+    declare (``zarr.testing`` left out: it imports pytest plug-ins)."""
     import zarr
 
     names: set[str] = set()
@@ -105,10 +118,26 @@ def zarr_private_names() -> set[str]:
                 if attr.startswith("_") and not attr.startswith("__"):
                     names.add(attr)
                 if isinstance(value, type) and value.__module__.startswith("zarr"):
-                    names.update(
-                        n for n in vars(value) if n.startswith("_") and not n.startswith("__")
-                    )
+                    # class attributes, and the instance attributes its annotations declare
+                    members = [*vars(value), *inspect.get_annotations(value)]
+                    names.update(n for n in members if n.startswith("_") and not n.startswith("__"))
     return names
+
+
+#: The underscore methods zarr's base classes ask their subclasses to implement (no public
+#: spelling exists): overriding these is how a codec or data type plugs in, in every zarr 3
+#: release; any other override of a private zarr name counts as a use.
+SUBCLASS_HOOKS = {
+    "_decode_single": "zarr.abc.codec.BaseCodec, per-chunk decode (every zarr 3 release)",
+    "_encode_single": "zarr.abc.codec.BaseCodec, per-chunk encode (every zarr 3 release)",
+    "_decode_sync": "the synchronous codec protocol of zarr >= 3.1.6 (FusedCodecPipeline)",
+    "_encode_sync": "the synchronous codec protocol of zarr >= 3.1.6 (FusedCodecPipeline)",
+    "_check_json_v2": "zarr.dtype.ZDType, JSON check (zarr >= 3.1.0)",
+    "_check_json_v3": "zarr.dtype.ZDType, JSON check (zarr >= 3.1.0)",
+    "_from_json_v2": "zarr.dtype.ZDType, JSON decode (zarr >= 3.1.0)",
+    "_from_json_v3": "zarr.dtype.ZDType, JSON decode (zarr >= 3.1.0)",
+    "_check_scalar": "zarr.dtype.ZDType, scalar check (zarr >= 3.1.0)",
+}
 
 
 def zarr_private_uses(
@@ -116,21 +145,35 @@ def zarr_private_uses(
 ) -> list[str]:
     """``file:line name`` of every use of a private zarr member in a package's source folder
     outside its ``compat`` module (``inside``: in it): ``other._name`` (not on ``self`` /
-    ``cls``), ``getattr(x, "_name")`` and ``from zarr... import _name``, for names zarr defines
-    and the package itself does not."""
+    ``cls``), ``getattr(x, "_name")``, ``from zarr... import _name`` and methods overriding
+    ``_name`` (but :data:`SUBCLASS_HOOKS`), for names zarr defines and the package does not."""
     files = sorted(Path(source).rglob("*.py"))
     trees = {p: ast.parse(p.read_text(encoding="utf-8")) for p in files}
+    zarrs = zarr_private_names()
     ours = {p.stem for p in files}  # the package's own (private) modules
-    for tree in trees.values():
+    overrides = []  # methods of subclasses named like zarr's private members
+    for path, tree in trees.items():
         for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef) and node.bases:
+                overrides += [
+                    (path, n)
+                    for n in node.body
+                    if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+                ]
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 ours.add(node.name)
             elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
-                ours.add(node.attr)
+                owner = node.value  # only its own attributes: ``other._x = ...`` is zarr's too
+                if isinstance(owner, ast.Name) and owner.id in ("self", "cls"):
+                    ours.add(node.attr)
             elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 ours.add(node.id)
-    private = zarr_private_names() - ours
-    found = []
+    private = zarrs - ours
+    found = [
+        f"{path.name}:{n.lineno} {n.name}"
+        for path, n in overrides
+        if (path.name == compat) == inside and n.name in zarrs and n.name not in SUBCLASS_HOOKS
+    ]
     for path, tree in trees.items():
         if (path.name == compat) != inside:
             continue

@@ -107,7 +107,7 @@ def _fs_path(store: Any, key: str) -> str:
 
 
 async def _get(store: Any, key: str) -> bytes | None:
-    from zarr.core.buffer import default_buffer_prototype
+    from zarr.buffer import default_buffer_prototype
 
     buf = await store.get(key, prototype=default_buffer_prototype())
     return None if buf is None else bytes(buf.to_bytes())
@@ -195,7 +195,7 @@ def put_key(store: Any, key: str, data: bytes, expect: Version) -> None:
 
 
 def _set(store: Any, key: str, data: bytes) -> None:
-    from zarr.core.buffer import default_buffer_prototype
+    from zarr.buffer import default_buffer_prototype
 
     run(store.set(key, default_buffer_prototype().buffer.from_bytes(data)))
 
