@@ -650,3 +650,25 @@ def test_read_allocates_the_output_once() -> None:
     # bookkeeping (the numpy kernel: a chunk-sized temporary per thread); one more copy of the
     # payload (per-chunk blocks, a concatenation) would not fit.
     assert peak < 1.25 * got.nbytes + got_offsets.nbytes + 16 * 40_000
+
+
+def test_an_array_of_another_pattern_is_sent_to_the_engine_that_reads_every_pattern() -> None:
+    fixed = zarr.create_array(
+        {}, shape=(2,), chunks=(2,), dtype=NDArray(dtype="float32", shape=(3, 2))
+    )
+    for call, name in [
+        (lambda: read_columnar(fixed), "read_columnar"),
+        (
+            lambda: write_columnar(fixed, np.zeros((0, 2), "f4"), np.zeros(3, np.int64)),
+            "write_columnar",
+        ),
+    ]:
+        with pytest.raises(
+            ValueError, match=r"pattern is \[3, 2\]: use zarr_ndarray_dtype"
+        ) as info:
+            call()
+        assert f"zarr_ndarray_dtype.columnar.{name} (also zarr_ragged_ndarray.{name})" in str(
+            info.value
+        )
+    col = engine.read_columnar(fixed)  # which reads it
+    assert col.shapes.tolist() == [[3, 2], [3, 2]] and col.offsets.tolist() == [0, 6, 12]

@@ -14,6 +14,7 @@ those, one per axis (ints drop their axis from the shape, as in numpy).
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
@@ -68,8 +69,9 @@ def _rows_dtype(array: Any, what: str) -> tuple[NDArray, tuple[int, ...]]:
     if not dtype.pattern.is_leading_variable:
         raise ValueError(
             f"{what} of zarr_vlen_ndarray counts rows of the pattern [null, d1, ..., dk]; this "
-            f"array's pattern is {list(dtype.shape)}: read it with "
-            "zarr_ragged_ndarray.read_columnar (flat values, a shape table and offsets)"
+            f"array's pattern is {json.dumps(dtype.pattern.to_json())}: use "
+            f"zarr_ndarray_dtype.columnar.{what} (also zarr_ragged_ndarray.{what}), which takes "
+            "every pattern as flat values, a shape table and offsets"
         )
     return dtype, tuple(d for d in dtype.shape[1:] if d is not None)
 
