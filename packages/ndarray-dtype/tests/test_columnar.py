@@ -9,6 +9,7 @@ leaves, across ranks, shard grids, index placement, inner chunk orders, elision,
 from __future__ import annotations
 
 import dataclasses
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -108,7 +109,8 @@ def _case(draw: st.DrawFn) -> dict[str, Any]:
         "kw": kw,
         "resize": smaller if draw(st.booleans()) else None,
         "writes": writes,
-        "batch": draw(st.sampled_from([1, 5, 1 << 20])),
+        # (BATCH_SHARE, BATCH_BYTES): a chunk row a batch, about a quarter of the read, all
+        "batch": draw(st.sampled_from([(1 << 20, 1), (4, 1), (1, 1 << 40)])),
         "seed": draw(st.integers(0, 2**16)),
     }
 
@@ -124,7 +126,10 @@ def test_writes_leave_the_objects_zarr_leaves_and_reads_match(case: dict[str, An
     ref = _create(ref_store, *args, **dict(case["kw"]))
     col = _create(col_store, *args, **dict(case["kw"]))
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(columnar, "BATCH_CELLS", case["batch"])  # reads in several batches too
+        # reads in several batches too
+        patch.setattr(columnar, "FIRST_BATCH_CELLS", 1)
+        patch.setattr(columnar, "BATCH_SHARE", case["batch"][0])
+        patch.setattr(columnar, "BATCH_BYTES", case["batch"][1])
         for step, selection in enumerate(case["writes"]):
             if step == 1 and case["resize"] is not None:
                 ref.resize(case["resize"])
@@ -289,20 +294,12 @@ def test_a_corrupt_chunk_the_write_keeps_cells_of_stops_it_before_anything_is_st
 # ----------------------------------------------------------------------- threads, batches
 
 
-class _CountingPool:
+class _CountingPool(ThreadPoolExecutor):
     used: list[int] = []  # noqa: RUF012
 
     def __init__(self, workers: int) -> None:
         _CountingPool.used.append(workers)
-        from concurrent.futures import ThreadPoolExecutor
-
-        self.pool = ThreadPoolExecutor(workers)
-
-    def __enter__(self) -> Any:
-        return self.pool.__enter__()
-
-    def __exit__(self, *exc: Any) -> None:
-        self.pool.__exit__(*exc)
+        super().__init__(workers)
 
 
 def test_chunks_are_decoded_and_copied_in_threads(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -330,11 +327,109 @@ def test_batches_decode_whole_chunks_a_few_at_a_time(monkeypatch: pytest.MonkeyP
         original(self, blocks, spans, offsets)
 
     monkeypatch.setattr(columnar._Reader, "_copy", spy)
-    # The 11 x 5 box spans 6 rows of 2 inner chunks: batches of about 20 cells take 2 rows.
-    monkeypatch.setattr(columnar, "BATCH_CELLS", 20)
+    # The 11 x 5 box spans 6 rows of 2 inner chunks: batches of half the box take 2 rows.
+    monkeypatch.setattr(columnar, "FIRST_BATCH_CELLS", 1)
+    monkeypatch.setattr(columnar, "BATCH_SHARE", 2)
+    monkeypatch.setattr(columnar, "BATCH_BYTES", 1)
     _assert_reads_equal(read_columnar(array, (slice(1, 12), slice(1, 6))), cells[1:12, 1:6])
     assert sizes == [4, 4, 4]
     sizes.clear()
-    monkeypatch.setattr(columnar, "BATCH_CELLS", 1)  # one row of inner chunks at least
+    monkeypatch.setattr(columnar, "BATCH_SHARE", 1 << 20)  # one row of inner chunks at least
     _assert_reads_equal(read_columnar(array, (slice(1, 12), slice(1, 6))), cells[1:12, 1:6])
     assert sizes == [2] * 6
+
+
+def _events(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Record when the reader's fetches and copies start and end."""
+    events: list[str] = []
+    fetch, copy = columnar._Reader._fetch, columnar._Reader._copy
+
+    def fetching(self: Any, part: Any) -> Any:
+        events.append("fetch")
+        out = fetch(self, part)
+        events.append("fetched")
+        return out
+
+    def copying(self: Any, *args: Any) -> None:
+        events.append("copy")
+        copy(self, *args)
+        events.append("copied")
+
+    monkeypatch.setattr(columnar._Reader, "_fetch", fetching)
+    monkeypatch.setattr(columnar._Reader, "_copy", copying)
+    return events
+
+
+def test_the_next_batch_is_fetched_while_one_is_copied(monkeypatch: pytest.MonkeyPatch) -> None:
+    array, cells = _filled((64,), (4,), compressors=ZstdCodec(level=1))
+    events = _events(monkeypatch)
+    monkeypatch.setattr(columnar, "FIRST_BATCH_CELLS", 1)
+    monkeypatch.setattr(columnar, "BATCH_BYTES", 1)  # batches of a sixteenth: one chunk each
+    _assert_reads_equal(read_columnar(array), cells)
+    assert events.count("fetch") == events.count("copy") == 16
+    # the second fetch starts before the first copy; never more than two batches are held
+    assert events.index("fetch", 1) < events.index("copy")
+    assert max(_in_flight(events)) == 2
+
+
+def _in_flight(events: list[str]) -> list[int]:
+    """Batches fetched (or being fetched) and not yet copied, after every event."""
+    alive, out = 0, []
+    for event in events:
+        alive += {"fetch": 1, "copied": -1}.get(event, 0)
+        out.append(alive)
+    return out
+
+
+def test_batches_take_turns_when_a_chunk_is_larger_than_a_share(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    array, cells = _filled((64,), (16,), compressors=None)  # 4 chunks, each a quarter
+    events = _events(monkeypatch)
+    monkeypatch.setattr(columnar, "FIRST_BATCH_CELLS", 1)
+    monkeypatch.setattr(columnar, "BATCH_BYTES", 1)
+    _assert_reads_equal(read_columnar(array), cells)
+    assert events == ["fetch", "fetched", "copy", "copied"] * 4
+    assert max(_in_flight(events)) == 1
+
+
+def test_a_corrupt_chunk_in_a_batch_fetched_ahead_is_named(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    array, _ = _filled((64,), (4,), compressors=None)
+    monkeypatch.setattr(columnar, "FIRST_BATCH_CELLS", 1)
+    monkeypatch.setattr(columnar, "BATCH_BYTES", 1)
+    _corrupt(array, "c/11")
+    with pytest.raises(ValueError, match="chunk 'c/11'"):
+        read_columnar(array)
+    array.store._store_dict["c/5"] = array.store._store_dict["c/5"].from_bytes(b"\x01")
+    with pytest.raises(Exception, match="'c/5'"):  # zarr cannot read it (truncated): named too
+        read_columnar(array)
+
+
+@pytest.mark.parametrize(
+    ("count", "batches", "share"),
+    [
+        # (z): the first sixteenth holds 44 MiB, so will every batch
+        (1 << 20, [44 << 20], 44 << 20),
+        # unwritten chunks first: no estimate yet, then an eighth holds 44 MiB (a half of it
+        # filled), so a batch may hold 22 MiB
+        (1 << 20, [0, 44 << 20], 22 << 20),
+        (1000, [80_000], 4 << 20),  # a small read: BATCH_BYTES
+    ],
+)
+def test_the_budget_of_a_batch(count: int, batches: list[int], share: int) -> None:
+    def after_history() -> columnar._Budget:
+        budget = columnar._Budget(count)
+        assert budget.cells() == max(columnar.FIRST_BATCH_CELLS, count // columnar.BATCH_SHARE)
+        for nbytes in batches:
+            budget.observe(budget.cells(), nbytes)
+        return budget
+
+    budget = after_history()
+    per_cell = budget.nbytes / budget.seen
+    cells = budget.cells()
+    assert abs(cells * per_cell - share) <= 0.01 * share + per_cell
+    # a batch a little over its share is fetched ahead; one twice its share is not
+    assert after_history().observe(cells, int(1.2 * cells * per_cell))
+    assert not after_history().observe(cells, int(2 * cells * per_cell))

@@ -40,12 +40,12 @@ def test_box_matches_numpy_and_slabs_tile_it_in_order(
     assert box.shape == np.shape(want)
     assert grid[box.slices].reshape(-1).tolist() == np.reshape(want, -1).tolist()
     # slabs of whole chunks, one after another in C order of the box
-    cells = [grid[part.slices].reshape(-1) for part in slabs(box, chunks, limit)]
+    cells = [grid[part.slices].reshape(-1) for part in slabs(box, chunks, lambda: limit)]
     assert (
         np.concatenate([*cells, np.zeros(0, np.intp)]).tolist()
         == grid[box.slices].reshape(-1).tolist()
     )
-    parts = list(slabs(box, chunks, limit))
+    parts = list(slabs(box, chunks, lambda: limit))
     for part in parts[:-1]:  # every cut lies on a chunk boundary
         axis = next(a for a, (x, y) in enumerate(zip(part.stops, box.stops, strict=True)) if x != y)
         assert part.stops[axis] % chunks[axis] == 0

@@ -9,9 +9,11 @@ item offsets from 0. :func:`read_columnar` returns them with the selection's own
 
 Chunks go through zarr's own pipeline (:mod:`zarr_ndarray_dtype.cell_ids`): zarr fetches,
 decompresses, cuts shards and merges partial chunks; the array's codec contributes only its
-:class:`~zarr_ndarray_dtype.blocks.BlockCodec`. A read takes one batch of whole chunks at a
-time, decodes them in threads, sizes the output from them and copies each cell straight into
-it. A write first runs zarr's write against a store that drops every write, so that every stored
+:class:`~zarr_ndarray_dtype.blocks.BlockCodec`. A read streams: it asks zarr for batches of
+whole (inner) chunks, each about a sixteenth of the read (zarr fetches a shard's inner chunks
+by byte range when a batch needs only some of them), fetches the next batch while it decodes
+the last one in threads, grows the output by that batch and copies each cell straight into it,
+so it holds its output and about two batches. A write first runs zarr's write against a store that drops every write, so that every stored
 chunk the write keeps cells of is decoded, and refused if corrupt, before anything is stored.
 """
 
@@ -50,8 +52,13 @@ __all__ = [
     "write_columnar",
 ]
 
-#: Cells a read takes at once (whole chunks, so a batch may hold more): bounds its memory.
-BATCH_CELLS = 1 << 20
+#: A read's batches hold about 1/BATCH_SHARE of its stored chunks' decoded bytes each ...
+BATCH_SHARE = 16
+#: ... and at least this many bytes (fewer batches for small reads); see :class:`_Budget`.
+BATCH_BYTES = 4 << 20
+#: Cells the first batch may take before any size is known: a read of a few positions or one
+#: region stays one batch (one request for a shard's index).
+FIRST_BATCH_CELLS = 4096
 
 _T = TypeVar("_T")
 _R = TypeVar("_R")
@@ -251,10 +258,46 @@ class _Reader:
         self.fill = FillBlock(FillCell(dtype, array.metadata.fill_value), self.with_shapes)
         self.view = cell_ids.view(array, cell_ids.CellIds(self._register, _no_writes))
         self.values = np.empty(0, dtype=dtype.item_dtype)
-        self.sources = _Sources(self.fill, [])
+        self.fetching = _Sources(self.fill, [])
 
     def _register(self, raw: npt.NDArray[np.uint8], count: int) -> int:
-        return self.sources.add((raw, count), count)
+        return self.fetching.add((raw, count), count)
+
+    def _fetch(self, part: Box) -> tuple[_Sources, npt.NDArray[np.uint64]]:
+        """zarr reads the chunks of ``part``: their bytes (registered) and the ids of its cells.
+        One fetch runs at a time, so the view's codec registers into the one being fetched."""
+        self.fetching = sources = _Sources(self.fill, [])
+        ids = _through_zarr(self.array, part, partial(self.view.__getitem__, part.slices))
+        return sources, np.asarray(ids, dtype=np.uint64).reshape(-1)
+
+    def _batches(self, box: Box) -> Iterator[tuple[Box, _Sources, npt.NDArray[np.uint64]]]:
+        """The box in batches of whole chunks, each fetched by zarr while the one before it is
+        being copied when both fit the read's budget (:class:`_Budget`), else after it."""
+        budget = _Budget(math.prod(box.extents))
+        parts = _slabs(box, self.array.metadata, budget.cells)
+        part = next(parts, None)
+        if part is None:
+            return
+        fetched = self._fetch(part)
+        ahead: ThreadPoolExecutor | None = None
+        try:
+            while True:
+                sources, ids = fetched
+                overlap = budget.observe(ids.size, _nbytes(sources))
+                following = next(parts, None)
+                pending = None
+                if following is not None and overlap:
+                    ahead = ahead or ThreadPoolExecutor(1)
+                    pending = ahead.submit(self._fetch, following)
+                yield part, sources, ids
+                del sources, ids, fetched
+                if following is None:
+                    return
+                fetched = pending.result() if pending is not None else self._fetch(following)
+                part = following
+        finally:
+            if ahead is not None:
+                ahead.shutdown(cancel_futures=True)
 
     def read(self, box: Box, copy: bool = True) -> Scan:
         count = math.prod(box.extents)
@@ -263,14 +306,12 @@ class _Reader:
         stored = np.zeros(0 if copy else count, dtype=np.bool_)
         chunk_nbytes = 0
         at = 0
-        for part in _slabs(box, self.array.metadata) if count else ():
-            n = math.prod(part.extents)
-            self.sources = _Sources(self.fill, [])
-            ids = _through_zarr(self.array, part, partial(self.view.__getitem__, part.slices))
-            runs = _runs(np.asarray(ids, dtype=np.uint64).reshape(-1), self.sources.bases)
+        for part, sources, ids in self._batches(box) if count else ():
+            n = ids.size
+            runs = _runs(ids, sources.bases)
             del ids
             groups = _by_block(runs)
-            blocks = self._decode(part, runs, groups)
+            blocks = self._decode(part, sources, runs, groups)
             spans = [(k, _spans(runs, group, k)) for k, group in groups]
             mine = offsets[at : at + n + 1]
             for k, pairs in spans:
@@ -283,15 +324,19 @@ class _Reader:
                     if not copy:
                         stored[at:][positions] = k != 0
             np.cumsum(mine, out=mine)
-            chunk_nbytes += sum(int(raw.size) for raw, _ in self.sources.blocks[1:])
-            self.sources.blocks[1:] = []  # the blocks hold what they need of the chunks
+            chunk_nbytes += _nbytes(sources)
+            sources.blocks[1:] = []  # the blocks hold what they need of the chunks
             if copy:
                 self._copy(blocks, spans, mine)
             at += n
         return Scan(Cells(self.values, offsets, shapes), stored, chunk_nbytes)
 
     def _decode(
-        self, part: Box, runs: _Runs, groups: list[tuple[int, npt.NDArray[np.intp]]]
+        self,
+        part: Box,
+        sources: _Sources,
+        runs: _Runs,
+        groups: list[tuple[int, npt.NDArray[np.intp]]],
     ) -> list[Block]:
         """Every chunk of the batch decoded (in threads); a corrupt one raises its codec's error,
         the first in C order of the selection when several are."""
@@ -300,11 +345,11 @@ class _Reader:
         todo = sorted((k for k in first if k), key=first.__getitem__)
 
         def decode(k: int) -> Block:
-            raw, count = self.sources.blocks[k]
+            raw, count = sources.blocks[k]
             where = cell_ids.chunk_name(metadata, _cell_at(part, first[k]))
             return codec.decode(raw, count, dtype, where)
 
-        blocks: list[Any] = list(self.sources.blocks)
+        blocks: list[Any] = list(sources.blocks)
         for k, block in zip(todo, _map(decode, todo), strict=True):
             blocks[k] = block
         return blocks
@@ -331,6 +376,45 @@ class _Reader:
         _map(copy, spans)
 
 
+class _Budget:
+    """How many cells a read's next batch takes, and whether it may be fetched while the one
+    before it is copied.
+
+    A batch holds about a sixteenth of what the read's stored chunks hold once decoded (the
+    read's output, as estimated from the batches so far), and at least :data:`BATCH_BYTES`;
+    the first one a sixteenth of the cells, or :data:`FIRST_BATCH_CELLS`. Fetching one batch
+    while copying another keeps two of them (and the fetched bytes of one) beside the output;
+    where whole chunks make a batch larger than that, the batches take turns instead.
+    """
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+        self.seen = 0  # cells fetched so far
+        self.nbytes = 0  # their decoded chunk bytes
+
+    def _share(self) -> float:
+        per_cell = self.nbytes / self.seen
+        return max(float(BATCH_BYTES), per_cell * self.count / BATCH_SHARE)
+
+    def cells(self) -> int:
+        """The cells of the next batch."""
+        if not self.nbytes:
+            return max(FIRST_BATCH_CELLS, self.count // BATCH_SHARE)
+        return max(1, int(self._share() * self.seen / self.nbytes))
+
+    def observe(self, cells: int, nbytes: int) -> bool:
+        """Count a fetched batch; True when the next one may be fetched while it is copied
+        (a batch cut at whole chunks may exceed its share by a little, not more)."""
+        self.seen += cells
+        self.nbytes += nbytes
+        return not self.nbytes or nbytes <= 1.25 * self._share()
+
+
+def _nbytes(sources: _Sources) -> int:
+    """The bytes of the chunks a fetch registered (as the codec reads them)."""
+    return sum(int(raw.size) for raw, _ in sources.blocks[1:])
+
+
 def _no_writes(ids: npt.NDArray[np.uint64], write_empty: bool) -> None:
     raise AssertionError("a read view never encodes")
 
@@ -349,10 +433,10 @@ def _inner_chunks(metadata: Any) -> tuple[int, ...] | None:
     return regular_chunk_shape(metadata)
 
 
-def _slabs(box: Box, metadata: Any) -> Iterator[Box]:
+def _slabs(box: Box, metadata: Any, limit: Callable[[], int]) -> Iterator[Box]:
     """The batches of a read: slabs of whole (inner) chunks, or the box for other grids."""
     chunks = _inner_chunks(metadata) if regular_chunk_shape(metadata) is not None else None
-    return iter((box,)) if chunks is None else slabs(box, chunks, BATCH_CELLS)
+    return iter((box,)) if chunks is None else slabs(box, chunks, limit)
 
 
 def _map(fn: Callable[[_T], _R], items: list[_T]) -> list[_R]:
