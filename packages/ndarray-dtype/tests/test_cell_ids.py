@@ -5,12 +5,21 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pytest
 import zarr
 from ndarray_dtype_testing import ToyCodec
+from zarr.abc.store import SuffixByteRequest
 from zarr.codecs import ShardingCodec, TransposeCodec, ZstdCodec
 
 from zarr_ndarray_dtype import NDArray
-from zarr_ndarray_dtype.cell_ids import CellIds, DiscardWrites, chunk_name, serializer_of, view
+from zarr_ndarray_dtype.cell_ids import (
+    CellIds,
+    DiscardWrites,
+    chunk_name,
+    keep_index,
+    serializer_of,
+    view,
+)
 
 F32_NN = NDArray(dtype="float32", shape=(None, None))
 
@@ -61,3 +70,42 @@ def test_serializer_and_chunk_names() -> None:
     assert chunk_name(sharded.metadata, (7, 4)) == "inner chunk 3 of shard 'c/1/0'"
     plain = _array(chunks=(2, 3))
     assert chunk_name(plain.metadata, (5, 4)) == "chunk 'c/2/1'"
+
+
+class _Counting(zarr.storage.MemoryStore):
+    """A MemoryStore that records every request (the asynchronous and the synchronous one)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: list[tuple[str, Any]] = []
+
+    async def get(self, key: str, prototype: Any, byte_range: Any = None) -> Any:
+        self.asked.append((key, byte_range))
+        return await super().get(key, prototype, byte_range)
+
+    def get_sync(self, key: str, *, prototype: Any = None, byte_range: Any = None) -> Any:
+        self.asked.append((key, byte_range))
+        return super().get_sync(key, prototype=prototype, byte_range=byte_range)  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("location", ["start", "end"])
+def test_a_view_that_keeps_the_index_fetches_it_once_per_shard(location: str) -> None:
+    store = _Counting()
+    array = zarr.create_array(
+        store, shape=(16,), chunks=(2,), dtype=NDArray(dtype="float32", shape=(None,)),
+        serializer=ToyCodec(), shards={"shape": (8,), "index_location": location},
+    )  # fmt: skip
+    cells = np.empty(16, dtype=object)
+    cells[:] = [np.arange(1 + i % 3, dtype="f4") for i in range(16)]
+    array[:] = cells
+    keep = keep_index(array.metadata)
+    assert keep is not None and keep_index(_array(chunks=(2, 3)).metadata) is None
+    ids = view(array, CellIds(lambda raw, n: 2, lambda ids, empty: None), store=keep)
+    store.asked.clear()
+    parts = [ids[a : a + 2] for a in (0, 2, 4, 8, 12)]  # inner chunks: three of one shard
+    assert [p.tolist() for p in parts] == [[2, 3]] * 5
+    index = [
+        r for _, r in store.asked
+        if isinstance(r, SuffixByteRequest) or (location == "start" and r.start == 0)
+    ]  # fmt: skip
+    assert len(store.asked) == 2 + 5 and len(index) == 2, store.asked  # an index per shard

@@ -13,21 +13,32 @@ then deletes).
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import zarr
 from zarr.abc.codec import ArrayBytesCodec
+from zarr.abc.store import RangeByteRequest, SuffixByteRequest
 from zarr.codecs import ShardingCodec
 from zarr.storage import StorePath, WrapperStore
 
 from zarr_ndarray_dtype import _compat
 
-__all__ = ["CellIds", "DiscardWrites", "chunk_name", "serializer_of", "view"]
+__all__ = [
+    "CellIds",
+    "DiscardWrites",
+    "KeepIndex",
+    "chunk_name",
+    "keep_index",
+    "serializer_of",
+    "view",
+]
 
 _NAME = "zarr-ndarray.cell-ids"
 
@@ -74,7 +85,9 @@ class CellIds(ArrayBytesCodec):
         return self._decode_sync(chunk_bytes, chunk_spec)
 
     async def _encode_single(self, chunk_array: Any, chunk_spec: Any) -> Any:
-        return self._encode_sync(chunk_array, chunk_spec)
+        # In a worker thread, as zarr runs its compressors: the chunks of a shard are encoded
+        # (framed, then compressed) on every core instead of one after another on zarr's loop.
+        return await asyncio.to_thread(self._encode_sync, chunk_array, chunk_spec)
 
 
 class DiscardWrites(WrapperStore[Any]):
@@ -94,6 +107,50 @@ class DiscardWrites(WrapperStore[Any]):
 
     def delete_sync(self, key: str) -> None:
         return None
+
+
+class KeepIndex(WrapperStore[Any]):
+    """A store that fetches a shard's index once: the batches of one read each ask zarr for
+    some inner chunks of a shard, and zarr fetches the shard's index for every one of them.
+
+    The index is the one request of a suffix (index at the end) or of a range from byte 0
+    (index at the start, where no inner chunk begins); other requests pass through.
+    """
+
+    def __init__(self, store: Any, *, at_start: bool = False) -> None:
+        super().__init__(store)
+        self._at_start = at_start
+        self._kept: dict[tuple[str, Any], Any] = {}
+
+    def _is_index(self, byte_range: Any) -> bool:
+        if isinstance(byte_range, SuffixByteRequest):
+            return not self._at_start
+        return self._at_start and isinstance(byte_range, RangeByteRequest) and not byte_range.start
+
+    async def get(self, key: str, prototype: Any, byte_range: Any = None) -> Any:
+        if not self._is_index(byte_range):
+            return await self._store.get(key, prototype, byte_range)
+        if (key, byte_range) not in self._kept:
+            self._kept[key, byte_range] = await self._store.get(key, prototype, byte_range)
+        return self._kept[key, byte_range]
+
+    def get_sync(self, key: str, *, prototype: Any = None, byte_range: Any = None) -> Any:
+        # the synchronous surface of zarr >= 3.4 (its FusedCodecPipeline reads through it)
+        fetch = self._store.get_sync
+        if not self._is_index(byte_range):
+            return fetch(key, prototype=prototype, byte_range=byte_range)
+        if (key, byte_range) not in self._kept:
+            self._kept[key, byte_range] = fetch(key, prototype=prototype, byte_range=byte_range)
+        return self._kept[key, byte_range]
+
+
+def keep_index(metadata: Any) -> Callable[[Any], KeepIndex] | None:
+    """The :class:`KeepIndex` wrapper for a sharded array's store (None when not sharded)."""
+    codecs = tuple(metadata.codecs)
+    if not (len(codecs) == 1 and isinstance(codecs[0], ShardingCodec)):
+        return None
+    where = codecs[0].index_location
+    return partial(KeepIndex, at_start=str(getattr(where, "value", where)) == "start")
 
 
 def serializer_of(metadata: Any) -> Any:

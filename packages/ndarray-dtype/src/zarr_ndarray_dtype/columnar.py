@@ -11,10 +11,12 @@ Chunks go through zarr's own pipeline (:mod:`zarr_ndarray_dtype.cell_ids`): zarr
 decompresses, cuts shards and merges partial chunks; the array's codec contributes only its
 :class:`~zarr_ndarray_dtype.blocks.BlockCodec`. A read streams: it asks zarr for batches of
 whole (inner) chunks, each about a sixteenth of the read (zarr fetches a shard's inner chunks
-by byte range when a batch needs only some of them), fetches the next batch while it decodes
-the last one in threads, grows the output by that batch and copies each cell straight into it,
-so it holds its output and about two batches. A write first runs zarr's write against a store that drops every write, so that every stored
-chunk the write keeps cells of is decoded, and refused if corrupt, before anything is stored.
+by byte range when a batch needs only some of them; the shard's index once), fetches the next
+batch while it decodes the last one in threads, grows the output by that batch and copies each
+cell straight into it, so it holds its output and about two batches. A write first runs zarr's
+write against a store that drops every write, so that every stored chunk the write keeps cells
+of is decoded, and refused if corrupt, before anything is stored. zarr frames and compresses
+the chunks of a shard on every core.
 """
 
 from __future__ import annotations
@@ -256,7 +258,8 @@ class _Reader:
         self.array, self.dtype, self.codec = array, dtype, codec
         self.with_shapes = needs_shapes(dtype.pattern)
         self.fill = FillBlock(FillCell(dtype, array.metadata.fill_value), self.with_shapes)
-        self.view = cell_ids.view(array, cell_ids.CellIds(self._register, _no_writes))
+        codec_ids = cell_ids.CellIds(self._register, _no_writes)
+        self.view = cell_ids.view(array, codec_ids, store=cell_ids.keep_index(array.metadata))
         self.values = np.empty(0, dtype=dtype.item_dtype)
         self.fetching = _Sources(self.fill, [])
 
