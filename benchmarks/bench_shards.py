@@ -41,7 +41,7 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from itertools import pairwise
 from pathlib import Path
@@ -118,7 +118,7 @@ def write_parts(values: np.ndarray, offsets: np.ndarray, store: Any) -> dict[str
     raw = values.reshape(-1).view(np.uint8)
     nbytes = np.diff(offsets) * values.strides[0]
     starts = offsets * values.strides[0]
-    bounds = list(range(0, offsets.size - 1, INNER)) + [offsets.size - 1]
+    bounds = [*list(range(0, offsets.size - 1, INNER)), offsets.size - 1]
     zstd = Zstd(level=3)
     t0 = time.perf_counter()
     framed = [

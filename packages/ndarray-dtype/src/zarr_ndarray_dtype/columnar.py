@@ -262,6 +262,7 @@ class _Reader:
         self.view = cell_ids.view(array, codec_ids, store=cell_ids.keep_index(array.metadata))
         self.values = np.empty(0, dtype=dtype.item_dtype)
         self.fetching = _Sources(self.fill, [])
+        self.pool: ThreadPoolExecutor | None = None
 
     def _register(self, raw: npt.NDArray[np.uint8], count: int) -> int:
         return self.fetching.add((raw, count), count)
@@ -273,43 +274,61 @@ class _Reader:
         ids = _through_zarr(self.array, part, partial(self.view.__getitem__, part.slices))
         return sources, np.asarray(ids, dtype=np.uint64).reshape(-1)
 
-    def _batches(self, box: Box) -> Iterator[tuple[Box, _Sources, npt.NDArray[np.uint64]]]:
+    def _batches(
+        self, box: Box, budget: _Budget
+    ) -> Iterator[tuple[Box, _Sources, npt.NDArray[np.uint64]]]:
         """The box in batches of whole chunks, each fetched by zarr while the one before it is
-        being copied when both fit the read's budget (:class:`_Budget`), else after it."""
-        budget = _Budget(math.prod(box.extents))
+        being copied when both fit the read's budget, else after it."""
         parts = _slabs(box, self.array.metadata, budget.cells)
         part = next(parts, None)
         if part is None:
             return
         fetched = self._fetch(part)
-        ahead: ThreadPoolExecutor | None = None
-        try:
-            while True:
-                sources, ids = fetched
-                overlap = budget.observe(ids.size, _nbytes(sources))
-                following = next(parts, None)
-                pending = None
-                if following is not None and overlap:
-                    ahead = ahead or ThreadPoolExecutor(1)
-                    pending = ahead.submit(self._fetch, following)
-                yield part, sources, ids
-                del sources, ids, fetched
-                if following is None:
-                    return
-                fetched = pending.result() if pending is not None else self._fetch(following)
-                part = following
-        finally:
-            if ahead is not None:
-                ahead.shutdown(cancel_futures=True)
+        while True:
+            sources, ids = fetched
+            overlap = budget.observe(ids.size, _nbytes(sources))
+            following = next(parts, None)
+            pending = None
+            if following is not None and overlap:
+                pending = self._threads().submit(self._fetch, following)
+            yield part, sources, ids
+            del sources, ids, fetched
+            if following is None:
+                return
+            fetched = pending.result() if pending is not None else self._fetch(following)
+            part = following
+
+    def _threads(self) -> ThreadPoolExecutor:
+        """The read's threads: one per core, and one to fetch the next batch."""
+        if self.pool is None:
+            self.pool = ThreadPoolExecutor((os.cpu_count() or 1) + 1)
+        return self.pool
+
+    def _map(self, fn: Callable[[_T], _R], items: list[_T]) -> list[_R]:
+        """``fn`` over ``items`` in order, in the read's threads when several and the machine
+        has several cores (the kernels release the GIL); a failing item raises the error of
+        the first failing one in order."""
+        if min(len(items), os.cpu_count() or 1) <= 1:
+            return [fn(x) for x in items]
+        return list(self._threads().map(fn, items))
 
     def read(self, box: Box, copy: bool = True) -> Scan:
+        try:
+            return self._read(box, copy)
+        finally:
+            if self.pool is not None:  # a fetch ahead still running is waited for
+                self.pool.shutdown(cancel_futures=True)
+                self.pool = None
+
+    def _read(self, box: Box, copy: bool) -> Scan:
         count = math.prod(box.extents)
         offsets = np.zeros(count + 1, dtype=np.int64)
         shapes = np.empty((count, self.dtype.pattern.ndim), np.int64) if self.with_shapes else None
         stored = np.zeros(0 if copy else count, dtype=np.bool_)
         chunk_nbytes = 0
         at = 0
-        for part, sources, ids in self._batches(box) if count else ():
+        budget = _Budget(count)
+        for part, sources, ids in self._batches(box, budget) if count else ():
             n = ids.size
             runs = _runs(ids, sources.bases)
             del ids
@@ -330,9 +349,11 @@ class _Reader:
             chunk_nbytes += _nbytes(sources)
             sources.blocks[1:] = []  # the blocks hold what they need of the chunks
             if copy:
-                self._copy(blocks, spans, mine)
+                self._copy(blocks, spans, mine, budget.estimate())
             at += n
-        return Scan(Cells(self.values, offsets, shapes), stored, chunk_nbytes)
+        # the part of the output written (the rest was reserved, never touched)
+        values = self.values[: int(offsets[-1])]
+        return Scan(Cells(values, offsets, shapes), stored, chunk_nbytes)
 
     def _decode(
         self,
@@ -353,19 +374,27 @@ class _Reader:
             return codec.decode(raw, count, dtype, where)
 
         blocks: list[Any] = list(sources.blocks)
-        for k, block in zip(todo, _map(decode, todo), strict=True):
+        for k, block in zip(todo, self._map(decode, todo), strict=True):
             blocks[k] = block
         return blocks
 
     def _copy(
-        self, blocks: list[Block], spans: list[tuple[int, list[_Span]]], offsets: _Ints
+        self,
+        blocks: list[Block],
+        spans: list[tuple[int, list[_Span]]],
+        offsets: _Ints,
+        reserve: int,
     ) -> None:
-        """Grow the output to hold the batch (cells at item ``offsets``) and copy every cell."""
+        """Copy every cell of the batch to its item ``offsets`` in the output. An output too
+        small for them grows to ``reserve`` bytes, the whole read's estimate: reserved pages
+        cost nothing until written, and growing once spares copies of what is written."""
         total = int(offsets[-1])
-        if not self.values.size:
-            self.values = np.empty(total, dtype=self.values.dtype)
-        elif self.values.size != total:
-            self.values.resize((total,), refcheck=False)  # realloc: large outputs are not copied
+        if self.values.size < total:
+            items = max(total, reserve // self.values.dtype.itemsize)
+            if not self.values.size:
+                self.values = np.empty(items, dtype=self.values.dtype)
+            else:
+                self.values.resize((items,), refcheck=False)  # realloc: usually in place
         out = self.values.view(np.uint8)
         unit = self.values.dtype.itemsize
 
@@ -376,7 +405,7 @@ class _Reader:
             if k:
                 blocks[k] = None  # type: ignore[call-overload]  # copied: release the chunk
 
-        _map(copy, spans)
+        self._map(copy, spans)
 
 
 class _Budget:
@@ -398,6 +427,10 @@ class _Budget:
     def _share(self) -> float:
         per_cell = self.nbytes / self.seen
         return max(float(BATCH_BYTES), per_cell * self.count / BATCH_SHARE)
+
+    def estimate(self) -> int:
+        """The whole read's decoded bytes, estimated from the batches so far."""
+        return int(self.nbytes / self.seen * self.count) if self.seen else 0
 
     def cells(self) -> int:
         """The cells of the next batch."""
@@ -440,16 +473,6 @@ def _slabs(box: Box, metadata: Any, limit: Callable[[], int]) -> Iterator[Box]:
     """The batches of a read: slabs of whole (inner) chunks, or the box for other grids."""
     chunks = _inner_chunks(metadata) if regular_chunk_shape(metadata) is not None else None
     return iter((box,)) if chunks is None else slabs(box, chunks, limit)
-
-
-def _map(fn: Callable[[_T], _R], items: list[_T]) -> list[_R]:
-    """``fn`` over ``items`` in order, in threads when several (the kernels release the GIL);
-    a failing item raises the error of the first failing one in order."""
-    workers = min(len(items), os.cpu_count() or 1)
-    if workers <= 1:
-        return [fn(x) for x in items]
-    with ThreadPoolExecutor(workers) as pool:
-        return list(pool.map(fn, items))
 
 
 # ---------------------------------------------------------------------------- zarr failures

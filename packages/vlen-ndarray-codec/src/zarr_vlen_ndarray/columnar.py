@@ -93,8 +93,10 @@ def read_columnar(array: Any, selection: Selection = ...) -> Columnar:
     """
     dtype, rows = _rows_dtype(array, "read_columnar")
     cells, box = read_cells(array, selection, "read_columnar")
-    fixed = dtype.pattern.fixed_items
-    return Columnar(cells.values.reshape(-1, *rows), cells.offsets // fixed, box.shape)
+    offsets = cells.offsets  # the engine's own array: items to rows in place
+    if dtype.pattern.fixed_items != 1:
+        offsets //= dtype.pattern.fixed_items
+    return Columnar(cells.values.reshape(-1, *rows), offsets, box.shape)
 
 
 def check_columnar(
