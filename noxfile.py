@@ -73,6 +73,11 @@ ZARR_SUITE_OPTIONS = (
 REGISTRY_FLUSH_PTH = 'import zarr.dtype; zarr.dtype.data_type_registry.get("bool")\n'
 ZARR_SUITE_ALLOWLIST = ROOT / "packages/ndarray-dtype/tests/compat/zarr_suite_allowlist.toml"
 COMPAT_DIR = ROOT / "packages/vlen-ndarray-codec/tests/compat"
+# HyperSpy's zspy stores, written by HyperSpy itself: the releases the stores come from, and
+# zarr 2 in a venv of their own (zarr 2.18.7 takes numcodecs < 0.16).
+HYPERSPY = ("hyperspy==2.5.0", "rosettasciio{}==0.15.0")
+ZARR2 = ("zarr==2.18.7", "numcodecs==0.15.2")
+ZSPY_STORES = ROOT / "packages/ndarray-tool/tests/hyperspy/zspy_stores.py"
 # zarr's other codec pipeline (zarr 3.4.x); the newest-zarr cells rerun the zarr-facing tests
 # under it when the installed zarr has it.
 FUSED_PIPELINE = "zarr.core.codec_pipeline.FusedCodecPipeline"
@@ -144,9 +149,9 @@ EDITABLES = [arg for p in PACKAGES for arg in ("-e", p.path)]
 REPORTED = ("zarr", "numcodecs", "numpy", "pyarrow", *(p.dist for p in PACKAGES))
 
 
-def print_versions(session: nox.Session, python: str | Path = "python") -> None:
-    """Print the resolved versions of Python and the libraries that matter here."""
-    session.run(python, TOOLS / "print_versions.py", *REPORTED, external=True)
+def print_versions(session: nox.Session, python: str | Path = "python", *more: str) -> None:
+    """Print the resolved versions of Python and the libraries that matter here (and ``more``)."""
+    session.run(python, TOOLS / "print_versions.py", *REPORTED, *more, external=True)
 
 
 def probe(session: nox.Session, question: str, python: str | Path = "python") -> str:
@@ -457,6 +462,39 @@ def zarr_suite(session: nox.Session) -> None:
             ZARR_SUITE_ALLOWLIST, "--baseline", bare, "--collected", collected,
             "--root", source, "--", *ZARR_SUITE_OPTIONS, env=profile,
         )  # fmt: skip
+
+
+@nox.session(python="3.12", tags=["tests"])
+def hyperspy(session: nox.Session) -> None:
+    """HyperSpy's own zspy stores upgraded whole to Zarr v3 by the store tool, and back.
+
+    HyperSpy with zarr 2 (a venv of their own) saves ragged signals: 1-, 2- and 3-d navigation,
+    several dtypes and trailing shapes, eagerly and lazily from dask, with strings in their
+    metadata. Here (the newest zarr, our packages and HyperSpy): ``zarr-ndarray upgrade`` turns
+    each store into Zarr v3; zarr.open_group(zarr_format=3) reads every array, the signal equal
+    to what HyperSpy was given, and HyperSpy reads the upgraded store equal too;
+    ``zarr-ndarray downgrade`` restores every file byte for byte, and HyperSpy with zarr 2 reads
+    the stores again (tests/hyperspy/zspy_stores.py).
+    """
+    hyperspy = (HYPERSPY[0], HYPERSPY[1].format(""))
+    session.install(*EDITABLES, "zarr", *hyperspy)
+    print_versions(session, "python", "hyperspy", "rosettasciio")
+    tmp = Path(session.create_tmp()).resolve()
+    zarr2 = venv(session, tmp / "venv-zarr2", HYPERSPY[0], HYPERSPY[1].format("[zspy]"), *ZARR2)
+    print_versions(session, zarr2, "hyperspy", "rosettasciio")
+    stores, original = tmp / "stores", tmp / "original"
+    for folder in (stores, original):
+        shutil.rmtree(folder, ignore_errors=True)
+    session.run(zarr2, ZSPY_STORES, "write", stores, external=True)
+    shutil.copytree(stores, original)
+    for store in sorted(stores.glob("*.zspy")):
+        session.run("zarr-ndarray", "upgrade", "-q", store)
+    session.run("python", ZSPY_STORES, "v3", stores)
+    session.run("python", ZSPY_STORES, "read", stores)  # HyperSpy on zarr 3 with our packages
+    for store in sorted(stores.glob("*.zspy")):
+        session.run("zarr-ndarray", "downgrade", "-q", store)
+    session.run("python", ZSPY_STORES, "same", stores, original)
+    session.run(zarr2, ZSPY_STORES, "read", stores, external=True)
 
 
 @nox.session(python="3.12")

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from zarr_ndarray_tool import commands
+from zarr_ndarray_tool import commands, tree
 from zarr_ndarray_tool.commands import DEFAULT_SAMPLE, Outcome
 from zarr_ndarray_tool.errors import Refused
 from zarr_ndarray_tool.export import export as _export
@@ -52,6 +52,10 @@ def upgrade(
     ``VLenBytes`` array needs both.
     """
     loc = in_store(store, path)
+    if tree.is_v2_tree(loc):
+        return tree.upgrade_tree(
+            loc, dtype, shape, verify_all=verify_all, sample_size=sample, dry_run=dry_run
+        )
     if commands.is_v2(loc):
         return commands.upgrade_v2(
             loc, dtype, shape, verify_all=verify_all, sample_size=sample, dry_run=dry_run
@@ -69,8 +73,12 @@ def upgrade(
 
 
 def downgrade(store: Any, path: str = "", *, dry_run: bool = False) -> Outcome:
-    """``downgrade``: ``ndarray`` + ``vlen-ndarray`` -> raw bytes + ``vlen-bytes``."""
-    return commands.downgrade(node(store, path), dry_run=dry_run)
+    """``downgrade``: ``ndarray`` + ``vlen-ndarray`` -> raw bytes + ``vlen-bytes``; a hierarchy
+    ``upgrade`` turned from Zarr v2 to v3 gets its v2 documents back."""
+    loc = in_store(store, path)
+    if tree.is_upgraded_tree(loc):
+        return tree.downgrade_tree(loc, dry_run=dry_run)
+    return commands.downgrade(load_location(loc), dry_run=dry_run)
 
 
 def migrate(store: Any, path: str = "", *, dry_run: bool = False) -> Outcome:

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from zarr_ndarray_tool import commands
+from zarr_ndarray_tool import commands, tree
 from zarr_ndarray_tool import metadata as md
 from zarr_ndarray_tool.commands import DEFAULT_SAMPLE, Outcome
 from zarr_ndarray_tool.errors import Refused
@@ -251,6 +251,8 @@ def cmd_upgrade(args: argparse.Namespace) -> int:
             )
         return _show(outcome)
 
+    if tree.is_v2_tree(loc):
+        return checked(tree.upgrade_tree, loc, 0)
     if commands.is_v2(loc):
         return checked(commands.upgrade_v2, loc, args.sample)
     node = load_location(loc)
@@ -264,7 +266,10 @@ def cmd_upgrade(args: argparse.Namespace) -> int:
 
 
 def cmd_downgrade(args: argparse.Namespace) -> int:
-    return _show(commands.downgrade(_load(args), dry_run=args.dry_run))
+    loc = locate(args.path, parse_storage_options(args.storage_options), args.backend)
+    if tree.is_upgraded_tree(loc):
+        return _show(tree.downgrade_tree(loc, dry_run=args.dry_run))
+    return _show(commands.downgrade(load_location(loc), dry_run=args.dry_run))
 
 
 def cmd_migrate(args: argparse.Namespace) -> int:

@@ -42,8 +42,11 @@ __all__ = [
     "DEFAULT_SAMPLE",
     "Outcome",
     "downgrade",
+    "V2Plan",
+    "check_deletes",
     "is_v2",
     "migrate",
+    "plan_v2",
     "upgrade",
     "upgrade_v2",
     "verify",
@@ -163,6 +166,48 @@ def _text(data: bytes | None, name: str, where: str) -> str | None:
         raise Refused(f"{where}: {name} is not UTF-8 text ({exc}).") from exc
 
 
+@dataclass(frozen=True)
+class V2Plan:
+    """A Zarr v2 ragged array's upgrade, checked and not yet written."""
+
+    zarray: Version
+    zattrs: Version
+    meta: dict[str, Any]  # the new zarr.json
+    etype: md.ElementType
+    checked: str  # what was checked, for the message
+    problem: str | None  # the first chunk that does not fit, if any
+
+
+def plan_v2(
+    loc: Location,
+    dtype: str | None,
+    shape: tuple[int | None, ...] | None,
+    *,
+    verify_all: bool = False,
+    sample_size: int = DEFAULT_SAMPLE,
+    progress: Progress | None = None,
+) -> V2Plan:
+    """The v3 document of a Zarr v2 ``VLenArray``/``VLenBytes`` array and the first of its
+    chunks (a sample, or all) that does not fit it, if any."""
+    where = str(loc)
+    zarray = read_versioned(loc, ZARRAY)
+    zattrs = read_versioned(loc, ZATTRS)
+    zarray_text = _text(zarray.data, ZARRAY, where)
+    assert zarray_text is not None
+    new, etype = v3_from_v2(zarray_text, _text(zattrs.data, ZATTRS, where), dtype, shape, where)
+    grid = grid_of(new, where)
+    objects = chunk_objects(loc, new, grid)
+    picked = objects if verify_all else sample(objects, sample_size)
+    bar = progress if progress is not None else _quiet(len(picked))
+    bar.total = len(picked)  # known only now that the chunk objects are listed
+    compressor = json.loads(zarray_text).get("compressor")
+    problem = _check_v2_chunks(loc, new, grid, picked, compressor, etype, bar)
+    checked = f"checked {len(picked)} of {counted(len(objects), 'chunk object')}"
+    if len(picked) < len(objects):
+        checked += " (--verify-all checks every one)"
+    return V2Plan(zarray, zattrs, new, etype, checked, problem)
+
+
 def upgrade_v2(
     loc: Location,
     dtype: str | None,
@@ -179,32 +224,20 @@ def upgrade_v2(
     written and the v2 documents (kept in its attributes) deleted; no chunk is touched.
     """
     where = str(loc)
-    _check_deletes(loc)
-    zarray = read_versioned(loc, ZARRAY)
-    zattrs = read_versioned(loc, ZATTRS)
-    zarray_text = _text(zarray.data, ZARRAY, where)
-    assert zarray_text is not None
-    new, etype = v3_from_v2(zarray_text, _text(zattrs.data, ZATTRS, where), dtype, shape, where)
-    grid = grid_of(new, where)
-    objects = chunk_objects(loc, new, grid)
-    picked = objects if verify_all else sample(objects, sample_size)
-    bar = progress if progress is not None else _quiet(len(picked))
-    bar.total = len(picked)  # known only now that the chunk objects are listed
-    compressor = json.loads(zarray_text).get("compressor")
-    problem = _check_v2_chunks(loc, new, grid, picked, compressor, etype, bar)
-    if problem is not None:
-        raise Refused(f"{where}: not upgraded (nothing written): {problem}")
-    checked = f"checked {len(picked)} of {counted(len(objects), 'chunk object')}"
-    if len(picked) < len(objects):
-        checked += " (--verify-all checks every one)"
-    what = f"upgrade Zarr v2 to ndarray {etype}; {checked}"
-    text = json.dumps(new, indent=2)
+    check_deletes(loc)
+    plan = plan_v2(
+        loc, dtype, shape, verify_all=verify_all, sample_size=sample_size, progress=progress
+    )
+    if plan.problem is not None:
+        raise Refused(f"{where}: not upgraded (nothing written): {plan.problem}")
+    what = f"upgrade Zarr v2 to ndarray {plan.etype}; {plan.checked}"
+    text = json.dumps(plan.meta, indent=2)
     if dry_run:
-        diff = md.json_diff({}, new, f"{where}/{ZARR_JSON}")
+        diff = md.json_diff({}, plan.meta, f"{where}/{ZARR_JSON}")
         return Outcome(f"dry run: {what}; would remove {ZARRAY}, {ZATTRS}; nothing written", diff)
     write_key(loc, ZARR_JSON, text.encode("utf-8"), Version(None))
-    if read_versioned(loc, ZARRAY).data != zarray.data or read_versioned(loc, ZATTRS).data != (
-        zattrs.data
+    if read_versioned(loc, ZARRAY).data != plan.zarray.data or read_versioned(loc, ZATTRS).data != (
+        plan.zattrs.data
     ):
         delete_keys(loc, [ZARR_JSON])
         raise Refused(f"{where}: {ZARRAY} or {ZATTRS} changed while this command ran; undone.")
@@ -212,7 +245,7 @@ def upgrade_v2(
     return Outcome(f"{where}: {what}; wrote zarr.json, kept the v2 documents in its attributes")
 
 
-def _check_deletes(loc: Location) -> None:
+def check_deletes(loc: Location) -> None:
     """Refuse up front where the v2 <-> v3 switch could not delete the other documents."""
     if loc.kind == "store" and not getattr(loc.store, "supports_deletes", True):
         raise Refused(
@@ -267,7 +300,7 @@ def _restore_v2(node: Node, zarray_text: str, zattrs_text: str | None, *, dry_ru
     if dry_run:
         return Outcome(f"dry run: {what}; nothing written")
     loc = node.loc
-    _check_deletes(loc)
+    check_deletes(loc)
     for name in names:
         if read_versioned(loc, name).data is not None:
             raise Refused(f"{node.where}: {name} exists already; nothing written.")

@@ -54,7 +54,9 @@ __all__ = [
     "delete_keys",
     "grid_of",
     "in_store",
+    "apply_changes",
     "key_encoding",
+    "listing",
     "locate",
     "open_array",
     "parse_chunk_key",
@@ -101,6 +103,14 @@ class Location:
             return PurePosixPath(self.inner).name or PurePosixPath(self.label.rstrip("/")).name
         return self.root.name
 
+    def child(self, path: str) -> Location:
+        """The node at ``path`` below this one."""
+        if not path:
+            return self
+        if self.kind == "dir":
+            return Location("dir", self.root / path, "")
+        return Location(self.kind, self.root, self.key(path), self.store, self.label)
+
     def __str__(self) -> str:
         if self.kind == "store":
             return f"{self.label}/{self.inner}" if self.inner else self.label
@@ -144,7 +154,7 @@ def locate(
     raise Refused(f"{path} does not exist.")
 
 
-def _listing(loc: Location) -> list[str]:
+def listing(loc: Location) -> list[str]:
     """Every key below the node, relative to it (posix separators)."""
     if loc.kind == "store":
         return list(list_sizes(loc.store, loc.inner))
@@ -176,7 +186,7 @@ def _read_key(loc: Location, key: str) -> bytes | None:
 
 def _arrays_below(loc: Location, limit: int = 8) -> list[str]:
     found = []
-    for rel in sorted(_listing(loc)):
+    for rel in sorted(listing(loc)):
         if rel.endswith(f"/{ZARR_JSON}"):
             raw = _read_key(loc, rel)
             with contextlib.suppress(ValueError, UnicodeDecodeError):
@@ -259,6 +269,21 @@ def delete_keys(loc: Location, names: list[str]) -> None:
     else:
         changes: dict[str, bytes | None] = {loc.key(n): None for n in names}
         atomic_replace(loc.root, lambda fh: _rewrite_zip(loc, changes, fh))
+
+
+def apply_changes(loc: Location, changes: dict[str, bytes | None]) -> None:
+    """Write (bytes) or delete (None) keys relative to the node, in order: a zip store in one
+    atomic rewrite, a directory or another store key by key (each new key only if absent;
+    :class:`Refused` when one exists)."""
+    if loc.kind == "zip":
+        keyed = {loc.key(name): data for name, data in changes.items()}
+        atomic_replace(loc.root, lambda fh: _rewrite_zip(loc, keyed, fh))
+        return
+    for name, data in changes.items():
+        if data is None:
+            delete_keys(loc, [name])
+        else:
+            write_key(loc, name, data, Version(None))
 
 
 def write_document(loc: Location, text: str) -> None:
@@ -382,7 +407,7 @@ def chunk_objects(loc: Location, meta: dict[str, Any], grid: Grid) -> list[Chunk
                 if info.filename.startswith(prefix):
                     sizes[info.filename[len(prefix) :]] = info.file_size
     else:
-        for rel in _listing(loc):
+        for rel in listing(loc):
             sizes[rel] = (loc.root / rel).stat().st_size
     found = []
     encoding = key_encoding(meta, str(loc))
