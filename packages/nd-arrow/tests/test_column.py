@@ -122,6 +122,20 @@ def test_rows_of_one_inner_shape_decode_to_views(
         assert not g.flags.owndata
 
 
+def test_string_rows_of_other_lengths() -> None:
+    """numpy string rows of other lengths (<U3, <U6) are one value type, on the fast path too."""
+    arrays = [np.array(["a", "bcd"]), np.array(["efghij"]), None]
+    fast = NdColumn.from_arrays(arrays, dims=["x"])
+    general = NdColumn.from_arrays([None if a is None else NdArray(a, ["x"]) for a in arrays])
+    assert storage_bytes(fast.storage) == storage_bytes(general.storage)
+    assert fast.value_type == pa.string()
+    assert [None if v is None else v.tolist() for v in fast.to_numpy_list()] == [
+        ["a", "bcd"],
+        ["efghij"],
+        None,
+    ]
+
+
 def test_type_and_extension_array() -> None:
     col = NdColumn.from_arrays([np.zeros(2, np.int16)], dims=["x"])
     arr = col.to_arrow()
