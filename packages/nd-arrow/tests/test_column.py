@@ -178,6 +178,10 @@ def test_value_type_cast_and_empty_column() -> None:
 def test_mixed_dtypes_are_refused() -> None:
     with pytest.raises(SchemaMismatchError, match="row 1 has dtype int32 but earlier rows"):
         NdColumn.from_arrays([np.zeros(1), np.zeros(1, np.int32)], dims=["x"])
+    with pytest.raises(
+        SchemaMismatchError, match=r"row 1 has dtype \|S2 but earlier rows have <U3"
+    ):
+        NdColumn.from_arrays([np.array(["abc"]), np.array([b"de"])], dims=["x"])
 
 
 def test_dims_checked_on_the_way_in() -> None:

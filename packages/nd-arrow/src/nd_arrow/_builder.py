@@ -14,7 +14,7 @@ import operator
 from collections.abc import Sequence
 from itertools import repeat
 from operator import attrgetter
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pyarrow as pa
@@ -73,6 +73,21 @@ def build_parts(
     return _build_general(items, dims, value_type, where)
 
 
+def _join(
+    arrays: list[np.ndarray],
+    rank: int,
+    dtype: np.dtype[Any] | None,
+    casting: Literal["no", "same_kind"],
+) -> np.ndarray | None:
+    """The values of all rows in one new array (0-d rows stacked, others concatenated); None
+    where ranks or trailing shapes differ. ``casting="no"`` makes numpy refuse other dtypes."""
+    join = np.stack if rank == 0 else np.concatenate
+    try:
+        return join(arrays, dtype=dtype, casting=casting)
+    except ValueError:
+        return None
+
+
 def _build_uniform(
     items: list[np.ndarray | None],
     has_nulls: bool,
@@ -90,14 +105,12 @@ def _build_uniform(
     arrays: list[np.ndarray] = [a for a in items if a is not None] if has_nulls else items  # type: ignore[assignment]
     k = len(arrays)
     rank = arrays[0].ndim
-    join = np.stack if rank == 0 else np.concatenate  # 0-d rows are stacked, others joined
     try:
-        try:
-            joined = join(arrays, dtype=arrays[0].dtype, casting="no")
-        except TypeError:  # dtypes differ: refused with the row named, or strings made objects
-            joined = join(arrays, dtype=_check_dtypes(arrays, where))
-    except ValueError:
-        return None  # ranks or trailing shapes differ
+        joined = _join(arrays, rank, arrays[0].dtype, "no")
+    except TypeError:  # dtypes differ: refused with the row named, or strings made objects
+        joined = _join(arrays, rank, _check_dtypes(arrays, where), "same_kind")
+    if joined is None:
+        return None
     flat = joined.reshape(-1)
     inner_shape = joined.shape[1:]
     lead = np.fromiter(map(len, arrays), np.int64, k) if rank else np.ones(k, np.int64)
