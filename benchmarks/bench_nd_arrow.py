@@ -24,10 +24,11 @@ pa.array would import pandas, if installed).
 
 The contenders of one operation run in turn, round after round (each round starting with the
 next one), in this process on the same data, so a change of load on the machine hits them
-alike. Every time is printed as the minimum and the median of the rounds (the list-of-lists
-path takes seconds a call and runs once, but for IPC); ratios are ndarrow / nd-arrow of the
-minima and of the medians (above 1: nd-arrow is faster). The machine line (cores, memcpy
-bandwidth) is printed before and after. No assertions: tests judge correctness, this reports.
+alike; fast operations get more rounds (column n). Every time is printed as the minimum and the
+median of the rounds (the list-of-lists path takes seconds a call and runs once, but for IPC).
+Ratios are ndarrow / nd-arrow (above 1: nd-arrow is faster) of the minima, and the median of the
+rounds' own ratios (the two ran back to back). The machine line (cores, memcpy bandwidth) is
+printed before and after. No assertions: tests judge correctness, this reports.
 Run:  python benchmarks/bench_nd_arrow.py [--small] [--rounds N]
 """
 
@@ -57,22 +58,33 @@ except ImportError:  # the comparison column is left empty without it
 Times = list[float]
 
 
-def in_turn(fns: dict[str, Callable[[], Any]], rounds: int) -> dict[str, Times]:
-    """Wall times of each callable, called in turn ``rounds`` times (after a gc.collect each).
+def in_turn(
+    fns: dict[str, Callable[[], Any]], rounds: int, budget: float = 2.0
+) -> dict[str, Times]:
+    """Wall times of each callable, called in turn round after round: at least ``rounds`` rounds,
+    and more (up to ten times as many) while the rounds so far took under ``budget`` seconds, so
+    that fast operations get a steady median.
 
-    Each round starts with the next contender, so none always runs after the same other one. A
-    result is dropped before the next call, so no call pays for the garbage of another.
+    Each round starts with the next contender, so none always runs after the same other one.
+    Before every call the garbage is collected and Arrow's memory pool hands back what it keeps,
+    so no call pays for, or profits from, the memory of another. A result is dropped before the
+    next call.
     """
     times: dict[str, Times] = {name: [] for name in fns}
     names = list(fns)
-    for i in range(rounds):
+    pool = pa.default_memory_pool()
+    start = time.perf_counter()
+    i = 0
+    while i < rounds or (i < 10 * rounds and time.perf_counter() - start < budget):
         for name in names[i % len(names) :] + names[: i % len(names)]:
             fn = fns[name]
             gc.collect()
+            pool.release_unused()
             t0 = time.perf_counter()
             out = fn()
             times[name].append(time.perf_counter() - t0)
             del out
+        i += 1
     return times
 
 
@@ -202,12 +214,13 @@ def _cells(times: Times | None, width: int, scale: float, digits: int) -> str:
 
 
 def _ratios(other: Times | None, nd: Times) -> str:
-    """other / nd-arrow of the minima and of the medians."""
-    if other is None:
+    """other / nd-arrow: of the minima, and the median of the rounds' ratios (each round runs the
+    two back to back, so a slow change of load cancels)."""
+    if other is None or len(other) != len(nd):
         return f"{'-':>5} {'-':>5}"
     by_min = min(other) / min(nd)
-    by_median = statistics.median(other) / statistics.median(nd)
-    return f"{by_min:5.2f} {by_median:5.2f}"
+    by_round = statistics.median(o / n for o, n in zip(other, nd, strict=True))
+    return f"{by_min:5.2f} {by_round:5.2f}"
 
 
 def main() -> None:
@@ -219,7 +232,7 @@ def main() -> None:
     print(
         f"pyarrow {pa.__version__}, numpy {np.__version__}, "
         f"ndarrow {getattr(ndarrow, '__version__', 'not installed')}; "
-        f"min and median of {args.rounds} rounds, contenders in turn"
+        f"min and median of >= {args.rounds} rounds (column n), contenders in turn"
     )
     rows: list[Row] = []
     stream_bytes: dict[str, StreamBytes] = {}
@@ -228,25 +241,25 @@ def main() -> None:
         rows += timed
     head = (
         f"{'workload':<28} {'operation':<15} {'nd-arrow ms':>19} {'ndarrow ms':>19} "
-        f"{'lists ms':>17} {'ndarrow/nd':>11} {'lists/nd':>8}"
+        f"{'lists ms':>17} {'ndarrow/nd':>11} {'lists/nd':>8} {'n':>3}"
     )
     mid = "min   median"
     print(head)
-    print(f"{'':<44}{mid:>19} {mid:>19} {mid:>17} {'min   med':>11} {'med':>8}")
+    print(f"{'':<44}{mid:>19} {mid:>19} {mid:>17} {'min rounds':>11} {'med':>8}")
     print("-" * len(head))
     ipc_times = {}
     for name, op, nd, nda, py in rows:
         py_ratio = f"{statistics.median(py) / statistics.median(nd):8.1f}" if py else f"{'-':>8}"
         print(
             f"{name:<28} {op:<15} {_cells(nd, 9, 1e3, 3)} {_cells(nda, 9, 1e3, 3)} "
-            f"{_cells(py, 8, 1e3, 1)} {_ratios(nda, nd):>11} {py_ratio}"
+            f"{_cells(py, 8, 1e3, 1)} {_ratios(nda, nd):>11} {py_ratio} {len(nd):3}"
         )
         if op == "IPC round trip":
             ipc_times[name] = (nd, nda)
     print()
     head = (
         f"{'IPC stream bytes':<28} {'nd-arrow':>12} {'ndarrow':>12} {'lists':>12} "
-        f"{'ndarrow/nd bytes':>16} {'time, medians':>13}"
+        f"{'ndarrow/nd bytes':>16} {'time (rounds)':>13}"
     )
     print(head)
     print("-" * len(head))
@@ -255,7 +268,7 @@ def main() -> None:
         if nda_b is None or nda_t is None:
             print(f"{name:<28} {nd_b:12,} {'-':>12} {py_b:12,} {'-':>16} {'-':>13}")
             continue
-        time_ratio = statistics.median(nda_t) / statistics.median(nd_t)
+        time_ratio = statistics.median(o / n for o, n in zip(nda_t, nd_t, strict=True))
         print(
             f"{name:<28} {nd_b:12,} {nda_b:12,} {py_b:12,} {nda_b / nd_b:16.3f} {time_ratio:13.2f}"
         )
