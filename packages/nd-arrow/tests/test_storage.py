@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from nd_arrow import (
     InvalidDimensionsError,
@@ -231,6 +233,32 @@ def test_validate_storage_parts() -> None:
     assert parts.sizes.tolist() == [2, 2, 3]
     assert [parts.name_dict[c] for c in parts.name_codes] == ["a", "b", "a"]
     assert parts.null_count == 0
+
+
+@given(
+    st.lists(st.sampled_from(["a", "bc", "d", "ef", "é"]), min_size=1, max_size=3, unique=True),
+    st.lists(st.booleans(), min_size=1, max_size=5),
+)
+@settings(max_examples=100, deadline=None)
+def test_names_decode_whether_rows_share_them_or_not(first: list[str], same: list[bool]) -> None:
+    """Rows that repeat row 0's names take the one-row check, others the dictionary; both give
+    every row's names back (rotated names: same lengths in another order, other bytes)."""
+    rows = [
+        first if keep else first[i % len(first) :] + first[: i % len(first)]
+        for i, keep in enumerate(same, 1)
+    ]
+    r = len(first)
+    offsets = list(range(0, r * len(rows) + 1, r))
+    arr = struct(
+        [
+            lst(list(range(len(rows) + 1)), pa.array(np.zeros(len(rows)))),
+            lst(offsets, pa.array([nm for row in rows for nm in row])),
+            lst(offsets, pa.array([1] * r * len(rows), pa.uint32())),
+        ],
+        STD,
+    )
+    parts = validate_storage(arr)
+    assert [parts.name_dict[c] for c in parts.name_codes] == [nm for row in rows for nm in row]
 
 
 def test_uniform_names_checked_once() -> None:

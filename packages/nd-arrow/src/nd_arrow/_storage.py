@@ -369,7 +369,9 @@ def validate_storage(
         _check_one_row(uniform, where)
         name_codes = np.zeros(len(names), np.int64)
         k, off0 = len(uniform), int(name_offsets[0])
-        name_codes[off0 : off0 + n * k] = np.tile(np.arange(k, dtype=np.int64), n)
+        codes = name_codes[off0 : off0 + n * k].reshape(n, k)
+        for j in range(1, k):  # column by column; column 0 is code 0
+            codes[:, j] = j
         name_dict: list[Any] = list(uniform)
     else:
         name_codes, name_dict = _row_names(names, name_offsets, valid, rank, where)
@@ -427,15 +429,18 @@ def _uniform_names(names: pa.Array, off0: int, n: int, rank: int | None) -> tupl
     _, offsets_buf, data_buf = names.buffers()
     start = names.offset + off0
     item_off = np.frombuffer(offsets_buf, offset_type)[start : start + n * rank + 1]
-    # Flat compares against row 0 repeated (a compare broadcast over short rows is slow).
-    lens = np.diff(item_off)
-    if not np.array_equal(lens, np.tile(lens[:rank], n)):
+    # Every row's item offsets are row 0's moved by whole rows of bytes, and the bytes repeat.
+    row_off = item_off[: rank + 1].tolist()
+    lo, row_bytes = row_off[0], row_off[-1] - row_off[0]
+    if int(item_off[-1]) != lo + n * row_bytes:
         return None
-    row_bytes = int(lens[:rank].sum())
-    if row_bytes:
-        data = np.frombuffer(data_buf, np.uint8)[int(item_off[0]) : int(item_off[-1])]
-        if not np.array_equal(data, np.tile(data[:row_bytes], n)):
-            return None
+    step = np.arange(n) * row_bytes
+    # Column by column: a compare broadcast over short rows is many times slower.
+    if not all((item_off[j:-1:rank] == step + row_off[j]).all() for j in range(rank)):
+        return None
+    data = np.frombuffer(data_buf, np.uint8)[lo : lo + n * row_bytes].tobytes()
+    if data != data[:row_bytes] * n:
+        return None
     first: list[str] = names.slice(off0, rank).to_pylist()
     return tuple(first)
 
