@@ -22,6 +22,17 @@ And, where zarr and zarr-vlen-ndarray are installed, the zarr bridge on one 1-D 
 against zarr_vlen_ndarray.read_columnar, warm and as the first call of a fresh process (where
 pa.array would import pandas, if installed).
 
+What bounds each comparison (like for like: both sides return the same objects):
+  build          both copy every value once into fresh memory; on the fixed workload that copy
+                 (328 MB) is nearly all of the time, so parity is the bound
+  to numpy list  both make one numpy view per row; on the fixed workload both end in one list()
+                 over one reshaped array, so numpy's cost of a view is the bound for both (parity)
+  check+to list  nd-arrow also checks the format's row rules, which ndarrow has none of: the
+                 "check" row is what that costs, and bounds the ratio where the views are cheap
+  IPC round trip the bytes: ragged rows carry their dimension names and sizes (about 27 bytes
+                 per row here) that ndarrow keeps once in its type; fixed rows carry them too,
+                 0.1% of the bytes
+
 The contenders of one operation run in turn, round after round (each round starting with the
 next one), in this process on the same data, so a change of load on the machine hits them
 alike; fast operations get more rounds (column n). Every time is printed as the minimum and the
