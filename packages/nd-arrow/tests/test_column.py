@@ -94,6 +94,48 @@ def test_same_shape_rows_use_one_reshape() -> None:
     assert [float(v[0, 0]) for v in views if v is not None] == [0, 1, 2, 3, 4]
 
 
+@given(
+    st.sampled_from(["float32", "int64", "uint8", "bool"]),
+    st.lists(st.integers(0, 4), min_size=1, max_size=6),
+    st.lists(st.integers(0, 3), max_size=2),
+    st.booleans(),
+    st.integers(0, 2),
+)
+@settings(max_examples=80, deadline=None)
+def test_rows_of_one_inner_shape_decode_to_views(
+    dtype: str, leads: list[int], inner: list[int], one_shape: bool, start: int
+) -> None:
+    """Rows of one rank and trailing sizes (one block, a slice per row) and rows of one shape
+    (one reshape) come back equal, as views of the value buffer, also from a sliced array."""
+    if one_shape:
+        leads = [leads[0]] * len(leads)
+    rng = np.random.default_rng(len(leads))
+    arrays = [(rng.random((lead, *inner)) * 100).astype(dtype) for lead in leads]
+    arr = NdColumn.from_arrays(arrays).to_arrow().slice(min(start, len(arrays)))
+    got = NdColumn.from_arrow(arr).to_numpy_list()
+    assert len(got) == len(arrays[start:])
+    for g, a in zip(got, arrays[start:], strict=True):
+        assert g is not None
+        assert g.shape == a.shape
+        assert g.dtype == a.dtype
+        np.testing.assert_array_equal(g, a)
+        assert not g.flags.owndata
+
+
+def test_string_rows_of_other_lengths() -> None:
+    """numpy string rows of other lengths (<U3, <U6) are one value type, on the fast path too."""
+    arrays = [np.array(["a", "bcd"]), np.array(["efghij"]), None]
+    fast = NdColumn.from_arrays(arrays, dims=["x"])
+    general = NdColumn.from_arrays([None if a is None else NdArray(a, ["x"]) for a in arrays])
+    assert storage_bytes(fast.storage) == storage_bytes(general.storage)
+    assert fast.value_type == pa.string()
+    assert [None if v is None else v.tolist() for v in fast.to_numpy_list()] == [
+        ["a", "bcd"],
+        ["efghij"],
+        None,
+    ]
+
+
 def test_type_and_extension_array() -> None:
     col = NdColumn.from_arrays([np.zeros(2, np.int16)], dims=["x"])
     arr = col.to_arrow()
@@ -136,6 +178,10 @@ def test_value_type_cast_and_empty_column() -> None:
 def test_mixed_dtypes_are_refused() -> None:
     with pytest.raises(SchemaMismatchError, match="row 1 has dtype int32 but earlier rows"):
         NdColumn.from_arrays([np.zeros(1), np.zeros(1, np.int32)], dims=["x"])
+    with pytest.raises(
+        SchemaMismatchError, match=r"row 1 has dtype \|S2 but earlier rows have <U3"
+    ):
+        NdColumn.from_arrays([np.array(["abc"]), np.array([b"de"])], dims=["x"])
 
 
 def test_dims_checked_on_the_way_in() -> None:

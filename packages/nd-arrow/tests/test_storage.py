@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from nd_arrow import (
     InvalidDimensionsError,
@@ -13,7 +15,14 @@ from nd_arrow import (
     NdColumn,
     ShapeMismatchError,
 )
-from nd_arrow._storage import segment_positions, storage_type, validate_storage
+from nd_arrow._storage import (
+    RowShape,
+    row_shape,
+    segment_positions,
+    storage_type,
+    uniform_rank,
+    validate_storage,
+)
 
 
 def lst(offsets: list[int], values: pa.Array, item: str = "item", large: bool = False) -> pa.Array:
@@ -226,6 +235,32 @@ def test_validate_storage_parts() -> None:
     assert parts.null_count == 0
 
 
+@given(
+    st.lists(st.sampled_from(["a", "bc", "d", "ef", "é"]), min_size=1, max_size=3, unique=True),
+    st.lists(st.booleans(), min_size=1, max_size=5),
+)
+@settings(max_examples=100, deadline=None)
+def test_names_decode_whether_rows_share_them_or_not(first: list[str], same: list[bool]) -> None:
+    """Rows that repeat row 0's names take the one-row check, others the dictionary; both give
+    every row's names back (rotated names: same lengths in another order, other bytes)."""
+    rows = [
+        first if keep else first[i % len(first) :] + first[: i % len(first)]
+        for i, keep in enumerate(same, 1)
+    ]
+    r = len(first)
+    offsets = list(range(0, r * len(rows) + 1, r))
+    arr = struct(
+        [
+            lst(list(range(len(rows) + 1)), pa.array(np.zeros(len(rows)))),
+            lst(offsets, pa.array([nm for row in rows for nm in row])),
+            lst(offsets, pa.array([1] * r * len(rows), pa.uint32())),
+        ],
+        STD,
+    )
+    parts = validate_storage(arr)
+    assert [parts.name_dict[c] for c in parts.name_codes] == [nm for row in rows for nm in row]
+
+
 def test_uniform_names_checked_once() -> None:
     """Rows with identical names take the byte-compare path; its checks still name row 0."""
     dup = lst([0, 2, 4], pa.array(["a", "a", "a", "a"]))
@@ -239,22 +274,69 @@ def test_uniform_names_checked_once() -> None:
         NdColumn.from_arrow(struct([values, empty, sizes1], STD))
 
 
-def test_uniform_shape_is_found_once_and_used_by_the_decoder() -> None:
+def test_row_shape_is_found_once_and_used_by_the_decoder() -> None:
     same = NdColumn.from_arrays([np.arange(6.0).reshape(2, 3), np.zeros((2, 3))], dims=["a", "b"])
     parts = validate_storage(same.storage)
-    assert parts.uniform_shape == (2, 3)
+    assert parts.row_shape == RowShape(2, (3,))
+    assert parts.row_shape.product == 6
     rows = NdColumn.from_arrow(same.to_arrow()).to_numpy_list()
     assert [r.shape for r in rows if r is not None] == [(2, 3), (2, 3)]
     assert rows[0] is not None and rows[0].tolist() == np.arange(6.0).reshape(2, 3).tolist()
-    # Not uniform: other sizes, other rank, a null row; each decodes row by row.
+    ragged = NdColumn.from_arrays([np.zeros((2, 3)), np.ones((0, 3)), np.ones((4, 3))])
+    assert validate_storage(ragged.storage).row_shape == RowShape(None, (3,))
+    assert validate_storage(ragged.storage).row_shape.product is None  # type: ignore[union-attr]
+    # No shared shape: other inner sizes, other rank, a null row, rank 0; each decodes by row.
     for arrays in (
         [np.zeros((2, 3)), np.zeros((3, 2))],
         [np.zeros((2, 3)), np.zeros(6)],
         [np.zeros((2, 3)), None],
+        [np.array(1.0), np.array(2.0)],
     ):
         col = NdColumn.from_arrays(arrays)
-        assert validate_storage(col.storage).uniform_shape is None
+        assert validate_storage(col.storage).row_shape is None
         got = col.to_numpy_list()
         assert [None if g is None else g.shape for g in got] == [
             None if a is None else a.shape for a in arrays
         ]
+
+
+def test_uniform_rank_and_row_shape() -> None:
+    valid = np.ones(3, np.bool_)
+    off = np.array([4, 6, 8, 10])  # rows back to back from a sliced start
+    assert uniform_rank(off, valid) == 2
+    assert uniform_rank(np.array([0, 0, 0, 0]), valid) == 0
+    assert uniform_rank(np.array([0, 2, 3, 6]), valid) is None  # ranks 2, 1, 3
+    assert uniform_rank(np.array([0, 1, 3, 4]), valid) is None  # 4 / 3 not whole
+    assert uniform_rank(off, np.array([True, False, True])) is None
+    assert uniform_rank(np.array([0]), np.ones(0, np.bool_)) is None
+    sizes = np.array([9, 9, 9, 9, 5, 7, 1, 7, 3, 7])
+    assert row_shape(sizes, off, 2) == RowShape(None, (7,))
+    assert row_shape(np.array([9, 9, 9, 9, 5, 7, 5, 7, 5, 7]), off, 2) == RowShape(5, (7,))
+    assert row_shape(np.array([9, 9, 9, 9, 5, 7, 5, 6, 5, 7]), off, 2) is None
+    assert row_shape(sizes, off, None) is None
+    assert row_shape(sizes, np.zeros(4, np.int64), 0) is None
+
+
+@pytest.mark.parametrize(
+    ("value_offsets", "sizes", "match"),
+    [
+        ([0, 4, 7, 11], [2, 2] * 3, r"row 1 has 3 values but dimension sizes \[2, 2\]"),
+        ([0, 4, 6, 9], [2, 2, 1, 2, 1, 2], r"row 2 has 3 values but dimension sizes \[1, 2\]"),
+    ],
+    ids=["one_shape", "one_inner_shape"],
+)
+def test_shared_shapes_still_name_the_row(
+    value_offsets: list[int], sizes: list[int], match: str
+) -> None:
+    """Rows of one rank and names take the shared-shape checks; a bad row is still named."""
+    offsets = [0, 2, 4, 6]
+    arr = struct(
+        [
+            lst(value_offsets, pa.array(np.zeros(value_offsets[-1]))),
+            lst(offsets, pa.array(["y", "x"] * 3)),
+            lst(offsets, pa.array(sizes, pa.uint32())),
+        ],
+        STD,
+    )
+    with pytest.raises(ShapeMismatchError, match=match):
+        NdColumn.from_arrow(arr)

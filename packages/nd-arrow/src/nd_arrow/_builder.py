@@ -9,11 +9,12 @@ in :mod:`nd_arrow.column`.
 from __future__ import annotations
 
 import itertools
+import math
 import operator
 from collections.abc import Sequence
 from itertools import repeat
 from operator import attrgetter
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pyarrow as pa
@@ -72,6 +73,21 @@ def build_parts(
     return _build_general(items, dims, value_type, where)
 
 
+def _join(
+    arrays: list[np.ndarray],
+    rank: int,
+    dtype: np.dtype[Any] | None,
+    casting: Literal["no", "same_kind"],
+) -> np.ndarray | None:
+    """The values of all rows in one new array (0-d rows stacked, others concatenated); None
+    where ranks or trailing shapes differ. ``casting="no"`` makes numpy refuse other dtypes."""
+    join = np.stack if rank == 0 else np.concatenate
+    try:
+        return join(arrays, dtype=dtype, casting=casting)
+    except ValueError:
+        return None
+
+
 def _build_uniform(
     items: list[np.ndarray | None],
     has_nulls: bool,
@@ -82,39 +98,37 @@ def _build_uniform(
     """Fast path: plain numpy arrays of one rank and one trailing shape, sharing ``dims``.
 
     Returns None (use the general path) when ranks or trailing shapes differ. numpy's
-    concatenation checks ranks and trailing shapes; only the leading sizes are read per row.
+    concatenation checks ranks, trailing shapes and (``casting="no"``) dtypes in one copy of the
+    values; only the leading sizes are read per row.
     """
     n = len(items)
     arrays: list[np.ndarray] = [a for a in items if a is not None] if has_nulls else items  # type: ignore[assignment]
-    dtype = _check_dtypes(arrays, where)
-    assert dtype is not None
     k = len(arrays)
     rank = arrays[0].ndim
-    if rank == 0:
-        if any(a.ndim for a in arrays):
-            return None
-        flat = np.stack(arrays)
-        sizes = np.zeros((k, 0), np.int64)
-    else:
-        try:
-            stacked = np.concatenate(arrays, axis=0)
-        except ValueError:
-            return None  # ranks or trailing shapes differ
-        flat = stacked.reshape(-1)
-        sizes = np.empty((k, rank), np.int64)
-        sizes[:, 0] = np.fromiter(map(len, arrays), np.int64, k)
-        sizes[:, 1:] = stacked.shape[1:]
+    try:
+        joined = _join(arrays, rank, arrays[0].dtype, "no")
+    except TypeError:  # dtypes differ: refused with the row named, or strings made objects
+        joined = _join(arrays, rank, _check_dtypes(arrays, where), "same_kind")
+    if joined is None:
+        return None
+    flat = joined.reshape(-1)
+    inner_shape = joined.shape[1:]
+    lead = np.fromiter(map(len, arrays), np.int64, k) if rank else np.ones(k, np.int64)
     names = default_dim_names(rank) if dims is None else check_dim_names(dims, rank, where)
     if is_string_dtype(flat.dtype) and flat.dtype.kind != "O":
         flat = flat.astype(object)
-    largest = int(np.max(sizes)) if sizes.size else 0
+    largest = max(int(np.max(lead)) if rank else 0, *inner_shape, 0)
     if largest > MAX_DIM_SIZE:
         raise InvalidDimensionsError(
             f"{where}: dimension size {largest} exceeds {MAX_DIM_SIZE}, the largest "
             "UInt32 dimension size"
         )
-    inner = int(np.prod(sizes[0, 1:])) if rank else 1
-    counts = sizes[:, 0] * inner if rank else np.ones(k, np.int64)
+    sizes = np.empty((k, rank), np.int64)
+    if rank:
+        sizes[:, 0] = lead
+    for j, size in enumerate(inner_shape, 1):  # column by column (broadcasting short rows is slow)
+        sizes[:, j] = size
+    counts = lead * math.prod(inner_shape)
     ranks = np.full(k, rank, np.int64)
     null_rows = None
     if has_nulls:

@@ -197,11 +197,11 @@ def size_products(
         r = block.shape[1]
         if largest <= 1 or r * math.log2(largest) < 53:
             # No product in this group can reach 2**53: int64 is exact and cannot overflow.
-            products[rows] = np.prod(block, axis=1, dtype=np.int64)
+            products[rows] = _row_products(block, np.int64)
             continue
-        fprod = np.prod(block.astype(np.float64), axis=1)
+        fprod = _row_products(block, np.float64)
         small = fprod < _EXACT_FLOAT
-        products[rows[small]] = np.prod(block[small], axis=1, dtype=np.int64)
+        products[rows[small]] = _row_products(block[small], np.int64)
         for j in np.flatnonzero(~small).tolist():
             exact_prod = 1
             for size in block[j].tolist():
@@ -213,6 +213,15 @@ def size_products(
             else:
                 products[i] = exact_prod
     return products, overflow
+
+
+def _row_products(block: npt.NDArray[np.integer], dtype: type[np.number[Any]]) -> npt.NDArray[Any]:
+    """Product of each row of a 2-D block, one multiply per column (a reduction along short
+    rows, ``np.prod(axis=1)``, is over ten times slower)."""
+    out = block[:, 0].astype(dtype)
+    for j in range(1, block.shape[1]):
+        out *= block[:, j]
+    return out
 
 
 def infer_grid(

@@ -44,14 +44,16 @@ from nd_arrow.errors import (
 )
 
 __all__ = [
+    "RowShape",
     "StorageLayout",
     "StorageParts",
     "assemble_parts",
     "build_storage",
     "parse_storage_type",
+    "row_shape",
     "segment_positions",
     "storage_type",
-    "uniform_shape",
+    "uniform_rank",
     "validate_storage",
 ]
 
@@ -166,8 +168,8 @@ class StorageParts:
     name_codes: npt.NDArray[np.int64]  # flat indices into ``name_dict``
     name_dict: list[str]
     attrs: pa.StructArray | None  # sliced to the rows; None without attributes
-    # The one shape of every row when all rows are non-null and share it (None otherwise).
-    uniform_shape: tuple[int, ...] | None = None
+    # The shape every row shares (see row_shape), None otherwise.
+    row_shape: RowShape | None = None
 
     def __len__(self) -> int:
         return len(self.valid)
@@ -177,23 +179,47 @@ class StorageParts:
         return int(len(self.valid) - np.count_nonzero(self.valid))
 
 
-def uniform_shape(
-    sizes: npt.NDArray[np.int64], dim_offsets: npt.NDArray[np.int64], valid: npt.NDArray[np.bool_]
-) -> tuple[int, ...] | None:
-    """The shape shared by every row, when all rows are valid, of one rank and laid out back to
-    back with equal sizes; None otherwise (and for zero rows or rank 0). Vectorized, one pass."""
+class RowShape(NamedTuple):
+    """The shape all rows of a column share: ``(64, 64)`` is ``RowShape(64, (64,))``, rows of
+    (n, 2) are ``RowShape(None, (2,))``."""
+
+    first: int | None  # the first size, None where it varies
+    inner: tuple[int, ...]  # the other sizes
+
+    @property
+    def product(self) -> int | None:
+        """Values per row, None where the first size varies."""
+        return None if self.first is None else self.first * math.prod(self.inner)
+
+
+def uniform_rank(dim_offsets: npt.NDArray[np.int64], valid: npt.NDArray[np.bool_]) -> int | None:
+    """The rank of every row when all rows are valid and laid out back to back (row i's
+    dimensions start at ``dim_offsets[0] + i * rank``); None otherwise and for zero rows."""
     n = len(valid)
     if n == 0 or not valid.all():
         return None
     off0 = int(dim_offsets[0])
-    r = (int(dim_offsets[-1]) - off0) // n
-    if r == 0 or not np.array_equal(dim_offsets, off0 + r * np.arange(n + 1, dtype=np.int64)):
+    r, rest = divmod(int(dim_offsets[-1]) - off0, n)
+    if rest or r < 0 or not np.array_equal(dim_offsets, off0 + r * np.arange(n + 1)):
         return None
-    block = sizes[off0 : off0 + n * r].reshape(n, r)
-    first = block[0]
-    if not (block == first).all():
+    return r
+
+
+def row_shape(
+    sizes: npt.NDArray[np.int64], dim_offsets: npt.NDArray[np.int64], rank: int | None
+) -> RowShape | None:
+    """The shape every row shares (see :class:`RowShape`), given the :func:`uniform_rank` of the
+    rows; None without one, for rank 0, or where sizes after the first differ."""
+    if not rank:
         return None
-    return tuple(first.tolist())
+    n = len(dim_offsets) - 1
+    off0 = int(dim_offsets[0])
+    block = sizes[off0 : off0 + n * rank].reshape(n, rank)
+    first = block[0].tolist()
+    # Column by column: a compare broadcast over short rows is many times slower.
+    if not all((block[:, j] == first[j]).all() for j in range(1, rank)):
+        return None
+    return RowShape(first[0] if (block[:, 0] == first[0]).all() else None, tuple(first[1:]))
 
 
 def segment_positions(
@@ -253,18 +279,24 @@ def _check_item_nulls(
         )
 
 
-def validate_storage(storage: pa.Array, where: str = "nd column") -> StorageParts:
+def validate_storage(
+    storage: pa.Array, where: str = "nd column", layout: StorageLayout | None = None
+) -> StorageParts:
     """Check every row rule of a storage array (vectorized) and return its parts.
 
-    Null rows are not checked: their contents carry no meaning.
+    Null rows are not checked: their contents carry no meaning. ``layout`` is the parsed storage
+    type when the caller has it (an :class:`NdArrayType`). What all rows share (one rank, names,
+    shape: the common case) is found first and checked once.
     """
     if isinstance(storage, pa.ChunkedArray):
         storage = (
             pa.concat_arrays(storage.chunks) if storage.num_chunks else pa.array([], storage.type)
         )
-    layout = parse_storage_type(storage.type)
+    if layout is None:
+        layout = parse_storage_type(storage.type)
     n = len(storage)
-    valid = numpy_view(storage.is_valid()) if storage.null_count else np.ones(n, np.bool_)
+    all_valid = storage.null_count == 0
+    valid = np.ones(n, np.bool_) if all_valid else numpy_view(storage.is_valid())
 
     children = [storage.field(i) for i in range(3)]
     for child, name in zip(children, (VALUES_FIELD, DIM_NAMES_FIELD, DIM_SIZES_FIELD), strict=True):
@@ -281,25 +313,29 @@ def validate_storage(storage: pa.Array, where: str = "nd column") -> StoragePart
     _check_item_nulls(names, name_offsets, valid, DIM_NAMES_FIELD, where)
     _check_item_nulls(sizes_arr, dim_offsets, valid, DIM_SIZES_FIELD, where)
 
-    all_valid = storage.null_count == 0
-    n_names = np.diff(name_offsets) if all_valid else np.where(valid, np.diff(name_offsets), 0)
     rank = np.diff(dim_offsets) if all_valid else np.where(valid, np.diff(dim_offsets), 0)
-    if np.any(n_names < 0) or np.any(rank < 0):
-        raise InvalidEncodingError(f"{where}: dimension list offsets decrease")
-    bad = n_names != rank
-    if bad.any():
-        i = _first(bad)
-        raise InvalidDimensionsError(
-            f"{where}: row {i} has {int(n_names[i])} dimension names but {int(rank[i])} sizes; "
-            "dim_names and dim_sizes must have one entry per axis"
-        )
+    r = uniform_rank(dim_offsets, valid)
+    # Names laid out like the sizes (as written: one set of offsets) and one rank for all rows
+    # leave nothing to check here.
+    same_layout = np.array_equal(name_offsets, dim_offsets)
+    if r is None or not same_layout:
+        n_names = np.diff(name_offsets) if all_valid else np.where(valid, np.diff(name_offsets), 0)
+        if np.any(n_names < 0) or np.any(rank < 0):
+            raise InvalidEncodingError(f"{where}: dimension list offsets decrease")
+        bad = n_names != rank
+        if bad.any():
+            i = _first(bad)
+            raise InvalidDimensionsError(
+                f"{where}: row {i} has {int(n_names[i])} dimension names but {int(rank[i])} "
+                "sizes; dim_names and dim_sizes must have one entry per axis"
+            )
 
     sizes = numpy_view(sizes_arr).astype(np.int64, copy=False)
     starts = dim_offsets[:-1] if all_valid else np.where(valid, dim_offsets[:-1], 0)
-    shape0 = uniform_shape(sizes, dim_offsets, valid)
-    if shape0 is not None:
+    shape0 = row_shape(sizes, dim_offsets, r)
+    exact = None if shape0 is None else shape0.product
+    if exact is not None:
         # Every row has one shape (found once, kept in the parts for decoding): one product.
-        exact = math.prod(shape0)
         products = np.full(n, exact if exact <= _INT64_MAX else -1, np.int64)
         overflow = np.full(n, exact > _INT64_MAX, np.bool_)
     else:
@@ -327,17 +363,20 @@ def validate_storage(storage: pa.Array, where: str = "nd column") -> StoragePart
     # Names: a dictionary of distinct names, then non-empty and unique per row.
     if pa.types.is_string_view(names.type):
         names = names.cast(pa.string())
-    uniform = _uniform_names(names, name_offsets, rank) if storage.null_count == 0 else None
+    uniform = _uniform_names(names, int(name_offsets[0]), n, r) if same_layout else None
     if uniform is not None:
         # Every row carries the same names (the common case): check them once.
         _check_one_row(uniform, where)
         name_codes = np.zeros(len(names), np.int64)
-        r, off0 = len(uniform), int(name_offsets[0])
-        name_codes[off0 : off0 + n * r] = np.tile(np.arange(r, dtype=np.int64), n)
+        k, off0 = len(uniform), int(name_offsets[0])
+        codes = name_codes[off0 : off0 + n * k].reshape(n, k)
+        for j in range(1, k):  # column by column; column 0 is code 0
+            codes[:, j] = j
         name_dict: list[Any] = list(uniform)
     else:
         name_codes, name_dict = _row_names(names, name_offsets, valid, rank, where)
-    name_codes = _align_names(name_codes, name_offsets, dim_offsets, valid, rank)
+    if not same_layout:
+        name_codes = _align_names(name_codes, name_offsets, dim_offsets, valid, rank)
     dims = _Dims(dim_offsets, sizes, name_codes, name_dict)
     return _parts(storage, layout, valid, values, value_offsets, dims, shape0)
 
@@ -374,19 +413,13 @@ def _row_names(
     return name_codes, name_dict
 
 
-def _uniform_names(
-    names: pa.Array, name_offsets: npt.NDArray[np.int64], rank: npt.NDArray[np.int64]
-) -> tuple[str, ...] | None:
-    """The names of row 0 when every row has exactly the same names (compared as raw bytes)."""
-    n = len(rank)
-    if n == 0 or int(np.min(rank)) != int(np.max(rank)):
+def _uniform_names(names: pa.Array, off0: int, n: int, rank: int | None) -> tuple[str, ...] | None:
+    """The names of row 0 when every row has exactly the same names (compared as raw bytes),
+    given that rows are of one ``rank`` with their names back to back from ``off0``."""
+    if rank is None:
         return None
-    r = int(rank[0])
-    off0 = int(name_offsets[0])
-    if r == 0:
+    if rank == 0:
         return ()
-    if not np.array_equal(name_offsets, off0 + r * np.arange(n + 1, dtype=np.int64)):
-        return None
     if pa.types.is_string(names.type):
         offset_type: type[np.integer[Any]] = np.int32
     elif pa.types.is_large_string(names.type):
@@ -394,19 +427,21 @@ def _uniform_names(
     else:
         return None
     _, offsets_buf, data_buf = names.buffers()
-    item_off = np.frombuffer(offsets_buf, offset_type)[
-        names.offset + off0 : names.offset + off0 + n * r + 1
-    ].astype(np.int64)
-    lens = np.diff(item_off).reshape(n, r)
-    if not (lens == lens[0]).all():
+    start = names.offset + off0
+    item_off = np.frombuffer(offsets_buf, offset_type)[start : start + n * rank + 1]
+    # Every row's item offsets are row 0's moved by whole rows of bytes, and the bytes repeat.
+    row_off = item_off[: rank + 1].tolist()
+    lo, row_bytes = row_off[0], row_off[-1] - row_off[0]
+    if int(item_off[-1]) != lo + n * row_bytes:
         return None
-    row_bytes = int(lens[0].sum())
-    if row_bytes:
-        data = np.frombuffer(data_buf, np.uint8)[int(item_off[0]) : int(item_off[-1])]
-        block = data.reshape(n, row_bytes)
-        if not (block == block[0]).all():
-            return None
-    first: list[str] = names.slice(off0, r).to_pylist()
+    step = np.arange(n) * row_bytes
+    # Column by column: a compare broadcast over short rows is many times slower.
+    if not all((item_off[j:-1:rank] == step + row_off[j]).all() for j in range(rank)):
+        return None
+    data = np.frombuffer(data_buf, np.uint8)[lo : lo + n * row_bytes].tobytes()
+    if data != data[:row_bytes] * n:
+        return None
+    first: list[str] = names.slice(off0, rank).to_pylist()
     return tuple(first)
 
 
@@ -432,8 +467,6 @@ def _align_names(
     rank: npt.NDArray[np.int64],
 ) -> npt.NDArray[np.int64]:
     """Name codes laid out like ``sizes`` (dim_offsets), so one set of offsets serves both."""
-    if np.array_equal(name_offsets, dim_offsets):
-        return codes
     out = np.zeros(int(np.max(dim_offsets, initial=0)), np.int64)
     _, src = segment_positions(np.where(valid, name_offsets[:-1], 0), rank)
     _, dst = segment_positions(np.where(valid, dim_offsets[:-1], 0), rank)
@@ -488,7 +521,7 @@ def _parts(
     values: pa.Array,
     value_offsets: npt.NDArray[np.int64],
     dims: _Dims,
-    shape: tuple[int, ...] | None,
+    shape: RowShape | None,
 ) -> StorageParts:
     """The one place a :class:`StorageParts` is made, for checked reads and for fresh builds."""
     attrs: pa.StructArray | None = storage.field(3) if layout.attr_fields else None
@@ -503,7 +536,7 @@ def _parts(
         name_codes=dims.codes,
         name_dict=dims.names,
         attrs=attrs,
-        uniform_shape=shape,
+        row_shape=shape,
     )
 
 
@@ -583,7 +616,7 @@ def assemble_parts(
     )
     valid = np.ones(len(counts), np.bool_) if null_rows is None else ~null_rows
     layout = parse_storage_type(storage.type)
-    shape = uniform_shape(sizes, dim_offsets, valid)
+    shape = row_shape(sizes, dim_offsets, uniform_rank(dim_offsets, valid))
     dims = _Dims(dim_offsets, sizes, name_codes, name_dict)
     return _parts(storage, layout, valid, values, value_offsets, dims, shape)
 

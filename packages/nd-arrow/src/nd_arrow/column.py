@@ -7,6 +7,8 @@ buffer when the values have no nulls, and Python objects only where the API retu
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Iterator, Sequence
 from typing import Any, overload
 
@@ -45,9 +47,10 @@ class NdColumn:
 
     __slots__ = ("_attrs", "_flat", "_names", "_parts", "_type")
 
-    def __init__(self, parts: StorageParts) -> None:
+    def __init__(self, parts: StorageParts, dtype: NdArrayType | None = None) -> None:
+        """Wrap checked parts; ``dtype`` is their type when the caller has it."""
         self._parts = parts
-        self._type = NdArrayType(parts.storage.type)
+        self._type = NdArrayType(parts.storage.type) if dtype is None else dtype
         self._flat: tuple[npt.NDArray[Any], npt.NDArray[np.bool_] | None] | None = None
         self._attrs: AttrDecoder | None = None
         self._names: list[tuple[str, ...] | None] | None = None
@@ -90,6 +93,7 @@ class NdColumn:
         else:
             chunks = [data]
             dtype = data.type
+        own = dtype if isinstance(dtype, NdArrayType) else None  # its layout is known
         if isinstance(dtype, pa.BaseExtensionType):
             if dtype.extension_name != EXTENSION_NAME:
                 raise SchemaMismatchError(
@@ -97,7 +101,7 @@ class NdColumn:
                     f"{EXTENSION_NAME!r}"
                 )
             serialize = getattr(dtype, "__arrow_ext_serialize__", None)
-            if serialize is not None:
+            if serialize is not None and own is None:
                 parse_extension_metadata(serialize())
             chunks = [c.storage for c in chunks]
             dtype = dtype.storage_type
@@ -116,7 +120,8 @@ class NdColumn:
             storage = pa.concat_arrays(chunks)
         else:
             storage = pa.array([], dtype)
-        return cls(validate_storage(storage))
+        layout = None if own is None else own.layout
+        return cls(validate_storage(storage, layout=layout), own)
 
     def to_arrow(self) -> pa.ExtensionArray:
         """The column as a pyarrow extension array of :class:`NdArrayType`."""
@@ -204,25 +209,17 @@ class NdColumn:
         flat, mask = self._flat_values()
         off = p.value_offsets
         doff = p.dim_offsets
-        if mask is None and p.uniform_shape is not None:
-            # Every row has one shape (found once, when the parts were made): one reshape.
+        common = p.row_shape
+        if mask is None and common is not None:
+            # Every row has one rank and one inner shape (found once, when the parts were made).
             lo, hi = int(off[0]), int(off[-1])
-            return list(flat[lo:hi].reshape(n, *p.uniform_shape)), None
-        rank = np.diff(doff)
-        if mask is None and p.null_count == 0 and rank.min() == rank.max():
-            r = int(rank[0])
-            if r:
-                shapes = p.sizes[doff[:-1, None] + np.arange(r)]
-                first = shapes[0]
-                lo, hi = int(off[0]), int(off[-1])
-                inner_shape = first[1:].tolist()
-                inner = int(np.prod(first[1:]))
-                if inner > 0 and (shapes[:, 1:] == first[1:]).all():
-                    block = flat[lo:hi].reshape(-1, *inner_shape)
-                    rows = (off - lo) // inner
-                    starts = rows[:-1].tolist()
-                    ends = rows[1:].tolist()
-                    return [block[a:b] for a, b in zip(starts, ends, strict=True)], None
+            if common.first is not None:  # and one shape: one reshape
+                return list(flat[lo:hi].reshape(n, common.first, *common.inner)), None
+            inner = math.prod(common.inner)
+            if inner:  # rows of one block, sliced
+                block = flat[lo:hi].reshape(-1, *common.inner)
+                rows = (off - lo) // inner if inner > 1 else off - lo
+                return [block[a:b] for a, b in itertools.pairwise(rows.tolist())], None
         sizes = p.sizes.tolist()
         ol = off.tolist()
         dl = doff.tolist()

@@ -99,6 +99,11 @@ class NdArrayType(pa.ExtensionType):  # type: ignore[misc]
         return cls(storage_type(value_type, attr_fields, values_nullable=values_nullable))
 
     @property
+    def layout(self) -> StorageLayout:
+        """The parsed storage type (a reader of this type's arrays need not parse it again)."""
+        return self._layout
+
+    @property
     def value_type(self) -> pa.DataType:
         """Arrow type of the elements."""
         return self._layout.value_type
