@@ -124,11 +124,13 @@ def write_v2_ragged(
     separator: str = ".",
     order: str = "C",
     attributes: dict[str, Any] | None = None,
+    pad: Any = None,
 ) -> None:
     """A Zarr v2 object array as zarr-python 2 lays it out, written with numcodecs directly.
 
     ``filters`` default to ``[VLenArray("<f4")]``; the first filter frames each chunk's cells
-    (C order, edge chunks padded with empty elements), the compressor compresses the frames.
+    (C order, edge chunks padded with ``pad``, by default empty elements), the compressor
+    compresses the frames.
     """
     import itertools
     import math
@@ -157,6 +159,7 @@ def write_v2_ragged(
         (path / ".zattrs").write_text(json.dumps(attributes, indent=4, sort_keys=True))
     counts = [math.ceil(s / c) for s, c in zip(shape, chunks, strict=True)]
     empty = b"" if isinstance(filters[0], numcodecs.VLenBytes) else np.zeros(0, "<f4")
+    empty = empty if pad is None else pad
     for index in itertools.product(*(range(n) for n in counts)):
         block = np.empty(chunks, dtype=object)
         for local in itertools.product(*(range(c) for c in chunks)):

@@ -52,7 +52,7 @@ def upgrade(
     ``VLenBytes`` array needs both.
     """
     loc = in_store(store, path)
-    if tree.is_v2_tree(loc):
+    if tree.is_v2_tree(loc) or tree.is_upgraded_tree(loc):
         return tree.upgrade_tree(
             loc, dtype, shape, verify_all=verify_all, sample_size=sample, dry_run=dry_run
         )

@@ -251,7 +251,7 @@ def cmd_upgrade(args: argparse.Namespace) -> int:
             )
         return _show(outcome)
 
-    if tree.is_v2_tree(loc):
+    if tree.is_v2_tree(loc) or tree.is_upgraded_tree(loc):
         return checked(tree.upgrade_tree, loc, 0)
     if commands.is_v2(loc):
         return checked(commands.upgrade_v2, loc, args.sample)

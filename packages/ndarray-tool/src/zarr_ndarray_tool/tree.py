@@ -64,8 +64,16 @@ def is_v2_tree(loc: Location) -> bool:
 
 
 def is_upgraded_tree(loc: Location) -> bool:
-    """True for the root of a hierarchy this tool upgraded (it holds :data:`KEPT`)."""
-    return read_versioned(loc, KEPT).data is not None
+    """True for the root of a hierarchy this tool upgraded: a group that holds :data:`KEPT`."""
+    try:
+        if json.loads(read_versioned(loc).data or b"{}").get("node_type") != "group":
+            return False
+    except (ValueError, AttributeError):
+        return False  # not a group's document: the array commands say what is wrong
+    try:
+        return read_versioned(loc, KEPT).data is not None
+    except Exception:  # stores of zarr's own keys only (icechunk) refuse it: they never hold it
+        return False
 
 
 # ------------------------------------------------------------------------------ reading
@@ -276,7 +284,10 @@ def upgrade_tree(
     check_migration(str(loc))
     commands.check_deletes(loc)
     if is_upgraded_tree(loc):
-        raise Refused(f"{loc}: {KEPT} is there already: this hierarchy was upgraded before.")
+        raise Refused(
+            f"{loc}: this hierarchy was upgraded before ({KEPT} is there); `downgrade` "
+            "restores its Zarr v2 documents."
+        )
     nodes = _v2_nodes(loc)
     bar = progress if progress is not None else Progress(0, "", enabled=False)
     bar.total = len(nodes)

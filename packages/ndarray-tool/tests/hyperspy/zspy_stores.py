@@ -130,6 +130,7 @@ def v3(folder: Path) -> bool:
 
 def _v3(store: Path, want: np.ndarray) -> bool:
     import zarr
+
     from zarr_ndarray_tool.tree import KEPT
 
     kept = json.loads((store / KEPT).read_text())["v2"]
