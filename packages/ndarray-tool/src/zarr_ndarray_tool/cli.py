@@ -39,8 +39,9 @@ __all__ = ["build_parser", "main"]
 PROG = "zarr-ndarray"
 
 _PATH_HELP = (
-    "the array: a directory (store.zarr/group/array), a zip store (store.zip), an array "
-    "inside one (store.zip::group/array), or a URL zarr understands "
+    "the array (for upgrade and downgrade also a Zarr v2 hierarchy's group): a directory "
+    "(store.zarr/group/array), a zip store (store.zip), an array inside one "
+    "(store.zip::group/array), or a URL zarr understands "
     "(s3://bucket/store.zarr/array, gs://..., az://..., memory://..., file://...)"
 )
 
@@ -130,7 +131,11 @@ def build_parser() -> argparse.ArgumentParser:
         "sample, or all with --verify-all); the fill value is kept and must fit the pattern. "
         "A Zarr v2 array with a numcodecs VLenArray filter (or VLenBytes, with --dtype and "
         "--shape) gets a v3 zarr.json that reads its chunks unchanged; its v2 documents are kept "
-        "in the attributes, so `downgrade` restores them byte for byte.",
+        "in the attributes, so `downgrade` restores them byte for byte. PATH may also be a Zarr "
+        "v2 group (a HyperSpy .zspy store, say): every node below it is upgraded, groups and "
+        "ordinary arrays by zarr's own v2 -> v3 migration (zarr >= 3.1.3), ragged arrays as "
+        "above, a HyperSpy ragged array with the pattern its shape sibling gives; every node is "
+        "checked before anything is written, and `downgrade` restores every v2 document.",
     )
     p.add_argument(
         "--dtype",
@@ -159,7 +164,8 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[common, rewrite],
         help="ndarray + vlen-ndarray -> variable_length_bytes + vlen-bytes",
         description="Make the array readable by zarr-python without this package: elements "
-        "read as their raw little-endian bytes.",
+        "read as their raw little-endian bytes. On a hierarchy `upgrade` turned from Zarr v2 "
+        "to v3, restore every v2 document byte for byte and remove the zarr.json files.",
     )
     p.set_defaults(func=cmd_downgrade)
 
