@@ -196,8 +196,9 @@ def free_port() -> int:
 
 
 @contextmanager
-def moto_s3(ranges_as_s3: bool) -> Iterator[str]:
-    """An S3-compatible server (moto) on 127.0.0.1 for the duration; yields its endpoint."""
+def moto_s3(ranges_as_s3: bool) -> Iterator[tuple[str, int]]:
+    """An S3-compatible server (moto) on 127.0.0.1 for the duration; yields its endpoint and
+    its process id."""
     port = free_port()
     if ranges_as_s3:
         command = [sys.executable, str(HERE / "_moto_ranged.py")]
@@ -219,7 +220,7 @@ def moto_s3(ranges_as_s3: bool) -> Iterator[str]:
                 break
             except OSError:
                 time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}"
+        yield f"http://127.0.0.1:{port}", proc.pid
     finally:
         proc.terminate()
         proc.wait(timeout=10)
@@ -231,7 +232,7 @@ def s3_run(
     import obstore
     from obstore.store import S3Store
 
-    with moto_s3(ranges_as_s3) as endpoint:
+    with moto_s3(ranges_as_s3) as (endpoint, server):
         creds = {"access_key_id": "testing", "secret_access_key": "testing", "region": "us-east-1"}
         urllib.request.urlopen(urllib.request.Request(f"{endpoint}/bench", method="PUT")).close()
         s3 = S3Store("bench", endpoint=endpoint, client_options={"allow_http": True}, **creds)
@@ -249,7 +250,23 @@ def s3_run(
         times = rounds({"range": one_byte, "fetch": fetch}, repeats)
         # moto as it is reads the whole object for every ranged GET: its read runs once
         times |= rounds({"read": lambda: read_columnar(array)}, repeats if ranges_as_s3 else 1)
+        times["read cpu"] = cpu_seconds(lambda: read_columnar(array), server)
     return times
+
+
+def cpu_seconds(fn: Any, server: int) -> list[float]:
+    """CPU seconds ``fn`` takes in this process and in the server's: the two share the cores,
+    so a read cannot take less than their sum over the cores."""
+    import psutil
+
+    def used() -> float:
+        mine = psutil.Process().cpu_times()
+        theirs = psutil.Process(server).cpu_times()
+        return float(mine.user + mine.system + theirs.user + theirs.system)
+
+    before = used()
+    fn()
+    return [used() - before]
 
 
 # ---------------------------------------------------------------------------------- report
@@ -357,12 +374,19 @@ def main() -> None:
         f"serial part); bound {bound['memory']:.3f} s in memory, {bound['local']:.3f} s local"
     )
     if s3:
-        print(f"\n{'S3 server':<22}{'1-byte GET s':>14}{'obstore fetch s':>18}{'read s':>18}")
+        print(
+            f"\n{'S3 server':<22}{'1-byte GET s':>14}{'obstore fetch s':>18}{'read s':>18}"
+            f"{'read CPU s':>12}"
+        )
         for name, times in s3.items():
             print(
                 f"{name:<22}{min(times['range']):>14.4f}{spread(times['fetch']):>18}"
-                f"{spread(times['read']):>18}"
+                f"{spread(times['read']):>18}{times['read cpu'][0]:>12.3f}"
             )
+        print(
+            f"(read CPU: this process's and moto's together; over {cores} cores a read takes at "
+            "least that / cores, whatever overlaps)"
+        )
 
     print(f"\n{'measure':<66}{'min':>7}{'median':>8}  target")
 
@@ -388,6 +412,8 @@ def main() -> None:
         target = "<= 1.15" if name.endswith("S3") else "(each ranged GET reads the object)"
         show(f"S3 columnar read vs obstore fetch, {name} (col/fetch)",
              ratio(times["read"], times["fetch"]), target)  # fmt: skip
+        show("  the CPU bound of that read vs the fetch ((CPU / cores) / fetch)",
+             ratio([times["read cpu"][0] / cores], times["fetch"]), "")  # fmt: skip
     for name, values in memory.items():
         show(f"peak extra RSS of a read, fresh process / output: {name}",
              ratio(values, [1.0]), "<= 1.3")  # fmt: skip
