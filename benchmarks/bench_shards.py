@@ -33,7 +33,6 @@ Run:  python benchmarks/bench_shards.py [--cells N] [--repeats N] [--no-s3]
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
 import subprocess
@@ -47,6 +46,7 @@ from typing import Any
 import numpy as np
 import zarr
 from _machine import describe
+from _rss import peak_extra
 from _s3 import bucket, moto_s3, one_byte
 from _timing import rounds, spread
 from numcodecs import Zstd
@@ -134,23 +134,12 @@ def write_parts(values: np.ndarray, offsets: np.ndarray) -> tuple[dict[str, floa
 # ------------------------------------------------------------------- memory, fresh process
 
 
-def _status(key: str) -> int:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith(key + ":"):
-            return int(line.split()[1]) * 1024
-    raise LookupError(key)
-
-
 def rss_child(store_dir: str, path: str) -> None:
     """(In a fresh process) peak RSS above the baseline while ``read_columnar`` reads the
     array, and its output's bytes, as JSON on stdout."""
     array = zarr.open_array(zarr.storage.LocalStore(store_dir), path=path, mode="r")
     read_columnar(array, slice(0, 1))  # imports, codecs, the event loop: before the baseline
-    gc.collect()
-    base = _status("VmRSS")
-    Path("/proc/self/clear_refs").write_text("5")  # the high-water mark starts again here
-    values, offsets = read_columnar(array)
-    extra = _status("VmHWM") - base
+    extra, (values, offsets) = peak_extra(lambda: read_columnar(array))
     print(json.dumps({"extra": extra, "output": values.nbytes + offsets.nbytes}))
 
 
