@@ -35,8 +35,11 @@ taking turns (min / median s); ratios of minima and of medians:
                 zarr's own read of a dense float64 array of the same grid and about the same
                 bytes (256 x 256 x 60): what zarr's pipeline costs on this grid, any codec; and
                 ours in 16 chunks of 64 x 64 without shards (the cost of 256 inner chunks)
-  S3            on moto serving ranges at the cost of the range, as S3 does (``_moto_ranged.py``),
-                and on moto as it is, whose ranged GET reads the whole object (its cost printed)
+  S3            the same on moto serving ranges at the cost of the range, as S3 does
+                (``_moto_ranged.py``), with the bounds of a GET of every object of a layout
+                (obstore) and of two 1-byte GETs in a row (the least a position in a shard
+                costs: the shard's index, then the chunk); on moto as it is, whose ranged GET
+                reads the whole object, only the cost of a 1-byte GET
 
 Targets (issue 18): whole columnar read within 1.25x of CSR's read of its two arrays; whole
 object read >= 3x faster than zspy's (zarr 2 VLenArray); one-position and 16 x 16 region reads
