@@ -363,6 +363,8 @@ MEASURES = (
      "zspy's data array alone|zspy blosc", "read whole, cells|ours", ""),
     ("  CSR's two arrays cut into cells vs ours arr[:] (CSR/ours)",
      "read whole, cells|CSR", "read whole, cells|ours", ""),
+    ("  bound: HyperSpy's (zspy blosc) vs zarr's read of a dense array of the same grid",
+     "read whole, cells|zspy blosc", "bound: zarr, dense, same grid|ours", ""),
     ("  HyperSpy's (zspy blosc) vs ours with chunks of 64 x 64, no shards",
      "read whole, cells|zspy blosc", "64 x 64 chunks, no shards: cells|ours", ""),
     ("one position, CSR vs ours read_columnar (CSR/ours)",
