@@ -52,6 +52,9 @@ PYTEST_OPTIONS = ("-c", str(ROOT / "pyproject.toml"), "-p", "no:cacheprovider", 
 NEWEST = "newest"
 # The published 0.2.0 that our codec must stay byte-compatible with (its own, separate venv).
 ZVN_020 = "zarr-vlen-ndarray==0.2.0"
+# Today's zspy as HyperSpy 2.5 / rosettasciio 0.15 write it (bench_hyperspy's zarr 2 venv; zarr
+# 2.18.7 takes numcodecs < 0.16); s3fs carries it to the benchmark's local S3 server.
+ZARR2_ZSPY = ("zarr==2.18.7", "numcodecs==0.15.2", "s3fs")
 # The zarr release whose own test suite (its sdist's tests/, its pinned "test" group) must not
 # change outcome when our packages are installed (zarr_suite). Its deselections, in both venvs:
 # zarr's benchmark routines (the slowest tests; test_indexing covers the same reads), and what
@@ -523,11 +526,12 @@ def compat020(session: nox.Session) -> None:
 
 @nox.session(python="3.12", default=False)
 def bench(session: nox.Session) -> None:
-    """Run every benchmarks/bench_*.py (sorted) with posargs; 0.2.0's python is $ZVN020_PYTHON."""
+    """Run every benchmarks/bench_*.py (sorted) with posargs; 0.2.0's python is $ZVN020_PYTHON,
+    zarr 2's (bench_hyperspy) $ZARR2_PYTHON."""
     scripts = sorted((ROOT / "benchmarks").glob("bench_*.py"))
     if not scripts:
         session.error("no benchmarks/bench_*.py scripts to run")
-    # ndarrow: nd-arrow's peer; moto + obstore: workload (z) on a local S3 server.
+    # ndarrow: nd-arrow's peer; moto + obstore: workloads (z) and (h) on a local S3 server.
     session.install(*EDITABLES, "ndarrow", "psutil", "moto[server]", "obstore")
     print_versions(session)
     # 0.2.0 in its own venv, with the very same zarr release.
@@ -535,8 +539,11 @@ def bench(session: nox.Session) -> None:
     tmp = Path(session.create_tmp()).resolve()
     zvn020_python = venv(session, tmp / "venv-zvn020", ZVN_020, zarr_pin)
     print_versions(session, zvn020_python)
+    zarr2_python = venv(session, tmp / "venv-zarr2", *ZARR2_ZSPY)
+    print_versions(session, zarr2_python)
+    env = {"ZVN020_PYTHON": str(zvn020_python), "ZARR2_PYTHON": str(zarr2_python)}
     for script in scripts:
-        session.run("python", script, *session.posargs, env={"ZVN020_PYTHON": str(zvn020_python)})
+        session.run("python", script, *session.posargs, env=env)
 
 
 # No pinned interpreter: the demo runs on the Python that runs nox (any of 3.11-3.13), so the

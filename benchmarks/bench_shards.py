@@ -33,18 +33,12 @@ Run:  python benchmarks/bench_shards.py [--cells N] [--repeats N] [--no-s3]
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
-import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
-from collections.abc import Iterator
-from contextlib import contextmanager
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -52,6 +46,8 @@ from typing import Any
 import numpy as np
 import zarr
 from _machine import describe
+from _rss import peak_extra
+from _s3 import bucket, moto_s3, one_byte
 from _timing import rounds, spread
 from numcodecs import Zstd
 from zarr.codecs import ZstdCodec
@@ -63,7 +59,6 @@ from zarr_vlen_ndarray.framing import encode_frames
 INNER = 4096
 SHARD = 1_048_576
 CENTROIDS = NDArray(dtype="float32", shape=(None, 2))
-HERE = Path(__file__).resolve().parent
 
 
 def make_rows(cells: int, seed: int = 0) -> np.ndarray:
@@ -139,23 +134,12 @@ def write_parts(values: np.ndarray, offsets: np.ndarray) -> tuple[dict[str, floa
 # ------------------------------------------------------------------- memory, fresh process
 
 
-def _status(key: str) -> int:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith(key + ":"):
-            return int(line.split()[1]) * 1024
-    raise LookupError(key)
-
-
 def rss_child(store_dir: str, path: str) -> None:
     """(In a fresh process) peak RSS above the baseline while ``read_columnar`` reads the
     array, and its output's bytes, as JSON on stdout."""
     array = zarr.open_array(zarr.storage.LocalStore(store_dir), path=path, mode="r")
     read_columnar(array, slice(0, 1))  # imports, codecs, the event loop: before the baseline
-    gc.collect()
-    base = _status("VmRSS")
-    Path("/proc/self/clear_refs").write_text("5")  # the high-water mark starts again here
-    values, offsets = read_columnar(array)
-    extra = _status("VmHWM") - base
+    extra, (values, offsets) = peak_extra(lambda: read_columnar(array))
     print(json.dumps({"extra": extra, "output": values.nbytes + offsets.nbytes}))
 
 
@@ -189,53 +173,13 @@ def workload_a(store: Any) -> None:
 # ------------------------------------------------------------------------------------ S3
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@contextmanager
-def moto_s3(ranges_as_s3: bool) -> Iterator[tuple[str, int]]:
-    """An S3-compatible server (moto) on 127.0.0.1 for the duration; yields its endpoint and
-    its process id."""
-    port = free_port()
-    if ranges_as_s3:
-        command = [sys.executable, str(HERE / "_moto_ranged.py")]
-    else:
-        server = shutil.which("moto_server", path=str(Path(sys.executable).parent))
-        if server is None:
-            raise RuntimeError("moto_server not found: pip install 'moto[server]'")
-        command = [server]
-    proc = subprocess.Popen(
-        [*command, "-H", "127.0.0.1", "-p", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}", proc.pid
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-
-
 def s3_run(
     values: np.ndarray, offsets: np.ndarray, cells: int, repeats: int, ranges_as_s3: bool
 ) -> dict[str, list[float]]:
     import obstore
-    from obstore.store import S3Store
 
-    with moto_s3(ranges_as_s3) as (endpoint, server):
-        creds = {"access_key_id": "testing", "secret_access_key": "testing", "region": "us-east-1"}
-        urllib.request.urlopen(urllib.request.Request(f"{endpoint}/bench", method="PUT")).close()
-        s3 = S3Store("bench", endpoint=endpoint, client_options={"allow_http": True}, **creds)
+    with moto_s3(ranges_as_s3) as endpoint:
+        s3 = bucket(endpoint)
         array = create(zarr.storage.ObjectStore(s3), cells, "centroids")
         write_columnar(array, values, offsets)
         keys = [k for page in obstore.list(s3) for k in (m["path"] for m in page)]
@@ -244,13 +188,10 @@ def s3_run(
         def fetch() -> list[bytes]:
             return [bytes(obstore.get(s3, k).bytes()) for k in chunk_keys]
 
-        def one_byte() -> bytes:
-            return bytes(obstore.get_range(s3, chunk_keys[0], start=0, length=1))
-
-        times = rounds({"range": one_byte, "fetch": fetch}, repeats)
+        times = rounds({"range": lambda: one_byte(s3, chunk_keys[0]), "fetch": fetch}, repeats)
         # moto as it is reads the whole object for every ranged GET: its read runs once
         times |= rounds({"read": lambda: read_columnar(array)}, repeats if ranges_as_s3 else 1)
-        times["read cpu"] = cpu_seconds(lambda: read_columnar(array), server)
+        times["read cpu"] = cpu_seconds(lambda: read_columnar(array), endpoint.pid)
     return times
 
 
@@ -420,5 +361,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    os.environ.setdefault("AWS_EC2_METADATA_DISABLED", "true")
     main()
