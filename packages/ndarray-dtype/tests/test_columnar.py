@@ -415,7 +415,7 @@ def test_a_corrupt_chunk_in_a_batch_fetched_ahead_is_named(
         # unwritten chunks first: no estimate yet, then an eighth holds 44 MiB (a half of it
         # filled), so a batch may hold 22 MiB
         (1 << 20, [0, 44 << 20], 22 << 20),
-        (1000, [80_000], 4 << 20),  # a small read: BATCH_BYTES
+        (100_000, [400_000], columnar.BATCH_BYTES),  # a small read: BATCH_BYTES
     ],
 )
 def test_the_budget_of_a_batch(count: int, batches: list[int], share: int) -> None:
@@ -430,6 +430,8 @@ def test_the_budget_of_a_batch(count: int, batches: list[int], share: int) -> No
     per_cell = budget.nbytes / budget.seen
     cells = budget.cells()
     assert abs(cells * per_cell - share) <= 0.01 * share + per_cell
-    # a batch a little over its share is fetched ahead; one twice its share is not
-    assert after_history().observe(cells, int(1.2 * cells * per_cell))
-    assert not after_history().observe(cells, int(2 * cells * per_cell))
+    # a batch a little over a sixteenth of the output is fetched ahead, one twice that is not
+    sixteenth = budget.estimate() / columnar.BATCH_SHARE
+    n = int(sixteenth / per_cell)  # the cells of a sixteenth
+    assert after_history().observe(n, int(1.2 * sixteenth))
+    assert not after_history().observe(n, int(2 * sixteenth))

@@ -29,26 +29,30 @@ def _case(draw: st.DrawFn) -> tuple[tuple[int, ...], tuple[int, ...], tuple[obje
     return shape, chunks, tuple(items)
 
 
-@given(_case(), st.integers(1, 40))
+@given(_case(), st.integers(1, 40), st.integers(1, 3))
 def test_box_matches_numpy_and_slabs_tile_it_in_order(
-    case: tuple[tuple[int, ...], tuple[int, ...], tuple[object, ...]], limit: int
+    case: tuple[tuple[int, ...], tuple[int, ...], tuple[object, ...]], limit: int, per: int
 ) -> None:
     shape, chunks, selection = case
+    shards = tuple(c * per for c in chunks)
     grid = np.arange(int(np.prod(shape)), dtype=np.intp).reshape(shape)
     box = resolve(selection, shape, "t")  # type: ignore[arg-type]
     want = grid[selection]  # type: ignore[index]
     assert box.shape == np.shape(want)
     assert grid[box.slices].reshape(-1).tolist() == np.reshape(want, -1).tolist()
     # slabs of whole chunks, one after another in C order of the box
-    cells = [grid[part.slices].reshape(-1) for part in slabs(box, chunks, lambda: limit)]
+    parts = list(slabs(box, [shards, chunks], lambda: limit))
+    cells = [grid[part.slices].reshape(-1) for part in parts]
     assert (
         np.concatenate([*cells, np.zeros(0, np.intp)]).tolist()
         == grid[box.slices].reshape(-1).tolist()
     )
-    parts = list(slabs(box, chunks, lambda: limit))
-    for part in parts[:-1]:  # every cut lies on a chunk boundary
+    for part in parts[:-1]:  # every cut lies on a chunk boundary; a shard's if a row fits
         axis = next(a for a, (x, y) in enumerate(zip(part.stops, box.stops, strict=True)) if x != y)
         assert part.stops[axis] % chunks[axis] == 0
+        across = int(np.prod(box.extents)) // box.extents[axis]
+        if across * shards[axis] <= limit:
+            assert part.stops[axis] % shards[axis] == 0
 
 
 def test_grid() -> None:

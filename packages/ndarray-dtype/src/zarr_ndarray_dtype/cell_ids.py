@@ -26,6 +26,7 @@ import zarr
 from zarr.abc.codec import ArrayBytesCodec
 from zarr.abc.store import RangeByteRequest, SuffixByteRequest
 from zarr.codecs import ShardingCodec
+from zarr.core.dtype import UInt64
 from zarr.storage import StorePath, WrapperStore
 
 from zarr_ndarray_dtype import _compat
@@ -163,16 +164,14 @@ def serializer_of(metadata: Any) -> Any:
         codecs = tuple(serializer.codecs)
 
 
-def view(
-    array: Any, codec: CellIds, *, shape: tuple[int, ...] | None = None, store: Any = None
-) -> Any:
-    """The array (a ``zarr.Array`` or ``AsyncArray``) with ``codec`` for its serializer, uint64
-    for its data type, and optionally another ``shape`` or a store wrapping its own."""
-    doc = array.metadata.to_dict()
-    doc["codecs"] = _replace(tuple(array.metadata.codecs), serializer_of(array.metadata), codec)
-    doc["data_type"], doc["fill_value"] = "uint64", 0
-    if shape is not None:
-        doc["shape"] = list(shape)
+def view(array: Any, codec: CellIds, *, store: Any = None) -> Any:
+    """The array (a ``zarr.Array`` or ``AsyncArray``) with ``codec`` for its serializer and
+    uint64 for its data type, optionally over a store wrapping its own. Its metadata is the
+    array's own with those fields replaced (not written out and parsed again: a read of one
+    cell pays for this view)."""
+    metadata = array.metadata
+    codecs = _replace(tuple(metadata.codecs), serializer_of(metadata), codec)
+    doc = replace(metadata, codecs=tuple(codecs), data_type=UInt64(), fill_value=np.uint64(0))
     path = array.store_path
     if store is not None:
         path = StorePath(store(path.store), path.path)

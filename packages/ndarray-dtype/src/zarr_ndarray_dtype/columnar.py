@@ -57,7 +57,7 @@ __all__ = [
 #: A read's batches hold about 1/BATCH_SHARE of its stored chunks' decoded bytes each ...
 BATCH_SHARE = 16
 #: ... and at least this many bytes (fewer batches for small reads); see :class:`_Budget`.
-BATCH_BYTES = 4 << 20
+BATCH_BYTES = 8 << 20
 #: Cells the first batch may take before any size is known: a read of a few positions or one
 #: region stays one batch (one request for a shard's index).
 FIRST_BATCH_CELLS = 4096
@@ -413,20 +413,17 @@ class _Budget:
     before it is copied.
 
     A batch holds about a sixteenth of what the read's stored chunks hold once decoded (the
-    read's output, as estimated from the batches so far), and at least :data:`BATCH_BYTES`;
-    the first one a sixteenth of the cells, or :data:`FIRST_BATCH_CELLS`. Fetching one batch
-    while copying another keeps two of them (and the fetched bytes of one) beside the output;
-    where whole chunks make a batch larger than that, the batches take turns instead.
+    read's output, as estimated from the batches so far), and at least :data:`BATCH_BYTES`
+    (fewer, larger requests for small reads); the first one a sixteenth of the cells, or
+    :data:`FIRST_BATCH_CELLS`. The next batch is fetched while one is copied only when a batch
+    is about a sixteenth of the output: then the two (and the fetched bytes of one) stay within
+    about a quarter of it beside the output; otherwise the batches take turns.
     """
 
     def __init__(self, count: int) -> None:
         self.count = count
         self.seen = 0  # cells fetched so far
         self.nbytes = 0  # their decoded chunk bytes
-
-    def _share(self) -> float:
-        per_cell = self.nbytes / self.seen
-        return max(float(BATCH_BYTES), per_cell * self.count / BATCH_SHARE)
 
     def estimate(self) -> int:
         """The whole read's decoded bytes, estimated from the batches so far."""
@@ -436,14 +433,15 @@ class _Budget:
         """The cells of the next batch."""
         if not self.nbytes:
             return max(FIRST_BATCH_CELLS, self.count // BATCH_SHARE)
-        return max(1, int(self._share() * self.seen / self.nbytes))
+        share = max(float(BATCH_BYTES), self.estimate() / BATCH_SHARE)
+        return max(1, int(share * self.seen / self.nbytes))
 
     def observe(self, cells: int, nbytes: int) -> bool:
         """Count a fetched batch; True when the next one may be fetched while it is copied
-        (a batch cut at whole chunks may exceed its share by a little, not more)."""
+        (a batch cut at whole chunks may exceed its sixteenth by a little, not more)."""
         self.seen += cells
         self.nbytes += nbytes
-        return not self.nbytes or nbytes <= 1.25 * self._share()
+        return not self.nbytes or nbytes <= 1.25 * self.estimate() / BATCH_SHARE
 
 
 def _nbytes(sources: _Sources) -> int:
@@ -470,9 +468,14 @@ def _inner_chunks(metadata: Any) -> tuple[int, ...] | None:
 
 
 def _slabs(box: Box, metadata: Any, limit: Callable[[], int]) -> Iterator[Box]:
-    """The batches of a read: slabs of whole (inner) chunks, or the box for other grids."""
-    chunks = _inner_chunks(metadata) if regular_chunk_shape(metadata) is not None else None
-    return iter((box,)) if chunks is None else slabs(box, chunks, limit)
+    """The batches of a read: slabs of whole shards where the limit holds a row of them (zarr
+    then fetches each shard in one request), else of whole (inner) chunks; the box for other
+    grids."""
+    grid = regular_chunk_shape(metadata)
+    if grid is None:
+        return iter((box,))
+    inner = _inner_chunks(metadata)
+    return slabs(box, [grid] if inner in (None, grid) else [grid, inner], limit)
 
 
 # ---------------------------------------------------------------------------- zarr failures

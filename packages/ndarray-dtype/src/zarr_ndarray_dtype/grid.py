@@ -12,7 +12,7 @@ C order of the selection. This module holds that arithmetic once:
 >>> box = resolve((1, slice(None)), (3, 4), "read")
 >>> box
 Box(starts=(1, 0), stops=(2, 4), shape=(4,))
->>> [b.slices for b in slabs(resolve(slice(0, 6), (8,), "read"), (2,), lambda: 4)]
+>>> [b.slices for b in slabs(resolve(slice(0, 6), (8,), "read"), [(2,)], lambda: 4)]
 [(slice(0, 4, None),), (slice(4, 6, None),)]
 """
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from types import EllipsisType
 from typing import NamedTuple
@@ -134,21 +134,24 @@ class Grid:
         return itertools.product(*(range(n) for n in self.grid_shape))
 
 
-def slabs(box: Box, chunks: tuple[int, ...], limit: Callable[[], int]) -> Iterator[Box]:
-    """``box`` cut into slabs of whole chunks (of ``chunks`` cells) of about ``limit()`` cells
-    (at least one chunk row each; ``limit`` is asked again before every slab, so a caller can
-    size the next slab from the last), along its first axis longer than one cell. The slabs
-    follow one another in C order of the box, so their cells do too. A box whose first such
-    axis lies in one chunk is one slab."""
+def slabs(box: Box, units: Sequence[tuple[int, ...]], limit: Callable[[], int]) -> Iterator[Box]:
+    """``box`` cut into slabs of about ``limit()`` cells (``limit`` is asked again before every
+    slab, so a caller can size the next slab from the last), along its first axis longer than
+    one cell. ``units`` are nested chunk shapes, coarsest first (a shard's, then its inner
+    chunks'): a slab ends on a boundary of the coarsest unit one row of which fits the limit,
+    else of the finest (at least one row of it). The slabs follow one another in C order of the
+    box, so their cells do too. A box whose first such axis lies in one chunk is one slab."""
     total = math.prod(box.extents)
     axis = next((a for a, n in enumerate(box.extents) if n > 1), None)
     if axis is None or total <= limit():
         yield box
         return
-    c, lo, hi = chunks[axis], box.starts[axis], box.stops[axis]
-    row = total // (hi - lo) * c  # cells in one row of chunks
+    lo, hi = box.starts[axis], box.stops[axis]
+    across = total // (hi - lo)  # cells in one layer of the box along the axis
     while lo < hi:
-        stop = min(hi, (lo // c + max(1, limit() // row)) * c)
+        cells = limit()
+        c = next((u[axis] for u in units if across * u[axis] <= cells), units[-1][axis])
+        stop = min(hi, (lo // c + max(1, cells // (across * c))) * c)
         yield Box(
             (*box.starts[:axis], lo, *box.starts[axis + 1 :]),
             (*box.stops[:axis], stop, *box.stops[axis + 1 :]),
