@@ -120,7 +120,8 @@ class KeepIndex(WrapperStore[Any]):
     def __init__(self, store: Any, *, at_start: bool = False) -> None:
         super().__init__(store)
         self._at_start = at_start
-        self._kept: dict[tuple[str, Any], Any] = {}
+        # keyed by the request's repr: zarr 3.1.0's SuffixByteRequest is not hashable
+        self._kept: dict[tuple[str, str], Any] = {}
 
     def _is_index(self, byte_range: Any) -> bool:
         if isinstance(byte_range, SuffixByteRequest):
@@ -130,18 +131,20 @@ class KeepIndex(WrapperStore[Any]):
     async def get(self, key: str, prototype: Any, byte_range: Any = None) -> Any:
         if not self._is_index(byte_range):
             return await self._store.get(key, prototype, byte_range)
-        if (key, byte_range) not in self._kept:
-            self._kept[key, byte_range] = await self._store.get(key, prototype, byte_range)
-        return self._kept[key, byte_range]
+        slot = (key, repr(byte_range))
+        if slot not in self._kept:
+            self._kept[slot] = await self._store.get(key, prototype, byte_range)
+        return self._kept[slot]
 
     def get_sync(self, key: str, *, prototype: Any = None, byte_range: Any = None) -> Any:
         # the synchronous surface of zarr >= 3.4 (its FusedCodecPipeline reads through it)
         fetch = self._store.get_sync
         if not self._is_index(byte_range):
             return fetch(key, prototype=prototype, byte_range=byte_range)
-        if (key, byte_range) not in self._kept:
-            self._kept[key, byte_range] = fetch(key, prototype=prototype, byte_range=byte_range)
-        return self._kept[key, byte_range]
+        slot = (key, repr(byte_range))
+        if slot not in self._kept:
+            self._kept[slot] = fetch(key, prototype=prototype, byte_range=byte_range)
+        return self._kept[slot]
 
 
 def keep_index(metadata: Any) -> Callable[[Any], KeepIndex] | None:
