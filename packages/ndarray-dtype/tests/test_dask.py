@@ -40,6 +40,7 @@ GRIDS = {
     3: ((5, 4, 3), (2, 2, 1), (4, 2, 3)),
 }
 RESULT_S = 120  # every wait on the cluster
+SHARDS_AT_START = {"shape": (8, 6), "index_location": "start"}  # zarr's other spelling
 
 
 @pytest.fixture(autouse=True)
@@ -224,7 +225,7 @@ def test_into_an_existing_array_and_a_region(rank: int, sharded: bool) -> None:
     [
         ({"chunks": (4, 3)}, (2, 3), "axis 0 end at 2, inside a chunk"),
         ({"chunks": (4, 3), "shards": (8, 6)}, (4, 3), "axis 0 end at 4, inside a shard"),
-        ({"chunks": (4, 3), "shards": {"shape": (8, 6)}}, (8, 3), "axis 1 end at 3"),
+        ({"chunks": (4, 3), "shards": SHARDS_AT_START}, (8, 3), "axis 1 end at 3"),
         ({}, ((4, 2, 4, 2), 3), r"end at 6, inside a chunk \(4 cells"),  # irregular blocks
     ],
     ids=["chunk", "shard", "shard-mapping", "irregular"],

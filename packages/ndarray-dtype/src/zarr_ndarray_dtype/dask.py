@@ -1,7 +1,8 @@
 """Ragged Dask arrays into ``ndarray`` arrays and back, block by block (the ``dask`` extra).
 
-``dask.array.to_zarr`` creates arrays of the Dask array's numpy dtype, ``object``, which zarr
-refuses as ambiguous; and it checks nothing of the target's shards. Here:
+``dask.array.to_zarr`` passes zarr the Dask array's dtype, ``object``, which zarr refuses as
+ambiguous (dask 2024.1 takes no ``dtype=`` to override it; recent releases do), and it checks no
+block against the shards of an array it creates: two blocks in one shard race. Here:
 
 * :func:`to_zarr` writes an object Dask array of cells (each element one ndarray) into a new or
   an existing ``ndarray`` array (or a region of it), each block by its own task through zarr's
@@ -117,7 +118,7 @@ def _aligned(start: int, extent: int, size: int) -> str:
         return str(size)
     first = min(extent, size - start % size)
     whole, last = divmod(extent - first, size)
-    parts = [f"({first},)", *([f"({size},) * {whole}"] if whole else [])]
+    parts = [f"({first},)", *([f"({size},)" + f" * {whole}" * (whole > 1)] if whole else [])]
     return " + ".join(parts + ([f"({last},)"] if last else []))
 
 
@@ -371,17 +372,18 @@ def map_columnar(
     extra = tuple(int(n) for n in trailing)
     out = blocks + tuple((n,) for n in extra)
     return da.map_blocks(
-        _map_block,
+        _map_columnar_block,  # its name names the tasks (dask >= 2024.1 deprecates token=)
         dtype=dtype,
         chunks=out,
         meta=np.empty((0,) * len(out), dtype=dtype),
-        token="map_columnar",
         array=array,
         fn=fn,
     )
 
 
-def _map_block(array: Any, fn: Callable[[Columnar], Any], block_info: Any = None) -> np.ndarray:
+def _map_columnar_block(
+    array: Any, fn: Callable[[Columnar], Any], block_info: Any = None
+) -> np.ndarray:
     """One task of :func:`map_columnar`."""
     info = block_info[None]
     location = info["array-location"][: array.ndim]
