@@ -127,7 +127,7 @@ class Package:
 
 DTYPE = Package(
     "ndarray-dtype", "zarr-ndarray-dtype", "zarr_ndarray_dtype",
-    entry_points={"zarr.data_type ndarray": "zarr_ndarray_dtype:NDArray"},
+    entry_points={"zarr.data_type ndarray": "zarr_ndarray_dtype:NDArray"}, floor_extras="[dask]",
 )  # fmt: skip
 CODEC = Package(
     "vlen-ndarray-codec", "zarr-vlen-ndarray", "zarr_vlen_ndarray",

@@ -88,3 +88,30 @@ class ToyCodec(NDArrayBytesCodec):
 
 
 zarr.registry.register_codec(TOY, ToyCodec)
+
+
+# ----------------------------------------------------- cells, and functions Dask workers run
+# (this module is uploaded to the test cluster: it registers the toy codec there too)
+
+
+def random_cells(
+    seed: int, dtype: NDArray, extents: tuple[int, ...], empty: float = 0.25
+) -> np.ndarray:
+    """An object array of random cells of ``dtype``, about the share ``empty`` of them empty."""
+    rng = np.random.default_rng(seed)
+    out = np.empty(extents, dtype=object)
+    for index in np.ndindex(*extents):
+        hollow = rng.random() < empty
+        shape = tuple(
+            (0 if hollow else int(rng.integers(1, 4))) if d is None else d for d in dtype.shape
+        )
+        out[index] = rng.integers(-9, 9, shape).astype(dtype.item_dtype)
+    return out
+
+
+def cell_sums(col: Any) -> np.ndarray:
+    """The sum of every cell's items (float64), in the shape of a Columnar's selection."""
+    sizes = np.diff(col.offsets)
+    owner = np.repeat(np.arange(sizes.size), sizes)
+    sums = np.bincount(owner, weights=col.values.astype(np.float64), minlength=sizes.size)
+    return sums.reshape(col.shape)

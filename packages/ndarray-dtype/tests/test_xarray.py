@@ -473,12 +473,32 @@ def test_dask_written_block_by_block(dask_array: Any) -> None:
     assert_cells(read(store)["v"].values, cells, NDArray(dtype="float32", shape=(None, 2)))
 
     more = xr.Dataset({"v": (("cell",), ragged(6, seed=8))}).chunk({"cell": 4})
-    with pytest.raises(RaggedVariableError, match="inside a zarr chunk"):
+    with pytest.raises(RaggedVariableError, match="inside a chunk"):
         to_zarr(more, store, append_dim="cell")  # 10 + 4 is not a multiple of 4
     assert zarr.open_array(store, path="v").shape == (10,)
     aligned = more.chunk({"cell": (2, 4)})
     to_zarr(aligned, store, append_dim="cell")
     expected = np.concatenate([cells, more["v"].values])
+    assert_cells(read(store)["v"].values, expected, NDArray(dtype="float32", shape=(None, 2)))
+
+
+def test_dask_blocks_sharing_a_shard_are_refused(dask_array: Any) -> None:
+    """Blocks of 4 cells into chunks of 4 in shards of 8: each block writes its own inner chunk,
+    but zarr rewrites the whole shard on a partial write, so two tasks would race (each one's
+    shard holding the other's cells as they were). Refused, for new and existing arrays."""
+    ds = xr.Dataset({"v": (("cell",), ragged(16, seed=3))}).chunk({"cell": 4})
+    store: dict[str, Any] = {}
+    with pytest.raises(
+        RaggedVariableError, match=r"end at 4, inside a shard .* ds.chunk\(\{'cell': 8\}\)"
+    ):
+        to_zarr(ds, store, encoding={"v": {"chunks": (4,), "shards": (8,)}})
+    assert not store  # refused before anything was written
+    to_zarr(ds.chunk({"cell": 8}), store, encoding={"v": {"chunks": (4,), "shards": (8,)}})
+    assert zarr.open_array(store, path="v").shards == (8,)
+    part = ds.isel(cell=slice(0, 8)).chunk({"cell": 4})
+    with pytest.raises(RaggedVariableError, match="inside a shard"):
+        to_zarr(part, store, region={"cell": slice(8, 16)})
+    expected = ds["v"].values
     assert_cells(read(store)["v"].values, expected, NDArray(dtype="float32", shape=(None, 2)))
 
 

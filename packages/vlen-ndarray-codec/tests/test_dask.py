@@ -9,7 +9,10 @@ Skipped when dask or distributed is not installed. What is checked:
   the same computation over ``array[:]``, with the threaded scheduler and with a
   ``distributed.LocalCluster`` of two single-threaded worker processes on loopback;
 - ``dask.array.store`` of object-dtype Dask arrays into a pre-created ``ndarray`` array writes
-  every cell back, plain and sharded, on both schedulers.
+  every cell back, plain and sharded, on both schedulers;
+- ``zarr_ndarray_dtype.dask``: ``to_zarr`` of vlen cells on grids of rank 1, 2 and 3 (new arrays,
+  existing ones and a region) stores what zarr's object path stores, ``map_columnar`` computes
+  per-cell means with no Python object per cell, on both schedulers.
 """
 
 from __future__ import annotations
@@ -32,11 +35,15 @@ from zvn_dask_blocks import (
     block_means,
     block_sorted,
     cell_extents,
+    columnar_means,
     our_modules_loaded,
 )
 
+from zarr_ndarray_dtype.dask import map_columnar, to_zarr
+from zarr_ndarray_dtype.testing import local_cluster
 from zarr_vlen_ndarray import NDArray, VlenNDArrayCodec
 
+dask = pytest.importorskip("dask")
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
@@ -211,6 +218,56 @@ def test_store_into_a_region(source: zarr.Array, tmp_path: Path) -> None:
     assert expected_extents(got[part.stop :]).sum() == 0
 
 
+# -------------------------------------------------------- zarr_ndarray_dtype.dask, threaded
+
+# (shape, inner chunks, shards) for ranks 1, 2 and 3; no extent a multiple of its shard
+GRIDS = {
+    1: ((203,), (16,), (32,)),
+    2: ((19, 13), (4, 3), (8, 6)),
+    3: ((9, 5, 4), (2, 2, 2), (4, 4, 2)),
+}
+
+
+def grid_cells(seed: int, shape: tuple[int, ...]) -> np.ndarray:
+    return random_cells(seed, int(np.prod(shape))).reshape(shape)
+
+
+def stored(store: dict[str, Any]) -> dict[str, bytes]:
+    return {k: v.to_bytes() for k, v in store.items()}
+
+
+@pytest.mark.parametrize("sharded", [False, True], ids=["chunked", "sharded"])
+@pytest.mark.parametrize("rank", [1, 2, 3])
+def test_to_zarr_stores_what_zarr_stores(rank: int, sharded: bool) -> None:
+    """A new array, then a region of it, each equal to zarr's object path writing the same."""
+    shape, chunks, shards = GRIDS[rank]
+    unit = shards if sharded else chunks
+    layout: dict[str, Any] = {"chunks": chunks, "shards": shards if sharded else None}
+    layout["compressors"] = ZstdCodec(level=3)
+    cells = grid_cells(rank, shape)
+    cells[(0,) * rank] = None  # the empty cell
+    expected: dict[str, Any] = {}
+    eager = zarr.create_array(expected, shape=shape, dtype=ELEMENT, **layout)
+    eager[...] = cells
+    store: dict[str, Any] = {}
+    with dask.config.set(scheduler="threads"):
+        array = to_zarr(da.from_array(cells, chunks=unit), store, dtype=ELEMENT, **layout)
+        assert stored(store) == stored(expected)
+
+        region = (slice(unit[0], shape[0]), *(slice(None),) * (rank - 1))
+        fresh = da.from_array(grid_cells(rank + 10, eager[region].shape), chunks=unit)
+        to_zarr(fresh.map_blocks(block_sorted, dtype=object), array, region=region)
+    eager[region] = block_sorted(fresh.compute(scheduler="threads"))
+    assert stored(store) == stored(expected)
+
+
+def test_map_columnar_means_threaded(source: zarr.Array) -> None:
+    means = map_columnar(source, columnar_means, dtype=np.float64, trailing=(2,))
+    assert means.chunks[0][0] == write_chunks(source)[0]
+    got = means.compute(scheduler="threads")
+    np.testing.assert_allclose(got, expected_means(read(source)), rtol=1e-12, equal_nan=True)
+
+
 # ---------------------------------------------------------------------------- the cluster
 
 
@@ -222,33 +279,13 @@ class Cluster:
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Cluster]:
-    """Two single-threaded spawned worker processes on loopback; always torn down.
-
-    Its HTTP server takes a free port: ``dashboard_address=None`` still binds 8787, which a second
-    test run on the machine (e.g. parallel nox sessions) would find taken (a warning, so an error).
-    """
-    import dask
+    """Two single-threaded spawned worker processes on loopback; always torn down."""
     import zvn_dask_blocks
 
-    with dask.config.set({"distributed.worker.multiprocessing-method": "spawn"}):
-        local = distributed.LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address=":0",
-            death_timeout=CLUSTER_START_S,
-        )
-    try:
-        with distributed.Client(local, timeout=CLUSTER_START_S) as client:
-            client.wait_for_workers(2, timeout=CLUSTER_START_S)
-            # Workers cannot import the tests' folder: ship the block functions' module to them
-            # (it imports only numpy, so the check below still sees a worker without our code).
-            client.upload_file(zvn_dask_blocks.__file__)
-            loaded = client.run(our_modules_loaded)
-            yield Cluster(client, loaded)
-    finally:
-        local.close(timeout=CLUSTER_START_S)
+    # Workers cannot import the tests' folder: ship the block functions' module to them (it
+    # imports only numpy, so the check below still sees a worker without our code).
+    with local_cluster(zvn_dask_blocks.__file__, timeout=CLUSTER_START_S) as client:
+        yield Cluster(client, client.run(our_modules_loaded))
 
 
 def test_each_worker_registers_the_type_when_it_unpickles_an_array(
@@ -293,3 +330,18 @@ def test_store_derived_cells_on_a_local_cluster(
     stored = da.store(x.map_blocks(block_sorted, dtype=object), target, lock=False, compute=False)
     cluster.client.compute(stored).result(timeout=RESULT_S)
     assert_same_cells(read(zarr.open_array(target.store, mode="r")), block_sorted(read(source)))
+
+
+def test_to_zarr_and_map_columnar_on_a_local_cluster(
+    cluster: Cluster, source: zarr.Array, tmp_path: Path
+) -> None:
+    path = str(tmp_path / "written.zarr")
+    layout = {"chunks": source.chunks, "shards": source.shards, "compressors": ZstdCodec(level=3)}
+    x = da.from_zarr(source).rechunk(write_chunks(source)).map_blocks(block_sorted, dtype=object)
+    lazy = to_zarr(x, path, dtype=ELEMENT, compute=False, **layout)
+    written = cluster.client.compute(lazy).result(timeout=RESULT_S)
+    assert_same_cells(read(zarr.open_array(path, mode="r")), block_sorted(read(source)))
+    means = map_columnar(written, columnar_means, dtype=np.float64, trailing=(2,))
+    got = cluster.client.compute(means).result(timeout=RESULT_S)
+    expected = expected_means(block_sorted(read(source)))
+    np.testing.assert_allclose(got, expected, rtol=1e-12, equal_nan=True)

@@ -16,6 +16,7 @@ from zarr_ndarray_dtype.bytes_codec import FixedCellBytesCodec
 from zarr_ndarray_dtype.cells import VlenScalar, unbox
 from zarr_ndarray_dtype.dtype import DTYPE_NAME, NDArray, NDArrayDType
 from zarr_ndarray_dtype.errors import (
+    BlockAlignmentError,
     CellError,
     CellTypeError,
     ElementDTypeError,
@@ -37,6 +38,7 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree wi
 __all__ = [
     "DTYPE_NAME",
     "ELEMENT_DTYPES",
+    "BlockAlignmentError",
     "CellError",
     "CellTypeError",
     "ElementDTypeError",

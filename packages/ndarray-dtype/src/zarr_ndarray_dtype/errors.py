@@ -8,6 +8,7 @@ raised plain ``ValueError``, keeps working). Errors about the *type* of a value 
 from __future__ import annotations
 
 __all__ = [
+    "BlockAlignmentError",
     "CellError",
     "CellTypeError",
     "ElementDTypeError",
@@ -58,6 +59,10 @@ class StoredChunkError(NDArrayDTypeError):
             f"{what} does not decode ({type(failure).__name__}: {failure}): it is "
             "corrupt or was written with other codecs"
         )
+
+
+class BlockAlignmentError(NDArrayDTypeError):
+    """Dask blocks to be written in parallel end inside a shard (or chunk) they would share."""
 
 
 class HookWarning(UserWarning):

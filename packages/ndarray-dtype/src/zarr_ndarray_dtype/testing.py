@@ -6,12 +6,15 @@ dependencies. :func:`readme_examples` takes the Python examples out of a README 
 check that what its README shows runs as written (and :func:`assert_printed_as_commented`, that
 it prints what its comments say); :func:`assert_entry_point` checks one
 plug-in declaration of the installed distributions; :func:`zarr_private_uses` finds where a
-package's source reaches for a private member of zarr outside its ``_compat`` module.
+package's source reaches for a private member of zarr outside its ``_compat`` module;
+:func:`local_cluster` starts the Dask cluster the scale-out tests run on (dask and distributed
+are imported only when it runs).
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
 import importlib
 import inspect
 import os
@@ -20,14 +23,16 @@ import re
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from importlib.metadata import entry_points
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "assert_entry_point",
     "assert_printed_as_commented",
     "assert_zarr_private_only_in_compat",
+    "local_cluster",
     "readme_examples",
     "run_script",
     "zarr_private_names",
@@ -213,3 +218,34 @@ def assert_zarr_private_only_in_compat(
     unlisted = [u for u in zarr_private_uses(source, inside=True) if u.split()[1] not in allowed]
     if unlisted:
         raise AssertionError(f"{package}._compat uses private zarr members not listed: {unlisted}")
+
+
+@contextlib.contextmanager
+def local_cluster(*upload: str | os.PathLike[str], timeout: float = 60.0) -> Iterator[Any]:
+    """A ``distributed.Client`` of two single-threaded worker processes on 127.0.0.1, spawned
+    (they start with nothing of the test process imported), with the modules ``upload`` (the
+    files of functions or codecs the tasks need) imported on each; every step bounded by
+    ``timeout`` seconds, the cluster always closed.
+
+    Its dashboard takes a free port: ``dashboard_address=None`` still binds 8787, which a
+    second test run on the machine would find taken (a warning, an error under ``-W error``).
+    """
+    dask = importlib.import_module("dask")
+    distributed = importlib.import_module("distributed")
+    with dask.config.set({"distributed.worker.multiprocessing-method": "spawn"}):
+        cluster = distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=":0",
+            death_timeout=timeout,
+        )
+    try:
+        with distributed.Client(cluster, timeout=timeout) as client:
+            client.wait_for_workers(2, timeout=timeout)
+            for path in upload:
+                client.upload_file(os.fspath(path))
+            yield client
+    finally:
+        cluster.close(timeout=timeout)

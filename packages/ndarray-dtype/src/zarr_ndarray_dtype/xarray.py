@@ -34,6 +34,8 @@ from typing import TYPE_CHECKING, Any, Final
 import numpy as np
 import zarr
 
+from zarr_ndarray_dtype.dask import check_blocks, write_unit
+from zarr_ndarray_dtype.dask import to_zarr as write_blocks
 from zarr_ndarray_dtype.dtype import NDArray
 from zarr_ndarray_dtype.errors import NDArrayDTypeError
 from zarr_ndarray_dtype.pattern import ELEMENT_DTYPES
@@ -274,14 +276,24 @@ class _Plan:
     attrs: dict[str, Any] = field(default_factory=dict)
     cells: np.ndarray | None = None  # numpy-backed data, already coerced to ``dtype``
 
-    def prepare(self, chunks: Any) -> _Plan:
-        """Check everything that can be checked before writing (see :func:`to_zarr`)."""
+    def prepare(self, unit: Any, kind: str) -> _Plan:
+        """Check everything that can be checked before writing (see :func:`to_zarr`); ``unit``
+        is what one write rewrites whole, the shard (``kind``) or else the chunk shape."""
         if self.chunked:
             start = tuple(s.start for s in self.selection)
-            if isinstance(chunks, int):
-                chunks = (chunks,) * len(start)
-            if isinstance(chunks, tuple | list) and all(isinstance(c, int) for c in chunks):
-                _check_aligned(self, tuple(chunks), start)
+            if isinstance(unit, int):
+                unit = (unit,) * len(start)
+            if isinstance(unit, tuple | list) and all(isinstance(c, int) for c in unit):
+                check_blocks(
+                    self.variable.chunks,
+                    start,
+                    unit,
+                    kind,
+                    what=f"variable {self.name!r}",
+                    keys=self.variable.dims,
+                    rechunk="ds.chunk",
+                    error=RaggedVariableError,
+                )
         else:
             self.cells = _coerced(self.variable.values, self.dtype)
         return self
@@ -373,20 +385,6 @@ def _dask_chunks(variable: Any) -> tuple[int, ...]:
     return tuple(max(c[0], 1) if c else 1 for c in variable.chunks)
 
 
-def _check_aligned(plan: _Plan, chunks: tuple[int, ...], start: tuple[int, ...]) -> None:
-    """Refuse dask blocks that share a zarr chunk (parallel writes would race)."""
-    for axis, (blocks, chunk) in enumerate(zip(plan.variable.chunks, chunks, strict=True)):
-        edges = start[axis] + np.cumsum(blocks[:-1], dtype=np.int64)
-        bad = edges[edges % chunk != 0]
-        if bad.size:
-            dim = plan.variable.dims[axis]
-            raise RaggedVariableError(
-                f"variable {plan.name!r}: dask blocks along {dim!r} end at offset {int(bad[0])}, "
-                f"inside a zarr chunk of {chunk}; two blocks would write the same chunk. Rechunk "
-                f"so that blocks end on chunk boundaries, e.g. ds.chunk({{{dim!r}: {chunk}}})."
-            )
-
-
 def _open_group(store: Any, group: str | None, mode: str, storage_options: Any) -> Any:
     kwargs: dict[str, Any] = {"path": group or "", "mode": mode}
     if storage_options is not None:
@@ -448,7 +446,10 @@ def _plan(
         plan = _Plan(name, variable, chunked, dtype, True, encoding)
         plan.selection = tuple(slice(0, n) for n in variable.shape)
         plan.attrs = {str(k): _json_attr(v) for k, v in variable.attrs.items()}
-        return plan.prepare(encoding.get("chunks"))
+        shards = encoding.get("shards")
+        if shards is None:
+            return plan.prepare(encoding.get("chunks"), "chunk")
+        return plan.prepare(shards, "shard")
 
     stored = existing.metadata.data_type
     if not isinstance(stored, NDArray):
@@ -486,7 +487,7 @@ def _plan(
                 f"variable {name!r} of shape {variable.shape} cannot be appended along "
                 f"{append_dim!r} to the stored shape {shape}: the other dimensions differ."
             )
-        return plan.prepare(tuple(existing.chunks))
+        return plan.prepare(*write_unit(existing))
     selection = _region_selection(name, dims, region)
     plan.selection = tuple(slice(*s.indices(n)[:2]) for s, n in zip(selection, shape, strict=True))
     target = tuple(s.stop - s.start for s in plan.selection)
@@ -496,7 +497,7 @@ def _plan(
             f"{'region' if region else 'shape'} {target}; use region= or append_dim=, or "
             "mode='w' to replace the array."
         )
-    return plan.prepare(tuple(existing.chunks))
+    return plan.prepare(*write_unit(existing))
 
 
 def _write(plan: _Plan, root: Any, mode: str) -> None:
@@ -531,7 +532,7 @@ def _write(plan: _Plan, root: Any, mode: str) -> None:
         if plan.cells is not None:
             array[plan.selection] = plan.cells
         else:
-            variable.data.store(array, regions=plan.selection, lock=False, compute=True)
+            write_blocks(variable.data, array, region=plan.selection)
     except BaseException:
         if plan.append_axis is not None:  # a failed append leaves the array as it was
             array.resize(old_shape)
@@ -565,9 +566,10 @@ def to_zarr(
     ``safe_chunks``, ``write_empty_chunks``) reach it too. ``mode``, ``region`` and
     ``append_dim`` mean what they mean there (``mode`` defaults to ``"w-"``, ``"a"`` with
     ``append_dim``, ``"r+"`` with ``region``); region values must be slices. Dask-backed ragged
-    variables are written block by block, each block into whole zarr chunks (blocks that would
-    share a chunk are refused). Ragged non-index coordinates are listed in the group's
-    ``coordinates`` attribute, so ``xr.open_zarr`` restores them as coordinates. Unless
+    variables are written block by block by :func:`zarr_ndarray_dtype.dask.to_zarr`, each block
+    into whole shards (unsharded: chunks); blocks that would share one are refused. Ragged
+    non-index coordinates are listed in the group's ``coordinates`` attribute, so
+    ``xr.open_zarr`` restores them as coordinates. Unless
     ``consolidated=False``, the metadata is consolidated after everything is written (xarray's
     default, so a plain ``xr.open_zarr`` finds it).
 

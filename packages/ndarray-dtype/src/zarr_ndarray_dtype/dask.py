@@ -1,0 +1,415 @@
+"""Ragged Dask arrays into ``ndarray`` arrays and back, block by block (the ``dask`` extra).
+
+``dask.array.to_zarr`` passes zarr the Dask array's dtype, ``object``, which zarr refuses as
+ambiguous (dask 2024.1 takes no ``dtype=`` to override it; recent releases do), and it checks no
+block against the shards of an array it creates: two blocks in one shard race. Here:
+
+* :func:`to_zarr` writes an object Dask array of cells (each element one ndarray) into a new or
+  an existing ``ndarray`` array (or a region of it), each block by its own task through zarr's
+  object path, on any scheduler. Blocks must not share a shard (or, unsharded, a chunk):
+  :func:`check_blocks` is the one home of that rule (the xarray writer asks it too).
+* :func:`map_columnar` and :func:`read_columnar_blocks` read lazily, each task one block of
+  cells with :func:`~zarr_ndarray_dtype.columnar.read_columnar` (flat values, shapes, offsets):
+  no Python object per cell.
+
+This module imports dask only when its functions run; the rest of the package never needs it.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, overload
+
+import numpy as np
+import numpy.typing as npt
+import zarr
+
+from zarr_ndarray_dtype._compat import regular_chunk_shape
+from zarr_ndarray_dtype.columnar import Columnar, read_columnar, served
+from zarr_ndarray_dtype.dtype import NDArray
+from zarr_ndarray_dtype.errors import BlockAlignmentError
+from zarr_ndarray_dtype.grid import Selection, resolve
+
+if TYPE_CHECKING:
+    import dask.array as da
+    from dask.delayed import Delayed
+
+__all__ = ["check_blocks", "map_columnar", "read_columnar_blocks", "to_zarr", "write_unit"]
+
+Blocks = tuple[tuple[int, ...], ...]
+
+
+def _dask() -> Any:
+    try:
+        import dask
+        import dask.array
+    except ImportError as exc:  # pragma: no cover - exercised only without the extra
+        raise ImportError(
+            "zarr_ndarray_dtype.dask needs dask: pip install 'zarr-ndarray-dtype[dask]'"
+        ) from exc
+    return dask
+
+
+# ---------------------------------------------------------------------------- the rule
+
+
+def write_unit(array: Any) -> tuple[tuple[int, ...], str]:
+    """The cells one write of ``array`` may rewrite as a whole, and their name: the shard
+    shape of a sharded array (zarr rewrites a whole shard object on a partial write), else the
+    chunk shape."""
+    unit = regular_chunk_shape(array.metadata)
+    if unit is None:
+        raise ValueError(
+            f"{array.metadata.chunk_grid!r} is not a regular chunk grid; blocks are written in "
+            "parallel only into arrays with a regular grid: create the array with chunks= (and "
+            "shards=) of one shape"
+        )
+    return unit, "chunk" if array.shards is None else "shard"
+
+
+def check_blocks(
+    blocks: Blocks,
+    starts: Sequence[int],
+    unit: Sequence[int],
+    kind: str,
+    *,
+    what: str = "to_zarr",
+    keys: Sequence[Hashable] | None = None,
+    rechunk: str = "darr.rechunk",
+    error: type[Exception] = BlockAlignmentError,
+) -> None:
+    """Refuse Dask ``blocks`` (a Dask array's ``.chunks``) written from ``starts`` on that end
+    inside a ``unit`` (``kind``: "shard" or "chunk"; see :func:`write_unit`): the two blocks
+    meeting there would each rewrite it, and one task would undo the other's cells.
+
+    Only edges between blocks count: the first block may start and the last one end anywhere.
+    The message names the axis by ``keys`` (default: its number), shows the fix as a call of
+    ``rechunk`` and is raised as ``error`` prefixed by ``what``.
+
+    >>> check_blocks(((64, 64, 8),), (0,), (64,), "shard")
+    >>> check_blocks(((37, 64),), (0,), (64,), "shard")
+    Traceback (most recent call last):
+    ...
+    zarr_ndarray_dtype.errors.BlockAlignmentError: to_zarr: dask blocks along axis 0 end at 37, \
+inside a shard (64 cells along it) that the next block writes too (zarr rewrites a whole shard \
+on a partial write: the two tasks would race); rechunk so that blocks end on multiples of 64: \
+darr.rechunk({0: 64})
+    """
+    for axis, (sizes, start, size) in enumerate(zip(blocks, starts, unit, strict=True)):
+        edges = start + np.cumsum(sizes[:-1], dtype=np.int64)
+        inside = edges[edges % size != 0]
+        if not inside.size:
+            continue
+        key = axis if keys is None else keys[axis]
+        where = f"axis {axis}" if keys is None else repr(key)
+        raise error(
+            f"{what}: dask blocks along {where} end at {int(inside[0])}, inside a {kind} "
+            f"({size} cells along it) that the next block writes too (zarr rewrites a whole "
+            f"{kind} on a partial write: the two tasks would race); rechunk so that blocks end "
+            f"on multiples of {size}: {rechunk}({{{key!r}: {_aligned(start, sum(sizes), size)}}})"
+        )
+
+
+def _aligned(start: int, extent: int, size: int) -> str:
+    """Block sizes of ``extent`` cells from ``start`` that end on multiples of ``size``, as the
+    shortest Python expression (``64``, or ``(54,) + (64,) * 3 + (10,)`` off the grid)."""
+    if not start % size:
+        return str(size)
+    first = min(extent, size - start % size)
+    whole, last = divmod(extent - first, size)
+    parts = [f"({first},)", *([f"({size},)" + f" * {whole}" * (whole > 1)] if whole else [])]
+    return " + ".join(parts + ([f"({last},)"] if last else []))
+
+
+# ------------------------------------------------------------------------------- write
+
+
+@overload
+def to_zarr(
+    darr: da.Array,
+    store: Any,
+    *,
+    name: str | None = ...,
+    dtype: NDArray | None = ...,
+    chunks: int | Sequence[int] | None = ...,
+    shards: int | Sequence[int] | Mapping[str, Any] | None = ...,
+    region: Selection | None = ...,
+    overwrite: bool = ...,
+    compute: Literal[True] = ...,
+    **create_kwargs: Any,
+) -> zarr.Array: ...
+
+
+@overload
+def to_zarr(
+    darr: da.Array,
+    store: Any,
+    *,
+    name: str | None = ...,
+    dtype: NDArray | None = ...,
+    chunks: int | Sequence[int] | None = ...,
+    shards: int | Sequence[int] | Mapping[str, Any] | None = ...,
+    region: Selection | None = ...,
+    overwrite: bool = ...,
+    compute: Literal[False],
+    **create_kwargs: Any,
+) -> Delayed: ...
+
+
+def to_zarr(
+    darr: da.Array,
+    store: Any,
+    *,
+    name: str | None = None,
+    dtype: NDArray | None = None,
+    chunks: int | Sequence[int] | None = None,
+    shards: int | Sequence[int] | Mapping[str, Any] | None = None,
+    region: Selection | None = None,
+    overwrite: bool = False,
+    compute: bool = True,
+    **create_kwargs: Any,
+) -> zarr.Array | Delayed:
+    """Write the object Dask array ``darr`` of cells into an ``ndarray`` array, block by block.
+
+    ``store`` is either where to create a new array (anything ``zarr.create_array`` takes, with
+    ``name``, ``overwrite`` and ``create_kwargs`` such as ``compressors``, ``fill_value``,
+    ``dimension_names``), or an existing ``zarr.Array`` of the ``ndarray`` data type to write
+    into, whole or at ``region`` (slices with step 1, one per axis, the shape of ``darr``).
+
+    A new array needs ``dtype`` (an :class:`~zarr_ndarray_dtype.NDArray`; the cells of a Dask
+    array are known only once computed). Its chunks default to the Dask blocks (the first block
+    of each axis); with ``shards`` (a shape, or zarr's ``{"shape": ..., "index_location":
+    ...}``), ``chunks`` is the inner chunk shape and must be given.
+
+    Every block is written by its own task (``array[region] = block``: each cell converted by
+    the data type's one lossless rule). Blocks that end inside a shard (unsharded: a chunk)
+    would race: they are refused by :func:`check_blocks`, before anything is created or
+    written. A cell that does not fit the data type fails its block's task after other blocks
+    may have been written.
+
+    Returns the array once written, or with ``compute=False`` a ``dask.delayed`` object that
+    writes it and returns it when computed (``dask.compute(...)``, ``client.compute(...)``).
+    The default scheduler runs the tasks (a ``distributed.Client`` when one is active).
+    """
+    dask = _dask()
+    ndim = len(darr.shape)
+    if darr.dtype != object:
+        raise TypeError(
+            f"to_zarr writes Dask arrays of cells (dtype object, each element one ndarray), got "
+            f"dtype {darr.dtype}; wrap the cells in an object array (e.g. darr.map_blocks(f, "
+            "dtype=object) with f returning an object array of cells)"
+        )
+    if any(np.isnan(n) for n in darr.shape):
+        raise ValueError(
+            f"to_zarr: the Dask array's shape {darr.shape} is unknown along some axis; compute "
+            "it first: darr.compute_chunk_sizes()"
+        )
+    if isinstance(store, zarr.Array):
+        given = {"name": name, "chunks": chunks, "shards": shards, "overwrite": overwrite or None}
+        extra = sorted([k for k, v in given.items() if v is not None] + list(create_kwargs))
+        if extra:
+            raise TypeError(
+                f"to_zarr: {extra} describe a new array, but store is an existing zarr.Array, "
+                "written as it is; leave them out, or pass a store to create a new array"
+            )
+        array, starts = store, _start_in(store, darr, dtype, region)
+    else:
+        if region is not None:
+            raise ValueError(
+                "to_zarr: region= writes into an existing array; pass the array itself: "
+                "to_zarr(darr, zarr.open_array(store, path=..., mode='r+'), region=...)"
+            )
+        if not isinstance(dtype, NDArray):
+            raise TypeError(
+                f"to_zarr needs dtype=NDArray(dtype=..., shape=(...)) to create an array, got "
+                f"{dtype!r} (the cells of a Dask array are known only once computed)"
+            )
+        inner = _extents(chunks, "chunks", ndim) or tuple(max(c[0], 1) for c in darr.chunks)
+        sharding: Any = shards  # a shape, or zarr's {"shape": ..., "index_location": ...}
+        mapping = isinstance(sharding, Mapping)
+        outer = _extents(sharding["shape"] if mapping else sharding, "shards", ndim)
+        if outer is not None and chunks is None:
+            raise ValueError(
+                f"to_zarr: with shards={outer}, pass chunks= (the shape of the inner chunks "
+                "a shard holds; each must divide the shard)"
+            )
+        kind = "chunk" if outer is None else "shard"
+        check_blocks(darr.chunks, (0,) * ndim, outer or inner, kind)
+        zdtype: Any = dtype  # zarr's annotation names its own data types
+        array = zarr.create_array(
+            store,
+            name=name,
+            shape=darr.shape,
+            dtype=zdtype,
+            chunks=inner,
+            shards=sharding if mapping else outer,
+            overwrite=overwrite,
+            **create_kwargs,
+        )
+        starts = (0,) * ndim
+    cells: Any = darr
+    marks = cells.map_blocks(
+        _write_block,
+        array,
+        starts,
+        dtype=bool,
+        chunks=tuple((1,) * len(c) for c in darr.chunks),
+        meta=np.empty((0,) * ndim, dtype=bool),
+    )
+    written = dask.delayed(_written)(array, marks)
+    if not compute:
+        return written
+    written.compute()
+    return array
+
+
+def _start_in(
+    array: zarr.Array, darr: Any, dtype: NDArray | None, region: Selection | None
+) -> tuple[int, ...]:
+    """Where the Dask array starts in the existing ``array`` (everything checked)."""
+    stored = served(array, "to_zarr")[0]
+    if dtype is not None and dtype != stored:
+        raise ValueError(
+            f"to_zarr: dtype={dtype!r} differs from the array's data type {stored!r}; an "
+            "existing array keeps its data type: leave dtype out"
+        )
+    box = resolve(... if region is None else region, tuple(array.shape), "to_zarr")
+    if len(box.shape) != array.ndim or box.shape != tuple(darr.shape):
+        raise ValueError(
+            f"to_zarr: the Dask array of shape {tuple(darr.shape)} does not fit "
+            + (f"region {box.slices} (shape {box.shape}) of " if region is not None else "")
+            + f"the array of shape {tuple(array.shape)}; pass region= as one slice per axis, "
+            "the shape of the Dask array"
+        )
+    unit, kind = write_unit(array)
+    check_blocks(darr.chunks, box.starts, unit, kind)
+    return box.starts
+
+
+def _extents(value: int | Sequence[int] | None, what: str, ndim: int) -> tuple[int, ...] | None:
+    """``chunks`` or ``shards`` as one int per axis (an int stands for every axis)."""
+    if value is None:
+        return None
+    if isinstance(value, int | np.integer):
+        return (int(value),) * ndim
+    extents = tuple(value)
+    if len(extents) != ndim or not all(isinstance(n, int | np.integer) for n in extents):
+        raise TypeError(
+            f"to_zarr: {what}={value!r} must be an int or a tuple of {ndim} ints (one per axis)"
+        )
+    return tuple(int(n) for n in extents)
+
+
+def _write_block(
+    block: np.ndarray,
+    array: zarr.Array,
+    starts: tuple[int, ...],
+    block_info: dict[Any, Any] | None = None,
+) -> npt.NDArray[np.bool_]:
+    """One task of :func:`to_zarr`: ``block`` into its own region of the array."""
+    assert block_info is not None
+    if block.size:
+        _refuse_lost_copy(array)
+        location = block_info[0]["array-location"]
+        array[tuple(slice(s + a, s + b) for s, (a, b) in zip(starts, location, strict=True))] = (
+            block
+        )
+    return np.ones((1,) * block.ndim, dtype=bool)
+
+
+def _written(array: zarr.Array, marks: np.ndarray) -> zarr.Array:
+    return array
+
+
+def _refuse_lost_copy(array: zarr.Array) -> None:
+    """A distributed worker holds its own copy of a ``MemoryStore``: writes to it are lost."""
+    distributed = sys.modules.get("distributed")
+    if distributed is None or not isinstance(array.store, zarr.storage.MemoryStore):
+        return
+    try:
+        distributed.get_worker()
+    except ValueError:  # not in a worker
+        return
+    raise ValueError(
+        "to_zarr: the array lives in a zarr.storage.MemoryStore, which a distributed worker "
+        "receives as its own copy: what it writes there is lost. Write to a store every worker "
+        "reaches (a directory, object storage), or compute on the threaded scheduler"
+    )
+
+
+# -------------------------------------------------------------------------------- read
+
+
+def _blocks(array: Any, chunks: Any, what: str) -> Blocks:
+    """The blocks of a lazy read: ``chunks`` (anything Dask's ``normalize_chunks`` takes) or,
+    by default, the array's write unit (whole shards, else chunks: whole stored objects)."""
+    served(array, what)
+    normalize = _dask().array.core.normalize_chunks
+    shape = tuple(int(n) for n in array.shape)
+    return tuple(normalize(write_unit(array)[0] if chunks is None else chunks, shape))
+
+
+def map_columnar(
+    array: Any,
+    fn: Callable[[Columnar], Any],
+    *,
+    dtype: npt.DTypeLike,
+    trailing: Sequence[int] = (),
+    chunks: Any = None,
+) -> da.Array:
+    """A Dask array whose every block is ``fn`` of that block's cells as
+    :class:`~zarr_ndarray_dtype.columnar.Columnar` (read by one task with ``read_columnar``).
+
+    ``fn(col)`` returns an array of ``dtype`` of shape ``col.shape + trailing``: one result of
+    shape ``trailing`` per cell (e.g. per-cell means of ``(n, 2)`` cells: ``trailing=(2,)``).
+    Blocks are ``chunks`` (an int, a tuple, or a tuple of block sizes per axis, as Dask takes
+    them), by default the array's shards (else its chunks), so each task fetches whole objects.
+    ``fn`` runs where the task runs: on a distributed cluster it must be importable there.
+    """
+    da = _dask().array
+    blocks = _blocks(array, chunks, "map_columnar")
+    extra = tuple(int(n) for n in trailing)
+    out = blocks + tuple((n,) for n in extra)
+    return da.map_blocks(
+        _map_columnar_block,  # its name names the tasks (dask >= 2024.1 deprecates token=)
+        dtype=dtype,
+        chunks=out,
+        meta=np.empty((0,) * len(out), dtype=dtype),
+        array=array,
+        fn=fn,
+    )
+
+
+def _map_columnar_block(
+    array: Any, fn: Callable[[Columnar], Any], block_info: Any = None
+) -> np.ndarray:
+    """One task of :func:`map_columnar`."""
+    info = block_info[None]
+    location = info["array-location"][: array.ndim]
+    cells = read_columnar(array, tuple(slice(a, b) for a, b in location))
+    result = np.asarray(fn(cells))
+    if result.shape != tuple(info["chunk-shape"]):
+        raise ValueError(
+            f"map_columnar: fn returned shape {result.shape} for a block of {cells.shape} "
+            f"cells; it must return one result per cell, shape {tuple(info['chunk-shape'])} "
+            "(the block's shape, then trailing=)"
+        )
+    return result
+
+
+def read_columnar_blocks(array: Any, chunks: Any = None) -> np.ndarray:
+    """The cells of an ``ndarray`` array as an object ndarray (one entry per block, in the
+    grid of blocks) of ``dask.delayed`` objects, each reading its block with ``read_columnar``
+    as :class:`~zarr_ndarray_dtype.columnar.Columnar` when computed. Blocks are as in
+    :func:`map_columnar` (default: the array's shards, else its chunks)."""
+    dask = _dask()
+    blocks = _blocks(array, chunks, "read_columnar_blocks")
+    edges = [np.concatenate(([0], np.cumsum(sizes))).tolist() for sizes in blocks]
+    source = dask.delayed(array, pure=False)  # one graph node every task refers to
+    read = dask.delayed(read_columnar, pure=True)
+    grid = np.empty(tuple(len(sizes) for sizes in blocks), dtype=object)
+    for index in np.ndindex(grid.shape):
+        box = tuple(slice(e[i], e[i + 1]) for e, i in zip(edges, index, strict=True))
+        grid[index] = read(source, box)
+    return grid
