@@ -19,15 +19,29 @@ from typing import Any
 
 from zarr_ndarray_tool.errors import Refused
 
-__all__ = ["MIGRATION_RELEASE", "check_migration", "migrated_document", "strings_document"]
+__all__ = [
+    "MIGRATION_RELEASE",
+    "check_migration",
+    "has_migration",
+    "migrated_document",
+    "strings_document",
+]
 
 #: The first zarr-python release with ``zarr.metadata.migrate_v3``.
 MIGRATION_RELEASE = "3.1.3"
 
 
+def has_migration() -> bool:
+    """True where zarr-python has its v2 -> v3 migration."""
+    try:
+        return importlib.util.find_spec("zarr.metadata.migrate_v3") is not None
+    except ModuleNotFoundError:  # zarr < 3.1.3 has no zarr.metadata package at all
+        return False
+
+
 def check_migration(where: str) -> None:
     """Refuse a whole-hierarchy upgrade on a zarr-python without its v2 -> v3 migration."""
-    if importlib.util.find_spec("zarr.metadata.migrate_v3") is None:
+    if not has_migration():
         import zarr
 
         raise Refused(
