@@ -81,6 +81,7 @@ COMPAT_DIR = ROOT / "packages/vlen-ndarray-codec/tests/compat"
 HYPERSPY = ("hyperspy==2.5.0", "rosettasciio{}==0.15.0")
 ZARR2 = ("zarr==2.18.7", "numcodecs==0.15.2")
 ZSPY_STORES = ROOT / "packages/ndarray-tool/tests/hyperspy/zspy_stores.py"
+WORKED_EXAMPLE = "## Worked example: a HyperSpy-shaped scan"  # README.md's section
 # zarr's other codec pipeline (zarr 3.4.x); the newest-zarr cells rerun the zarr-facing tests
 # under it when the installed zarr has it.
 FUSED_PIPELINE = "zarr.core.codec_pipeline.FusedCodecPipeline"
@@ -477,10 +478,11 @@ def hyperspy(session: nox.Session) -> None:
     each store into Zarr v3; zarr.open_group(zarr_format=3) reads every array, the signal equal
     to what HyperSpy was given, and HyperSpy reads the upgraded store equal too;
     ``zarr-ndarray downgrade`` restores every file byte for byte, and HyperSpy with zarr 2 reads
-    the stores again (tests/hyperspy/zspy_stores.py).
+    the stores again (tests/hyperspy/zspy_stores.py). Then README.md's worked example runs, and
+    upgrades a store HyperSpy saved for it.
     """
     hyperspy = (HYPERSPY[0], HYPERSPY[1].format(""))
-    session.install(*EDITABLES, "zarr", *hyperspy)
+    session.install(*EDITABLES, "zarr", *hyperspy, "xarray")
     print_versions(session, "python", "hyperspy", "rosettasciio")
     tmp = Path(session.create_tmp()).resolve()
     zarr2 = venv(session, tmp / "venv-zarr2", HYPERSPY[0], HYPERSPY[1].format("[zspy]"), *ZARR2)
@@ -498,6 +500,12 @@ def hyperspy(session: nox.Session) -> None:
         session.run("zarr-ndarray", "downgrade", "-q", store)
     session.run("python", ZSPY_STORES, "same", stores, original)
     session.run(zarr2, ZSPY_STORES, "read", stores, external=True)
+    # The README's worked example, beside a store HyperSpy saved for it to upgrade.
+    example = tmp / "example"
+    shutil.rmtree(example, ignore_errors=True)
+    example.mkdir()
+    session.run(zarr2, ZSPY_STORES, "example", example, external=True)
+    session.run("python", TOOLS / "run_readme.py", ROOT / "README.md", WORKED_EXAMPLE, example)
 
 
 @nox.session(python="3.12")

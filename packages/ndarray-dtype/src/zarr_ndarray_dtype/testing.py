@@ -51,6 +51,22 @@ def readme_examples(readme: str | os.PathLike[str]) -> dict[str, str]:
     return {f"block{i}": code for i, code in enumerate(_PYTHON_BLOCK.findall(text))}
 
 
+#: A README block whose first line is ``# needs: module>=version, module`` runs only where those
+#: import (:func:`skip_unless_importable`).
+_NEEDS = re.compile(r"# needs: (.*)\n")
+
+
+def skip_unless_importable(code: str) -> None:
+    """Skip the running test unless the modules a README block's ``# needs:`` line names import
+    (at the versions it names)."""
+    import pytest
+
+    needs = _NEEDS.match(code)
+    for requirement in needs.group(1).split(",") if needs else ():
+        module, _, minversion = requirement.strip().partition(">=")
+        pytest.importorskip(module, minversion=minversion or None)
+
+
 def run_script(
     code: str, cwd: str | os.PathLike[str], *, timeout: float = 120.0
 ) -> subprocess.CompletedProcess[str]:

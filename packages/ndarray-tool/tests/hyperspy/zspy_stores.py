@@ -7,6 +7,7 @@ and the cells each was given, ``<case>.npy``)::
     python zspy_stores.py read DIR        # HyperSpy (zarr 2, or zarr 3 with our packages)
     python zspy_stores.py v3 DIR          # zarr 3 with our packages, no HyperSpy
     python zspy_stores.py same DIR OTHER  # every file of both, byte for byte
+    python zspy_stores.py example DIR     # HyperSpy + zarr 2: DIR/experiment.zspy alone
 
 ``write`` saves one ragged signal per case with HyperSpy (``BaseSignal(cells, ragged=True)``;
 eager, or lazily from dask; with a list of strings and numbers in its original metadata) and
@@ -92,6 +93,15 @@ def write(out: Path) -> None:
         print(f"{case}: navigation {cells.shape}, saved by HyperSpy", flush=True)
 
 
+def example(folder: Path) -> None:
+    """The store the README's worked example upgrades: a 2-D scan of (n, 2) float64 vectors."""
+    import hyperspy.api as hs
+
+    signal = hs.signals.BaseSignal(_ragged((8, 6), (2,), "f8", 8), ragged=True)
+    signal.metadata.General.title = "experiment"
+    signal.save(folder / "experiment.zspy", overwrite=True)
+
+
 def _same(got: np.ndarray, want: np.ndarray) -> bool:
     return got.dtype == want.dtype and got.shape == want.shape and np.array_equal(got, want)
 
@@ -175,8 +185,8 @@ def same(folder: Path, other: Path) -> bool:
 
 if __name__ == "__main__":
     command, *args = sys.argv[1:]
-    if command == "write":
-        write(Path(args[0]))
+    if command in ("write", "example"):
+        {"write": write, "example": example}[command](Path(args[0]))
         sys.exit(0)
     if command == "same":
         sys.exit(0 if same(Path(args[0]), Path(args[1])) else 1)
