@@ -9,7 +9,9 @@
  *
  * Built against the CPython stable ABI (Py_LIMITED_API 3.11: the buffer protocol is part of it
  * since 3.11), so one wheel serves every CPython >= 3.11. No numpy C API: numpy arrays arrive as
- * buffers. Every loop runs with the GIL released.
+ * buffers. A loop over at least RELEASE_GIL_BYTES runs with the GIL released; shorter ones keep
+ * it, since a thread that gives it up for microseconds may then wait a whole switch interval
+ * (5 ms) to take it back while other threads run Python (zarr's many small inner chunks).
  */
 
 #ifndef Py_LIMITED_API
@@ -23,6 +25,22 @@
 
 #define HEADER_NBYTES 4
 #define PREFIX_NBYTES 4
+#define RELEASE_GIL_BYTES ((Py_ssize_t)1 << 20)
+
+/* The GIL released for work of at least RELEASE_GIL_BYTES bytes; NULL (kept) for less. */
+static inline PyThreadState *
+release_gil_for(Py_ssize_t work)
+{
+    return work >= RELEASE_GIL_BYTES ? PyEval_SaveThread() : NULL;
+}
+
+static inline void
+take_gil_back(PyThreadState *released)
+{
+    if (released != NULL) {
+        PyEval_RestoreThread(released);
+    }
+}
 
 /* Little-endian u32 at p, whatever the alignment and the host byte order. */
 static inline uint32_t
@@ -73,6 +91,7 @@ kernel_scan(PyObject *self, PyObject *args)
     Py_ssize_t count, unit;
     Py_buffer data, starts, nbytes;
     int ok = 1;
+    PyThreadState *released;
 
     (void)self;
     if (!PyArg_ParseTuple(args, "OnnOO:scan", &data_obj, &count, &unit, &starts_obj,
@@ -103,7 +122,7 @@ kernel_scan(PyObject *self, PyObject *args)
         return NULL;
     }
 
-    Py_BEGIN_ALLOW_THREADS
+    released = release_gil_for(data.len);
     {
         const unsigned char *raw = (const unsigned char *)data.buf;
         const Py_ssize_t size = data.len;
@@ -137,7 +156,7 @@ kernel_scan(PyObject *self, PyObject *args)
             ok = 0;
         }
     }
-    Py_END_ALLOW_THREADS
+    take_gil_back(released);
 
     PyBuffer_Release(&nbytes);
     PyBuffer_Release(&starts);
@@ -158,6 +177,7 @@ kernel_gather(PyObject *self, PyObject *args)
     PyObject *data_obj, *starts_obj, *nbytes_obj, *out_obj, *dst_obj;
     Py_buffer data, starts, nbytes, out, dst;
     int bad = 0, packed = 0;
+    PyThreadState *released;
     long long cursor = 0;
 
     (void)self;
@@ -207,7 +227,13 @@ kernel_gather(PyObject *self, PyObject *args)
         bad = 1;
     }
     else {
-        Py_BEGIN_ALLOW_THREADS
+        /* the bytes to copy: the sum of the lengths (a pass over them with the GIL held) */
+        const int64_t *lengths = (const int64_t *)nbytes.buf;
+        Py_ssize_t work = 0, k;
+        for (k = 0; k < nbytes.len / 8 && work < RELEASE_GIL_BYTES; k++) {
+            work += lengths[k] > 0 ? (Py_ssize_t)lengths[k] : 0;
+        }
+        released = release_gil_for(work);
         {
             const unsigned char *raw = (const unsigned char *)data.buf;
             const int64_t *at = (const int64_t *)starts.buf;
@@ -234,7 +260,7 @@ kernel_gather(PyObject *self, PyObject *args)
                 }
             }
         }
-        Py_END_ALLOW_THREADS
+        take_gil_back(released);
     }
     if (!packed) {
         PyBuffer_Release(&dst);
@@ -262,6 +288,7 @@ kernel_frame(PyObject *self, PyObject *args)
     PyObject *payload_obj, *nbytes_obj, *out_obj;
     Py_buffer payload, nbytes, out;
     int bad = 0;
+    PyThreadState *released;
 
     (void)self;
     if (!PyArg_ParseTuple(args, "OOO:frame", &payload_obj, &nbytes_obj, &out_obj)) {
@@ -283,7 +310,7 @@ kernel_frame(PyObject *self, PyObject *args)
         bad = 1;
     }
     else {
-        Py_BEGIN_ALLOW_THREADS
+        released = release_gil_for(out.len);
         {
             const unsigned char *src = (const unsigned char *)payload.buf;
             const int64_t *len = (const int64_t *)nbytes.buf;
@@ -315,7 +342,7 @@ kernel_frame(PyObject *self, PyObject *args)
                 bad = 1;
             }
         }
-        Py_END_ALLOW_THREADS
+        take_gil_back(released);
     }
     PyBuffer_Release(&out);
     PyBuffer_Release(&nbytes);
