@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 import zarr
 from _zt_helpers import cells_f32x2, run, write_bytes_array, write_v2_ragged
+from _zt_zspy import SIGNAL, write_zspy
 
-from zarr_ndarray_tool import api, remote
+from zarr_ndarray_tool import api, migration, remote
 from zarr_ndarray_tool import metadata as md
 from zarr_ndarray_tool.errors import Refused
 
@@ -263,3 +264,57 @@ def test_api_upgrade_needs_the_element_type_and_api_export(tmp_path: Path) -> No
     pytest.importorskip("nd_arrow")
     assert api.export(store, "raw", tmp_path / "raw.parquet", dims=["n", "xy"]) == 5
     assert (tmp_path / "raw.parquet").stat().st_size > 0
+
+
+@pytest.mark.parametrize("backend", ["fsspec", "obstore"])
+def test_a_whole_zspy_hierarchy_upgrades_and_downgrades_on_s3(
+    backend: str,
+    s3_endpoint: str,
+    tmp_path: Path,
+    capsys: CaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pytest.importorskip("s3fs" if backend == "fsspec" else "obstore")
+    if not migration.has_migration():
+        pytest.skip(f"zarr's v2 -> v3 migration needs zarr >= {migration.MIGRATION_RELEASE}")
+    cells = np.empty((3, 2), dtype=object)
+    for i, index in enumerate(np.ndindex(3, 2)):
+        cells[index] = np.arange(2 * i, dtype="<f8").reshape(i, 2)
+    write_zspy(tmp_path / "s.zspy", cells)
+    s3 = _s3(s3_endpoint)
+    prefix = f"{uuid.uuid4().hex}/s.zspy"
+    files = {
+        p.relative_to(tmp_path / "s.zspy").as_posix(): p.read_bytes()
+        for p in (tmp_path / "s.zspy").rglob("*")
+        if p.is_file()
+    }
+    for name, data in files.items():
+        s3.put_object(Bucket=BUCKET, Key=f"{prefix}/{name}", Body=data)
+    url = f"s3://{BUCKET}/{prefix}"
+
+    def no_unconditional_write(*args: Any) -> None:
+        raise AssertionError("S3 writes must be conditional PUTs")
+
+    monkeypatch.setattr(remote, "_set", no_unconditional_write)
+    opts = ("--storage-options", json.dumps(_options(backend, s3_endpoint)), "--backend", backend)
+    status, out, err = run(capsys, "upgrade", url, *opts)
+    assert status == 0, err
+    assert f"{SIGNAL}/data: array ndarray float64 [null, 2]" in out
+
+    def listing() -> dict[str, bytes]:
+        found = s3.list_objects_v2(Bucket=BUCKET, Prefix=prefix + "/").get("Contents", [])
+        return {
+            o["Key"].removeprefix(prefix + "/"): s3.get_object(Bucket=BUCKET, Key=o["Key"])[
+                "Body"
+            ].read()
+            for o in found
+        }
+
+    assert not [k for k in listing() if k.rsplit("/", 1)[-1] in (".zgroup", ".zarray")]
+    store = zarr.storage.FsspecStore.from_url(url, storage_options={"endpoint_url": s3_endpoint})
+    data = zarr.open_group(store, mode="r", zarr_format=3)[f"{SIGNAL}/data"]
+    for index in np.ndindex(3, 2):
+        np.testing.assert_array_equal(data[index[0], index[1] :][0], cells[index])
+    status, _, err = run(capsys, "downgrade", url, *opts)
+    assert status == 0, err
+    assert listing() == files
