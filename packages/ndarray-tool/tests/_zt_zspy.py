@@ -51,12 +51,13 @@ def write_zspy(
     pad: Any = None,
     shapes: list[Any] | None = None,
     consolidated: bool = True,
+    sibling: str = "_ragged_shapes_data",
 ) -> None:
     """A zspy store at ``root`` holding the ragged signal ``cells`` (an object array over the
     navigation grid): data flattened plus ``_ragged_shapes_data``, axes, metadata with a list of
     strings (vlen-utf8) and a plain array; ``.zmetadata`` when ``consolidated``. ``pad`` is the
     element of edge-chunk padding (zarr 2 writes the fill, one item); ``shapes`` replaces the
-    shape sibling's cells."""
+    shape sibling's cells; ``sibling`` names it (``ragged_shapes`` in HyperSpy <= 1.7's files)."""
     blosc = numcodecs.Blosc(cname="zstd", clevel=1, shuffle=numcodecs.Blosc.SHUFFLE)
     dtype = next(c for c in cells.reshape(-1)).dtype
     nav = cells.shape
@@ -74,7 +75,7 @@ def write_zspy(
         root / SIGNAL / "data", flat, filters=[numcodecs.VLenArray(dtype.str)], pad=pad, **common
     )
     write_v2_ragged(
-        root / SIGNAL / "_ragged_shapes_data", given, filters=[numcodecs.VLenArray("<i8")],
+        root / SIGNAL / sibling, given, filters=[numcodecs.VLenArray("<i8")],
         pad=np.zeros(1, "<i8") if pad is not None else None, **common,
     )  # fmt: skip
     _group(root / SIGNAL / "metadata" / "General", {"title": TITLE})

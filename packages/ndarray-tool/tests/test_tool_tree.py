@@ -12,7 +12,7 @@ import numcodecs
 import numpy as np
 import pytest
 import zarr
-from _zt_helpers import run, snapshot
+from _zt_helpers import run, snapshot, write_v2_ragged
 from _zt_zspy import SIGNAL, dumps_v2, write_zspy
 
 from zarr_ndarray_tool import api, migration
@@ -274,3 +274,33 @@ def test_zarr_without_its_migration_refuses_whole_hierarchies(
     with pytest.raises(Refused, match=r"pip install 'zarr>=3.1.3'"):
         api.upgrade(zarr.storage.LocalStore(root))
     assert snapshot(root) == before
+
+
+@needs_migration
+def test_the_legacy_sibling_name_and_vlenbytes_arrays_given_their_element_type(
+    tmp_path: Path, capsys: CaptureFixture
+) -> None:
+    cells = ragged((4,), (3,), "<i8", 6)  # HyperSpy <= 1.7: ragged_shapes, int64 cells
+    write_zspy(tmp_path / "old", cells, sibling="ragged_shapes")
+    status, out, _ = run(capsys, "upgrade", str(tmp_path / "old"))
+    assert status == 0
+    assert "data: array ndarray int64 [null, 3]: every cell is (n, 3)" in out
+    assert "(shapes in ragged_shapes)" in out
+    assert_cells(zarr.open_array(tmp_path / "old" / SIGNAL / "data"), cells)
+    # a VLenBytes array of raw element bytes: refused without its element type, then typed
+    root = tmp_path / "raw"
+    write_zspy(root, ragged((3,), (2,), "<f4", 7))
+    raw = [c.tobytes() for c in ragged((3,), (2,), "<f4", 7)]
+    shutil.rmtree(root / SIGNAL / "data")
+    write_v2_ragged(
+        root / SIGNAL / "data", raw, filters=[numcodecs.VLenBytes()], separator="/",
+        chunks=(3,),
+    )  # fmt: skip
+    (root / ".zmetadata").unlink()
+    before = snapshot(root)
+    status, _, err = run(capsys, "upgrade", str(root))
+    assert status == 1 and "give its element type with --dtype and --shape" in err
+    assert snapshot(root) == before
+    status, out, err = run(capsys, "upgrade", str(root), "--dtype", "float32", "--shape", "null,2")
+    assert status == 0, err
+    assert_cells(zarr.open_array(root / SIGNAL / "data"), ragged((3,), (2,), "<f4", 7))

@@ -24,6 +24,7 @@ from zarr_ndarray_dtype import NDArray
 from zarr_ndarray_dtype.columnar import Columnar, read_columnar
 from zarr_ndarray_dtype.dask import map_columnar, read_columnar_blocks, to_zarr
 from zarr_ndarray_dtype.testing import local_cluster
+from zarr_ragged_ndarray import RaggedNDArrayCodec
 
 dask = pytest.importorskip("dask")
 da = pytest.importorskip("dask.array")
@@ -100,7 +101,13 @@ def test_any_variable_pattern(
 ) -> None:
     dtype = NDArray(dtype="int16", shape=pattern)
     unit = (chunk * per, chunk) if sharded else (chunk, chunk)
-    layout = {"chunks": (chunk, chunk), "shards": unit if sharded else None}
+    # this codec for every pattern (a [null, d1..dk] one would default to vlen-ndarray, which
+    # this package's tests may not have)
+    layout = {
+        "chunks": (chunk, chunk),
+        "shards": unit if sharded else None,
+        "serializer": RaggedNDArrayCodec(),
+    }
     cells = cells_of(dtype, (2 * unit[0] + 1, unit[1] + 1), seed)
     expected: dict[str, Any] = {}
     zarr.create_array(expected, shape=cells.shape, dtype=dtype, **layout)[...] = cells

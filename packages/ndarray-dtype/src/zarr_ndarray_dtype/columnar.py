@@ -348,9 +348,11 @@ class _Reader:
             np.cumsum(mine, out=mine)
             chunk_nbytes += _nbytes(sources)
             sources.blocks[1:] = []  # the blocks hold what they need of the chunks
-            if copy:
-                self._copy(blocks, spans, mine, budget.estimate())
             at += n
+            if copy:  # the output's estimate (the items so far, at this rate for every cell)
+                # and a sixteenth more: a reserve short of the last batch grows the output by
+                # realloc, which copies it where it cannot grow in place
+                self._copy(blocks, spans, mine, -(-int(mine[-1]) * count * 17 // (16 * at)))
         # the part of the output written (the rest was reserved, never touched)
         values = self.values[: int(offsets[-1])]
         return Scan(Cells(values, offsets, shapes), stored, chunk_nbytes)
@@ -386,11 +388,11 @@ class _Reader:
         reserve: int,
     ) -> None:
         """Copy every cell of the batch to its item ``offsets`` in the output. An output too
-        small for them grows to ``reserve`` bytes, the whole read's estimate: reserved pages
+        small for them grows to ``reserve`` items, the whole read's estimate: reserved pages
         cost nothing until written, and growing once spares copies of what is written."""
         total = int(offsets[-1])
         if self.values.size < total:
-            items = max(total, reserve // self.values.dtype.itemsize)
+            items = max(total, reserve)
             if not self.values.size:
                 self.values = np.empty(items, dtype=self.values.dtype)
             else:
