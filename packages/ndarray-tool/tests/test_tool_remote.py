@@ -74,6 +74,26 @@ def _key(url: str) -> str:
     return url.removeprefix(f"s3://{BUCKET}/") + "/zarr.json"
 
 
+def _conditional_puts_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tool's unconditional write fails the test: every S3 write must be a conditional PUT."""
+
+    def no_unconditional_write(*args: Any) -> None:
+        raise AssertionError("S3 writes must be conditional PUTs")
+
+    monkeypatch.setattr(remote, "_set", no_unconditional_write)
+
+
+def _objects(s3: Any, prefix: str) -> dict[str, bytes]:
+    """Every object under ``prefix``/, by its key below it."""
+    found = s3.list_objects_v2(Bucket=BUCKET, Prefix=prefix + "/").get("Contents", [])
+    return {
+        o["Key"].removeprefix(prefix + "/"): s3.get_object(Bucket=BUCKET, Key=o["Key"])[
+            "Body"
+        ].read()
+        for o in found
+    }
+
+
 @pytest.mark.parametrize("backend", ["fsspec", "obstore"])
 def test_info_upgrade_verify_downgrade_on_s3(
     backend: str, s3_endpoint: str, capsys: CaptureFixture, monkeypatch: pytest.MonkeyPatch
@@ -85,10 +105,7 @@ def test_info_upgrade_verify_downgrade_on_s3(
     original = s3.get_object(Bucket=BUCKET, Key=_key(url))["Body"].read()
     opts = ("--storage-options", json.dumps(_options(backend, s3_endpoint)), "--backend", backend)
 
-    def no_unconditional_write(*args: Any) -> None:
-        raise AssertionError("S3 writes must be conditional PUTs")
-
-    monkeypatch.setattr(remote, "_set", no_unconditional_write)
+    _conditional_puts_only(monkeypatch)
     status, out, err = run(capsys, "info", url, *opts, "--json")
     assert status == 0, err
     report = json.loads(out)
@@ -226,22 +243,11 @@ def test_zarr_v2_upgrade_and_downgrade_on_s3(
         s3.put_object(Bucket=BUCKET, Key=f"{prefix}/{name}", Body=data)
     url = f"s3://{BUCKET}/{prefix}"
 
-    def no_unconditional_write(*args: Any) -> None:
-        raise AssertionError("S3 writes must be conditional PUTs")
-
-    monkeypatch.setattr(remote, "_set", no_unconditional_write)
+    _conditional_puts_only(monkeypatch)
     opts = ("--storage-options", json.dumps(_options(backend, s3_endpoint)), "--backend", backend)
     status, _out, err = run(capsys, "upgrade", url, *opts, "--shape", "null,2")
     assert status == 0, err
-
-    def listing() -> dict[str, bytes]:
-        found = s3.list_objects_v2(Bucket=BUCKET, Prefix=prefix + "/").get("Contents", [])
-        return {
-            o["Key"].rsplit("/", 1)[1]: s3.get_object(Bucket=BUCKET, Key=o["Key"])["Body"].read()
-            for o in found
-        }
-
-    after = listing()
+    after = _objects(s3, prefix)
     assert set(after) == {"zarr.json", "0", "1", "2"}
     store = zarr.storage.FsspecStore.from_url(url, storage_options={"endpoint_url": s3_endpoint})
     for got, cell in zip(np.asarray(zarr.open_array(store, mode="r")[:]), cells, strict=True):
@@ -250,7 +256,7 @@ def test_zarr_v2_upgrade_and_downgrade_on_s3(
     assert run(capsys, "upgrade", url, *opts, "--shape", "null,2")[0] == 1
     status, _, err = run(capsys, "downgrade", url, *opts)
     assert status == 0, err
-    assert listing() == files
+    assert _objects(s3, prefix) == files
 
 
 def test_api_upgrade_needs_the_element_type_and_api_export(tmp_path: Path) -> None:
@@ -292,29 +298,16 @@ def test_a_whole_zspy_hierarchy_upgrades_and_downgrades_on_s3(
         s3.put_object(Bucket=BUCKET, Key=f"{prefix}/{name}", Body=data)
     url = f"s3://{BUCKET}/{prefix}"
 
-    def no_unconditional_write(*args: Any) -> None:
-        raise AssertionError("S3 writes must be conditional PUTs")
-
-    monkeypatch.setattr(remote, "_set", no_unconditional_write)
+    _conditional_puts_only(monkeypatch)
     opts = ("--storage-options", json.dumps(_options(backend, s3_endpoint)), "--backend", backend)
     status, out, err = run(capsys, "upgrade", url, *opts)
     assert status == 0, err
     assert f"{SIGNAL}/data: array ndarray float64 [null, 2]" in out
-
-    def listing() -> dict[str, bytes]:
-        found = s3.list_objects_v2(Bucket=BUCKET, Prefix=prefix + "/").get("Contents", [])
-        return {
-            o["Key"].removeprefix(prefix + "/"): s3.get_object(Bucket=BUCKET, Key=o["Key"])[
-                "Body"
-            ].read()
-            for o in found
-        }
-
-    assert not [k for k in listing() if k.rsplit("/", 1)[-1] in (".zgroup", ".zarray")]
+    assert not [k for k in _objects(s3, prefix) if k.rsplit("/", 1)[-1] in (".zgroup", ".zarray")]
     store = zarr.storage.FsspecStore.from_url(url, storage_options={"endpoint_url": s3_endpoint})
     data = zarr.open_group(store, mode="r", zarr_format=3)[f"{SIGNAL}/data"]
     for index in np.ndindex(3, 2):
         np.testing.assert_array_equal(data[index[0], index[1] :][0], cells[index])
     status, _, err = run(capsys, "downgrade", url, *opts)
     assert status == 0, err
-    assert listing() == files
+    assert _objects(s3, prefix) == files

@@ -34,7 +34,13 @@ from zarr_ndarray_tool.stores import (
     write_key,
 )
 from zarr_ndarray_tool.text import counted
-from zarr_ndarray_tool.v2 import ZARRAY, ZATTRS, original_documents, v3_from_v2
+from zarr_ndarray_tool.v2 import (
+    ZARRAY,
+    ZATTRS,
+    document_text,
+    original_documents,
+    v3_from_v2,
+)
 from zarr_ndarray_tool.verify import check_payloads, verify_chunks
 from zarr_vlen_ndarray import VlenNDArrayCodec
 
@@ -157,15 +163,6 @@ def is_v2(loc: Location) -> bool:
     return read_versioned(loc).data is None and read_versioned(loc, ZARRAY).data is not None
 
 
-def _text(data: bytes | None, name: str, where: str) -> str | None:
-    if data is None:
-        return None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise Refused(f"{where}: {name} is not UTF-8 text ({exc}).") from exc
-
-
 @dataclass(frozen=True)
 class V2Plan:
     """A Zarr v2 ragged array's upgrade, checked and not yet written."""
@@ -192,9 +189,10 @@ def plan_v2(
     where = str(loc)
     zarray = read_versioned(loc, ZARRAY)
     zattrs = read_versioned(loc, ZATTRS)
-    zarray_text = _text(zarray.data, ZARRAY, where)
+    zarray_text = document_text(zarray.data, ZARRAY, where)
     assert zarray_text is not None
-    new, etype = v3_from_v2(zarray_text, _text(zattrs.data, ZATTRS, where), dtype, shape, where)
+    zattrs_text = document_text(zattrs.data, ZATTRS, where)
+    new, etype = v3_from_v2(zarray_text, zattrs_text, dtype, shape, where)
     grid = grid_of(new, where)
     objects = chunk_objects(loc, new, grid)
     picked = objects if verify_all else sample(objects, sample_size)

@@ -46,7 +46,7 @@ from zarr_ndarray_tool.stores import (
     read_versioned,
 )
 from zarr_ndarray_tool.text import counted
-from zarr_ndarray_tool.v2 import ZARRAY, ZATTRS, v3_from_v2
+from zarr_ndarray_tool.v2 import ZARRAY, ZATTRS, document_text, v3_from_v2
 from zarr_ndarray_tool.zspy import pattern_of, sibling_of
 
 __all__ = ["KEPT", "downgrade_tree", "is_upgraded_tree", "is_v2_tree", "upgrade_tree"]
@@ -87,13 +87,7 @@ class _Node:
     docs: dict[str, bytes]
 
     def text(self, name: str) -> str | None:
-        raw = self.docs.get(name)
-        if raw is None:
-            return None
-        try:
-            return raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise Refused(f"{self.label}: {name} is not UTF-8 text ({exc}).") from exc
+        return document_text(self.docs.get(name), name, self.label)
 
     @property
     def label(self) -> str:

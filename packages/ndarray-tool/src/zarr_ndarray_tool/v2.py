@@ -44,6 +44,7 @@ __all__ = [
     "ZARRAY",
     "ZATTRS",
     "compressor_twin",
+    "document_text",
     "original_documents",
     "v3_from_v2",
 ]
@@ -53,6 +54,16 @@ ZATTRS = ".zattrs"
 #: The attribute of an upgraded array that keeps the v2 documents for ``downgrade``.
 V2_ATTRIBUTE = "_zarr_vlen_ndarray_v2"
 _BLOSC_SHUFFLE = {0: "noshuffle", 1: "shuffle", 2: "bitshuffle", -1: "bitshuffle"}
+
+
+def document_text(data: bytes | None, name: str, where: str) -> str | None:
+    """A stored v2 document ``name`` as text (None when absent); refused unless UTF-8."""
+    if data is None:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise Refused(f"{where}: {name} is not UTF-8 text ({exc}).") from exc
 
 
 def _load(text: str, what: str, where: str) -> Any:
