@@ -151,6 +151,7 @@ def test_cells_of_several_ranks_or_padded_edge_chunks_stay_flattened_with_the_re
     status, out, _ = run(capsys, "upgrade", str(tmp_path / "b"))
     assert status == 0
     assert "[null]: every cell is (n, 2), but chunk 2: " in out and "stay flattened" in out
+    assert "that element, at (5,), lies beyond the array's shape (5,): a fill value" in out
     assert_cells(
         zarr.open_array(tmp_path / "b" / SIGNAL / "data"), _flat(ragged((5,), (2,), "<f8", 2))
     )

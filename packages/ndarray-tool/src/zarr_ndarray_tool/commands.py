@@ -272,13 +272,15 @@ def _check_v2_chunks(
     with open_array(loc, md.with_shape(new, padded.shape)) as array:
         for obj in objects:
             raw = read_versioned(loc, obj.key).data or b""
+            framed = None
             try:
                 framed = codec.decode(raw) if codec is not None else raw
                 cells = VlenNDArrayCodec.decode_chunk(
                     np.frombuffer(framed, np.uint8), (count,), dtype
                 )
             except Exception as exc:  # any failure to decode marks the chunk incompatible
-                return f"chunk {obj.key}: {type(exc).__name__}: {exc}"
+                where_bad = "" if framed is None else _in_padding(framed, grid, obj.index, etype)
+                return f"chunk {obj.key}: {type(exc).__name__}: {exc}{where_bad}"
             try:
                 through_zarr = np.asarray(array[padded.region(obj.index)], dtype=object)
             except Exception as exc:  # the v3 codec chain cannot read what v2 wrote
@@ -290,6 +292,31 @@ def _check_v2_chunks(
                     return f"chunk {obj.key}: element {i} reads differently through zarr"
             progress.advance()
     return None
+
+
+def _in_padding(framed: Any, grid: Grid, index: tuple[int, ...], etype: md.ElementType) -> str:
+    """Where a v2 chunk's first element that is not whole rows of ``etype`` lies, when beyond
+    the array's shape: v2 writers leave fill values in an edge chunk's padding, which zarr
+    decodes with the chunk (HyperSpy saving lazily from dask blocks that do not divide the
+    navigation writes them). Empty when not, or when the chunk is not readable as items."""
+    try:
+        flat = NDArray(dtype=etype.dtype, shape=(None,))
+        count = math.prod(grid.chunks)
+        cells = VlenNDArrayCodec.decode_chunk(np.frombuffer(framed, np.uint8), (count,), flat)
+    except Exception:  # not even items of the dtype: the decode error says enough
+        return ""
+    bad = [i for i, cell in enumerate(cells.reshape(-1)) if cell.nbytes % etype.unit]
+    if not bad:
+        return ""
+    chunk = grid.padded().region(index)
+    local = np.unravel_index(bad[0], tuple(r.stop - r.start for r in chunk))
+    coords = tuple(r.start + int(i) for r, i in zip(chunk, local, strict=True))
+    if all(c < n for c, n in zip(coords, grid.shape, strict=True)):
+        return ""
+    return (
+        f" (that element, at {coords}, lies beyond the array's shape {grid.shape}: a fill "
+        "value its v2 writer left in the edge chunk's padding, which zarr decodes with the chunk)"
+    )
 
 
 def _restore_v2(node: Node, zarray_text: str, zattrs_text: str | None, *, dry_run: bool) -> Outcome:
