@@ -189,34 +189,39 @@ def s3_run(
         def fetch() -> list[Any]:  # obstore's buffers, as obstore hands them (no copy)
             return [obstore.get(s3, k).bytes() for k in chunk_keys]
 
-        times = rounds({"range": lambda: one_byte(s3, chunk_keys[0]), "fetch": fetch}, repeats)
+        fetching = WithCpu(fetch, endpoint.pid)
+        reading = WithCpu(lambda: read_columnar(array), endpoint.pid)
+        times = rounds({"range": lambda: one_byte(s3, chunk_keys[0]), "fetch": fetching}, repeats)
         # moto as it is reads the whole object for every ranged GET: its read runs once
-        reads = repeats if ranges_as_s3 else 1
-        times |= rounds({"read": lambda: read_columnar(array)}, reads)
-        times["fetch cpu"] = cpu_seconds(fetch, repeats, endpoint.pid)
-        times["read cpu"] = cpu_seconds(lambda: read_columnar(array), reads, endpoint.pid)
+        times |= rounds({"read": reading}, repeats if ranges_as_s3 else 1)
+        times["fetch cpu"] = fetching.of_fastest(times["fetch"])
+        times["read cpu"] = reading.of_fastest(times["read"])
     return times
 
 
-def cpu_seconds(fn: Any, repeats: int, server: int | None = None) -> list[float]:
-    """CPU seconds ``fn`` takes in this process and in the server's (0 without one), of the
-    run taking least of ``repeats``: the two share the cores, so a read cannot take less than
-    their sum over the cores."""
-    return min((_cpu_once(fn, server) for _ in range(repeats)), key=sum)
+class WithCpu:
+    """``fn`` keeping the CPU seconds of each call, in this process and in the server's (0
+    without one): the two share the cores, so a read cannot take less than their sum over the
+    cores. Those of the fastest call are reported beside its time."""
 
+    def __init__(self, fn: Any, server: int | None = None) -> None:
+        import psutil
 
-def _cpu_once(fn: Any, server: int | None) -> list[float]:
-    import psutil
+        self.fn = fn
+        self.processes = [psutil.Process(), psutil.Process(server) if server else None]
+        self.seconds: list[list[float]] = []
 
-    def used() -> tuple[float, float]:
-        mine = psutil.Process().cpu_times()
-        theirs = psutil.Process(server).cpu_times() if server else None
-        return mine.user + mine.system, theirs.user + theirs.system if theirs else 0.0
+    def _used(self) -> list[float]:
+        return [sum(p.cpu_times()[:2]) if p else 0.0 for p in self.processes]
 
-    (mine, theirs) = used()
-    fn()
-    (mine_after, theirs_after) = used()
-    return [mine_after - mine, theirs_after - theirs]
+    def __call__(self) -> Any:
+        before = self._used()
+        result = self.fn()
+        self.seconds.append([b - a for a, b in zip(before, self._used(), strict=True)])
+        return result
+
+    def of_fastest(self, times: list[float]) -> list[float]:
+        return self.seconds[times.index(min(times))]
 
 
 # ---------------------------------------------------------------------------------- report
@@ -275,14 +280,15 @@ def main() -> None:
         same = shard.read_bytes() == (root / "object" / "c" / "0").read_bytes()
         print(f"stored shard: {shard.stat().st_size / 2**20:.1f} MiB; byte-identical: {same}")
         zarr.core.sync.sync(memory_store.clear())  # its 1.2 GB are not needed any more
+        local_read = WithCpu(lambda: read_columnar(col))
         t |= rounds(
             {
                 "floor read": lambda: floor_read(shard, cells // INNER),
-                "columnar read": lambda: read_columnar(col),
+                "columnar read": local_read,
             },
             args.repeats,
         )
-        read_cpu = sum(cpu_seconds(lambda: read_columnar(col), args.repeats))
+        read_cpu = sum(local_read.of_fastest(t["columnar read"]))
         t |= rounds({"object read": lambda: obj[:]}, 1)
         k = (cells // INNER) // 2
         region = slice(k * INNER, (k + 1) * INNER)
