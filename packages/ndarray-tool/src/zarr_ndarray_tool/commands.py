@@ -41,7 +41,7 @@ from zarr_ndarray_tool.v2 import (
     original_documents,
     v3_from_v2,
 )
-from zarr_ndarray_tool.verify import check_payloads, verify_chunks
+from zarr_ndarray_tool.verify import check_payloads, element_place, verify_chunks
 from zarr_vlen_ndarray import VlenNDArrayCodec
 
 __all__ = [
@@ -308,10 +308,8 @@ def _in_padding(framed: Any, grid: Grid, index: tuple[int, ...], etype: md.Eleme
     bad = [i for i, cell in enumerate(cells.reshape(-1)) if cell.nbytes % etype.unit]
     if not bad:
         return ""
-    chunk = grid.padded().region(index)
-    local = np.unravel_index(bad[0], tuple(r.stop - r.start for r in chunk))
-    coords = tuple(r.start + int(i) for r, i in zip(chunk, local, strict=True))
-    if all(c < n for c, n in zip(coords, grid.shape, strict=True)):
+    coords, padding = element_place(grid.padded().region(index), bad[0], grid.shape)
+    if not padding:
         return ""
     return (
         f" (that element, at {coords}, lies beyond the array's shape {grid.shape}: a fill "

@@ -30,7 +30,7 @@ from zarr_ndarray_tool.progress import Progress
 from zarr_ndarray_tool.scan import Node, payload_lengths
 from zarr_ndarray_tool.stores import ChunkObject, Grid, open_array
 
-__all__ = ["Problem", "check_payloads", "read_raw", "refusal", "verify_chunks"]
+__all__ = ["Problem", "check_payloads", "element_place", "read_raw", "refusal", "verify_chunks"]
 
 
 @dataclass(frozen=True)
@@ -103,9 +103,9 @@ def check_payloads(
         bad = np.flatnonzero(lengths % unit)
         if bad.size:
             at = int(bad[0])
-            coords = _coords(region, at)
+            coords, padding = element_place(region, at, node.grid.shape)
             cell = np.asarray(cells, dtype=object).reshape(-1)[at]
-            if any(c >= n for c, n in zip(coords, node.grid.shape, strict=True)):
+            if padding:
                 coords_text = f"{coords} (beyond the array's shape, in the edge chunk's padding)"
             else:
                 coords_text = str(coords)
@@ -141,6 +141,16 @@ def _coords(region: tuple[slice, ...], flat: int) -> tuple[int, ...]:
     shape = tuple(r.stop - r.start for r in region)
     local = np.unravel_index(flat, shape) if shape else ()
     return tuple(r.start + int(i) for r, i in zip(region, local, strict=True))
+
+
+def element_place(
+    region: tuple[slice, ...], flat: int, shape: tuple[int, ...]
+) -> tuple[tuple[int, ...], bool]:
+    """The array coordinates of element ``flat`` (C order) of a whole chunk's ``region``, and
+    whether they lie beyond the array's ``shape``: in an edge chunk's padding, which the codec
+    decodes with the chunk."""
+    coords = _coords(region, flat)
+    return coords, any(c >= n for c, n in zip(coords, shape, strict=True))
 
 
 def _nul_hint(meta: dict[str, Any], cell: object) -> str:
