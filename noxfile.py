@@ -40,7 +40,7 @@ PYTEST = ("pytest", "pytest-timeout")
 ARROW_ENGINES = ("arro3-core", "nanoarrow", "duckdb", "polars")
 OBJECT_STORES = ("moto[server]", "s3fs", "obstore", "icechunk")
 TEST_DEPS = (
-    *PYTEST, "hypothesis", "jsonschema", "xarray", "dask[array]", "distributed",
+    *PYTEST, "hypothesis", "jsonschema", "xarray", "dask[array]", "distributed", "awkward",
     *ARROW_ENGINES, *OBJECT_STORES,
 )  # fmt: skip
 LINT_DEPS = ("ruff", "mypy", "import-linter", "nox")  # nox: mypy checks this file too
@@ -128,7 +128,8 @@ class Package:
 
 DTYPE = Package(
     "ndarray-dtype", "zarr-ndarray-dtype", "zarr_ndarray_dtype",
-    entry_points={"zarr.data_type ndarray": "zarr_ndarray_dtype:NDArray"}, floor_extras="[dask]",
+    entry_points={"zarr.data_type ndarray": "zarr_ndarray_dtype:NDArray"},
+    floor_extras="[dask,awkward]",
 )  # fmt: skip
 CODEC = Package(
     "vlen-ndarray-codec", "zarr-vlen-ndarray", "zarr_vlen_ndarray",

@@ -36,8 +36,8 @@ from _timing import rounds
 from zarr.codecs import VLenBytesCodec, ZstdCodec
 from zarr.dtype import VariableLengthBytes
 
+from zarr_ndarray_dtype import read_columnar, write_columnar
 from zarr_vlen_ndarray import NDArray, VlenNDArrayCodec
-from zarr_vlen_ndarray.columnar import read_columnar, write_columnar
 
 
 def make_data(cells: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

@@ -72,8 +72,8 @@ from _timing import rounds, spread
 from bench_shards import cells_of, floor_read, offsets_of
 from zarr.codecs import ZstdCodec
 
+from zarr_ndarray_dtype import read_columnar, write_columnar
 from zarr_vlen_ndarray import NDArray, VlenNDArrayCodec
-from zarr_vlen_ndarray.columnar import read_columnar, write_columnar
 
 NAV = (256, 256)
 INNER, SHARD = (16, 16), (64, 64)

@@ -223,7 +223,7 @@ def measure_sharded_write(side: int, repeats: int) -> dict[str, float]:
         )  # fmt: skip
 
     def direct() -> None:
-        write_columnar(fresh(), flat, hw, offsets)
+        write_columnar(fresh(), flat, offsets, shapes=hw)
 
     def objects() -> None:
         fresh()[...] = cells

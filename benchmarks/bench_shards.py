@@ -53,8 +53,8 @@ from _timing import rounds, spread
 from numcodecs import Zstd
 from zarr.codecs import ZstdCodec
 
+from zarr_ndarray_dtype import read_columnar, write_columnar
 from zarr_vlen_ndarray import NDArray, VlenNDArrayCodec
-from zarr_vlen_ndarray.columnar import read_columnar, write_columnar
 from zarr_vlen_ndarray.framing import encode_frames
 
 INNER = 4096

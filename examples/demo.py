@@ -254,7 +254,7 @@ def run(out: Path, series: int, seed: int) -> None:
     )  # fmt: skip
     check(chips.metadata.codecs[0].to_dict()["name"] == "ragged-ndarray", "chips codec")
     with t.step("write image chips (ragged write_columnar)"):
-        zarr_ragged_ndarray.write_columnar(chips, chip_values, chip_shapes, chip_offsets)
+        zarr_ragged_ndarray.write_columnar(chips, chip_values, chip_offsets, shapes=chip_shapes)
     chips = zarr.open_array(store_path / "chips", mode="r")
     with t.step("read image chips whole (object array)"):
         grid = np.asarray(chips[...])

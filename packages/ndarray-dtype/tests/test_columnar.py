@@ -20,12 +20,11 @@ from hypothesis import strategies as st
 from ndarray_dtype_testing import ToyCodec
 from zarr.codecs import Crc32cCodec, ShardingCodec, TransposeCodec, ZstdCodec
 
-from zarr_ndarray_dtype import NDArray, columnar
-from zarr_ndarray_dtype.columnar import Columnar, read_columnar, write_columnar
+from zarr_ndarray_dtype import Columnar, NDArray, columnar, read_columnar, write_columnar
 
 ORDERS = ("morton", "lexicographic", "colexicographic", "unordered")
 HAS_WRITE_ORDER = "subchunk_write_order" in ShardingCodec.__dataclass_fields__  # zarr >= 3.3.0
-PATTERNS = [(None,), (None, 2), (2, None), (None, None)]
+PATTERNS = [(None,), (None, 2), (None, 2, 3), (2, None), (None, None), (3, None, 2)]
 
 
 def _create(store: Any, dtype: NDArray, shape: Any, chunks: Any, shards: Any, **kw: Any) -> Any:
@@ -53,13 +52,14 @@ def _cells(
     return out
 
 
-def _columns(cells: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _write(array: Any, cells: np.ndarray, selection: Any = ...) -> None:
+    """``write_columnar`` of ``cells`` as flat values, item offsets and their shapes."""
     flat = list(cells.reshape(-1))
     shapes = np.array([c.shape for c in flat], np.int64).reshape(len(flat), -1)
     sizes = np.array([c.size for c in flat], np.int64)
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     values = np.concatenate([c.reshape(-1) for c in flat]) if flat else np.zeros(0)
-    return values, shapes, offsets
+    write_columnar(array, values, offsets, selection, shapes=shapes)
 
 
 def _stored(store: dict[str, Any]) -> dict[str, bytes]:
@@ -67,8 +67,13 @@ def _stored(store: dict[str, Any]) -> dict[str, bytes]:
 
 
 def _assert_reads_equal(col: Columnar, cells: Any) -> None:
+    """The one rule of Columnar holds, in the layout of the pattern."""
     flat = np.asarray(cells, dtype=object).reshape(-1)
-    assert col.offsets.size == flat.size + 1
+    assert col.offsets.size == flat.size + 1 and col.offsets.dtype == np.int64
+    pattern = col.data_type.pattern
+    rows = pattern.dims[1:] if pattern.is_leading_variable else ()
+    assert col.values.shape[1:] == rows  # rows of [null, d1..dk], else flat
+    assert col.shapes.shape == (flat.size, pattern.ndim) and col.shapes.dtype == np.int64
     for i, cell in enumerate(flat):
         got = col.values[col.offsets[i] : col.offsets[i + 1]].reshape(col.shapes[i])
         assert got.shape == cell.shape and got.tobytes() == np.asarray(cell).tobytes()
@@ -136,13 +141,20 @@ def test_writes_leave_the_objects_zarr_leaves_and_reads_match(case: dict[str, An
                 col.resize(case["resize"])
             cells = _cells(rng, dtype, tuple(s.stop - s.start for s in selection))
             ref[selection] = cells
-            write_columnar(col, *_columns(cells), selection)
+            _write(col, cells, selection)
             assert _stored(col_store) == _stored(ref_store), f"after writing {selection}"
         got = read_columnar(col)
         assert got.shape == tuple(col.shape)
         _assert_reads_equal(got, ref[...])
         box = tuple(slice(n // 3, n) for n in col.shape)
         _assert_reads_equal(read_columnar(col, box), ref[box])
+    # What a read gives, written back as it is, stores what zarr's object path stores.
+    args = (dtype, tuple(col.shape), case["chunks"], case["shards"])
+    copy_store: dict[str, Any] = {}
+    objects_store: dict[str, Any] = {}
+    write_columnar(_create(copy_store, *args, **dict(case["kw"])), *got, shapes=got.shapes)
+    _create(objects_store, *args, **dict(case["kw"]))[...] = ref[...]
+    assert _stored(copy_store) == _stored(objects_store)
 
 
 # ----------------------------------------------------------------------------- selections
@@ -182,13 +194,13 @@ def test_unwritten_cells_are_fill_cells() -> None:
 def test_zero_d_and_empty_arrays() -> None:
     array = _create({}, F32_NN, (), None, None)
     assert read_columnar(array).shapes.tolist() == [[0, 0]]
-    write_columnar(array, np.arange(6, dtype="f4"), [[2, 3]], [0, 6])
+    write_columnar(array, np.arange(6, dtype="f4"), [0, 6], shapes=[[2, 3]])
     col = read_columnar(array)
     assert col.shape == () and col.values.tolist() == list(range(6))
     empty = _create({}, F32_NN, (0, 4), (2, 2), None)
     col = read_columnar(empty)
     assert col.shape == (0, 4) and col.offsets.tolist() == [0]
-    write_columnar(empty, np.zeros(0, "f4"), np.zeros((0, 2), int), [0])
+    write_columnar(empty, np.zeros(0, "f4"), [0], shapes=np.zeros((0, 2), int))
 
 
 def test_array_to_array_codecs_are_zarrs_business() -> None:
@@ -198,7 +210,7 @@ def test_array_to_array_codecs_are_zarrs_business() -> None:
     cells = _cells(np.random.default_rng(4), F32_NN, (3, 2), empty=0)  # no two cells alike
     ref[...] = cells
     col = _create({}, F32_NN, (3, 2), (2, 2), None, filters=transpose)
-    write_columnar(col, *_columns(cells))
+    _write(col, cells)
     assert _stored(col.store._store_dict) == _stored(ref.store._store_dict)
     _assert_reads_equal(read_columnar(col, (slice(1, 3), slice(0, 2))), cells[1:3, 0:2])
 
@@ -216,7 +228,7 @@ def test_all_fixed_patterns_are_columnar_through_the_bytes_codec() -> None:
     cells = np.empty(5, dtype=object)
     cells[:] = [np.arange(6, dtype="<i2").reshape(3, 2) + 10 * i for i in range(5)]
     ref[:] = cells
-    write_columnar(col, *_columns(cells), slice(None))
+    _write(col, cells, slice(None))
     assert _stored(col.store._store_dict) == _stored(ref.store._store_dict)
     _assert_reads_equal(read_columnar(col, slice(1, 5)), cells[1:5])
 
@@ -224,7 +236,7 @@ def test_all_fixed_patterns_are_columnar_through_the_bytes_codec() -> None:
 def test_input_is_checked_before_anything_is_written() -> None:
     array = _create({}, F32_NN, (4,), (2,), None)
     with pytest.raises(ValueError, match="must have 5 entries"):
-        write_columnar(array, np.zeros(0, "f4"), np.zeros((4, 2), int), [0, 0, 0, 0])
+        write_columnar(array, np.zeros(0, "f4"), [0, 0, 0, 0], shapes=np.zeros((4, 2), int))
     with pytest.raises(TypeError, match="'ndarray' data type"):
         read_columnar(zarr.create_array({}, shape=(2,), dtype="int8"))
     opaque = zarr.create_array({}, shape=(2,), dtype=F32_NN, serializer=_OpaqueCodec())
@@ -241,7 +253,7 @@ def test_integers_that_a_float_element_dtype_would_round_are_refused(value: int)
     offsets = np.array([0, 1, 2])
     shapes = np.array([[1], [1]])
     with pytest.raises(TypeError, match=f"^values array\\(\\[.* holds the integer {value}, "):
-        write_columnar(array, values, shapes, offsets, slice(None))
+        write_columnar(array, values, offsets, slice(None), shapes=shapes)
     cells = np.empty(2, dtype=object)
     cells[:] = [values[:1], values[1:]]
     with pytest.raises(
@@ -249,7 +261,7 @@ def test_integers_that_a_float_element_dtype_would_round_are_refused(value: int)
     ):
         array[:] = cells
     assert sorted(array.store._store_dict) == ["zarr.json"]
-    write_columnar(array, values - 1, shapes, offsets, slice(None))  # exact values are kept
+    write_columnar(array, values - 1, offsets, shapes=shapes)  # exact values are kept
     assert [int(c[0]) for c in array[:]] == [value - 1, 2**24 - 1]
 
 
@@ -286,9 +298,9 @@ def test_a_corrupt_chunk_the_write_keeps_cells_of_stops_it_before_anything_is_st
     before = _stored(array.store._store_dict)
     cells = _cells(np.random.default_rng(2), F32_NN, (38,))
     with pytest.raises(ValueError, match="chunk 'c/9'"):  # named, as a read names it
-        write_columnar(array, *_columns(cells), slice(0, 38))
+        _write(array, cells, slice(0, 38))
     assert _stored(array.store._store_dict) == before
-    write_columnar(array, *_columns(_cells(np.random.default_rng(3), F32_NN, (40,))))  # whole
+    _write(array, _cells(np.random.default_rng(3), F32_NN, (40,)))  # whole
 
 
 # ----------------------------------------------------------------------- threads, batches

@@ -42,36 +42,42 @@ def _shape(rng: np.random.Generator, dtype: NDArray) -> tuple[int, ...]:
 
 def test_rows_form_rules() -> None:
     values = np.zeros((4, 2), "f4")
-    rows = (2,)
     with pytest.raises(ValueError, match="start at 0"):
-        check_columns(values, [1, 2, 4], F32_2, rows=rows)
+        check_columns(values, [1, 2, 4], F32_2)
     with pytest.raises(ValueError, match="never decrease"):
-        check_columns(values, [0, 3, 2, 4], F32_2, rows=rows)
+        check_columns(values, [0, 3, 2, 4], F32_2)
     with pytest.raises(ValueError, match="must equal len"):
-        check_columns(values, [0, 1, 3], F32_2, rows=rows)
+        check_columns(values, [0, 1, 3], F32_2)
     with pytest.raises(ValueError, match="must have 4 entries for 3 cells"):
-        check_columns(values, [0, 1, 4], F32_2, 3, rows=rows)
+        check_columns(values, [0, 1, 4], F32_2, 3)
     with pytest.raises(TypeError, match="integer"):
-        check_columns(values, np.array([0.0, 4.0]), F32_2, rows=rows)
-    with pytest.raises(ValueError, match=r"shape \(total, 2\)"):
-        check_columns(np.zeros((4, 3), "f4"), [0, 4], F32_2, rows=rows)
+        check_columns(values, np.array([0.0, 4.0]), F32_2)
+    with pytest.raises(ValueError, match=r"rows of shape \(total_rows, 2\) with offsets counting"):
+        check_columns(np.zeros((4, 3), "f4"), [0, 4], F32_2)
+    with pytest.raises(ValueError, match=r"cell 0 has 1 items, but .* whole number of 2-item"):
+        check_columns(np.zeros(4, "f4"), [0, 1, 4], F32_2)  # flat values: item offsets
     i8 = NDArray(dtype="int8", shape=(None,))
     with pytest.raises(TypeError, match="object array"):
-        check_columns(np.empty(2, object), [0, 2], i8, rows=())
+        check_columns(np.empty(2, object), [0, 2], i8)
     with pytest.raises(CellTypeError, match="fractional"):
-        check_columns(np.array([0.5, 1.0]), [0, 2], i8, rows=())
+        check_columns(np.array([0.5, 1.0]), [0, 2], i8)
     with pytest.raises(CellTypeError, match="outside the range"):
-        check_columns(np.array([300]), [0, 1], NDArray(dtype="uint8", shape=(None,)), rows=())
+        check_columns(np.array([300]), [0, 1], NDArray(dtype="uint8", shape=(None,)))
     cells = check_columns(
         np.array([1, 2], ">i4"), np.array([0, 2], np.uint8), NDArray(dtype="int64", shape=(None,)),
-        rows=(),
     )  # fmt: skip
     assert cells.values.dtype == np.dtype("<i8") and cells.offsets.dtype == np.int64
-    cells = check_columns([], [0, 0], F32_2, rows=rows)
+    cells = check_columns([], [0, 0], F32_2)
     assert cells.values.shape == (0,) and cells.offsets.tolist() == [0, 0]
-    cells = check_columns(np.zeros((3, 2), "f4"), [0, 1, 3], F32_2, rows=rows)
+    cells = check_columns(np.zeros((3, 2), "f4"), [0, 1, 3], F32_2)
     assert cells.offsets.tolist() == [0, 2, 6]  # item offsets: rows x 2
     assert cells.shapes is None and issubclass(CellError, ValueError)
+    flat = check_columns(np.zeros(6, "f4"), [0, 2, 6], F32_2)  # the same cells, flat
+    assert flat.offsets.tolist() == [0, 2, 6] and flat.values.shape == (6,)
+    with pytest.raises(ValueError, match=r"cell 1 has shape \(3, 2\), i.e. 6 items, but offsets"):
+        check_columns(np.zeros((3, 2), "f4"), [0, 1, 3], F32_2, shapes=[[1, 2], [3, 2]])
+    checked = check_columns(np.zeros((3, 2), "f4"), [0, 1, 3], F32_2, shapes=[[1, 2], [2, 2]])
+    assert checked.offsets.tolist() == [0, 2, 6] and checked.shapes is None
 
 
 def test_shapes_form_rules() -> None:
@@ -89,7 +95,7 @@ def test_shapes_form_rules() -> None:
     with pytest.raises(ValueError, match=r"a \(cells, 2\) table"):
         check_columns(values, [0, 2, 4], dtype, 2, shapes=good[:, :1])
     huge = np.array([[2**32 - 1, 2**32 - 1]])
-    with pytest.raises(ValueError, match="more than the 0 values"):
+    with pytest.raises(ValueError, match="over 0 items"):
         check_columns(np.zeros(0, "f4"), [0, 0], F32_NN, 1, shapes=huge)
     with pytest.raises(ValueError, match="extents must be 0"):
         check_columns(np.zeros(0, "f4"), [0, 0], F32_NN, 1, shapes=huge * 2)
@@ -97,11 +103,19 @@ def test_shapes_form_rules() -> None:
     assert check_columns(values, [0, 2, 4], dtype, 2, shapes=good).shapes is None
     kept = check_columns(np.zeros(3, "f4"), [0, 3], F32_NN, 1, shapes=[[1, 3]]).shapes
     assert kept is not None and kept.tolist() == [[1, 3]]
+    with pytest.raises(ValueError, match=r"shapes= is needed for the pattern \[None, None\]"):
+        check_columns(np.zeros(3, "f4"), [0, 3], F32_NN, 1)
+    with pytest.raises(ValueError, match="values must be flat"):
+        check_columns(np.zeros((2, 2), np.uint8), [0, 2], dtype, 1)
+    derived = check_columns(values, [0, 2, 4], dtype, 2)  # one variable dimension: no table
+    assert derived.offsets.tolist() == [0, 2, 4] and derived.shapes is None
+    with pytest.raises(ValueError, match="cell 0 has 1 items"):
+        check_columns(values, [0, 1, 4], dtype, 2)
 
 
 def test_bools_are_stored_as_zero_and_one() -> None:
     raw = np.array([0, 1, 2, 255], dtype=np.uint8).view(bool)
-    cells = check_columns(raw, [0, 4], NDArray(dtype="bool", shape=(None,)), rows=())
+    cells = check_columns(raw, [0, 4], NDArray(dtype="bool", shape=(None,)))
     assert cells.values.view(np.uint8).tolist() == [0, 1, 1, 1]
 
 

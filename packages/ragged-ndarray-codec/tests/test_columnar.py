@@ -39,6 +39,7 @@ def _array(dtype: NDArray, shape: Any, chunks: Any, sharded: bool = False, **kw:
 
 
 def _columns(cells: np.ndarray, dtype: NDArray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(values, offsets, shapes)`` of ``cells`` in the layout read_columnar gives."""
     flat = [dtype.coerce_cell(c) for c in cells.reshape(-1)]
     shapes = np.array([c.shape for c in flat], np.int64).reshape(len(flat), dtype.pattern.ndim)
     sizes = np.array([c.size for c in flat], dtype=np.int64)
@@ -46,7 +47,15 @@ def _columns(cells: np.ndarray, dtype: NDArray) -> tuple[np.ndarray, np.ndarray,
         np.concatenate([c.reshape(-1) for c in flat]) if flat else np.empty(0, dtype.item_dtype)
     )
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-    return values.astype(dtype.item_dtype), shapes, offsets
+    if dtype.pattern.is_leading_variable:  # rows of the fixed extents, row offsets
+        values = values.reshape(-1, *dtype.shape[1:])
+        offsets //= dtype.pattern.fixed_items
+    return values.astype(dtype.item_dtype), offsets, shapes
+
+
+def _write(arr: Any, cells: np.ndarray, dtype: NDArray, selection: Any = ...) -> None:
+    values, offsets, shapes = _columns(cells, dtype)
+    write_columnar(arr, values, offsets, selection, shapes=shapes)
 
 
 def _store_bytes(arr: Any) -> dict[str, bytes]:
@@ -62,8 +71,8 @@ def _store_bytes(arr: Any) -> dict[str, bytes]:
 
 
 def _assert_matches(col: Columnar, cells: np.ndarray, dtype: NDArray) -> None:
-    values, shapes, offsets = _columns(cells, dtype)
-    assert col.shape == cells.shape
+    values, offsets, shapes = _columns(cells, dtype)
+    assert col.shape == cells.shape and col.values.shape == values.shape
     assert col.values.dtype == dtype.item_dtype
     assert col.values.tobytes() == values.tobytes()
     assert col.shapes.tolist() == shapes.tolist()
@@ -105,7 +114,7 @@ def test_write_is_byte_identical_to_object_path(selection: Any, sharded: bool) -
     objects[:2] = base[:2]
     shape = np.zeros((5, 9))[selection].shape
     new = _cells(dtype, shape, seed=7)
-    write_columnar(direct, *_columns(new, dtype), selection)
+    _write(direct, new, dtype, selection)
     objects[selection] = new
     assert _store_bytes(direct) == _store_bytes(objects)
 
@@ -136,7 +145,7 @@ def test_sharded_writes_are_direct_and_byte_identical(
         with monkeypatch.context() as patch:  # no cell objects: the codec's object path fails
             patch.setattr(RaggedNDArrayCodec, "encode_chunk", _no_object_path)
             patch.setattr(RaggedNDArrayCodec, "decode_chunk", _no_object_path)
-            write_columnar(direct, *_columns(cells, dtype), selection)
+            _write(direct, cells, dtype, selection)
         assert _store_bytes(direct) == _store_bytes(objects), f"after writing {selection}"
 
 
@@ -150,7 +159,7 @@ def test_elision_and_fill_value() -> None:
     direct = _array(dtype, (6,), (2,), fill_value=fill)
     objects = _array(dtype, (6,), (2,), fill_value=fill)
     cells = object_array([fill, fill, fill, np.zeros((2, 0), np.int8), fill, fill])
-    write_columnar(direct, *_columns(cells, dtype))
+    _write(direct, cells, dtype)
     objects[:] = cells
     assert _store_bytes(direct) == _store_bytes(objects)
     assert sorted(_store_bytes(direct)) == ["c/1", "zarr.json"]
@@ -163,7 +172,7 @@ def test_round_trip_every_dtype_2d() -> None:
         dtype = NDArray(dtype=name, shape=(None, None))
         arr = _array(dtype, (4, 5), (3, 2))
         cells = _cells(dtype, (4, 5), seed=len(name))
-        write_columnar(arr, *_columns(cells, dtype))
+        _write(arr, cells, dtype)
         _assert_matches(read_columnar(arr), cells, dtype)
         got = arr[...]
         for a, b in zip(got.reshape(-1), cells.reshape(-1), strict=True):
@@ -186,7 +195,7 @@ def test_random_boxes(data: st.DataObject) -> None:
     arr[...] = base
     mirror[...] = base
     new = _cells(F32_NN, (b0 - a0, b1 - a1), seed=5)
-    write_columnar(arr, *_columns(new, F32_NN), selection)
+    _write(arr, new, F32_NN, selection)
     mirror[selection] = new
     assert _store_bytes(arr) == _store_bytes(mirror)
     _assert_matches(read_columnar(arr, selection), new, F32_NN)
@@ -205,7 +214,7 @@ def test_chain_with_array_to_array_codec() -> None:
         for _ in range(2)
     )
     cells = _cells(F32_NN, (3, 2), seed=2)
-    write_columnar(arr, *_columns(cells, F32_NN))
+    _write(arr, cells, F32_NN)
     mirror[...] = cells
     assert _store_bytes(arr) == _store_bytes(mirror)
     _assert_matches(read_columnar(arr), cells, F32_NN)
@@ -217,13 +226,13 @@ def test_input_checks() -> None:
     values = np.arange(4, dtype=np.uint8)
     good_shapes = np.array([[2, 1], [2, 1]])
     with pytest.raises(ValueError, match="offsets must have 3 entries"):
-        write_columnar(arr, values, good_shapes, np.array([0, 4]))
+        write_columnar(arr, values, np.array([0, 4]), shapes=good_shapes)
     with pytest.raises(ValueError, match="cell 0 has shape"):
-        write_columnar(arr, values, good_shapes, np.array([0, 1, 4]))
+        write_columnar(arr, values, np.array([0, 1, 4]), shapes=good_shapes)
     with pytest.raises(CellError, match="fixed extents"):
-        write_columnar(arr, values, np.array([[1, 2], [2, 1]]), np.array([0, 2, 4]))
+        write_columnar(arr, values, np.array([0, 2, 4]), shapes=np.array([[1, 2], [2, 1]]))
     with pytest.raises(CellError, match="outside the range"):
-        write_columnar(arr, values.astype(int) + 300, good_shapes, np.array([0, 2, 4]))
+        write_columnar(arr, values.astype(int) + 300, np.array([0, 2, 4]), shapes=good_shapes)
     with pytest.raises(ValueError, match="step 1"):
         read_columnar(arr, slice(None, None, 2))
     with pytest.raises(IndexError, match="out of bounds"):
@@ -243,7 +252,7 @@ def test_f_order_array_writes_the_same_chunks() -> None:
     cells = _cells(F32_NN, (4, 6), seed=11)
     direct = _array(F32_NN, (4, 6), (3, 4), config={"order": "F"})
     objects = _array(F32_NN, (4, 6), (3, 4))
-    write_columnar(direct, *_columns(cells, F32_NN))
+    _write(direct, cells, F32_NN)
     objects[...] = cells
     assert _store_bytes(direct) == _store_bytes(objects)  # order is not stored metadata
     _assert_matches(read_columnar(direct, (slice(1, 4), slice(2, 6))), cells[1:4, 2:6], F32_NN)
@@ -271,7 +280,7 @@ def test_rank0_array(filters: Any) -> None:
         filters=filters,
     )  # fmt: skip
     assert read_columnar(arr).shapes.tolist() == [[0, 0]]
-    write_columnar(arr, np.arange(6, dtype=np.float32), np.array([[2, 3]]), np.array([0, 6]))
+    write_columnar(arr, np.arange(6, dtype=np.float32), [0, 6], shapes=[[2, 3]])
     col = read_columnar(arr)
     assert col.shape == ()
     assert col.values.tolist() == list(range(6))
@@ -281,10 +290,10 @@ def test_rank0_array(filters: Any) -> None:
 def test_huge_shapes_are_refused_without_overflow() -> None:
     arr = _array(F32_NN, (1,), (1,))
     huge = np.array([[2**32 - 1, 2**32 - 1]])
-    with pytest.raises(ValueError, match="more than the 0 values"):
-        write_columnar(arr, np.zeros(0, np.float32), huge, np.array([0, 0]))
+    with pytest.raises(ValueError, match="over 0 items"):
+        write_columnar(arr, np.zeros(0, np.float32), [0, 0], shapes=huge)
     with pytest.raises(ValueError, match="extents must be 0"):
-        write_columnar(arr, np.zeros(0, np.float32), huge * 2, np.array([0, 0]))
+        write_columnar(arr, np.zeros(0, np.float32), [0, 0], shapes=huge * 2)
 
 
 @pytest.mark.parametrize("sharded", [False, True], ids=["plain", "sharded"])
@@ -307,7 +316,7 @@ def test_edge_chunks_after_a_shrinking_resize_follow_zarr(sharded: bool, nd: boo
         arr.resize(smaller)
     new = _cells(dtype, (2, 2) if nd else (2,), seed=5)
     objects[box] = new
-    write_columnar(direct, *_columns(new, dtype), box)
+    _write(direct, new, dtype, box)
     assert _store_bytes(direct) == _store_bytes(objects)
 
 
@@ -321,5 +330,5 @@ def test_a_corrupt_chunk_the_write_keeps_cells_of_stops_it_before_anything_is_st
     store["c/19"] = store["c/19"].from_bytes(bytes(raw))
     before = _store_bytes(arr)
     with pytest.raises(RaggedLayoutError):
-        write_columnar(arr, *_columns(_cells(F32_NN, (78,), seed=7), F32_NN), slice(0, 78))
+        _write(arr, _cells(F32_NN, (78,), seed=7), F32_NN, slice(0, 78))
     assert _store_bytes(arr) == before

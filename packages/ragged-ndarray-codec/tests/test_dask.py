@@ -20,8 +20,7 @@ from _zrn_helpers import object_array, random_cell, random_shape, variable_patte
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zarr_ndarray_dtype import NDArray
-from zarr_ndarray_dtype.columnar import Columnar, read_columnar
+from zarr_ndarray_dtype import Columnar, NDArray, read_columnar
 from zarr_ndarray_dtype.dask import map_columnar, read_columnar_blocks, to_zarr
 from zarr_ndarray_dtype.testing import local_cluster
 from zarr_ragged_ndarray import RaggedNDArrayCodec

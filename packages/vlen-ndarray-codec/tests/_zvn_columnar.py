@@ -13,8 +13,7 @@ from zarr.codecs import ZstdCodec
 
 from zarr_ndarray_dtype import NDArray
 from zarr_ndarray_dtype.grid import resolve
-from zarr_vlen_ndarray import VlenNDArrayCodec
-from zarr_vlen_ndarray.columnar import write_columnar
+from zarr_vlen_ndarray import VlenNDArrayCodec, write_columnar
 
 F32x2 = NDArray(dtype="float32", shape=(None, 2))
 

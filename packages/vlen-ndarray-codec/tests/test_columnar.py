@@ -19,12 +19,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from zarr.codecs import BytesCodec, Crc32cCodec, ShardingCodec, ZstdCodec
 
-from zarr_ndarray_dtype import CellError, CellTypeError, NDArray
+import zarr_vlen_ndarray
+from zarr_ndarray_dtype import CellTypeError, NDArray
 from zarr_ndarray_dtype import columnar as engine
 from zarr_ndarray_dtype.errors import StoredChunkError
-from zarr_vlen_ndarray import VlenNDArrayCodec
-from zarr_vlen_ndarray import columnar as columnar_module
-from zarr_vlen_ndarray.columnar import check_columnar, read_columnar, write_columnar
+from zarr_vlen_ndarray import VlenNDArrayCodec, read_columnar, write_columnar
 from zarr_vlen_ndarray.framing import FramingError
 
 
@@ -445,35 +444,6 @@ def test_big_endian_shard_index_is_read(location: str) -> None:
 # ------------------------------------------------------------------------------ bad input
 
 
-def test_check_columnar_rules() -> None:
-    values = np.zeros((4, 2), "f4")
-    with pytest.raises(ValueError, match="start at 0"):
-        check_columnar(values, [1, 2, 4], F32x2)
-    with pytest.raises(ValueError, match="never decrease"):
-        check_columnar(values, [0, 3, 2, 4], F32x2)
-    with pytest.raises(ValueError, match="must equal len"):
-        check_columnar(values, [0, 1, 3], F32x2)
-    with pytest.raises(ValueError, match="must have 4 entries for 3 cells"):
-        check_columnar(values, [0, 1, 4], F32x2, cells=3)
-    with pytest.raises(TypeError, match="integer"):
-        check_columnar(values, np.array([0.0, 4.0]), F32x2)
-    with pytest.raises(ValueError, match=r"shape \(total, 2\)"):
-        check_columnar(np.zeros((4, 3), "f4"), [0, 4], F32x2)
-    with pytest.raises(TypeError, match="object array"):
-        check_columnar(np.empty(2, object), [0, 2], NDArray(dtype="int8", shape=(None,)))
-    with pytest.raises(CellTypeError, match="fractional"):
-        check_columnar(np.array([0.5, 1.0]), [0, 2], NDArray(dtype="int8", shape=(None,)))
-    with pytest.raises(CellTypeError, match="outside the range"):
-        check_columnar(np.array([300]), [0, 1], NDArray(dtype="uint8", shape=(None,)))
-    block, off = check_columnar(
-        np.array([1, 2], ">i4"), np.array([0, 2], np.uint8), NDArray(dtype="int64", shape=(None,))
-    )
-    assert block.dtype == np.dtype("<i8") and off.dtype == np.int64
-    block, _ = check_columnar([], [0, 0], F32x2)
-    assert block.shape == (0, 2)
-    assert issubclass(CellError, ValueError)
-
-
 def test_nothing_is_written_when_the_input_is_refused() -> None:
     store: dict[str, Any] = {}
     array = make(store, 4, 2, NDArray(dtype="int8", shape=(None,)))
@@ -502,7 +472,7 @@ def test_array_and_selection_checks() -> None:
 def test_docstring_example_runs() -> None:
     import doctest
 
-    result = doctest.testmod(columnar_module)
+    result = doctest.testmod(engine)  # its examples use this codec
     assert result.attempted > 0 and result.failed == 0
 
 
@@ -536,9 +506,9 @@ def test_parallel_decode_equals_sequential(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(engine.os, "cpu_count", lambda: 4)
     parallel = read_columnar(array, slice(2, 59))
     assert _CountingPool.used == [5]  # one pool a read: a thread a core, one to fetch ahead
-    assert parallel[0].tobytes() == sequential[0].tobytes()
-    assert parallel[0].shape == sequential[0].shape
-    assert parallel[1].tolist() == sequential[1].tolist()
+    assert parallel.values.tobytes() == sequential.values.tobytes()
+    assert parallel.values.shape == sequential.values.shape
+    assert parallel.offsets.tolist() == sequential.offsets.tolist()
     assert_cells_equal(*parallel, cells[2:59])
     _CountingPool.used = []
     assert_cells_equal(*read_columnar(array, slice(5, 7)), cells[5:7])  # one chunk: no pool
@@ -593,7 +563,7 @@ def test_reading_few_inner_chunks_fetches_only_their_byte_ranges(location: str) 
     assert len(ranges) in (2, 3) and all(r is not None for r in ranges)
     values, offsets = read_columnar(array, slice(20, 26))  # an absent inner chunk, then one more
     assert_cells_equal(values, offsets, [np.empty((0, 2), "f4")] * 4 + cells[24:26])
-    assert read_columnar(make({}, 64, 4, shards=64), slice(3, 4))[1].tolist() == [0, 0]
+    assert read_columnar(make({}, 64, 4, shards=64), slice(3, 4)).offsets.tolist() == [0, 0]
 
 
 def test_ranged_read_of_a_corrupt_index_is_refused() -> None:
@@ -653,23 +623,17 @@ def test_read_allocates_the_output_once() -> None:
     assert peak < 17 / 16 * got.nbytes + got_offsets.nbytes + 0.75 * got.nbytes
 
 
-def test_an_array_of_another_pattern_is_sent_to_the_engine_that_reads_every_pattern() -> None:
+def test_one_read_columnar_for_every_pattern() -> None:
+    import zarr_ndarray_dtype
+    import zarr_ragged_ndarray
+
+    for name in ("Columnar", "read_columnar", "write_columnar"):
+        ours = getattr(zarr_ndarray_dtype, name)
+        assert getattr(zarr_vlen_ndarray, name) is ours is getattr(zarr_ragged_ndarray, name)
     fixed = zarr.create_array(
         {}, shape=(2,), chunks=(2,), dtype=NDArray(dtype="float32", shape=(3, 2))
     )
-    for call, name in [
-        (lambda: read_columnar(fixed), "read_columnar"),
-        (
-            lambda: write_columnar(fixed, np.zeros((0, 2), "f4"), np.zeros(3, np.int64)),
-            "write_columnar",
-        ),
-    ]:
-        with pytest.raises(
-            ValueError, match=r"pattern is \[3, 2\]: use zarr_ndarray_dtype"
-        ) as info:
-            call()
-        assert f"zarr_ndarray_dtype.columnar.{name} (also zarr_ragged_ndarray.{name})" in str(
-            info.value
-        )
-    col = engine.read_columnar(fixed)  # which reads it
+    write_columnar(fixed, np.arange(12, dtype="f4"), [0, 6, 12])  # not [null, ...]: flat items
+    col = read_columnar(fixed)
     assert col.shapes.tolist() == [[3, 2], [3, 2]] and col.offsets.tolist() == [0, 6, 12]
+    assert col.values.shape == (12,)

@@ -26,8 +26,7 @@ from hypothesis import strategies as st
 from zarr_ndarray_dtype import CellTypeError, NDArray, unbox
 from zarr_ndarray_dtype import columnar as engine
 from zarr_ndarray_dtype.grid import resolve
-from zarr_vlen_ndarray import VlenNDArrayCodec
-from zarr_vlen_ndarray.columnar import Columnar, read_columnar, write_columnar
+from zarr_vlen_ndarray import Columnar, VlenNDArrayCodec, read_columnar, write_columnar
 from zarr_vlen_ndarray.framing import FramingError
 
 I16 = NDArray(dtype="int16", shape=(None,))
@@ -56,18 +55,18 @@ def assert_same(col: Columnar, cells: list[np.ndarray], shape: tuple[int, ...]) 
 # ------------------------------------------------------------------------------- the result
 
 
-def test_result_is_a_two_tuple_with_a_shape() -> None:
+def test_result_unpacks_as_values_and_offsets_with_a_shape() -> None:
     array = make({}, (3, 4), (2, 3))
     cells = random_cells(F32x2, 12, seed=1)
     write_columnar(array, *columns(cells, F32x2))
     col = read_columnar(array)
     values, offsets = col
-    assert len(col) == 2 and isinstance(col, tuple)
     assert values is col.values and offsets is col.offsets and col.shape == (3, 4)
     assert_same(col, cells, (3, 4))
     again = pickle.loads(pickle.dumps(col))
     assert again.shape == (3, 4) and np.array_equal(again.values, values)
-    assert repr(col).startswith("Columnar(values=array(")
+    np.testing.assert_array_equal(again.shapes, col.shapes)
+    assert repr(col).startswith("Columnar(NDArray(dtype='float32', shape=(None, 2)), shape=(3, 4)")
 
 
 def test_one_d_results_carry_their_shape_too() -> None:

@@ -57,10 +57,10 @@ def block_sorted(block: np.ndarray) -> np.ndarray:
 
 def columnar_means(col: object) -> np.ndarray:
     """Per-cell column means of a Columnar block of (n, 2) cells: shape (*block, 2), NaN if
-    n == 0; the values are read as one (rows, 2) table, no object per cell."""
+    n == 0; the values are one (rows, 2) table, no object per cell."""
     offsets = np.asarray(col.offsets)  # type: ignore[attr-defined]
-    rows = np.asarray(col.values, dtype=np.float64).reshape(-1, 2)  # type: ignore[attr-defined]
-    counts = np.diff(offsets) // 2
+    rows = np.asarray(col.values, dtype=np.float64)  # type: ignore[attr-defined]
+    counts = np.diff(offsets)
     owner = np.repeat(np.arange(counts.size), counts)
     sums = np.stack(
         [np.bincount(owner, weights=rows[:, k], minlength=counts.size) for k in range(2)], axis=1

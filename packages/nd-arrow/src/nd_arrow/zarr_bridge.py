@@ -5,8 +5,8 @@ only when a function is called, so ``import nd_arrow`` keeps working without zar
 
 The zarr array holds cells of the ``ndarray`` data type, stored by the ``vlen-ndarray`` codec
 (patterns ``[null, d1, ..., dk]``) or the ``ragged-ndarray`` codec (every pattern with a
-``null``), in arrays of any rank. Both are read and written through the one columnar engine
-(``zarr_ndarray_dtype.columnar``: flat values, a ``(cells, ndim)`` shape table and offsets);
+``null``), in arrays of any rank, read and written as ``zarr_ndarray_dtype.Columnar``
+(``read_columnar`` / ``write_columnar``: values, offsets and a ``(cells, ndim)`` shape table);
 each cell becomes one row whose sizes are its shape, the cells of an N-d selection rows in C
 order of the selection.
 
@@ -24,6 +24,7 @@ they name the array's axes, which index the rows of the column, not the axes of 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -50,9 +51,7 @@ from nd_arrow.tensor import (
 )
 
 __all__ = [
-    "Cells",
     "from_zarr",
-    "read_cells",
     "to_zarr",
     "variable_shape_tensor_to_zarr",
     "zarr_to_variable_shape_tensor",
@@ -62,12 +61,13 @@ _EXTRA_HINT = "install the extra: pip install 'nd-arrow[zarr]'"
 
 
 def _engine() -> Any:
-    """The columnar engine of zarr-ndarray-dtype (imported on first use)."""
+    """zarr-ndarray-dtype, whose ``read_columnar`` / ``write_columnar`` move the cells
+    (imported on first use)."""
     try:
-        from zarr_ndarray_dtype import columnar
+        import zarr_ndarray_dtype
     except ImportError as exc:  # pragma: no cover - exercised only without the extra
         raise ImportError(f"nd_arrow.from_zarr / to_zarr need zarr: {_EXTRA_HINT}") from exc
-    return columnar
+    return zarr_ndarray_dtype
 
 
 class _Pattern(NamedTuple):
@@ -95,17 +95,17 @@ def _pattern(array: Any, where: str) -> _Pattern:
     return _Pattern(tuple(None if d is None else int(d) for d in shape), np.dtype(dtype.item_dtype))
 
 
-class Cells(NamedTuple):
-    """The cells of a selection in columnar form: cell ``i`` is
+class _Items(NamedTuple):
+    """The cells of a selection, flat: cell ``i`` is
     ``values[offsets[i]:offsets[i + 1]].reshape(shapes[i])``, in C order of the selection."""
 
     values: np.ndarray  # flat, the element dtype
     shapes: npt.NDArray[np.int64]  # (cells, ndim): the full shape of every cell
-    offsets: npt.NDArray[np.int64]  # cells + 1 entries from 0
+    offsets: npt.NDArray[np.int64]  # item offsets: cells + 1 entries from 0
 
 
-def read_cells(array: Any, selection: Any, where: str) -> tuple[Cells, _Pattern]:
-    """Read ``selection`` through the columnar engine (either codec)."""
+def _read_items(array: Any, selection: Any, where: str) -> tuple[_Items, _Pattern]:
+    """Read ``selection`` (either codec) with its items flat, as Arrow lists hold them."""
     pattern = _pattern(array, where)
     if pattern.item.kind == "c":
         raise NotSupportedError(
@@ -118,7 +118,10 @@ def read_cells(array: Any, selection: Any, where: str) -> tuple[Cells, _Pattern]
         if "plain zarr array" not in str(exc):
             raise
         raise NotSupportedError(f"{where}: {exc}") from exc
-    return Cells(col.values.reshape(-1), col.shapes, col.offsets), pattern
+    # Arrow's list holds items: rows of [null, d1..dk] values (offsets counting rows) flattened.
+    row_items = math.prod(col.values.shape[1:])
+    offsets = col.offsets * row_items if row_items != 1 else col.offsets
+    return _Items(col.values.reshape(-1), col.shapes, offsets), pattern
 
 
 def from_zarr(
@@ -139,7 +142,7 @@ def from_zarr(
     Arrow has no type for (complex), and the codec's ValueError for corrupt chunks.
     """
     where = "nd_arrow.from_zarr"
-    cells, pattern = read_cells(array, selection, where)
+    cells, pattern = _read_items(array, selection, where)
     rank = pattern.rank
     names = default_dim_names(rank) if dims is None else check_dim_names(dims, rank, where)
     n = cells.shapes.shape[0]
@@ -242,7 +245,7 @@ def to_zarr(column: Any, array: Any, selection: Any = slice(None)) -> None:
     items = np.prod(shapes, axis=1, dtype=np.int64)
     offsets = np.zeros(len(shapes) + 1, dtype=np.int64)
     np.cumsum(items, out=offsets[1:])
-    _engine().write_columnar(array, flat, shapes, offsets, selection)
+    _engine().write_columnar(array, flat, offsets, selection, shapes=shapes)
 
 
 def zarr_to_variable_shape_tensor(
@@ -261,7 +264,7 @@ def zarr_to_variable_shape_tensor(
     """
     where = "nd_arrow.zarr_to_variable_shape_tensor"
     require_variable_shape_tensor()
-    cells, pattern = read_cells(array, selection, where)
+    cells, pattern = _read_items(array, selection, where)
     names = [] if dims is None else list(check_dim_names(dims, pattern.rank, where))
     n = cells.shapes.shape[0]
     if int(cells.offsets[-1]) > INT32_MAX:

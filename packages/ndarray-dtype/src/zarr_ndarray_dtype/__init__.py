@@ -14,6 +14,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 from zarr_ndarray_dtype.bytes_codec import FixedCellBytesCodec
 from zarr_ndarray_dtype.cells import VlenScalar, unbox
+from zarr_ndarray_dtype.columnar import Columnar, read_columnar, write_columnar
 from zarr_ndarray_dtype.dtype import DTYPE_NAME, NDArray, NDArrayDType
 from zarr_ndarray_dtype.errors import (
     BlockAlignmentError,
@@ -41,6 +42,7 @@ __all__ = [
     "BlockAlignmentError",
     "CellError",
     "CellTypeError",
+    "Columnar",
     "ElementDTypeError",
     "FillValueError",
     "FillValueTypeError",
@@ -53,9 +55,11 @@ __all__ = [
     "ShapePatternError",
     "VlenScalar",
     "__version__",
+    "read_columnar",
     "readonly_cells",
     "register",
     "unbox",
+    "write_columnar",
 ]
 
 register()

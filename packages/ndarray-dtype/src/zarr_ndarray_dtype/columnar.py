@@ -1,22 +1,11 @@
-"""The columnar engine: the cells of any ``ndarray`` array, of any rank, stored by either codec,
-read and written as columns (an Arrow list column's layout) with no Python object per cell.
-
-For a selection of ``count`` cells (C order over the selection), cell ``i`` is
-``values[offsets[i]:offsets[i + 1]].reshape(shapes[i])``: ``values`` is flat in the element dtype
-(little-endian), ``shapes`` the ``(count, ndim)`` int64 table of full shapes, ``offsets`` int64
-item offsets from 0. :func:`read_columnar` returns them with the selection's own shape
-(:class:`Columnar`); :func:`write_columnar` takes them back.
+"""Columnar access to the cells of any ``ndarray`` array, of any rank and either codec:
+:class:`Columnar`, :func:`read_columnar` and :func:`write_columnar`, with no Python object per
+cell.
 
 Chunks go through zarr's own pipeline (:mod:`zarr_ndarray_dtype.cell_ids`): zarr fetches,
 decompresses, cuts shards and merges partial chunks; the array's codec contributes only its
-:class:`~zarr_ndarray_dtype.blocks.BlockCodec`. A read streams: it asks zarr for batches of
-whole (inner) chunks, each about a sixteenth of the read (zarr fetches a shard's inner chunks
-by byte range when a batch needs only some of them; the shard's index once), fetches the next
-batch while it decodes the last one in threads, grows the output by that batch and copies each
-cell straight into it, so it holds its output and about two batches. A write first runs zarr's
-write against a store that drops every write, so that every stored chunk the write keeps cells
-of is decoded, and refused if corrupt, before anything is stored. zarr frames and compresses
-the chunks of a shard on every core.
+:class:`~zarr_ndarray_dtype.blocks.BlockCodec`. Reads stream in batches of whole chunks into
+one output; writes check every cell and every stored chunk they merge before storing any.
 """
 
 from __future__ import annotations
@@ -32,6 +21,7 @@ from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 import numpy.typing as npt
+import zarr
 from zarr.codecs import ShardingCodec
 
 from zarr_ndarray_dtype import cell_ids
@@ -67,13 +57,76 @@ _R = TypeVar("_R")
 _Ints = npt.NDArray[np.int64]
 
 
-class Columnar(NamedTuple):
-    """Cells in columnar form (see the module docstring)."""
+class Columnar:
+    """Cells as columns: cell ``i`` is ``values[offsets[i]:offsets[i + 1]].reshape(shapes[i])``.
 
-    values: np.ndarray
-    shapes: npt.NDArray[np.int64]
-    offsets: npt.NDArray[np.int64]
-    shape: tuple[int, ...]
+    ``offsets`` (int64, one entry more than there are cells, from 0) index the first axis of
+    ``values`` (the element dtype, little-endian). Where the pattern's only variable dimension
+    is the leading one (``[null, d1..dk]``), ``values`` keeps the fixed extents, shape
+    ``(total_rows, d1, ..., dk)``, and ``offsets`` count rows: Arrow's
+    ``list<fixed_size_list>``, awkward's ``var * d1 * ... * T``. Otherwise ``values`` is flat
+    and ``offsets`` count items. ``shapes`` is the ``(count, ndim)`` int64 table of every cell's
+    shape, ``shape`` the selection's shape (``math.prod(shape)`` cells, C order) and
+    ``data_type`` the cells' :class:`~zarr_ndarray_dtype.NDArray`.
+
+    ``values, offsets = col`` unpacks the two columns.
+    """
+
+    __slots__ = ("_shapes", "data_type", "offsets", "shape", "values")
+
+    def __init__(
+        self,
+        data_type: NDArray,
+        values: np.ndarray,
+        offsets: npt.NDArray[np.int64],
+        shapes: npt.NDArray[np.int64] | None = None,
+        shape: tuple[int, ...] | None = None,
+    ) -> None:
+        # ``shapes`` may be None only when it follows from the offsets (rows of ``values``).
+        self.data_type = data_type
+        self.values = values
+        self.offsets = offsets
+        self._shapes = shapes
+        self.shape = (offsets.size - 1,) if shape is None else tuple(int(n) for n in shape)
+
+    @property
+    def shapes(self) -> npt.NDArray[np.int64]:
+        """The ``(count, ndim)`` int64 shape of every cell (computed once, on first use, for
+        ``[null, d1..dk]``, where the row offsets imply it)."""
+        if self._shapes is None:
+            table = np.empty((self.offsets.size - 1, self.values.ndim), dtype=np.int64)
+            np.subtract(self.offsets[1:], self.offsets[:-1], out=table[:, 0])
+            table[:, 1:] = self.values.shape[1:]
+            self._shapes = table
+        return self._shapes
+
+    def __iter__(self) -> Iterator[np.ndarray]:
+        return iter((self.values, self.offsets))
+
+    def __repr__(self) -> str:
+        return (
+            f"Columnar({self.data_type!r}, shape={self.shape}: values {self.values.shape} "
+            f"{self.values.dtype}, offsets up to {int(self.offsets[-1])})"
+        )
+
+    def to_awkward(self) -> Any:
+        """The cells as an ``awkward.Array`` of type ``shape... * <cell type>``, e.g.
+        ``N * var * 2 * float32`` for ``[null, 2]`` (``values`` shared, not copied).
+
+        Needs the ``awkward`` extra; see :func:`zarr_ndarray_dtype.awkward.to_awkward`.
+        """
+        from zarr_ndarray_dtype.awkward import to_awkward
+
+        return to_awkward(self)
+
+    @classmethod
+    def from_awkward(cls, array: Any, ndim: int = 1) -> Columnar:
+        """The inverse of :meth:`to_awkward`: the first ``ndim`` dimensions of ``array`` index
+        the cells, the rest are each cell's. See :func:`zarr_ndarray_dtype.awkward.from_awkward`.
+        """
+        from zarr_ndarray_dtype.awkward import from_awkward
+
+        return from_awkward(array, ndim)
 
 
 def served(array: Any, what: str) -> tuple[NDArray, BlockCodec]:
@@ -206,26 +259,34 @@ def _cells(runs: _Runs, group: npt.NDArray[np.intp], block: int) -> tuple[_Ints,
 # -------------------------------------------------------------------------------------- read
 
 
-def read_columnar(array: Any, selection: Selection = ...) -> Columnar:
+def read_columnar(array: zarr.Array, selection: Selection = ...) -> Columnar:
     """Read the cells ``selection`` of an ``ndarray`` array as :class:`Columnar`.
 
     ``selection`` is an int, a slice with step 1, ``...`` or a tuple of those, one per axis
     (ints drop their axis from the shape). Unwritten chunks read as fill cells; a corrupt chunk
-    raises its codec's ValueError naming it.
+    raises its codec's ValueError naming it. No Python object is made per cell.
 
     >>> import zarr, numpy as np
     >>> from zarr_ndarray_dtype import NDArray
-    >>> import zarr_ragged_ndarray  # the codec of patterns with several variable dimensions
-    >>> a = zarr.create_array({}, shape=(2, 2), chunks=(1, 2),
-    ...                       dtype=NDArray(dtype="int16", shape=(None, None)))
-    >>> a[0, 1] = np.array([[1, 2], [3, 4]], np.int16)
-    >>> col = read_columnar(a, (0, slice(None)))
-    >>> col.values.tolist(), col.shapes.tolist(), col.offsets.tolist(), col.shape
-    ([1, 2, 3, 4], [[0, 0], [2, 2]], [0, 0, 4], (2,))
+    >>> import zarr_vlen_ndarray  # the codec of [null, d1..dk]
+    >>> a = zarr.create_array({}, shape=(3,), chunks=(2,),
+    ...                       dtype=NDArray(dtype="int16", shape=(None, 2)))
+    >>> a[0] = np.array([[1, 2], [3, 4]], np.int16)
+    >>> col = read_columnar(a)
+    >>> col.values.tolist(), col.offsets.tolist(), col.shapes.tolist()
+    ([[1, 2], [3, 4]], [0, 2, 2, 2], [[2, 2], [0, 2], [0, 2]])
     """
     dtype = served(array, "read_columnar")[0]
     cells, box = read_cells(array, selection, "read_columnar")
-    return Columnar(cells.values, cell_shapes(cells, dtype.pattern), cells.offsets, box.shape)
+    pattern = dtype.pattern
+    if not pattern.is_leading_variable:
+        shapes = cell_shapes(cells, pattern)
+        return Columnar(dtype, cells.values, cells.offsets, shapes, box.shape)
+    offsets = cells.offsets  # the engine's own array: items to rows in place
+    if pattern.fixed_items != 1:
+        offsets //= pattern.fixed_items
+    values = cells.values.reshape(-1, *pattern.dims[1:])
+    return Columnar(dtype, values, offsets, None, box.shape)
 
 
 def read_cells(array: Any, selection: Selection, what: str) -> tuple[Cells, Box]:
@@ -550,15 +611,34 @@ def _fails(probe: Any, region: tuple[slice, ...]) -> Exception | None:
 
 
 def write_columnar(
-    array: Any, values: Any, shapes: Any, offsets: Any, selection: Selection = ...
+    array: zarr.Array,
+    values: npt.ArrayLike,
+    offsets: npt.ArrayLike,
+    selection: Selection = ...,
+    *earlier_form: object,
+    shapes: npt.ArrayLike | None = None,
 ) -> None:
-    """Write columnar cells into ``selection`` of an ``ndarray`` array (the inverse of
-    :func:`read_columnar`; cells in C order of the selection).
+    """Write columnar cells into ``selection`` of an ``ndarray`` array: the inverse of
+    :func:`read_columnar`, with the same rule (cell ``i`` is
+    ``values[offsets[i]:offsets[i + 1]].reshape(shapes[i])``, cells in C order of the selection).
 
-    The input is checked as a whole first, so nothing is written when any cell does not fit,
-    nor when a stored chunk the write keeps cells of is corrupt. Stored chunks are
-    byte-identical to ``array[selection] = cells``.
+    ``values`` is flat, or for ``[null, d1..dk]`` of shape ``(total_rows, d1, ..., dk)`` with
+    ``offsets`` counting rows. ``shapes`` (a ``(cells, ndim)`` integer table) is needed only
+    for patterns with two or more variable dimensions; given for any pattern, it is checked.
+    ``write_columnar(b, col.values, col.offsets, shapes=col.shapes)`` of ``col =
+    read_columnar(a)`` stores chunks byte-identical to ``b[...] = a[...]``.
+
+    Everything is checked first, so nothing is written when any cell does not fit (values
+    convert to the element dtype only without loss), nor when a stored chunk the write keeps
+    cells of is corrupt. (``earlier_form`` only catches calls of the earlier signature, to
+    name the new one.)
     """
+    if earlier_form or np.ndim(offsets) == 2:  # a shape table where the offsets go
+        raise TypeError(
+            "write_columnar takes (array, values, offsets, selection=..., *, shapes=None): the "
+            "earlier call write_columnar(array, values, shapes, offsets, selection) is now "
+            "write_columnar(array, values, offsets, selection, shapes=shapes)"
+        )
     dtype = served(array, "write_columnar")[0]
     box = resolve(selection, tuple(int(n) for n in array.metadata.shape), "write_columnar")
     cells = check_columns(values, offsets, dtype, math.prod(box.extents), shapes=shapes)

@@ -60,25 +60,19 @@ def cell_shapes(cells: Cells, pattern: ShapePattern) -> npt.NDArray[np.int64]:
 
 
 def check_columns(
-    values: Any,
-    offsets: Any,
-    dtype: NDArray,
-    cells: int | None = None,
-    *,
-    shapes: Any = None,
-    rows: tuple[int, ...] | None = None,
+    values: Any, offsets: Any, dtype: NDArray, cells: int | None = None, *, shapes: Any = None
 ) -> Cells:
     """Check input columns against ``dtype`` and return them as :class:`Cells`.
 
-    Two forms: ``rows`` (the fixed trailing extents of a ``[null, d1..dk]`` pattern) for
-    ``values`` of shape ``(total, *rows)`` and offsets counting rows; otherwise flat ``values``,
-    item offsets and a ``(count, ndim)`` integer table ``shapes`` (fixed extents as given,
-    variable ones 0 .. 2**32 - 1). ``offsets`` are integers, one more than the cells, from 0 to
-    ``len(values)``, each step the cell's size; ``values`` convert to the element dtype without
-    changing any value (bools stored 0/1). Raises ValueError / TypeError naming the rule.
+    The rule of :class:`~zarr_ndarray_dtype.columnar.Columnar`: ``offsets`` (integers, one
+    more than the cells, from 0 to ``len(values)``, never decreasing) index the first axis of
+    ``values``, which is flat or, for ``[null, d1..dk]``, of shape ``(rows, d1, ..., dk)``.
+    ``shapes``, a ``(count, ndim)`` integer table (fixed extents as given, variable ones 0 ..
+    2**32 - 1), is needed only with two or more variable dimensions; given, it must agree with
+    the offsets. ``values`` convert to the element dtype without changing any value (bools
+    stored 0/1). Raises ValueError / TypeError naming the rule.
     """
     pattern = dtype.pattern
-    unit = "rows" if rows is not None else "items"
     off = _integers(offsets, "offsets")
     if off.ndim != 1 or off.size == 0:
         raise ValueError(f"offsets must be a 1-D array of cells + 1 entries, got shape {off.shape}")
@@ -99,19 +93,23 @@ def check_columns(
             f"offsets must never decrease, but offsets[{bad + 1}] = {int(off[bad + 1])} < "
             f"offsets[{bad}] = {int(off[bad])}"
         )
-    arr = _values(values, dtype, rows)
+    arr = _values(values, dtype)
     if int(off[-1]) != arr.shape[0]:
         raise ValueError(
-            f"offsets end at {int(off[-1])}, but values has {arr.shape[0]} {unit}: the last "
-            "offset must equal len(values)"
+            f"offsets end at {int(off[-1])}, but values has {arr.shape[0]} "
+            f"{'items' if arr.ndim == 1 else 'rows'}: the last offset must equal len(values)"
         )
-    table = None if shapes is None else _check_shapes(shapes, pattern, steps, arr.shape[0])
+    unit = pattern.fixed_items if arr.ndim > 1 else 1  # items in one row of values
+    items = steps * unit if unit != 1 else steps
+    if shapes is not None:
+        table = _check_shapes(shapes, pattern, items, arr.size)
+    else:
+        table = None
+        _check_items(items, pattern)
     block = convert(arr.reshape(-1), dtype.item_dtype, f"values {describe(arr)}")
     if block.dtype.kind == "b":
         block = bool_bytes_as_01(block)
-    if rows is not None:
-        return Cells(block, off * pattern.fixed_items, None)
-    return Cells(block, off, table if needs_shapes(pattern) else None)
+    return Cells(block, off * unit if unit != 1 else off, table if needs_shapes(pattern) else None)
 
 
 def _integers(data: Any, name: str) -> np.ndarray:
@@ -123,31 +121,59 @@ def _integers(data: Any, name: str) -> np.ndarray:
     return arr
 
 
-def _values(values: Any, dtype: NDArray, rows: tuple[int, ...] | None) -> np.ndarray:
+def _values(values: Any, dtype: NDArray) -> np.ndarray:
+    """``values`` as an ndarray of one of the two layouts (flat, or rows of [null, d1..dk])."""
     arr = np.asarray(values)
     if arr.dtype == object:
         raise TypeError(
             "values must be a numeric (or bool) array, not an object array; for a list of "
             "cells write array[...] = cells instead"
         )
-    trailing = rows or ()
-    if arr.size == 0 and arr.ndim == 1:
-        arr = np.empty((0, *trailing), dtype=dtype.item_dtype)
-    if arr.ndim != len(trailing) + 1 or arr.shape[1:] != trailing:
-        pattern = list(dtype.shape)
+    pattern = dtype.pattern
+    rows = pattern.dims[1:] if pattern.is_leading_variable else ()
+    if arr.ndim == 1 or (arr.ndim > 1 and arr.shape[1:] == rows):
+        return arr
+    if rows:
         raise ValueError(
-            f"values must have shape (total, {', '.join(map(str, trailing))}) for the pattern "
-            f"{pattern}, got {arr.shape}"
-            if trailing
-            else f"values must be flat (1-D) for the pattern {pattern}, got shape {arr.shape}"
+            f"values of shape {arr.shape} do not fit the pattern {list(pattern.dims)}: pass "
+            f"rows of shape (total_rows, {', '.join(map(str, rows))}) with offsets counting "
+            "rows, or flat values with offsets counting items"
         )
-    return arr
+    raise ValueError(
+        f"values must be flat (1-D) for the pattern {list(pattern.dims)}, got shape "
+        f"{arr.shape}: pass values.reshape(-1) with offsets counting items, and shapes="
+    )
+
+
+def _check_items(items: npt.NDArray[np.int64], pattern: ShapePattern) -> None:
+    """Without a shape table, every cell's item count must give its shape."""
+    if needs_shapes(pattern):
+        raise ValueError(
+            f"shapes= is needed for the pattern {list(pattern.dims)}: with "
+            f"{len(pattern.variable_axes)} variable dimensions a cell's shape does not follow "
+            f"from its item count; pass shapes=, the (cells, {pattern.ndim}) table of every "
+            "cell's shape (e.g. col.shapes of a read_columnar)"
+        )
+    fixed = pattern.fixed_items
+    wrong = items != fixed if pattern.is_fixed else items % fixed != 0
+    if items.size and wrong.any():
+        bad = int(np.argmax(wrong))
+        rule = (
+            f"exactly {fixed} items (the shape {pattern.dims})"
+            if pattern.is_fixed
+            else f"a whole number of {fixed}-item parts"
+        )
+        raise ValueError(
+            f"cell {bad} has {int(items[bad])} items, but a cell of the pattern "
+            f"{list(pattern.dims)} holds {rule}: fix the offsets"
+        )
 
 
 def _check_shapes(
-    shapes: Any, pattern: ShapePattern, steps: npt.NDArray[np.int64], total: int
+    shapes: Any, pattern: ShapePattern, items: npt.NDArray[np.int64], total: int
 ) -> npt.NDArray[np.int64]:
-    count = steps.size
+    """The shape table, checked: one row per cell, each the cell's item count."""
+    count = items.size
     tab = _integers(shapes, "shapes")
     if tab.ndim != 2 or tab.shape[1] != pattern.ndim:
         raise ValueError(
@@ -173,16 +199,15 @@ def _check_shapes(
                 f"shapes[{bad}] = {tab[bad].tolist()} does not match pattern {pattern}: the "
                 "fixed extents must be as given"
             )
-    # Item counts in float first: a product of huge extents must not wrap around.
-    items = np.prod(tab.astype(np.float64), axis=1)
-    wrong = items != steps
+    # Item counts in float: a product of huge extents must not wrap around.
+    held = np.prod(tab.astype(np.float64), axis=1)
+    wrong = held != items
     if count and wrong.any():
         bad = int(np.argmax(wrong))
-        held = items[bad]
-        described = f"{held:.0f} items" if held <= total else f"more than the {total} values"
+        described = f"{held[bad]:.0f} items" if held[bad] <= total else f"over {total} items"
         raise ValueError(
             f"cell {bad} has shape {tuple(tab[bad].tolist())}, i.e. {described}, but offsets "
-            f"give it {int(steps[bad])} (offsets[{bad + 1}] - offsets[{bad}])"
+            f"give it {int(items[bad])} items (offsets[{bad + 1}] - offsets[{bad}])"
         )
     return tab
 

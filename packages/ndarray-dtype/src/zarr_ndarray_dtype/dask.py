@@ -9,8 +9,8 @@ block against the shards of an array it creates: two blocks in one shard race. H
   object path, on any scheduler. Blocks must not share a shard (or, unsharded, a chunk):
   :func:`check_blocks` is the one home of that rule (the xarray writer asks it too).
 * :func:`map_columnar` and :func:`read_columnar_blocks` read lazily, each task one block of
-  cells with :func:`~zarr_ndarray_dtype.columnar.read_columnar` (flat values, shapes, offsets):
-  no Python object per cell.
+  cells with :func:`~zarr_ndarray_dtype.read_columnar` (a
+  :class:`~zarr_ndarray_dtype.Columnar`): no Python object per cell.
 
 This module imports dask only when its functions run; the rest of the package never needs it.
 """
@@ -359,7 +359,7 @@ def map_columnar(
     chunks: Any = None,
 ) -> da.Array:
     """A Dask array whose every block is ``fn`` of that block's cells as
-    :class:`~zarr_ndarray_dtype.columnar.Columnar` (read by one task with ``read_columnar``).
+    :class:`~zarr_ndarray_dtype.Columnar` (read by one task with ``read_columnar``).
 
     ``fn(col)`` returns an array of ``dtype`` of shape ``col.shape + trailing``: one result of
     shape ``trailing`` per cell (e.g. per-cell means of ``(n, 2)`` cells: ``trailing=(2,)``).
@@ -401,7 +401,7 @@ def _map_columnar_block(
 def read_columnar_blocks(array: Any, chunks: Any = None) -> np.ndarray:
     """The cells of an ``ndarray`` array as an object ndarray (one entry per block, in the
     grid of blocks) of ``dask.delayed`` objects, each reading its block with ``read_columnar``
-    as :class:`~zarr_ndarray_dtype.columnar.Columnar` when computed. Blocks are as in
+    as :class:`~zarr_ndarray_dtype.Columnar` when computed. Blocks are as in
     :func:`map_columnar` (default: the array's shards, else its chunks)."""
     dask = _dask()
     blocks = _blocks(array, chunks, "read_columnar_blocks")

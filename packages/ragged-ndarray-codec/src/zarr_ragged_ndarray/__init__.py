@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
-# The columnar engine serves every pattern and both codecs; this package re-exports it.
-from zarr_ndarray_dtype.columnar import Columnar, read_columnar, write_columnar
+# Columnar access serves every pattern and both codecs: the data type package's own objects.
+from zarr_ndarray_dtype import Columnar, read_columnar, write_columnar
 from zarr_ragged_ndarray.codec import CODEC_NAME, CodecMetadataError, RaggedNDArrayCodec
 from zarr_ragged_ndarray.layout import RaggedLayoutError
 from zarr_ragged_ndarray.registration import register

@@ -20,11 +20,13 @@ from zarr.dtype import data_type_registry as data_type_registry
 from zarr.registry import register_codec as register_codec
 
 from zarr_ndarray_dtype import DTYPE_NAME, NDArray, NDArrayDType, VlenScalar, unbox
-from zarr_vlen_ndarray.codec import CODEC_NAME, VlenNDArrayCodec
 
-# Columnar access (new in 0.3.0); kept out of __all__, which lists exactly 0.2.0's names.
-from zarr_vlen_ndarray.columnar import read_columnar as read_columnar
-from zarr_vlen_ndarray.columnar import write_columnar as write_columnar
+# Columnar access (new in 0.3.0): the data type package's own objects. Kept out of __all__,
+# which lists exactly 0.2.0's names.
+from zarr_ndarray_dtype import Columnar as Columnar
+from zarr_ndarray_dtype import read_columnar as read_columnar
+from zarr_ndarray_dtype import write_columnar as write_columnar
+from zarr_vlen_ndarray.codec import CODEC_NAME, VlenNDArrayCodec
 from zarr_vlen_ndarray.registration import register
 
 try:
