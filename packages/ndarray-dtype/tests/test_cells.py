@@ -37,7 +37,7 @@ def test_none_and_empty_flat_input_give_the_empty_cell() -> None:
     assert coerce_cell(None, VAR2, F4).shape == (0, 2)
     assert coerce_cell([], VAR2, F4).shape == (0, 2)
     assert coerce_cell(np.array([]), VAR2, F4).shape == (0, 2)
-    with pytest.raises(CellError, match="None is not a cell"):
+    with pytest.raises(CellError, match="cell is None: None is not a cell"):
         coerce_cell(None, ShapePattern.parse((2,)), F4)
 
 

@@ -218,12 +218,25 @@ def test_fill_cells_are_plain_in_the_values() -> None:
 @pytest.mark.parametrize(
     ("dtype", "cells", "phrase"),
     [
-        (F32_2, [np.zeros(3, np.float32)] * 2, r"shape \(3,\) does not match pattern \(None, 2\)"),
-        (F32_2, [np.zeros((1, 2), np.float32), np.zeros((1, 3), np.float32)], "does not match"),
+        (F32_2, [np.zeros(3, np.float32)] * 2, r"^cell 0 has shape \(3,\), which does not match"),
+        (
+            F32_2,
+            [np.zeros((1, 2), np.float32), np.zeros((1, 3), np.float32)],
+            r"^cell 1 has shape \(1, 3\), which does not match pattern \(None, 2\)",
+        ),
         (NDArray(dtype="uint8", shape=(None,)), [np.zeros((2, 1), np.uint8)], "does not match"),
-        (NDArray(dtype="int32", shape=(None,)), [np.array([1.5])], "fractional"),
+        (
+            NDArray(dtype="int32", shape=(None,)),
+            [np.array([1]), np.array([2, 1.5])],
+            r"^cell 1 of shape \(2,\) and dtype float64 holds 1.5, whose fractional part int32",
+        ),
         (NDArray(dtype="uint8", shape=(None,)), [np.array([300])], "outside the range"),
         (NDArray(dtype="float32", shape=(None,)), [np.float32(1.0)], "does not match"),
+        (
+            NDArray(dtype="float32", shape=(None,)),
+            [np.array([1], np.int8), [2.0], np.array([1e40, 2.0])],
+            r"^cell 2 of shape \(2,\) and dtype float64 holds 1e\+40, too large for",
+        ),
     ],
 )
 def test_cells_that_do_not_fit_are_refused(dtype: NDArray, cells: list[Any], phrase: str) -> None:

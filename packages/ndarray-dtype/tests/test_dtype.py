@@ -22,10 +22,12 @@ from zarr_ndarray_dtype import (
 from zarr_ndarray_dtype._compat import DataTypeValidationError
 
 
-def test_alias_and_keyword_only() -> None:
+def test_alias_and_positional_arguments() -> None:
     assert NDArrayDType is NDArray
-    with pytest.raises(TypeError):
-        NDArray("float32", (None,))  # type: ignore[misc]
+    assert NDArray("float32", (None, 2)) == NDArray(dtype="float32", shape=(None, 2))
+    assert NDArray(np.int8) == NDArray(dtype="int8", shape=(None,))
+    with pytest.raises(TypeError, match="positional"):
+        NDArray("float32", (None,), 3)  # type: ignore[call-arg]
 
 
 def test_frozen_hashable_and_normalized() -> None:

@@ -70,17 +70,24 @@ def test_leading_variable_pattern_picks_the_registered_vlen_codec() -> None:
     assert codec.to_dict()["name"] == "vlen-ndarray"
 
 
-def test_both_hooks_are_installed_on_every_supported_zarr() -> None:
-    assert _hooks.installed() == {_hooks.SERIALIZER_TARGET: True, _hooks.EVOLVE_TARGET: True}
+def test_every_hook_is_installed_on_every_supported_zarr() -> None:
+    assert _hooks.installed() == {
+        _hooks.SERIALIZER_TARGET: True,
+        _hooks.EVOLVE_TARGET: True,
+        _hooks.SET_TARGET: True,
+        _hooks.GET_TARGET: True,
+    }
 
 
 def test_install_is_idempotent_and_other_types_unchanged() -> None:
     before = zarr.core.array.default_serializer_v3
     evolve = BytesCodec.evolve_from_array_spec
+    methods = (zarr.AsyncArray._set_selection, zarr.AsyncArray._get_selection)
     register()
     register()
     assert zarr.core.array.default_serializer_v3 is before
     assert BytesCodec.evolve_from_array_spec is evolve
+    assert (zarr.AsyncArray._set_selection, zarr.AsyncArray._get_selection) == methods
     arr = zarr.create_array(store={}, shape=(2,), dtype="int16")
     assert type(arr.metadata.codecs[0]) is BytesCodec
     arr[:] = np.array([1, 2])
@@ -125,16 +132,25 @@ def _changed_evolve(self: object, array_spec: object, extra: object) -> object:
     raise AssertionError("not called in this test")
 
 
+async def _changed_selection(self: object, indexer: object, value: object) -> object:
+    raise AssertionError("not called in this test")
+
+
 @pytest.mark.parametrize("missing", [True, False], ids=["missing", "changed"])
 def test_unexpected_targets_are_left_untouched_with_one_warning(
     monkeypatch: pytest.MonkeyPatch, missing: bool
 ) -> None:
+    methods = ("_set_selection", "_get_selection")
     if missing:
         monkeypatch.delattr(zarr.core.array, "default_serializer_v3")
         monkeypatch.delattr(BytesCodec, "evolve_from_array_spec")
+        for name in methods:
+            monkeypatch.delattr(zarr.AsyncArray, name)
     else:
         monkeypatch.setattr(zarr.core.array, "default_serializer_v3", _changed_serializer)
         monkeypatch.setattr(BytesCodec, "evolve_from_array_spec", _changed_evolve)
+        for name in methods:
+            monkeypatch.setattr(zarr.AsyncArray, name, _changed_selection)
     monkeypatch.setattr(_hooks, "_warned", set())
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
@@ -142,16 +158,19 @@ def test_unexpected_targets_are_left_untouched_with_one_warning(
         _hooks.install()
         register()
     record = [w for w in record if issubclass(w.category, HookWarning)]
-    assert len(record) == 2  # once per target, however often installed
+    assert len(record) == 4  # once per target, however often installed
     texts = sorted(str(w.message) for w in record)
     assert all(f"zarr {zarr.__version__}" in t for t in texts)
-    assert "serializer=zarr_vlen_ndarray.VlenNDArrayCodec()" in texts[1]
-    assert "FixedCellBytesCodec(endian='little')" in texts[0]
-    assert ("does not exist" if missing else "not the expected") in texts[0]
-    assert _hooks.installed() == {_hooks.SERIALIZER_TARGET: False, _hooks.EVOLVE_TARGET: False}
+    assert "whose == compares whole cells" in texts[0]
+    assert "write_columnar checks everything first" in texts[1]
+    assert "FixedCellBytesCodec(endian='little')" in texts[2]
+    assert "serializer=zarr_vlen_ndarray.VlenNDArrayCodec()" in texts[3]
+    assert all(("does not exist" if missing else "not the expected") in t for t in texts)
+    assert not any(_hooks.installed().values())
     if not missing:
         assert zarr.core.array.default_serializer_v3 is _changed_serializer
         assert BytesCodec.__dict__["evolve_from_array_spec"] is _changed_evolve
+        assert all(zarr.AsyncArray.__dict__[name] is _changed_selection for name in methods)
 
 
 def test_install_never_raises(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -116,8 +116,8 @@ def test_unwritten_regions_read_as_immutable_fill_cells() -> None:
     assert out[1].shape == (0, 0)
     assert not out[1].flags.writeable
     for cell in out[2:]:
-        assert isinstance(cell, VlenScalar)
-        assert cell.shape == (0, 0)
+        assert type(cell) is np.ndarray and not isinstance(cell, VlenScalar)
+        assert cell.shape == (0, 0) and not cell.flags.writeable
 
 
 def test_non_empty_fill_value_and_none() -> None:
@@ -179,6 +179,27 @@ def test_bad_cells_refused_on_write() -> None:
     with pytest.raises(CellError, match="does not match pattern"):
         arr[0] = np.zeros((3, 1), np.float32)
     assert _stored_keys(arr) == []
+
+
+@pytest.mark.parametrize("sharded", [False, True], ids=["chunked", "sharded"])
+def test_a_write_with_a_lossy_cell_stores_nothing_and_names_it(sharded: bool) -> None:
+    grid: dict[str, Any] = {"shards": (10, 10)} if sharded else {}
+    arr = _array(F32_NN, (10, 10), (5, 5), **grid)
+    cells = np.empty((10, 10), dtype=object)
+    for index in np.ndindex(10, 10):
+        cells[index] = np.full((1, 2), 1.5)
+    cells[8, 9] = np.full((2, 1), np.nan)
+    int_arr = _array(NDArray(dtype="int32", shape=(None, None)), (10, 10), (5, 5), **grid)
+    with pytest.raises(
+        CellError, match=r"^cell \(0, 0\) of shape \(1, 2\) and dtype float64 holds 1.5"
+    ):
+        int_arr[...] = cells
+    cells[0, 0] = np.ones((1, 1), np.int64)
+    with pytest.raises(CellError, match=r"^cell \(0, 1\) of shape \(1, 2\)"):
+        int_arr[...] = cells
+    assert _stored_keys(int_arr) == []
+    arr[...] = cells  # NaN is a float32 value: stored
+    assert np.isnan(arr[8, 9:][0]).all()
 
 
 def test_create_array_refuses_fixed_patterns() -> None:

@@ -152,15 +152,15 @@ def test_unwritten_regions_read_as_immutable_empty_cells() -> None:
     # Cell 1 shares a stored chunk with cell 0: decoded, read-only, empty.
     assert out[1].shape == (0, 2)
     assert not out[1].flags.writeable
-    # Cells 2..4 lie in chunks never written: they are the (immutable) fill cell.
+    # Cells 2..4 lie in chunks never written: the fill cell, a plain read-only array.
     for cell in out[2:]:
-        assert isinstance(cell, VlenScalar)
+        assert type(cell) is np.ndarray and not isinstance(cell, VlenScalar)
         assert cell.shape == (0, 2)
         assert cell.dtype == np.dtype("<f4")
         assert not cell.flags.writeable
         with pytest.raises(ValueError):
             cell.setflags(write=True)
-    assert out[3] == np.zeros((0, 2), np.float32)
+    assert np.array_equal(out[3], np.zeros((0, 2), np.float32))
     # The fill value of the array handle is unchanged by reads.
     assert unbox(arr.fill_value).shape == (0, 2)
 
@@ -214,6 +214,23 @@ def test_default_serializer_is_this_codec() -> None:
     assert arr.metadata.to_dict()["codecs"][0] == {"name": "vlen-ndarray", "configuration": {}}
     arr[0] = np.ones((2, 2), np.float32)
     assert arr[:][0].shape == (2, 2)
+
+
+@pytest.mark.parametrize("shards", [None, (10, 10)], ids=["chunked", "sharded"])
+def test_a_write_with_a_lossy_cell_stores_nothing_and_names_it(shards: Any) -> None:
+    arr = _array(F32_2, (10, 10), (5, 5), shards=shards, compressors=zarr.codecs.ZstdCodec())
+    arr[...] = _random_cells(F32_2, (10, 10), seed=2)
+    before = {k: arr.store._store_dict[k].to_bytes() for k in _stored_keys(arr)}
+    rng = np.random.default_rng(3)  # float64 cells, converted to float32 on write
+    cells = object_array([rng.random((int(rng.integers(0, 4)), 2)) for _ in range(100)], (10, 10))
+    cells[8, 9] = np.array([[3e38 * 10, 0.0]])
+    with pytest.raises(CellTypeError, match=r"^cell \(8, 9\) of shape \(1, 2\) and dtype float64"):
+        arr[...] = cells
+    assert {k: arr.store._store_dict[k].to_bytes() for k in _stored_keys(arr)} == before
+    fill = np.zeros((2, 2), np.float32)
+    filled = _array(F32_2, (4,), (2,), fill_value=fill)
+    filled[0] = fill  # stores nothing (elided), and reads like any other cell
+    assert _stored_keys(filled) == [] and (filled[:][0] == 0).all()
 
 
 def test_bad_cells_refused_on_write() -> None:

@@ -48,11 +48,10 @@ def test_version() -> None:
     assert zarr_vlen_ndarray.__version__ == importlib.metadata.version("zarr-vlen-ndarray")
 
 
-def test_ndarray_constructor_is_keyword_only_as_in_020() -> None:
+def test_ndarray_constructor_takes_0_2_0s_keywords_and_positions_too() -> None:
     dtype = zarr_vlen_ndarray.NDArray(dtype="float32", shape=(None, 2))
     assert dtype.to_json(zarr_format=3) == {
         "name": "ndarray",
         "configuration": {"dtype": "float32", "shape": [None, 2]},
     }
-    with pytest.raises(TypeError):
-        zarr_vlen_ndarray.NDArray("float32", (None, 2))  # type: ignore[misc]
+    assert zarr_vlen_ndarray.NDArray("float32", (None, 2)) == dtype  # as np.dtype is called

@@ -5,14 +5,26 @@ from __future__ import annotations
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
+import numpy as np
 from zarr.core.sync import sync
+
+from zarr_ndarray_dtype.grid import Box
 
 try:  # zarr >= 3.3.0 moved the error here; the old path still works but warns there.
     from zarr.errors import DataTypeValidationError
 except ImportError:  # zarr 3.1.x and 3.2.x
     from zarr.core.dtype.common import DataTypeValidationError  # type: ignore[no-redef]
 
-__all__ = ["DataTypeValidationError", "array_config", "endian_name", "regular_chunk_shape", "run"]
+__all__ = [
+    "DataTypeValidationError",
+    "array_config",
+    "basic_box",
+    "endian_name",
+    "on_zarr_loop",
+    "regular_chunk_shape",
+    "run",
+    "selected_index",
+]
 
 T = TypeVar("T")
 
@@ -57,3 +69,70 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
     signature with PEP 695 syntax, which does not change how it is called).
     """
     return sync(coro)
+
+
+# ------------------------------------------------------------------- object writes (_hooks)
+
+
+def basic_box(indexer: Any) -> Box | None:
+    """The box of cells a zarr ``BasicIndexer`` or ``OrthogonalIndexer`` (``array[i] = ...``
+    takes the latter) selects when it holds only ints and slices of step 1; None otherwise.
+    Their ``dim_indexers``, ``IntDimIndexer.dim_sel`` and ``SliceDimIndexer.start/stop/step``
+    are the same in every release 3.1.0-3.4.x."""
+    from zarr.core.indexing import (
+        BasicIndexer,
+        IntDimIndexer,
+        OrthogonalIndexer,
+        SliceDimIndexer,
+    )
+
+    if type(indexer) not in (BasicIndexer, OrthogonalIndexer):
+        return None
+    starts, stops = [], []
+    for dim in indexer.dim_indexers:
+        if isinstance(dim, IntDimIndexer):
+            starts.append(int(dim.dim_sel))
+            stops.append(int(dim.dim_sel) + 1)
+        elif isinstance(dim, SliceDimIndexer) and dim.step == 1:
+            starts.append(int(dim.start))
+            stops.append(max(int(dim.start), int(dim.stop)))
+        else:
+            return None
+    return Box(tuple(starts), tuple(stops), tuple(int(n) for n in indexer.shape))
+
+
+def on_zarr_loop() -> bool:
+    """Whether the running event loop is the one zarr's synchronous API runs its work on
+    (``zarr.core.sync.loop``, the same in every release 3.1.0-3.4.x)."""
+    import asyncio
+
+    from zarr.core import sync as zarr_sync
+
+    return zarr_sync.loop[0] is asyncio.get_running_loop()
+
+
+def selected_index(indexer: Any, metadata: Any, position: int) -> tuple[int, ...] | None:
+    """The array index of the ``position``-th cell (C order of the selection) that a zarr
+    indexer selects; None for a grid that is not regular. Slow: for error messages only.
+
+    Every indexer iterates ``(chunk_coords, chunk_selection, out_selection, ...)``, which zarr
+    applies as ``chunk[chunk_selection] = value[out_selection]`` (every release 3.1.0-3.4.x).
+    """
+    box = basic_box(indexer)
+    if box is not None:
+        local = np.unravel_index(position, box.extents) if box.extents else ()
+        return tuple(a + int(i) for a, i in zip(box.starts, local, strict=True))
+    grid = regular_chunk_shape(metadata)
+    if grid is None:
+        return None
+    shape = tuple(int(n) for n in metadata.shape)
+    where = np.zeros(tuple(int(n) for n in indexer.shape), dtype=np.int64)
+    for projection in indexer:
+        coords, chunk_selection, out_selection = projection[0], projection[1], projection[2]
+        origin = np.array(coords, dtype=np.int64) * np.array(grid, dtype=np.int64)
+        cells = np.indices(grid, dtype=np.int64) + origin.reshape(-1, *([1] * len(grid)))
+        ids = np.ravel_multi_index(tuple(cells), shape, mode="clip") if shape else np.zeros(())
+        target = where[out_selection]
+        where[out_selection] = np.reshape(ids[chunk_selection], np.shape(target))
+    flat = int(where.reshape(-1)[position])
+    return tuple(int(i) for i in np.unravel_index(flat, shape)) if shape else ()

@@ -1,4 +1,4 @@
-"""Two narrow, fail-safe hooks into zarr-python, installed once on import.
+"""Narrow, fail-safe hooks into zarr-python, installed once on import.
 
 zarr has no extension point through which a data type chooses its serializer or adapts the core
 ``bytes`` codec, so both hooks wrap a zarr function and act ONLY when the data type is an
@@ -14,6 +14,9 @@ passed (a serializer, a ``BytesCodec`` endian setting) is never rewritten.
    variable pattern or big endian at creation, and swaps in
    :class:`~zarr_ndarray_dtype.bytes_codec.FixedCellBytesCodec` (same endian setting, same
    metadata) for all-fixed patterns.
+3. ``AsyncArray._set_selection`` and ``_get_selection`` (every write and read of every
+   release): object writes of ``ndarray`` arrays are checked whole before anything is stored
+   and fill cells read as plain arrays (:mod:`zarr_ndarray_dtype.objects`).
 
 Installing can never raise and never breaks zarr: zarr >= 3.4.1 imports this package through the
 ``zarr.data_type`` entry point while it resolves ANY data type. If a target is missing or its
@@ -30,6 +33,7 @@ from typing import Any
 
 from zarr.codecs.bytes import BytesCodec
 
+from zarr_ndarray_dtype import objects
 from zarr_ndarray_dtype._compat import endian_name
 from zarr_ndarray_dtype.bytes_codec import FixedCellBytesCodec, check_bytes_codec
 from zarr_ndarray_dtype.dtype import NDArray
@@ -43,10 +47,15 @@ RAGGED_CODEC_NAME = "ragged-ndarray"
 
 SERIALIZER_TARGET = "zarr.core.array.default_serializer_v3"
 EVOLVE_TARGET = "zarr.codecs.BytesCodec.evolve_from_array_spec"
-# The parameter names each target had in every release 3.1.0-3.4.x (what the wrappers forward).
+SET_TARGET = "zarr.AsyncArray._set_selection"
+GET_TARGET = "zarr.AsyncArray._get_selection"
+# The parameter names each target had in every release 3.1.0-3.4.x (what the wrappers forward;
+# "*name": keyword-only).
 EXPECTED_PARAMETERS: dict[str, tuple[str, ...]] = {
     SERIALIZER_TARGET: ("dtype",),
     EVOLVE_TARGET: ("self", "array_spec"),
+    SET_TARGET: ("self", "indexer", "value", "*prototype", "*fields"),
+    GET_TARGET: ("self", "indexer", "*prototype", "*out", "*fields"),
 }
 _INSTEAD: dict[str, str] = {
     SERIALIZER_TARGET: (
@@ -59,6 +68,14 @@ _INSTEAD: dict[str, str] = {
         "arrays with serializer=zarr_ndarray_dtype.FixedCellBytesCodec(endian='little'); "
         "reopening such an array (whose metadata names 'bytes') fails until "
         "zarr-ndarray-dtype supports this zarr release (pip install -U zarr-ndarray-dtype)"
+    ),
+    SET_TARGET: (
+        "object writes (array[...] = cells) convert and store chunk by chunk: a cell that does "
+        "not fit stops the write after earlier chunks are stored; write_columnar checks "
+        "everything first"
+    ),
+    GET_TARGET: (
+        "unwritten cells read as the fill value's own object, whose == compares whole cells"
     ),
 }
 # Targets already warned about in this process (warn once each).
@@ -146,15 +163,61 @@ def _signature_problem(target: str, function: object) -> str | None:
         parameters = inspect.signature(function).parameters.values()
     except (TypeError, ValueError):
         return "has no inspectable signature"
-    got = tuple(p.name for p in parameters)
+    got = tuple(("*" if p.kind == p.KEYWORD_ONLY else "") + p.name for p in parameters)
     kinds_ok = all(
-        p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty
+        p.kind == p.KEYWORD_ONLY
+        or (p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty)
         for p in parameters
     )
     if got != EXPECTED_PARAMETERS[target] or not kinds_ok:
         expected = ", ".join(EXPECTED_PARAMETERS[target])
         return f"has the signature ({', '.join(got)}), not the expected ({expected})"
     return None
+
+
+def _wrap_set_selection(original: Callable[..., Any]) -> Callable[..., Any]:
+    async def _set_selection(
+        self: Any, indexer: Any, value: Any, *, prototype: Any, fields: Any = None
+    ) -> None:
+        if fields or not isinstance(getattr(self.metadata, "data_type", None), NDArray):
+            return await original(self, indexer, value, prototype=prototype, fields=fields)
+
+        async def zarr_write(cells: Any) -> None:
+            await original(self, indexer, cells, prototype=prototype, fields=fields)
+
+        await objects.write(self, indexer, value, zarr_write)
+
+    _set_selection.__wrapped__ = original  # type: ignore[attr-defined]
+    setattr(_set_selection, _MARK, True)
+    return _set_selection
+
+
+def _wrap_get_selection(original: Callable[..., Any]) -> Callable[..., Any]:
+    async def _get_selection(
+        self: Any, indexer: Any, *, prototype: Any, out: Any = None, fields: Any = None
+    ) -> Any:
+        result = await original(self, indexer, prototype=prototype, out=out, fields=fields)
+        if isinstance(getattr(self.metadata, "data_type", None), NDArray):
+            return objects.plain_fill(result)
+        return result
+
+    _get_selection.__wrapped__ = original  # type: ignore[attr-defined]
+    setattr(_get_selection, _MARK, True)
+    return _get_selection
+
+
+def _install_method_hook(target: str, wrap: Callable[..., Any]) -> None:
+    import zarr
+
+    name = target.rsplit(".", 1)[1]
+    current = zarr.AsyncArray.__dict__.get(name)
+    if getattr(current, _MARK, False):
+        return
+    problem = "does not exist" if current is None else _signature_problem(target, current)
+    if problem is not None:
+        _warn_once(target, problem)
+        return
+    setattr(zarr.AsyncArray, name, wrap(current))
 
 
 def _install_serializer_hook() -> None:
@@ -193,6 +256,8 @@ def install() -> None:
     for target, step in (
         (SERIALIZER_TARGET, _install_serializer_hook),
         (EVOLVE_TARGET, _install_evolve_hook),
+        (SET_TARGET, lambda: _install_method_hook(SET_TARGET, _wrap_set_selection)),
+        (GET_TARGET, lambda: _install_method_hook(GET_TARGET, _wrap_get_selection)),
     ):
         try:
             step()
@@ -208,8 +273,14 @@ def installed() -> dict[str, bool]:
         serializer = getattr(zarr_array, "default_serializer_v3", None)
     except Exception:  # pragma: no cover - zarr without that module
         serializer = None
+    import zarr
+
     evolve = BytesCodec.__dict__.get("evolve_from_array_spec")
+    methods = {
+        t: zarr.AsyncArray.__dict__.get(t.rsplit(".", 1)[1]) for t in (SET_TARGET, GET_TARGET)
+    }
     return {
         SERIALIZER_TARGET: bool(getattr(serializer, _MARK, False)),
         EVOLVE_TARGET: bool(getattr(evolve, _MARK, False)),
+        **{t: bool(getattr(m, _MARK, False)) for t, m in methods.items()},
     }

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -19,8 +20,12 @@ __all__ = [
     "VlenScalar",
     "bool_bytes_as_01",
     "box",
+    "cell_array",
     "check_bool_bytes",
     "coerce_cell",
+    "convert",
+    "lossy",
+    "mismatch",
     "frozen_cell",
     "unbox",
 ]
@@ -117,42 +122,56 @@ def describe(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _to_ndarray(data: object, pattern: ShapePattern, target: np.dtype[Any]) -> np.ndarray:
+def cell_array(
+    data: object, pattern: ShapePattern, target: np.dtype[Any], subject: str = "cell"
+) -> np.ndarray:
+    """``data`` as an ndarray of its own dtype (nothing converted yet): an ndarray, nested
+    sequences, or either inside zarr's 0-d object wrappers. ``None`` and empty flat input
+    (``[]``, ``np.array([])``) are the empty cell of ``target`` (patterns with a variable
+    dimension). ``subject`` names the cell in errors."""
+    data = unbox(data)
+    if data is None:
+        if pattern.is_fixed:
+            raise CellError(
+                f"{subject} is None: None is not a cell of the all-fixed pattern {pattern}, whose "
+                f"every element has shape {pattern.empty_shape}; pass an array of that shape."
+            )
+        return np.empty(pattern.empty_shape, dtype=target)
     if isinstance(data, np.ndarray) and data.dtype != object:
-        arr = data
+        arr = np.asarray(data)
     else:
-        arr = _from_python(data.tolist() if isinstance(data, np.ndarray) else data, pattern)
+        items = data.tolist() if isinstance(data, np.ndarray) else data
+        arr = _from_python(items, pattern, subject)
     if arr.size == 0 and arr.ndim == 1 and pattern.variable_axes:
-        # An empty flat input ([] or np.array([])) is the empty cell, whatever its dtype.
         return np.empty(pattern.empty_shape, dtype=target)
     return arr
 
 
-def _from_python(data: object, pattern: ShapePattern) -> np.ndarray:
+def _from_python(data: object, pattern: ShapePattern, subject: str) -> np.ndarray:
     """Nested sequences (or an object array's items, as zarr hands over scalar writes)."""
     if isinstance(data, str | bytes | dict | set):
         raise CellTypeError(
-            f"cell {describe(data)} is a {type(data).__name__}; a cell must be an ndarray or a "
-            f"nested sequence of numbers matching pattern {pattern}."
+            f"{subject} is a {type(data).__name__}; a cell must be an ndarray or a nested "
+            f"sequence of numbers matching pattern {pattern}."
         )
     try:
         arr = np.asarray(data)
     except (ValueError, TypeError, OverflowError) as exc:
         raise CellError(
-            f"cell {describe(data)} is not a rectangular array of numbers ({exc}); each cell "
-            f"must have one shape matching pattern {pattern}."
+            f"{subject} is not a rectangular array of numbers ({exc}); each cell must have one "
+            f"shape matching pattern {pattern}."
         ) from exc
     if arr.dtype == object:
         raise CellTypeError(
-            f"cell {describe(data)} does not convert to a numeric array (numpy made an object "
-            f"array: ragged rows or non-numbers); cells must match pattern {pattern}."
+            f"{subject} does not convert to a numeric array (numpy made an object array: ragged "
+            f"rows or non-numbers, not a rectangular array); cells must match pattern {pattern}."
         )
     if arr.dtype.kind == "f" and arr.size and float(np.nanmax(np.abs(arr))) >= 2.0**53:
-        arr = _keep_big_ints(data, arr)
+        arr = _keep_big_ints(data, arr, subject)
     return arr
 
 
-def _keep_big_ints(data: object, arr: np.ndarray) -> np.ndarray:
+def _keep_big_ints(data: object, arr: np.ndarray, subject: str) -> np.ndarray:
     """Python ints that numpy made float64 (mixed signs beyond int64), kept exact or refused."""
     items = np.array(data, dtype=object).reshape(-1)
     ints = [v for v in items.tolist() if isinstance(v, int) and not isinstance(v, bool)]
@@ -163,105 +182,107 @@ def _keep_big_ints(data: object, arr: np.ndarray) -> np.ndarray:
     inexact = next((v for v in ints if int(float(v)) != v), None)
     if inexact is not None:
         raise CellTypeError(
-            f"cell {describe(data)} holds the integer {inexact}, which numpy turns into float64 "
-            f"(it would be stored as {int(float(inexact))}) because no 64-bit integer dtype "
-            "holds all of the cell's numbers; pass an ndarray of the element dtype."
+            f"{subject} holds the integer {inexact}, which numpy turns into float64 (it would be "
+            f"stored as {int(float(inexact))}) because no 64-bit integer dtype holds all of the "
+            "cell's numbers; pass an ndarray of the element dtype."
         )
     return arr
 
 
-def _check_lossless(arr: np.ndarray, target: np.dtype[Any], what: str) -> None:
-    src = arr.dtype
-    if src.kind not in "biufc":
-        raise CellTypeError(
-            f"{what} has dtype {src}, which is not numeric or bool; the element "
-            f"dtype is {target.name}."
-        )
-    if arr.size == 0 or src.kind == "b":
-        return
-    kind = target.kind
-    if src.kind == "c" and kind != "c":
-        raise CellTypeError(
-            f"{what} is complex ({src}) but the element dtype is {target.name}: "
-            f"dropping the imaginary part would lose data; {_CAST_HINT}."
-        )
-    if kind == "b":
-        if not np.isin(arr, (0, 1)).all():
-            raise CellTypeError(
-                f"{what} ({src}) has values other than 0 and 1, which the bool "
-                f"element dtype cannot hold; {_CAST_HINT}."
-            )
-        return
-    if kind in "iu":
-        if src.kind == "f":
-            if not np.isfinite(arr).all():
-                raise CellTypeError(
-                    f"{what} holds NaN or infinity, which the integer element "
-                    f"dtype {target.name} cannot hold."
-                )
-            if not (arr == np.trunc(arr)).all():
-                raise CellTypeError(
-                    f"{what} ({src}) has fractional values; casting to "
-                    f"{target.name} would truncate them; {_CAST_HINT}."
-                )
-        info = np.iinfo(target)
-        lo, hi = arr.min(), arr.max()
-        if src.kind == "f":
-            # Compare in float against bounds that are exact in float64 (powers of two).
-            too_low = lo < float(info.min)
-            too_high = hi >= float(info.max) + 1.0
-        else:
-            too_low = int(lo) < info.min
-            too_high = int(hi) > info.max
-        if too_low or too_high:
-            raise CellTypeError(
-                f"{what} has values in [{lo}, {hi}], outside the range "
-                f"[{info.min}, {info.max}] of the element dtype {target.name}; casting would wrap "
-                f"around; {_CAST_HINT}."
-            )
-        return
-    # Float or complex target: a float source rounds to nearest (as numpy assignment does), an
-    # integer source must be exact, and overflow to infinity is refused.
-    with np.errstate(all="ignore"):
-        converted = arr.astype(target)
-    src_finite = np.isfinite(arr)
-    if not (np.isfinite(converted) | ~src_finite).all():
-        raise CellTypeError(
-            f"{what} has values too large for the element dtype {target.name} "
-            f"(they would become infinite); {_CAST_HINT}."
-        )
-    if src.kind in "iu":
-        _check_exact_integers(arr, target, what)
+def lossy(src: np.ndarray, out: np.ndarray) -> tuple[int, str] | None:
+    """The first item whose value the conversion ``src`` -> ``out`` (``src.astype(out.dtype)``,
+    flat) changed, and the rule it breaks: None when every value is kept (SPEC §1.2).
 
-
-def _check_exact_integers(arr: np.ndarray, target: np.dtype[Any], what: str) -> None:
-    """Refuse integers that the float (or complex) ``target`` would round.
-
-    An integer of magnitude m is exact in a float of p significand bits when m's odd part
-    (m without its trailing zero bits) is below 2**p; that test runs on uint64, exactly.
+    Integers and bools convert when in range, integers to a float only when exact, floats to a
+    narrower float round to nearest unless they overflow, complex never to real. Whole-array
+    tests come first; the item is looked for only when one fails.
     """
+    kind, target = src.dtype.kind, out.dtype
+    if kind == "c" and target.kind != "c" and src.size:
+        return 0, (
+            f"is complex ({src.dtype}) but the element dtype is {target.name}: dropping the "
+            "imaginary part would lose data"
+        )
+    if not src.size or kind == "b" or src.dtype == target:
+        return None
+    if target.kind == "b":
+        bad = (src != 0) & (src != 1)
+        return _first(src, bad, "but bool elements hold no values other than 0 and 1")
+    if target.kind in "iu":
+        info = np.iinfo(target)
+        if kind in "iu":
+            if info.min <= int(src.min()) and int(src.max()) <= info.max:
+                return None
+            bad = (src < info.min) | (src > info.max)
+        else:  # float to integer: finite, integral and in range (bounds exact in float)
+            with np.errstate(all="ignore"):  # bounds beyond float16 are its infinities
+                bad = ~(np.isfinite(src) & (src >= float(info.min)) & (src < float(info.max) + 1))
+                bad |= out.astype(src.dtype) != src
+        if not bad.any():
+            return None
+        first = int(np.argmax(bad))
+        value = src[first].item()
+        if kind == "f" and not np.isfinite(value):
+            rule = f"which the integer element dtype {target.name} cannot hold (NaN or infinity)"
+        elif kind == "f" and value != int(value):
+            rule = f"whose fractional part {target.name} would truncate"
+        else:
+            rule = f"outside the range [{info.min}, {info.max}] of {target.name}"
+        return first, f"holds {value!r}, {rule};"
+    if kind == "f" or kind == "c":  # to a float or complex: round to nearest, never overflow
+        if target.itemsize // (2 if target.kind == "c" else 1) >= src.dtype.itemsize // (
+            2 if kind == "c" else 1
+        ):
+            return None
+        bad = np.isinf(out)
+        if not bad.any():
+            return None
+        bad &= ~np.isinf(src)
+        return _first(src, bad, f"too large for the element dtype {target.name} (it would be inf)")
+    return _inexact_integers(src, out)
+
+
+def _inexact_integers(src: np.ndarray, out: np.ndarray) -> tuple[int, str] | None:
+    """Integers a float (or complex) element dtype would round.
+
+    An integer of magnitude m is exact in a float of p significand bits when m < 2**p, else when
+    its odd part (m without its trailing zero bits) is; the second test runs on uint64, exactly.
+    """
+    target = out.dtype
+    overflow = np.isinf(out)  # float16 is narrower than uint16, int32, ...
+    if overflow.any():
+        return _first(
+            src, overflow, f"too large for the element dtype {target.name} (it would be inf)"
+        )
     bits = np.finfo(target).nmant + 1
-    flat = arr.reshape(-1)
-    if flat.dtype.itemsize * 8 - (flat.dtype.kind == "i") <= bits:
-        return
-    wide = flat.astype(np.int64 if flat.dtype.kind == "i" else np.uint64)
+    limit = 1 << bits
+    if src.dtype.itemsize * 8 - (src.dtype.kind == "i") <= bits:
+        return None
+    if -limit <= int(src.min()) and int(src.max()) <= limit:
+        return None
+    wide = src.astype(np.int64 if src.dtype.kind == "i" else np.uint64)
     magnitude = wide.view(np.uint64)
     if wide.dtype.kind == "i":
         magnitude = np.where(wide < 0, ~magnitude + np.uint64(1), magnitude)
-    limit = np.uint64(1 << bits)
-    big = np.flatnonzero(magnitude > limit)
-    if not big.size:
-        return
+    big = np.flatnonzero(magnitude > np.uint64(limit))
     m = magnitude[big]
-    inexact = m // (m & (~m + np.uint64(1))) >= limit
-    if inexact.any():
-        first = int(flat[big[int(np.argmax(inexact))]])
-        rounded = int(np.array(first).astype(target).real)
-        raise CellTypeError(
-            f"{what} holds the integer {first}, which {target.name} cannot hold "
-            f"exactly (it would be stored as {rounded}; integers convert to a float only when "
-            f"exact); use a wider element dtype, an integer one for IDs, or {_CAST_HINT}."
-        )
+    inexact = m // (m & (~m + np.uint64(1))) >= np.uint64(limit)  # the odd part too wide
+    if not inexact.any():
+        return None
+    first = int(big[int(np.argmax(inexact))])
+    rounded = int(out[first].real)
+    return first, (
+        f"holds the integer {int(src[first])}, which {target.name} cannot hold exactly (it would "
+        f"be stored as {rounded}; integers convert to a float only when exact); use a wider "
+        "element dtype, an integer one for IDs, or"
+    )
+
+
+def _first(src: np.ndarray, bad: np.ndarray, rule: str) -> tuple[int, str] | None:
+    if not bad.any():
+        return None
+    first = int(np.argmax(bad))
+    return first, f"holds {src[first].item()!r}, {rule};"
 
 
 def coerce_cell(data: object, pattern: ShapePattern, dtype: np.dtype[Any]) -> np.ndarray:
@@ -271,37 +292,46 @@ def coerce_cell(data: object, pattern: ShapePattern, dtype: np.dtype[Any]) -> np
     Raises :class:`CellError` for a shape that does not match and :class:`CellTypeError` (also
     a ``TypeError``) for values the element dtype cannot represent exactly.
     """
-    data = unbox(data)
-    if data is None:
-        if pattern.is_fixed:
-            raise CellError(
-                f"None is not a cell of the all-fixed pattern {pattern}: every element must have "
-                f"shape {pattern.empty_shape}; pass an array of that shape."
-            )
-        return np.empty(pattern.empty_shape, dtype=dtype)
-    arr = _to_ndarray(data, pattern, dtype)
+    arr = cell_array(data, pattern, dtype)
     if not pattern.matches(arr.shape):
-        raise CellError(
-            f"cell of shape {arr.shape} does not match pattern {pattern}: expected shape "
-            f"matching it ({pattern.ndim} dimension{'s' * (pattern.ndim != 1)}, fixed extents as "
-            "given, None = any extent); reshape the cell."
-        )
-    return convert(arr, dtype, f"cell {describe(data)}")
+        raise CellError(mismatch("cell", arr.shape, pattern))
+    return convert(arr, dtype, f"cell of shape {arr.shape} and dtype {arr.dtype}")
 
 
-def convert(arr: np.ndarray, dtype: np.dtype[Any], what: str) -> np.ndarray:
+def mismatch(subject: str, shape: tuple[int, ...], pattern: ShapePattern) -> str:
+    """The message for a cell of ``shape`` that does not match ``pattern``."""
+    return (
+        f"{subject} has shape {shape}, which does not match pattern {pattern}: expected shape "
+        f"matching it ({pattern.ndim} dimension{'s' * (pattern.ndim != 1)}, fixed extents as "
+        "given, None = any extent); reshape the cell."
+    )
+
+
+def convert(arr: np.ndarray, dtype: np.dtype[Any], name: Callable[[int], str] | str) -> np.ndarray:
     """``arr`` as a C-contiguous array of ``dtype``, if the conversion loses nothing.
 
-    The one home of the conversion rule (SPEC §1.2): integers and bools convert when in range,
-    integers to a float only when exact, floats to a narrower float round to nearest unless
-    they overflow. Otherwise CellTypeError, naming ``what`` (e.g. ``"cell array([...])"``).
+    The one home of the conversion rule (see :func:`lossy`). Otherwise :class:`CellTypeError`,
+    whose message begins with ``name``: a string, or a function of the flat index of the first
+    changed item (e.g. naming the cell that holds it), called only then.
     """
-    if arr.dtype != dtype:
-        if arr.dtype.kind != dtype.kind or arr.dtype.itemsize != dtype.itemsize:
-            _check_lossless(arr, dtype, what)
-        with np.errstate(all="ignore"):
-            arr = arr.astype(dtype, order="C")
-    return np.ascontiguousarray(arr)
+    if arr.dtype.kind not in "biufc":
+        subject = name if isinstance(name, str) else name(0)
+        raise CellTypeError(
+            f"{subject} has dtype {arr.dtype}, which is not numeric or bool; the element dtype "
+            f"is {dtype.name}."
+        )
+    if arr.dtype == dtype:
+        return np.ascontiguousarray(arr)
+    real = arr.dtype.kind == "c" and dtype.kind != "c"  # refused before numpy warns of it
+    with np.errstate(all="ignore"):
+        out = np.empty(arr.shape, dtype) if real else arr.astype(dtype, order="C")
+    bad = lossy(arr.reshape(-1), out.reshape(-1))
+    if bad is not None:
+        at, rule = bad
+        subject = name if isinstance(name, str) else name(at)
+        end = "" if rule.endswith(("or", ";")) else ";"
+        raise CellTypeError(f"{subject} {rule}{end} {_CAST_HINT}.")
+    return out
 
 
 def check_bool_bytes(values: np.ndarray, *, nbytes: npt.NDArray[np.int64] | None = None) -> None:

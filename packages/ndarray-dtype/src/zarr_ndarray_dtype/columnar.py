@@ -652,18 +652,29 @@ def write_cells(array: Any, cells: Cells, box: Box, what: str) -> None:
     if not count:
         return
     ids = np.arange(2, count + 2, dtype=np.uint64).reshape(box.extents)  # the cells: block 1
-    shape = tuple(int(n) for n in array.metadata.shape)
-    if box.starts != (0,) * len(shape) or box.stops != shape:
-        # zarr reads stored chunks for a write that covers the array in part only: decode them
-        # all before anything is stored.
-        dry = _Writer(array, dtype, codec, cells, dry=True)
+    # zarr reads the stored chunks a write covers in part: when it stores several objects,
+    # a first pass (storing nothing) decodes them all, so that none is stored if one is corrupt.
+    for dry in (True, False) if _partial_objects(array.metadata, box) > 1 else (False,):
+        writer = _Writer(array, dtype, codec, cells, dry=dry)
         try:
-            dry.write(box, ids)
+            writer.write(box, ids)
         except Exception as exc:
-            if exc in dry.failed:  # a corrupt stored chunk: reading the box names it
+            if exc in writer.failed:  # a corrupt stored chunk: reading the box names it
                 _Reader(array, dtype, codec).read(box)
             raise
-    _Writer(array, dtype, codec, cells, dry=False).write(box, ids)
+
+
+def _partial_objects(metadata: Any, box: Box) -> int:
+    """How many stored objects (chunks, or shards) a write of ``box`` stores at most, when it
+    covers the array in part (0 when it covers it all); 2 for grids that are not regular."""
+    shape = tuple(int(n) for n in metadata.shape)
+    if box.starts == (0,) * len(shape) and box.stops == shape:
+        return 0
+    grid = regular_chunk_shape(metadata)
+    if grid is None:
+        return 2
+    spans = zip(box.starts, box.stops, grid, strict=True)
+    return math.prod((b - 1) // g - a // g + 1 for a, b, g in spans)
 
 
 class _Writer:

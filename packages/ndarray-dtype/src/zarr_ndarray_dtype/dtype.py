@@ -60,13 +60,14 @@ def _default_fill(item: str, dims: tuple[int | None, ...]) -> np.ndarray:
     return box(frozen_cell(bytes(nbytes), item, pattern.empty_shape))
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class NDArray(ZDType[np.dtypes.ObjectDType, np.ndarray]):  # type: ignore[type-var]
     """The ``ndarray`` data type: elements are ndarrays of ``dtype`` shaped like ``shape``.
 
     ``dtype`` is one of :data:`~zarr_ndarray_dtype.pattern.ELEMENT_DTYPES` (numpy dtypes and
     spellings such as ``np.float32`` or ``"<f4"`` are accepted and normalized); ``shape`` is a
-    non-empty sequence of integers >= 1 and ``None`` (a variable dimension).
+    non-empty sequence of integers >= 1 and ``None`` (a variable dimension). Both may be given
+    by position too, as for ``np.dtype``: ``NDArray("float32", (None, 2))``.
 
     >>> NDArray(dtype="float32", shape=(None, 2)).to_json(zarr_format=3)
     {'name': 'ndarray', 'configuration': {'dtype': 'float32', 'shape': [None, 2]}}

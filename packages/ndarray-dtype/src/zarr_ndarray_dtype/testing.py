@@ -8,7 +8,8 @@ it prints what its comments say); :func:`assert_entry_point` checks one
 plug-in declaration of the installed distributions; :func:`zarr_private_uses` finds where a
 package's source reaches for a private member of zarr outside its ``_compat`` module;
 :func:`local_cluster` starts the Dask cluster the scale-out tests run on (dask and distributed
-are imported only when it runs).
+are imported only when it runs); :func:`zarr_own_writes` lets object writes take zarr's own path,
+the reference the columnar engine's chunks are compared with.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ __all__ = [
     "local_cluster",
     "readme_examples",
     "run_script",
+    "zarr_own_writes",
     "zarr_private_names",
     "zarr_private_uses",
 ]
@@ -265,3 +267,18 @@ def local_cluster(*upload: str | os.PathLike[str], timeout: float = 60.0) -> Ite
             yield client
     finally:
         cluster.close(timeout=timeout)
+
+
+@contextlib.contextmanager
+def zarr_own_writes() -> Iterator[None]:
+    """Object writes (``array[...] = cells``) as zarr makes them without this package's write
+    hook: chunk by chunk through the codec's object path, each cell converted as its chunk is
+    encoded. Tests compare what the columnar engine stores with what this stores."""
+    from zarr import AsyncArray
+
+    hooked = AsyncArray.__dict__["_set_selection"]
+    AsyncArray._set_selection = hooked.__wrapped__  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        AsyncArray._set_selection = hooked  # type: ignore[method-assign]

@@ -34,10 +34,13 @@ from typing import TYPE_CHECKING, Any, Final
 import numpy as np
 import zarr
 
+from zarr_ndarray_dtype.columnar import write_cells
+from zarr_ndarray_dtype.columns import Cells, gather_cells
 from zarr_ndarray_dtype.dask import check_blocks, write_unit
 from zarr_ndarray_dtype.dask import to_zarr as write_blocks
 from zarr_ndarray_dtype.dtype import NDArray
 from zarr_ndarray_dtype.errors import NDArrayDTypeError
+from zarr_ndarray_dtype.grid import resolve
 from zarr_ndarray_dtype.pattern import ELEMENT_DTYPES
 
 if TYPE_CHECKING:
@@ -274,7 +277,7 @@ class _Plan:
     selection: tuple[slice, ...] = ()
     append_axis: int | None = None
     attrs: dict[str, Any] = field(default_factory=dict)
-    cells: np.ndarray | None = None  # numpy-backed data, already coerced to ``dtype``
+    cells: Cells | None = None  # numpy-backed data, already converted to ``dtype``
 
     def prepare(self, unit: Any, kind: str) -> _Plan:
         """Check everything that can be checked before writing (see :func:`to_zarr`); ``unit``
@@ -294,19 +297,16 @@ class _Plan:
                     rechunk="ds.chunk",
                     error=RaggedVariableError,
                 )
-        else:
-            self.cells = _coerced(self.variable.values, self.dtype)
+        else:  # every cell converted at once, refused before any write if one does not fit
+            values = np.asarray(self.variable.values, dtype=object)
+            dims = self.variable.dims
+
+            def name(i: int) -> str:
+                index = dict(zip(dims, map(int, np.unravel_index(i, values.shape)), strict=True))
+                return f"variable {self.name!r}: the cell at {index}"
+
+            self.cells = gather_cells(list(values.reshape(-1)), self.dtype, name=name)
         return self
-
-
-def _coerced(values: Any, dtype: NDArray) -> np.ndarray:
-    """Every cell converted to the data type (refusing what does not fit, before any write)."""
-    source = np.asarray(values, dtype=object)
-    out = np.empty(source.shape, dtype=object)
-    flat = out.reshape(-1)
-    for i, cell in enumerate(source.reshape(-1)):
-        flat[i] = dtype.coerce_cell(cell)
-    return out
 
 
 def _json_attr(value: Any) -> Any:
@@ -530,7 +530,8 @@ def _write(plan: _Plan, root: Any, mode: str) -> None:
         array.resize(tuple(new_shape))
     try:
         if plan.cells is not None:
-            array[plan.selection] = plan.cells
+            box = resolve(plan.selection or ..., tuple(array.shape), "to_zarr")
+            write_cells(array, plan.cells, box, "to_zarr")
         else:
             write_blocks(variable.data, array, region=plan.selection)
     except BaseException:
