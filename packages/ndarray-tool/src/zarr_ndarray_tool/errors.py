@@ -30,27 +30,26 @@ class Refused(Exception):
 
 
 # errno families: what the user can do about each.
-_NO_SPACE = {errno.ENOSPC, errno.EDQUOT}
-_READ_ONLY = {errno.EROFS}
-_DENIED = {errno.EACCES, errno.EPERM}
-_MISSING = {errno.ENOENT, errno.ENOTDIR}
+_DENIED = (errno.EACCES, errno.EPERM)
 _NETWORK = {
     errno.ECONNREFUSED, errno.ECONNRESET, errno.ECONNABORTED, errno.ETIMEDOUT,
     errno.EHOSTUNREACH, errno.ENETUNREACH, errno.EHOSTDOWN, errno.ENETDOWN,
 }  # fmt: skip
 _ADVICE = {
-    **dict.fromkeys(_NO_SPACE, "free some space there, or write somewhere else"),
-    **dict.fromkeys(_READ_ONLY, "copy the store to a writable place and run the command there"),
-    errno.EIO: "the disk or network file system failed; check it (dmesg) and try again",
-    errno.EMFILE: "too many files are open; raise the limit (ulimit -n) and try again",
-    errno.ENFILE: "the system has too many files open; try again later",
-    errno.ENOMEM: "the system ran out of memory; free some, or work on a smaller selection",
+    **dict.fromkeys((errno.ENOSPC, errno.EDQUOT), "free some space there, or write somewhere else"),
+    errno.EROFS: "copy the store to a writable place and run the command there",
     **dict.fromkeys(
         _DENIED,
         "check its permissions and those of its directory (ls -l), or run as a user allowed "
         "to access it",
     ),
-    **dict.fromkeys(_MISSING, "check the path (was it moved or deleted meanwhile?)"),
+    **dict.fromkeys(
+        (errno.ENOENT, errno.ENOTDIR), "check the path (was it moved or deleted meanwhile?)"
+    ),
+    errno.EIO: "the disk or network file system failed; check it (dmesg) and try again",
+    errno.EMFILE: "too many files are open; raise the limit (ulimit -n) and try again",
+    errno.ENFILE: "the system has too many files open; try again later",
+    errno.ENOMEM: "the system ran out of memory; free some, or work on a smaller selection",
 }
 _OTHER = "the system refused the operation; fix what it names and try again"
 # botocore's (under s3fs) and obstore's errors for an unreachable endpoint, for missing or
@@ -103,10 +102,7 @@ def _client_code(exc: BaseException) -> str | None:
 
 def environment_failure(exc: BaseException) -> BaseException | None:
     """The failure of the environment in ``exc``'s chain (outermost first), or None."""
-    ours = (
-        *_types(_CONNECTION), *_types(_CREDENTIALS), *_types(_OBJECT_STORE),
-        OSError, socket.gaierror,
-    )  # fmt: skip
+    ours = (*_types(_CONNECTION), *_types(_CREDENTIALS), *_types(_OBJECT_STORE), OSError)
     for failure in _chain(exc):
         if isinstance(failure, ours) or _client_code(failure) in _DENIED_CODES:
             return failure
