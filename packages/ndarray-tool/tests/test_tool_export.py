@@ -172,7 +172,19 @@ def test_a_region_outside_the_array_is_refused(
 
 
 @pytest.mark.parametrize(
-    "text", ["__import__('os').system('true')", "1:2:x", "1.5", "[1]", "0 if 1 else 2", "a"]
+    "text",
+    [
+        "__import__('os').system('true')",
+        "1:2:x",
+        "1.5",
+        "[1]",
+        "0 if 1 else 2",
+        "a",
+        "0] + [1",
+        "0]._[1",
+        "True",
+        "",
+    ],
 )
 def test_select_takes_numpy_index_syntax_and_nothing_else(
     capsys: CaptureFixture, text: str

@@ -61,11 +61,13 @@ def parse_selection(text: str) -> Selection:
     """``--select``: numpy's basic indexing as written in Python (``"0:10, 5"``, ``"..., -1"``,
     ``"::1"``) parsed without evaluating anything; ValueError naming the part that is not an
     int, a slice of ints or ``...``."""
+    problem = f"{text!r} is not numpy index syntax (e.g. '0:10, 5')"
     try:
         tree = ast.parse(f"_[{text}]", mode="eval").body
     except SyntaxError as exc:
-        raise ValueError(f"{text!r} is not numpy index syntax (e.g. '0:10, 5')") from exc
-    assert isinstance(tree, ast.Subscript)
+        raise ValueError(problem) from exc
+    if not (isinstance(tree, ast.Subscript) and isinstance(tree.value, ast.Name)):
+        raise ValueError(problem)  # text that closed the bracket: "0] + [1"
     parts = tree.slice.elts if isinstance(tree.slice, ast.Tuple) else [tree.slice]
 
     def number(node: ast.expr | None) -> int | None:
