@@ -1,6 +1,8 @@
 """Test, lint, build and compatibility sessions for the packages of this repository.
 
-Bare ``nox`` runs every session except ``demo`` and ``bench``. Useful selections::
+Bare ``nox`` runs every session except ``demo`` and ``bench``, one after another; CI runs them
+two at a time with README.md's test command, ``nox --parallel 2 --allow-parallel``. Useful
+selections::
 
     nox -l                              # list every session
     nox -t tests                        # the (Python, zarr) matrix, nd_arrow, floor
@@ -8,6 +10,7 @@ Bare ``nox`` runs every session except ``demo`` and ``bench``. Useful selections
     nox -s "tests(python='3.12', zarr='3.4.0')"   # one cell
     nox -s nd_arrow floor lint build compat020
     nox -s build -- zarr-vlen-ndarray   # build and check one package (what a release runs)
+    nox -s install                      # README.md's "From source" lines, in fresh venvs
     nox -s bench -- ARGS                # ARGS reach every benchmarks/bench_*.py script
     nox -R -s lint                      # reuse the existing venv while iterating
 
