@@ -63,9 +63,11 @@ def test_memory_urls_dicts_and_the_cli_options(tmp_path: Path) -> None:
 
 def test_messages_name_the_store_by_its_path(tmp_path: Path) -> None:
     local = zarr.storage.LocalStore(tmp_path)
-    with pytest.raises(Refused) as info:
-        api.verify(local, "nothing/here")
-    assert str(info.value) == f"{tmp_path}/nothing/here does not exist (nothing is stored there)."
+    for store in (local, zarr.storage.LocalStore(tmp_path, read_only=True)):
+        with pytest.raises(Refused) as info:
+            api.verify(store, "nothing/here")
+        said = f"{tmp_path}/nothing/here does not exist (nothing is stored there)."
+        assert str(info.value) == said
     write_bytes_array(tmp_path / "raw", [b"ab"])
     with pytest.raises(Refused) as info:
         api.upgrade(local, "raw")
