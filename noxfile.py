@@ -1,6 +1,8 @@
 """Test, lint, build and compatibility sessions for the packages of this repository.
 
-Bare ``nox`` runs every session except ``demo`` and ``bench``. Useful selections::
+Bare ``nox`` runs every session except ``demo`` and ``bench``, one after another; CI runs them
+two at a time with README.md's test command, ``nox --parallel 2 --allow-parallel``. Useful
+selections::
 
     nox -l                              # list every session
     nox -t tests                        # the (Python, zarr) matrix, nd_arrow, floor
@@ -8,6 +10,7 @@ Bare ``nox`` runs every session except ``demo`` and ``bench``. Useful selections
     nox -s "tests(python='3.12', zarr='3.4.0')"   # one cell
     nox -s nd_arrow floor lint build compat020
     nox -s build -- zarr-vlen-ndarray   # build and check one package (what a release runs)
+    nox -s install                      # README.md's "From source" lines, in fresh venvs
     nox -s bench -- ARGS                # ARGS reach every benchmarks/bench_*.py script
     nox -R -s lint                      # reuse the existing venv while iterating
 
@@ -18,6 +21,7 @@ packages). Nothing here touches the network at import time: versions resolve whe
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 import tomllib
 from dataclasses import dataclass, field
@@ -346,6 +350,7 @@ def lint(session: nox.Session) -> None:
         *((*mypy, f"{p.path}/src") for p in PACKAGES),
         (*mypy, "noxfile.py", "tools/nox"),
         ("python", "registry/examples/generate.py", "--check"),  # vectors and their copies
+        ("python", "tools/nox/check_readme.py"),  # README's session names and test command
         *(("lint-imports", "--config", contracts) for contracts in IMPORT_CONTRACTS),
     ]
     failed = []
@@ -553,6 +558,52 @@ def bench(session: nox.Session) -> None:
     env = {"ZVN020_PYTHON": str(zvn020_python), "ZARR2_PYTHON": str(zarr2_python)}
     for script in scripts:
         session.run("python", script, *session.posargs, env=env)
+
+
+FROM_SOURCE = "### From source"  # README.md's section whose sh block the install session runs
+
+
+def from_source_lines(readme: Path) -> list[str]:
+    """The command lines of the first ``sh`` block under README.md's :data:`FROM_SOURCE`."""
+    text = readme.read_text(encoding="utf-8")
+    block = text[text.index(FROM_SOURCE + "\n") :].split("```sh\n", 1)[1].split("```", 1)[0]
+    return [line for line in block.splitlines() if line.strip()]
+
+
+@nox.session(python="3.12")
+def install(session: nox.Session) -> None:
+    """README.md's "From source" lines, each run as written (pip) in a fresh venv at the root.
+
+    Each package alone (with the sibling packages its line names) and all five together must
+    install from this checkout, import, and run their console script
+    (tools/nox/check_source_install.py); each package's README must hold its own line.
+    """
+    tmp = Path(session.create_tmp()).resolve()
+    lines = from_source_lines(ROOT / "README.md")
+    alone = set()
+    for i, line in enumerate(lines):
+        args = shlex.split(line, comments=True)
+        if args[:4] != ["python", "-m", "pip", "install"] or not args[4:]:
+            session.error(f"README.md, {FROM_SOURCE!r}: {line!r} is not `python -m pip install`")
+        packages = args[4:]
+        location = tmp / f"venv-{i}"
+        shutil.rmtree(location, ignore_errors=True)
+        uv(session, "venv", "--quiet", "--seed", "--python", Path(session.bin, "python"), location)
+        python = location / "bin" / "python"
+        session.log(f"fresh venv: {line}")
+        with session.chdir(ROOT):
+            session.run(python, "-m", "pip", "install", *packages, external=True)
+        session.run(python, TOOLS / "check_source_install.py", ROOT, *packages, external=True)
+        folder = packages[-1].removeprefix("./packages/").split("[")[0]  # the package, last
+        alone.add(folder)
+        readme = ROOT / "packages" / folder / "README.md"
+        commands = {
+            r.split("#", 1)[0].strip() for r in readme.read_text(encoding="utf-8").splitlines()
+        }
+        if (command := line.split("#", 1)[0].strip()) not in commands:
+            session.error(f"{readme.relative_to(ROOT)} does not hold its line: {command}")
+    if missing := {p.folder for p in PACKAGES} - alone:
+        session.error(f"README.md, {FROM_SOURCE!r}: no line installs {sorted(missing)}")
 
 
 # No pinned interpreter: the demo runs on the Python that runs nox (any of 3.11-3.13), so the

@@ -1,7 +1,7 @@
 """End-to-end demo of the packages on a local Zarr v3 store.
 
-Run it with ``nox -s demo`` (which installs the packages, pyarrow and xarray on Python 3.12), or
-in any environment holding them::
+Run it with ``nox -s demo`` (which installs the packages, pyarrow and xarray on the Python that
+runs nox, any of 3.11-3.13), or in any environment holding them::
 
     python examples/demo.py                      # work in a temporary folder, removed at the end
     python examples/demo.py --out demo-output    # keep the store and Parquet files there

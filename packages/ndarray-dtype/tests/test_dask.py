@@ -123,6 +123,22 @@ def test_check_blocks_names_the_value_the_rule_and_the_fix() -> None:
         check_blocks(((4, 4),), (0,), (8,), "shard", keys=("x",), rechunk="ds.chunk")
 
 
+def test_check_blocks_suggests_every_axis_at_once() -> None:
+    """Blocks off the grid along two axes: one rechunk call fixes both (suggesting one axis
+    at a time sends the user back for the next), and an axis already aligned is left out."""
+    with pytest.raises(BlockAlignmentError) as info:
+        check_blocks(
+            ((32, 32), (8, 8), (32, 32)), (0, 0, 0), (64, 8, 64), "shard", keys=("y", "t", "x"),
+            rechunk="ds.chunk",
+        )  # fmt: skip
+    text = str(info.value)
+    assert "along 'y' end at 32, inside a shard (64 cells along it)" in text
+    assert text.endswith("ds.chunk({'y': 64, 'x': 64})")
+    fixed = eval(text.rsplit("ds.chunk(", 1)[1][:-1])
+    blocks = tuple((fixed.get(k, 8),) * (64 // fixed.get(k, 8)) for k in ("y", "t", "x"))
+    check_blocks(blocks, (0, 0, 0), (64, 8, 64), "shard")
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.integers(1, 9), st.integers(0, 30), st.integers(1, 40), st.data())
 def test_the_suggested_rechunk_is_aligned(size: int, start: int, extent: int, data: Any) -> None:

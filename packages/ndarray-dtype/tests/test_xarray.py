@@ -482,6 +482,22 @@ def test_dask_written_block_by_block(dask_array: Any) -> None:
     assert_cells(read(store)["v"].values, expected, NDArray(dtype="float32", shape=(None, 2)))
 
 
+def test_a_2d_refusal_suggests_the_whole_mapping(dask_array: Any) -> None:
+    """Copying a sharded 2-d variable whose blocks straddle shards along both axes: the message
+    gives the one ``ds.chunk`` call that fixes both, which then writes."""
+    cells = np.empty((16, 16), dtype=object)
+    cells.reshape(-1)[:] = list(ragged(256, seed=5))
+    ds = xr.Dataset({"v": (("y", "x"), cells)}).chunk({"y": 4, "x": 4})
+    store: dict[str, Any] = {}
+    encoding = {"v": {"chunks": (4, 4), "shards": (8, 8)}}
+    with pytest.raises(RaggedVariableError) as info:
+        to_zarr(ds, store, encoding=encoding)
+    suggested = str(info.value).rsplit("ds.chunk(", 1)[1][:-1]
+    assert suggested == "{'y': 8, 'x': 8}"
+    to_zarr(ds.chunk(eval(suggested)), store, encoding=encoding)
+    assert_cells(read(store)["v"].values, cells, NDArray(dtype="float32", shape=(None, 2)))
+
+
 def test_dask_blocks_sharing_a_shard_are_refused(dask_array: Any) -> None:
     """Blocks of 4 cells into chunks of 4 in shards of 8: each block writes its own inner chunk,
     but zarr rewrites the whole shard on a partial write, so two tasks would race (each one's

@@ -514,3 +514,61 @@ def test_counts_of_one_are_singular(tmp_path: Path, capsys: CaptureFixture) -> N
     assert status == 0 and out.strip().endswith("wrote 1 row to " + str(tmp_path / "x.parquet"))
     status, out, _ = run(capsys, "verify", str(path))
     assert status == 0 and out.strip().endswith("the one chunk object decodes")
+
+
+def test_version_names_every_package(capsys: CaptureFixture) -> None:
+    from importlib import metadata
+
+    status, out, _ = run(capsys, "--version")
+    assert status == 0
+    lines = out.splitlines()
+    for dist in ("zarr-ndarray-tool", "zarr-ndarray-dtype", "zarr-vlen-ndarray",
+                 "zarr-ragged-ndarray", "zarr", "numpy"):  # fmt: skip
+        assert f"{dist} {metadata.version(dist)}" in lines, (dist, lines)
+    assert any(line.startswith("nd-arrow") for line in lines)
+    assert lines[-1].startswith("Python 3.")
+    assert run_cli("--version").stdout.splitlines() == lines  # the console script too
+
+
+def test_verify_counts_the_chunks_of_the_grid_that_are_absent(
+    tmp_path: Path, capsys: CaptureFixture
+) -> None:
+    """An object deleted by accident reads as fill: verify says so, naming its key."""
+    path = tmp_path / "a"
+    write_ndarray_array(path, [np.ones((1, 2), "<f4")] * 16, F32X2, chunks=(2,))
+    status, out, _ = run(capsys, "verify", str(path))
+    assert (status, out.strip()) == (0, f"{path}: all 8 chunk objects decode")
+    for key in ("c/1", "c/5"):
+        (path / key).unlink()
+    status, out, _ = run(capsys, "verify", str(path))
+    assert status == 0
+    assert out.strip() == (
+        f"{path}: all 6 chunk objects decode; 2 of the grid's 8 chunks have no objects (c/1, "
+        "c/5) and read as the fill value: unwritten, or deleted?"
+    )
+    for key in ("c/0", "c/2", "c/3", "c/4", "c/6"):
+        (path / key).unlink()
+    status, out, _ = run(capsys, "verify", str(path))
+    assert out.strip().endswith(
+        "the one chunk object decodes; 7 of the grid's 8 chunks have no objects (c/0, c/1, c/2, "
+        "c/3, c/4, ...) and read as the fill value: unwritten, or deleted?"
+    )
+
+
+def test_an_unknown_element_dtype_gets_one_message_from_every_command(
+    tmp_path: Path, capsys: CaptureFixture
+) -> None:
+    path = tmp_path / "a"
+    write_ndarray_array(path, [np.ones((1, 2), "<f4")] * 4, F32X2)
+    meta = read_json(path / "zarr.json")
+    meta["data_type"]["configuration"]["dtype"] = "int128"
+    (path / "zarr.json").write_text(json.dumps(meta))
+    said = set()
+    for command in ("info", "verify", "downgrade"):
+        status, out, err = run(capsys, command, str(path))
+        assert (status, out) == (1, ""), err
+        said.add(err.split(": ", 1)[1])
+    (message,) = said
+    assert message.startswith(f"{path}: data_type ")
+    assert 'element dtype "int128" is not one of the 14 names' in message
+    assert "No Zarr data type" not in message

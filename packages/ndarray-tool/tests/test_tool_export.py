@@ -11,6 +11,7 @@ import pytest
 import zarr
 from _zt_helpers import as_objects, cells_f32x2, run, write_ndarray_array
 
+from zarr_ndarray_tool.progress import Progress
 from zarr_vlen_ndarray import NDArray, VlenNDArrayCodec
 
 F32X2 = NDArray(dtype="float32", shape=(None, 2))
@@ -107,5 +108,143 @@ def test_a_failing_export_writes_nothing(
     out = tmp_path / "a.parquet"
     status, _, err = run(capsys, "export", str(tmp_path / "a"), "--parquet", str(out))
     assert status == 1
-    assert "export failed: KeyError: 'boom'; nothing written" in err
+    assert "unexpected KeyError: 'boom' (a bug: please report it" in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a"]
+
+
+def _grid_array(path: Path, shape: tuple[int, int], **kwargs: Any) -> np.ndarray:
+    """A 2-d array of (k, 2) cells whose values name their coordinates; the cells."""
+    grid = np.empty(shape, dtype=object)
+    for r, c in np.ndindex(*shape):
+        grid[r, c] = np.full(((r + c) % 3, 2), 100 * r + c, "<f4")
+    arr = zarr.create_array(path, shape=shape, dtype=F32X2, **kwargs)  # type: ignore[arg-type]
+    arr[:] = grid
+    return grid
+
+
+@pytest.mark.parametrize(
+    ("select", "rows", "cols"),
+    [
+        ("1:3, 5", [1, 2], [5]),
+        ("-1", [5], list(range(8))),
+        ("..., 6:", list(range(6)), [6, 7]),
+        ("2, 3", [2], [3]),
+    ],
+)
+def test_export_a_region(
+    tmp_path: Path, capsys: CaptureFixture, select: str, rows: list[int], cols: list[int]
+) -> None:
+    pytest.importorskip("nd_arrow")
+    grid = _grid_array(tmp_path / "g", (6, 8), chunks=(2, 4), shards=(4, 8))
+    out = tmp_path / "r.parquet"
+    status, text, err = run(
+        capsys, "export", str(tmp_path / "g"), "--parquet", str(out), "--select", select
+    )
+    assert status == 0, err
+    assert f"wrote {len(rows) * len(cols)} row" in text
+    table, got = _read_cells(out, "g")
+    at = list(zip(*(table.column(c).to_pylist() for c in ("index_0", "index_1")), strict=True))
+    assert sorted(at) == [(r, c) for r in rows for c in cols]
+    for (r, c), values in zip(at, got, strict=True):
+        np.testing.assert_array_equal(values, grid[r, c])
+
+
+@pytest.mark.parametrize(
+    ("select", "said"),
+    [
+        ("1:3, 9", "--select: index 9 is out of bounds for axis 1 of size 8"),
+        ("::2", "--select: only contiguous selections (step 1)"),
+        ("0, 0, 0", "--select: the array has 2 dimensions, got a selection of 3"),
+        ("3:3", "has no cells to export there"),
+    ],
+)
+def test_a_region_outside_the_array_is_refused(
+    tmp_path: Path, capsys: CaptureFixture, select: str, said: str
+) -> None:
+    pytest.importorskip("nd_arrow")
+    _grid_array(tmp_path / "g", (6, 8), chunks=(2, 4))
+    out = tmp_path / "r.parquet"
+    status, _, err = run(
+        capsys, "export", str(tmp_path / "g"), "--parquet", str(out), "--select", select
+    )
+    assert status == 1 and said in err and str(tmp_path / "g") in err, err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "__import__('os').system('true')",
+        "1:2:x",
+        "1.5",
+        "[1]",
+        "0 if 1 else 2",
+        "a",
+        "0] + [1",
+        "0]._[1",
+        "True",
+        "",
+    ],
+)
+def test_select_takes_numpy_index_syntax_and_nothing_else(
+    capsys: CaptureFixture, text: str
+) -> None:
+    from zarr_ndarray_tool.export import parse_selection
+
+    assert parse_selection("0:10, 5") == (slice(0, 10), 5)
+    assert parse_selection("..., -1") == (..., -1)
+    assert parse_selection(":, ::1") == (slice(None), slice(None, None, 1))
+    with pytest.raises(ValueError, match="is not"):
+        parse_selection(text)
+    status, _, err = run(capsys, "export", "x", "--parquet", "x.parquet", "--select", text)
+    assert status == 2 and "argument --select" in err
+
+
+def test_dims_that_do_not_fit_the_cells_name_dims(tmp_path: Path, capsys: CaptureFixture) -> None:
+    write_ndarray_array(tmp_path / "a", cells_f32x2(3), F32X2)
+    out = tmp_path / "a.parquet"
+    for dims, problem in (
+        ("a", "gives 1 name"),
+        ("n,n", "gives a name twice"),
+        ("a,b,c", "gives 3 names"),
+    ):
+        status, _, err = run(
+            capsys, "export", str(tmp_path / "a"), "--parquet", str(out), "--dims", dims
+        )
+        assert status == 1, err
+        assert err.startswith(f"zarr-ndarray export: --dims {dims} {problem}, but every cell of ")
+        assert "has 2 axes (float32 [null, 2]); name each axis once" in err
+    assert not out.exists()
+
+
+class _Steps(Progress):
+    """A progress bar that records every step."""
+
+    def __init__(self) -> None:
+        super().__init__(0, "", enabled=False)
+        self.steps: list[int] = []
+
+    def advance(self, steps: int = 1) -> None:
+        self.steps.append(steps)
+        super().advance(steps)
+
+
+def test_progress_steps_within_a_shard(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One shard of 4 x 8 cells in inner chunks of 2 x 4: the bar moves at every row of inner
+    chunks read (a slab of about SLAB_BYTES, here 1 byte), not once for the whole shard; the
+    rows come out as a whole-shard read gives them."""
+    pytest.importorskip("nd_arrow")
+    from zarr_ndarray_tool import api
+    from zarr_ndarray_tool import export as export_module
+
+    _grid_array(tmp_path / "g", (4, 8), chunks=(2, 4), shards=(4, 8))
+    whole = tmp_path / "whole.parquet"
+    api.export(tmp_path / "g", "", whole)
+    monkeypatch.setattr(export_module, "SLAB_BYTES", 1)
+    bar = _Steps()
+    out = tmp_path / "steps.parquet"
+    assert api.export(tmp_path / "g", "", out, progress=bar) == 32
+    assert bar.steps == [16, 16] and (bar.done, bar.total) == (32, 32)
+    pq = pytest.importorskip("pyarrow.parquet")
+    assert pq.read_table(out).equals(pq.read_table(whole))
+    assert pq.ParquetFile(out).metadata.num_row_groups == 1  # one row group per shard

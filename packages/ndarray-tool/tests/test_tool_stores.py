@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -193,6 +194,33 @@ def test_grid_of_refuses_irregular_grids() -> None:
     meta = {"shape": [4], "chunk_grid": {"name": "rectilinear", "configuration": {}}}
     with pytest.raises(Refused, match="regular chunk grids only"):
         stores.grid_of(meta, "x")
+
+
+@pytest.mark.parametrize(
+    ("meta", "named"),
+    [
+        ({"shape": [4]}, "x: zarr.json has no chunk_grid; an array needs one."),
+        (
+            {
+                "shape": [4, 2],
+                "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}},
+            },
+            "x: the shape [4, 2] has 2 dimensions but the chunk_shape [2] has 1; zarr.json "
+            "contradicts itself.",
+        ),
+        (
+            {"shape": [4], "chunk_grid": {"name": "regular", "configuration": {}}},
+            "x: the regular chunk_grid's chunk_shape null is not a list of positive integers.",
+        ),
+        ({"shape": [-1], "chunk_grid": {}}, "x: zarr.json's shape [-1] is not a list of sizes."),
+    ],
+)
+def test_grid_of_names_what_is_wrong(meta: dict[str, Any], named: str) -> None:
+    """A regular grid that does not fit the shape is named for that, not as "irregular"."""
+    with pytest.raises(Refused) as info:
+        stores.grid_of(meta, "x")
+    assert str(info.value) == named
+    assert "regular chunk grids only" not in named
 
 
 def test_open_array_reads_through_another_document(tmp_path: Path) -> None:

@@ -25,6 +25,7 @@ they name the array's axes, which index the rows of the column, not the axes of 
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -65,7 +66,7 @@ def _engine() -> Any:
     (imported on first use)."""
     try:
         import zarr_ndarray_dtype
-    except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    except ImportError as exc:
         raise ImportError(f"nd_arrow.from_zarr / to_zarr need zarr: {_EXTRA_HINT}") from exc
     return zarr_ndarray_dtype
 
@@ -90,9 +91,28 @@ def _pattern(array: Any, where: str) -> _Pattern:
     shape = getattr(dtype, "shape", None)
     if shape is None or not hasattr(dtype, "item_dtype"):
         raise InvalidArgumentError(
-            f"{where}: expected a zarr array of the 'ndarray' data type, got {dtype!r}"
+            f"{where}: expected a zarr array of the 'ndarray' data type, got {_given(array)}"
         )
     return _Pattern(tuple(None if d is None else int(d) for d in shape), np.dtype(dtype.item_dtype))
+
+
+def _given(array: Any) -> str:
+    """What was passed instead of an ``ndarray`` zarr array, and what to do about it."""
+    metadata = getattr(array, "metadata", None)
+    if metadata is not None and hasattr(metadata, "data_type"):
+        return f"a zarr array of the data type {metadata.data_type!r}"
+    text = repr(array) if len(repr(array)) <= 60 else repr(array)[:57] + "..."
+    cls = type(array)
+    kind = (
+        cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
+    )
+    if isinstance(array, str | os.PathLike):
+        text += f"; open it first: zarr.open_array({os.fspath(array)!r}, mode='r')"
+    try:
+        _engine()
+    except ImportError as exc:
+        text += f"; {exc}"
+    return f"{kind} {text}"
 
 
 class _Items(NamedTuple):

@@ -84,30 +84,37 @@ def check_blocks(
     meeting there would each rewrite it, and one task would undo the other's cells.
 
     Only edges between blocks count: the first block may start and the last one end anywhere.
-    The message names the axis by ``keys`` (default: its number), shows the fix as a call of
-    ``rechunk`` and is raised as ``error`` prefixed by ``what``.
+    The message names the first such axis by ``keys`` (default: its number) and shows the fix
+    as one call of ``rechunk`` with every axis that needs it, and is raised as ``error``
+    prefixed by ``what``.
 
     >>> check_blocks(((64, 64, 8),), (0,), (64,), "shard")
-    >>> check_blocks(((37, 64),), (0,), (64,), "shard")
+    >>> check_blocks(((37, 64), (64, 64)), (0, 10), (64, 64), "shard")
     Traceback (most recent call last):
     ...
     zarr_ndarray_dtype.errors.BlockAlignmentError: to_zarr: dask blocks along axis 0 end at 37, \
 inside a shard (64 cells along it) that the next block writes too (zarr rewrites a whole shard \
-on a partial write: the two tasks would race); rechunk so that blocks end on multiples of 64: \
-darr.rechunk({0: 64})
+on a partial write: the two tasks would race); rechunk so that blocks end on multiples of the \
+shard along every axis: darr.rechunk({0: 64, 1: (54,) + (64,) + (10,)})
     """
+    fixes = {}
+    first = None
     for axis, (sizes, start, size) in enumerate(zip(blocks, starts, unit, strict=True)):
         edges = start + np.cumsum(sizes[:-1], dtype=np.int64)
         inside = edges[edges % size != 0]
         if not inside.size:
             continue
         key = axis if keys is None else keys[axis]
-        where = f"axis {axis}" if keys is None else repr(key)
+        fixes[key] = _aligned(start, sum(sizes), size)
+        if first is None:
+            where = f"axis {axis}" if keys is None else repr(key)
+            first = f"{where} end at {int(inside[0])}, inside a {kind} ({size} cells along it)"
+    if first is not None:
+        mapping = ", ".join(f"{key!r}: {fix}" for key, fix in fixes.items())
         raise error(
-            f"{what}: dask blocks along {where} end at {int(inside[0])}, inside a {kind} "
-            f"({size} cells along it) that the next block writes too (zarr rewrites a whole "
-            f"{kind} on a partial write: the two tasks would race); rechunk so that blocks end "
-            f"on multiples of {size}: {rechunk}({{{key!r}: {_aligned(start, sum(sizes), size)}}})"
+            f"{what}: dask blocks along {first} that the next block writes too (zarr rewrites "
+            f"a whole {kind} on a partial write: the two tasks would race); rechunk so that "
+            f"blocks end on multiples of the {kind} along every axis: {rechunk}({{{mapping}}})"
         )
 
 

@@ -12,7 +12,9 @@ Modules: :mod:`.metadata` and :mod:`.v2` (pure document transforms and checks), 
 :mod:`.atomic` (the one local atomic replace), :mod:`.scan` (loading an array node),
 :mod:`.info`, :mod:`.verify` and :mod:`.export` (reading chunks through the shared columnar
 engine, :mod:`zarr_ndarray_dtype.columnar`), :mod:`.commands` (the operations), :mod:`.api` (the
-same as a Python API over any ``zarr.abc.store.Store``), :mod:`.progress` and :mod:`.cli`.
+same as a Python API over a path, a URL or any ``zarr.storage.StoreLike``; the CLI calls it),
+:mod:`.errors` (refusals, and failures of the environment in one line), :mod:`.progress` and
+:mod:`.cli`.
 """
 
 from __future__ import annotations

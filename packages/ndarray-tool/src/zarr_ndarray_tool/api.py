@@ -1,43 +1,73 @@
-"""The store tool as a Python API: the CLI's operations on any ``zarr.abc.store.Store``.
+"""The store tool as a Python API: the CLI's operations, on whatever the CLI takes and more.
 
-Each function takes a store and the array's path inside it (``""`` for the root node) and works
-exactly like the subcommand of the same name: ``zarr.storage.LocalStore``, ``ZipStore``,
-``FsspecStore``, ``ObjectStore``, ``MemoryStore`` or an icechunk session's ``session.store``
-(commit the session afterwards: the tool never commits). A rewrite writes ``zarr.json`` once,
-conditional on the version read where the store supports it (see :mod:`.remote`); anything the
-tool will not do raises :class:`~zarr_ndarray_tool.errors.Refused` having changed nothing.
+Each function takes the array as the command line does (a path or URL: ``"s.zarr/v"``,
+``"s.zip::grp/v"``, ``"s3://bucket/s.zarr/v"`` with ``storage_options`` and ``backend``) or as
+zarr does (a ``zarr.storage.StoreLike``: ``LocalStore``, ``ZipStore``, ``FsspecStore``,
+``ObjectStore``, ``MemoryStore``, an icechunk session's ``session.store``, a ``StorePath``), with
+the array's path inside it as second argument (``""``: the store's root node). It works exactly
+like the subcommand of the same name; the CLI calls these functions. A rewrite writes
+``zarr.json`` once, conditional on the version read where the store supports it (see
+:mod:`.remote`); anything the tool will not do raises :class:`~zarr_ndarray_tool.errors.Refused`
+having changed nothing. Commit an icechunk session afterwards: the tool never commits.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zarr_ndarray_tool import commands, tree
 from zarr_ndarray_tool.commands import DEFAULT_SAMPLE, Outcome
 from zarr_ndarray_tool.errors import Refused
+from zarr_ndarray_tool.export import Selection
 from zarr_ndarray_tool.export import export as _export
 from zarr_ndarray_tool.info import gather
 from zarr_ndarray_tool.progress import Progress
 from zarr_ndarray_tool.scan import Node, load_location
-from zarr_ndarray_tool.stores import in_store
+from zarr_ndarray_tool.stores import Location, location
+
+if TYPE_CHECKING:
+    from zarr.storage import StoreLike
 
 __all__ = ["Outcome", "downgrade", "export", "info", "migrate", "node", "upgrade", "verify"]
 
 
-def node(store: Any, path: str = "") -> Node:
-    """Load the array at ``path`` in ``store`` (its document, grid and stored chunk objects)."""
-    return load_location(in_store(store, path))
+def _at(store: StoreLike, path: str, options: dict[str, Any] | None, backend: str) -> Location:
+    return location(store, path, options, backend)
 
 
-def info(store: Any, path: str = "") -> dict[str, Any]:
+def _bar(progress: Progress | None) -> Progress:
+    return progress if progress is not None else Progress(0, "", enabled=False)
+
+
+def node(
+    store: StoreLike,
+    path: str = "",
+    *,
+    storage_options: dict[str, Any] | None = None,
+    backend: str = "fsspec",
+) -> Node:
+    """Load the array (its document, grid and stored chunk objects)."""
+    return load_location(_at(store, path, storage_options, backend))
+
+
+def info(
+    store: StoreLike,
+    path: str = "",
+    *,
+    storage_options: dict[str, Any] | None = None,
+    backend: str = "fsspec",
+    progress: Progress | None = None,
+) -> dict[str, Any]:
     """The ``info`` report (what ``info --json`` prints) of the array."""
-    loaded = node(store, path)
-    return gather(loaded, Progress(len(loaded.objects), "", enabled=False))
+    loaded = node(store, path, storage_options=storage_options, backend=backend)
+    bar = _bar(progress)
+    bar.total = len(loaded.objects)
+    return gather(loaded, bar)
 
 
 def upgrade(
-    store: Any,
+    store: StoreLike,
     path: str = "",
     *,
     dtype: str | None = None,
@@ -45,60 +75,99 @@ def upgrade(
     verify_all: bool = False,
     sample: int = DEFAULT_SAMPLE,
     dry_run: bool = False,
+    storage_options: dict[str, Any] | None = None,
+    backend: str = "fsspec",
+    progress: Progress | None = None,
 ) -> Outcome:
     """``upgrade``: type a raw-bytes array as ``ndarray`` (``dtype``, pattern ``shape``).
 
     A Zarr v2 ``VLenArray`` array needs neither (default: its dtype, ``[null]``); a v2
-    ``VLenBytes`` array needs both.
+    ``VLenBytes`` array needs both; a Zarr v2 group is upgraded whole.
     """
-    loc = in_store(store, path)
+    if dtype is not None and shape is None:
+        raise Refused("dtype needs shape, the element pattern (e.g. shape=(None, 2)).")
+    loc = _at(store, path, storage_options, backend)
+    options: dict[str, Any] = {
+        "verify_all": verify_all, "sample_size": sample, "dry_run": dry_run, "progress": progress
+    }  # fmt: skip
     if tree.is_v2_tree(loc) or tree.is_upgraded_tree(loc):
-        return tree.upgrade_tree(
-            loc, dtype, shape, verify_all=verify_all, sample_size=sample, dry_run=dry_run
-        )
+        return tree.upgrade_tree(loc, dtype, shape, **options)
     if commands.is_v2(loc):
-        return commands.upgrade_v2(
-            loc, dtype, shape, verify_all=verify_all, sample_size=sample, dry_run=dry_run
-        )
+        return commands.upgrade_v2(loc, dtype, shape, **options)
+    loaded = load_location(loc)  # refuses what is not there, or not an array
     if dtype is None or shape is None:
-        raise Refused(f"{loc}: upgrading a Zarr v3 raw-bytes array needs dtype and shape.")
-    return commands.upgrade(
-        load_location(loc),
-        dtype,
-        shape,
-        verify_all=verify_all,
-        sample_size=sample,
-        dry_run=dry_run,
-    )
+        raise Refused(
+            f"{loaded.where}: upgrading a Zarr v3 raw-bytes array needs the element type: "
+            "--dtype D --shape S (API: dtype=, shape=), e.g. --dtype float32 --shape null,2."
+        )
+    return commands.upgrade(loaded, dtype, shape, **options)
 
 
-def downgrade(store: Any, path: str = "", *, dry_run: bool = False) -> Outcome:
+def downgrade(
+    store: StoreLike,
+    path: str = "",
+    *,
+    dry_run: bool = False,
+    storage_options: dict[str, Any] | None = None,
+    backend: str = "fsspec",
+) -> Outcome:
     """``downgrade``: ``ndarray`` + ``vlen-ndarray`` -> raw bytes + ``vlen-bytes``; a hierarchy
     ``upgrade`` turned from Zarr v2 to v3 gets its v2 documents back."""
-    loc = in_store(store, path)
+    loc = _at(store, path, storage_options, backend)
     if tree.is_upgraded_tree(loc):
         return tree.downgrade_tree(loc, dry_run=dry_run)
     return commands.downgrade(load_location(loc), dry_run=dry_run)
 
 
-def migrate(store: Any, path: str = "", *, dry_run: bool = False) -> Outcome:
+def migrate(
+    store: StoreLike,
+    path: str = "",
+    *,
+    dry_run: bool = False,
+    storage_options: dict[str, Any] | None = None,
+    backend: str = "fsspec",
+) -> Outcome:
     """``migrate``: the zarr-vlen-ndarray 0.1.x data type -> ``ndarray``."""
-    return commands.migrate(node(store, path), dry_run=dry_run)
+    loaded = node(store, path, storage_options=storage_options, backend=backend)
+    return commands.migrate(loaded, dry_run=dry_run)
 
 
-def verify(store: Any, path: str = "") -> Outcome:
-    """``verify``: decode every stored chunk object; Refused naming the first bad one."""
-    return commands.verify(node(store, path))
+def verify(
+    store: StoreLike,
+    path: str = "",
+    *,
+    storage_options: dict[str, Any] | None = None,
+    backend: str = "fsspec",
+    progress: Progress | None = None,
+) -> Outcome:
+    """``verify``: decode every stored chunk object; Refused naming the first bad one. The
+    message also counts the chunks of the grid that have no object (they read as fill)."""
+    loaded = node(store, path, storage_options=storage_options, backend=backend)
+    return commands.verify(loaded, progress=progress)
 
 
 def export(
-    store: Any,
+    store: StoreLike,
     path: str,
     out: str | Path,
     *,
     column: str | None = None,
     dims: list[str] | None = None,
+    select: Selection = ...,
     overwrite: bool = False,
+    storage_options: dict[str, Any] | None = None,
+    backend: str = "fsspec",
+    progress: Progress | None = None,
 ) -> int:
-    """``export``: write the cells to the local Parquet file ``out``."""
-    return _export(node(store, path), Path(out), column=column, dims=dims, overwrite=overwrite)
+    """``export``: write the cells of ``select`` (numpy basic indexing: ints, slices of step 1,
+    ``...``; default all) to the local Parquet file ``out``; the number of rows written."""
+    loaded = node(store, path, storage_options=storage_options, backend=backend)
+    return _export(
+        loaded,
+        Path(out),
+        column=column,
+        dims=dims,
+        select=select,
+        overwrite=overwrite,
+        progress=progress,
+    )

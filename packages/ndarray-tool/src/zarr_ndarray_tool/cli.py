@@ -4,8 +4,12 @@ Arguments are parsed with the standard library's argparse (not click or typer): 
 subcommands, shared option groups and usage errors, and adds no dependency to the codec package.
 
 Exit status: 0 success; 1 the store was refused (not what the command expects, invalid, or a
-chunk failed a check) and nothing was changed; 2 usage error (from argparse); 141 the reader of
-the output went away (``| head``), which ends the command quietly, as SIGPIPE ends Unix tools.
+chunk failed a check) and nothing was changed, or the environment failed (a full disk, a
+read-only file system, an endpoint that cannot be reached, missing credentials: one line naming
+the path or endpoint, what the system said and what to do, :func:`.errors.explain`); 2 usage
+error (from argparse); 141 the reader of the output went away (``| head``), which ends the
+command quietly, as SIGPIPE ends Unix tools. Anything else is a bug of ours, reported on one
+line as such (``ZARR_NDARRAY_TRACEBACK=1`` shows its traceback).
 
 ``PATH`` is an array directory (``store.zarr/group/array``), a zip store whose root node is the
 array (``store.zip``), an array inside a zip store (``store.zip::group/array``) or a URL zarr
@@ -17,26 +21,38 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from zarr_ndarray_tool import commands, tree
+from zarr_ndarray_tool import api
 from zarr_ndarray_tool import metadata as md
 from zarr_ndarray_tool.commands import DEFAULT_SAMPLE, Outcome
-from zarr_ndarray_tool.errors import Refused
-from zarr_ndarray_tool.export import export
-from zarr_ndarray_tool.info import gather, render
+from zarr_ndarray_tool.errors import Refused, explain
+from zarr_ndarray_tool.export import INSTALL_HINT, parse_selection
+from zarr_ndarray_tool.info import render
 from zarr_ndarray_tool.progress import Progress
-from zarr_ndarray_tool.remote import BACKENDS, parse_storage_options
-from zarr_ndarray_tool.scan import Node, load, load_location
-from zarr_ndarray_tool.stores import locate
+from zarr_ndarray_tool.remote import BACKENDS, parse_storage_options, settings
 from zarr_ndarray_tool.text import counted
 
 __all__ = ["build_parser", "main"]
 
 PROG = "zarr-ndarray"
+#: What ``--version`` reports: this tool, the packages it works with, and the host libraries.
+DISTRIBUTIONS = (
+    ("zarr-ndarray-tool", ""),
+    ("zarr-ndarray-dtype", ""),
+    ("zarr-vlen-ndarray", ""),
+    ("zarr-ragged-ndarray", ""),
+    ("nd-arrow", f" (export needs it: {INSTALL_HINT})"),
+    ("zarr", ""),
+    ("numcodecs", ""),
+    ("numpy", ""),
+    ("pyarrow", f" (export needs it: {INSTALL_HINT})"),
+)
 
 _PATH_HELP = (
     "the array (for upgrade and downgrade also a Zarr v2 hierarchy's group): a directory "
@@ -66,11 +82,26 @@ def _count_arg(text: str) -> int:
     return int(text)
 
 
+def _select_arg(text: str) -> Any:
+    try:
+        return parse_selection(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
 def _names_arg(text: str) -> list[str]:
     names = [n.strip() for n in text.split(",")]
     if not all(names):
         raise argparse.ArgumentTypeError(f"{text!r}: give comma-separated names, e.g. n,xy")
     return names
+
+
+class _Version(argparse.Action):
+    """``--version``: print :func:`versions` (one line per package, not rewrapped) and exit."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any) -> None:
+        _say(versions())
+        parser.exit()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -104,8 +135,15 @@ def build_parser() -> argparse.ArgumentParser:
         "elements (the ndarray data type, with the vlen-ndarray or the ragged-ndarray codec). "
         "Metadata rewrites change only the array's zarr.json, atomically; chunks are never "
         "rewritten.",
-        epilog="Exit status: 0 ok, 1 refused or invalid store (nothing changed), 2 usage, "
-        "141 output pipe closed.",
+        epilog="Exit status: 0 ok, 1 refused or invalid store (nothing changed) or a failure "
+        "of the environment (disk, file system, network, credentials), 2 usage, 141 output pipe "
+        "closed.",
+    )
+    parser.add_argument(
+        "--version",
+        action=_Version,
+        nargs=0,
+        help="print the version of this tool and of the packages it works with, and exit",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -204,24 +242,38 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--dims", type=_names_arg, help="names of the element axes, comma-separated (e.g. n,xy)"
     )
+    p.add_argument(
+        "--select",
+        type=_select_arg,
+        default=...,
+        metavar="INDEX",
+        help="export only these cells, in numpy's index syntax: ints and slices (step 1), one "
+        "per array dimension, and '...' (e.g. --select '0:10, 5'; default: every cell)",
+    )
     p.add_argument("--overwrite", action="store_true", help="replace OUT if it exists")
     p.set_defaults(func=cmd_export)
     return parser
 
 
-def _progress(args: argparse.Namespace, total: int, label: str) -> Progress:
-    return Progress(total, label, enabled=False if args.quiet else None)
+def _progress(args: argparse.Namespace, label: str) -> Progress:
+    """The command's progress bar (its total is set once the operation knows it)."""
+    return Progress(0, label, enabled=False if args.quiet else None)
 
 
 def _say(text: str) -> None:
-    print(text, flush=True)
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        raise
+    except OSError as exc:  # /dev/full, a full disk under a redirection: name the output
+        _silence_stdout()
+        raise OSError(exc.errno, exc.strerror, "standard output") from exc
 
 
-# ------------------------------------------------------------------------------ commands
-
-
-def _load(args: argparse.Namespace) -> Node:
-    return load(args.path, parse_storage_options(args.storage_options), args.backend)
+def _where(args: argparse.Namespace) -> dict[str, Any]:
+    """The array as the API takes it: PATH, its storage options and backend."""
+    options = parse_storage_options(args.storage_options)
+    return {"store": args.path, "storage_options": options, "backend": args.backend}
 
 
 def _show(outcome: Outcome) -> int:
@@ -231,10 +283,12 @@ def _show(outcome: Outcome) -> int:
     return 0
 
 
+# ------------------------------------------------------------------------------ commands
+
+
 def cmd_info(args: argparse.Namespace) -> int:
-    node = _load(args)
-    with _progress(args, len(node.objects), "reading chunks") as bar:
-        report = gather(node, bar)
+    with _progress(args, "reading chunks") as bar:
+        report = api.info(**_where(args), progress=bar)
     _say(json.dumps(report, indent=2) if args.json else render(report))
     return 0
 
@@ -242,66 +296,79 @@ def cmd_info(args: argparse.Namespace) -> int:
 def cmd_upgrade(args: argparse.Namespace) -> int:
     if args.dtype is not None and args.shape is None:
         args.parser.error("--dtype needs --shape (the element pattern, e.g. --shape null,2)")
-    loc = locate(args.path, parse_storage_options(args.storage_options), args.backend)
-
-    def checked(command: Callable[..., Outcome], target: Any, total: int) -> int:
-        with _progress(args, total, "checking chunks") as bar:
-            outcome = command(
-                target,
-                args.dtype,
-                args.shape,
-                verify_all=args.verify_all,
-                sample_size=args.sample,
-                dry_run=args.dry_run,
-                progress=bar,
-            )
-        return _show(outcome)
-
-    if tree.is_v2_tree(loc) or tree.is_upgraded_tree(loc):
-        return checked(tree.upgrade_tree, loc, 0)
-    if commands.is_v2(loc):
-        return checked(commands.upgrade_v2, loc, args.sample)
-    node = load_location(loc)
-    if args.dtype is None:
-        raise Refused(
-            f"{node.where}: upgrading a Zarr v3 raw-bytes array needs the element type: "
-            "--dtype D --shape S (e.g. --dtype float32 --shape null,2)."
+    with _progress(args, "checking chunks") as bar:
+        outcome = api.upgrade(
+            **_where(args),
+            dtype=args.dtype,
+            shape=args.shape,
+            verify_all=args.verify_all,
+            sample=args.sample,
+            dry_run=args.dry_run,
+            progress=bar,
         )
-    total = len(node.objects) if args.verify_all else min(args.sample, len(node.objects))
-    return checked(commands.upgrade, node, total)
+    return _show(outcome)
 
 
 def cmd_downgrade(args: argparse.Namespace) -> int:
-    loc = locate(args.path, parse_storage_options(args.storage_options), args.backend)
-    if tree.is_upgraded_tree(loc):
-        return _show(tree.downgrade_tree(loc, dry_run=args.dry_run))
-    return _show(commands.downgrade(load_location(loc), dry_run=args.dry_run))
+    return _show(api.downgrade(**_where(args), dry_run=args.dry_run))
 
 
 def cmd_migrate(args: argparse.Namespace) -> int:
-    return _show(commands.migrate(_load(args), dry_run=args.dry_run))
+    return _show(api.migrate(**_where(args), dry_run=args.dry_run))
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    node = _load(args)
-    with _progress(args, len(node.objects), "decoding chunks") as bar:
-        outcome = commands.verify(node, progress=bar)
+    with _progress(args, "decoding chunks") as bar:
+        outcome = api.verify(**_where(args), progress=bar)
     return _show(outcome)
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    node = _load(args)
-    with _progress(args, node.grid.nchunks, "exporting") as bar:
-        rows = export(
-            node,
-            args.parquet,
+    with _progress(args, "exporting cells") as bar:
+        rows = api.export(
+            **_where(args),
+            path="",
+            out=args.parquet,
             column=args.column,
             dims=args.dims,
+            select=args.select,
             overwrite=args.overwrite,
             progress=bar,
         )
-    _say(f"{node.where}: wrote {counted(rows, 'row')} to {args.parquet}")
+    _say(f"{args.path}: wrote {counted(rows, 'row')} to {args.parquet}")
     return 0
+
+
+def versions() -> str:
+    """``--version``: this tool's version and that of every package it works with."""
+    lines = []
+    for dist, note in DISTRIBUTIONS:
+        try:
+            lines.append(f"{dist} {metadata.version(dist)}")
+        except metadata.PackageNotFoundError:
+            lines.append(f"{dist}: not installed{note}")
+    lines.append(f"Python {platform.python_version()}")
+    return "\n".join(lines)
+
+
+def _report(exc: Exception, args: argparse.Namespace) -> str:
+    """The one line for any failure: the environment's (what to do), a refusal, or a bug."""
+    if isinstance(exc, Refused):
+        return str(exc)
+    found = explain(exc, args.path, settings(args.path, args.backend))
+    if found is not None:
+        return found
+    if os.environ.get("ZARR_NDARRAY_TRACEBACK"):
+        raise exc
+    return (
+        f"unexpected {type(exc).__name__}: {exc} (a bug: please report it with the command; "
+        "ZARR_NDARRAY_TRACEBACK=1 prints the traceback)"
+    )
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so that Python's flush at exit does not fail again."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -310,25 +377,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         status: int = args.func(args)
-    except Refused as exc:
-        print(f"{PROG} {args.command}: {exc}", file=sys.stderr)
-        return 1
     except BrokenPipeError:
-        # Whoever read the output stopped (| head): end quietly, and keep Python's flush of
-        # stdout at exit from failing again.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        # Whoever read the output stopped (| head): end quietly.
+        _silence_stdout()
         return 141
     except KeyboardInterrupt:
         print(f"{PROG} {args.command}: interrupted", file=sys.stderr)
         return 130
-    except Exception as exc:  # a bug of ours: one line, not a traceback (set the variable for it)
-        if os.environ.get("ZARR_NDARRAY_TRACEBACK"):
-            raise
-        print(
-            f"{PROG} {args.command}: unexpected {type(exc).__name__}: {exc} (a bug: please "
-            "report it with the command; ZARR_NDARRAY_TRACEBACK=1 prints the traceback)",
-            file=sys.stderr,
-        )
+    except Exception as exc:
+        print(f"{PROG} {args.command}: {_report(exc, args)}", file=sys.stderr)
         return 1
     return status
 

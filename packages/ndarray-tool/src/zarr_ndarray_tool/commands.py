@@ -8,6 +8,7 @@ when the node was loaded (:func:`.stores.write_key`).
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ import numpy as np
 
 from zarr_ndarray_dtype import NDArray
 from zarr_ndarray_tool import metadata as md
-from zarr_ndarray_tool.errors import Refused
+from zarr_ndarray_tool.errors import Refused, environment_failure
 from zarr_ndarray_tool.progress import Progress
 from zarr_ndarray_tool.remote import Version
 from zarr_ndarray_tool.scan import Node, sample
@@ -29,6 +30,7 @@ from zarr_ndarray_tool.stores import (
     chunk_objects,
     delete_keys,
     grid_of,
+    key_encoding,
     open_array,
     read_versioned,
     write_key,
@@ -91,7 +93,8 @@ def upgrade(
     objects = node.objects if verify_all else sample(node.objects, sample_size)
     padded = node.grid.padded()
     view = md.with_shape(md.bytes_view(node.meta, node.where), padded.shape)
-    bar = progress if progress is not None else _quiet(len(objects))
+    bar = progress if progress is not None else _quiet(0)
+    bar.total = len(objects)
     with open_array(node.loc, view) as raw:
         problem = check_payloads(node, raw, padded, objects, etype, bar)
     if problem is not None:
@@ -145,14 +148,33 @@ def verify(node: Node, *, progress: Progress | None = None) -> Outcome:
             f"{node.where}: verify decodes ndarray and raw-bytes arrays; this one's data type "
             f"is {node.meta.get('data_type')!r}."
         )
-    bar = progress if progress is not None else _quiet(len(node.objects))
+    bar = progress if progress is not None else _quiet(0)
+    bar.total = len(node.objects)
     verify_chunks(node, node.objects, bar)
     n = len(node.objects)
     if n == 1:
         decoded = "the one chunk object decodes"
     else:
         decoded = f"all {n} chunk objects decode" if n else "no chunk object is stored"
-    return Outcome(f"{node.where}: {decoded}")
+    return Outcome(f"{node.where}: {decoded}{_absent(node)}")
+
+
+def _absent(node: Node, named: int = 5) -> str:
+    """How many chunks of the grid have no object (they read as the fill value), naming the
+    first few: an unwritten chunk is legal, a deleted one is often an accident."""
+    stored = {obj.index for obj in node.objects}
+    missing = node.grid.nchunks - len(stored)
+    if not missing:
+        return ""
+    first = itertools.islice((i for i in node.grid.indices() if i not in stored), named)
+    encoding = key_encoding(node.meta, node.where)
+    keys = ", ".join(encoding.encode_chunk_key(index) for index in first)
+    more = ", ..." if missing > named else ""
+    verbs = ("has no object", "reads") if missing == 1 else ("have no objects", "read")
+    return (
+        f"; {missing} of the grid's {counted(node.grid.nchunks, 'chunk')} {verbs[0]} "
+        f"({keys}{more}) and {verbs[1]} as the fill value: unwritten, or deleted?"
+    )
 
 
 # ------------------------------------------------------------------------------ zarr v2
@@ -284,6 +306,8 @@ def _check_v2_chunks(
             try:
                 through_zarr = np.asarray(array[padded.region(obj.index)], dtype=object)
             except Exception as exc:  # the v3 codec chain cannot read what v2 wrote
+                if environment_failure(exc) is not None:
+                    raise  # the store failed, not the chunk
                 return f"chunk {obj.key}: zarr cannot read it as {etype}: {exc}"
             for i, (a, b) in enumerate(
                 zip(through_zarr.reshape(-1), cells.reshape(-1), strict=True)

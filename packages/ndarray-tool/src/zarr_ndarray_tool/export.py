@@ -1,11 +1,13 @@
 """``export``: an ``ndarray`` array's cells to Parquet, as ``nd_arrow.array`` rows.
 
-One row per cell, one row group per chunk of the grid (unwritten chunks export their fill
-cells), in C order of the grid, plus one ``int64`` coordinate column per array dimension (named
-by ``dimension_names`` when set, else ``index`` / ``index_0, index_1, ...``). The cells are read
-columnar (:func:`nd_arrow.from_zarr`, no Python object per cell) and written with
-``use_compliant_nested_type=False`` so the list items keep the name ``item``, as
-:func:`nd_arrow.write_parquet` does. Needs nd-arrow and pyarrow: ``pip install
+One row per cell of the selection (default: the whole array), one row group per chunk (or
+shard) of the grid it covers (unwritten chunks export their fill cells), in C order of the grid
+and of each chunk's part, plus one ``int64`` coordinate column per array dimension (named by
+``dimension_names`` when set, else ``index`` / ``index_0, index_1, ...``). The cells are read
+columnar (:func:`nd_arrow.from_zarr`, no Python object per cell) in slabs of whole rows of
+(inner) chunks of about :data:`SLAB_BYTES`, so that the progress moves within a large shard,
+and written with ``use_compliant_nested_type=False`` so the list items keep the name ``item``,
+as :func:`nd_arrow.write_parquet` does. Needs nd-arrow and pyarrow: ``pip install
 'zarr-ndarray-tool[export]'``. The output is written through
 :func:`~zarr_ndarray_tool.atomic.atomic_replace`: nothing appears at ``OUT`` unless the whole
 export succeeded.
@@ -13,24 +15,38 @@ export succeeded.
 
 from __future__ import annotations
 
+import ast
+import itertools
+import math
 import os
 from pathlib import Path
 from typing import Any, BinaryIO
 
 import numpy as np
 
+from zarr_ndarray_dtype.grid import Box, Grid, Selection, resolve, slabs
 from zarr_ndarray_tool.atomic import atomic_replace
 from zarr_ndarray_tool.errors import Refused
-from zarr_ndarray_tool.metadata import data_type_kind
+from zarr_ndarray_tool.metadata import data_type_kind, element_type
 from zarr_ndarray_tool.progress import Progress
-from zarr_ndarray_tool.scan import Node
+from zarr_ndarray_tool.scan import Node, sharding_inner_chunks
 from zarr_ndarray_tool.stores import open_array
+from zarr_ndarray_tool.text import counted
 from zarr_ndarray_tool.verify import refusal
 
-__all__ = ["INSTALL_HINT", "coordinate_names", "export"]
+__all__ = [
+    "INSTALL_HINT",
+    "SLAB_BYTES",
+    "Selection",
+    "coordinate_names",
+    "export",
+    "parse_selection",
+]
 
 #: What to install for ``export``.
 INSTALL_HINT = "pip install 'zarr-ndarray-tool[export]'"
+#: About how many bytes of cell values one read takes (whole rows of inner chunks, at least one).
+SLAB_BYTES = 4 << 20
 
 
 def coordinate_names(meta: dict[str, Any], ndim: int) -> list[str]:
@@ -41,16 +57,77 @@ def coordinate_names(meta: dict[str, Any], ndim: int) -> list[str]:
     return ["index"] if ndim == 1 else [f"index_{i}" for i in range(ndim)]
 
 
+def parse_selection(text: str) -> Selection:
+    """``--select``: numpy's basic indexing as written in Python (``"0:10, 5"``, ``"..., -1"``,
+    ``"::1"``) parsed without evaluating anything; ValueError naming the part that is not an
+    int, a slice of ints or ``...``."""
+    problem = f"{text!r} is not numpy index syntax (e.g. '0:10, 5')"
+    try:
+        tree = ast.parse(f"_[{text}]", mode="eval").body
+    except SyntaxError as exc:
+        raise ValueError(problem) from exc
+    if not (isinstance(tree, ast.Subscript) and isinstance(tree.value, ast.Name)):
+        raise ValueError(problem)  # text that closed the bracket: "0] + [1"
+    parts = tree.slice.elts if isinstance(tree.slice, ast.Tuple) else [tree.slice]
+
+    def number(node: ast.expr | None) -> int | None:
+        if node is None:
+            return None
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            value = number(node.operand)
+            if value is not None:
+                return -value
+        if isinstance(node, ast.Constant) and type(node.value) is int:
+            return node.value
+        raise ValueError(f"{ast.unparse(node)!r} in {text!r} is not an integer")
+
+    out: list[int | slice | Any] = []
+    for part in parts:
+        if isinstance(part, ast.Constant) and part.value is Ellipsis:
+            out.append(Ellipsis)
+        elif isinstance(part, ast.Slice):
+            out.append(slice(number(part.lower), number(part.upper), number(part.step)))
+        else:
+            out.append(number(part))
+    return tuple(out)
+
+
+def _box(node: Node, select: Selection) -> Box:
+    """The box of cells ``select`` names; Refused saying why not, with the array's shape."""
+    try:
+        return resolve(select, node.grid.shape, "--select")
+    except (IndexError, TypeError, ValueError) as exc:
+        raise Refused(f"{node.where} (shape {list(node.grid.shape)}): {exc}.") from exc
+
+
+def _check_dims(node: Node, dims: list[str] | None) -> None:
+    """``--dims`` names every axis of a cell, once each."""
+    etype = element_type(node.meta, node.where)
+    if dims is None or etype is None:
+        return
+    rank = len(etype.shape)
+    example = ",".join(["n", "xy", "z", "t"][:rank]) if rank <= 4 else "d0,d1,..."
+    if len(dims) != rank or len(set(dims)) != len(dims):
+        problem = "a name twice" if len(dims) == rank else counted(len(dims), "name")
+        raise Refused(
+            f"--dims {','.join(dims)} gives {problem}, but every cell of {node.where} has "
+            f"{rank} axes ({etype}); name each axis once, comma-separated (e.g. --dims "
+            f"{example})."
+        )
+
+
 def export(
     node: Node,
     out: Path,
     *,
     column: str | None = None,
     dims: list[str] | None = None,
+    select: Selection = ...,
     overwrite: bool = False,
     progress: Progress | None = None,
 ) -> int:
-    """Write ``node`` to the local Parquet file ``out``; the number of rows written."""
+    """Write the cells ``select`` of ``node`` to the local Parquet file ``out``; the number of
+    rows written."""
     kind = data_type_kind(node.meta.get("data_type"))
     if kind != "ndarray":
         need = {"bytes": "upgrade", "legacy": "migrate"}.get(kind)
@@ -58,6 +135,8 @@ def export(
             f"{node.where}: export expects an ndarray array, found data_type "
             f"{node.meta.get('data_type')!r}" + (f"; run `{need}` first." if need else ".")
         )
+    _check_dims(node, dims)
+    box = _box(node, select)
     _check_output(out, overwrite)
     try:
         import pyarrow as pa
@@ -74,56 +153,77 @@ def export(
     coords = coordinate_names(node.meta, len(node.grid.shape))
     if name in coords:
         raise Refused(f"column name {name!r} clashes with a coordinate column; pass --column.")
-    bar = progress if progress is not None else Progress(node.grid.nchunks, "export", enabled=False)
+    bar = progress if progress is not None else Progress(0, "", enabled=False)
+    bar.total = math.prod(box.extents)
+    inner = sharding_inner_chunks(node.meta) or node.grid.chunks
+    bytes_per_cell = 0.0  # measured on the slabs read so far
 
-    with open_array(node.loc, node.meta) as array:
+    def limit() -> int:
+        return max(1, int(SLAB_BYTES / bytes_per_cell)) if bytes_per_cell else 1
 
-        def fill(fh: BinaryIO) -> int:
-            writer = None
-            rows = 0
-            try:
-                for index in node.grid.indices():
-                    region = node.grid.region(index)
-                    grids = np.meshgrid(
-                        *(np.arange(r.start, r.stop, dtype=np.int64) for r in region),
-                        indexing="ij",
-                    )
-                    columns = {c: g.reshape(-1) for c, g in zip(coords, grids, strict=True)}
-                    try:
-                        cells = from_zarr(array, dims, selection=region)
-                    except NdArrowError as exc:
-                        raise Refused(f"nd-arrow cannot hold these cells: {exc}") from exc
-                    except ValueError as exc:  # every codec and stored-chunk error is one
-                        raise refusal(node, exc) from exc
-                    table = pa.table({**columns, name: cells})
+    def read(array: Any, part: Box) -> Any:
+        nonlocal bytes_per_cell
+        grids = np.meshgrid(
+            *(
+                np.arange(a, b, dtype=np.int64)
+                for a, b in zip(part.starts, part.stops, strict=True)
+            ),
+            indexing="ij",
+        )
+        try:
+            cells = from_zarr(array, dims, selection=part.slices)
+        except NdArrowError as exc:
+            raise Refused(f"{node.where}: nd-arrow cannot hold these cells: {exc}.") from exc
+        except ValueError as exc:  # every codec and stored-chunk error is one
+            raise refusal(node, exc) from exc
+        if len(cells):
+            bytes_per_cell = cells.nbytes / len(cells)
+        bar.advance(len(cells))
+        return pa.table(
+            {**{c: g.reshape(-1) for c, g in zip(coords, grids, strict=True)}, name: cells}
+        )
+
+    def fill(fh: BinaryIO) -> int:
+        writer = None
+        rows = 0
+        try:
+            with open_array(node.loc, node.meta) as array:
+                for chunk in _chunks_of(node.grid, box):
+                    table = pa.concat_tables([read(array, s) for s in slabs(chunk, [inner], limit)])
                     if writer is None:
                         writer = pq.ParquetWriter(fh, table.schema, use_compliant_nested_type=False)
                     writer.write_table(table)
                     rows += table.num_rows
-                    bar.advance()
-            finally:
-                if writer is not None:
-                    writer.close()
-            if rows == 0:
-                raise Refused(
-                    f"{node.where} has no cells to export (shape {list(node.grid.shape)})."
-                )
-            return rows
+        finally:
+            if writer is not None:
+                writer.close()
+        if rows == 0:
+            raise Refused(
+                f"{node.where} has no cells to export there (shape {list(node.grid.shape)}, "
+                f"selection {_text(box)})."
+            )
+        return rows
 
-        def guarded(fh: BinaryIO) -> int:
-            try:
-                return fill(fh)
-            except Refused:
-                raise
-            except Exception as exc:  # a bug below is reported, never a traceback
-                raise Refused(
-                    f"export failed: {type(exc).__name__}: {exc}; nothing written."
-                ) from exc
+    return atomic_replace(out, fill)
 
-        try:
-            return atomic_replace(out, guarded)
-        except OSError as exc:  # the output's directory changed while the export ran
-            raise Refused(f"cannot write {out}: {exc.strerror or exc}; nothing written.") from exc
+
+def _chunks_of(grid: Grid, box: Box) -> list[Box]:
+    """The part of ``box`` in every chunk of ``grid`` it overlaps, in C order of the grid."""
+    ranges = [
+        range(a // c, -(-b // c))
+        for a, b, c in zip(box.starts, box.stops, grid.chunks, strict=True)
+    ]
+    parts = []
+    for index in itertools.product(*ranges):
+        region = grid.region(index)
+        starts = tuple(max(r.start, a) for r, a in zip(region, box.starts, strict=True))
+        stops = tuple(min(r.stop, b) for r, b in zip(region, box.stops, strict=True))
+        parts.append(Box(starts, stops, ()))
+    return parts
+
+
+def _text(box: Box) -> str:
+    return "[" + ", ".join(f"{a}:{b}" for a, b in zip(box.starts, box.stops, strict=True)) + "]"
 
 
 def _check_output(out: Path, overwrite: bool) -> None:

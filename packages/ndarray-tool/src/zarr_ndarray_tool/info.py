@@ -45,7 +45,7 @@ def gather(node: Node, progress: Progress) -> dict[str, Any]:
     """The info report of ``node``, reading every written chunk (advancing ``progress``)."""
     meta = node.meta
     kind = data_type_kind(meta.get("data_type"))
-    etype = element_type(meta) if kind in ("ndarray", "legacy") else None
+    etype = element_type(meta, node.where) if kind in ("ndarray", "legacy") else None
     report: dict[str, Any] = {
         "path": node.where,
         "data_type": meta.get("data_type"),

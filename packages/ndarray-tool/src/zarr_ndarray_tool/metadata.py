@@ -156,15 +156,16 @@ def _pattern_from_json(value: object, where: str) -> ShapePattern:
         raise Refused(f"{where}: {exc}") from exc
 
 
-def element_type(meta: dict[str, Any]) -> ElementType | None:
-    """The element type of an ``ndarray`` or 0.1.x document (checked); None for raw bytes."""
+def element_type(meta: dict[str, Any], at: str = "") -> ElementType | None:
+    """The element type of an ``ndarray`` or 0.1.x document (checked); None for raw bytes.
+    ``at`` (the array's path) starts a refusal's message."""
     data_type = meta.get("data_type")
     kind = data_type_kind(data_type)
     if kind not in ("ndarray", "legacy"):
         return None
     assert isinstance(data_type, dict)
     config = data_type.get("configuration")
-    where = f"data_type {_compact(data_type)}"
+    where = f"{at}: " * bool(at) + f"data_type {_compact(data_type)}"
     if not isinstance(config, dict):
         raise Refused(f"{where}: the configuration is not a JSON object.")
     if kind == "ndarray":
@@ -387,7 +388,7 @@ def downgrade(meta: dict[str, Any], where: str) -> dict:
     check_array_document(meta, where)
     if data_type_kind(meta.get("data_type")) != "ndarray":
         _refuse_kind(meta, where, "downgrade", "an ndarray array with the vlen-ndarray codec")
-    etype = element_type(meta)
+    etype = element_type(meta, where)
     assert etype is not None
     if not etype.pattern.is_leading_variable:
         raise Refused(
@@ -426,7 +427,7 @@ def migrate(meta: dict[str, Any], where: str) -> dict:
             'a zarr-vlen-ndarray 0.1.x array (data_type {"name": "vlen-ndarray", '
             '"configuration": {"dtype": ..., "inner_shape": [...]}})',
         )
-    etype = element_type(meta)
+    etype = element_type(meta, where)
     assert etype is not None
     _check_vlen_ndarray_entries(meta, where)
     _check_fill(meta, etype, where, "migrate")

@@ -24,8 +24,9 @@ _INTERVAL = 0.1
 class Progress:
     """Count ``total`` steps; draw ``label [#####.....] done/total`` on ``stream``.
 
-    ``enabled=None`` (the default) draws only when ``stream`` is a TTY. The line is erased when
-    the context exits, so nothing is left between the command's own output.
+    ``enabled=None`` (the default) draws only when ``stream`` is a TTY, and only while there is
+    a total (the operation may set ``total`` once it knows it). The line is erased when the
+    context exits, so nothing is left between the command's own output.
     """
 
     def __init__(
@@ -43,7 +44,7 @@ class Progress:
         if enabled is None:
             isatty = getattr(self._stream, "isatty", None)
             enabled = bool(isatty and isatty())
-        self.enabled = enabled and self.total > 0
+        self.enabled = enabled
         self._last = 0.0
         self._drawn = False
 
@@ -72,7 +73,7 @@ class Progress:
         return f"{self.label} [{bar}] {self.done}/{self.total}"
 
     def _draw(self, *, force: bool = False) -> None:
-        if not self.enabled:
+        if not (self.enabled and self.total > 0):
             return
         now = time.monotonic()
         if not force and now - self._last < _INTERVAL:

@@ -31,14 +31,39 @@ __all__ = [
     "BACKENDS",
     "Version",
     "delete_key",
+    "is_empty",
     "list_sizes",
     "open_url",
     "parse_storage_options",
     "put_key",
     "read_key",
+    "settings",
 ]
 
 BACKENDS = ("fsspec", "obstore")
+
+# Where each backend finds credentials and the endpoint, by URL scheme: what the tool says when
+# a store cannot be reached or refuses the credentials.
+_SETTINGS = {
+    ("s3", "fsspec"): "s3fs (botocore) reads the credentials from AWS_ACCESS_KEY_ID and "
+    "AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN), AWS_PROFILE or ~/.aws/credentials, and the "
+    'endpoint from AWS_ENDPOINT_URL or --storage-options \'{"endpoint_url": "http://host:port"}\'',
+    ("s3", "obstore"): "obstore reads the credentials from AWS_ACCESS_KEY_ID and "
+    "AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN), the region from AWS_REGION, and the endpoint "
+    "from AWS_ENDPOINT_URL (AWS_ALLOW_HTTP=true for http://) or --storage-options "
+    '\'{"endpoint": "http://host:port", "client_options": {"allow_http": true}}\'',
+    ("gs", "fsspec"): "gcsfs reads the credentials from GOOGLE_APPLICATION_CREDENTIALS (a "
+    "service account's JSON file) or `gcloud auth application-default login`, and the endpoint "
+    "from STORAGE_EMULATOR_HOST or --storage-options '{\"endpoint_url\": ...}'",
+    ("gs", "obstore"): "obstore reads the credentials from GOOGLE_SERVICE_ACCOUNT (a JSON "
+    "file), GOOGLE_SERVICE_ACCOUNT_KEY or GOOGLE_APPLICATION_CREDENTIALS",
+    ("az", "fsspec"): "adlfs reads the credentials from AZURE_STORAGE_CONNECTION_STRING, or "
+    "AZURE_STORAGE_ACCOUNT_NAME with AZURE_STORAGE_ACCOUNT_KEY or AZURE_STORAGE_SAS_TOKEN",
+    ("az", "obstore"): "obstore reads the credentials from AZURE_STORAGE_ACCOUNT_NAME with "
+    "AZURE_STORAGE_ACCOUNT_KEY or AZURE_STORAGE_SAS_TOKEN, and the endpoint from "
+    "AZURE_STORAGE_ENDPOINT",
+}
+_SCHEMES = {"s3a": "s3", "gcs": "gs", "abfs": "az", "abfss": "az", "azure": "az"}
 
 
 @dataclass(frozen=True)
@@ -66,6 +91,20 @@ def parse_storage_options(text: str | None) -> dict[str, Any]:
     return value
 
 
+def settings(url: str, backend: str) -> str | None:
+    """Where ``backend`` finds credentials and the endpoint for ``url`` (None for a local path),
+    in the words the tool's messages use."""
+    scheme = url.split("://", 1)[0].lower() if "://" in url else ""
+    if scheme in ("", "file", "memory"):
+        return None
+    known = _SETTINGS.get((_SCHEMES.get(scheme, scheme), backend))
+    options = "--storage-options JSON (passed to it as they are)"
+    return (
+        known
+        or f"{backend} reads the credentials and endpoint of {scheme}:// as it documents; {options}"
+    )
+
+
 def open_url(url: str, options: dict[str, Any], backend: str) -> Any:
     """A writable zarr store rooted at ``url`` (the array node)."""
     try:
@@ -80,7 +119,7 @@ def open_url(url: str, options: dict[str, Any], backend: str) -> Any:
     except ImportError as exc:
         package = "obstore" if backend == "obstore" else "fsspec and its file system for the URL"
         raise Refused(f"{url}: opening it needs {package} ({exc}); pip install it.") from exc
-    except (ValueError, TypeError, KeyError, OSError) as exc:
+    except (ValueError, TypeError, KeyError) as exc:
         raise Refused(
             f"{url}: cannot open it as a zarr store ({type(exc).__name__}: {exc})."
         ) from exc
@@ -204,6 +243,11 @@ def delete_key(store: Any, key: str) -> None:
     """Delete ``key`` (absent is fine)."""
     _check_writable(store, key)
     run(store.delete(key))
+
+
+def is_empty(store: Any, prefix: str) -> bool:
+    """Nothing is stored at or below ``prefix``."""
+    return bool(run(store.is_empty(prefix)))
 
 
 def list_sizes(store: Any, prefix: str) -> dict[str, int]:

@@ -16,14 +16,12 @@ from zarr_ndarray_tool.stores import (
     Location,
     chunk_objects,
     grid_of,
-    locate,
     read_document,
     read_versioned,
 )
 
 __all__ = [
     "Node",
-    "load",
     "load_location",
     "payload_lengths",
     "sample",
@@ -46,11 +44,6 @@ class Node:
     @property
     def where(self) -> str:
         return str(self.loc)
-
-
-def load(path: str, storage_options: dict[str, Any] | None = None, backend: str = "fsspec") -> Node:
-    """Read the array at ``path`` (a path or URL); Refused if unusable."""
-    return load_location(locate(path, storage_options, backend))
 
 
 def load_location(loc: Location) -> Node:

@@ -23,13 +23,14 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sys
 import time
 import warnings
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlparse
 from urllib.request import url2pathname
 
@@ -37,14 +38,19 @@ from zarr_ndarray_dtype.grid import Grid
 from zarr_ndarray_tool._compat import chunk_key_encoding, close_store, open_zip_store_read
 from zarr_ndarray_tool.atomic import atomic_replace
 from zarr_ndarray_tool.errors import Refused
+from zarr_ndarray_tool.metadata import element_type
 from zarr_ndarray_tool.remote import (
     Version,
     delete_key,
+    is_empty,
     list_sizes,
     open_url,
     put_key,
     read_key,
 )
+
+if TYPE_CHECKING:
+    from zarr.storage import StoreLike
 
 __all__ = [
     "ChunkObject",
@@ -58,10 +64,12 @@ __all__ = [
     "key_encoding",
     "listing",
     "locate",
+    "location",
     "open_array",
     "parse_chunk_key",
     "read_document",
     "read_versioned",
+    "store_label",
     "write_document",
     "write_key",
 ]
@@ -120,9 +128,64 @@ class Location:
 
 
 def in_store(store: Any, path: str = "", label: str | None = None) -> Location:
-    """The node at ``path`` inside a ``zarr.abc.store.Store`` (the Python API's way in)."""
-    name = label if label is not None else f"<{type(store).__name__}>"
+    """The node at ``path`` inside a ``zarr.abc.store.Store``; messages name it by ``label``
+    (default: the store's path or URL)."""
+    name = label if label is not None else store_label(store)
     return Location("store", Path(name), path.strip("/"), store, name)
+
+
+def store_label(store: Any) -> str:
+    """How messages name a store: a local or zip store's path, an fsspec store's URL, else
+    zarr's own name for it (its first line)."""
+    from zarr.storage import FsspecStore, LocalStore, ZipStore
+
+    if isinstance(store, LocalStore):
+        return str(store.root)
+    if isinstance(store, ZipStore):
+        return str(store.path)
+    if isinstance(store, FsspecStore):
+        return str(store.fs.unstrip_protocol(store.path))
+    text = str(store).strip()
+    return text.splitlines()[0] if text else type(store).__name__
+
+
+def location(
+    store: StoreLike,
+    path: str = "",
+    storage_options: dict[str, Any] | None = None,
+    backend: str = "fsspec",
+) -> Location:
+    """The node at ``path`` in anything zarr takes as a store (``zarr.storage.StoreLike``): a
+    path or URL as the command line takes it (:func:`locate`, ``storage_options`` and
+    ``backend`` for a URL), a ``Store``, a ``StorePath``, an ``FSMap`` or a dict of buffers."""
+    from zarr.abc.store import Store
+    from zarr.storage import FsspecStore, LocalStore, MemoryStore, StorePath
+
+    if isinstance(store, LocalStore) and not store.read_only:
+        store = store.root  # its directory, as the CLI takes it (zarr would create it on open)
+    if isinstance(store, str | os.PathLike):
+        return locate(os.fspath(store), storage_options, backend).child(path.strip("/"))
+    if storage_options:
+        raise Refused("storage_options apply to a URL only; pass them when opening the store.")
+    if isinstance(store, StorePath):
+        inner = "/".join(p for p in (store.path.strip("/"), path.strip("/")) if p)
+        return in_store(store.store, inner)
+    if isinstance(store, dict):
+        return in_store(MemoryStore(store), path)
+    if not isinstance(store, Store):
+        fsspec_mapping = sys.modules.get("fsspec.mapping")
+        if fsspec_mapping is None or not isinstance(store, fsspec_mapping.FSMap):
+            raise Refused(
+                f"got {type(store).__name__} {_short(store)}; give a path or URL, a zarr store "
+                "(zarr.storage.LocalStore(...), FsspecStore, ObjectStore, ...) or a StorePath."
+            )
+        store = FsspecStore.from_mapper(store, read_only=store.readonly)
+    return in_store(store, path)
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def locate(
@@ -184,6 +247,17 @@ def _read_key(loc: Location, key: str) -> bytes | None:
     return file.read_bytes() if file.is_file() else None
 
 
+def _is_empty(loc: Location) -> bool:
+    """Nothing is at the node: no directory there, no key below it in a zip file or store."""
+    if loc.kind == "store":
+        return is_empty(loc.store, loc.inner)
+    if loc.kind == "zip":
+        prefix = f"{loc.inner}/" if loc.inner else ""
+        with zipfile.ZipFile(loc.root) as zf:
+            return not any(n.startswith(prefix) for n in zf.namelist())
+    return not loc.root.exists()
+
+
 def _arrays_below(loc: Location, limit: int = 8) -> list[str]:
     found = []
     for rel in sorted(listing(loc)):
@@ -211,6 +285,8 @@ def read_document(loc: Location, read: Version | None = None) -> tuple[Any, str]
                     "handles Zarr v3 arrays only (the ndarray data type is not defined for v2; "
                     "`upgrade` turns a v2 VLenArray or VLenBytes array into a v3 one)."
                 )
+        if _is_empty(loc):
+            raise Refused(f"{loc} does not exist (nothing is stored there).")
         raise Refused(f"{loc}: no zarr.json there, so it is not a Zarr v3 array.")
     try:
         text = raw.decode("utf-8")
@@ -336,25 +412,34 @@ def _copy_info(info: zipfile.ZipInfo) -> zipfile.ZipInfo:
 
 
 def grid_of(meta: dict[str, Any], where: str) -> Grid:
-    """The array's regular chunk grid; :class:`Refused` for any other grid."""
+    """The array's regular chunk grid; :class:`Refused` naming what is wrong with it."""
     grid = meta.get("chunk_grid")
     shape = meta.get("shape")
     config = grid.get("configuration") if isinstance(grid, dict) else None
     chunks = config.get("chunk_shape") if isinstance(config, dict) else None
-    if not (
-        isinstance(grid, dict)
-        and grid.get("name") == "regular"
-        and isinstance(shape, list)
-        and isinstance(chunks, list)
-        and len(chunks) == len(shape)
-        and all(isinstance(c, int) and c >= 1 for c in chunks)
-        and all(isinstance(s, int) and s >= 0 for s in shape)
-    ):
+    if not (isinstance(shape, list) and all(_is_int(s, 0) for s in shape)):
+        raise Refused(f"{where}: zarr.json's shape {json.dumps(shape)} is not a list of sizes.")
+    if grid is None:
+        raise Refused(f"{where}: zarr.json has no chunk_grid; an array needs one.")
+    if not isinstance(grid, dict) or grid.get("name") != "regular":
         raise Refused(
-            f"{where}: chunk_grid {json.dumps(grid)} with shape {json.dumps(shape)}; this tool "
-            "reads regular chunk grids only."
+            f"{where}: chunk_grid {json.dumps(grid)}; this tool reads regular chunk grids only."
+        )
+    if not (isinstance(chunks, list) and all(_is_int(c, 1) for c in chunks)):
+        raise Refused(
+            f"{where}: the regular chunk_grid's chunk_shape {json.dumps(chunks)} is not a list "
+            "of positive integers."
+        )
+    if len(chunks) != len(shape):
+        raise Refused(
+            f"{where}: the shape {json.dumps(shape)} has {len(shape)} dimensions but the "
+            f"chunk_shape {json.dumps(chunks)} has {len(chunks)}; zarr.json contradicts itself."
         )
     return Grid(tuple(shape), tuple(chunks))
+
+
+def _is_int(value: object, least: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= least
 
 
 def key_encoding(meta: dict[str, Any], where: str) -> Any:
@@ -433,6 +518,7 @@ def open_array(loc: Location, meta: dict[str, Any]) -> Iterator[Any]:
     from zarr.core.array import AsyncArray
     from zarr.storage import LocalStore, StorePath
 
+    element_type(meta, str(loc))  # an ndarray type zarr cannot resolve, named by its rule
     store: Any
     if loc.kind == "store":
         store = loc.store

@@ -24,7 +24,7 @@ from zarr_ndarray_dtype.cell_ids import chunk_name
 from zarr_ndarray_dtype.cells import check_bool_bytes
 from zarr_ndarray_dtype.columnar import scan_cells
 from zarr_ndarray_dtype.errors import CellError, StoredChunkError
-from zarr_ndarray_tool.errors import Refused
+from zarr_ndarray_tool.errors import Refused, environment_failure
 from zarr_ndarray_tool.metadata import ElementType, bytes_view, data_type_kind, with_shape
 from zarr_ndarray_tool.progress import Progress
 from zarr_ndarray_tool.scan import Node, payload_lengths
@@ -73,7 +73,14 @@ def read_raw(array: Any, region: tuple[slice, ...]) -> Any:
 
 
 def refusal(node: Node, exc: Exception, *, advise: bool = True) -> Refused:
-    """The report of a chunk that does not decode: ``exc`` names it and why; then what to run."""
+    """The report of a chunk that does not decode: ``exc`` names it and why; then what to run.
+
+    When the store or the machine failed rather than the chunk (a connection, a disk), that
+    failure is raised instead, for the CLI to report as such.
+    """
+    failure = environment_failure(exc)
+    if failure is not None:
+        raise failure
     hint = "; run `verify` to check every chunk" if advise else ""
     return Refused(f"{node.where}: {exc}{hint}.")
 
