@@ -23,6 +23,7 @@ from zarr_ndarray_dtype.errors import (
     FillValueError,
     FillValueTypeError,
     HookWarning,
+    MetadataError,
     NDArrayDTypeError,
     ShapePatternError,
 )
@@ -46,6 +47,7 @@ __all__ = [
     "FillValueTypeError",
     "FixedCellBytesCodec",
     "HookWarning",
+    "MetadataError",
     "NDArray",
     "NDArrayDType",
     "NDArrayDTypeError",
