@@ -20,7 +20,7 @@ from zarr.codecs.bytes import BytesCodec
 from zarr_ndarray_dtype._compat import endian_name
 from zarr_ndarray_dtype.blocks import Block, ColumnsBlock
 from zarr_ndarray_dtype.cells import check_bool_bytes
-from zarr_ndarray_dtype.columns import Cells, gather_cells
+from zarr_ndarray_dtype.columns import Cells, FillCell, gather_cells
 from zarr_ndarray_dtype.dtype import NDArray
 from zarr_ndarray_dtype.errors import CellError, NDArrayDTypeError
 from zarr_ndarray_dtype.views import cut_cells
@@ -122,7 +122,8 @@ class FixedCellBytesCodec(BytesCodec):
     def _encode_cells(self, chunk_array: Any, chunk_spec: Any) -> Any:
         dtype = _ndarray_dtype(chunk_spec)
         cells = np.asarray(chunk_array.as_ndarray_like(), dtype=object).ravel(order="C")
-        encoded = FixedBlocks().encode(gather_cells(cells.tolist(), dtype), dtype, "chunk")
+        fill = FillCell(dtype, chunk_spec.fill_value)  # a missing cell (None) is the fill cell
+        encoded = FixedBlocks().encode(gather_cells(cells.tolist(), dtype, fill), dtype, "chunk")
         return chunk_spec.prototype.buffer.from_array_like(encoded)
 
     def _decode_cells(self, chunk_bytes: Any, chunk_spec: Any) -> Any:

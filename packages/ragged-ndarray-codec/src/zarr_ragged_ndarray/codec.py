@@ -134,7 +134,6 @@ class RaggedNDArrayCodec(NDArrayBytesCodec):
     codec_name = CODEC_NAME
     metadata_error = CodecMetadataError
     block_codec: ClassVar[RaggedBlocks] = RaggedBlocks()
-    none_is_fill = True
 
     # dtype / chunk_grid are annotated loosely: their types differ across zarr releases.
     def validate(self, *, shape: Any, dtype: Any, chunk_grid: Any) -> None:
