@@ -211,15 +211,15 @@ def pattern_stem(pattern: list[Json]) -> str:
 
 def ndarray_vectors() -> dict[str, list[Json]]:
     valid: list[Json] = []
-    for name in DTYPES:
-        for pattern in ([None], [None, 2], [3, 2], [2, None], [None, None]):
-            valid.append(
-                {
-                    "id": f"dtype-{name}-{pattern_stem(pattern)}",
-                    "note": "every dtype with each pattern class",
-                    "data_type": dt(name, pattern),
-                }
-            )
+    valid += [
+        {
+            "id": f"dtype-{name}-{pattern_stem(pattern)}",
+            "note": "every dtype with each pattern class",
+            "data_type": dt(name, pattern),
+        }
+        for name in DTYPES
+        for pattern in ([None], [None, 2], [3, 2], [2, None], [None, None])
+    ]
     for name, pattern, note in (
         ("float64", [None, 3, 2], "two fixed axes after the variable one"),
         ("uint8", [1], "the smallest all-fixed pattern"),
@@ -447,14 +447,15 @@ def ndarray_vectors() -> dict[str, list[Json]]:
         ("string", "str"),
     ):
         bad_dtype(f"dtype-{vid}", "3", dt(value, [None]), f"dtype {value!r}")
-    for vid, value in (
+    shape_json: Json
+    for vid, shape_json in (
         ("empty", []),
         ("string", "[null, 2]"),
         ("null", None),
         ("integer", 2),
     ):
-        bad_dtype(f"shape-{vid}", "4", dt("float32", value), f"shape {json.dumps(value)}")
-    for vid, value in (
+        bad_dtype(f"shape-{vid}", "4", dt("float32", shape_json), f"shape {json.dumps(shape_json)}")
+    for vid, shape_json in (
         ("zero", [0]),
         ("zero-after-null", [None, 0]),
         ("negative", [None, -2]),
@@ -464,7 +465,7 @@ def ndarray_vectors() -> dict[str, list[Json]]:
         ("string-entry", ["2"]),
         ("nested-list", [[2]]),
     ):
-        bad_dtype(f"shape-{vid}", "5", dt("float32", value), f"shape {json.dumps(value)}")
+        bad_dtype(f"shape-{vid}", "5", dt("float32", shape_json), f"shape {json.dumps(shape_json)}")
     bad_text(
         "shape-integral-fraction",
         "5",
@@ -1082,8 +1083,8 @@ def ragged_vectors() -> dict[str, list[Json]]:
         ("pattern-fixed", "int16", [3], [RAGGED], "[3]: all fixed"),
         ("pattern-fixed-in-shard", "uint8", [2, 2], [sharding([1], [RAGGED])], "inside sharding"),
     ):
-        fill = b64(bytes(item(dtype).itemsize * int(np.prod(pattern))))
-        doc = zarr_json(dt(dtype, pattern), fill, codecs, [1], [1])
+        zeros = b64(bytes(item(dtype).itemsize * int(np.prod(pattern))))
+        doc = zarr_json(dt(dtype, pattern), zeros, codecs, [1], [1])
         invalid.append(refused(vid, "SPEC 5.2/1", note, zarr_json=doc))
     return {"valid": valid, "invalid": invalid}
 
@@ -1192,7 +1193,13 @@ def nd_arrow_vectors() -> dict[str, list[Json]]:
     valid: list[Json] = []
 
     def ok(
-        vid: str, note: str, name: str, storage: pa.Array, value_type: str, rows: list[Json], **kw: Json
+        vid: str,
+        note: str,
+        name: str,
+        storage: pa.Array,
+        value_type: str,
+        rows: list[Json],
+        **kw: Json,
     ) -> None:
         ipc = column(name, storage, kw.pop("metadata", None))
         vec = {"id": vid, "note": note, "ipc_file_hex": ipc, "column": name}
@@ -1227,7 +1234,9 @@ def nd_arrow_vectors() -> dict[str, list[Json]]:
     ]
     note = "Utf8 values, no attrs child, an empty (station=0) row, rows of different ranks"
     ok("strings", note, "label", strings, "string", rows, writer=True)
-    zeros = nd_storage(pa.array([], pa.float32()), [0, 0, 0], ["a", "b", "c"], [U32_MAX, 0, 0], [0, 2, 3])
+    zeros = nd_storage(
+        pa.array([], pa.float32()), [0, 0, 0], ["a", "b", "c"], [U32_MAX, 0, 0], [0, 2, 3]
+    )
     rows = [row(["a", "b"], [U32_MAX, 0], []), row(["c"], [0], [])]
     note = "rows with a size 0 have no values; (2^32 - 1, 0) is valid (FORMAT 4/4)"
     ok("zero-sizes", note, "z", zeros, "float", rows, writer=True)
@@ -1238,7 +1247,9 @@ def nd_arrow_vectors() -> dict[str, list[Json]]:
         parts = [(i8, [0, 3]), (names, [0, 1]), (pa.array([3], pa.uint32()), [0, 1])]
         if kind == "view":
             kids = [
-                pa.ListViewArray.from_arrays(pa.array(off[:1], pa.int32()), pa.array([len(a)], pa.int32()), a)
+                pa.ListViewArray.from_arrays(
+                    pa.array(off[:1], pa.int32()), pa.array([len(a)], pa.int32()), a
+                )
                 for a, off in parts
             ]
         else:
@@ -1253,10 +1264,23 @@ def nd_arrow_vectors() -> dict[str, list[Json]]:
     ok("item-names", note, "v", children("list", "element", True), "int8", [x3])
     meta = ext(b'{"version":1,"later":"x"}')
     note = "extension metadata with a key a version-1 reader ignores (FORMAT §2)"
-    ok("metadata-extra-key", note, "v", nd_storage(i8, [0, 3], ["x"], [3], [0, 1]), "int8", [x3], metadata=meta)
+    ok(
+        "metadata-extra-key",
+        note,
+        "v",
+        nd_storage(i8, [0, 3], ["x"], [3], [0, 1]),
+        "int8",
+        [x3],
+        metadata=meta,
+    )
     garbage = nd_storage(
-        pa.array([7, 8, 9], pa.int8()), [0, 3, 3], ["a", "b", "", "c"], [3, 5, 0, 0], [0, 1, 4],
-        None, [False, True],
+        pa.array([7, 8, 9], pa.int8()),
+        [0, 3, 3],
+        ["a", "b", "", "c"],
+        [3, 5, 0, 0],
+        [0, 1, 4],
+        None,
+        [False, True],
     )
     note = (
         "a null row's children are ignored: 3 names (one empty) and 3 sizes that do not match "
@@ -1272,7 +1296,13 @@ def nd_arrow_vectors() -> dict[str, list[Json]]:
         [0, 2, 4],
     )
     lat = nd_storage(
-        pa.array([10.0, 20.0], pa.float32()), [0, 2, 2], ["lat"], [2], [0, 1, 1], None, [False, True]
+        pa.array([10.0, 20.0], pa.float32()),
+        [0, 2, 2],
+        ["lat"],
+        [2],
+        [0, 1, 1],
+        None,
+        [False, True],
     )
     glob = pa.StructArray.from_arrays(
         [pa.array(["first", "second"], pa.string()), pa.array([2, None], pa.int64())],
@@ -1341,14 +1371,32 @@ def nd_arrow_vectors() -> dict[str, list[Json]]:
         return column("v", pa.StructArray.from_arrays(kids, fields=fields))
 
     kind = "invalid nd encoding"
-    bad("storage-order", "3/1", kind, "dim_sizes before dim_names", raw(("values", v), ("dim_sizes", s), ("dim_names", n)))
+    bad(
+        "storage-order",
+        "3/1",
+        kind,
+        "dim_sizes before dim_names",
+        raw(("values", v), ("dim_sizes", s), ("dim_names", n)),
+    )
     bad("storage-missing-child", "3/1", kind, "no dim_sizes", raw(("values", v), ("dim_names", n)))
     extra = raw(("values", v), ("dim_names", n), ("dim_sizes", s), ("other", n))
     bad("storage-extra-child", "3/1", kind, "a child 'other' after dim_sizes", extra)
     int64 = lst([0, 1], pa.array([3], pa.int64()), False)
-    bad("storage-sizes-int64", "3/2", kind, "dim_sizes of Int64", raw(("values", v), ("dim_names", n), ("dim_sizes", int64)))
+    bad(
+        "storage-sizes-int64",
+        "3/2",
+        kind,
+        "dim_sizes of Int64",
+        raw(("values", v), ("dim_names", n), ("dim_sizes", int64)),
+    )
     binary = lst([0, 1], pa.array([b"x"]), False)
-    bad("storage-names-binary", "3/2", kind, "dim_names of Binary", raw(("values", v), ("dim_names", binary), ("dim_sizes", s)))
+    bad(
+        "storage-names-binary",
+        "3/2",
+        kind,
+        "dim_names of Binary",
+        raw(("values", v), ("dim_names", binary), ("dim_sizes", s)),
+    )
     flat = raw(("values", pa.array([1], pa.int8())), ("dim_names", n), ("dim_sizes", s))
     bad("storage-values-not-list", "3/2", kind, "values of Int8, not a list", flat)
     text_attrs = raw(("values", v), ("dim_names", n), ("dim_sizes", s), ("attrs", pa.array(["a"])))
@@ -1368,10 +1416,16 @@ def nd_arrow_vectors() -> dict[str, list[Json]]:
     empty = pa.array([], pa.int8())
     for vid, sizes, note in (
         ("overflow", [U32_MAX] * 3, "sizes (2^32 - 1)^3"),
-        ("overflow-zero-last", [U32_MAX] * 3 + [0], "sizes (2^32 - 1, 2^32 - 1, 2^32 - 1, 0), "
-         "no values: the non-zero sizes overflow"),
-        ("overflow-zero-first", [0] + [U32_MAX] * 3, "sizes (0, 2^32 - 1, 2^32 - 1, 2^32 - 1): "
-         "the same, whatever the order"),
+        (
+            "overflow-zero-last",
+            [U32_MAX] * 3 + [0],
+            "sizes (2^32 - 1, 2^32 - 1, 2^32 - 1, 0), no values: the non-zero sizes overflow",
+        ),
+        (
+            "overflow-zero-first",
+            [0] + [U32_MAX] * 3,
+            "sizes (0, 2^32 - 1, 2^32 - 1, 2^32 - 1): the same, whatever the order",
+        ),
     ):
         names = ["a", "b", "c", "d"][: len(sizes)]
         ipc = column("v", nd_storage(empty, [0, 0], names, sizes, [0, len(sizes)]))
@@ -1381,10 +1435,13 @@ def nd_arrow_vectors() -> dict[str, list[Json]]:
     null_values = pa.ListArray.from_arrays([0, 0], i8, mask=pa.array([True]))
     ipc = raw(("values", null_values), ("dim_names", n), ("dim_sizes", s))
     bad("row-null-values", "4/5", kind, "a non-null row with a null values list", ipc)
-    ipc = offsets_past_child(column("v", nd_storage(pa.array([1, 2, 3, 4, 5], pa.int8()), [0, 5], ["x"], [5], [0, 1])))
+    ipc = offsets_past_child(
+        column("v", nd_storage(pa.array([1, 2, 3, 4, 5], pa.int8()), [0, 5], ["x"], [5], [0, 1]))
+    )
     bad("row-offsets-past-child", "4/6", kind, "values offsets 0..9 over 3 items", ipc)
     dup = pa.StructArray.from_arrays(
-        [pa.array(["a"]), pa.array(["b"])], fields=[pa.field("k", pa.string()), pa.field("k", pa.string())]
+        [pa.array(["a"]), pa.array(["b"])],
+        fields=[pa.field("k", pa.string()), pa.field("k", pa.string())],
     )
     ipc = column("v", nd_storage(i8, [0, 3], ["x"], [3], [0, 1], dup))
     bad("attrs-duplicate-key", "6/1", kind, "the key k twice", ipc)
@@ -1395,19 +1452,58 @@ def nd_arrow_vectors() -> dict[str, list[Json]]:
     t_field = pa.field("t", one.type, metadata=EXT)
     version2 = {**GLOBAL, b"ARROW:extension:metadata": b'{"version":2}'}
     for vid, rule, kind_, note, fields, arrays in (
-        ("foreign-column", "7/1", "schema mismatch", "a plain Int64 column",
-         [t_field, pa.field("n", pa.int64())], [one, pa.array([1])]),
-        ("two-global-columns", "7/1", "schema mismatch", "two global-attributes columns",
-         [t_field, pa.field("__global_attrs__", title.type, metadata=GLOBAL),
-          pa.field("g2", title.type, metadata=GLOBAL)], [one, title, title]),
-        ("reserved-name", "7/2", "invalid argument", "an nd column named __global_attrs__",
-         [pa.field("__global_attrs__", one.type, metadata=EXT)], [one]),
-        ("grid-mismatch", "7/3", "shape mismatch", "time has size 2 in t, 3 in s",
-         [t_field, pa.field("s", three.type, metadata=EXT)], [one, three]),
-        ("global-version-2", "7/4", "not supported", "__global_attrs__ of version 2",
-         [t_field, pa.field("__global_attrs__", title.type, metadata=version2)], [one, title]),
-        ("global-not-struct", "7/4", "schema mismatch", "__global_attrs__ of Utf8",
-         [t_field, pa.field("__global_attrs__", pa.string(), metadata=GLOBAL)], [one, pa.array(["a"])]),
+        (
+            "foreign-column",
+            "7/1",
+            "schema mismatch",
+            "a plain Int64 column",
+            [t_field, pa.field("n", pa.int64())],
+            [one, pa.array([1])],
+        ),
+        (
+            "two-global-columns",
+            "7/1",
+            "schema mismatch",
+            "two global-attributes columns",
+            [
+                t_field,
+                pa.field("__global_attrs__", title.type, metadata=GLOBAL),
+                pa.field("g2", title.type, metadata=GLOBAL),
+            ],
+            [one, title, title],
+        ),
+        (
+            "reserved-name",
+            "7/2",
+            "invalid argument",
+            "an nd column named __global_attrs__",
+            [pa.field("__global_attrs__", one.type, metadata=EXT)],
+            [one],
+        ),
+        (
+            "grid-mismatch",
+            "7/3",
+            "shape mismatch",
+            "time has size 2 in t, 3 in s",
+            [t_field, pa.field("s", three.type, metadata=EXT)],
+            [one, three],
+        ),
+        (
+            "global-version-2",
+            "7/4",
+            "not supported",
+            "__global_attrs__ of version 2",
+            [t_field, pa.field("__global_attrs__", title.type, metadata=version2)],
+            [one, title],
+        ),
+        (
+            "global-not-struct",
+            "7/4",
+            "schema mismatch",
+            "__global_attrs__ of Utf8",
+            [t_field, pa.field("__global_attrs__", pa.string(), metadata=GLOBAL)],
+            [one, pa.array(["a"])],
+        ),
     ):
         bad(f"dataset-{vid}", rule, kind_, note, ipc_file(fields, arrays), name="")
     return {"valid": valid, "invalid": invalid}
@@ -1563,7 +1659,7 @@ def planned_files() -> dict[Path, str]:
 
 
 def stray_files(planned: dict[Path, str]) -> list[Path]:
-    """JSON files in the examples' folder and the copies' folders that this script does not write."""
+    """JSON files in the examples' folder and the copies' folders this script does not write."""
     folders = [HERE, *COPIES.values()]
     return sorted(p for f in folders if f.exists() for p in f.rglob("*.json") if p not in planned)
 
