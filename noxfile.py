@@ -47,7 +47,8 @@ TEST_DEPS = (
     *PYTEST, "hypothesis", "jsonschema", "xarray", "dask[array]", "distributed", "awkward",
     *ARROW_ENGINES, *OBJECT_STORES,
 )  # fmt: skip
-LINT_DEPS = ("ruff", "mypy", "import-linter", "nox")  # nox: mypy checks this file too
+# nox: mypy checks this file too; jsonschema: generate.py --check validates the vectors with it.
+LINT_DEPS = ("ruff", "mypy", "import-linter", "nox", "jsonschema")
 IMPORT_CONTRACTS = (".importlinter", "packages/nd-arrow/.importlinter")
 # Always the root config (shared addopts, pythonpath, warning filters): without -c, pytest would
 # pick packages/<one>/pyproject.toml when only that package's tests are collected. The timeout

@@ -13,6 +13,7 @@ from nd_arrow import (
     InvalidEncodingError,
     NdArray,
     NdColumn,
+    NotSupportedError,
     ShapeMismatchError,
 )
 from nd_arrow._storage import (
@@ -149,8 +150,32 @@ def test_size_product_overflow() -> None:
     names = lst([0, 3], pa.array(["a", "b", "c"]))
     sizes = lst([0, 3], pa.array([big, big, big], pa.uint32()))
     bad = struct([lst([0, 0], pa.array([], pa.float64())), names, sizes], STD)
-    with pytest.raises(InvalidDimensionsError, match=r"row 0 .* overflows int64"):
+    with pytest.raises(InvalidDimensionsError, match=r"row 0 .* multiply past int64"):
         NdColumn.from_arrow(bad)
+
+
+@pytest.mark.parametrize("sizes", [[2**32 - 1] * 3 + [0], [0] + [2**32 - 1] * 3])
+def test_size_product_overflow_with_a_zero_size(sizes: list[int]) -> None:
+    """FORMAT 4/4 checks the non-zero sizes: no values, but no array has that shape either (was
+    a bare numpy ValueError when the row was decoded)."""
+    names = lst([0, 4], pa.array(["a", "b", "c", "d"]))
+    dims = lst([0, 4], pa.array(sizes, pa.uint32()))
+    bad = struct([lst([0, 0], pa.array([], pa.float64())), names, dims], STD)
+    with pytest.raises(InvalidDimensionsError, match=r"FORMAT 4/4"):
+        NdColumn.from_arrow(bad)
+
+
+def test_valid_row_numpy_cannot_hold_is_not_supported() -> None:
+    """(2**31, 2**31, 0) float64 is valid (2**62 fits int64), but numpy holds no array of that
+    shape: the row is refused with the format's kind, never a bare numpy error."""
+    names = lst([0, 3, 6], pa.array(["a", "b", "c"] * 2))
+    dims = lst([0, 3, 6], pa.array([2**31, 2**31, 0] * 2, pa.uint32()))
+    col = NdColumn.from_arrow(
+        struct([lst([0, 0, 0], pa.array([], pa.float64())), names, dims], STD)
+    )
+    for decode in (col.to_pylist, col.to_numpy_list, lambda: col[1]):
+        with pytest.raises(NotSupportedError, match=r"row 0 .* numpy cannot hold|row 1"):
+            decode()
 
 
 def test_large_but_fitting_product_is_a_shape_mismatch() -> None:

@@ -9,14 +9,20 @@ from hypothesis import strategies as st
 
 from zarr_ndarray_dtype import ELEMENT_DTYPES
 
-# A copy of the repository's registry/examples/ndarray, shipped in the sdist so the tests run
-# from it; registry/examples/generate.py writes the copy with the original and its --check (in
-# the nox lint session) fails when they differ.
-EXAMPLES = Path(__file__).resolve().parent / "golden" / "ndarray"
+# A copy of the repository's registry/examples/ndarray.json, shipped in the sdist so the tests
+# run from it; registry/examples/generate.py writes the copy with the original and its --check
+# (in the nox lint session) fails when they differ.
+REGISTRY = Path(__file__).resolve().parent / "golden" / "registry" / "ndarray.json"
 
 
-def load_examples(folder: str) -> list[tuple[str, object]]:
-    return [(p.name, json.loads(p.read_text())) for p in sorted((EXAMPLES / folder).glob("*.json"))]
+def data_type_vectors(group: str) -> list[tuple[str, object]]:
+    """``(id, data type JSON)`` of the registry's data type vectors (``"valid"``/``"invalid"``)."""
+    vectors = json.loads(REGISTRY.read_text(encoding="utf-8"))[group]
+    return [
+        (v["id"], json.loads(v["data_type_text"]) if "data_type_text" in v else v["data_type"])
+        for v in vectors
+        if "data_type" in v or "data_type_text" in v
+    ]
 
 
 extents = st.one_of(st.none(), st.integers(min_value=1, max_value=5))

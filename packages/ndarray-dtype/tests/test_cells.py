@@ -240,6 +240,17 @@ def test_nan_fill_compares_equal_to_itself() -> None:
     assert cell == np.array([np.nan])
 
 
+def test_fill_equality_is_byte_equality() -> None:
+    """SPEC 1.5: the same shape and the same bytes (in the element dtype)."""
+    zero = frozen_cell(np.zeros(2, "<f4").tobytes(), "<f4", (2,))
+    assert (zero == np.array([-0.0, 0.0], "f4")) is False
+    assert zero == np.zeros(2, "f8")  # converted as a write would: the same bytes
+    nan = frozen_cell(np.array([np.nan], "<f4").tobytes(), "<f4", (1,))
+    assert (nan == np.array([0x7FC00001], "<u4").view("f4")) is False
+    assert (nan == np.array([np.nan], dtype=object)) is True
+    assert (zero == np.array([1e300, 0.0])) is False  # does not convert: not the fill
+
+
 @given(st.lists(st.integers(min_value=0, max_value=5), max_size=20))
 def test_readonly_cells_cut_one_block(lengths: list[int]) -> None:
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)

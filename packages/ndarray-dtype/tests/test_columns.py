@@ -129,15 +129,22 @@ def test_cell_shapes() -> None:
 # ------------------------------------------------------------------------------ fill cells
 
 
-def test_fill_cell_matches_like_the_fill_value() -> None:
+def test_fill_cell_matches_by_shape_and_bytes() -> None:
+    """SPEC 1.5: equal elements have the same shape and bytes (as the fill value's own ``==``)."""
     fill = FillCell(F32_2, F32_2.cast_scalar(np.array([[np.nan, 1.0]], "f4")))
     values = np.array([np.nan, 1, np.nan, 2, -0.0, 0, np.nan, 1], "f4")
     cells = Cells(values, np.array([0, 2, 4, 4, 6, 8]), None)
     assert fill.matches(cells).tolist() == [True, False, False, False, True]
+    other_nan = np.array([0x7FC00001, 0x3F800000], "<u4").view("f4")  # a NaN with other bits
+    assert fill.matches(Cells(other_nan, np.array([0, 2]), None)).tolist() == [False]
     zero = FillCell(F32_2, F32_2.cast_scalar(np.zeros((1, 2), "f4")))
     assert zero.matches(Cells(np.array([-0.0, 0.0], "f4"), np.array([0, 2]), None)).tolist() == [
-        True  # -0.0 == 0.0, as the fill value's own comparison says
+        False  # -0.0 is not 0.0: eliding the chunk would read back 0.0
     ]
+    c16 = NDArray(dtype="complex128", shape=(None,))
+    one = FillCell(c16, c16.cast_scalar(np.array([1 + 2j])))
+    both = Cells(np.array([1 + 2j, 1 - 2j]), np.array([0, 1, 2]), None)
+    assert one.matches(both).tolist() == [True, False]  # 16-byte items, two words each
     empty = FillCell(F32_NN, F32_NN.default_scalar())
     shapes = np.array([[0, 0], [0, 3], [1, 1]])
     got = empty.matches(Cells(np.zeros(1, "f4"), np.array([0, 0, 0, 1]), shapes))

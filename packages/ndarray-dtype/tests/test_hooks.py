@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import re
 import subprocess
 import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,7 +16,15 @@ import zarr.core.array
 from packaging.version import Version
 from zarr.codecs import BytesCodec
 
-from zarr_ndarray_dtype import HookWarning, NDArray, NDArrayDTypeError, _hooks
+from zarr_ndarray_dtype import (
+    FillValueError,
+    HookWarning,
+    MetadataError,
+    NDArray,
+    NDArrayDTypeError,
+    ShapePatternError,
+    _hooks,
+)
 from zarr_ndarray_dtype.registration import register
 
 
@@ -76,7 +87,101 @@ def test_every_hook_is_installed_on_every_supported_zarr() -> None:
         _hooks.EVOLVE_TARGET: True,
         _hooks.SET_TARGET: True,
         _hooks.GET_TARGET: True,
+        _hooks.CODECS_TARGET: True,
+        _hooks.DOCUMENT_TARGET: True,
     }
+
+
+# --------------------------------------------------------------- codecs that cannot serve ndarray
+
+
+def _vlen_bytes() -> object:
+    from zarr.codecs import VLenBytesCodec
+
+    with warnings.catch_warnings():  # zarr 3.1.x: "not part of the Zarr format 3 specification"
+        warnings.simplefilter("ignore", UserWarning)
+        return VLenBytesCodec()
+
+
+@pytest.mark.parametrize("sharded", [False, True], ids=["plain", "inside-sharding"])
+def test_vlen_bytes_is_refused_at_creation(sharded: bool) -> None:
+    """SPEC 1.6/1: zarr would accept it, read raw bytes and fail on the first write."""
+    store: dict = {}
+    with pytest.raises(MetadataError, match=r"'vlen-bytes' codec cannot serve .* \(SPEC 1\.6/1\)"):
+        zarr.create_array(
+            store=store,
+            shape=(4,),
+            chunks=(2,),
+            shards=(4,) if sharded else None,
+            dtype=NDArray(dtype="float32", shape=(None, 2)),
+            serializer=_vlen_bytes(),
+        )
+    assert not store
+
+
+@pytest.mark.filterwarnings("ignore:The codec `vlen-bytes` is currently not part")
+def test_vlen_bytes_is_refused_when_opening(tmp_path: Path) -> None:
+    arr = zarr.create_array(tmp_path, shape=(2,), dtype=NDArray(dtype="int16", shape=(None,)))
+    arr[0] = np.array([1, 2], np.int16)
+    meta = json.loads((tmp_path / "zarr.json").read_text())
+    meta["codecs"][0] = {"name": "vlen-bytes", "configuration": {}}
+    (tmp_path / "zarr.json").write_text(json.dumps(meta))
+    with pytest.raises(MetadataError, match=r"downgrade the store .* \(SPEC 1\.6/1\)"):
+        zarr.open_array(tmp_path, mode="r")
+
+
+@pytest.mark.filterwarnings("ignore:.*does not have a Zarr V3 specification")
+@pytest.mark.filterwarnings("ignore:The codec `vlen-bytes` is currently not part")
+def test_plain_zarr_keeps_its_codecs() -> None:
+    """The codec check is for ndarray arrays only: vlen-bytes, transpose and sharding of other
+    data types are zarr's business."""
+    raw = zarr.create_array(
+        store={}, shape=(2,), dtype=zarr.dtype.VariableLengthBytes(), serializer=_vlen_bytes()
+    )
+    raw[:] = np.array([b"ab", b""], dtype=object)
+    assert raw[:].tolist() == [b"ab", b""]
+    from zarr.codecs import TransposeCodec
+
+    ints = zarr.create_array(
+        store={},
+        shape=(2, 2),
+        shards=(2, 2),
+        chunks=(1, 2),
+        dtype="int8",
+        filters=[TransposeCodec(order=(1, 0))],
+    )
+    ints[:] = [[1, 2], [3, 4]]
+    assert ints[:].tolist() == [[1, 2], [3, 4]]
+
+
+def test_bad_metadata_names_its_rule_when_opened(tmp_path: Path) -> None:
+    """zarr reads a fill value, a data type and codec entries in its own words first (e.g.
+    TypeError("Invalid fill_value")); the document hook refuses them naming the rule."""
+    zarr.create_array(tmp_path, shape=(2,), dtype=NDArray(dtype="float32", shape=(None,)))
+    path = tmp_path / "zarr.json"
+    good = json.loads(path.read_text())
+    for change, error, rule in (
+        ({"fill_value": "%%%"}, FillValueError, "1.5/2"),
+        ({"fill_value": 0}, FillValueError, "1.5/1"),
+        ({"codecs": ["vlen-ndarray"]}, MetadataError, "2.2/1"),
+        ({"data_type": {**good["data_type"], "x": 1}}, MetadataError, "1.3/1"),
+    ):
+        path.write_text(json.dumps({**good, **change}))
+        with pytest.raises(error, match=f"SPEC {re.escape(rule)}"):
+            zarr.open_array(tmp_path, mode="r")
+    path.write_text(json.dumps(good).replace('"shape": [null]', '"shape": [2.0]'))
+    with pytest.raises(ShapePatternError, match=r"No Zarr data type found .* \(SPEC 1\.3/5\)"):
+        zarr.open_array(tmp_path, mode="r")
+
+
+def test_the_document_hook_passes_other_documents_on_unchanged() -> None:
+    from zarr.core.metadata.v3 import ArrayV3Metadata
+
+    store: dict = {}
+    arr = zarr.create_array(store=store, shape=(3,), dtype="int32", fill_value=7)
+    document = arr.metadata.to_dict()
+    original = ArrayV3Metadata.from_dict.__wrapped__  # type: ignore[attr-defined]
+    assert ArrayV3Metadata.from_dict(document) == original(ArrayV3Metadata, document)
 
 
 def test_install_is_idempotent_and_other_types_unchanged() -> None:
@@ -159,6 +264,12 @@ def test_unexpected_targets_are_left_untouched_with_one_warning(
         register()
     record = [w for w in record if issubclass(w.category, HookWarning)]
     assert len(record) == 4  # once per target, however often installed
+    methods_targets = (
+        _hooks.SERIALIZER_TARGET,
+        _hooks.EVOLVE_TARGET,
+        _hooks.SET_TARGET,
+        _hooks.GET_TARGET,
+    )
     texts = sorted(str(w.message) for w in record)
     assert all(f"zarr {zarr.__version__}" in t for t in texts)
     assert "whose == compares whole cells" in texts[0]
@@ -166,11 +277,46 @@ def test_unexpected_targets_are_left_untouched_with_one_warning(
     assert "FixedCellBytesCodec(endian='little')" in texts[2]
     assert "serializer=zarr_vlen_ndarray.VlenNDArrayCodec()" in texts[3]
     assert all(("does not exist" if missing else "not the expected") in t for t in texts)
-    assert not any(_hooks.installed().values())
+    installed = _hooks.installed()
+    assert not any(installed[t] for t in methods_targets)
     if not missing:
         assert zarr.core.array.default_serializer_v3 is _changed_serializer
         assert BytesCodec.__dict__["evolve_from_array_spec"] is _changed_evolve
         assert all(zarr.AsyncArray.__dict__[name] is _changed_selection for name in methods)
+
+
+def _changed_validate_codecs(codecs: object, dtype: object, strict: object) -> None:
+    raise AssertionError("not called in this test")
+
+
+def _changed_from_dict(cls: object, data: object, extra: object) -> object:
+    raise AssertionError("not called in this test")
+
+
+@pytest.mark.parametrize("missing", [True, False], ids=["missing", "changed"])
+def test_unexpected_metadata_targets_are_left_untouched(
+    monkeypatch: pytest.MonkeyPatch, missing: bool
+) -> None:
+    import zarr.core.metadata.v3 as zarr_v3
+
+    if missing:
+        monkeypatch.delattr(zarr_v3, "validate_codecs")
+        monkeypatch.delattr(zarr_v3.ArrayV3Metadata, "from_dict")
+    else:
+        monkeypatch.setattr(zarr_v3, "validate_codecs", _changed_validate_codecs)
+        monkeypatch.setattr(zarr_v3.ArrayV3Metadata, "from_dict", classmethod(_changed_from_dict))
+    monkeypatch.setattr(_hooks, "_warned", set())
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        _hooks.install()
+        _hooks.install()
+    texts = sorted(str(w.message) for w in record if issubclass(w.category, HookWarning))
+    assert len(texts) == 2, texts  # once per target
+    assert "Invalid fill_value" in texts[0] and "vlen-bytes" in texts[1]
+    installed = _hooks.installed()
+    assert not installed[_hooks.CODECS_TARGET] and not installed[_hooks.DOCUMENT_TARGET]
+    if not missing:
+        assert zarr_v3.validate_codecs is _changed_validate_codecs
 
 
 def test_install_never_raises(monkeypatch: pytest.MonkeyPatch) -> None:

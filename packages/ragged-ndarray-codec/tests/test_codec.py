@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -168,26 +166,4 @@ def test_leading_variable_pattern_cells_are_views() -> None:
     assert got[1].base is not None
 
 
-GOLDEN = Path(__file__).resolve().parent / "golden"
-REGISTRY = Path(__file__).resolve().parents[3] / "registry" / "codecs" / "ragged-ndarray"
-
-
-def test_codec_metadata_examples() -> None:
-    examples = json.loads((GOLDEN / "codec-metadata.json").read_text(encoding="utf-8"))
-    for data in examples["valid"]:
-        assert RaggedNDArrayCodec.from_dict(data) == RaggedNDArrayCodec()
-    for data in examples["invalid"]:
-        with pytest.raises(CodecMetadataError):
-            RaggedNDArrayCodec.from_dict(data)
-
-
-@pytest.mark.skipif(not REGISTRY.is_dir(), reason="the registry lives in the repository only")
-def test_registry_schema_agrees_with_the_codec() -> None:
-    jsonschema = pytest.importorskip("jsonschema")
-    schema = json.loads((REGISTRY / "schema.json").read_text(encoding="utf-8"))
-    examples = json.loads((REGISTRY / "codec-metadata.json").read_text(encoding="utf-8"))
-    assert examples == json.loads((GOLDEN / "codec-metadata.json").read_text(encoding="utf-8"))
-    validator = jsonschema.Draft202012Validator(schema)
-    assert all(validator.is_valid(data) for data in examples["valid"])
-    assert not any(validator.is_valid(data) for data in examples["invalid"])
-    assert validator.is_valid(RaggedNDArrayCodec().to_dict())
+# The registry's vectors (registry/examples/ragged-ndarray.json) run in test_registry.py.

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -28,8 +26,6 @@ from zarr_vlen_ndarray.codec import (
 from zarr_vlen_ndarray.framing import FramingError
 
 F32_2 = NDArray(dtype="float32", shape=(None, 2))
-# A copy of the repository's registry/examples/vlen-ndarray (written, checked by generate.py).
-REGISTRY = Path(__file__).resolve().parent / "golden" / "registry"
 
 
 def _vlen_bytes(cells: np.ndarray) -> bytes:
@@ -81,15 +77,6 @@ def test_non_mapping_metadata_is_type_and_value_error() -> None:
     for exc_type in (TypeError, ValueError):
         with pytest.raises(exc_type, match="is not a JSON object"):
             VlenNDArrayCodec.from_dict("vlen-ndarray")  # type: ignore[arg-type]
-
-
-def test_registry_metadata_examples() -> None:
-    examples = json.loads((REGISTRY / "codec-metadata.json").read_text(encoding="utf-8"))
-    for data in examples["valid"]:
-        assert VlenNDArrayCodec.from_dict(data) == VlenNDArrayCodec()
-    for data in examples["invalid"]:
-        with pytest.raises(ValueError):
-            VlenNDArrayCodec.from_dict(data)
 
 
 def test_compute_encoded_size() -> None:
@@ -272,27 +259,7 @@ def test_bool_bytes_other_than_0_1() -> None:
         _decode_hex("02000000 02000000 0100 01000000 02", (2,), dtype)
 
 
-def test_registry_chunk_vectors() -> None:
-    vectors = json.loads((REGISTRY / "chunks.json").read_text(encoding="utf-8"))
-    for case in vectors["valid"]:
-        dtype = NDArray.from_json(case["data_type"], zarr_format=3)
-        shape = tuple(case["chunk_shape"])
-        cells = object_array(
-            [
-                np.frombuffer(bytes.fromhex(c["hex"]), dtype.item_dtype).reshape(c["shape"])
-                for c in case["cells_c_order"]
-            ],
-            shape,
-        )
-        assert VlenNDArrayCodec.encode_chunk(cells, dtype).tobytes().hex() == case["encoded_hex"]
-        decoded = _decode_hex(case["encoded_hex"], shape, dtype)
-        for got, want in zip(decoded.ravel(), cells.ravel(), strict=True):
-            assert got.shape == want.shape
-            assert got.tobytes() == want.tobytes()
-    for case in vectors["invalid"]:
-        dtype = NDArray.from_json(case["data_type"], zarr_format=3)
-        with pytest.raises(ValueError, match="vlen-ndarray"):
-            _decode_hex(case["encoded_hex"], tuple(case["chunk_shape"]), dtype)
+# The registry's vectors (registry/examples/vlen-ndarray.json) run in test_registry.py.
 
 
 # ------------------------------------------------------------------ zarr codec interface

@@ -99,22 +99,23 @@ def parse_extension_metadata(serialized: bytes, extension: str = EXTENSION_NAME)
     except (UnicodeDecodeError, ValueError) as exc:
         raise InvalidEncodingError(
             f"{extension}: extension metadata {bytes(serialized)!r} is not JSON; "
-            f"it must be an object like {EXTENSION_METADATA.decode()}"
+            f"it must be an object like {EXTENSION_METADATA.decode()} (FORMAT 2/1)"
         ) from exc
     if not isinstance(meta, dict) or "version" not in meta:
         raise InvalidEncodingError(
             f"{extension}: extension metadata {bytes(serialized)!r} has no 'version' key; "
-            f"it must be an object like {EXTENSION_METADATA.decode()}"
+            f"it must be an object like {EXTENSION_METADATA.decode()} (FORMAT 2/1)"
         )
     version = meta["version"]
     if isinstance(version, bool) or not isinstance(version, int):
         raise InvalidEncodingError(
-            f"{extension}: extension metadata version {version!r} is not an integer"
+            f"{extension}: extension metadata version {version!r} is not an integer written "
+            "as one (no fraction, no exponent) (FORMAT 2/1)"
         )
     if version != ENCODING_VERSION:
         raise NotSupportedError(
             f"{extension}: encoding version {version} is not supported; this reader supports "
-            f"version {ENCODING_VERSION}. Upgrade nd-arrow to read it."
+            f"version {ENCODING_VERSION}. Upgrade nd-arrow to read it (FORMAT 2/2)."
         )
     return version
 
@@ -163,11 +164,24 @@ def size_products(
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
     """Per-row product of ``sizes[starts[i]:ends[i]]`` (1 for an empty range), vectorized.
 
-    Returns ``(products, overflow)``: ``overflow[i]`` is True where the exact product does not fit
-    in int64 (``products[i]`` is then -1). Rows are grouped by rank; a group whose largest size
-    bounds every product below 2**53 is multiplied in int64 directly, others are screened in
+    Returns ``(products, overflow)``: ``overflow[i]`` is True where the product of the row's
+    non-zero sizes does not fit in int64 (FORMAT 4/4: whatever the order of the axes, a row with
+    a zero size and huge others overflows too). Rows are grouped by rank; a group whose largest
+    size bounds every product below 2**53 is multiplied in int64 directly, others are screened in
     float64 and only the rare rows at or above 2**53 are recomputed with Python integers.
     """
+    products, overflow = _products(sizes, starts, ends)
+    if len(sizes) and not sizes.all():
+        # A zero makes the product 0 (int64 wrap-around before it is harmless); the overflow
+        # check is on the non-zero sizes.
+        overflow = _products(np.maximum(sizes, 1), starts, ends)[1]
+    return products, overflow
+
+
+def _products(
+    sizes: npt.NDArray[np.integer], starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
+    """:func:`size_products` with overflow checked on the sizes as they are."""
     n = len(starts)
     counts = ends - starts
     products = np.ones(n, np.int64)
@@ -255,7 +269,7 @@ def infer_grid(
                     raise ShapeMismatchError(
                         f"{where}: dimension {dim!r} has size {grid[dim]} in variable "
                         f"{owner[dim]!r} but {size} in variable {var!r}; variables share one grid "
-                        "and a dimension's sizes must agree (or be 1)"
+                        "and a dimension's sizes must agree (or be 1) (FORMAT 7/3)"
                     )
     return grid
 

@@ -112,44 +112,47 @@ def parse_storage_type(t: pa.DataType) -> StorageLayout:
     if not pa.types.is_struct(t):
         raise InvalidEncodingError(
             f"nd_arrow.array storage must be a Struct of values, dim_names, dim_sizes[, attrs]; "
-            f"got {t}"
+            f"got {t} (FORMAT 3/1)"
         )
     names = [t.field(i).name for i in range(t.num_fields)]
     expected = [VALUES_FIELD, DIM_NAMES_FIELD, DIM_SIZES_FIELD]
     if names[:3] != expected or len(names) > 4 or (len(names) == 4 and names[3] != ATTRS_FIELD):
         raise InvalidEncodingError(
             f"nd_arrow.array storage children are {names}; the layout requires exactly "
-            f"{expected} in this order, optionally followed by {ATTRS_FIELD!r}"
+            f"{expected} in this order, optionally followed by {ATTRS_FIELD!r} (FORMAT 3/1)"
         )
     values, dim_names, dim_sizes = (t.field(i) for i in range(3))
     for f in (values, dim_names, dim_sizes):
         if not _is_list_like(f.type):
             raise InvalidEncodingError(
-                f"nd_arrow.array storage child {f.name!r} has type {f.type}; it must be a List"
+                f"nd_arrow.array storage child {f.name!r} has type {f.type}; it must be a List "
+                "(FORMAT 3/2)"
             )
     if not _is_string_like(dim_names.type.value_type):
         raise InvalidEncodingError(
             f"nd_arrow.array storage child 'dim_names' has items of type "
-            f"{dim_names.type.value_type}; they must be Utf8"
+            f"{dim_names.type.value_type}; they must be Utf8 (FORMAT 3/2)"
         )
     if dim_sizes.type.value_type != pa.uint32():
         raise InvalidEncodingError(
             f"nd_arrow.array storage child 'dim_sizes' has items of type "
-            f"{dim_sizes.type.value_type}; they must be UInt32"
+            f"{dim_sizes.type.value_type}; they must be UInt32 (FORMAT 3/2)"
         )
     attr_fields: tuple[pa.Field, ...] = ()
     if len(names) == 4:
         attrs_t = t.field(3).type
         if not pa.types.is_struct(attrs_t):
             raise InvalidEncodingError(
-                f"nd_arrow.array storage child 'attrs' has type {attrs_t}; it must be a Struct"
+                f"nd_arrow.array storage child 'attrs' has type {attrs_t}; it must be a Struct "
+                "(FORMAT 3/2)"
             )
         attr_fields = tuple(attrs_t.field(i) for i in range(attrs_t.num_fields))
         keys = [f.name for f in attr_fields]
         if len(set(keys)) != len(keys):
             dup = next(k for k in keys if keys.count(k) > 1)
             raise InvalidEncodingError(
-                f"nd_arrow.array storage child 'attrs' has the key {dup!r} twice; keys are unique"
+                f"nd_arrow.array storage child 'attrs' has the key {dup!r} twice; keys are unique "
+                "(FORMAT 6/1)"
             )
     return StorageLayout(values.type.value_field, attr_fields)
 
@@ -190,6 +193,13 @@ class RowShape(NamedTuple):
     def product(self) -> int | None:
         """Values per row, None where the first size varies."""
         return None if self.first is None else self.first * math.prod(self.inner)
+
+    @property
+    def nonzero_product(self) -> int | None:
+        """The product of the non-zero sizes (the one FORMAT 4/4 bounds), None as ``product``."""
+        if self.first is None:
+            return None
+        return max(self.first, 1) * math.prod(max(s, 1) for s in self.inner)
 
 
 def uniform_rank(dim_offsets: npt.NDArray[np.int64], valid: npt.NDArray[np.bool_]) -> int | None:
@@ -249,7 +259,7 @@ def _list_offsets(arr: pa.Array, name: str, where: str) -> tuple[pa.Array, npt.N
     child = arr.values
     if len(offsets) and (int(np.min(offsets)) < 0 or int(np.max(offsets)) > len(child)):
         raise InvalidEncodingError(
-            f"{where}: offsets of {name!r} point outside its {len(child)} items"
+            f"{where}: offsets of {name!r} point outside its {len(child)} items (FORMAT 4/6)"
         )
     return child, offsets
 
@@ -275,7 +285,7 @@ def _check_item_nulls(
     if len(bad):
         raise InvalidEncodingError(
             f"{where}: row {int(bad[0])} has a null item in {name!r}; dimension names and sizes "
-            "are never null"
+            "are never null (FORMAT 4/2)"
         )
 
 
@@ -303,9 +313,10 @@ def validate_storage(
         if child.null_count:
             bad = valid & numpy_view(child.is_null())
             if bad.any():
+                rule = "4/5" if name == VALUES_FIELD else "4/2"
                 raise InvalidEncodingError(
                     f"{where}: row {_first(bad)} is not null but its {name!r} list is null; "
-                    "only whole rows may be null"
+                    f"only whole rows may be null (FORMAT {rule})"
                 )
     values, value_offsets = _list_offsets(children[0], VALUES_FIELD, where)
     names, name_offsets = _list_offsets(children[1], DIM_NAMES_FIELD, where)
@@ -321,23 +332,24 @@ def validate_storage(
     if r is None or not same_layout:
         n_names = np.diff(name_offsets) if all_valid else np.where(valid, np.diff(name_offsets), 0)
         if np.any(n_names < 0) or np.any(rank < 0):
-            raise InvalidEncodingError(f"{where}: dimension list offsets decrease")
+            raise InvalidEncodingError(f"{where}: dimension list offsets decrease (FORMAT 4/6)")
         bad = n_names != rank
         if bad.any():
             i = _first(bad)
             raise InvalidDimensionsError(
                 f"{where}: row {i} has {int(n_names[i])} dimension names but {int(rank[i])} "
-                "sizes; dim_names and dim_sizes must have one entry per axis"
+                "sizes; dim_names and dim_sizes must have one entry per axis (FORMAT 4/1)"
             )
 
     sizes = numpy_view(sizes_arr).astype(np.int64, copy=False)
     starts = dim_offsets[:-1] if all_valid else np.where(valid, dim_offsets[:-1], 0)
     shape0 = row_shape(sizes, dim_offsets, r)
     exact = None if shape0 is None else shape0.product
-    if exact is not None:
+    if shape0 is not None and exact is not None:
         # Every row has one shape (found once, kept in the parts for decoding): one product.
-        products = np.full(n, exact if exact <= _INT64_MAX else -1, np.int64)
-        overflow = np.full(n, exact > _INT64_MAX, np.bool_)
+        beyond = int(shape0.nonzero_product or 0) > _INT64_MAX
+        products = np.full(n, -1 if beyond else exact, np.int64)
+        overflow = np.full(n, beyond, np.bool_)
     else:
         products, overflow = size_products(sizes, starts, starts + rank)
 
@@ -347,8 +359,8 @@ def validate_storage(
     if overflow.any():
         i = _first(overflow)
         raise InvalidDimensionsError(
-            f"{where}: row {i} has dimension sizes {row_sizes(i)} whose product overflows int64; "
-            "no array can have that many values"
+            f"{where}: row {i} has dimension sizes {row_sizes(i)} whose non-zero sizes multiply "
+            "past int64; no array has that shape (FORMAT 4/4)"
         )
     lengths = np.diff(value_offsets)
     bad = lengths != products if all_valid else valid & (lengths != products)
@@ -357,7 +369,7 @@ def validate_storage(
         raise ShapeMismatchError(
             f"{where}: row {i} has {int(lengths[i])} values but dimension sizes {row_sizes(i)} "
             f"(product {int(products[i])}); the number of values must equal the product of the "
-            "sizes (1 for rank 0)"
+            "sizes (1 for rank 0) (FORMAT 4/4)"
         )
 
     # Names: a dictionary of distinct names, then non-empty and unique per row.
@@ -407,7 +419,8 @@ def _row_names(
         if empty.any():
             i = int(row_ids[_first(empty)])
             raise InvalidDimensionsError(
-                f"{where}: row {i} has an empty dimension name; names must not be empty"
+                f"{where}: row {i} has an empty dimension name; names must not be empty "
+                "(FORMAT 4/3)"
             )
         _check_unique(codes, row_ids, rank, name_dict, where)
     return name_codes, name_dict
@@ -449,13 +462,13 @@ def _check_one_row(names: tuple[str, ...], where: str) -> None:
     for name in names:
         if not name:
             raise InvalidDimensionsError(
-                f"{where}: row 0 has an empty dimension name; names must not be empty"
+                f"{where}: row 0 has an empty dimension name; names must not be empty (FORMAT 4/3)"
             )
     for name in names:
         if names.count(name) > 1:
             raise InvalidDimensionsError(
                 f"{where}: row 0 has the dimension name {name!r} twice; names must be unique "
-                "within a row"
+                "within a row (FORMAT 4/3)"
             )
 
 
@@ -501,7 +514,7 @@ def _check_unique(
         k = int(order[dup[0]])
         raise InvalidDimensionsError(
             f"{where}: row {k // nd} has the dimension name {name_dict[k % nd]!r} twice; "
-            "names must be unique within a row"
+            "names must be unique within a row (FORMAT 4/3)"
         )
 
 

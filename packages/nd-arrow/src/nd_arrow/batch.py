@@ -216,28 +216,35 @@ def decode_batches(data: Any) -> list[NdRecordBatch]:
             if field.name == GLOBAL_ATTRIBUTES_FIELD:
                 raise InvalidArgumentError(
                     f"encoded batch: the nd column {GLOBAL_ATTRIBUTES_FIELD!r} uses the name "
-                    "reserved for global attributes; variables may not be named so"
+                    "reserved for global attributes; variables may not be named so (FORMAT 7/2)"
                 )
             columns[field.name] = NdColumn.from_arrow(col, field)
         elif is_global_attributes_field(field):
             if global_attrs is not None:
-                raise SchemaMismatchError("encoded batch: two global attributes columns")
+                raise SchemaMismatchError(
+                    "encoded batch: two global attributes columns (FORMAT 7/1)"
+                )
             meta = field.metadata or {}
             if EXTENSION_METADATA_KEY in meta:
-                parse_extension_metadata(meta[EXTENSION_METADATA_KEY], GLOBAL_ATTRIBUTES_EXTENSION)
+                try:
+                    parse_extension_metadata(
+                        meta[EXTENSION_METADATA_KEY], GLOBAL_ATTRIBUTES_EXTENSION
+                    )
+                except NdArrowError as exc:
+                    raise type(exc)(f"encoded batch: {exc} (FORMAT 7/4)") from exc
             arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
             if isinstance(arr.type, pa.BaseExtensionType):
                 arr = arr.storage
             if not pa.types.is_struct(arr.type):
                 raise SchemaMismatchError(
                     f"encoded batch: column {field.name!r} is tagged as global attributes but has "
-                    f"type {arr.type}; it must be a Struct with one child per key"
+                    f"type {arr.type}; it must be a Struct with one child per key (FORMAT 7/4)"
                 )
             global_attrs = AttrDecoder(arr)
         else:
             raise SchemaMismatchError(
                 f"encoded batch: column {field.name!r} of type {field.type} is neither an nd "
-                f"column nor the {GLOBAL_ATTRIBUTES_FIELD!r} column"
+                f"column nor the {GLOBAL_ATTRIBUTES_FIELD!r} column (FORMAT 7/1)"
             )
     rows = {name: col.to_pylist() for name, col in columns.items()}
     out: list[NdRecordBatch] = []

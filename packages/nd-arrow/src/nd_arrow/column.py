@@ -7,6 +7,7 @@ buffer when the values have no nulls, and Python objects only where the API retu
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 from collections.abc import Iterator, Sequence
@@ -28,12 +29,25 @@ from nd_arrow._interchange import import_array
 from nd_arrow._storage import StorageParts, validate_storage
 from nd_arrow._values import arrow_to_numpy
 from nd_arrow.array import NdArray, trusted_array
-from nd_arrow.errors import SchemaMismatchError
+from nd_arrow.errors import NotSupportedError, SchemaMismatchError
 from nd_arrow.extension import NdArrayType
 
 __all__ = ["NdColumn", "parts_of"]
 
 ArrayInput = NdArray | np.ndarray | None
+
+
+def _shaped(values: npt.NDArray[Any], shape: Sequence[int], row: int) -> npt.NDArray[Any]:
+    """Row ``row``'s values in its shape; a valid row numpy cannot hold (no values, but sizes
+    whose non-zero ones times the item size pass 2**63 - 1 bytes) is refused as FORMAT §4 says."""
+    try:
+        return values.reshape(shape)
+    except ValueError as exc:
+        raise NotSupportedError(
+            f"nd column: row {row} has the sizes {list(shape)} and no values, a valid row (FORMAT "
+            f"4/4) whose shape numpy cannot hold: its non-zero sizes times the {values.itemsize}-"
+            "byte items pass 2**63 - 1 bytes"
+        ) from exc
 
 
 class NdColumn:
@@ -214,7 +228,8 @@ class NdColumn:
             # Every row has one rank and one inner shape (found once, when the parts were made).
             lo, hi = int(off[0]), int(off[-1])
             if common.first is not None:  # and one shape: one reshape
-                return list(flat[lo:hi].reshape(n, common.first, *common.inner)), None
+                with contextlib.suppress(ValueError):  # rows numpy cannot hold: row by row
+                    return list(flat[lo:hi].reshape(n, common.first, *common.inner)), None
             inner = math.prod(common.inner)
             if inner:  # rows of one block, sliced
                 block = flat[lo:hi].reshape(-1, *common.inner)
@@ -229,7 +244,7 @@ class NdColumn:
         if mask is None:
             for i in range(n):
                 if valid[i]:
-                    views.append(flat[ol[i] : ol[i + 1]].reshape(sizes[dl[i] : dl[i + 1]]))
+                    views.append(_shaped(flat[ol[i] : ol[i + 1]], sizes[dl[i] : dl[i + 1]], i))
                 else:
                     views.append(None)
             return views, None
@@ -243,7 +258,7 @@ class NdColumn:
                 masks.append(None)
                 continue
             shape = sizes[dl[i] : dl[i + 1]]
-            views.append(flat[ol[i] : ol[i + 1]].reshape(shape))
+            views.append(_shaped(flat[ol[i] : ol[i + 1]], shape, i))
             masks.append(mask[ol[i] : ol[i + 1]].reshape(shape) if row_nulls[i] else None)
         return views, masks
 
@@ -303,7 +318,7 @@ class NdColumn:
         if mask is not None and mask[a:b].any():
             m = mask[a:b].reshape(shape)
         dims = tuple(p.name_dict[c] for c in p.name_codes[d0:d1].tolist())
-        return trusted_array(flat[a:b].reshape(shape), m, dims, self._attr_decoder().row(i))
+        return trusted_array(_shaped(flat[a:b], shape, i), m, dims, self._attr_decoder().row(i))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, NdColumn):

@@ -24,6 +24,7 @@ from zarr_ndarray_dtype.errors import (
     FillValueError,
     FillValueTypeError,
     HookWarning,
+    MetadataError,
     NDArrayDTypeError,
     ShapePatternError,
 )
@@ -48,6 +49,7 @@ __all__ = [
     "FillValueTypeError",
     "FixedCellBytesCodec",
     "HookWarning",
+    "MetadataError",
     "NDArray",
     "NDArrayDType",
     "NDArrayDTypeError",

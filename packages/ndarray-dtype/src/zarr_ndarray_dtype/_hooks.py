@@ -1,9 +1,10 @@
 """Narrow, fail-safe hooks into zarr-python, installed once on import.
 
-zarr has no extension point through which a data type chooses its serializer or adapts the core
-``bytes`` codec, so both hooks wrap a zarr function and act ONLY when the data type is an
-``ndarray``; every other data type goes to zarr's original code unchanged, and what the user
-passed (a serializer, a ``BytesCodec`` endian setting) is never rewritten.
+zarr has no extension point through which a data type chooses its serializer, adapts the core
+``bytes`` codec, or checks the codecs and the metadata document of its arrays, so each hook
+wraps a zarr function and acts ONLY when the data type is an ``ndarray``; every other data type
+goes to zarr's original code unchanged, and what the user passed (a serializer, a
+``BytesCodec`` endian setting) is never rewritten.
 
 1. ``zarr.core.array.default_serializer_v3(dtype)`` (looked up as a module global by every
    release 3.1.0-3.4.x): without ``serializer=``, an ``ndarray`` array gets the codec that serves
@@ -14,21 +15,28 @@ passed (a serializer, a ``BytesCodec`` endian setting) is never rewritten.
    variable pattern or big endian at creation, and swaps in
    :class:`~zarr_ndarray_dtype.bytes_codec.FixedCellBytesCodec` (same endian setting, same
    metadata) for all-fixed patterns.
-3. ``AsyncArray._set_selection`` and ``_get_selection`` (every write and read of every
+3. ``zarr.core.metadata.v3.validate_codecs(codecs, dtype)`` (a module global of every release,
+   called whenever array metadata is built): refuses codecs that cannot serve the data type,
+   e.g. ``vlen-bytes`` (SPEC 1.6/1), at creation and on open, before anything is written or read.
+4. ``zarr.core.metadata.v3.ArrayV3Metadata.from_dict(cls, data, ...)`` (every stored array
+   document is read through it): checks a document of the ``ndarray`` data type first
+   (:func:`~zarr_ndarray_dtype.codec_rules.check_document`), so a bad data type, fill value or
+   codec entry is refused with the rule of SPEC.md it breaks, not in zarr's generic words.
+5. ``AsyncArray._set_selection`` and ``_get_selection`` (every write and read of every
    release): object writes of ``ndarray`` arrays are checked whole before anything is stored
    and fill cells read as plain arrays (:mod:`zarr_ndarray_dtype.objects`).
 
 Installing can never raise and never breaks zarr: zarr >= 3.4.1 imports this package through the
 ``zarr.data_type`` entry point while it resolves ANY data type. If a target is missing or its
 signature is not the one above (a zarr release that moved it), the hook is not installed, zarr
-is left untouched, and one :class:`HookWarning` per target says what to pass instead.
+is left untouched, and one :class:`HookWarning` per target says what that costs.
 """
 
 from __future__ import annotations
 
 import inspect
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from zarr.codecs.bytes import BytesCodec
@@ -36,27 +44,39 @@ from zarr.codecs.bytes import BytesCodec
 from zarr_ndarray_dtype import objects
 from zarr_ndarray_dtype._compat import endian_name
 from zarr_ndarray_dtype.bytes_codec import FixedCellBytesCodec, check_bytes_codec
+from zarr_ndarray_dtype.codec_rules import (
+    BYTES,
+    VLEN,
+    check_codecs,
+    check_document,
+    serializer_name,
+)
 from zarr_ndarray_dtype.dtype import NDArray
 from zarr_ndarray_dtype.errors import HookWarning, NDArrayDTypeError
 
 __all__ = ["install", "installed", "serializer_for"]
 
 _MARK = "_zarr_ndarray_dtype_hook"
-VLEN_CODEC_NAME = "vlen-ndarray"
-RAGGED_CODEC_NAME = "ragged-ndarray"
 
 SERIALIZER_TARGET = "zarr.core.array.default_serializer_v3"
 EVOLVE_TARGET = "zarr.codecs.BytesCodec.evolve_from_array_spec"
 SET_TARGET = "zarr.AsyncArray._set_selection"
 GET_TARGET = "zarr.AsyncArray._get_selection"
-# The parameter names each target had in every release 3.1.0-3.4.x (what the wrappers forward;
-# "*name": keyword-only).
+CODECS_TARGET = "zarr.core.metadata.v3.validate_codecs"
+DOCUMENT_TARGET = "zarr.core.metadata.v3.ArrayV3Metadata.from_dict"
+# The parameters each target had in every release 3.1.0-3.4.x, which the wrappers forward
+# ("*name": keyword-only); optional keyword-only parameters may follow where the wrapper passes
+# keywords on (from_dict's ``path`` in 3.4).
 EXPECTED_PARAMETERS: dict[str, tuple[str, ...]] = {
     SERIALIZER_TARGET: ("dtype",),
     EVOLVE_TARGET: ("self", "array_spec"),
+    CODECS_TARGET: ("codecs", "dtype"),
+    DOCUMENT_TARGET: ("cls", "data"),
     SET_TARGET: ("self", "indexer", "value", "*prototype", "*fields"),
     GET_TARGET: ("self", "indexer", "*prototype", "*out", "*fields"),
 }
+#: The targets whose wrapper passes on keyword arguments (from_dict's ``path`` in zarr 3.4).
+FORWARDS_KEYWORDS = frozenset({DOCUMENT_TARGET})
 _INSTEAD: dict[str, str] = {
     SERIALIZER_TARGET: (
         "arrays of the 'ndarray' data type get no default serializer, so pass one explicitly: "
@@ -77,6 +97,14 @@ _INSTEAD: dict[str, str] = {
     GET_TARGET: (
         "unwritten cells read as the fill value's own object, whose == compares whole cells"
     ),
+    CODECS_TARGET: (
+        "an ndarray array with a codec that cannot serve it (e.g. vlen-bytes) is not refused "
+        "when it is created or opened; its reads give raw bytes and its writes fail"
+    ),
+    DOCUMENT_TARGET: (
+        "bad ndarray metadata (data type, fill value, codec entries) is refused in zarr's "
+        "words (e.g. TypeError: Invalid fill_value), without the rule of SPEC.md it breaks"
+    ),
 }
 # Targets already warned about in this process (warn once each).
 _warned: set[str] = set()
@@ -84,13 +112,13 @@ _warned: set[str] = set()
 
 def serializer_for(dtype: NDArray) -> Any:
     """The array -> bytes codec that serves ``dtype``'s pattern (instantiated)."""
-    pattern = dtype.pattern
-    if pattern.is_fixed:
+    name = serializer_name(dtype.pattern)
+    if name == BYTES:
         return BytesCodec(endian="little")
-    if pattern.is_leading_variable:
-        return _registered(VLEN_CODEC_NAME, dtype, "zarr-vlen-ndarray", "VlenNDArrayCodec")
+    if name == VLEN:
+        return _registered(name, dtype, "zarr-vlen-ndarray", "VlenNDArrayCodec")
     # A variable dimension elsewhere, or two or more: elements need their stored shape.
-    return _registered(RAGGED_CODEC_NAME, dtype, "zarr-ragged-ndarray", "RaggedNDArrayCodec")
+    return _registered(name, dtype, "zarr-ragged-ndarray", "RaggedNDArrayCodec")
 
 
 def _registered(name: str, dtype: NDArray, dist: str, cls_name: str) -> Any:
@@ -134,6 +162,28 @@ def _wrap_evolve(original: Callable[..., Any]) -> Callable[..., Any]:
     return evolve_from_array_spec
 
 
+def _wrap_validate_codecs(original: Callable[..., Any]) -> Callable[..., Any]:
+    def validate_codecs(codecs: Any, dtype: Any) -> Any:
+        if isinstance(dtype, NDArray):
+            check_codecs(codecs, dtype)
+        return original(codecs, dtype)
+
+    validate_codecs.__wrapped__ = original  # type: ignore[attr-defined]
+    setattr(validate_codecs, _MARK, True)
+    return validate_codecs
+
+
+def _wrap_from_dict(original: Callable[..., Any]) -> classmethod[Any, Any, Any]:
+    def from_dict(cls: Any, data: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(data, Mapping):
+            check_document(data)
+        return original(cls, data, *args, **kwargs)
+
+    from_dict.__wrapped__ = original  # type: ignore[attr-defined]
+    setattr(from_dict, _MARK, True)
+    return classmethod(from_dict)
+
+
 def _zarr_version() -> str:
     try:
         import zarr
@@ -164,14 +214,19 @@ def _signature_problem(target: str, function: object) -> str | None:
     except (TypeError, ValueError):
         return "has no inspectable signature"
     got = tuple(("*" if p.kind == p.KEYWORD_ONLY else "") + p.name for p in parameters)
+    expected = EXPECTED_PARAMETERS[target]
+    # Positional parameters have no default; keyword-only ones beyond those expected are
+    # optional, and allowed only where the wrapper passes keywords on.
     kinds_ok = all(
-        p.kind == p.KEYWORD_ONLY
-        or (p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty)
+        p.default is p.empty
         for p in parameters
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ) and all(
+        target in FORWARDS_KEYWORDS and p.kind is p.KEYWORD_ONLY and p.default is not p.empty
+        for p in list(parameters)[len(expected) :]
     )
-    if got != EXPECTED_PARAMETERS[target] or not kinds_ok:
-        expected = ", ".join(EXPECTED_PARAMETERS[target])
-        return f"has the signature ({', '.join(got)}), not the expected ({expected})"
+    if got[: len(expected)] != expected or not kinds_ok:
+        return f"has the signature ({', '.join(got)}), not the expected ({', '.join(expected)})"
     return None
 
 
@@ -248,8 +303,38 @@ def _install_evolve_hook() -> None:
     BytesCodec.evolve_from_array_spec = _wrap_evolve(current)  # type: ignore[method-assign]
 
 
+def _install_codecs_hook() -> None:
+    import zarr.core.metadata.v3 as zarr_v3
+
+    current = getattr(zarr_v3, "validate_codecs", None)
+    if getattr(current, _MARK, False):
+        return
+    problem = "does not exist" if current is None else _signature_problem(CODECS_TARGET, current)
+    if problem is not None:
+        _warn_once(CODECS_TARGET, problem)
+        return
+    assert current is not None
+    zarr_v3.validate_codecs = _wrap_validate_codecs(current)
+
+
+def _install_document_hook() -> None:
+    from zarr.core.metadata.v3 import ArrayV3Metadata
+
+    current = ArrayV3Metadata.__dict__.get("from_dict")
+    function = current.__func__ if isinstance(current, classmethod) else None
+    if getattr(function, _MARK, False):
+        return
+    problem: str | None = "does not exist" if current is None else "is not a classmethod"
+    if function is not None:
+        problem = _signature_problem(DOCUMENT_TARGET, function)
+    if problem is not None or function is None:
+        _warn_once(DOCUMENT_TARGET, problem or "is not a function")
+        return
+    ArrayV3Metadata.from_dict = _wrap_from_dict(function)  # type: ignore[method-assign, assignment]
+
+
 def install() -> None:
-    """Install both hooks where zarr has the expected targets; never raises.
+    """Install the hooks where zarr has the expected targets; never raises.
 
     A second call (or a second import of this package) is a no-op.
     """
@@ -258,6 +343,8 @@ def install() -> None:
         (EVOLVE_TARGET, _install_evolve_hook),
         (SET_TARGET, lambda: _install_method_hook(SET_TARGET, _wrap_set_selection)),
         (GET_TARGET, lambda: _install_method_hook(GET_TARGET, _wrap_get_selection)),
+        (CODECS_TARGET, _install_codecs_hook),
+        (DOCUMENT_TARGET, _install_document_hook),
     ):
         try:
             step()
@@ -276,6 +363,13 @@ def installed() -> dict[str, bool]:
     import zarr
 
     evolve = BytesCodec.__dict__.get("evolve_from_array_spec")
+    try:
+        import zarr.core.metadata.v3 as zarr_v3
+
+        codecs = getattr(zarr_v3, "validate_codecs", None)
+        from_dict = getattr(zarr_v3.ArrayV3Metadata.__dict__.get("from_dict"), "__func__", None)
+    except Exception:  # pragma: no cover - zarr without that module
+        codecs = from_dict = None
     methods = {
         t: zarr.AsyncArray.__dict__.get(t.rsplit(".", 1)[1]) for t in (SET_TARGET, GET_TARGET)
     }
@@ -283,4 +377,6 @@ def installed() -> dict[str, bool]:
         SERIALIZER_TARGET: bool(getattr(serializer, _MARK, False)),
         EVOLVE_TARGET: bool(getattr(evolve, _MARK, False)),
         **{t: bool(getattr(m, _MARK, False)) for t, m in methods.items()},
+        CODECS_TARGET: bool(getattr(codecs, _MARK, False)),
+        DOCUMENT_TARGET: bool(getattr(from_dict, _MARK, False)),
     }

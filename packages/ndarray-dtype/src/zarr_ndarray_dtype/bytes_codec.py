@@ -20,7 +20,7 @@ from zarr.codecs.bytes import BytesCodec
 from zarr_ndarray_dtype._compat import endian_name
 from zarr_ndarray_dtype.blocks import Block, ColumnsBlock
 from zarr_ndarray_dtype.cells import check_bool_bytes
-from zarr_ndarray_dtype.columns import Cells, gather_cells
+from zarr_ndarray_dtype.columns import Cells, FillCell, gather_cells
 from zarr_ndarray_dtype.dtype import NDArray
 from zarr_ndarray_dtype.errors import CellError, NDArrayDTypeError
 from zarr_ndarray_dtype.views import cut_cells
@@ -40,18 +40,18 @@ def check_bytes_codec(endian: object, dtype: Any) -> None:
             f"the 'bytes' codec cannot serve {dtype!r}: its pattern {dtype.pattern.to_json()} has "
             "variable dimensions, so elements have no fixed size. Use "
             "serializer=zarr_vlen_ndarray.VlenNDArrayCodec() (pip install zarr-vlen-ndarray) for "
-            "patterns [null, d1, ..., dk]."
+            "patterns [null, d1, ..., dk] (SPEC 1.6/2)."
         )
     name = endian_name(endian)
     if name == "big":
         raise NDArrayDTypeError(
             f"the 'bytes' codec with endian='big' cannot serve {dtype!r}: ndarray elements are "
-            "little-endian by definition; use BytesCodec(endian='little')."
+            "little-endian by definition; use BytesCodec(endian='little') (SPEC 1.6/3)."
         )
     if name is None and dtype.item_dtype.itemsize > 1:
         raise NDArrayDTypeError(
             f"the 'bytes' codec without an endian setting cannot serve {dtype!r}, whose "
-            f"{dtype.dtype} items are multi-byte; use BytesCodec(endian='little')."
+            f"{dtype.dtype} items are multi-byte; use BytesCodec(endian='little') (SPEC 1.6/3)."
         )
 
 
@@ -77,11 +77,14 @@ class FixedBlocks:
             raise CellError(
                 f"'bytes' {where} of {dtype!r} holds {raw.size} bytes, but {count} elements of "
                 f"shape {dtype.pattern.empty_shape} need exactly {expected}; the chunk is "
-                "truncated or corrupt."
+                "truncated or corrupt (SPEC 1.6/5)."
             )
         values = np.frombuffer(raw.tobytes(), dtype=dtype.item_dtype)  # aligned, writable
         if values.dtype.kind == "b":
-            check_bool_bytes(values)
+            try:
+                check_bool_bytes(values)
+            except CellError as exc:
+                raise CellError(f"'bytes' {where} of {dtype!r}: {exc} (SPEC 1.6/6)") from exc
         offsets = np.arange(count + 1, dtype=np.int64) * dtype.pattern.fixed_items
         return ColumnsBlock(Cells(values, offsets, None))
 
@@ -119,7 +122,8 @@ class FixedCellBytesCodec(BytesCodec):
     def _encode_cells(self, chunk_array: Any, chunk_spec: Any) -> Any:
         dtype = _ndarray_dtype(chunk_spec)
         cells = np.asarray(chunk_array.as_ndarray_like(), dtype=object).ravel(order="C")
-        encoded = FixedBlocks().encode(gather_cells(cells.tolist(), dtype), dtype, "chunk")
+        fill = FillCell(dtype, chunk_spec.fill_value)  # a missing cell (None) is the fill cell
+        encoded = FixedBlocks().encode(gather_cells(cells.tolist(), dtype, fill), dtype, "chunk")
         return chunk_spec.prototype.buffer.from_array_like(encoded)
 
     def _decode_cells(self, chunk_bytes: Any, chunk_spec: Any) -> Any:

@@ -37,6 +37,8 @@ class VlenScalar(np.ndarray):  # type: ignore[type-arg]
     zarr compares chunks against the fill value element by element and truth-tests each result,
     so the comparison must give one ``bool``. Being an ndarray subclass, this ``__eq__`` also wins
     when a plain cell is on the left (Python tries the subclass's reflected method first).
+    Equality is that of SPEC 1.5 (which elements equal the fill): the same shape and the same
+    bytes, so a NaN equals only a NaN with the same bits and -0.0 is not 0.0.
     """
 
     def __eq__(self, other: object) -> bool:  # type: ignore[override]
@@ -47,18 +49,22 @@ class VlenScalar(np.ndarray):  # type: ignore[type-arg]
             return False
         try:
             other_arr = np.asarray(other)
+            if other_arr.dtype == object:  # zarr hands a scalar write over as an object array
+                other_arr = np.asarray(other_arr.tolist()) if other_arr.size else other_arr
         except (TypeError, ValueError):
             return False
         if other_arr.shape != self.shape:
             return False
-        mine = self.view(np.ndarray)
-        if other_arr.dtype == object:
-            # zarr hands a scalar write over as an object array of the cell's shape.
+        if not self.size:
+            return True  # no bytes to differ in
+        if other_arr.dtype != self.dtype:
+            # The bytes the cell would be written with (the one conversion rule); a cell that
+            # cannot be converted is not the fill.
             try:
-                return bool(np.array_equal(mine.astype(object), other_arr))
-            except (TypeError, ValueError):
+                other_arr = convert(other_arr, self.dtype, "cell")
+            except CellError:
                 return False
-        return bool(np.array_equal(mine, other_arr, equal_nan=_has_nan(self)))
+        return bool(np.ascontiguousarray(other_arr).tobytes() == self.tobytes())
 
     def __ne__(self, other: object) -> bool:  # type: ignore[override]
         return not self.__eq__(other)
@@ -68,10 +74,6 @@ class VlenScalar(np.ndarray):  # type: ignore[type-arg]
 
     def __reduce__(self) -> Any:
         return (frozen_cell, (self.tobytes(), self.dtype.str, self.shape))
-
-
-def _has_nan(cell: np.ndarray) -> bool:
-    return cell.dtype.kind in "fc" and bool(np.isnan(cell).any())
 
 
 class _Box(np.ndarray):  # type: ignore[type-arg]

@@ -42,8 +42,6 @@ class NDArrayBytesCodec(ArrayBytesCodec):
     not_object_error: ClassVar[type[ValueError] | None] = None
     #: The codec's chunk bytes <-> cells (what the columnar engine uses too).
     block_codec: ClassVar[BlockCodec]
-    #: Whether a ``None`` cell is written as the fill cell (else as the empty cell).
-    none_is_fill: ClassVar[bool] = False
 
     # A plain class attribute (an annotation would make it a dataclass field).
     is_fixed_size = False
@@ -81,14 +79,13 @@ class NDArrayBytesCodec(ArrayBytesCodec):
     @classmethod
     def encode_chunk(cls, cells: np.ndarray, dtype: NDArray, fill_value: Any = None) -> Any:
         """The bytes the codec writes for an object array of cells (any shape and memory order;
-        C order on the wire); never modifies the cells. ``None`` cells are the empty cell, or
-        the fill cell (``fill_value``, default the empty one) for codecs whose rule that is."""
+        C order on the wire); never modifies the cells. A missing cell (``None``) is the fill
+        cell (``fill_value``, default the data type's default), as SPEC 1.5 says for every
+        codec."""
         fill = FillCell(dtype, dtype.default_scalar() if fill_value is None else fill_value)
         # ravel(order="C") copies (object pointers only) when the chunk is F-ordered or strided.
         flat = np.asarray(cells, dtype=object).ravel(order="C").tolist()
-        return cls.block_codec.encode(
-            gather_cells(flat, dtype, fill if cls.none_is_fill else None), dtype, "chunk"
-        )
+        return cls.block_codec.encode(gather_cells(flat, dtype, fill), dtype, "chunk")
 
     def _decode_sync(self, chunk_bytes: Buffer, chunk_spec: ArraySpec) -> NDBuffer:
         dtype = self.ndarray_dtype(chunk_spec)

@@ -217,8 +217,8 @@ def _check_shapes(
 class FillCell:
     """The fill cell of an array: its items and shape, and which cells equal it.
 
-    Equality is the fill value's own (``VlenScalar.__eq__``): the same shape and equal items,
-    NaN equal to NaN when the fill holds a NaN; zarr's empty-chunk elision decides by it.
+    Equality is that of SPEC 1.5 (which elements equal the fill, so zarr may elide a chunk of
+    them): the same shape and the same bytes, as the fill value's own ``VlenScalar.__eq__``.
     """
 
     def __init__(self, dtype: NDArray, fill_value: Any) -> None:
@@ -227,7 +227,6 @@ class FillCell:
         self.shape: tuple[int, ...] = tuple(int(n) for n in cell.shape)
         self.items = np.ascontiguousarray(cell, dtype=dtype.item_dtype).reshape(-1)
         self.size = int(self.items.size)
-        self.has_nan = self.items.dtype.kind in "fc" and bool(np.isnan(self.items).any())
 
     def cells(self, count: int, with_shapes: bool) -> Cells:
         """``count`` fill cells."""
@@ -236,7 +235,7 @@ class FillCell:
         return Cells(np.tile(self.items, count), offsets_of(sizes), shapes)
 
     def matches(self, cells: Cells) -> npt.NDArray[np.bool_]:
-        """Which of ``cells`` equal the fill cell."""
+        """Which of ``cells`` equal the fill cell (the same shape, the same bytes)."""
         sizes = cells.sizes
         same = sizes == self.size
         if cells.shapes is not None:
@@ -244,11 +243,13 @@ class FillCell:
         if not self.size or not same.any():
             return same
         at = np.flatnonzero(same)
-        block = cells.values[cells.offsets[at][:, None] + np.arange(self.size)]
-        equal = block == self.items
-        if self.has_nan:
-            equal |= np.isnan(block) & np.isnan(self.items)
-        same[at] = equal.all(axis=1)
+        # Items compared as unsigned words of their bytes (two words per complex128 item).
+        word = np.dtype(f"u{min(self.items.itemsize, 8)}")
+        per = self.items.itemsize // word.itemsize
+        fill = self.items.view(word)
+        words = np.ascontiguousarray(cells.values).reshape(-1).view(word)
+        block = words[(cells.offsets[at] * per)[:, None] + np.arange(fill.size)]
+        same[at] = (block == fill).all(axis=1)
         return same
 
 

@@ -11,6 +11,7 @@ read-only ndarrays and fill cells are immutable.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -31,7 +32,10 @@ from zarr_ndarray_dtype.cells import (
 from zarr_ndarray_dtype.errors import (
     CellError,
     CellTypeError,
+    ElementDTypeError,
     FillValueError,
+    MetadataError,
+    NDArrayDTypeError,
 )
 from zarr_ndarray_dtype.fill import decode_fill, encode_fill
 from zarr_ndarray_dtype.pattern import ELEMENT_DTYPES, ShapePattern, parse_element_dtype
@@ -43,7 +47,7 @@ if TYPE_CHECKING:
     from zarr.core.common import JSON, ZarrFormat
     from zarr.core.dtype.common import DTypeJSON, DTypeSpec_V2, DTypeSpec_V3
 
-__all__ = ["DTYPE_NAME", "NDArray", "NDArrayDType"]
+__all__ = ["DTYPE_NAME", "NDArray", "NDArrayDType", "claims_ndarray"]
 
 DTYPE_NAME: Literal["ndarray"] = "ndarray"
 
@@ -51,6 +55,32 @@ _V2_MESSAGE = (
     "'ndarray' is a Zarr v3-only data type: it is defined for Zarr format 3 only; create the "
     "array with zarr_format=3 (the default)."
 )
+
+
+def claims_ndarray(data: object) -> bool:
+    """Whether JSON names this data type: its name, bare or as an object's, or 0.1.x's spelling."""
+    if data == DTYPE_NAME:
+        return True
+    return isinstance(data, Mapping) and (
+        data.get("name") == DTYPE_NAME or _legacy_spelling(data) is not None
+    )
+
+
+def _legacy_spelling(data: object) -> str | None:
+    """How to rewrite the data type zarr-vlen-ndarray 0.1.x wrote (SPEC 2.6), else None."""
+    if not isinstance(data, Mapping) or data.get("name") != "vlen-ndarray":
+        return None
+    config = data.get("configuration")
+    if not isinstance(config, Mapping) or "inner_shape" not in config:
+        return None
+    inner = config["inner_shape"]
+    shape = json.dumps([None, *inner]) if isinstance(inner, list) else "[null, d1, ..., dk]"
+    dtype = json.dumps(config.get("dtype"))
+    return (
+        "; it is the zarr-vlen-ndarray 0.1.x spelling: rewrite it as "
+        f'{{"name": "{DTYPE_NAME}", "configuration": {{"dtype": {dtype}, "shape": {shape}}}}} '
+        "(SPEC 2.6; the chunks are unchanged)"
+    )
 
 
 @lru_cache(maxsize=256)
@@ -84,7 +114,7 @@ class NDArray(ZDType[np.dtypes.ObjectDType, np.ndarray]):  # type: ignore[type-v
 
     def __post_init__(self) -> None:
         name = parse_element_dtype(self.dtype)
-        dims = ShapePattern.parse(self.shape).dims
+        dims = ShapePattern.parse(self.shape, np.dtype(name).itemsize).dims
         object.__setattr__(self, "dtype", name)
         object.__setattr__(self, "shape", dims)
 
@@ -136,6 +166,26 @@ class NDArray(ZDType[np.dtypes.ObjectDType, np.ndarray]):  # type: ignore[type-v
         return True
 
     @classmethod
+    def from_json(cls, data: DTypeJSON, *, zarr_format: ZarrFormat) -> Self:
+        """The data type of a JSON document (zarr's registry asks every registered type).
+
+        A Zarr v3 document that names this data type (``"ndarray"``, or the 0.1.x spelling
+        ``vlen-ndarray`` with ``inner_shape``) but breaks a rule is refused with the error
+        naming that rule (a :class:`~zarr_ndarray_dtype.errors.NDArrayDTypeError`, which zarr's
+        registry passes on: no other data type can claim the name). Any other document gets
+        zarr's ``DataTypeValidationError``, so zarr tries the next registered type.
+        """
+        if zarr_format == 3 and claims_ndarray(data):
+            try:
+                return cls._parse_json_v3(data)
+            except NDArrayDTypeError as exc:
+                # zarr's own phrase first (0.2.0 and its users match on it), then the rule.
+                raise type(exc)(f"No Zarr data type found that matches {data!r}: {exc}") from None
+        if zarr_format == 2:
+            return cls._from_json_v2(data)
+        return cls._from_json_v3(data)
+
+    @classmethod
     def _from_json_v2(cls, data: DTypeJSON) -> Self:
         raise DataTypeValidationError(f"{data!r} is not an ndarray data type: {_V2_MESSAGE}")
 
@@ -143,39 +193,40 @@ class NDArray(ZDType[np.dtypes.ObjectDType, np.ndarray]):  # type: ignore[type-v
     def _from_json_v3(cls, data: DTypeJSON) -> Self:
         # zarr offers every registered type every data type JSON and swallows only
         # DataTypeValidationError: anything else raised here would break opening all arrays.
-        return cls._parse_json_v3(data)
+        try:
+            return cls._parse_json_v3(data)
+        except NDArrayDTypeError as exc:
+            raise DataTypeValidationError(f"Invalid JSON representation of NDArray: {exc}") from exc
 
     @classmethod
     def _parse_json_v3(cls, data: object) -> Self:
-        """The one JSON rule (raises only ``DataTypeValidationError``)."""
+        """The one JSON rule (SPEC 1.3); raises the error naming the rule broken."""
         if not isinstance(data, Mapping) or data.get("name") != DTYPE_NAME:
-            raise DataTypeValidationError(
-                f"Invalid JSON representation of NDArray. Got {data!r}, expected "
-                f'{{"name": "{DTYPE_NAME}", "configuration": {{"dtype": "<scalar>", "shape": '
-                "[...]}}: it is not an ndarray data type."
+            what = "the bare string" if data == DTYPE_NAME else "not the object"
+            raise MetadataError(
+                f"the data type is {what} {data!r}; an ndarray data type is always the object "
+                f'{{"name": "{DTYPE_NAME}", "configuration": {{"dtype": ..., "shape": [...]}}}}'
+                f"{_legacy_spelling(data) or ''} (SPEC 1.3/1)."
             )
         if set(data) != {"name", "configuration"}:
-            raise DataTypeValidationError(
-                f"Invalid JSON representation of NDArray: {data!r} must have exactly the keys "
-                "'name' and 'configuration'."
+            raise MetadataError(
+                f"the data type {data!r} must have exactly the members 'name' and "
+                "'configuration' (SPEC 1.3/1)."
             )
         config = data["configuration"]
         if not isinstance(config, Mapping) or set(config) != {"dtype", "shape"}:
-            raise DataTypeValidationError(
-                f"Invalid JSON representation of NDArray: configuration {config!r} must be an "
-                "object with exactly the keys 'dtype' and 'shape'."
+            raise MetadataError(
+                f"the data type configuration {config!r} must be an object with exactly the "
+                "members 'dtype' and 'shape' (SPEC 1.3/2)."
             )
         name = config["dtype"]
         if not isinstance(name, str) or name not in ELEMENT_DTYPES:
-            raise DataTypeValidationError(
-                f"Invalid JSON representation of NDArray: configuration dtype {name!r} must be "
-                f"one of {', '.join(ELEMENT_DTYPES)}."
+            raise ElementDTypeError(
+                f"the configuration dtype {name!r} must be one of "
+                f"{', '.join(ELEMENT_DTYPES)}, spelled exactly so (SPEC 1.3/3)."
             )
-        try:
-            pattern = ShapePattern.from_json(config["shape"])
-            return cls(dtype=name, shape=pattern.dims)
-        except Exception as exc:
-            raise DataTypeValidationError(f"Invalid JSON representation of NDArray: {exc}") from exc
+        itemsize = np.dtype(name).itemsize
+        return cls(dtype=name, shape=ShapePattern.from_json(config["shape"], itemsize).dims)
 
     @overload
     def to_json(self, zarr_format: Literal[2]) -> DTypeSpec_V2: ...
@@ -264,7 +315,8 @@ class NDArray(ZDType[np.dtypes.ObjectDType, np.ndarray]):  # type: ignore[type-v
             raise FillValueError(
                 f"a fill cell of shape {cell.shape} is not allowed for pattern "
                 f"{self.pattern.to_json()}: with two or more variable dimensions the fill value "
-                'can only be the empty element (JSON ""); omit fill_value or pass None.'
+                'can only be the empty element (JSON ""); omit fill_value or pass None '
+                "(SPEC 1.5/3)."
             )
         if len(self.variable_axes) >= 2:
             cell = cell.reshape(self.pattern.empty_shape)
@@ -290,7 +342,7 @@ class NDArray(ZDType[np.dtypes.ObjectDType, np.ndarray]):  # type: ignore[type-v
             try:
                 check_bool_bytes(cell)
             except CellError as exc:
-                raise FillValueError(f"fill_value {data!r}: {exc}") from exc
+                raise FillValueError(f"fill_value {data!r}: {exc} (SPEC 1.5/4)") from exc
         return box(cell)
 
     def __repr__(self) -> str:

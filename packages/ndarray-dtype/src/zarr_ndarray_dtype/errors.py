@@ -2,7 +2,9 @@
 
 Every error is a :class:`ValueError` (so code written against zarr-vlen-ndarray 0.2.0, which
 raised plain ``ValueError``, keeps working). Errors about the *type* of a value also derive from
-:class:`TypeError`. Messages name the offending value, the rule it breaks and how to fix it.
+:class:`TypeError`. Messages name the offending value, the rule it breaks and how to fix it; a
+refusal of metadata or of a stored chunk ends with the number of the rule in SPEC.md, e.g.
+``(SPEC 1.3/5)``.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ __all__ = [
     "FillValueError",
     "FillValueTypeError",
     "HookWarning",
+    "MetadataError",
     "NDArrayDTypeError",
     "ShapePatternError",
     "StoredChunkError",
@@ -23,6 +26,11 @@ __all__ = [
 
 class NDArrayDTypeError(ValueError):
     """Base class of every error raised by ``zarr_ndarray_dtype``."""
+
+
+class MetadataError(NDArrayDTypeError):
+    """Array metadata of an ``ndarray`` array breaks a rule of SPEC.md: the members of the data
+    type object, or the codecs chosen for it (the message names the rule)."""
 
 
 class ElementDTypeError(NDArrayDTypeError):

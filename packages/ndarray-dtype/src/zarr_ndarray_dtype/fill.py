@@ -29,27 +29,28 @@ def decode_fill(
         raise FillValueTypeError(
             f"Invalid type: {text!r}. Expected a base64-encoded string: fill_value {text!r} is a "
             f"{type(text).__name__}; an ndarray fill value must be the base64 string of the "
-            'element\'s bytes ("" for the empty element).'
+            'element\'s bytes ("" for the empty element) (SPEC 1.5/1).'
         )
     try:
         payload = base64.b64decode(text.encode("ascii"), validate=True)
     except (binascii.Error, UnicodeEncodeError) as exc:
         raise FillValueError(
             f"fill_value {text[:40]!r} is not valid padded base64 ({exc}); it must be the "
-            'standard base64 of the element\'s little-endian bytes, e.g. "" for the empty element.'
+            'standard base64 of the element\'s little-endian bytes, e.g. "" for the empty element '
+            "(SPEC 1.5/2)."
         ) from exc
     if encode_fill(payload) != text:
         raise FillValueError(
             f"fill_value {text[:40]!r} is not canonical base64 (its padding or unused bits differ "
             f"from the encoding of the same bytes, {encode_fill(payload)[:40]!r}); write the "
-            "canonical form."
+            "canonical form (SPEC 1.5/2)."
         )
     n_variable = len(pattern.variable_axes)
     if n_variable >= 2 and payload:
         raise FillValueError(
             f"fill_value {text[:40]!r} is not empty, but pattern {pattern.to_json()} has "
             f"{n_variable} variable dimensions, whose extents a fill value cannot carry; the only "
-            'fill value allowed is "" (the empty element).'
+            'fill value allowed is "" (the empty element) (SPEC 1.5/3).'
         )
     if n_variable >= 2:
         return payload, pattern.empty_shape
@@ -57,11 +58,11 @@ def decode_fill(
     if pattern.is_fixed and len(payload) != row:
         raise FillValueError(
             f"fill_value decodes to {len(payload)} bytes, but an element of the fixed shape "
-            f"{pattern.empty_shape} has exactly {row}; encode one whole element."
+            f"{pattern.empty_shape} has exactly {row}; encode one whole element (SPEC 1.5/3)."
         )
     if len(payload) % row:
         raise FillValueError(
             f"fill_value decodes to {len(payload)} bytes, not a whole number of {row}-byte rows "
-            f"of pattern {pattern.to_json()}; encode one whole element."
+            f"of pattern {pattern.to_json()}; encode one whole element (SPEC 1.5/3)."
         )
     return payload, pattern.shape_for_items(len(payload) // itemsize)

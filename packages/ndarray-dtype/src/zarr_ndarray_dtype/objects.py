@@ -48,9 +48,7 @@ async def write(
     shape = tuple(int(n) for n in indexer.shape)
     cells = _distribute(value, shape)
     serializer = serializer_of(array.metadata)
-    fill = None
-    if getattr(serializer, "none_is_fill", False):
-        fill = FillCell(dtype, array.metadata.fill_value)
+    fill = FillCell(dtype, array.metadata.fill_value)  # a missing cell (None) is the fill
     checked = gather_cells(list(cells.reshape(-1)), dtype, fill, _namer(array, indexer))
     box = _compat.basic_box(indexer)
     engine = getattr(serializer, "block_codec", None) is not None

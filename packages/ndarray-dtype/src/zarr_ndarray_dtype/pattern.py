@@ -27,6 +27,7 @@ from zarr_ndarray_dtype.errors import ElementDTypeError, ShapePatternError
 __all__ = [
     "ELEMENT_DTYPES",
     "MAX_ELEMENT_NBYTES",
+    "MAX_FIXED_EXTENT",
     "ShapePattern",
     "parse_element_dtype",
 ]
@@ -50,8 +51,12 @@ ELEMENT_DTYPES: Final = (
 )
 _ELEMENT_DTYPE_SET: Final = frozenset(ELEMENT_DTYPES)
 
-#: Upper bound on the bytes of the fixed part of one element: beyond it sizes stop fitting int64.
-MAX_ELEMENT_NBYTES: Final = 2**62
+#: The element-size limit (SPEC 1.2): an element's itemsize times the product of its nonzero
+#: extents is at most this many bytes, so every element, empty ones included, has a shape that
+#: arrays indexed by signed 64-bit byte counts (numpy's among them) can hold.
+MAX_ELEMENT_NBYTES: Final = 2**63 - 1
+#: The largest fixed extent (SPEC 1.3/6): the largest integer every JSON parser reads exactly.
+MAX_FIXED_EXTENT: Final = 2**53 - 1
 
 _DTYPE_RULE = (
     "the element dtype must be one of " + ", ".join(ELEMENT_DTYPES) + " (little-endian or "
@@ -94,24 +99,31 @@ def _parse_extent(value: object, index: int, shape: object) -> int | None:
     if isinstance(value, bool | np.bool_):
         raise ShapePatternError(
             f"shape={shape!r}: entry {index} is the boolean {value!r}; shape dimensions must be "
-            "integers or None (fixed extents >= 1, None for a variable dimension)."
+            "integers or None (fixed extents >= 1, None for a variable dimension) (SPEC 1.3/5)."
         )
     if isinstance(value, str | bytes | float | np.floating | complex | np.complexfloating):
         raise ShapePatternError(
             f"shape={shape!r}: entry {index} is {value!r} ({type(value).__name__}); shape "
-            "dimensions must be integers or None; pass an int such as 2, not 2.0 or '2'."
+            "dimensions must be integers or None; pass an int such as 2, not 2.0 or '2' "
+            "(SPEC 1.3/5)."
         )
     try:
         extent = operator.index(value)  # type: ignore[arg-type]
     except TypeError as exc:
         raise ShapePatternError(
             f"shape={shape!r}: entry {index} is {value!r} ({type(value).__name__}); shape "
-            "dimensions must be integers or None (None for a variable dimension)."
+            "dimensions must be integers or None (None for a variable dimension) (SPEC 1.3/5)."
         ) from exc
     if extent < 1:
         raise ShapePatternError(
             f"shape={shape!r}: entry {index} is {extent}; fixed shape dimensions must be >= 1 "
-            "(use None for a variable dimension, which also admits extent 0)."
+            "(use None for a variable dimension, which also admits extent 0) (SPEC 1.3/5)."
+        )
+    if extent > MAX_FIXED_EXTENT:
+        raise ShapePatternError(
+            f"shape={shape!r}: entry {index} is {extent}, above the largest fixed extent "
+            f"{MAX_FIXED_EXTENT} (2**53 - 1, the largest integer every JSON reader holds "
+            "exactly) (SPEC 1.3/6)."
         )
     return extent
 
@@ -123,39 +135,49 @@ class ShapePattern:
     dims: tuple[int | None, ...]
 
     @classmethod
-    def parse(cls, shape: object) -> ShapePattern:
-        """Validate user input (a sequence of int-likes and ``None``) into a pattern."""
+    def parse(cls, shape: object, itemsize: int = 1) -> ShapePattern:
+        """Validate user input (a sequence of int-likes and ``None``) into a pattern whose
+        elements have items of ``itemsize`` bytes (for the element-size limit)."""
         if isinstance(shape, str | bytes) or not isinstance(shape, Sequence | np.ndarray):
             raise ShapePatternError(
                 f"shape={shape!r} is not a sequence: shape dimensions must be integers or None, "
-                "in a non-empty tuple such as (None, 2)."
+                "in a non-empty tuple such as (None, 2) (SPEC 1.3/4)."
             )
         dims = tuple(_parse_extent(v, i, shape) for i, v in enumerate(shape))
         if not dims:
             raise ShapePatternError(
                 f"shape={shape!r} is empty; a pattern needs at least one dimension, e.g. (None,) "
-                "for 1-D elements of any length (scalar elements are not ndarray elements)."
+                "for 1-D elements of any length (scalar elements are not ndarray elements) "
+                "(SPEC 1.3/4)."
             )
         fixed = math.prod(d for d in dims if d is not None)
-        if fixed > MAX_ELEMENT_NBYTES:
+        if fixed * itemsize > MAX_ELEMENT_NBYTES:
             raise ShapePatternError(
-                f"shape={shape!r}: the fixed extents multiply to {fixed}, more than the "
-                f"{MAX_ELEMENT_NBYTES} items an element can hold; use smaller extents."
+                f"shape={shape!r}: the fixed extents multiply to {fixed} items of {itemsize} "
+                f"bytes, more than the {MAX_ELEMENT_NBYTES} bytes (2**63 - 1) an element may "
+                "have; use smaller extents (SPEC 1.3/6)."
             )
         return cls(dims)
 
     @classmethod
-    def from_json(cls, data: object) -> ShapePattern:
-        """Parse the JSON ``shape`` value strictly: a non-empty list of integers >= 1 or null."""
+    def from_json(cls, data: object, itemsize: int = 1) -> ShapePattern:
+        """Parse the JSON ``shape`` value strictly: a non-empty list of integers >= 1 or null.
+
+        An integral number written with a fraction or exponent (``2.0``, ``2e0``) reaches Python
+        as a float and is refused, as SPEC 1.3/5 requires of every reader.
+        """
         if not isinstance(data, list | tuple):
-            raise ShapePatternError(f"shape {data!r} is not a JSON array; expected e.g. [null, 2].")
+            raise ShapePatternError(
+                f"shape {data!r} is not a JSON array; expected e.g. [null, 2] (SPEC 1.3/4)."
+            )
         for i, v in enumerate(data):
             if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
                 raise ShapePatternError(
                     f"shape {list(data)!r}: entry {i} is {v!r}; JSON entries must be integers "
-                    '>= 1 or null (2.0, true and "2" are not integers).'
+                    '>= 1 written without fraction or exponent, or null (2.0, true and "2" are '
+                    "not integers) (SPEC 1.3/5)."
                 )
-        return cls.parse(list(data))
+        return cls.parse(list(data), itemsize)
 
     def to_json(self) -> list[int | None]:
         return list(self.dims)

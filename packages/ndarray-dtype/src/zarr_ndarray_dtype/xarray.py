@@ -194,7 +194,7 @@ def _dtype_from(found: _Cells, name: Hashable) -> NDArray:
         raise RaggedVariableError(
             f"variable {name!r} mixes ndarray cells with {sorted(found.others)} cells; every cell "
             "must be an ndarray (or nested sequence) of numbers with at least one dimension, or "
-            "None for an empty cell."
+            "None for a missing cell (written as the fill cell)."
         )
     if not found.arrays:
         raise RaggedVariableError(
@@ -559,7 +559,7 @@ def to_zarr(
     ``encoding[name]["dtype"]`` an :class:`NDArray`). Its data type is that ``dtype`` or, for a
     new array, :func:`infer_ndarray_dtype` of its cells (dask blocks are inspected one at a
     time); the serializer is the one the data type picks (install ``zarr-vlen-ndarray`` for
-    variable patterns). ``None`` cells are written as empty cells. A ragged variable's encoding
+    variable patterns). ``None`` cells are written as the fill cell. A ragged variable's encoding
     takes the keys in :data:`ENCODING_KEYS`.
 
     Every other variable, the Dataset's attributes and its coordinates go through

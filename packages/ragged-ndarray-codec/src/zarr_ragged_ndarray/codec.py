@@ -96,7 +96,7 @@ def decode_values(
         raise RaggedLayoutError(
             f"cannot decode {where}: element {element} (C order) holds the byte "
             f"0x{int(layout.values[at]):02x}, but bool items must be 0x00 or 0x01 (the chunk is "
-            "corrupt or was written with another element dtype)"
+            "corrupt or was written with another element dtype) (SPEC 5.4/7)"
         )
     return layout.values.view(item), _full_shapes(layout.extents, dtype), layout.offsets
 
@@ -134,7 +134,6 @@ class RaggedNDArrayCodec(NDArrayBytesCodec):
     codec_name = CODEC_NAME
     metadata_error = CodecMetadataError
     block_codec: ClassVar[RaggedBlocks] = RaggedBlocks()
-    none_is_fill = True
 
     # dtype / chunk_grid are annotated loosely: their types differ across zarr releases.
     def validate(self, *, shape: Any, dtype: Any, chunk_grid: Any) -> None:
@@ -148,5 +147,5 @@ class RaggedNDArrayCodec(NDArrayBytesCodec):
             raise ValueError(
                 f"the {CODEC_NAME!r} codec serves only the 'ndarray' data type with a shape "
                 f"pattern that has at least one variable dimension (null), not {dtype!r}"
-                f"{pattern}: {_serves_instead(dtype)}."
+                f"{pattern}: {_serves_instead(dtype)} (SPEC 5.2/1)."
             )

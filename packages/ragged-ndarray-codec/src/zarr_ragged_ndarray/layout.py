@@ -45,8 +45,9 @@ U32_MAX: Final = 0xFFFF_FFFF
 HEADER_NBYTES: Final = 4
 #: Bytes of each entry of the extent table.
 EXTENT_NBYTES: Final = 4
-#: numpy's limit on an array's size in bytes, counting its nonzero extents only: no array, not
-#: even an empty one, has nonzero extents whose product times the item size passes it.
+#: The element-size limit of SPEC 1.2 (``zarr_ndarray_dtype.pattern.MAX_ELEMENT_NBYTES``):
+#: an element's nonzero extents times its item size. It is numpy's limit on an array's size in
+#: bytes too, so no array, not even an empty one, has a shape that passes it.
 NUMPY_MAX_NBYTES: Final = 2**63 - 1
 
 
@@ -157,14 +158,14 @@ def decode_layout(
         raise _fail(
             where,
             f"the chunk has {size} bytes, fewer than the {HEADER_NBYTES}-byte element count "
-            "(short header); the chunk is truncated",
+            "(short header); the chunk is truncated (SPEC 5.4/1)",
         )
     stored = int(raw[:HEADER_NBYTES].view("<u4")[0])
     if stored != count:
         raise _fail(
             where,
             f"the chunk says it holds {stored} elements, but the chunk shape holds {count} "
-            "(count mismatch); the chunk belongs to another array or is corrupt",
+            "(count mismatch); the chunk belongs to another array or is corrupt (SPEC 5.4/2)",
         )
     table_end = HEADER_NBYTES + EXTENT_NBYTES * count * k
     start = values_start(count, k, itemsize)
@@ -172,20 +173,20 @@ def decode_layout(
         raise _fail(
             where,
             f"the extent table of {count} x {k} u32le needs bytes up to {table_end}, but the "
-            f"chunk has {size} (truncated table)",
+            f"chunk has {size} (truncated table) (SPEC 5.4/3)",
         )
     if size < start:
         raise _fail(
             where,
             f"the padding before the values needs bytes up to {start}, but the chunk has "
-            f"{size} (truncated padding)",
+            f"{size} (truncated padding) (SPEC 5.4/3)",
         )
     padding = raw[table_end:start]
     if padding.any():
         raise _fail(
             where,
             f"padding bytes {table_end}..{start - 1} must be zero, got "
-            f"{padding.tobytes().hex()} (nonzero padding)",
+            f"{padding.tobytes().hex()} (nonzero padding) (SPEC 5.4/4)",
         )
     values = raw[start:]
     nbytes = values.size
@@ -198,7 +199,7 @@ def decode_layout(
             where,
             f"element {bad} (C order) has the variable extents {table[bad].tolist()}, i.e. more "
             f"items than the {nbytes} value bytes present hold (extent product overflows or "
-            "exceeds the bytes present)",
+            "exceeds the bytes present) (SPEC 5.4/5)",
         )
     unit = fixed_items * itemsize
     if count and k and int(np.max(table)) ** k * unit > NUMPY_MAX_NBYTES:
@@ -211,14 +212,14 @@ def decode_layout(
                 f"element {bad} (C order) has the variable extents {table[bad].tolist()}: its "
                 f"nonzero extents times the {itemsize}-byte items pass numpy's limit of "
                 f"{NUMPY_MAX_NBYTES} bytes, so no array, not even an empty one, has that shape "
-                "(extent product overflows); the chunk is corrupt",
+                "(element-size limit); the chunk is corrupt (SPEC 5.4/8)",
             )
     # Each entry is <= cap; a float64 sum bounds the total before the exact int64 sum.
     if count and float(items.sum(dtype=np.float64)) > float(cap) * (1 + 1e-9) + 1:
         raise _fail(
             where,
             f"the extent table describes more items than the {nbytes} value bytes present hold "
-            "(values shorter than the table says)",
+            "(values shorter than the table says) (SPEC 5.4/5)",
         )
     offsets = np.zeros(count + 1, dtype=np.int64)
     np.cumsum(items.astype(np.int64), out=offsets[1:])
@@ -228,13 +229,15 @@ def decode_layout(
         raise _fail(
             where,
             f"the extent table describes {expected} value bytes but {nbytes} are present; "
-            f"element {bad} (C order) runs past the end (values shorter than the table says)",
+            f"element {bad} (C order) runs past the end (values shorter than the table says) "
+            "(SPEC 5.4/5)",
         )
     if nbytes > expected:
         raise _fail(
             where,
             f"{nbytes - expected} bytes follow the {expected} value bytes the extent table "
-            "describes (values longer than the table says); the chunk ends after the values",
+            "describes (values longer than the table says); the chunk ends after the values "
+            "(SPEC 5.4/6)",
         )
     if (raw.ctypes.data + start) % alignment(itemsize):
         values = values.copy()  # unaligned source buffer: one copy makes typed views aligned

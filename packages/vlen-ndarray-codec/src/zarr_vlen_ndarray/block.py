@@ -91,7 +91,7 @@ def decode(
     try:
         check_bool_bytes(cells.values, nbytes=block.sizes)
     except CellError as exc:
-        raise _failed(where, dtype, exc) from exc
+        raise _failed(where, dtype, CellError(f"{exc} (SPEC 2.5/6)")) from exc
     return ColumnsBlock(cells)
 
 

@@ -93,11 +93,13 @@ class VlenNDArrayCodec(NDArrayBytesCodec):
         if not isinstance(dtype, NDArray):
             raise ValueError(
                 f"The {CODEC_NAME!r} codec is only compatible with the 'ndarray' data type with a "
-                f"shape pattern [null, d1, ..., dk], got {dtype!r}: {_serves_instead(dtype)}."
+                f"shape pattern [null, d1, ..., dk], got {dtype!r}: {_serves_instead(dtype)} "
+                "(SPEC 2.3/1)."
             )
         if not dtype.pattern.is_leading_variable:
             raise ValueError(
                 f"The {CODEC_NAME!r} codec serves only shape patterns with exactly one variable "
                 f"dimension, in the leading position ([null, d1, ..., dk]); {dtype!r} has the "
-                f"pattern {json.dumps(dtype.pattern.to_json())}: {_serves_instead(dtype)}."
+                f"pattern {json.dumps(dtype.pattern.to_json())}: {_serves_instead(dtype)} "
+                "(SPEC 2.3/1)."
             )

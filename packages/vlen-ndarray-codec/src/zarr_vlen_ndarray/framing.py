@@ -151,20 +151,20 @@ def scan_frames(
     if size < HEADER_NBYTES:
         raise FramingError(
             f"truncated chunk: {size} bytes is shorter than the {HEADER_NBYTES}-byte element "
-            "count header"
+            "count header (SPEC 2.5/1)"
         )
     claimed = int(data[:HEADER_NBYTES].view("<u4")[0])
     if claimed != count:
         raise FramingError(
             f"the chunk header claims {claimed} elements but the chunk holds {count}: the "
             "framed u32le element count must equal the product of the chunk shape (the number of "
-            "elements in the chunk)"
+            "elements in the chunk) (SPEC 2.5/2)"
         )
     if HEADER_NBYTES + PREFIX_NBYTES * count > size:
         raise FramingError(
             f"truncated chunk: {count} elements need at least "
             f"{HEADER_NBYTES + PREFIX_NBYTES * count} bytes of count and length prefixes, "
-            f"but the chunk has {size} bytes"
+            f"but the chunk has {size} bytes (SPEC 2.5/1)"
         )
     scanned = _kernel.scan(data, count, unit)
     if scanned is None:
@@ -241,23 +241,24 @@ def _diagnose(data: npt.NDArray[np.uint8], count: int, unit: int, what: str) -> 
         if p + PREFIX_NBYTES > size:
             raise FramingError(
                 f"truncated chunk: the length prefix of element {i} of {count} starts at byte "
-                f"{p} but the chunk has only {size} bytes"
+                f"{p} but the chunk has only {size} bytes (SPEC 2.5/1)"
             )
         length = int.from_bytes(raw[p : p + PREFIX_NBYTES], "little")
         end = p + PREFIX_NBYTES + length
         if end > size:
             raise FramingError(
                 f"truncated chunk: element {i} of {count} claims {length} bytes at byte "
-                f"{p + PREFIX_NBYTES}, running to byte {end} past the chunk's end at {size}"
+                f"{p + PREFIX_NBYTES}, running to byte {end} past the chunk's end at {size} "
+                "(SPEC 2.5/3)"
             )
         if length % unit:
             raise FramingError(
                 f"element {i} of {count} is {length} bytes, not a whole number of {unit}-byte "
-                f"{what}s"
+                f"{what}s (SPEC 2.5/4)"
             )
         p = end
     if p != size:
         raise FramingError(
             f"{size - p} trailing bytes after the last of {count} elements (which ends at byte "
-            f"{p} of {size}): a chunk must end with its last element"
+            f"{p} of {size}): a chunk must end with its last element (SPEC 2.5/5)"
         )
