@@ -1,4 +1,4 @@
-"""Tests for zarr_ndarray_dtype.objects: object writes all or nothing, naming the bad cell by its
+"""Tests for zarr_ndarray_dtype._objects: object writes all or nothing, naming the bad cell by its
 index; conversions at once; fill cells read as plain arrays; elision unchanged.
 
 Chunks are compared with what zarr's own object path stores (``zarr_own_writes``) for boxes

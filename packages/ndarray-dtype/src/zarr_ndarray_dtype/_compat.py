@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 import numpy as np
 from zarr.core.sync import sync
 
-from zarr_ndarray_dtype.grid import Box
+from zarr_ndarray_dtype._grid import Box
 
 try:  # zarr >= 3.3.0 moved the error here; the old path still works but warns there.
     from zarr.errors import DataTypeValidationError

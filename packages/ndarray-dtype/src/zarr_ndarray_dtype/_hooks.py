@@ -24,7 +24,7 @@ goes to zarr's original code unchanged, and what the user passed (a serializer, 
    codec entry is refused with the rule of SPEC.md it breaks, not in zarr's generic words.
 5. ``AsyncArray._set_selection`` and ``_get_selection`` (every write and read of every
    release): object writes of ``ndarray`` arrays are checked whole before anything is stored
-   and fill cells read as plain arrays (:mod:`zarr_ndarray_dtype.objects`).
+   and fill cells read as plain arrays (:mod:`zarr_ndarray_dtype._objects`).
 
 Installing can never raise and never breaks zarr: zarr >= 3.4.1 imports this package through the
 ``zarr.data_type`` entry point while it resolves ANY data type. If a target is missing or its
@@ -41,7 +41,7 @@ from typing import Any
 
 from zarr.codecs.bytes import BytesCodec
 
-from zarr_ndarray_dtype import objects
+from zarr_ndarray_dtype import _objects
 from zarr_ndarray_dtype._compat import endian_name
 from zarr_ndarray_dtype.bytes_codec import FixedCellBytesCodec, check_bytes_codec
 from zarr_ndarray_dtype.codec_rules import (
@@ -240,7 +240,7 @@ def _wrap_set_selection(original: Callable[..., Any]) -> Callable[..., Any]:
         async def zarr_write(cells: Any) -> None:
             await original(self, indexer, cells, prototype=prototype, fields=fields)
 
-        await objects.write(self, indexer, value, zarr_write)
+        await _objects.write(self, indexer, value, zarr_write)
 
     _set_selection.__wrapped__ = original  # type: ignore[attr-defined]
     setattr(_set_selection, _MARK, True)
@@ -253,7 +253,7 @@ def _wrap_get_selection(original: Callable[..., Any]) -> Callable[..., Any]:
     ) -> Any:
         result = await original(self, indexer, prototype=prototype, out=out, fields=fields)
         if isinstance(getattr(self.metadata, "data_type", None), NDArray):
-            return objects.plain_fill(result)
+            return _objects.plain_fill(result)
         return result
 
     _get_selection.__wrapped__ = original  # type: ignore[attr-defined]

@@ -25,11 +25,12 @@ import numpy as np
 import numpy.typing as npt
 import zarr
 
+from zarr_ndarray_dtype._cell_ids import data_type_and_codec
 from zarr_ndarray_dtype._compat import regular_chunk_shape
-from zarr_ndarray_dtype.columnar import Columnar, read_columnar, served
+from zarr_ndarray_dtype._grid import Selection, resolve
+from zarr_ndarray_dtype.columnar import Columnar, read_columnar
 from zarr_ndarray_dtype.dtype import NDArray
 from zarr_ndarray_dtype.errors import BlockAlignmentError
-from zarr_ndarray_dtype.grid import Selection, resolve
 
 if TYPE_CHECKING:
     import dask.array as da
@@ -275,7 +276,7 @@ def _start_in(
     array: zarr.Array, darr: Any, dtype: NDArray | None, region: Selection | None
 ) -> tuple[int, ...]:
     """Where the Dask array starts in the existing ``array`` (everything checked)."""
-    stored = served(array, "to_zarr")[0]
+    stored = data_type_and_codec(array, "to_zarr")[0]
     if dtype is not None and dtype != stored:
         raise ValueError(
             f"to_zarr: dtype={dtype!r} differs from the array's data type {stored!r}; an "
@@ -351,7 +352,7 @@ def _refuse_lost_copy(array: zarr.Array) -> None:
 def _blocks(array: Any, chunks: Any, what: str) -> Blocks:
     """The blocks of a lazy read: ``chunks`` (anything Dask's ``normalize_chunks`` takes) or,
     by default, the array's write unit (whole shards, else chunks: whole stored objects)."""
-    served(array, what)
+    data_type_and_codec(array, what)
     normalize = _dask().array.core.normalize_chunks
     shape = tuple(int(n) for n in array.shape)
     return tuple(normalize(write_unit(array)[0] if chunks is None else chunks, shape))

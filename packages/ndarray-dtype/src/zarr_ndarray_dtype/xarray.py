@@ -34,13 +34,14 @@ from typing import TYPE_CHECKING, Any, Final
 import numpy as np
 import zarr
 
-from zarr_ndarray_dtype.columnar import write_cells
-from zarr_ndarray_dtype.columns import Cells, gather_cells
+from zarr_ndarray_dtype._columns import gather_cells
+from zarr_ndarray_dtype._grid import resolve
+from zarr_ndarray_dtype._write import write_cells
+from zarr_ndarray_dtype.blocks import Cells
 from zarr_ndarray_dtype.dask import check_blocks, write_unit
 from zarr_ndarray_dtype.dask import to_zarr as write_blocks
 from zarr_ndarray_dtype.dtype import NDArray
 from zarr_ndarray_dtype.errors import NDArrayDTypeError
-from zarr_ndarray_dtype.grid import resolve
 from zarr_ndarray_dtype.pattern import ELEMENT_DTYPES
 
 if TYPE_CHECKING:

@@ -24,7 +24,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from zarr_ndarray_dtype.grid import Box, Grid, Selection, resolve, slabs
+from zarr_ndarray_dtype._grid import Box, Grid, Selection, resolve, slabs
 from zarr_ndarray_tool.atomic import atomic_replace
 from zarr_ndarray_tool.errors import Refused
 from zarr_ndarray_tool.metadata import data_type_kind, element_type

@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from zarr_ndarray_dtype.blocks import cell_shapes
 from zarr_ndarray_dtype.columnar import scan_cells
-from zarr_ndarray_dtype.columns import cell_shapes
 from zarr_ndarray_dtype.errors import StoredChunkError
 from zarr_ndarray_tool.errors import Refused
 from zarr_ndarray_tool.metadata import (

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlparse
 from urllib.request import url2pathname
 
-from zarr_ndarray_dtype.grid import Grid
+from zarr_ndarray_dtype._grid import Grid
 from zarr_ndarray_tool._compat import chunk_key_encoding, close_store, open_zip_store_read
 from zarr_ndarray_tool.atomic import atomic_replace
 from zarr_ndarray_tool.errors import Refused

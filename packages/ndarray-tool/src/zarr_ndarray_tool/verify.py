@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from zarr_ndarray_dtype.cell_ids import chunk_name
+from zarr_ndarray_dtype._cell_ids import chunk_name
 from zarr_ndarray_dtype.cells import check_bool_bytes
 from zarr_ndarray_dtype.columnar import scan_cells
 from zarr_ndarray_dtype.errors import CellError, StoredChunkError

@@ -23,9 +23,8 @@ import numpy as np
 import numpy.typing as npt
 
 from zarr_ndarray_dtype import NDArray, codec_json
-from zarr_ndarray_dtype.blocks import Block, ColumnsBlock
+from zarr_ndarray_dtype.blocks import Block, Cells, ColumnsBlock, cell_shapes, needs_shapes
 from zarr_ndarray_dtype.codec_base import SERVES_FIXED, NDArrayBytesCodec, serves_other_dtype
-from zarr_ndarray_dtype.columns import Cells, cell_shapes, needs_shapes
 from zarr_ragged_ndarray.layout import RaggedLayoutError, decode_layout, encode_layout
 
 __all__ = [

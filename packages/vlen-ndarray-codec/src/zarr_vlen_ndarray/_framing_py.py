@@ -25,7 +25,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from zarr_ndarray_dtype.segments import copy_segments
+from zarr_ndarray_dtype.blocks import copy_segments
 
 #: Largest value a u32le field can hold: the limit on the element count and on each length.
 U32_MAX = 0xFFFF_FFFF

@@ -12,18 +12,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from itertools import chain
 from operator import attrgetter
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from zarr_ndarray_dtype._segments import offsets_of
+from zarr_ndarray_dtype.blocks import Cells, needs_shapes
 from zarr_ndarray_dtype.cells import bool_bytes_as_01, cell_array, convert, mismatch, unbox
 from zarr_ndarray_dtype.dtype import NDArray
 from zarr_ndarray_dtype.errors import CellError
 from zarr_ndarray_dtype.pattern import ShapePattern
-from zarr_ndarray_dtype.segments import offsets_of
 
-__all__ = ["Cells", "FillCell", "cell_shapes", "check_columns", "gather_cells", "needs_shapes"]
+__all__ = ["FillBlock", "FillCell", "check_columns", "gather_cells"]
 
 #: The largest extent a stored shape may have (both codecs store extents as u32le).
 EXTENT_MAX = 0xFFFF_FFFF
@@ -31,31 +32,6 @@ EXTENT_MAX = 0xFFFF_FFFF
 _ndim = attrgetter("ndim")
 _dtype = attrgetter("dtype")
 _shape = attrgetter("shape")
-
-
-class Cells(NamedTuple):
-    """``count`` cells: flat ``values``, item ``offsets`` (count + 1, from 0), ``shapes``."""
-
-    values: np.ndarray
-    offsets: npt.NDArray[np.int64]
-    shapes: npt.NDArray[np.int64] | None
-
-    @property
-    def sizes(self) -> npt.NDArray[np.int64]:
-        """The item count of every cell."""
-        return np.diff(self.offsets)
-
-
-def needs_shapes(pattern: ShapePattern) -> bool:
-    """Whether cells of ``pattern`` need a shape table (two or more variable dimensions)."""
-    return len(pattern.variable_axes) >= 2
-
-
-def cell_shapes(cells: Cells, pattern: ShapePattern) -> npt.NDArray[np.int64]:
-    """The ``(count, ndim)`` full shapes of ``cells``: their table, or derived from the sizes."""
-    if cells.shapes is not None:
-        return cells.shapes
-    return pattern.shapes_for_items(cells.sizes)
 
 
 # ------------------------------------------------------------------------------------ checks
@@ -416,3 +392,26 @@ def _check_fixed(
     if wrong.any():
         bad = int(np.argmax(wrong))
         raise CellError(mismatch(name(bad), tuple(shapes[bad].tolist()), pattern))
+
+
+class FillBlock:
+    """The fill cell as a block of one cell (cell 0), copied to every place asked."""
+
+    def __init__(self, fill: FillCell, with_shapes: bool) -> None:
+        self.fill = fill
+        self.sizes = np.array([fill.size], dtype=np.int64)
+        self.shapes = np.array([fill.shape], dtype=np.int64) if with_shapes else None
+
+    def copy(
+        self, cells: npt.NDArray[np.intp] | slice, out: npt.NDArray[np.uint8], dst: Any
+    ) -> None:
+        assert not isinstance(cells, slice), "the fill block has one cell: copy it by index"
+        items = self.fill.items
+        if not items.size or not cells.size:
+            return
+        raw = items.view(np.uint8)
+        at = dst[:, None] + np.arange(raw.size)
+        out[at] = raw
+
+    def cells(self) -> Cells:
+        return self.fill.cells(1, self.shapes is not None)
