@@ -26,7 +26,7 @@ import zarr
 from zarr.abc.codec import ArrayBytesCodec
 from zarr.abc.store import RangeByteRequest, SuffixByteRequest
 from zarr.codecs import ShardingCodec
-from zarr.core.dtype import UInt64
+from zarr.dtype import UInt64
 from zarr.storage import StorePath, WrapperStore
 
 from zarr_ndarray_dtype import _compat

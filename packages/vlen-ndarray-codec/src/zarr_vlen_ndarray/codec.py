@@ -25,10 +25,10 @@ from numcodecs.vlen import VLenBytes as VLenBytes
 
 # ArrayBytesCodec was a module attribute in 0.2.0 (the codec base); kept importable.
 from zarr.abc.codec import ArrayBytesCodec as ArrayBytesCodec
-from zarr.core.common import parse_named_configuration as parse_named_configuration
 
 from zarr_ndarray_dtype import NDArray, codec_json
 from zarr_ndarray_dtype.codec_base import SERVES_FIXED, NDArrayBytesCodec, serves_other_dtype
+from zarr_vlen_ndarray._compat import parse_named_configuration as parse_named_configuration
 from zarr_vlen_ndarray.block import CODEC_NAME, VlenBlocks
 
 # A module attribute of 0.2.0's codec module (the limit and its checks live in framing).
