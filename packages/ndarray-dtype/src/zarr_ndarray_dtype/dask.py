@@ -1,18 +1,11 @@
-"""Ragged Dask arrays into ``ndarray`` arrays and back, block by block (the ``dask`` extra).
+"""Ragged Dask arrays into ``ndarray`` arrays and back, block by block (the ``dask`` extra,
+imported only when these functions run).
 
-``dask.array.to_zarr`` passes zarr the Dask array's dtype, ``object``, which zarr refuses as
-ambiguous (dask 2024.1 takes no ``dtype=`` to override it; recent releases do), and it checks no
-block against the shards of an array it creates: two blocks in one shard race. Here:
-
-* :func:`to_zarr` writes an object Dask array of cells (each element one ndarray) into a new or
-  an existing ``ndarray`` array (or a region of it), each block by its own task through zarr's
-  object path, on any scheduler. Blocks must not share a shard (or, unsharded, a chunk):
-  :func:`check_blocks` is the one home of that rule (the xarray writer asks it too).
-* :func:`map_columnar` and :func:`read_columnar_blocks` read lazily, each task one block of
-  cells with :func:`~zarr_ndarray_dtype.read_columnar` (a
-  :class:`~zarr_ndarray_dtype.Columnar`): no Python object per cell.
-
-This module imports dask only when its functions run; the rest of the package never needs it.
+``dask.array.to_zarr`` hands zarr the dtype ``object``, which zarr refuses as ambiguous, and
+checks no block against the shards of an array it creates. :func:`to_zarr` writes object Dask
+arrays of cells, every block through :func:`dask.array.store` (blocks must not share a shard, or
+unsharded a chunk: :func:`check_blocks`, which the xarray writer asks too); :func:`map_columnar`
+and :func:`read_columnar_blocks` read a block a task as :class:`~zarr_ndarray_dtype.Columnar`.
 """
 
 from __future__ import annotations
@@ -256,20 +249,11 @@ def to_zarr(
             **create_kwargs,
         )
         starts = (0,) * ndim
-    cells: Any = darr
-    marks = cells.map_blocks(
-        _write_block,
-        array,
-        starts,
-        dtype=bool,
-        chunks=tuple((1,) * len(c) for c in darr.chunks),
-        meta=np.empty((0,) * ndim, dtype=bool),
-    )
-    written = dask.delayed(_written)(array, marks)
-    if not compute:
-        return written
-    written.compute()
-    return array
+    region = tuple(slice(s, s + n) for s, n in zip(starts, darr.shape, strict=True))
+    # dask's own store: a task a block, ``target[region of the block] = block``; no lock, the
+    # blocks share no shard (checked above).
+    stored = dask.array.store(darr, _Target(array), regions=region, lock=False, compute=compute)
+    return array if compute else dask.delayed(_written)(array, stored)
 
 
 def _start_in(
@@ -309,24 +293,18 @@ def _extents(value: int | Sequence[int] | None, what: str, ndim: int) -> tuple[i
     return tuple(int(n) for n in extents)
 
 
-def _write_block(
-    block: np.ndarray,
-    array: zarr.Array,
-    starts: tuple[int, ...],
-    block_info: dict[Any, Any] | None = None,
-) -> npt.NDArray[np.bool_]:
-    """One task of :func:`to_zarr`: ``block`` into its own region of the array."""
-    assert block_info is not None
-    if block.size:
-        _refuse_lost_copy(array)
-        location = block_info[0]["array-location"]
-        array[tuple(slice(s + a, s + b) for s, (a, b) in zip(starts, location, strict=True))] = (
-            block
-        )
-    return np.ones((1,) * block.ndim, dtype=bool)
+class _Target:
+    """What dask stores into: the array, refusing a worker's copy of a ``MemoryStore``."""
+
+    def __init__(self, array: zarr.Array) -> None:
+        self.array = array
+
+    def __setitem__(self, region: Any, block: np.ndarray) -> None:
+        _refuse_lost_copy(self.array)
+        self.array[region] = block
 
 
-def _written(array: zarr.Array, marks: np.ndarray) -> zarr.Array:
+def _written(array: zarr.Array, stored: Any) -> zarr.Array:
     return array
 
 

@@ -1,17 +1,8 @@
-"""Helpers for the tests of this package and of the codec packages built on it.
-
-Only the standard library: importing this module adds nothing to the installed package's
-dependencies. :func:`readme_examples` takes the Python examples out of a README and
-:func:`run_script` runs one (or any other code) as its own program, so each package's tests can
-check that what its README shows runs as written (and :func:`assert_printed_as_commented`, that
-it prints what its comments say); :func:`assert_entry_point` checks one
-plug-in declaration of the installed distributions; :func:`zarr_private_uses` finds where a
-package's source reaches for a private member of zarr outside its ``_compat`` module;
-:func:`local_cluster` starts the Dask cluster the scale-out tests run on (dask and distributed
-are imported only when it runs); :func:`zarr_own_writes` lets object writes take zarr's own path,
-the reference the columnar engine's chunks are compared with; :func:`registry_vectors`,
-:func:`check_valid_vector` and :func:`check_invalid_vector` run the language-neutral vectors of
-``registry/examples/`` (zarr and numpy are imported only when they run).
+"""Helpers the tests of this package and of the packages built on it share (a package's sdist
+holds only its own tests): README examples run as written, scripts in a fresh interpreter,
+entry points, the private-zarr check, a local Dask cluster, zarr's own object writes as a
+reference, and the runner of ``registry/examples/``. Imports only the standard library; zarr,
+numpy and dask only inside the helpers that need them.
 """
 
 from __future__ import annotations

@@ -1,26 +1,12 @@
-"""Write xarray Datasets whose variables hold ragged ndarray cells (the ``xarray`` extra).
+"""Write xarray Datasets whose variables hold ragged ndarray cells (the ``xarray`` extra,
+imported only when :func:`to_zarr` runs).
 
-``xarray.Dataset.to_zarr`` cannot write an object variable whose cells are ndarrays, and xarray
-offers no supported hook to make it (checked with xarray 2025.6.0 and 2026.9.0):
-
-* xarray's zarr backend runs every variable through ``ensure_dtype_not_object``
-  (``xarray/backends/common.py``), which takes the numpy dtype of the *first* cell (say float32)
-  and copies the object array into a float32 array: numpy raises "setting an array element with a
-  sequence". It skips only object dtypes tagged with xarray's private vlen-string metadata.
-* ``encoding={"v": {"dtype": NDArray(...)}}`` goes to xarray's ``NonStringCoder``, which calls
-  ``np.dtype(...)`` on it; ``"dtype"`` is not among the keys the zarr backend forwards to zarr,
-  and new arrays are always created from the variable's numpy dtype (``object``), which zarr
-  refuses as ambiguous.
-* Writing into a pre-created ``ndarray`` array (``mode="r+"``) runs the same
-  ``ensure_dtype_not_object`` first and fails the same way.
-
-So :func:`to_zarr` splits the Dataset: every variable that is not ragged goes through
-``Dataset.to_zarr`` unchanged; each ragged variable becomes an ``ndarray`` array written with
-zarr directly (``dimension_names``, attributes, the same ``mode``, ``region`` and ``append_dim``
-semantics), and dask-backed ragged variables are written block by block. ``xr.open_zarr`` reads
-the result back (xarray reads ``ndarray`` arrays as object variables of read-only cells).
-
-This module imports xarray only when :func:`to_zarr` runs; the rest of the package never needs it.
+``Dataset.to_zarr`` cannot write them: its zarr backend casts an object variable to the dtype of
+its first cell ("setting an array element with a sequence") and creates arrays from the numpy
+dtype ``object``, which zarr refuses; no hook changes either. So :func:`to_zarr` hands every
+other variable and the attributes to ``Dataset.to_zarr`` and writes each ragged variable as an
+``ndarray`` array itself, with the same ``mode``, ``region`` and ``append_dim``, consolidating
+the metadata last; ``xr.open_zarr`` reads them back as object variables of read-only cells.
 """
 
 from __future__ import annotations

@@ -1,21 +1,13 @@
-"""The ``ragged-ndarray`` chunk layout, vectorized over whole chunks (pure numpy; no zarr).
-
-For a chunk of ``count`` elements, a pattern with ``k`` variable dimensions and an element dtype of
-``s`` bytes per item::
+"""The ``ragged-ndarray`` chunk layout, vectorized over whole chunks (pure numpy; no zarr)::
 
     u32le count                                  number of elements in the chunk
-    count * k u32le extents                      variable extents of each element, pattern order
-    zero bytes up to a multiple of min(s, 8)     counted from the chunk start
-    values                                       each element's items, C order, little-endian
+    count * k u32le extents                      each element's k variable extents
+    zero bytes up to a multiple of min(s, 8)     s: the item size; from the chunk start
+    values                                       every element's items, C order, little-endian
 
-and nothing after the values. Element ``i`` holds ``prod(extents[i]) * fixed_items`` items, where
-``fixed_items`` is the product of the pattern's fixed extents.
-
-Sizes live apart from values, so decoding needs no scan: the extent table gives every element's
-item count (products computed in uint64 with overflow checks, never beyond the items the chunk
-holds), a cumulative sum gives every offset, and the values are one aligned view of the chunk.
-Every check compares the header with the bytes present before anything sized by the header is
-allocated; the one exception raised is :class:`RaggedLayoutError`.
+Sizes live apart from the values, so decoding needs no scan: the extent table gives every
+offset, the values are one aligned view. Every header field is checked against the bytes
+present before anything it sizes is allocated; errors are :class:`RaggedLayoutError`.
 """
 
 from __future__ import annotations

@@ -1,19 +1,5 @@
-"""The pure numpy framing kernel: the fallback of the compiled one, and its oracle.
-
-A *framing kernel* does the hot loops of :mod:`zarr_vlen_ndarray.framing` and nothing else: the
-checks that produce user-facing messages stay in ``framing``. Two kernels implement the same
-:class:`FramingKernel` protocol: this module (``NAME == "python"``) and
-:mod:`zarr_vlen_ndarray._framing_c` (``NAME == "c"``, the C extension ``_framing_ext``).
-``framing`` picks one at import; tests run both and compare them.
-
-This module is also the single home of the wire constants (``framing`` re-exports them), so
-that both kernels and ``framing`` read them from one place without an import cycle.
-
-Both directions move the payload with one boolean-mask copy over "slots" of ``g`` bytes, where
-``g`` is 4, 2 or 1 (the largest of those dividing every element length): with ``g == 4`` a chunk
-is a sequence of 32-bit words in which every length prefix is one word, which is 4x fewer mask
-entries than a byte mask. The one inherently sequential step is the prefix scan (element
-``i + 1`` starts where element ``i`` ends): a tight loop storing one integer per element.
+"""The numpy framing kernel: the fallback where the compiled one is not built, and the oracle
+the tests hold it to. Also the one home of the wire constants.
 """
 
 from __future__ import annotations
