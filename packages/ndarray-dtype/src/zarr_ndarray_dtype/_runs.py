@@ -11,7 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from zarr_ndarray_dtype._columns import FillBlock
-from zarr_ndarray_dtype._segments import offsets_of
+from zarr_ndarray_dtype._segments import ranges
 from zarr_ndarray_dtype.blocks import Block
 
 __all__ = ["Runs", "Sources", "Span", "by_block", "cells_of_runs", "places", "runs_of", "spans"]
@@ -114,9 +114,5 @@ def places(offsets: _Ints, positions: slice | _Ints, unit: int) -> int | _Ints:
 def cells_of_runs(runs: Runs, group: npt.NDArray[np.intp], block: int) -> tuple[_Ints, _Ints]:
     """``(cells of the block, their positions)`` of the runs ``group``, in order."""
     lengths = runs.length[group]
-    step = np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(
-        offsets_of(lengths)[:-1], lengths
-    )
-    positions = np.repeat(runs.pos[group], lengths) + step
-    cells = np.repeat(runs.first[group], lengths) + step if block else np.zeros_like(step)
-    return cells, positions
+    positions, cells = ranges(lengths, runs.pos[group], runs.first[group])
+    return (cells if block else np.zeros_like(cells)), positions

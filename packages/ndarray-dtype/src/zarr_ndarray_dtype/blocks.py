@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from zarr_ndarray_dtype._segments import copy_segments, offsets_of
+from zarr_ndarray_dtype._segments import copy_segments, offsets_of, ranges
 from zarr_ndarray_dtype.cells import check_bool_bytes
 from zarr_ndarray_dtype.pattern import ShapePattern
 
@@ -32,6 +32,7 @@ __all__ = [
     "copy_segments",
     "needs_shapes",
     "offsets_of",
+    "ranges",
 ]
 
 
