@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from itertools import chain
 from operator import attrgetter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -20,9 +20,11 @@ import numpy.typing as npt
 from zarr_ndarray_dtype._segments import offsets_of
 from zarr_ndarray_dtype.blocks import Cells, needs_shapes
 from zarr_ndarray_dtype.cells import bool_bytes_as_01, cell_array, convert, mismatch, unbox
-from zarr_ndarray_dtype.dtype import NDArray
 from zarr_ndarray_dtype.errors import CellError
 from zarr_ndarray_dtype.pattern import ShapePattern
+
+if TYPE_CHECKING:
+    from zarr_ndarray_dtype.dtype import NDArray
 
 __all__ = ["FillBlock", "FillCell", "check_columns", "gather_cells"]
 
