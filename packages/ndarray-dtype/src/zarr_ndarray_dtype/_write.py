@@ -90,8 +90,8 @@ class _Writer:
     def _encode(
         self, ids: npt.NDArray[np.uint64], write_empty: bool
     ) -> npt.NDArray[np.uint8] | None:
-        if self.dry:
-            return None
+        if self.dry:  # stored nowhere; not None, which would delete it (zarr 3.1.0's shard
+            return np.zeros(0, dtype=np.uint8)  # builder cannot delete an inner chunk)
         with self.sources.lock:
             blocks, bases = list(self.sources.blocks), list(self.sources.bases)
         runs = _runs.runs_of(ids, bases)
