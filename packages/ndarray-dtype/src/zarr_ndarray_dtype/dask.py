@@ -173,28 +173,19 @@ def to_zarr(
 ) -> zarr.Array | Delayed:
     """Write the object Dask array ``darr`` of cells into an ``ndarray`` array, block by block.
 
-    ``store`` is either where to create a new array (anything ``zarr.create_array`` takes, with
-    ``name``, ``overwrite`` and ``create_kwargs`` such as ``compressors``, ``fill_value``,
-    ``dimension_names``), or an existing ``zarr.Array`` of the ``ndarray`` data type to write
-    into, whole or at ``region`` (slices with step 1, one per axis, the shape of ``darr``).
+    ``store`` is where to create a new array (anything ``zarr.create_array`` takes, with
+    ``name``, ``overwrite`` and ``create_kwargs``; ``dtype`` is needed, the cells being known
+    only once computed; chunks default to the Dask blocks, and with ``shards`` (a shape or
+    zarr's mapping) ``chunks`` is the inner chunk shape), or an existing ``ndarray``
+    ``zarr.Array``, written whole or at ``region`` (step-1 slices, the shape of ``darr``).
 
-    A new array needs ``dtype`` (an :class:`~zarr_ndarray_dtype.NDArray`; the cells of a Dask
-    array are known only once computed). Its chunks default to the Dask blocks (the first block
-    of each axis); with ``shards`` (a shape, or zarr's ``{"shape": ..., "index_location":
-    ...}``), ``chunks`` is the inner chunk shape and must be given.
-
-    Every block is written by its own task (``array[region] = block``: each cell converted by
-    the data type's one lossless rule). Blocks that end inside a shard (unsharded: a chunk)
-    would race: they are refused by :func:`check_blocks`, before anything is created or
-    written. A cell that does not fit the data type fails its block's task after other blocks
-    may have been written.
-
-    Returns the array once written, or with ``compute=False`` a ``dask.delayed`` object that
-    writes it and returns it when computed (``dask.compute(...)``, ``client.compute(...)``).
-    The default scheduler runs the tasks (a ``distributed.Client`` when one is active).
+    A task a block writes ``array[region] = block`` (every cell converted by the one lossless
+    rule). Blocks that end inside a shard (unsharded: a chunk) would race: :func:`check_blocks`
+    refuses them before anything is created. A cell that does not fit fails its block's task,
+    after other blocks may have been written. Returns the array, or with ``compute=False`` a
+    ``dask.delayed`` object that writes and returns it.
     """
     dask = _dask()
-    ndim = len(darr.shape)
     if darr.dtype != object:
         raise TypeError(
             f"to_zarr writes Dask arrays of cells (dtype object, each element one ndarray), got "
@@ -215,45 +206,45 @@ def to_zarr(
                 "written as it is; leave them out, or pass a store to create a new array"
             )
         array, starts = store, _start_in(store, darr, dtype, region)
-    else:
-        if region is not None:
-            raise ValueError(
-                "to_zarr: region= writes into an existing array; pass the array itself: "
-                "to_zarr(darr, zarr.open_array(store, path=..., mode='r+'), region=...)"
-            )
-        if not isinstance(dtype, NDArray):
-            raise TypeError(
-                f"to_zarr needs dtype=NDArray(dtype=..., shape=(...)) to create an array, got "
-                f"{dtype!r} (the cells of a Dask array are known only once computed)"
-            )
-        inner = _extents(chunks, "chunks", ndim) or tuple(max(c[0], 1) for c in darr.chunks)
-        sharding: Any = shards  # a shape, or zarr's {"shape": ..., "index_location": ...}
-        mapping = isinstance(sharding, Mapping)
-        outer = _extents(sharding["shape"] if mapping else sharding, "shards", ndim)
-        if outer is not None and chunks is None:
-            raise ValueError(
-                f"to_zarr: with shards={outer}, pass chunks= (the shape of the inner chunks "
-                "a shard holds; each must divide the shard)"
-            )
-        kind = "chunk" if outer is None else "shard"
-        check_blocks(darr.chunks, (0,) * ndim, outer or inner, kind)
-        zdtype: Any = dtype  # zarr's annotation names its own data types
-        array = zarr.create_array(
-            store,
-            name=name,
-            shape=darr.shape,
-            dtype=zdtype,
-            chunks=inner,
-            shards=sharding if mapping else outer,
-            overwrite=overwrite,
-            **create_kwargs,
+    elif region is not None:
+        raise ValueError(
+            "to_zarr: region= writes into an existing array; pass the array itself: "
+            "to_zarr(darr, zarr.open_array(store, path=..., mode='r+'), region=...)"
         )
-        starts = (0,) * ndim
+    else:
+        create = {"name": name, "overwrite": overwrite, **create_kwargs}
+        array, starts = _new_array(darr, store, dtype, chunks, shards, create), (0,) * darr.ndim
     region = tuple(slice(s, s + n) for s, n in zip(starts, darr.shape, strict=True))
     # dask's own store: a task a block, ``target[region of the block] = block``; no lock, the
     # blocks share no shard (checked above).
     stored = dask.array.store(darr, _Target(array), regions=region, lock=False, compute=compute)
     return array if compute else dask.delayed(_written)(array, stored)
+
+
+def _new_array(
+    darr: Any, store: Any, dtype: NDArray | None, chunks: Any, shards: Any, create: Any
+) -> zarr.Array:
+    """The array a Dask array is written into, created after its blocks were checked."""
+    if not isinstance(dtype, NDArray):
+        raise TypeError(
+            f"to_zarr needs dtype=NDArray(dtype=..., shape=(...)) to create an array, got "
+            f"{dtype!r} (the cells of a Dask array are known only once computed)"
+        )
+    ndim = darr.ndim
+    inner = _extents(chunks, "chunks", ndim) or tuple(max(c[0], 1) for c in darr.chunks)
+    mapping = isinstance(shards, Mapping)  # a shape, or zarr's {"shape": ..., ...}
+    outer = _extents(shards["shape"] if mapping else shards, "shards", ndim)
+    if outer is not None and chunks is None:
+        raise ValueError(
+            f"to_zarr: with shards={outer}, pass chunks= (the shape of the inner chunks "
+            "a shard holds; each must divide the shard)"
+        )
+    check_blocks(darr.chunks, (0,) * ndim, outer or inner, "chunk" if outer is None else "shard")
+    zdtype: Any = dtype  # zarr's annotation names its own data types
+    sharding = shards if mapping else outer
+    return zarr.create_array(
+        store, shape=darr.shape, dtype=zdtype, chunks=inner, shards=sharding, **create
+    )
 
 
 def _start_in(

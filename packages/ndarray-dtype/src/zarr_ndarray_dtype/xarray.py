@@ -12,13 +12,13 @@ the metadata last; ``xr.open_zarr`` reads them back as object variables of read-
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 import zarr
+from packaging.version import Version
 
 from zarr_ndarray_dtype._columns import gather_cells
 from zarr_ndarray_dtype._grid import resolve
@@ -307,17 +307,6 @@ def _json_attr(value: Any) -> Any:
     return value
 
 
-def _release(version: str) -> tuple[int, ...]:
-    """The leading numeric release of a version string: ``"2025.01.2"`` -> ``(2025, 1, 2)``."""
-    parts = []
-    for piece in version.split(".")[:3]:
-        digits = re.match(r"\d+", piece)
-        if digits is None:
-            break
-        parts.append(int(digits.group()))
-    return tuple(parts)
-
-
 def _check_xarray() -> Any:
     try:
         import xarray as xr
@@ -325,7 +314,7 @@ def _check_xarray() -> Any:
         raise ImportError(
             "zarr_ndarray_dtype.xarray needs xarray: pip install 'zarr-ndarray-dtype[xarray]'"
         ) from exc
-    if _release(xr.__version__) < _release(XARRAY_MIN_VERSION):
+    if Version(xr.__version__).release < Version(XARRAY_MIN_VERSION).release:
         raise ImportError(
             f"zarr_ndarray_dtype.xarray needs xarray >= {XARRAY_MIN_VERSION} (the first release "
             f"that reads zarr >= 3.1 stores back); found {xr.__version__}. Upgrade xarray."
@@ -412,32 +401,56 @@ def _plan(
     append_dim: Hashable | None,
 ) -> _Plan | None:
     encoding = _ragged_encoding(name, variable, given)
+    if existing is None:
+        return _plan_new(name, variable, encoding, mode, region)
+    return _plan_existing(name, variable, encoding, existing, mode, region, append_dim)
+
+
+def _plan_new(
+    name: str,
+    variable: Any,
+    encoding: dict[str, Any],
+    mode: str,
+    region: Mapping[Hashable, Any] | None,
+) -> _Plan:
+    """The plan of a ragged variable whose array does not exist yet."""
+    chunked = variable.chunks is not None
+    if mode == "r+" or region is not None:
+        raise RaggedVariableError(
+            f"variable {name!r} does not exist in the store; mode='r+' and region= write "
+            "only into existing arrays. Use mode='a' without region to add it."
+        )
+    dtype = encoding.pop("dtype", None)
+    if dtype is None:
+        dtype = _dtype_from(_inspect_data(variable.data, chunked), name)
+    elif variable.dtype != object:
+        raise RaggedVariableError(
+            f"variable {name!r} has dtype {variable.dtype}, but encoding asks for {dtype!r}; "
+            "an ndarray array needs an object variable whose cells are ndarrays."
+        )
+    if "chunks" not in encoding and chunked:
+        encoding["chunks"] = _dask_chunks(variable)
+    plan = _Plan(name, variable, chunked, dtype, True, encoding)
+    plan.selection = tuple(slice(0, n) for n in variable.shape)
+    plan.attrs = {str(k): _json_attr(v) for k, v in variable.attrs.items()}
+    shards = encoding.get("shards")
+    if shards is None:
+        return plan.prepare(encoding.get("chunks"), "chunk")
+    return plan.prepare(shards, "shard")
+
+
+def _plan_existing(
+    name: str,
+    variable: Any,
+    encoding: dict[str, Any],
+    existing: Any,
+    mode: str,
+    region: Mapping[Hashable, Any] | None,
+    append_dim: Hashable | None,
+) -> _Plan | None:
+    """The plan of a ragged variable written into (or appended to) its stored array."""
     chunked = variable.chunks is not None
     dims = tuple(variable.dims)
-    if existing is None:
-        if mode == "r+" or region is not None:
-            raise RaggedVariableError(
-                f"variable {name!r} does not exist in the store; mode='r+' and region= write "
-                "only into existing arrays. Use mode='a' without region to add it."
-            )
-        dtype = encoding.pop("dtype", None)
-        if dtype is None:
-            dtype = _dtype_from(_inspect_data(variable.data, chunked), name)
-        elif variable.dtype != object:
-            raise RaggedVariableError(
-                f"variable {name!r} has dtype {variable.dtype}, but encoding asks for {dtype!r}; "
-                "an ndarray array needs an object variable whose cells are ndarrays."
-            )
-        if "chunks" not in encoding and chunked:
-            encoding["chunks"] = _dask_chunks(variable)
-        plan = _Plan(name, variable, chunked, dtype, True, encoding)
-        plan.selection = tuple(slice(0, n) for n in variable.shape)
-        plan.attrs = {str(k): _json_attr(v) for k, v in variable.attrs.items()}
-        shards = encoding.get("shards")
-        if shards is None:
-            return plan.prepare(encoding.get("chunks"), "chunk")
-        return plan.prepare(shards, "shard")
-
     stored = existing.metadata.data_type
     if not isinstance(stored, NDArray):
         raise RaggedVariableError(
@@ -542,58 +555,24 @@ def to_zarr(
 ) -> None:
     """Write ``dataset`` to a Zarr v3 store; ragged variables become ``ndarray`` arrays.
 
-    A variable is ragged when :func:`is_ragged` says so (object dtype holding ndarray cells, or
-    ``encoding[name]["dtype"]`` an :class:`NDArray`). Its data type is that ``dtype`` or, for a
-    new array, :func:`infer_ndarray_dtype` of its cells (dask blocks are inspected one at a
-    time); the serializer is the one the data type picks (install ``zarr-vlen-ndarray`` for
-    variable patterns). ``None`` cells are written as the fill cell. A ragged variable's encoding
-    takes the keys in :data:`ENCODING_KEYS`.
+    A variable is ragged when :func:`is_ragged` says so. Its data type is
+    ``encoding[name]["dtype"]`` or, for a new array, :func:`infer_ndarray_dtype` of its cells
+    (dask blocks inspected one at a time); its encoding takes :data:`ENCODING_KEYS`; ``None``
+    cells are the fill cell. Every other variable, the attributes and the coordinates go
+    through ``dataset.to_zarr`` (``zarr_format=3``, with ``to_zarr_kwargs``); ``mode``,
+    ``region`` (slices) and ``append_dim`` mean what they mean there. Dask-backed ragged
+    variables are written by :func:`zarr_ndarray_dtype.dask.to_zarr`, a block a task; ragged
+    non-index coordinates go in the group's ``coordinates`` attribute; the metadata is
+    consolidated last unless ``consolidated=False``.
 
-    Every other variable, the Dataset's attributes and its coordinates go through
-    ``dataset.to_zarr`` unchanged (with ``zarr_format=3``); ``to_zarr_kwargs`` (e.g.
-    ``safe_chunks``, ``write_empty_chunks``) reach it too. ``mode``, ``region`` and
-    ``append_dim`` mean what they mean there (``mode`` defaults to ``"w-"``, ``"a"`` with
-    ``append_dim``, ``"r+"`` with ``region``); region values must be slices. Dask-backed ragged
-    variables are written block by block by :func:`zarr_ndarray_dtype.dask.to_zarr`, each block
-    into whole shards (unsharded: chunks); blocks that would share one are refused. Ragged
-    non-index coordinates are listed in the group's ``coordinates`` attribute, so
-    ``xr.open_zarr`` restores them as coordinates. Unless
-    ``consolidated=False``, the metadata is consolidated after everything is written (xarray's
-    default, so a plain ``xr.open_zarr`` finds it).
-
-    Ragged variables are checked (encoding, target arrays, dask block alignment, and every cell
-    of numpy-backed variables) before anything is written. Cells of dask-backed variables are
-    checked as their blocks are written; if one is refused during an append, the ragged array is
-    shrunk back to its former shape (xarray's own appends are not rolled back).
+    Everything about the ragged variables (encoding, target arrays, block alignment, every cell
+    of numpy-backed ones) is checked before anything is written; a dask block refused during an
+    append shrinks the ragged array back (xarray's own appends are not rolled back).
     """
     _check_xarray()
-    if to_zarr_kwargs.get("zarr_format", 3) != 3:
-        raise RaggedVariableError(
-            f"zarr_format={to_zarr_kwargs['zarr_format']!r}: ndarray arrays exist in Zarr "
-            "format 3 only; leave zarr_format out."
-        )
-    to_zarr_kwargs.pop("zarr_format", None)
-    if to_zarr_kwargs.get("compute", True) is not True:
-        raise RaggedVariableError(
-            "compute=False is not supported: ragged variables are written when to_zarr runs."
-        )
-    if mode is None:
-        mode = "a" if append_dim is not None else "r+" if region is not None else "w-"
-    if mode not in _MODES:
-        raise RaggedVariableError(f"mode={mode!r} is not one of {_MODES}.")
+    mode = _mode(mode, region, append_dim, to_zarr_kwargs)
     encoding = dict(encoding or {})
-    ragged = {
-        name: var for name, var in dataset.variables.items() if is_ragged(var, encoding.get(name))
-    }
-    for name in ragged:
-        if name in dataset.indexes:
-            raise RaggedVariableError(
-                f"variable {name!r} is an index coordinate; an index cannot hold ragged cells. "
-                "Make it a non-index coordinate (ds.reset_index) or a data variable."
-            )
-        if not isinstance(name, str):
-            raise RaggedVariableError(f"variable name {name!r} is not a string; zarr needs one.")
-
+    ragged = _ragged_variables(dataset, encoding)
     existing = _existing_arrays(store, group, mode, storage_options, [str(n) for n in ragged])
     plans = [
         _plan(str(n), v, encoding.get(n, {}), existing.get(str(n)), mode, region, append_dim)
@@ -633,3 +612,37 @@ def to_zarr(
         root.attrs["coordinates"] = " ".join(sorted(set(listed) | set(ragged_coords)))
     if consolidated is not False:
         zarr.consolidate_metadata(root.store_path.store, path=root.store_path.path)
+
+
+def _mode(
+    mode: str | None, region: Any, append_dim: Hashable | None, kwargs: dict[str, Any]
+) -> str:
+    """The write mode, xarray's default for the arguments given; refuses what cannot be."""
+    if kwargs.pop("zarr_format", 3) != 3:
+        raise RaggedVariableError(
+            "ndarray arrays exist in Zarr format 3 only: leave zarr_format out or pass 3."
+        )
+    if kwargs.get("compute", True) is not True:
+        raise RaggedVariableError(
+            "compute=False is not supported: ragged variables are written when to_zarr runs."
+        )
+    if mode is None:
+        mode = "a" if append_dim is not None else "r+" if region is not None else "w-"
+    if mode not in _MODES:
+        raise RaggedVariableError(f"mode={mode!r} is not one of {_MODES}.")
+    return mode
+
+
+def _ragged_variables(dataset: Any, encoding: Mapping[Hashable, Any]) -> dict[Hashable, Any]:
+    ragged = {
+        name: var for name, var in dataset.variables.items() if is_ragged(var, encoding.get(name))
+    }
+    for name in ragged:
+        if name in dataset.indexes:
+            raise RaggedVariableError(
+                f"variable {name!r} is an index coordinate; an index cannot hold ragged cells. "
+                "Make it a non-index coordinate (ds.reset_index) or a data variable."
+            )
+        if not isinstance(name, str):
+            raise RaggedVariableError(f"variable name {name!r} is not a string; zarr needs one.")
+    return ragged

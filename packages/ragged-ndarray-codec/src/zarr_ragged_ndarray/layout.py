@@ -145,6 +145,18 @@ def decode_layout(
     ``NUMPY_MAX_NBYTES``) or exceed the bytes present, values shorter or longer than the table
     says.
     """
+    start = _check_header(raw, count, k, itemsize, where)
+    table = raw[HEADER_NBYTES : HEADER_NBYTES + EXTENT_NBYTES * count * k].view("<u4")
+    table = table.reshape(count, k)
+    values = raw[start:]
+    items, offsets = _check_items(table, values.size, itemsize, fixed_items, where)
+    if (raw.ctypes.data + start) % alignment(itemsize):
+        values = values.copy()  # unaligned source buffer: one copy makes typed views aligned
+    return DecodedLayout(table.astype(np.int64), items.astype(np.int64), offsets, values)
+
+
+def _check_header(raw: npt.NDArray[np.uint8], count: int, k: int, itemsize: int, where: str) -> int:
+    """Where the values of a chunk start, once its count, table and padding are checked."""
     size = raw.size
     if size < HEADER_NBYTES:
         raise _fail(
@@ -180,10 +192,16 @@ def decode_layout(
             f"padding bytes {table_end}..{start - 1} must be zero, got "
             f"{padding.tobytes().hex()} (nonzero padding) (SPEC 5.4/4)",
         )
-    values = raw[start:]
-    nbytes = values.size
+    return start
+
+
+def _check_items(
+    table: npt.NDArray[np.uint32], nbytes: int, itemsize: int, fixed_items: int, where: str
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]:
+    """Every element's item count and their offsets, once they are checked against the
+    ``nbytes`` value bytes present (and numpy's limit on an empty element's shape)."""
+    count, k = table.shape
     cap = nbytes // itemsize  # no element can hold more items than the chunk has values
-    table = raw[HEADER_NBYTES:table_end].view("<u4").reshape(count, k)
     items = element_items(table, fixed_items, cap)
     if count and int(np.max(items)) > cap:
         bad = int(np.argmax(items > np.uint64(cap)))
@@ -231,6 +249,4 @@ def decode_layout(
             "describes (values longer than the table says); the chunk ends after the values "
             "(SPEC 5.4/6)",
         )
-    if (raw.ctypes.data + start) % alignment(itemsize):
-        values = values.copy()  # unaligned source buffer: one copy makes typed views aligned
-    return DecodedLayout(table.astype(np.int64), items.astype(np.int64), offsets, values)
+    return items, offsets
