@@ -11,7 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from zarr_ndarray_dtype import ELEMENT_DTYPES, CellError, CellTypeError, NDArray
-from zarr_ndarray_dtype._columns import FillCell, check_columns, gather_cells
+from zarr_ndarray_dtype._columns import FillCell, check_columns
+from zarr_ndarray_dtype._gather import gather_cells
 from zarr_ndarray_dtype.blocks import Cells, cell_shapes, needs_shapes
 
 F32_2 = NDArray(dtype="float32", shape=(None, 2))

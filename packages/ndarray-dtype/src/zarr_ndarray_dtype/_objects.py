@@ -21,7 +21,8 @@ import numpy as np
 
 from zarr_ndarray_dtype import _compat
 from zarr_ndarray_dtype._cell_ids import data_type_and_codec, serializer_of
-from zarr_ndarray_dtype._columns import FillCell, gather_cells
+from zarr_ndarray_dtype._columns import FillCell
+from zarr_ndarray_dtype._gather import gather_cells
 from zarr_ndarray_dtype._views import cut_cells
 from zarr_ndarray_dtype._write import write_cells
 from zarr_ndarray_dtype.cells import VlenScalar, frozen_cell

@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from zarr.codecs.bytes import BytesCodec
 
-from zarr_ndarray_dtype._columns import FillCell, gather_cells
+from zarr_ndarray_dtype._columns import FillCell
 from zarr_ndarray_dtype._compat import endian_name
+from zarr_ndarray_dtype._gather import gather_cells
 from zarr_ndarray_dtype._views import cut_cells
 from zarr_ndarray_dtype.blocks import Block, Cells, ColumnsBlock
 from zarr_ndarray_dtype.cells import check_bool_bytes
