@@ -179,11 +179,10 @@ def to_zarr(
     zarr's mapping) ``chunks`` is the inner chunk shape), or an existing ``ndarray``
     ``zarr.Array``, written whole or at ``region`` (step-1 slices, the shape of ``darr``).
 
-    A task a block writes ``array[region] = block`` (every cell converted by the one lossless
-    rule). Blocks that end inside a shard (unsharded: a chunk) would race: :func:`check_blocks`
-    refuses them before anything is created. A cell that does not fit fails its block's task,
-    after other blocks may have been written. Returns the array, or with ``compute=False`` a
-    ``dask.delayed`` object that writes and returns it.
+    A task a block writes ``array[region] = block``; blocks ending inside a shard (unsharded: a
+    chunk) would race, and :func:`check_blocks` refuses them before anything is created. A cell
+    that does not fit fails its block's task, other blocks may be written. Returns the array,
+    or with ``compute=False`` a ``dask.delayed`` object that writes and returns it.
     """
     dask = _dask()
     if darr.dtype != object:

@@ -391,16 +391,14 @@ def to_zarr(
     """Write ``dataset`` to a Zarr v3 store; ragged variables become ``ndarray`` arrays.
 
     A variable is ragged when :func:`is_ragged` says so. Its data type is
-    ``encoding[name]["dtype"]`` or, for a new array, :func:`infer_ndarray_dtype` of its cells
-    (dask blocks inspected one at a time); its encoding takes :data:`ENCODING_KEYS`; ``None``
-    cells are the fill cell. Every other variable, the attributes and the coordinates go
+    ``encoding[name]["dtype"]`` or, for a new array, :func:`infer_ndarray_dtype` of its cells;
+    its encoding takes :data:`ENCODING_KEYS`; ``None`` cells are the fill cell. Every other
+    variable, the attributes and the coordinates go
     through ``dataset.to_zarr`` (``zarr_format=3``, with ``to_zarr_kwargs``); ``mode``,
     ``region`` (slices) and ``append_dim`` mean what they mean there. Dask-backed ragged
     variables are written by :func:`zarr_ndarray_dtype.dask.to_zarr`, a block a task; ragged
     non-index coordinates go in the group's ``coordinates`` attribute; the metadata is
-    consolidated last unless ``consolidated=False``.
-
-    Everything about the ragged variables (encoding, target arrays, block alignment, every cell
+    consolidated last unless ``consolidated=False``. Everything about the ragged variables (encoding, target arrays, block alignment, every cell
     of numpy-backed ones) is checked before anything is written; a dask block refused during an
     append shrinks the ragged array back (xarray's own appends are not rolled back).
     """
@@ -415,36 +413,26 @@ def to_zarr(
     ]
 
     plain = dataset.drop_vars(list(ragged))
-    plain_encoding = {k: v for k, v in encoding.items() if k not in ragged}
-    options: dict[str, Any] = {
-        "mode": mode,
-        "group": group,
-        "encoding": plain_encoding or None,
-        "region": region,
-        "append_dim": append_dim,
-        "zarr_format": 3,
-        "consolidated": False,
-        **to_zarr_kwargs,
-    }
+    options: dict[str, Any] = dict(mode=mode, group=group, region=region, append_dim=append_dim)
+    options.update(zarr_format=3, consolidated=False, **to_zarr_kwargs)
+    options["encoding"] = {k: v for k, v in encoding.items() if k not in ragged} or None
     if storage_options is not None:
         options["storage_options"] = storage_options
     if plain.variables or not (region is not None or append_dim is not None or mode == "r+"):
         plain.to_zarr(store, **options)
-    elif mode in ("a", "a-") and dataset.attrs:
-        # xarray updates the group's attributes on append; do so when it is not called.
-        _open_group(store, group, "r+", storage_options).attrs.update(
-            {str(k): _json_attr(v) for k, v in dataset.attrs.items()}
-        )
+    elif mode in ("a", "a-") and dataset.attrs:  # as xarray does on append, were it called
+        attrs = {str(k): _json_attr(v) for k, v in dataset.attrs.items()}
+        _open_group(store, group, "r+", storage_options).attrs.update(attrs)
 
     root = _open_group(store, group, "r+", storage_options)
     for plan in plans:
         if plan is not None:
             _write(plan, root, mode)
 
-    ragged_coords = sorted(str(n) for n in ragged if n in dataset.coords)
-    if ragged_coords and mode != "r+":
+    coords = sorted(str(n) for n in ragged if n in dataset.coords)
+    if coords and mode != "r+":  # xarray restores coordinates listed there
         listed = str(root.attrs.get("coordinates", "")).split()
-        root.attrs["coordinates"] = " ".join(sorted(set(listed) | set(ragged_coords)))
+        root.attrs["coordinates"] = " ".join(sorted(set(listed) | set(coords)))
     if consolidated is not False:
         zarr.consolidate_metadata(root.store_path.store, path=root.store_path.path)
 
