@@ -13,9 +13,9 @@ from zarr_ndarray_dtype import CellError, CellTypeError, ShapePattern, VlenScala
 from zarr_ndarray_dtype._views import readonly_cells
 from zarr_ndarray_dtype.cells import (
     bool_bytes_as_01,
-    box,
     check_bool_bytes,
     coerce_cell,
+    fill_scalar,
     frozen_cell,
 )
 
@@ -209,7 +209,7 @@ def test_fill_cells_are_immutable_and_compare_whole() -> None:
 
 
 def test_box_is_one_scalar_for_numpy_and_cannot_be_rebound() -> None:
-    fill = box(np.zeros((0, 2), "<f4"))
+    fill = fill_scalar(np.zeros((0, 2), "<f4"))
     out = np.empty(3, dtype=object)
     out[:] = fill
     assert all(c is out[0] for c in out)  # one shared object ...

@@ -247,8 +247,8 @@ def test_unit_name_in_message() -> None:
         decode_frames(_framed("01000000 04000000 00000000"), 1, 8, what="rows of float32 x (2,)")
 
 
-def test_bad_unit() -> None:
-    with pytest.raises(ValueError, match="unit must be >= 1"):
+def test_bad_row_nbytes() -> None:
+    with pytest.raises(ValueError, match="row_nbytes must be >= 1"):
         decode_frames(_framed("00000000"), 0, 0)
 
 

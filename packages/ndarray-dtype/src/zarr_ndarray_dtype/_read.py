@@ -209,12 +209,12 @@ class Reader:
             else:
                 self.values.resize((items,), refcheck=False)  # realloc: usually in place
         out = self.values.view(np.uint8)
-        unit = self.values.dtype.itemsize
+        itemsize = self.values.dtype.itemsize
 
         def copy(job: tuple[int, list[_runs.Span]]) -> None:
             k, pairs = job
             for cells, positions in pairs:
-                blocks[k].copy(cells, out, _runs.places(offsets, positions, unit))
+                blocks[k].copy(cells, out, _runs.places(offsets, positions, itemsize))
             if k:
                 blocks[k] = None  # type: ignore[call-overload]  # copied: release the chunk
 

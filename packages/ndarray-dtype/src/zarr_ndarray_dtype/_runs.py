@@ -103,12 +103,12 @@ def spans(runs: Runs, group: npt.NDArray[np.intp], block: int) -> list[Span]:
     return [cells_of_runs(runs, group, block)]
 
 
-def places(offsets: _Ints, positions: slice | _Ints, unit: int) -> int | _Ints:
+def places(offsets: _Ints, positions: slice | _Ints, itemsize: int) -> int | _Ints:
     """Where cells at ``positions`` go in the output bytes: the first one's byte offset for a
     slice (the rest follow back to back), else each one's (see ``Block.copy``)."""
     if isinstance(positions, slice):
-        return int(offsets[positions.start]) * unit
-    return offsets[positions] * unit
+        return int(offsets[positions.start]) * itemsize
+    return offsets[positions] * itemsize
 
 
 def cells_of_runs(runs: Runs, group: npt.NDArray[np.intp], block: int) -> tuple[_Ints, _Ints]:

@@ -118,9 +118,9 @@ class _Writer:
                 shapes[positions] = table[cells]
         offsets = offsets_of(sizes)
         values = np.empty(int(offsets[-1]), dtype=self.dtype.item_dtype)
-        out, unit = values.view(np.uint8), values.dtype.itemsize
+        out, itemsize = values.view(np.uint8), values.dtype.itemsize
         for k, (cells, positions) in spans:
-            blocks[k].copy(cells, out, _runs.places(offsets, positions, unit))
+            blocks[k].copy(cells, out, _runs.places(offsets, positions, itemsize))
         return self.codec.encode(Cells(values, offsets, shapes), self.dtype, "chunk")
 
     def _is_fill(self, k: int, cells: slice | _Ints) -> bool:

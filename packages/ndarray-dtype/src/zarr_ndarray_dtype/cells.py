@@ -2,7 +2,8 @@
 
 * :func:`coerce_cell` turns user input into a contiguous little-endian array of a shape that
   matches the pattern, refusing every conversion that would change a value.
-* :class:`VlenScalar` and :func:`box` make the immutable fill cell that zarr treats as a scalar.
+* :class:`VlenScalar` and :func:`fill_scalar` make the immutable fill cell that zarr treats as
+  one scalar.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from zarr_ndarray_dtype.pattern import ShapePattern
 __all__ = [
     "VlenScalar",
     "bool_bytes_as_01",
-    "box",
+    "fill_scalar",
     "cell_array",
     "check_bool_bytes",
     "coerce_cell",
@@ -76,7 +77,7 @@ class VlenScalar(np.ndarray):  # type: ignore[type-arg]
         return (frozen_cell, (self.tobytes(), self.dtype.str, self.shape))
 
 
-class _Box(np.ndarray):  # type: ignore[type-arg]
+class _FillScalar(np.ndarray):  # type: ignore[type-arg]
     """A 0-d object array holding one cell, so numpy broadcasts the cell as a single scalar."""
 
     def __eq__(self, other: object) -> bool:  # type: ignore[override]
@@ -89,7 +90,7 @@ class _Box(np.ndarray):  # type: ignore[type-arg]
         return hash(self[()])
 
     def __reduce__(self) -> Any:
-        return (box, (self[()],))
+        return (fill_scalar, (self[()],))
 
 
 def frozen_cell(data: bytes, dtype: str | np.dtype[Any], shape: tuple[int, ...]) -> VlenScalar:
@@ -98,14 +99,14 @@ def frozen_cell(data: bytes, dtype: str | np.dtype[Any], shape: tuple[int, ...])
     return cell.view(VlenScalar)
 
 
-def box(cell: np.ndarray) -> np.ndarray:
+def fill_scalar(cell: np.ndarray) -> np.ndarray:
     """Wrap ``cell`` (made immutable) in a read-only 0-d object array that acts as one scalar."""
     if not isinstance(cell, VlenScalar) or cell.flags.writeable:
         cell = frozen_cell(np.ascontiguousarray(cell).tobytes(), cell.dtype, cell.shape)
     owner = np.empty((), dtype=object)
     owner[()] = cell
     owner.flags.writeable = False
-    return owner.view(_Box)
+    return owner.view(_FillScalar)
 
 
 def unbox(value: object) -> object:

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     import dask.array as da
     from dask.delayed import Delayed
 
-__all__ = ["check_blocks", "map_columnar", "read_columnar_blocks", "to_zarr", "write_unit"]
+__all__ = ["check_blocks", "map_columnar", "read_columnar_blocks", "to_zarr", "shard_or_chunk"]
 
 Blocks = tuple[tuple[int, ...], ...]
 
@@ -48,7 +48,7 @@ def _dask() -> Any:
 # ---------------------------------------------------------------------------- the rule
 
 
-def write_unit(array: Any) -> tuple[tuple[int, ...], str]:
+def shard_or_chunk(array: Any) -> tuple[tuple[int, ...], str]:
     """The cells one write of ``array`` may rewrite as a whole, and their name: the shard
     shape of a sharded array (zarr rewrites a whole shard object on a partial write), else the
     chunk shape."""
@@ -74,7 +74,7 @@ def check_blocks(
     error: type[Exception] = BlockAlignmentError,
 ) -> None:
     """Refuse Dask ``blocks`` (a Dask array's ``.chunks``) written from ``starts`` on that end
-    inside a ``unit`` (``kind``: "shard" or "chunk"; see :func:`write_unit`): the two blocks
+    inside a ``unit`` (``kind``: "shard" or "chunk"; see :func:`shard_or_chunk`): the two blocks
     meeting there would each rewrite it, and one task would undo the other's cells.
 
     Only edges between blocks count: the first block may start and the last one end anywhere.
@@ -264,7 +264,7 @@ def _start_in(
             + f"the array of shape {tuple(array.shape)}; pass region= as one slice per axis, "
             "the shape of the Dask array"
         )
-    unit, kind = write_unit(array)
+    unit, kind = shard_or_chunk(array)
     check_blocks(darr.chunks, box.starts, unit, kind)
     return box.starts
 
@@ -323,7 +323,7 @@ def _blocks(array: Any, chunks: Any, what: str) -> Blocks:
     data_type_and_codec(array, what)
     normalize = _dask().array.core.normalize_chunks
     shape = tuple(int(n) for n in array.shape)
-    return tuple(normalize(write_unit(array)[0] if chunks is None else chunks, shape))
+    return tuple(normalize(shard_or_chunk(array)[0] if chunks is None else chunks, shape))
 
 
 def map_columnar(

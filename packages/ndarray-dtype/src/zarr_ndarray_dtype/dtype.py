@@ -24,10 +24,10 @@ from zarr_ndarray_dtype._compat import DataTypeValidationError
 from zarr_ndarray_dtype._views import readonly_cells
 from zarr_ndarray_dtype.cells import (
     VlenScalar,
-    box,
     check_bool_bytes,
     coerce_cell,
     describe,
+    fill_scalar,
     frozen_cell,
 )
 from zarr_ndarray_dtype.errors import (
@@ -87,7 +87,7 @@ def _legacy_spelling(data: object) -> str | None:
 def _default_fill(item: str, dims: tuple[int | None, ...]) -> np.ndarray:
     pattern = ShapePattern(dims)
     nbytes = np.dtype(item).itemsize * int(np.prod(pattern.empty_shape, dtype=np.int64))
-    return box(frozen_cell(bytes(nbytes), item, pattern.empty_shape))
+    return fill_scalar(frozen_cell(bytes(nbytes), item, pattern.empty_shape))
 
 
 @dataclass(frozen=True, slots=True)
@@ -320,7 +320,7 @@ class NDArray(ZDType[np.dtypes.ObjectDType, np.ndarray]):  # type: ignore[type-v
             )
         if len(self.variable_axes) >= 2:
             cell = cell.reshape(self.pattern.empty_shape)
-        return box(cell)
+        return fill_scalar(cell)
 
     def default_scalar(self) -> np.ndarray:
         """The empty element (variable extents 0), or the zero element for all-fixed patterns."""
@@ -343,7 +343,7 @@ class NDArray(ZDType[np.dtypes.ObjectDType, np.ndarray]):  # type: ignore[type-v
                 check_bool_bytes(cell)
             except CellError as exc:
                 raise FillValueError(f"fill_value {data!r}: {exc} (SPEC 1.5/4)") from exc
-        return box(cell)
+        return fill_scalar(cell)
 
     def __repr__(self) -> str:
         return f"NDArray(dtype={self.dtype!r}, shape={self.shape!r})"

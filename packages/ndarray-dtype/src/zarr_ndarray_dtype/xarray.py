@@ -29,7 +29,7 @@ from zarr_ndarray_dtype._infer import (
 )
 from zarr_ndarray_dtype._write import write_cells
 from zarr_ndarray_dtype.blocks import Cells
-from zarr_ndarray_dtype.dask import check_blocks, write_unit
+from zarr_ndarray_dtype.dask import check_blocks, shard_or_chunk
 from zarr_ndarray_dtype.dask import to_zarr as write_blocks
 from zarr_ndarray_dtype.dtype import NDArray
 
@@ -322,7 +322,7 @@ def _plan_existing(
                 f"variable {name!r} of shape {variable.shape} cannot be appended along "
                 f"{append_dim!r} to the stored shape {shape}: the other dimensions differ."
             )
-        return plan.prepare(*write_unit(existing))
+        return plan.prepare(*shard_or_chunk(existing))
     selection = _region_selection(name, dims, region)
     plan.selection = tuple(slice(*s.indices(n)[:2]) for s, n in zip(selection, shape, strict=True))
     target = tuple(s.stop - s.start for s in plan.selection)
@@ -332,7 +332,7 @@ def _plan_existing(
             f"{'region' if region else 'shape'} {target}; use region= or append_dim=, or "
             "mode='w' to replace the array."
         )
-    return plan.prepare(*write_unit(existing))
+    return plan.prepare(*shard_or_chunk(existing))
 
 
 def _write(plan: _Plan, root: Any, mode: str) -> None:
@@ -398,9 +398,10 @@ def to_zarr(
     ``region`` (slices) and ``append_dim`` mean what they mean there. Dask-backed ragged
     variables are written by :func:`zarr_ndarray_dtype.dask.to_zarr`, a block a task; ragged
     non-index coordinates go in the group's ``coordinates`` attribute; the metadata is
-    consolidated last unless ``consolidated=False``. Everything about the ragged variables (encoding, target arrays, block alignment, every cell
-    of numpy-backed ones) is checked before anything is written; a dask block refused during an
-    append shrinks the ragged array back (xarray's own appends are not rolled back).
+    consolidated last unless ``consolidated=False``. Everything about the ragged variables
+    (encoding, target arrays, block alignment, every cell of numpy-backed ones) is checked before
+    anything is written; a dask block refused during an append shrinks the ragged array back
+    (xarray's own appends are not rolled back).
     """
     _check_xarray()
     mode = _mode(mode, region, append_dim, to_zarr_kwargs)

@@ -117,12 +117,12 @@ def encode_frames(
 
 
 def scan_frames(
-    data: npt.NDArray[np.uint8], count: int, unit: int = 1, *, what: str = "element"
+    data: npt.NDArray[np.uint8], count: int, row_nbytes: int = 1, *, what: str = "element"
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """Check a framed chunk that must hold exactly ``count`` elements; locate its elements.
 
     ``data`` is the chunk as a 1-D C-contiguous ``uint8`` array. Every element length must be
-    a multiple of ``unit`` bytes (``what`` describes one unit for error messages, e.g.
+    a multiple of ``row_nbytes`` bytes (``what`` describes one row_nbytes for error messages, e.g.
     ``"8-byte item (float32 x (2,))"``). Returns ``(starts, nbytes)``: the byte offset of each
     element's length prefix and each element's byte length (int64), ready for
     :func:`gather_into`. Nothing is copied and nothing is allocated beyond these two arrays,
@@ -136,8 +136,8 @@ def scan_frames(
         raise TypeError(
             f"data must be a 1-D C-contiguous uint8 array, got {data.dtype} with shape {data.shape}"
         )
-    if unit < 1:
-        raise ValueError(f"unit must be >= 1, got {unit}")
+    if row_nbytes < 1:
+        raise ValueError(f"row_nbytes must be >= 1, got {row_nbytes}")
     size = data.size
     if size < HEADER_NBYTES:
         raise FramingError(
@@ -157,9 +157,9 @@ def scan_frames(
             f"{HEADER_NBYTES + PREFIX_NBYTES * count} bytes of count and length prefixes, "
             f"but the chunk has {size} bytes (SPEC 2.5/1)"
         )
-    scanned = _kernel.scan(data, count, unit)
+    scanned = _kernel.scan(data, count, row_nbytes)
     if scanned is None:
-        _diagnose(data, count, unit, what)
+        _diagnose(data, count, row_nbytes, what)
         raise AssertionError("unreachable: the careful scan accepted a chunk the fast scan refused")
     return scanned
 
@@ -205,7 +205,7 @@ def gather_into(
 
 
 def decode_frames(
-    data: npt.NDArray[np.uint8], count: int, unit: int = 1, *, what: str = "element"
+    data: npt.NDArray[np.uint8], count: int, row_nbytes: int = 1, *, what: str = "element"
 ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64]]:
     """Parse a framed chunk that must hold exactly ``count`` elements.
 
@@ -215,7 +215,7 @@ def decode_frames(
     the errors of :func:`scan_frames`.
     """
     data = np.ascontiguousarray(data, dtype=np.uint8).reshape(-1)
-    starts, nbytes = scan_frames(data, count, unit, what=what)
+    starts, nbytes = scan_frames(data, count, row_nbytes, what=what)
     payload = np.empty(data.size - HEADER_NBYTES - PREFIX_NBYTES * count, dtype=np.uint8)
     dst = np.zeros(count, dtype=np.int64)
     np.cumsum(nbytes[:-1], out=dst[1:])
@@ -223,7 +223,7 @@ def decode_frames(
     return payload, nbytes
 
 
-def _diagnose(data: npt.NDArray[np.uint8], count: int, unit: int, what: str) -> None:
+def _diagnose(data: npt.NDArray[np.uint8], count: int, row_nbytes: int, what: str) -> None:
     """Walk the chunk carefully and raise FramingError for the first problem found."""
     raw = data.tobytes()
     size = len(raw)
@@ -242,10 +242,10 @@ def _diagnose(data: npt.NDArray[np.uint8], count: int, unit: int, what: str) -> 
                 f"{p + PREFIX_NBYTES}, running to byte {end} past the chunk's end at {size} "
                 "(SPEC 2.5/3)"
             )
-        if length % unit:
+        if length % row_nbytes:
             raise FramingError(
-                f"element {i} of {count} is {length} bytes, not a whole number of {unit}-byte "
-                f"{what}s (SPEC 2.5/4)"
+                f"element {i} of {count} is {length} bytes, not a whole number of "
+                f"{row_nbytes}-byte {what}s (SPEC 2.5/4)"
             )
         p = end
     if p != size:
