@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from zarr_ndarray_dtype import ELEMENT_DTYPES
-from zarr_ndarray_tool import metadata as md
+from zarr_ndarray_tool import _metadata as md
 from zarr_ndarray_tool.errors import Refused
 
 

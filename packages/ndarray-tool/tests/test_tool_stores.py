@@ -12,9 +12,9 @@ import pytest
 import zarr
 from _zt_helpers import snapshot, write_bytes_array, zip_store
 
-from zarr_ndarray_tool import stores
+from zarr_ndarray_tool import _stores as stores
+from zarr_ndarray_tool._stores import Grid
 from zarr_ndarray_tool.errors import Refused
-from zarr_ndarray_tool.stores import Grid
 
 
 def test_locate_directory_zip_and_inner(tmp_path: Path) -> None:

@@ -7,11 +7,11 @@ only the array's ``zarr.json`` (atomically, or one conditional PUT on an object 
 objects are never touched because ``vlen-ndarray`` chunks are byte-identical to ``vlen-bytes``
 chunks (SPEC.md section 2.6).
 
-Modules: :mod:`.metadata` and :mod:`.v2` (pure document transforms and checks), :mod:`.stores`
-(directory, zip and any-zarr-store access) over :mod:`.remote` (URLs, conditional PUTs) and
-:mod:`.atomic` (the one local atomic replace), :mod:`.scan` (loading an array node),
-:mod:`.info`, :mod:`.verify` and :mod:`.export` (reading chunks through the shared columnar
-engine, :mod:`zarr_ndarray_dtype.columnar`), :mod:`.commands` (the operations), :mod:`.api` (the
+Modules: :mod:`._metadata` and :mod:`._v2` (pure document transforms and checks), :mod:`._stores`
+(directory, zip and any-zarr-store access) over :mod:`._remote` (URLs, conditional PUTs) and
+:mod:`._local` (the one local atomic replace), :mod:`._scan` (loading an array node),
+:mod:`._info`, :mod:`._verify` and :mod:`._export` (reading chunks through the shared columnar
+engine, :mod:`zarr_ndarray_dtype.columnar`), :mod:`._commands` (the operations), :mod:`.api` (the
 same as a Python API over a path, a URL or any ``zarr.storage.StoreLike``; the CLI calls it),
 :mod:`.errors` (refusals, and failures of the environment in one line), :mod:`.progress` and
 :mod:`.cli`.

@@ -7,7 +7,7 @@ zarr does (a ``zarr.storage.StoreLike``: ``LocalStore``, ``ZipStore``, ``FsspecS
 the array's path inside it as second argument (``""``: the store's root node). It works exactly
 like the subcommand of the same name; the CLI calls these functions. A rewrite writes
 ``zarr.json`` once, conditional on the version read where the store supports it (see
-:mod:`.remote`); anything the tool will not do raises :class:`~zarr_ndarray_tool.errors.Refused`
+:mod:`._remote`); anything the tool will not do raises :class:`~zarr_ndarray_tool.errors.Refused`
 having changed nothing. Commit an icechunk session afterwards: the tool never commits.
 """
 
@@ -16,15 +16,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from zarr_ndarray_tool import commands, tree
-from zarr_ndarray_tool.commands import DEFAULT_SAMPLE, Outcome
+from zarr_ndarray_tool import _commands as commands
+from zarr_ndarray_tool import _tree as tree
+from zarr_ndarray_tool._commands import DEFAULT_SAMPLE, Outcome
+from zarr_ndarray_tool._export import Selection
+from zarr_ndarray_tool._export import export as _export
+from zarr_ndarray_tool._info import gather
+from zarr_ndarray_tool._scan import Node, load_location
+from zarr_ndarray_tool._stores import Location, location
 from zarr_ndarray_tool.errors import Refused
-from zarr_ndarray_tool.export import Selection
-from zarr_ndarray_tool.export import export as _export
-from zarr_ndarray_tool.info import gather
 from zarr_ndarray_tool.progress import Progress
-from zarr_ndarray_tool.scan import Node, load_location
-from zarr_ndarray_tool.stores import Location, location
 
 if TYPE_CHECKING:
     from zarr.storage import StoreLike

@@ -13,7 +13,7 @@ line as such (``ZARR_NDARRAY_TRACEBACK=1`` shows its traceback).
 
 ``PATH`` is an array directory (``store.zarr/group/array``), a zip store whose root node is the
 array (``store.zip``), an array inside a zip store (``store.zip::group/array``) or a URL zarr
-understands (``s3://``, ``gs://``, ``az://``, ``memory://``, ``file://``; see :mod:`.remote`).
+understands (``s3://``, ``gs://``, ``az://``, ``memory://``, ``file://``; see :mod:`._remote`).
 """
 
 from __future__ import annotations
@@ -28,15 +28,15 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from zarr_ndarray_tool import _metadata as md
 from zarr_ndarray_tool import api
-from zarr_ndarray_tool import metadata as md
-from zarr_ndarray_tool.commands import DEFAULT_SAMPLE, Outcome
+from zarr_ndarray_tool._commands import DEFAULT_SAMPLE, Outcome
+from zarr_ndarray_tool._export import INSTALL_HINT, parse_selection
+from zarr_ndarray_tool._info import render
+from zarr_ndarray_tool._remote import BACKENDS, parse_storage_options, settings
+from zarr_ndarray_tool._text import counted
 from zarr_ndarray_tool.errors import Refused, explain
-from zarr_ndarray_tool.export import INSTALL_HINT, parse_selection
-from zarr_ndarray_tool.info import render
 from zarr_ndarray_tool.progress import Progress
-from zarr_ndarray_tool.remote import BACKENDS, parse_storage_options, settings
-from zarr_ndarray_tool.text import counted
 
 __all__ = ["build_parser", "main"]
 

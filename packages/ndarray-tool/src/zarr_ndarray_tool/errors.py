@@ -140,7 +140,7 @@ def explain(exc: BaseException, where: str, remote: str | None = None) -> str | 
 
     ``where`` is what the command worked on (its PATH); ``remote``, for a URL, says which
     variables and options its backend reads for credentials and the endpoint
-    (:func:`zarr_ndarray_tool.remote.settings`).
+    (:func:`zarr_ndarray_tool._remote.settings`).
     """
     failure = environment_failure(exc)
     if failure is None:

@@ -9,7 +9,7 @@ columnar (:func:`nd_arrow.from_zarr`, no Python object per cell) in slabs of who
 and written with ``use_compliant_nested_type=False`` so the list items keep the name ``item``,
 as :func:`nd_arrow.write_parquet` does. Needs nd-arrow and pyarrow: ``pip install
 'zarr-ndarray-tool[export]'``. The output is written through
-:func:`~zarr_ndarray_tool.atomic.atomic_replace`: nothing appears at ``OUT`` unless the whole
+:func:`~zarr_ndarray_tool._local.atomic_replace`: nothing appears at ``OUT`` unless the whole
 export succeeded.
 """
 
@@ -25,14 +25,14 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from zarr_ndarray_dtype.grid import Box, Grid, Selection, resolve, slabs
-from zarr_ndarray_tool.atomic import atomic_replace
+from zarr_ndarray_tool._local import atomic_replace
+from zarr_ndarray_tool._metadata import data_type_kind, element_type
+from zarr_ndarray_tool._scan import Node, sharding_inner_chunks
+from zarr_ndarray_tool._stores import open_array
+from zarr_ndarray_tool._text import counted
+from zarr_ndarray_tool._verify import refusal
 from zarr_ndarray_tool.errors import Refused
-from zarr_ndarray_tool.metadata import data_type_kind, element_type
 from zarr_ndarray_tool.progress import Progress
-from zarr_ndarray_tool.scan import Node, sharding_inner_chunks
-from zarr_ndarray_tool.stores import open_array
-from zarr_ndarray_tool.text import counted
-from zarr_ndarray_tool.verify import refusal
 
 __all__ = [
     "INSTALL_HINT",

@@ -350,7 +350,7 @@ def upgrade(meta: dict[str, Any], dtype: str, shape: tuple[int | None, ...], whe
 
     ``dtype`` and ``shape`` are the new element type; the pattern must be ``[null, d1..dk]``
     (the patterns ``vlen-ndarray`` serves). The fill value is kept and must be a valid fill of
-    the new element type. Chunk contents are not checked here (see :mod:`.verify`).
+    the new element type. Chunk contents are not checked here (see :mod:`._verify`).
     """
     check_array_document(meta, where)
     if data_type_kind(meta.get("data_type")) != "bytes":

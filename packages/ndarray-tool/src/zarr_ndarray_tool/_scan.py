@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from zarr_ndarray_tool.metadata import SHARDING, check_array_document
-from zarr_ndarray_tool.remote import Version
-from zarr_ndarray_tool.stores import (
+from zarr_ndarray_tool._metadata import SHARDING, check_array_document
+from zarr_ndarray_tool._remote import Version
+from zarr_ndarray_tool._stores import (
     ChunkObject,
     Grid,
     Location,
@@ -38,7 +38,7 @@ class Node:
     text: str
     grid: Grid
     objects: list[ChunkObject]
-    #: ``zarr.json`` as read: a rewrite is conditional on it (see :func:`.stores.write_key`).
+    #: ``zarr.json`` as read: a rewrite is conditional on it (see :func:`._stores.write_key`).
     version: Version | None = None
 
     @property

@@ -20,8 +20,7 @@ import numpy.typing as npt
 from zarr_ndarray_dtype.columnar import scan_cells
 from zarr_ndarray_dtype.columns import cell_shapes
 from zarr_ndarray_dtype.errors import StoredChunkError
-from zarr_ndarray_tool.errors import Refused
-from zarr_ndarray_tool.metadata import (
+from zarr_ndarray_tool._metadata import (
     VLEN_NDARRAY,
     bytes_view,
     codec_chain,
@@ -29,11 +28,12 @@ from zarr_ndarray_tool.metadata import (
     element_type,
     serializer_name,
 )
+from zarr_ndarray_tool._scan import Node, payload_lengths, sharding_inner_chunks
+from zarr_ndarray_tool._stores import open_array
+from zarr_ndarray_tool._text import counted
+from zarr_ndarray_tool._verify import read_raw, refusal
+from zarr_ndarray_tool.errors import Refused
 from zarr_ndarray_tool.progress import Progress
-from zarr_ndarray_tool.scan import Node, payload_lengths, sharding_inner_chunks
-from zarr_ndarray_tool.stores import open_array
-from zarr_ndarray_tool.text import counted
-from zarr_ndarray_tool.verify import read_raw, refusal
 
 __all__ = ["gather", "render"]
 

@@ -1,9 +1,9 @@
-"""The store tool's operations on a loaded array (:class:`~.scan.Node`), for the CLI and the API.
+"""The store tool's operations on a loaded array (:class:`~._scan.Node`), for the CLI and the API.
 
 Each returns an :class:`Outcome` (the line the CLI prints, and the diff of a dry run) or raises
 :class:`~zarr_ndarray_tool.errors.Refused` having changed nothing. A rewrite checks that
 zarr reads the new document, then writes ``zarr.json`` once, conditional on the version read
-when the node was loaded (:func:`.stores.write_key`).
+when the node was loaded (:func:`._stores.write_key`).
 """
 
 from __future__ import annotations
@@ -17,12 +17,10 @@ from typing import Any
 import numpy as np
 
 from zarr_ndarray_dtype import NDArray
-from zarr_ndarray_tool import metadata as md
-from zarr_ndarray_tool.errors import Refused, environment_failure
-from zarr_ndarray_tool.progress import Progress
-from zarr_ndarray_tool.remote import Version
-from zarr_ndarray_tool.scan import Node, sample
-from zarr_ndarray_tool.stores import (
+from zarr_ndarray_tool import _metadata as md
+from zarr_ndarray_tool._remote import Version
+from zarr_ndarray_tool._scan import Node, sample
+from zarr_ndarray_tool._stores import (
     ZARR_JSON,
     ChunkObject,
     Grid,
@@ -35,15 +33,17 @@ from zarr_ndarray_tool.stores import (
     read_versioned,
     write_key,
 )
-from zarr_ndarray_tool.text import counted
-from zarr_ndarray_tool.v2 import (
+from zarr_ndarray_tool._text import counted
+from zarr_ndarray_tool._v2 import (
     ZARRAY,
     ZATTRS,
     document_text,
     original_documents,
     v3_from_v2,
 )
-from zarr_ndarray_tool.verify import check_payloads, element_place, verify_chunks
+from zarr_ndarray_tool._verify import check_payloads, element_place, verify_chunks
+from zarr_ndarray_tool.errors import Refused, environment_failure
+from zarr_ndarray_tool.progress import Progress
 from zarr_vlen_ndarray import VlenNDArrayCodec
 
 __all__ = [
@@ -108,7 +108,7 @@ def upgrade(
 def downgrade(node: Node, *, dry_run: bool = False) -> Outcome:
     """``ndarray`` + ``vlen-ndarray`` -> ``variable_length_bytes`` + ``vlen-bytes``.
 
-    An array upgraded from Zarr v2 gets its v2 documents back instead (:mod:`.v2`).
+    An array upgraded from Zarr v2 gets its v2 documents back instead (:mod:`._v2`).
     """
     md.check_array_document(node.meta, node.where)
     kept = original_documents(node.meta, node.where)

@@ -36,8 +36,8 @@ import numpy as np
 
 from zarr_ndarray_dtype.errors import ElementDTypeError
 from zarr_ndarray_dtype.pattern import parse_element_dtype
+from zarr_ndarray_tool._metadata import ElementType, new_element_type
 from zarr_ndarray_tool.errors import Refused
-from zarr_ndarray_tool.metadata import ElementType, new_element_type
 
 __all__ = [
     "V2_ATTRIBUTE",

@@ -7,9 +7,9 @@ Three kinds of location are supported:
 - a zip store (zarr's ``ZipStore`` layout): ``FILE.zip`` when the array is the root node,
   ``FILE.zip::group/array`` for an array inside it;
 - any zarr store: a URL zarr understands (``s3://bucket/store.zarr/array``, ``gs://``, ``az://``,
-  ``memory://``), opened by :mod:`.remote`, or a ``zarr.abc.store.Store`` given to the Python API
+  ``memory://``), opened by :mod:`._remote`, or a ``zarr.abc.store.Store`` given to the Python API
   with the array's path inside it. Writes are one PUT per key, conditional where the store
-  allows (see :mod:`.remote`).
+  allows (see :mod:`._remote`).
 
 Local rewrites are atomic: the new ``zarr.json`` (or, for a zip store, the new archive) is
 written to a temporary file in the same directory and moved over the original with
@@ -36,10 +36,9 @@ from urllib.request import url2pathname
 
 from zarr_ndarray_dtype.grid import Grid
 from zarr_ndarray_tool._compat import chunk_key_encoding, close_store, open_zip_store_read
-from zarr_ndarray_tool.atomic import atomic_replace
-from zarr_ndarray_tool.errors import Refused
-from zarr_ndarray_tool.metadata import element_type
-from zarr_ndarray_tool.remote import (
+from zarr_ndarray_tool._local import atomic_replace
+from zarr_ndarray_tool._metadata import element_type
+from zarr_ndarray_tool._remote import (
     Version,
     delete_key,
     is_empty,
@@ -48,6 +47,7 @@ from zarr_ndarray_tool.remote import (
     put_key,
     read_key,
 )
+from zarr_ndarray_tool.errors import Refused
 
 if TYPE_CHECKING:
     from zarr.storage import StoreLike
@@ -319,7 +319,7 @@ def write_key(loc: Location, name: str, data: bytes, expect: Version | None = No
     """Write ``name`` (relative to the node); with ``expect``, only if it still holds that.
 
     A directory key is replaced atomically, a zip store rewritten atomically (see the module
-    docstring); a store key is one PUT, conditional where the store allows (:mod:`.remote`).
+    docstring); a store key is one PUT, conditional where the store allows (:mod:`._remote`).
     Refused (nothing written) when ``expect`` no longer matches.
     """
     if loc.kind == "store":

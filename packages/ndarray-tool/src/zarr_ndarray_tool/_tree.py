@@ -4,11 +4,11 @@ and downgraded back byte for byte.
 Every node of the hierarchy below ``PATH`` gets a ``zarr.json``:
 
 - groups and ordinary arrays: exactly what zarr-python's own v2 -> v3 migration writes
-  (:mod:`.migration`); object arrays of strings (numcodecs ``vlen-utf8``) as zarr's v3
+  (:mod:`._migration`); object arrays of strings (numcodecs ``vlen-utf8``) as zarr's v3
   ``string`` arrays over the same chunks;
 - ragged arrays (numcodecs ``VLenArray``, or ``VLenBytes`` with ``--dtype``/``--shape``): the
-  ``ndarray`` documents of :mod:`.v2`, their chunks checked; a HyperSpy ragged array's pattern
-  is decided by its shape sibling (:mod:`.zspy`), checked against the data's byte lengths and
+  ``ndarray`` documents of :mod:`._v2`, their chunks checked; a HyperSpy ragged array's pattern
+  is decided by its shape sibling (:mod:`._zspy`), checked against the data's byte lengths and
   against every stored chunk.
 
 Every node is planned and checked before anything is written, so one node that cannot be
@@ -31,13 +31,11 @@ from typing import Any
 import numpy as np
 
 from zarr_ndarray_dtype.columnar import read_columnar, scan_cells
-from zarr_ndarray_tool import commands
-from zarr_ndarray_tool import metadata as md
-from zarr_ndarray_tool.commands import DEFAULT_SAMPLE, Outcome, plan_v2
-from zarr_ndarray_tool.errors import Refused
-from zarr_ndarray_tool.migration import check_migration, migrated_document, strings_document
-from zarr_ndarray_tool.progress import Progress
-from zarr_ndarray_tool.stores import (
+from zarr_ndarray_tool import _commands as commands
+from zarr_ndarray_tool import _metadata as md
+from zarr_ndarray_tool._commands import DEFAULT_SAMPLE, Outcome, plan_v2
+from zarr_ndarray_tool._migration import check_migration, migrated_document, strings_document
+from zarr_ndarray_tool._stores import (
     ZARR_JSON,
     Location,
     apply_changes,
@@ -45,9 +43,11 @@ from zarr_ndarray_tool.stores import (
     open_array,
     read_versioned,
 )
-from zarr_ndarray_tool.text import counted
-from zarr_ndarray_tool.v2 import ZARRAY, ZATTRS, document_text, v3_from_v2
-from zarr_ndarray_tool.zspy import pattern_of, sibling_of
+from zarr_ndarray_tool._text import counted
+from zarr_ndarray_tool._v2 import ZARRAY, ZATTRS, document_text, v3_from_v2
+from zarr_ndarray_tool._zspy import pattern_of, sibling_of
+from zarr_ndarray_tool.errors import Refused
+from zarr_ndarray_tool.progress import Progress
 
 __all__ = ["KEPT", "downgrade_tree", "is_upgraded_tree", "is_v2_tree", "upgrade_tree"]
 
