@@ -17,20 +17,21 @@ from typing import Any
 import numpy as np
 
 from zarr_ndarray_dtype import NDArray
+from zarr_ndarray_dtype.grid import Grid
 from zarr_ndarray_tool import _metadata as md
 from zarr_ndarray_tool._remote import Version
 from zarr_ndarray_tool._scan import Node, sample
 from zarr_ndarray_tool._stores import (
     ZARR_JSON,
     ChunkObject,
-    Grid,
     Location,
+    check_deletes,
     chunk_objects,
-    delete_keys,
     grid_of,
     key_encoding,
     open_array,
     read_versioned,
+    switch_documents,
     write_key,
 )
 from zarr_ndarray_tool._text import counted
@@ -51,7 +52,6 @@ __all__ = [
     "Outcome",
     "downgrade",
     "V2Plan",
-    "check_deletes",
     "is_v2",
     "migrate",
     "plan_v2",
@@ -255,24 +255,9 @@ def upgrade_v2(
     if dry_run:
         diff = md.json_diff({}, plan.meta, f"{where}/{ZARR_JSON}")
         return Outcome(f"dry run: {what}; would remove {ZARRAY}, {ZATTRS}; nothing written", diff)
-    write_key(loc, ZARR_JSON, text.encode("utf-8"), Version(None))
-    if read_versioned(loc, ZARRAY).data != plan.zarray.data or read_versioned(loc, ZATTRS).data != (
-        plan.zattrs.data
-    ):
-        delete_keys(loc, [ZARR_JSON])
-        raise Refused(f"{where}: {ZARRAY} or {ZATTRS} changed while this command ran; undone.")
-    delete_keys(loc, [ZARRAY, ZATTRS])
+    unchanged = {ZARRAY: plan.zarray.data, ZATTRS: plan.zattrs.data}
+    switch_documents(loc, {ZARR_JSON: text.encode("utf-8")}, [ZARRAY, ZATTRS], unchanged)
     return Outcome(f"{where}: {what}; wrote zarr.json, kept the v2 documents in its attributes")
-
-
-def check_deletes(loc: Location) -> None:
-    """Refuse up front where the v2 <-> v3 switch could not delete the other documents."""
-    if loc.kind == "store" and not getattr(loc.store, "supports_deletes", True):
-        raise Refused(
-            f"{loc}: this {type(loc.store).__name__} cannot delete keys, and a Zarr v2 <-> v3 "
-            "switch replaces the metadata documents; for a zip store run the CLI on the file "
-            "(FILE.zip::path/to/array), which rewrites the archive."
-        )
 
 
 def _check_v2_chunks(
@@ -351,11 +336,8 @@ def _restore_v2(node: Node, zarray_text: str, zattrs_text: str | None, *, dry_ru
     for name in names:
         if read_versioned(loc, name).data is not None:
             raise Refused(f"{node.where}: {name} exists already; nothing written.")
-    write_key(loc, ZARRAY, zarray_text.encode("utf-8"), Version(None))
-    if zattrs_text is not None:
-        write_key(loc, ZATTRS, zattrs_text.encode("utf-8"), Version(None))
-    if node.version is not None and read_versioned(loc).data != node.version.data:
-        delete_keys(loc, names)
-        raise Refused(f"{node.where}: zarr.json changed while this command ran; undone.")
-    delete_keys(loc, [ZARR_JSON])
+    texts = {ZARRAY: zarray_text, ZATTRS: zattrs_text}
+    writes = {name: text.encode("utf-8") for name, text in texts.items() if text is not None}
+    unchanged = {} if node.version is None else {ZARR_JSON: node.version.data}
+    switch_documents(loc, writes, [ZARR_JSON], unchanged)
     return Outcome(f"{node.where}: {what}")

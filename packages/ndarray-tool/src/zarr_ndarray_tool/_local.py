@@ -1,7 +1,8 @@
-"""The one way the tool replaces a local file: write a temporary sibling, fsync, rename.
+"""The local writes zarr's stores do not make safely: a file replaced atomically, and a zip
+archive rewritten atomically with members replaced or removed.
 
-Used for a directory store's ``zarr.json``, a whole zip store and the ``export`` output file. On
-any error (or interruption) the temporary file is removed and the target is left as it was.
+zarr's LocalStore writes a file in place, and its ZipStore can only append a member (a second
+one of the same name) and never delete one; a rewrite of the tool leaves the old bytes or the new.
 """
 
 from __future__ import annotations
@@ -10,11 +11,14 @@ import contextlib
 import errno
 import os
 import secrets
+import time
+import warnings
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO, TypeVar
 
-__all__ = ["atomic_replace"]
+__all__ = ["atomic_replace", "rewrite_zip"]
 
 T = TypeVar("T")
 
@@ -55,3 +59,43 @@ def atomic_replace(target: Path, fill: Callable[[BinaryIO], T]) -> T:
 # What only a write can fail with: an OSError without a file name and one of these errnos came
 # from writing the temporary file (the errors of ``fill``'s reads keep their own).
 _WRITING = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS}
+
+
+def rewrite_zip(path: Path, changes: dict[str, bytes | None]) -> None:
+    """Rewrite the zip file ``path`` atomically with ``changes`` (member -> new bytes, or None to
+    remove every entry of it). A changed member replaces the last entry of its name (earlier,
+    shadowed ones are dropped) or is appended; every other member is copied with its name,
+    timestamps, attributes, compression method and content."""
+
+    def copy(out: BinaryIO) -> None:
+        with zipfile.ZipFile(path) as src, zipfile.ZipFile(out, "w") as dst:
+            infos = src.infolist()
+            last = {info.filename: i for i, info in enumerate(infos)}
+            dst.comment = src.comment
+            with warnings.catch_warnings():
+                # Archives zarr appended to can hold duplicate names; they are copied as they are.
+                warnings.filterwarnings("ignore", "Duplicate name", UserWarning)
+                for i, info in enumerate(infos):
+                    data = changes.get(info.filename, b"")
+                    if info.filename not in changes:
+                        dst.writestr(_copy_info(info), src.read(info))
+                    elif data is not None and i == last[info.filename]:
+                        new = _copy_info(info)
+                        new.date_time = time.localtime()[:6]
+                        dst.writestr(new, data)
+            for name, data in changes.items():
+                if data is not None and name not in last:
+                    dst.writestr(zipfile.ZipInfo(name, time.localtime()[:6]), data)
+
+    atomic_replace(path, copy)
+
+
+def _copy_info(info: zipfile.ZipInfo) -> zipfile.ZipInfo:
+    new = zipfile.ZipInfo(info.filename, date_time=info.date_time)
+    new.compress_type = info.compress_type
+    new.comment = info.comment
+    new.extra = info.extra
+    new.create_system = info.create_system
+    new.external_attr = info.external_attr
+    new.internal_attr = info.internal_attr
+    return new

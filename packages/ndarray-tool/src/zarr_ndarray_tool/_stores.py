@@ -1,101 +1,61 @@
-"""Store access for the tool: where an array lives, its ``zarr.json``, its chunk objects.
+"""Where an array lives, and the one way the tool reads and writes it.
 
-Three kinds of location are supported:
-
-- a directory store: ``PATH`` is the array's directory (``store/group/array`` for an array
-  inside a group; ``file://`` URLs are read as paths);
-- a zip store (zarr's ``ZipStore`` layout): ``FILE.zip`` when the array is the root node,
-  ``FILE.zip::group/array`` for an array inside it;
-- any zarr store: a URL zarr understands (``s3://bucket/store.zarr/array``, ``gs://``, ``az://``,
-  ``memory://``), opened by :mod:`._remote`, or a ``zarr.abc.store.Store`` given to the Python API
-  with the array's path inside it. Writes are one PUT per key, conditional where the store
-  allows (see :mod:`._remote`).
-
-Local rewrites are atomic: the new ``zarr.json`` (or, for a zip store, the new archive) is
-written to a temporary file in the same directory and moved over the original with
-``os.replace``; on any error the temporary file is removed and the original is untouched. A
-zip rewrite copies every other member with its original name, timestamps, attributes,
-compression method and content.
+Every read goes through zarr's store API (a directory is a LocalStore, a zip file a ZipStore, a
+URL or an API caller's store as it is). What zarr cannot write safely, an atomic local rewrite
+and a conditional PUT, is in :mod:`._local` and :mod:`._remote`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import sys
-import time
 import warnings
 import zipfile
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from operator import methodcaller
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 from urllib.request import url2pathname
 
 from zarr_ndarray_dtype.grid import Grid
-from zarr_ndarray_tool._compat import chunk_key_encoding, close_store, open_zip_store_read
-from zarr_ndarray_tool._local import atomic_replace
+from zarr_ndarray_tool import _compat
+from zarr_ndarray_tool._local import atomic_replace, rewrite_zip
 from zarr_ndarray_tool._metadata import element_type
-from zarr_ndarray_tool._remote import (
-    Version,
-    delete_key,
-    is_empty,
-    list_sizes,
-    open_url,
-    put_key,
-    read_key,
-)
+from zarr_ndarray_tool._remote import Version, delete_key, list_sizes, open_url, put_key, read_key
 from zarr_ndarray_tool.errors import Refused
 
 if TYPE_CHECKING:
     from zarr.storage import StoreLike
 
-__all__ = [
-    "ChunkObject",
-    "Grid",
-    "Location",
-    "chunk_objects",
-    "delete_keys",
-    "grid_of",
-    "in_store",
-    "apply_changes",
-    "key_encoding",
-    "listing",
-    "locate",
-    "location",
-    "open_array",
-    "parse_chunk_key",
-    "read_document",
-    "read_versioned",
-    "store_label",
-    "write_document",
-    "write_key",
-]
-
 ZARR_JSON = "zarr.json"
+ZIP_SEPARATOR = "::"
 # zarr warns on every open that variable_length_bytes (all releases) and the vlen-bytes codec
 # (zarr 3.1.0) have no Zarr v3 specification; the tool reads such arrays on purpose.
 _UNSPECIFIED_WARNINGS = (
     r".*does not have a Zarr V3 specification",
     r".*is currently not part in the Zarr format 3 specification",
 )
-ZIP_SEPARATOR = "::"
 
 
 @dataclass(frozen=True)
 class Location:
-    """An array node: a directory, a member prefix inside a zip file, or a path in a store."""
+    """An array node: the path ``inner`` in ``store``, which every read goes through; messages
+    name the store ``label``. A directory or zip file the tool opened itself from a path is
+    written by the tool itself, atomically (zarr's local stores cannot)."""
 
-    kind: Literal["dir", "zip", "store"]
-    root: Path  # the array directory or the zip file (for "store": Path(label), unused)
-    inner: str  # the node's path inside the zip file or store ("" for the root node)
-    store: Any = field(default=None, compare=False)  # the zarr store (kind "store")
-    label: str = ""  # how messages name a store location (its URL)
+    store: Any = dataclasses.field(compare=False)
+    inner: str
+    label: str
+    directory: Path | None = None
+    zip_file: Path | None = None
 
     def key(self, name: str) -> str:
-        """The full key of ``name`` (relative to the node) in the zip file or store."""
+        """The full key of ``name`` (relative to the node) in the store."""
         return f"{self.inner}/{name}" if self.inner else name
 
     @property
@@ -105,33 +65,23 @@ class Location:
     @property
     def name(self) -> str:
         """The array's node name (the last path component), for column names."""
-        if self.kind == "zip":
-            return PurePosixPath(self.inner).name or self.root.stem
-        if self.kind == "store":
-            return PurePosixPath(self.inner).name or PurePosixPath(self.label.rstrip("/")).name
-        return self.root.name
+        if self.inner or self.zip_file is None:
+            return PurePosixPath(self.inner or self.label.rstrip("/")).name
+        return self.zip_file.stem
 
     def child(self, path: str) -> Location:
         """The node at ``path`` below this one."""
-        if not path:
-            return self
-        if self.kind == "dir":
-            return Location("dir", self.root / path, "")
-        return Location(self.kind, self.root, self.key(path), self.store, self.label)
+        return dataclasses.replace(self, inner=self.key(path)) if path else self
 
     def __str__(self) -> str:
-        if self.kind == "store":
-            return f"{self.label}/{self.inner}" if self.inner else self.label
-        if self.kind == "zip" and self.inner:
-            return f"{self.root}{ZIP_SEPARATOR}{self.inner}"
-        return str(self.root)
+        separator = ZIP_SEPARATOR if self.zip_file is not None else "/"
+        return f"{self.label}{separator}{self.inner}" if self.inner else self.label
 
 
 def in_store(store: Any, path: str = "", label: str | None = None) -> Location:
     """The node at ``path`` inside a ``zarr.abc.store.Store``; messages name it by ``label``
     (default: the store's path or URL)."""
-    name = label if label is not None else store_label(store)
-    return Location("store", Path(name), path.strip("/"), store, name)
+    return Location(store, path.strip("/"), label if label is not None else store_label(store))
 
 
 def store_label(store: Any) -> str:
@@ -206,63 +156,45 @@ def locate(
         zpath = Path(file)
         if not zpath.is_file() or not zipfile.is_zipfile(zpath):
             raise Refused(f"{file}: not a zip file (PATH{ZIP_SEPARATOR}inner names a zip store).")
-        return Location("zip", zpath, inner.strip("/"))
+        return _zip(zpath, inner.strip("/"))
     p = Path(path)
     if p.is_dir():
-        return Location("dir", p, "")
+        from zarr.storage import LocalStore
+
+        return Location(LocalStore(p, read_only=True), "", str(p), directory=p)
     if p.is_file():
         if zipfile.is_zipfile(p):
-            return Location("zip", p, "")
+            return _zip(p, "")
         raise Refused(f"{path} is a file but not a zip store; give a store directory or a .zip.")
     raise Refused(f"{path} does not exist.")
 
 
+def _zip(path: Path, inner: str) -> Location:
+    return Location(_compat.open_zip_store_read(path), inner, str(path), zip_file=path)
+
+
 def listing(loc: Location) -> list[str]:
-    """Every key below the node, relative to it (posix separators)."""
-    if loc.kind == "store":
-        return list(list_sizes(loc.store, loc.inner))
-    if loc.kind == "zip":
-        prefix = f"{loc.inner}/" if loc.inner else ""
-        with zipfile.ZipFile(loc.root) as zf:
-            names = dict.fromkeys(zf.namelist())
-        return [n[len(prefix) :] for n in names if n.startswith(prefix) and not n.endswith("/")]
-    out: list[str] = []
-    for dirpath, _dirs, files in os.walk(loc.root):
-        rel = Path(dirpath).relative_to(loc.root)
-        out.extend((rel / f).as_posix() for f in files)
-    return out
+    """Every key below the node, relative to it."""
+    return list(list_sizes(loc.store, loc.inner))
 
 
-def _read_key(loc: Location, key: str) -> bytes | None:
-    if loc.kind == "store":
-        return read_key(loc.store, loc.key(key)).data
-    if loc.kind == "zip":
-        member = f"{loc.inner}/{key}" if loc.inner else key
-        with zipfile.ZipFile(loc.root) as zf:
-            try:
-                return zf.read(member)  # the last entry of that name, as readers see it
-            except KeyError:
-                return None
-    file = loc.root / key
-    return file.read_bytes() if file.is_file() else None
+def read_versioned(loc: Location, name: str = ZARR_JSON) -> Version:
+    """The content of ``name`` (relative to the node) and its version, for :func:`write_key`."""
+    return read_key(loc.store, loc.key(name))
 
 
 def _is_empty(loc: Location) -> bool:
-    """Nothing is at the node: no directory there, no key below it in a zip file or store."""
-    if loc.kind == "store":
-        return is_empty(loc.store, loc.inner)
-    if loc.kind == "zip":
-        prefix = f"{loc.inner}/" if loc.inner else ""
-        with zipfile.ZipFile(loc.root) as zf:
-            return not any(n.startswith(prefix) for n in zf.namelist())
-    return not loc.root.exists()
+    """Nothing is at the node: no key below it (for a directory: no directory, even empty)."""
+    if loc.directory is not None:
+        return not (loc.directory / loc.inner).exists()
+    return bool(_compat.sync(loc.store.is_empty(loc.inner)))
 
 
 def _arrays_below(loc: Location, limit: int = 8) -> list[str]:
     found = []
     for rel in sorted(listing(loc)):
         if rel.endswith(f"/{ZARR_JSON}"):
-            raw = _read_key(loc, rel)
+            raw = read_versioned(loc, rel).data
             with contextlib.suppress(ValueError, UnicodeDecodeError):
                 if raw is not None and json.loads(raw).get("node_type") == "array":
                     found.append(rel[: -len(ZARR_JSON) - 1])
@@ -279,7 +211,7 @@ def read_document(loc: Location, read: Version | None = None) -> tuple[Any, str]
     raw = (read if read is not None else read_versioned(loc)).data
     if raw is None:
         for v2 in (".zarray", ".zgroup"):
-            if _read_key(loc, v2) is not None:
+            if read_versioned(loc, v2).data is not None:
                 raise Refused(
                     f"{loc}: found {v2} but no zarr.json: this is a Zarr v2 node; this command "
                     "handles Zarr v3 arrays only (the ndarray data type is not defined for v2; "
@@ -295,7 +227,7 @@ def read_document(loc: Location, read: Version | None = None) -> tuple[Any, str]
         raise Refused(f"{loc}: zarr.json is not valid JSON ({exc}).") from exc
     if isinstance(meta, dict) and meta.get("node_type") == "group":
         arrays = _arrays_below(loc)
-        sep = ZIP_SEPARATOR if loc.kind == "zip" else "/"
+        sep = ZIP_SEPARATOR if loc.zip_file is not None else "/"
         hint = (
             "arrays inside: " + ", ".join(f"{loc}{sep}{a}" for a in arrays)
             if arrays
@@ -305,107 +237,81 @@ def read_document(loc: Location, read: Version | None = None) -> tuple[Any, str]
     return meta, text
 
 
-# ------------------------------------------------------------------------------ rewriting
-
-
-def read_versioned(loc: Location, name: str = ZARR_JSON) -> Version:
-    """The content of ``name`` (relative to the node) and its version, for :func:`write_key`."""
-    if loc.kind == "store":
-        return read_key(loc.store, loc.key(name))
-    return Version(_read_key(loc, name))
+# ------------------------------------------------------------------------------ writing
 
 
 def write_key(loc: Location, name: str, data: bytes, expect: Version | None = None) -> None:
-    """Write ``name`` (relative to the node); with ``expect``, only if it still holds that.
-
-    A directory key is replaced atomically, a zip store rewritten atomically (see the module
-    docstring); a store key is one PUT, conditional where the store allows (:mod:`._remote`).
-    Refused (nothing written) when ``expect`` no longer matches.
-    """
-    if loc.kind == "store":
-        put_key(loc.store, loc.key(name), data, expect or read_key(loc.store, loc.key(name)))
+    """Write ``name`` (relative to the node); with ``expect``, only if it still holds that
+    (:class:`Refused`, nothing written, otherwise): a local file or zip archive atomically, a
+    key of another store in one PUT, conditional where the store allows (:mod:`._remote`)."""
+    key = loc.key(name)
+    if loc.directory is None and loc.zip_file is None:
+        put_key(loc.store, key, data, expect or read_key(loc.store, key))
         return
-    if expect is not None and _read_key(loc, name) != expect.data:
+    if expect is not None and read_key(loc.store, key).data != expect.data:
         raise Refused(f"{loc}: {name} changed while this command ran; nothing written.")
-    if loc.kind == "dir":
-        atomic_replace(loc.root / name, lambda fh: fh.write(data))
-    else:
-        atomic_replace(loc.root, lambda fh: _rewrite_zip(loc, {loc.key(name): data}, fh))
+    _write_local(loc, {key: data})
 
 
-def delete_keys(loc: Location, names: list[str]) -> None:
-    """Delete ``names`` (relative to the node); absent ones are fine."""
-    if loc.kind == "store":
+def _write_local(loc: Location, changes: dict[str, bytes | None]) -> None:
+    """Write (bytes) or delete (None) keys of a directory or zip file the tool opened."""
+    if loc.zip_file is not None:
+        _compat.close_store(loc.store)  # reads after the rewrite must not see the old archive
+        rewrite_zip(loc.zip_file, changes)
+        return
+    assert loc.directory is not None
+    for key, data in changes.items():
+        if data is None:
+            (loc.directory / key).unlink(missing_ok=True)
+        else:
+            atomic_replace(loc.directory / key, methodcaller("write", data))
+
+
+def _delete(loc: Location, names: list[str]) -> None:
+    if loc.directory is None and loc.zip_file is None:
         for name in names:
             delete_key(loc.store, loc.key(name))
-    elif loc.kind == "dir":
-        for name in names:
-            with contextlib.suppress(FileNotFoundError):
-                (loc.root / name).unlink()
     else:
-        changes: dict[str, bytes | None] = {loc.key(n): None for n in names}
-        atomic_replace(loc.root, lambda fh: _rewrite_zip(loc, changes, fh))
+        _write_local(loc, {loc.key(name): None for name in names})
 
 
-def apply_changes(loc: Location, changes: dict[str, bytes | None]) -> None:
-    """Write (bytes) or delete (None) keys relative to the node, in order: a zip store in one
-    atomic rewrite, a directory or another store key by key (each new key only if absent;
-    :class:`Refused` when one exists)."""
-    if loc.kind == "zip":
-        keyed = {loc.key(name): data for name, data in changes.items()}
-        atomic_replace(loc.root, lambda fh: _rewrite_zip(loc, keyed, fh))
+def check_deletes(loc: Location) -> None:
+    """Refuse up front where the v2 <-> v3 switch could not delete the other documents."""
+    if loc.zip_file is None and not getattr(loc.store, "supports_deletes", True):
+        raise Refused(
+            f"{loc}: this {type(loc.store).__name__} cannot delete keys, and a Zarr v2 <-> v3 "
+            "switch replaces the metadata documents; for a zip store run the CLI on the file "
+            "(FILE.zip::path/to/array), which rewrites the archive."
+        )
+
+
+def switch_documents(
+    loc: Location, writes: dict[str, bytes], deletes: list[str], unchanged: Mapping[str, Any]
+) -> None:
+    """Write the new documents ``writes`` (each absent before), then delete ``deletes`` (keys
+    relative to the node), provided every key of ``unchanged`` still holds those bytes: a zip
+    file in one atomic rewrite, elsewhere key by key, the writes undone on any failure."""
+    check_deletes(loc)
+    if loc.zip_file is not None:
+        _check_unchanged(loc, {**dict.fromkeys(writes), **unchanged}, "nothing written")
+        _write_local(loc, {loc.key(k): v for k, v in {**writes, **dict.fromkeys(deletes)}.items()})
         return
-    for name, data in changes.items():
-        if data is None:
-            delete_keys(loc, [name])
-        else:
+    done: list[str] = []
+    try:
+        for name, data in writes.items():
             write_key(loc, name, data, Version(None))
+            done.append(name)
+        _check_unchanged(loc, unchanged, "undone")
+    except BaseException:
+        _delete(loc, done[::-1])
+        raise
+    _delete(loc, deletes)
 
 
-def write_document(loc: Location, text: str) -> None:
-    """Replace the node's ``zarr.json`` with ``text`` (unconditionally; see :func:`write_key`)."""
-    write_key(loc, ZARR_JSON, text.encode("utf-8"))
-
-
-def _rewrite_zip(loc: Location, changes: dict[str, bytes | None], out: Any) -> None:
-    """Copy the archive into ``out`` with ``changes`` applied (member -> new bytes or None).
-
-    A changed member replaces the last entry of that name (earlier, shadowed entries are
-    dropped) or is appended; None drops every entry of the name. Every other member is copied
-    with its name, timestamps, attributes, compression method and content.
-    """
-    with zipfile.ZipFile(loc.root) as src, zipfile.ZipFile(out, "w") as dst:
-        infos = src.infolist()
-        last = {info.filename: i for i, info in enumerate(infos)}
-        dst.comment = src.comment
-        with warnings.catch_warnings():
-            # Archives zarr appended to can hold duplicate names; they are copied as they are.
-            warnings.filterwarnings("ignore", "Duplicate name", UserWarning)
-            for i, info in enumerate(infos):
-                if info.filename not in changes:
-                    dst.writestr(_copy_info(info), src.read(info))
-                    continue
-                data = changes[info.filename]
-                if data is not None and i == last[info.filename]:
-                    new = _copy_info(info)
-                    new.date_time = time.localtime()[:6]
-                    dst.writestr(new, data)
-            for name, data in changes.items():
-                if data is not None and name not in last:
-                    info = zipfile.ZipInfo(name, date_time=time.localtime()[:6])
-                    info.compress_type = zipfile.ZIP_STORED
-                    dst.writestr(info, data)
-
-
-def _copy_info(info: zipfile.ZipInfo) -> zipfile.ZipInfo:
-    new = zipfile.ZipInfo(info.filename, date_time=info.date_time)
-    new.compress_type = info.compress_type
-    new.comment = info.comment
-    new.extra = info.extra
-    new.create_system = info.create_system
-    new.external_attr = info.external_attr
-    new.internal_attr = info.internal_attr
-    return new
+def _check_unchanged(loc: Location, unchanged: Mapping[str, Any], outcome: str) -> None:
+    for name, data in unchanged.items():
+        if read_versioned(loc, name).data != data:
+            raise Refused(f"{loc}: {name} changed while this command ran; {outcome}.")
 
 
 # ------------------------------------------------------------------------------ chunks
@@ -446,29 +352,25 @@ def key_encoding(meta: dict[str, Any], where: str) -> Any:
     """zarr's chunk key encoding of the array (the one home of key rules)."""
     enc = meta.get("chunk_key_encoding", {"name": "default"})
     try:
-        return chunk_key_encoding(enc)
+        return _compat.chunk_key_encoding(enc)
     except (ValueError, TypeError, KeyError) as exc:
         raise Refused(
             f"{where}: chunk_key_encoding {json.dumps(enc)} is not one zarr knows ({exc})."
         ) from exc
 
 
-def parse_chunk_key(key: str, encoding: Any, grid: Grid) -> tuple[int, ...] | None:
-    """The chunk index a key (relative to the array) names, or None if it names no chunk: an
-    index inside the grid for which zarr's encoding gives exactly this key back."""
-    if not grid.shape:  # the one chunk of a 0-d array
+def chunk_index(key: str, encoding: Any, grid: Grid) -> tuple[int, ...] | None:
+    """The chunk a key (relative to the array) names: an index inside the grid that zarr's
+    encoding reads from it and writes back as exactly this key; None for any other key."""
+    if not grid.shape:  # the one chunk of a 0-d array ("c", or "0" that v2 reads as (0,))
         return () if key == encoding.encode_chunk_key(()) else None
-    parts = key.split(encoding.separator)
-    if len(parts) == len(grid.shape) + 1 and parts[0] == "c":  # the default encoding's prefix
-        parts = parts[1:]
-    if len(parts) != len(grid.shape) or not all(p.isdigit() and p.isascii() for p in parts):
+    try:
+        index = _compat.decode_chunk_key(encoding, key)
+    except ValueError:
         return None
-    index = tuple(int(p) for p in parts)
-    if encoding.encode_chunk_key(index) != key:
+    if len(index) != len(grid.shape) or encoding.encode_chunk_key(index) != key:
         return None
-    if any(i >= n for i, n in zip(index, grid.grid_shape, strict=True)):
-        return None
-    return index
+    return index if all(0 <= i < n for i, n in zip(index, grid.grid_shape, strict=True)) else None
 
 
 @dataclass(frozen=True)
@@ -482,26 +384,13 @@ class ChunkObject:
 
 def chunk_objects(loc: Location, meta: dict[str, Any], grid: Grid) -> list[ChunkObject]:
     """Every stored chunk object of the array, in C order of the chunk grid."""
-    sizes: dict[str, int] = {}
-    if loc.kind == "store":
-        sizes = list_sizes(loc.store, loc.inner)
-    elif loc.kind == "zip":
-        prefix = f"{loc.inner}/" if loc.inner else ""
-        with zipfile.ZipFile(loc.root) as zf:
-            for info in zf.infolist():  # a later duplicate entry shadows an earlier one
-                if info.filename.startswith(prefix):
-                    sizes[info.filename[len(prefix) :]] = info.file_size
-    else:
-        for rel in listing(loc):
-            sizes[rel] = (loc.root / rel).stat().st_size
-    found = []
     encoding = key_encoding(meta, str(loc))
-    for key, size in sizes.items():
-        index = parse_chunk_key(key, encoding, grid)
+    found = []
+    for key, size in list_sizes(loc.store, loc.inner).items():
+        index = chunk_index(key, encoding, grid)
         if index is not None:
             found.append(ChunkObject(key, index, size))
-    found.sort(key=lambda c: c.index)
-    return found
+    return sorted(found, key=lambda c: c.index)
 
 
 # ------------------------------------------------------------------------------ zarr glue
@@ -514,27 +403,15 @@ def open_array(loc: Location, meta: dict[str, Any]) -> Iterator[Any]:
     Reading through a different document than the stored one is how the tool reads an
     ``ndarray`` store's chunks as raw bytes, or checks a candidate upgrade before writing it.
     """
-    from zarr import Array
-    from zarr.core.array import AsyncArray
-    from zarr.storage import LocalStore, StorePath
+    import zarr
+    from zarr.storage import StorePath
 
     element_type(meta, str(loc))  # an ndarray type zarr cannot resolve, named by its rule
-    store: Any
-    if loc.kind == "store":
-        store = loc.store
-    elif loc.kind == "zip":
-        store = open_zip_store_read(loc.root)
-    else:
-        store = LocalStore(loc.root, read_only=True)
-    try:
-        with warnings.catch_warnings():
-            for message in _UNSPECIFIED_WARNINGS:
-                warnings.filterwarnings("ignore", message=message)
-            try:
-                async_array = AsyncArray(meta, StorePath(store, loc.inner))  # type: ignore[call-overload]
-            except (ValueError, TypeError, KeyError) as exc:
-                raise Refused(f"{loc}: zarr cannot read this array's metadata: {exc}") from exc
-            yield Array(async_array)
-    finally:
-        if store is not loc.store:  # the tool closes only stores it opened here
-            close_store(store)
+    with warnings.catch_warnings():
+        for message in _UNSPECIFIED_WARNINGS:
+            warnings.filterwarnings("ignore", message=message)
+        try:
+            array = zarr.AsyncArray(meta, StorePath(loc.store, loc.inner))  # type: ignore[call-overload]
+        except (ValueError, TypeError, KeyError) as exc:
+            raise Refused(f"{loc}: zarr cannot read this array's metadata: {exc}") from exc
+        yield zarr.Array(array)

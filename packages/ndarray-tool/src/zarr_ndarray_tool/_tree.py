@@ -31,17 +31,17 @@ from typing import Any
 import numpy as np
 
 from zarr_ndarray_dtype.columnar import read_columnar, scan_cells
-from zarr_ndarray_tool import _commands as commands
 from zarr_ndarray_tool import _metadata as md
 from zarr_ndarray_tool._commands import DEFAULT_SAMPLE, Outcome, plan_v2
 from zarr_ndarray_tool._migration import check_migration, migrated_document, strings_document
 from zarr_ndarray_tool._stores import (
     ZARR_JSON,
     Location,
-    apply_changes,
+    check_deletes,
     listing,
     open_array,
     read_versioned,
+    switch_documents,
 )
 from zarr_ndarray_tool._text import counted
 from zarr_ndarray_tool._v2 import ZARRAY, ZATTRS, document_text, v3_from_v2
@@ -276,7 +276,7 @@ def upgrade_tree(
 ) -> Outcome:
     """Upgrade the Zarr v2 hierarchy at ``loc`` in place (see the module docstring)."""
     check_migration(str(loc))
-    commands.check_deletes(loc)
+    check_deletes(loc)
     if is_upgraded_tree(loc):
         raise Refused(
             f"{loc}: this hierarchy was upgraded before ({KEPT} is there); `downgrade` "
@@ -303,45 +303,18 @@ def upgrade_tree(
         "v2": v2,
         "v3": {_join(s.node.path, ZARR_JSON): _digest(s.text) for s in steps},
     }
-    writes: dict[str, bytes | None] = {KEPT: json.dumps(kept, indent=1).encode()}
+    writes = {KEPT: json.dumps(kept, indent=1).encode()}
     # children first, the root's zarr.json last: an interrupted run leaves a v2 root
     for step in sorted(steps, key=lambda s: -s.node.path.count("/") - bool(s.node.path)):
         writes[_join(step.node.path, ZARR_JSON)] = step.text.encode("utf-8")
-    _apply_or_undo(loc, writes, dict.fromkeys(v2), nodes)
+    unchanged = {_join(n.path, name): data for n in nodes for name, data in n.docs.items()}
+    switch_documents(loc, writes, list(v2), unchanged)
     return Outcome(f"{loc}: {what}; kept the v2 documents in {KEPT}\n" + "\n".join(lines))
-
-
-def _apply_or_undo(
-    loc: Location,
-    writes: dict[str, bytes | None],
-    deletes: dict[str, bytes | None],
-    nodes: list[_Node],
-) -> None:
-    """Write, then delete; where the store is not a zip (one atomic rewrite), undo the writes
-    when one fails or a v2 document changed meanwhile, so that nothing changes."""
-    if loc.kind == "zip":
-        apply_changes(loc, {**writes, **deletes})
-        return
-    done: list[str] = []
-    try:
-        for key, data in writes.items():
-            apply_changes(loc, {key: data})
-            done.append(key)
-        for node in nodes:
-            for name, data in node.docs.items():
-                if read_versioned(loc, _join(node.path, name)).data != data:
-                    raise Refused(
-                        f"{loc}: {_join(node.path, name)} changed while this command ran; undone."
-                    )
-    except BaseException:
-        apply_changes(loc, dict.fromkeys(reversed(done)))
-        raise
-    apply_changes(loc, deletes)
 
 
 def downgrade_tree(loc: Location, *, dry_run: bool = False) -> Outcome:
     """Restore an upgraded hierarchy's v2 documents byte for byte (see the module docstring)."""
-    commands.check_deletes(loc)
+    check_deletes(loc)
     raw = read_versioned(loc, KEPT).data
     try:
         kept = json.loads(raw or b"")
@@ -367,7 +340,6 @@ def downgrade_tree(loc: Location, *, dry_run: bool = False) -> Outcome:
     )
     if dry_run:
         return Outcome(f"dry run: {what}; nothing written")
-    writes: dict[str, bytes | None] = {key: text.encode("utf-8") for key, text in v2.items()}
-    deletes: dict[str, bytes | None] = {**dict.fromkeys(v3), KEPT: None}
-    _apply_or_undo(loc, writes, deletes, [])
+    writes = {key: text.encode("utf-8") for key, text in v2.items()}
+    switch_documents(loc, writes, [*v3, KEPT], {})
     return Outcome(f"{loc}: {what}")
