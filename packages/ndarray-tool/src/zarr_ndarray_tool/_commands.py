@@ -47,19 +47,6 @@ from zarr_ndarray_tool.errors import Refused, environment_failure
 from zarr_ndarray_tool.progress import Progress
 from zarr_vlen_ndarray import VlenNDArrayCodec
 
-__all__ = [
-    "DEFAULT_SAMPLE",
-    "Outcome",
-    "downgrade",
-    "V2Plan",
-    "is_v2",
-    "migrate",
-    "plan_v2",
-    "upgrade",
-    "upgrade_v2",
-    "verify",
-]
-
 #: Chunk objects ``upgrade`` checks unless told to check all.
 DEFAULT_SAMPLE = 16
 

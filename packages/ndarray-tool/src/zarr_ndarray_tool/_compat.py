@@ -9,9 +9,7 @@ from typing import Any
 
 # Every release: zarr has no public way to run a coroutine on its own event loop, the one its
 # stores' sessions (aiohttp, obstore) are bound to.
-from zarr.core.sync import sync
-
-__all__ = ["chunk_key_encoding", "close_store", "decode_chunk_key", "open_zip_store_read", "sync"]
+from zarr.core.sync import sync as sync
 
 
 def open_zip_store_read(path: Any) -> Any:

@@ -34,15 +34,6 @@ from zarr_ndarray_tool._verify import refusal
 from zarr_ndarray_tool.errors import Refused
 from zarr_ndarray_tool.progress import Progress
 
-__all__ = [
-    "INSTALL_HINT",
-    "SLAB_BYTES",
-    "Selection",
-    "coordinate_names",
-    "export",
-    "parse_selection",
-]
-
 #: What to install for ``export``.
 INSTALL_HINT = "pip install 'zarr-ndarray-tool[export]'"
 #: About how many bytes of cell values one read takes (whole rows of inner chunks, at least one).

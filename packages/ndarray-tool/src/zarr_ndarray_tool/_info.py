@@ -17,25 +17,18 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from zarr_ndarray_dtype.cell_ids import serializer_of
 from zarr_ndarray_dtype.columnar import scan_cells
 from zarr_ndarray_dtype.columns import cell_shapes
 from zarr_ndarray_dtype.errors import StoredChunkError
-from zarr_ndarray_tool._metadata import (
-    VLEN_NDARRAY,
-    bytes_view,
-    codec_chain,
-    data_type_kind,
-    element_type,
-    serializer_name,
-)
+from zarr_ndarray_tool._metadata import bytes_view, codec_chain, data_type_kind, element_type
 from zarr_ndarray_tool._scan import Node, payload_lengths, sharding_inner_chunks
 from zarr_ndarray_tool._stores import open_array
 from zarr_ndarray_tool._text import counted
 from zarr_ndarray_tool._verify import read_raw, refusal
 from zarr_ndarray_tool.errors import Refused
 from zarr_ndarray_tool.progress import Progress
-
-__all__ = ["gather", "render"]
+from zarr_vlen_ndarray import VlenNDArrayCodec, framing
 
 _QUANTILES = {"p25": 0.25, "median": 0.5, "p75": 0.75, "p99": 0.99}
 _BINS = 10
@@ -64,10 +57,6 @@ def gather(node: Node, progress: Progress) -> dict[str, Any]:
         "written_chunks": len(node.objects),
         "stored_bytes": sum(o.nbytes for o in node.objects),
     }
-    if serializer_name(meta) == VLEN_NDARRAY:
-        from zarr_vlen_ndarray import framing
-
-        report["framing_backend"] = framing.BACKEND
     if kind == "ndarray":
         report.update(_ndarray_statistics(node, progress))
         return report
@@ -108,6 +97,7 @@ def _ndarray_statistics(node: Node, progress: Progress) -> dict[str, Any]:
     encoded = 0
     with open_array(node.loc, node.meta) as array:
         pattern = array.metadata.data_type.pattern
+        vlen = isinstance(serializer_of(array.metadata), VlenNDArrayCodec)
         for obj in node.objects:
             try:
                 scan = scan_cells(array, node.grid.region(obj.index), "info")
@@ -120,7 +110,8 @@ def _ndarray_statistics(node: Node, progress: Progress) -> dict[str, Any]:
     items = np.concatenate(sizes) if sizes else np.zeros(0, np.int64)
     table = np.concatenate(shapes) if shapes else np.zeros((0, pattern.ndim), np.int64)
     rows = pattern.is_leading_variable
-    report: dict[str, Any] = {
+    report: dict[str, Any] = {"framing_backend": framing.BACKEND} if vlen else {}
+    report |= {
         "cells_in_written_chunks": int(items.size),
         "payload_bytes": int(items.sum()) * etype.itemsize,
         "encoded_bytes": encoded,

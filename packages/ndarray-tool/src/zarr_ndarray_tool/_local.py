@@ -18,8 +18,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO, TypeVar
 
-__all__ = ["atomic_replace", "rewrite_zip"]
-
 T = TypeVar("T")
 
 

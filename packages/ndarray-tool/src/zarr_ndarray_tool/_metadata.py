@@ -15,7 +15,6 @@ import copy
 import difflib
 import json
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -31,26 +30,6 @@ from zarr_ndarray_dtype.errors import (
 from zarr_ndarray_dtype.fill import decode_fill
 from zarr_ndarray_dtype.pattern import ELEMENT_DTYPES, ShapePattern, parse_element_dtype
 from zarr_ndarray_tool.errors import Refused
-
-__all__ = [
-    "BYTES_DTYPE_NAMES",
-    "DOWNGRADE_DTYPE_NAME",
-    "ElementType",
-    "Kind",
-    "bytes_view",
-    "check_array_document",
-    "codec_chain",
-    "data_type_kind",
-    "downgrade",
-    "dumps_like",
-    "element_type",
-    "json_diff",
-    "migrate",
-    "parse_dtype_arg",
-    "parse_shape_arg",
-    "upgrade",
-    "with_shape",
-]
 
 #: The JSON names of zarr-python's variable-length bytes data type. zarr 3.1.0 writes and reads
 #: only ``variable_length_bytes``; ``bytes`` is read too from zarr 3.1.4 on.
@@ -232,77 +211,49 @@ def codec_chain(codecs: object) -> str:
     return " -> ".join(parts)
 
 
-def serializer_name(meta: dict[str, Any]) -> str | None:
-    """The name of the array's array -> bytes codec (inside sharding when sharded): the first
-    codec of the chain that is not ``transpose``, zarr's one array -> array codec."""
-    for entry in meta.get("codecs") or ():
-        name = _codec_name(entry)
-        if name == SHARDING and isinstance(entry, dict):
-            inner = (entry.get("configuration") or {}).get("codecs")
-            return serializer_name({"codecs": inner}) if isinstance(inner, list) else None
-        if name != "transpose":
-            return name
-    return None
-
-
-def _map_serializer(
-    codecs: list[Any], names: tuple[str, ...], replace: Callable[[Any], Any]
-) -> tuple[list[Any], int]:
-    """Replace every entry named in ``names`` (also inside sharding codec chains)."""
-    out: list[Any] = []
-    count = 0
-    for entry in codecs:
-        name = _codec_name(entry)
-        if name in names:
-            out.append(replace(entry))
-            count += 1
-        elif name == SHARDING and isinstance(entry, dict):
-            config = entry.get("configuration")
-            if isinstance(config, dict) and isinstance(config.get("codecs"), list):
-                inner, n = _map_serializer(config["codecs"], names, replace)
-                new_entry = dict(entry)
-                new_entry["configuration"] = {**config, "codecs": inner}
-                out.append(new_entry)
-                count += n
-            else:
-                out.append(entry)
-        else:
-            out.append(entry)
-    return out, count
+def _entries(codecs: object, name: str) -> list[tuple[list[Any], int]]:
+    """Where the codec entries named ``name`` are, as (the list holding one, its index): at the
+    top level and in sharding's codec chains."""
+    found: list[tuple[list[Any], int]] = []
+    for i, entry in enumerate(codecs if isinstance(codecs, list) else ()):
+        config = entry.get("configuration") if isinstance(entry, dict) else None
+        if _codec_name(entry) == name:
+            found.append((codecs, i))  # type: ignore[arg-type]
+        elif _codec_name(entry) == SHARDING and isinstance(config, dict):
+            found += _entries(config.get("codecs"), name)
+    return found
 
 
 def _swap_serializer(
     meta: dict[str, Any], old: str, new: dict[str, Any], where: str, expects: str
 ) -> list[Any]:
-    codecs, count = _map_serializer(meta["codecs"], (old,), lambda _: copy.deepcopy(new))
-    if count != 1:
-        found = "no" if count == 0 else f"{count}"
+    """A copy of the codecs with the one ``old`` entry replaced by ``new`` (order kept)."""
+    codecs = copy.deepcopy(meta["codecs"])
+    found = _entries(codecs, old)
+    if len(found) != 1:
         raise Refused(
-            f"{where}: the codec chain {codec_chain(meta['codecs'])} has {found} {old!r} "
-            f"codec{'s' if count != 1 else ''}; {expects}."
+            f"{where}: the codec chain {codec_chain(meta['codecs'])} has {len(found) or 'no'} "
+            f"{old!r} codec{'s' if len(found) != 1 else ''}; {expects}."
         )
+    holder, i = found[0]
+    holder[i] = copy.deepcopy(new)
     return codecs
 
 
-def _check_vlen_ndarray_entries(meta: dict[str, Any], where: str) -> None:
+def _check_vlen_ndarray_entry(meta: dict[str, Any], where: str) -> None:
     """The vlen-ndarray codec entry must be parameter-free (or the store would not open)."""
-    bad: list[Any] = []
-
-    def check(entry: Any) -> Any:
-        config = entry.get("configuration", {}) if isinstance(entry, dict) else None
-        if not isinstance(entry, dict) or set(entry) - {"name", "configuration"} or config != {}:
-            bad.append(entry)
-        return entry
-
-    _, count = _map_serializer(meta["codecs"], (VLEN_NDARRAY,), check)
-    if count != 1:
+    found = _entries(meta["codecs"], VLEN_NDARRAY)
+    if len(found) != 1:
         raise Refused(
             f"{where}: the codec chain {codec_chain(meta['codecs'])} has "
-            f"{'no' if count == 0 else count} 'vlen-ndarray' codec entries; expected exactly one."
+            f"{len(found) or 'no'} 'vlen-ndarray' codec entries; expected exactly one."
         )
-    if bad:
+    holder, i = found[0]
+    entry = holder[i]
+    config = entry.get("configuration", {}) if isinstance(entry, dict) else None
+    if not isinstance(entry, dict) or set(entry) - {"name", "configuration"} or config != {}:
         raise Refused(
-            f"{where}: the codec entry {_compact(bad[0])} is not "
+            f"{where}: the codec entry {_compact(entry)} is not "
             '{"name": "vlen-ndarray", "configuration": {}}; the codec takes no parameters.'
         )
 
@@ -429,7 +380,7 @@ def migrate(meta: dict[str, Any], where: str) -> dict:
         )
     etype = element_type(meta, where)
     assert etype is not None
-    _check_vlen_ndarray_entries(meta, where)
+    _check_vlen_ndarray_entry(meta, where)
     _check_fill(meta, etype, where, "migrate")
     return _with_data_type(meta, etype.to_json(), copy.deepcopy(meta["codecs"]))
 

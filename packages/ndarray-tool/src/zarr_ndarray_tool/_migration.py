@@ -19,14 +19,6 @@ from typing import Any
 
 from zarr_ndarray_tool.errors import Refused
 
-__all__ = [
-    "MIGRATION_RELEASE",
-    "check_migration",
-    "has_migration",
-    "migrated_document",
-    "strings_document",
-]
-
 #: The first zarr-python release with ``zarr.metadata.migrate_v3``.
 MIGRATION_RELEASE = "3.1.3"
 

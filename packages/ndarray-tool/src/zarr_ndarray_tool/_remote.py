@@ -15,18 +15,6 @@ from typing import Any
 from zarr_ndarray_tool._compat import sync as run
 from zarr_ndarray_tool.errors import Refused
 
-__all__ = [
-    "BACKENDS",
-    "Version",
-    "delete_key",
-    "list_sizes",
-    "open_url",
-    "parse_storage_options",
-    "put_key",
-    "read_key",
-    "settings",
-]
-
 BACKENDS = ("fsspec", "obstore")
 
 # Where each backend finds credentials and the endpoint, by URL scheme: what the tool says when

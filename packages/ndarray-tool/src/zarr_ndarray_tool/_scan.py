@@ -20,14 +20,6 @@ from zarr_ndarray_tool._stores import (
     read_versioned,
 )
 
-__all__ = [
-    "Node",
-    "load_location",
-    "payload_lengths",
-    "sample",
-    "sharding_inner_chunks",
-]
-
 
 @dataclass(frozen=True)
 class Node:

@@ -49,8 +49,6 @@ from zarr_ndarray_tool._zspy import pattern_of, sibling_of
 from zarr_ndarray_tool.errors import Refused
 from zarr_ndarray_tool.progress import Progress
 
-__all__ = ["KEPT", "downgrade_tree", "is_upgraded_tree", "is_v2_tree", "upgrade_tree"]
-
 ZGROUP = ".zgroup"
 ZMETADATA = ".zmetadata"
 V2_DOCUMENTS = (ZGROUP, ZARRAY, ZATTRS, ZMETADATA)

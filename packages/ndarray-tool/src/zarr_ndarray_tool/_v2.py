@@ -39,16 +39,6 @@ from zarr_ndarray_dtype.pattern import parse_element_dtype
 from zarr_ndarray_tool._metadata import ElementType, new_element_type
 from zarr_ndarray_tool.errors import Refused
 
-__all__ = [
-    "V2_ATTRIBUTE",
-    "ZARRAY",
-    "ZATTRS",
-    "compressor_twin",
-    "document_text",
-    "original_documents",
-    "v3_from_v2",
-]
-
 ZARRAY = ".zarray"
 ZATTRS = ".zattrs"
 #: The attribute of an upgraded array that keeps the v2 documents for ``downgrade``.

@@ -31,8 +31,6 @@ from zarr_ndarray_tool._stores import ChunkObject, open_array
 from zarr_ndarray_tool.errors import Refused, environment_failure
 from zarr_ndarray_tool.progress import Progress
 
-__all__ = ["Problem", "check_payloads", "element_place", "read_raw", "refusal", "verify_chunks"]
-
 
 @dataclass(frozen=True)
 class Problem:

@@ -17,8 +17,6 @@ import numpy.typing as npt
 
 from zarr_ndarray_tool.errors import Refused
 
-__all__ = ["LEGACY_SIBLING", "SIBLING_PREFIX", "is_sibling", "pattern_of", "sibling_of"]
-
 SIBLING_PREFIX = "_ragged_shapes_"
 LEGACY_SIBLING = "ragged_shapes"
 
