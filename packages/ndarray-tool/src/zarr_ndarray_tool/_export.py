@@ -1,16 +1,7 @@
-"""``export``: an ``ndarray`` array's cells to Parquet, as ``nd_arrow.array`` rows.
-
-One row per cell of the selection (default: the whole array), one row group per chunk (or
-shard) of the grid it covers (unwritten chunks export their fill cells), in C order of the grid
-and of each chunk's part, plus one ``int64`` coordinate column per array dimension (named by
-``dimension_names`` when set, else ``index`` / ``index_0, index_1, ...``). The cells are read
-columnar (:func:`nd_arrow.from_zarr`, no Python object per cell) in slabs of whole rows of
-(inner) chunks of about :data:`SLAB_BYTES`, so that the progress moves within a large shard,
-and written with ``use_compliant_nested_type=False`` so the list items keep the name ``item``,
-as :func:`nd_arrow.write_parquet` does. Needs nd-arrow and pyarrow: ``pip install
-'zarr-ndarray-tool[export]'``. The output is written through
-:func:`~zarr_ndarray_tool._local.atomic_replace`: nothing appears at ``OUT`` unless the whole
-export succeeded.
+"""``export``: an ``ndarray`` array's cells to a Parquet file of ``nd_arrow.array`` rows, one per
+cell of a selection, with an ``int64`` coordinate column per array dimension; one row group per
+chunk (or shard), read columnar by nd-arrow's zarr bridge in slabs small enough for the progress
+to move. Nothing appears at the output unless the whole export succeeded.
 """
 
 from __future__ import annotations
@@ -129,73 +120,91 @@ def export(
     _check_dims(node, dims)
     box = _box(node, select)
     _check_output(out, overwrite)
-    try:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        from nd_arrow.errors import NdArrowError
-        from nd_arrow.zarr_bridge import from_zarr
-    except ImportError as exc:
-        raise Refused(
-            f"export writes Parquet through nd-arrow, which is not installed ({exc}); "
-            f"{INSTALL_HINT}."
-        ) from exc
+    _require_nd_arrow()
     name = column or node.loc.name or "cells"
     coords = coordinate_names(node.meta, len(node.grid.shape))
     if name in coords:
         raise Refused(f"column name {name!r} clashes with a coordinate column; pass --column.")
     bar = progress if progress is not None else Progress(0, "", enabled=False)
     bar.total = math.prod(box.extents)
-    inner = sharding_inner_chunks(node.meta) or node.grid.chunks
-    bytes_per_cell = 0.0  # measured on the slabs read so far
+    reader = _SlabReader(node, dims, coords, name, bar)
+    return atomic_replace(out, lambda fh: _write_parquet(fh, node, box, reader))
 
-    def limit() -> int:
-        return max(1, int(SLAB_BYTES / bytes_per_cell)) if bytes_per_cell else 1
 
-    def read(array: Any, part: Box) -> Any:
-        nonlocal bytes_per_cell
-        grids = np.meshgrid(
-            *(
-                np.arange(a, b, dtype=np.int64)
-                for a, b in zip(part.starts, part.stops, strict=True)
-            ),
-            indexing="ij",
-        )
+def _require_nd_arrow() -> None:
+    try:
+        import pyarrow.parquet  # noqa: F401
+
+        import nd_arrow.zarr_bridge  # noqa: F401
+    except ImportError as exc:
+        raise Refused(
+            f"export writes Parquet through nd-arrow, which is not installed ({exc}); "
+            f"{INSTALL_HINT}."
+        ) from exc
+
+
+class _SlabReader:
+    """The cells of a slab as an Arrow table (coordinate columns, then the cells); each slab
+    sized from the bytes per cell of the slabs before it."""
+
+    def __init__(
+        self, node: Node, dims: list[str] | None, coords: list[str], name: str, bar: Progress
+    ) -> None:
+        self.node, self.dims, self.coords, self.name, self.bar = node, dims, coords, name, bar
+        self.bytes_per_cell = 0.0
+
+    def limit(self) -> int:
+        """How many cells the next slab takes."""
+        return max(1, int(SLAB_BYTES / self.bytes_per_cell)) if self.bytes_per_cell else 1
+
+    def table(self, array: Any, part: Box) -> Any:
+        import pyarrow as pa
+
+        from nd_arrow.errors import NdArrowError
+        from nd_arrow.zarr_bridge import from_zarr
+
         try:
-            cells = from_zarr(array, dims, selection=part.slices)
+            cells = from_zarr(array, self.dims, selection=part.slices)
         except NdArrowError as exc:
-            raise Refused(f"{node.where}: nd-arrow cannot hold these cells: {exc}.") from exc
+            raise Refused(f"{self.node.where}: nd-arrow cannot hold these cells: {exc}.") from exc
         except ValueError as exc:  # every codec and stored-chunk error is one
-            raise refusal(node, exc) from exc
+            raise refusal(self.node, exc) from exc
         if len(cells):
-            bytes_per_cell = cells.nbytes / len(cells)
-        bar.advance(len(cells))
-        return pa.table(
-            {**{c: g.reshape(-1) for c, g in zip(coords, grids, strict=True)}, name: cells}
+            self.bytes_per_cell = cells.nbytes / len(cells)
+        self.bar.advance(len(cells))
+        ranges = [
+            np.arange(a, b, dtype=np.int64) for a, b in zip(part.starts, part.stops, strict=True)
+        ]
+        grids = np.meshgrid(*ranges, indexing="ij")
+        columns = {c: g.reshape(-1) for c, g in zip(self.coords, grids, strict=True)}
+        return pa.table({**columns, self.name: cells})
+
+
+def _write_parquet(fh: BinaryIO, node: Node, box: Box, reader: _SlabReader) -> int:
+    """The cells of ``box`` as Parquet, a row group per chunk (or shard); the rows written."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    inner = sharding_inner_chunks(node.meta) or node.grid.chunks
+    writer, rows = None, 0
+    try:
+        with open_array(node.loc, node.meta) as array:
+            for chunk in _chunks_of(node.grid, box):
+                parts = slabs(chunk, [inner], reader.limit)
+                table = pa.concat_tables([reader.table(array, part) for part in parts])
+                if writer is None:  # list items keep the name "item", as nd-arrow writes them
+                    writer = pq.ParquetWriter(fh, table.schema, use_compliant_nested_type=False)
+                writer.write_table(table)
+                rows += table.num_rows
+    finally:
+        if writer is not None:
+            writer.close()
+    if rows == 0:
+        raise Refused(
+            f"{node.where} has no cells to export there (shape {list(node.grid.shape)}, "
+            f"selection {_text(box)})."
         )
-
-    def fill(fh: BinaryIO) -> int:
-        writer = None
-        rows = 0
-        try:
-            with open_array(node.loc, node.meta) as array:
-                for chunk in _chunks_of(node.grid, box):
-                    table = pa.concat_tables([read(array, s) for s in slabs(chunk, [inner], limit)])
-                    if writer is None:
-                        writer = pq.ParquetWriter(fh, table.schema, use_compliant_nested_type=False)
-                    writer.write_table(table)
-                    rows += table.num_rows
-        finally:
-            if writer is not None:
-                writer.close()
-        if rows == 0:
-            raise Refused(
-                f"{node.where} has no cells to export there (shape {list(node.grid.shape)}, "
-                f"selection {_text(box)})."
-            )
-        return rows
-
-    return atomic_replace(out, fill)
+    return rows
 
 
 def _chunks_of(grid: Grid, box: Box) -> list[Box]:
