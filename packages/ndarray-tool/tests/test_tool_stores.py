@@ -24,7 +24,7 @@ def test_locate_directory_zip_and_inner(tmp_path: Path) -> None:
     write_bytes_array(zs, [b"ab"], name="grp/arr")
     zs.close()
     loc = stores.locate(f"{tmp_path / 's.zip'}::grp/arr")
-    assert (loc.zip_file, loc.inner, loc.meta_key, loc.name) == (
+    assert (loc.zip_file, loc.inner, loc.key("zarr.json"), loc.name) == (
         tmp_path / "s.zip",
         "grp/arr",
         "grp/arr/zarr.json",

@@ -1,8 +1,6 @@
-"""Where an array lives, and the one way the tool reads and writes it.
-
-Every read goes through zarr's store API (a directory is a LocalStore, a zip file a ZipStore, a
-URL or an API caller's store as it is). What zarr cannot write safely, an atomic local rewrite
-and a conditional PUT, is in :mod:`._local` and :mod:`._remote`.
+"""Where an array lives, and how the tool reads and writes it: every read through zarr's store
+API (a directory is a LocalStore, a zip file a ZipStore, a URL or a caller's store as it is);
+writes through zarr, but for what its stores cannot do (:mod:`._local`, :mod:`._remote`).
 """
 
 from __future__ import annotations
@@ -11,6 +9,7 @@ import contextlib
 import dataclasses
 import json
 import os
+import reprlib
 import sys
 import warnings
 import zipfile
@@ -44,9 +43,8 @@ _UNSPECIFIED_WARNINGS = (
 
 @dataclass(frozen=True)
 class Location:
-    """An array node: the path ``inner`` in ``store``, which every read goes through; messages
-    name the store ``label``. A directory or zip file the tool opened itself from a path is
-    written by the tool itself, atomically (zarr's local stores cannot)."""
+    """An array node: the path ``inner`` in ``store``, named by ``label`` in messages. The tool
+    writes a directory or zip file it opened from a path itself, atomically."""
 
     store: Any = dataclasses.field(compare=False)
     inner: str
@@ -55,16 +53,12 @@ class Location:
     zip_file: Path | None = None
 
     def key(self, name: str) -> str:
-        """The full key of ``name`` (relative to the node) in the store."""
+        """The full key in the store of ``name`` (relative to the node)."""
         return f"{self.inner}/{name}" if self.inner else name
 
     @property
-    def meta_key(self) -> str:
-        return self.key(ZARR_JSON)
-
-    @property
     def name(self) -> str:
-        """The array's node name (the last path component), for column names."""
+        """The node's name (its last path component), for column names."""
         if self.inner or self.zip_file is None:
             return PurePosixPath(self.inner or self.label.rstrip("/")).name
         return self.zip_file.stem
@@ -79,24 +73,17 @@ class Location:
 
 
 def in_store(store: Any, path: str = "", label: str | None = None) -> Location:
-    """The node at ``path`` inside a ``zarr.abc.store.Store``; messages name it by ``label``
-    (default: the store's path or URL)."""
-    return Location(store, path.strip("/"), label if label is not None else store_label(store))
-
-
-def store_label(store: Any) -> str:
-    """How messages name a store: a local or zip store's path, an fsspec store's URL, else
-    zarr's own name for it (its first line)."""
+    """The node at ``path`` in a zarr store, named ``label``: by default a local or zip store's
+    path, an fsspec store's URL, else the first line of zarr's own name for it."""
     from zarr.storage import FsspecStore, LocalStore, ZipStore
 
-    if isinstance(store, LocalStore):
-        return str(store.root)
-    if isinstance(store, ZipStore):
-        return str(store.path)
-    if isinstance(store, FsspecStore):
-        return str(store.fs.unstrip_protocol(store.path))
-    text = str(store).strip()
-    return text.splitlines()[0] if text else type(store).__name__
+    if label is None and isinstance(store, LocalStore | ZipStore):
+        label = str(store.root if isinstance(store, LocalStore) else store.path)
+    elif label is None and isinstance(store, FsspecStore):
+        label = str(store.fs.unstrip_protocol(store.path))
+    elif label is None:
+        label = (str(store).strip() or type(store).__name__).splitlines()[0]
+    return Location(store, path.strip("/"), label)
 
 
 def location(
@@ -126,16 +113,12 @@ def location(
         fsspec_mapping = sys.modules.get("fsspec.mapping")
         if fsspec_mapping is None or not isinstance(store, fsspec_mapping.FSMap):
             raise Refused(
-                f"got {type(store).__name__} {_short(store)}; give a path or URL, a zarr store "
-                "(zarr.storage.LocalStore(...), FsspecStore, ObjectStore, ...) or a StorePath."
+                f"got {type(store).__name__} {reprlib.repr(store)}; give a path or URL, a "
+                "zarr store (zarr.storage.LocalStore(...), FsspecStore, ObjectStore, ...) or a "
+                "StorePath."
             )
         store = FsspecStore.from_mapper(store, read_only=store.readonly)
     return in_store(store, path)
-
-
-def _short(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def locate(
@@ -184,8 +167,7 @@ def read_versioned(loc: Location, name: str = ZARR_JSON) -> Version:
 
 
 def _is_empty(loc: Location) -> bool:
-    """Nothing is at the node: no key below it (for a directory: no directory, even empty)."""
-    if loc.directory is not None:
+    if loc.directory is not None:  # an empty directory is still there
         return not (loc.directory / loc.inner).exists()
     return bool(_compat.sync(loc.store.is_empty(loc.inner)))
 
@@ -204,10 +186,8 @@ def _arrays_below(loc: Location, limit: int = 8) -> list[str]:
 
 
 def read_document(loc: Location, read: Version | None = None) -> tuple[Any, str]:
-    """The parsed ``zarr.json`` of the node and its text; :class:`Refused` if there is none.
-
-    ``read`` is the document as :func:`read_versioned` already read it (else it is read here).
-    """
+    """The parsed ``zarr.json`` of the node (``read`` already, or read here) and its text;
+    :class:`Refused` if there is none."""
     raw = (read if read is not None else read_versioned(loc)).data
     if raw is None:
         for v2 in (".zarray", ".zgroup"):
@@ -228,11 +208,8 @@ def read_document(loc: Location, read: Version | None = None) -> tuple[Any, str]
     if isinstance(meta, dict) and meta.get("node_type") == "group":
         arrays = _arrays_below(loc)
         sep = ZIP_SEPARATOR if loc.zip_file is not None else "/"
-        hint = (
-            "arrays inside: " + ", ".join(f"{loc}{sep}{a}" for a in arrays)
-            if arrays
-            else "it holds no arrays"
-        )
+        inside = ", ".join(f"{loc}{sep}{a}" for a in arrays)
+        hint = f"arrays inside: {inside}" if arrays else "it holds no arrays"
         raise Refused(f"{loc} is a Zarr group, not an array; name an array inside it ({hint}).")
     return meta, text
 
@@ -255,7 +232,7 @@ def write_key(loc: Location, name: str, data: bytes, expect: Version | None = No
 
 def _write_local(loc: Location, changes: dict[str, bytes | None]) -> None:
     """Write (bytes) or delete (None) keys of a directory or zip file the tool opened."""
-    if loc.zip_file is not None:
+    if loc.zip_file is not None:  # zarr's ZipStore can neither replace nor delete a member
         _compat.close_store(loc.store)  # reads after the rewrite must not see the old archive
         rewrite_zip(loc.zip_file, changes)
         return
@@ -263,7 +240,7 @@ def _write_local(loc: Location, changes: dict[str, bytes | None]) -> None:
     for key, data in changes.items():
         if data is None:
             (loc.directory / key).unlink(missing_ok=True)
-        else:
+        else:  # zarr's LocalStore writes a file in place
             atomic_replace(loc.directory / key, methodcaller("write", data))
 
 
@@ -385,11 +362,11 @@ class ChunkObject:
 def chunk_objects(loc: Location, meta: dict[str, Any], grid: Grid) -> list[ChunkObject]:
     """Every stored chunk object of the array, in C order of the chunk grid."""
     encoding = key_encoding(meta, str(loc))
-    found = []
-    for key, size in list_sizes(loc.store, loc.inner).items():
-        index = chunk_index(key, encoding, grid)
-        if index is not None:
-            found.append(ChunkObject(key, index, size))
+    sizes = list_sizes(loc.store, loc.inner)
+    indices = {key: chunk_index(key, encoding, grid) for key in sizes}
+    found = [
+        ChunkObject(key, index, sizes[key]) for key, index in indices.items() if index is not None
+    ]
     return sorted(found, key=lambda c: c.index)
 
 
@@ -398,11 +375,8 @@ def chunk_objects(loc: Location, meta: dict[str, Any], grid: Grid) -> list[Chunk
 
 @contextlib.contextmanager
 def open_array(loc: Location, meta: dict[str, Any]) -> Iterator[Any]:
-    """A read-only zarr array over the node's chunks, described by ``meta`` (not zarr.json).
-
-    Reading through a different document than the stored one is how the tool reads an
-    ``ndarray`` store's chunks as raw bytes, or checks a candidate upgrade before writing it.
-    """
+    """A read-only zarr array over the node's chunks, described by ``meta`` (not zarr.json): the
+    tool reads an ``ndarray`` array's chunks as raw bytes so, or checks an upgrade it plans."""
     import zarr
     from zarr.storage import StorePath
 
