@@ -189,7 +189,7 @@ def test_a_region_outside_the_array_is_refused(
 def test_select_takes_numpy_index_syntax_and_nothing_else(
     capsys: CaptureFixture, text: str
 ) -> None:
-    from zarr_ndarray_tool._export import parse_selection
+    from zarr_ndarray_tool._arguments import parse_selection
 
     assert parse_selection("0:10, 5") == (slice(0, 10), 5)
     assert parse_selection("..., -1") == (..., -1)

@@ -6,7 +6,6 @@ to move. Nothing appears at the output unless the whole export succeeded.
 
 from __future__ import annotations
 
-import ast
 import itertools
 import math
 import os
@@ -37,41 +36,6 @@ def coordinate_names(meta: dict[str, Any], ndim: int) -> list[str]:
     if isinstance(names, list) and len(names) == ndim and all(isinstance(n, str) for n in names):
         return list(names)
     return ["index"] if ndim == 1 else [f"index_{i}" for i in range(ndim)]
-
-
-def parse_selection(text: str) -> Selection:
-    """``--select``: numpy's basic indexing as written in Python (``"0:10, 5"``, ``"..., -1"``,
-    ``"::1"``) parsed without evaluating anything; ValueError naming the part that is not an
-    int, a slice of ints or ``...``."""
-    problem = f"{text!r} is not numpy index syntax (e.g. '0:10, 5')"
-    try:
-        tree = ast.parse(f"_[{text}]", mode="eval").body
-    except SyntaxError as exc:
-        raise ValueError(problem) from exc
-    if not (isinstance(tree, ast.Subscript) and isinstance(tree.value, ast.Name)):
-        raise ValueError(problem)  # text that closed the bracket: "0] + [1"
-    parts = tree.slice.elts if isinstance(tree.slice, ast.Tuple) else [tree.slice]
-
-    def number(node: ast.expr | None) -> int | None:
-        if node is None:
-            return None
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-            value = number(node.operand)
-            if value is not None:
-                return -value
-        if isinstance(node, ast.Constant) and type(node.value) is int:
-            return node.value
-        raise ValueError(f"{ast.unparse(node)!r} in {text!r} is not an integer")
-
-    out: list[int | slice | Any] = []
-    for part in parts:
-        if isinstance(part, ast.Constant) and part.value is Ellipsis:
-            out.append(Ellipsis)
-        elif isinstance(part, ast.Slice):
-            out.append(slice(number(part.lower), number(part.upper), number(part.step)))
-        else:
-            out.append(number(part))
-    return tuple(out)
 
 
 def _box(node: Node, select: Selection) -> Box:

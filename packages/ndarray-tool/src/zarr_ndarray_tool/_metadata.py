@@ -1,12 +1,6 @@
-"""Pure transforms and checks of one Zarr v3 array document (a parsed ``zarr.json``).
-
-Nothing here touches a store or zarr-python: every function takes and returns plain dicts, so
-``upgrade``, ``downgrade`` and ``migrate`` are exactly the rewrites of SPEC.md section 2.6.
-Transforms return a deep copy in which only ``data_type`` and the one array -> bytes codec entry
-changed (at the same key and list positions, so key order is kept); every other key, including
-``attributes``, ``dimension_names``, ``storage_transformers``, ``chunk_key_encoding`` and the
-sharding ``index_codecs``, is carried over as it was. Anything unexpected raises
-:class:`~zarr_ndarray_tool.errors.Refused` naming what was found and what was expected.
+"""Checks and rewrites of one Zarr v3 array document (a parsed ``zarr.json``; pure): the
+metadata rewrites of SPEC.md 2.6 change only ``data_type`` and the one array -> bytes codec
+entry, in place, so every other key and the key order are kept.
 """
 
 from __future__ import annotations
@@ -40,11 +34,8 @@ NDARRAY = "ndarray"
 VLEN_BYTES = "vlen-bytes"
 VLEN_NDARRAY = "vlen-ndarray"
 SHARDING = "sharding_indexed"
-_VLEN_BYTES_ENTRY: dict[str, Any] = {"name": VLEN_BYTES, "configuration": {}}
-_VLEN_NDARRAY_ENTRY: dict[str, Any] = {"name": VLEN_NDARRAY, "configuration": {}}
 
-#: What a document's ``data_type`` is: zarr's raw bytes, this project's ``ndarray``, the 0.1.x
-#: ``vlen-ndarray`` data type, or anything else.
+#: A ``data_type``: zarr's raw bytes, ``ndarray``, the 0.1.x ``vlen-ndarray`` one, or another.
 Kind = Literal["bytes", "ndarray", "legacy", "other"]
 
 
@@ -224,19 +215,18 @@ def _entries(codecs: object, name: str) -> list[tuple[list[Any], int]]:
     return found
 
 
-def _swap_serializer(
-    meta: dict[str, Any], old: str, new: dict[str, Any], where: str, expects: str
-) -> list[Any]:
-    """A copy of the codecs with the one ``old`` entry replaced by ``new`` (order kept)."""
+def _swap_serializer(meta: dict[str, Any], old: str, new: str, where: str, command: str) -> list:
+    """A copy of the codecs with the one ``old`` entry replaced by ``new``'s (order kept)."""
     codecs = copy.deepcopy(meta["codecs"])
     found = _entries(codecs, old)
     if len(found) != 1:
         raise Refused(
             f"{where}: the codec chain {codec_chain(meta['codecs'])} has {len(found) or 'no'} "
-            f"{old!r} codec{'s' if len(found) != 1 else ''}; {expects}."
+            f"{old!r} codec{'s' if len(found) != 1 else ''}; {command} expects exactly one {old} "
+            "codec (at the top level or inside sharding)."
         )
     holder, i = found[0]
-    holder[i] = copy.deepcopy(new)
+    holder[i] = {"name": new, "configuration": {}}
     return codecs
 
 
@@ -272,8 +262,7 @@ def _check_fill(meta: dict[str, Any], etype: ElementType, where: str, command: s
 
 
 def _with_data_type(meta: dict[str, Any], data_type: Any, codecs: list[Any]) -> dict[str, Any]:
-    """A deep copy of ``meta`` with ``data_type`` and ``codecs`` replaced in place (order kept)."""
-    out = copy.deepcopy(meta)
+    out = copy.deepcopy(meta)  # the keys replaced in place: their order is kept
     out["data_type"] = copy.deepcopy(data_type)
     out["codecs"] = codecs
     return out
@@ -282,7 +271,7 @@ def _with_data_type(meta: dict[str, Any], data_type: Any, codecs: list[Any]) -> 
 # ------------------------------------------------------------------------------ the rewrites
 
 
-def _refuse_kind(meta: dict[str, Any], where: str, command: str, expects: str) -> None:
+def _wrong_kind(meta: dict[str, Any], where: str, command: str, expects: str) -> Refused:
     kind = data_type_kind(meta.get("data_type"))
     hint = {
         "bytes": "it holds raw variable-length bytes (use `upgrade --dtype D --shape S`)",
@@ -290,30 +279,20 @@ def _refuse_kind(meta: dict[str, Any], where: str, command: str, expects: str) -
         "legacy": "it has the zarr-vlen-ndarray 0.1.x data type (use `migrate`)",
         "other": "this tool converts only raw-bytes, ndarray and 0.1.x vlen-ndarray arrays",
     }[kind]
-    raise Refused(
+    return Refused(
         f"{where}: {command} expects {expects}, but the data_type is "
         f"{_compact(meta.get('data_type'))}: {hint}."
     )
 
 
 def upgrade(meta: dict[str, Any], dtype: str, shape: tuple[int | None, ...], where: str) -> dict:
-    """``variable_length_bytes``/``bytes`` + ``vlen-bytes`` -> ``ndarray`` + ``vlen-ndarray``.
-
-    ``dtype`` and ``shape`` are the new element type; the pattern must be ``[null, d1..dk]``
-    (the patterns ``vlen-ndarray`` serves). The fill value is kept and must be a valid fill of
-    the new element type. Chunk contents are not checked here (see :mod:`._verify`).
-    """
+    """``variable_length_bytes``/``bytes`` + ``vlen-bytes`` -> ``ndarray`` + ``vlen-ndarray`` of
+    the element type ``dtype``, ``shape``; the fill value kept, and checked (not the chunks)."""
     check_array_document(meta, where)
     if data_type_kind(meta.get("data_type")) != "bytes":
-        _refuse_kind(meta, where, "upgrade", "a raw variable-length bytes array")
+        raise _wrong_kind(meta, where, "upgrade", "a raw variable-length bytes array")
     etype = new_element_type(dtype, shape)
-    codecs = _swap_serializer(
-        meta,
-        VLEN_BYTES,
-        _VLEN_NDARRAY_ENTRY,
-        where,
-        "upgrade expects exactly one vlen-bytes codec (at the top level or inside sharding)",
-    )
+    codecs = _swap_serializer(meta, VLEN_BYTES, VLEN_NDARRAY, where, "upgrade")
     _check_fill(meta, etype, where, "upgrade")
     return _with_data_type(meta, etype.to_json(), codecs)
 
@@ -338,7 +317,7 @@ def downgrade(meta: dict[str, Any], where: str) -> dict:
     """``ndarray`` + ``vlen-ndarray`` -> ``variable_length_bytes`` + ``vlen-bytes`` (fill kept)."""
     check_array_document(meta, where)
     if data_type_kind(meta.get("data_type")) != "ndarray":
-        _refuse_kind(meta, where, "downgrade", "an ndarray array with the vlen-ndarray codec")
+        raise _wrong_kind(meta, where, "downgrade", "an ndarray array with the vlen-ndarray codec")
     etype = element_type(meta, where)
     assert etype is not None
     if not etype.pattern.is_leading_variable:
@@ -347,13 +326,7 @@ def downgrade(meta: dict[str, Any], where: str) -> dict:
             f"chunks are not vlen-bytes framed (codec chain {codec_chain(meta['codecs'])}); only "
             "vlen-ndarray arrays downgrade by a metadata rewrite."
         )
-    codecs = _swap_serializer(
-        meta,
-        VLEN_NDARRAY,
-        _VLEN_BYTES_ENTRY,
-        where,
-        "downgrade expects exactly one vlen-ndarray codec (at the top level or inside sharding)",
-    )
+    codecs = _swap_serializer(meta, VLEN_NDARRAY, VLEN_BYTES, where, "downgrade")
     if not isinstance(meta.get("fill_value"), str):
         raise Refused(
             f"{where}: the fill_value {_compact(meta.get('fill_value'))} is not a base64 string; "
@@ -363,20 +336,13 @@ def downgrade(meta: dict[str, Any], where: str) -> dict:
 
 
 def migrate(meta: dict[str, Any], where: str) -> dict:
-    """0.1.x ``vlen-ndarray``/``inner_shape`` data type -> ``ndarray`` ``[null, *inner_shape]``.
-
-    Codecs and fill value are kept as they are (0.1.x chunks have the same bytes); the fill must
-    be valid for the new data type and the codec entry parameter-free, or the migrated store
-    would not open, so those are checked.
-    """
+    """0.1.x ``vlen-ndarray``/``inner_shape`` data type -> ``ndarray`` ``[null, *inner_shape]``;
+    codecs and fill value kept (checked: the migrated store must open)."""
     check_array_document(meta, where)
     if data_type_kind(meta.get("data_type")) != "legacy":
-        _refuse_kind(
-            meta,
-            where,
-            "migrate",
-            'a zarr-vlen-ndarray 0.1.x array (data_type {"name": "vlen-ndarray", '
-            '"configuration": {"dtype": ..., "inner_shape": [...]}})',
+        legacy = '{"name": "vlen-ndarray", "configuration": {"dtype": ..., "inner_shape": [...]}}'
+        raise _wrong_kind(
+            meta, where, "migrate", f"a zarr-vlen-ndarray 0.1.x array (data_type {legacy})"
         )
     etype = element_type(meta, where)
     assert etype is not None
@@ -386,11 +352,8 @@ def migrate(meta: dict[str, Any], where: str) -> dict:
 
 
 def bytes_view(meta: dict[str, Any], where: str) -> dict:
-    """The document as raw variable-length bytes, to read any of our arrays' chunks as bytes.
-
-    Used only in memory (never written): a raw-bytes array gets the ``variable_length_bytes``
-    spelling every zarr reads; ``ndarray`` and 0.1.x arrays get their downgrade.
-    """
+    """The document read as raw variable-length bytes (in memory only): the spelling every zarr
+    reads for a raw-bytes array, the downgrade of an ``ndarray`` or 0.1.x array."""
     check_array_document(meta, where)
     kind = data_type_kind(meta.get("data_type"))
     if kind == "bytes":
@@ -401,67 +364,25 @@ def bytes_view(meta: dict[str, Any], where: str) -> dict:
         return downgrade(migrate(meta, where), where)
     if kind == "ndarray":
         return downgrade(meta, where)
-    _refuse_kind(meta, where, "this command", "a raw-bytes, ndarray or 0.1.x vlen-ndarray array")
-    raise AssertionError("unreachable")
+    raise _wrong_kind(
+        meta, where, "this command", "a raw-bytes, ndarray or 0.1.x vlen-ndarray array"
+    )
 
 
 def with_shape(meta: dict[str, Any], shape: tuple[int, ...]) -> dict:
-    """A copy of ``meta`` with another array ``shape`` (for reading whole edge chunks)."""
+    """A copy of ``meta`` with another array ``shape`` (to read edge chunks whole)."""
     out = copy.deepcopy(meta)
     out["shape"] = list(shape)
     return out
-
-
-# ------------------------------------------------------------------------------ arguments
-
-
-_NULLS = {"null", "none"}
-
-
-def parse_shape_arg(text: str) -> tuple[int | None, ...]:
-    """Parse ``--shape``: ``null,2``, ``None,2``, ``[null, 2]``, ``(None, 2)`` or ``null``.
-
-    Raises ValueError (argparse turns it into a usage error) naming the bad entry.
-    """
-    body = text.strip()
-    if body[:1] in "[(" and body[-1:] in "])":
-        body = body[1:-1]
-    tokens = [t.strip() for t in body.split(",")]
-    if len(tokens) > 1 and tokens[-1] == "":
-        tokens.pop()  # a trailing comma, as in "(None,)"
-    entries: list[int | None] = []
-    for token in tokens:
-        if token.lower() in _NULLS:
-            entries.append(None)
-        elif re.fullmatch(r"[0-9]+", token):
-            entries.append(int(token))
-        else:
-            raise ValueError(
-                f"--shape {text!r}: entry {token!r} is neither null/None nor an integer; "
-                "give e.g. null,2"
-            )
-    ShapePattern.parse(entries)  # ShapePatternError (a ValueError) names a bad entry
-    return tuple(entries)
-
-
-def parse_dtype_arg(text: str) -> str:
-    """Parse ``--dtype`` into one of the 14 element dtype names (``<f4`` is read as float32)."""
-    try:
-        return parse_element_dtype(text)
-    except ElementDTypeError as exc:
-        raise ValueError(str(exc)) from exc
 
 
 # ------------------------------------------------------------------------------ JSON text
 
 
 def dumps_like(meta: dict[str, Any], original: str) -> str:
-    """Serialize ``meta`` in the layout of ``original`` (indent, separators, final newline).
-
-    zarr-python writes ``json.dumps(d, indent=2)``; matching the original layout means a
-    rewrite changes only the lines that carry the changed values, and an upgrade followed by a
-    downgrade gives back the original bytes.
-    """
+    """``meta`` as JSON in the layout of ``original`` (indent, separators, final newline): a
+    rewrite changes only the lines of the changed values, and a downgrade after an upgrade gives
+    the original bytes back."""
     match = re.match(r"\{\r?\n([ \t]+)\"", original)
     indent: str | None = match.group(1) if match else None
     separators = None

@@ -19,19 +19,26 @@ understands (``s3://``, ``gs://``, ``az://``, ``memory://``, ``file://``; see :m
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import platform
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from zarr_ndarray_tool import _metadata as md
 from zarr_ndarray_tool import api
+from zarr_ndarray_tool._arguments import (
+    parse_count,
+    parse_dtype_arg,
+    parse_names,
+    parse_selection,
+    parse_shape_arg,
+)
 from zarr_ndarray_tool._commands import DEFAULT_SAMPLE, Outcome
-from zarr_ndarray_tool._export import INSTALL_HINT, parse_selection
+from zarr_ndarray_tool._export import INSTALL_HINT
 from zarr_ndarray_tool._info import render
 from zarr_ndarray_tool._remote import BACKENDS, parse_storage_options, settings
 from zarr_ndarray_tool._text import counted
@@ -40,6 +47,7 @@ from zarr_ndarray_tool.progress import Progress
 
 __all__ = ["build_parser", "main"]
 
+T = TypeVar("T")
 PROG = "zarr-ndarray"
 #: What ``--version`` reports: this tool, the packages it works with, and the host libraries.
 DISTRIBUTIONS = (
@@ -62,38 +70,17 @@ _PATH_HELP = (
 )
 
 
-def _shape_arg(text: str) -> tuple[int | None, ...]:
-    try:
-        return md.parse_shape_arg(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from exc
+def _usage(parse: Callable[[str], T]) -> Callable[[str], T]:
+    """``parse`` as argparse's ``type``: its ValueError becomes a usage error with its message."""
 
+    @functools.wraps(parse)
+    def convert(text: str) -> T:
+        try:
+            return parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from exc
 
-def _dtype_arg(text: str) -> str:
-    try:
-        return md.parse_dtype_arg(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from exc
-
-
-def _count_arg(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer")
-    return int(text)
-
-
-def _select_arg(text: str) -> Any:
-    try:
-        return parse_selection(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from exc
-
-
-def _names_arg(text: str) -> list[str]:
-    names = [n.strip() for n in text.split(",")]
-    if not all(names):
-        raise argparse.ArgumentTypeError(f"{text!r}: give comma-separated names, e.g. n,xy")
-    return names
+    return convert
 
 
 class _Version(argparse.Action):
@@ -177,12 +164,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--dtype",
-        type=_dtype_arg,
+        type=_usage(parse_dtype_arg),
         help="element dtype, e.g. float32 (a Zarr v2 VLenArray array: default its own dtype)",
     )
     p.add_argument(
         "--shape",
-        type=_shape_arg,
+        type=_usage(parse_shape_arg),
         help="element pattern [null, d1, ..., dk], written null,2 or None,2 or [null,2] "
         "(a Zarr v2 VLenArray array: default null)",
     )
@@ -190,7 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--verify-all", action="store_true", help="check every chunk object")
     check.add_argument(
         "--sample",
-        type=_count_arg,
+        type=_usage(parse_count),
         default=DEFAULT_SAMPLE,
         metavar="N",
         help=f"check N chunk objects spread over the array (default {DEFAULT_SAMPLE})",
@@ -240,11 +227,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--parquet", required=True, type=Path, metavar="OUT", help="output file")
     p.add_argument("--column", help="name of the cell column (default: the array's name)")
     p.add_argument(
-        "--dims", type=_names_arg, help="names of the element axes, comma-separated (e.g. n,xy)"
+        "--dims",
+        type=_usage(parse_names),
+        help="names of the element axes, comma-separated (e.g. n,xy)",
     )
     p.add_argument(
         "--select",
-        type=_select_arg,
+        type=_usage(parse_selection),
         default=...,
         metavar="INDEX",
         help="export only these cells, in numpy's index syntax: ints and slices (step 1), one "
