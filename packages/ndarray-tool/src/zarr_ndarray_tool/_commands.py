@@ -1,9 +1,6 @@
-"""The store tool's operations on a loaded array (:class:`~._scan.Node`), for the CLI and the API.
-
-Each returns an :class:`Outcome` (the line the CLI prints, and the diff of a dry run) or raises
-:class:`~zarr_ndarray_tool.errors.Refused` having changed nothing. A rewrite checks that
-zarr reads the new document, then writes ``zarr.json`` once, conditional on the version read
-when the node was loaded (:func:`._stores.write_key`).
+"""The tool's operations on a loaded array (:class:`~._scan.Node`), for the CLI and the API:
+each returns an :class:`Outcome` or raises :class:`~.errors.Refused` having changed nothing; a
+rewrite first checks that zarr reads the new document.
 """
 
 from __future__ import annotations

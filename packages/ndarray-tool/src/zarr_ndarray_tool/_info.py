@@ -1,12 +1,6 @@
-"""``info``: what an array is and what its chunks hold.
-
-The report is a JSON-ready dict (``info --json`` prints it) rendered as text otherwise: data type
-and pattern, codec chain, cells, stored objects, stored versus payload bytes, and the
-distribution of the variable extent over the cells of the written chunks. An ``ndarray`` array's
-chunks are decoded by the shared columnar engine (every rule of its codec, no cell values
-copied): rows per element for ``[null, d1..dk]`` patterns, otherwise items per element and the
-distribution of each variable axis' extent. A raw-bytes array's chunks are read as
-``vlen-bytes``: bytes per element.
+"""``info``: what an array is and what its chunks hold, as a JSON-ready report or text: data
+type, codecs, cells, stored and payload bytes, and the distribution of the cells' variable
+extents over the written chunks (decoded by the columnar engine, no cell copied).
 """
 
 from __future__ import annotations

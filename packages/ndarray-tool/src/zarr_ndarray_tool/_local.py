@@ -1,8 +1,6 @@
 """The local writes zarr's stores do not make safely: a file replaced atomically, and a zip
-archive rewritten atomically with members replaced or removed.
-
-zarr's LocalStore writes a file in place, and its ZipStore can only append a member (a second
-one of the same name) and never delete one; a rewrite of the tool leaves the old bytes or the new.
+archive rewritten atomically with members replaced or removed (zarr's LocalStore writes a file
+in place; its ZipStore appends a second member of a name and deletes none).
 """
 
 from __future__ import annotations

@@ -1,13 +1,7 @@
-"""zarr-python's own Zarr v2 -> v3 migration, one node at a time (the zarr glue of ``tree``).
-
-Groups and ordinary arrays of an upgraded hierarchy get exactly the ``zarr.json`` that
-``zarr.metadata.migrate_v3`` writes (zarr >= 3.1.3): the node's v2 documents are put alone in
-a ``MemoryStore``, opened with zarr and handed to its public ``migrate_to_v3``, whose output
-store is read back; the real store is never touched here. zarr's migration has no v3 form for
-an object array whose numcodecs object codec is ``vlen-utf8`` (it stops at the filter), while
-zarr itself stores strings in v3 as the ``string`` data type with the ``vlen-utf8`` codec, the
-same chunk bytes: :func:`strings_document` migrates the array with zarr as if it held bytes and
-then names that data type and codec, with the fill value zarr reads from the v2 document.
+"""zarr-python's own Zarr v2 -> v3 migration (zarr >= 3.1.3), one node at a time, in memory:
+the documents the hierarchy upgrade writes for groups and plain arrays. zarr's migration stops
+at ``vlen-utf8`` object arrays, which zarr itself stores in v3 as ``string`` arrays over the
+same chunk bytes: :func:`strings_document` writes that.
 """
 
 from __future__ import annotations

@@ -1,24 +1,7 @@
-"""Whole Zarr v2 hierarchies (HyperSpy zspy stores among them) upgraded to Zarr v3 in place,
-and downgraded back byte for byte.
-
-Every node of the hierarchy below ``PATH`` gets a ``zarr.json``:
-
-- groups and ordinary arrays: exactly what zarr-python's own v2 -> v3 migration writes
-  (:mod:`._migration`); object arrays of strings (numcodecs ``vlen-utf8``) as zarr's v3
-  ``string`` arrays over the same chunks;
-- ragged arrays (numcodecs ``VLenArray``, or ``VLenBytes`` with ``--dtype``/``--shape``): the
-  ``ndarray`` documents of :mod:`._v2`, their chunks checked; a HyperSpy ragged array's pattern
-  is decided by its shape sibling (:mod:`._zspy`), checked against the data's byte lengths and
-  against every stored chunk.
-
-Every node is planned and checked before anything is written, so one node that cannot be
-upgraded refuses the whole hierarchy with nothing changed. The v2 documents (``.zgroup``,
-``.zarray``, ``.zattrs``, ``.zmetadata``) are then kept, as texts, in one object at the
-hierarchy's root, :data:`KEPT` (zarr ignores it; the nodes' attributes stay HyperSpy's own),
-the ``zarr.json`` files written (children first, the root's last) and the v2 documents
-removed. A zip store is rewritten once, atomically. ``downgrade`` writes the kept documents
-back byte for byte and removes the ``zarr.json`` files and :data:`KEPT`, refusing if a node
-changed since the upgrade.
+"""Whole Zarr v2 hierarchies (HyperSpy's zspy stores) upgraded to Zarr v3 in place, and back
+byte for byte: groups and plain arrays as zarr's own migration writes them, ragged arrays as
+``ndarray`` arrays (a HyperSpy array with the pattern its shape sibling gives). Every node is
+checked before anything is written; the v2 documents are kept at the root, in :data:`KEPT`.
 """
 
 from __future__ import annotations
@@ -52,7 +35,8 @@ from zarr_ndarray_tool.progress import Progress
 ZGROUP = ".zgroup"
 ZMETADATA = ".zmetadata"
 V2_DOCUMENTS = (ZGROUP, ZARRAY, ZATTRS, ZMETADATA)
-#: The object at an upgraded hierarchy's root that keeps its v2 documents for ``downgrade``.
+#: The object at an upgraded hierarchy's root that keeps its v2 documents for ``downgrade`` (zarr
+#: ignores it, and the nodes' attributes stay HyperSpy's own).
 KEPT = "zarr-ndarray-v2.json"
 
 

@@ -1,13 +1,6 @@
-"""Chunk checks: decode every stored object, and check raw bytes against an element type.
-
-``verify_chunks`` decodes each stored chunk (or shard) object, cells past the array's edge
-included: an ``ndarray`` array through zarr and the shared columnar engine, with every rule of
-its codec (SPEC.md); a raw-bytes array as ``vlen-bytes``. ``refusal`` is the one report of a
-chunk that does not decode, whichever command found it.
-
-``check_payloads`` reads chunks as raw ``vlen-bytes`` and checks that every element is a whole
-number of rows of a candidate element type (and bool bytes are 0/1): what ``upgrade`` runs
-before it rewrites anything, so a wrong ``--shape`` cannot produce a store that lies.
+"""Chunk checks: every stored object decoded (``verify``), raw bytes checked against a candidate
+element type before ``upgrade`` writes anything, and the one report of a chunk that does not
+decode, whichever command found it.
 """
 
 from __future__ import annotations

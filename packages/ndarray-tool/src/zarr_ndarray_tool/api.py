@@ -1,14 +1,8 @@
-"""The store tool as a Python API: the CLI's operations, on whatever the CLI takes and more.
-
-Each function takes the array as the command line does (a path or URL: ``"s.zarr/v"``,
-``"s.zip::grp/v"``, ``"s3://bucket/s.zarr/v"`` with ``storage_options`` and ``backend``) or as
-zarr does (a ``zarr.storage.StoreLike``: ``LocalStore``, ``ZipStore``, ``FsspecStore``,
-``ObjectStore``, ``MemoryStore``, an icechunk session's ``session.store``, a ``StorePath``), with
-the array's path inside it as second argument (``""``: the store's root node). It works exactly
-like the subcommand of the same name; the CLI calls these functions. A rewrite writes
-``zarr.json`` once, conditional on the version read where the store supports it (see
-:mod:`._remote`); anything the tool will not do raises :class:`~zarr_ndarray_tool.errors.Refused`
-having changed nothing. Commit an icechunk session afterwards: the tool never commits.
+"""The store tool as a Python API: each function is the subcommand of the same name (the CLI
+calls it), on the array as the command line names it (a path or URL, with ``storage_options``
+and ``backend``) or as zarr does (any ``zarr.storage.StoreLike``, an icechunk session's store
+included) with the array's path in it. A refusal raises :class:`~.errors.Refused` having
+changed nothing; the tool never commits an icechunk session.
 """
 
 from __future__ import annotations

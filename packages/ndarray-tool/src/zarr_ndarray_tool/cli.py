@@ -1,19 +1,9 @@
-"""The ``zarr-ndarray`` console script: argument parsing and the six subcommands.
+"""The ``zarr-ndarray`` console script, on argparse (no dependency for a codec package's tool).
 
-Arguments are parsed with the standard library's argparse (not click or typer): it covers
-subcommands, shared option groups and usage errors, and adds no dependency to the codec package.
-
-Exit status: 0 success; 1 the store was refused (not what the command expects, invalid, or a
-chunk failed a check) and nothing was changed, or the environment failed (a full disk, a
-read-only file system, an endpoint that cannot be reached, missing credentials: one line naming
-the path or endpoint, what the system said and what to do, :func:`.errors.explain`); 2 usage
-error (from argparse); 141 the reader of the output went away (``| head``), which ends the
-command quietly, as SIGPIPE ends Unix tools. Anything else is a bug of ours, reported on one
-line as such (``ZARR_NDARRAY_TRACEBACK=1`` shows its traceback).
-
-``PATH`` is an array directory (``store.zarr/group/array``), a zip store whose root node is the
-array (``store.zip``), an array inside a zip store (``store.zip::group/array``) or a URL zarr
-understands (``s3://``, ``gs://``, ``az://``, ``memory://``, ``file://``; see :mod:`._remote`).
+Exit status: 0 success; 1 the store was refused (nothing changed) or the environment failed (one
+line with what to do, :func:`.errors.explain`); 2 a usage error; 141 the reader of the output went
+away (``| head``). Anything else is a bug, reported on one line (``ZARR_NDARRAY_TRACEBACK=1``
+shows its traceback).
 """
 
 from __future__ import annotations

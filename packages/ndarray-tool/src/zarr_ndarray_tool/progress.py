@@ -1,11 +1,5 @@
-"""A small progress bar on stderr: drawn only on a terminal, redrawn at most ~10 times a second.
-
-Not tqdm or rich: a 60-line counter is cheaper than a runtime dependency of a codec package
-whose users mostly import it without ever running the tool.
-
->>> import io
->>> with Progress(3, "reading", stream=io.StringIO(), enabled=False) as bar:
-...     bar.advance()
+"""A small progress bar on stderr, drawn only on a terminal: a 60-line counter rather than a
+runtime dependency (tqdm, rich) for a codec package's tool.
 """
 
 from __future__ import annotations
