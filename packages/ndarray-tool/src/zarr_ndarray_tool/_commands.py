@@ -41,7 +41,7 @@ from zarr_ndarray_tool._v2 import (
 )
 from zarr_ndarray_tool._verify import check_payloads, element_place, verify_chunks
 from zarr_ndarray_tool.errors import Refused, environment_failure
-from zarr_ndarray_tool.progress import Progress
+from zarr_ndarray_tool.progress import Progress, counting
 from zarr_vlen_ndarray import VlenNDArrayCodec
 
 #: Chunk objects ``upgrade`` checks unless told to check all.
@@ -54,10 +54,6 @@ class Outcome:
 
     message: str
     diff: str = ""
-
-
-def _quiet(total: int) -> Progress:
-    return Progress(total, "", enabled=False)
 
 
 def upgrade(
@@ -74,18 +70,14 @@ def upgrade(
     new = md.upgrade(node.meta, dtype, shape, node.where)
     etype = md.element_type(new)
     assert etype is not None
-    objects = node.objects if verify_all else sample(node.objects, sample_size)
+    objects, checked = _picked(node.objects, verify_all, sample_size)
     padded = node.grid.padded()
     view = md.with_shape(md.bytes_view(node.meta, node.where), padded.shape)
-    bar = progress if progress is not None else _quiet(0)
-    bar.total = len(objects)
     with open_array(node.loc, view) as raw:
+        bar = counting(progress, len(objects))
         problem = check_payloads(node, raw, padded, objects, etype, bar)
     if problem is not None:
         raise Refused(f"{node.where}: not upgraded (nothing written): {problem}")
-    checked = f"checked {len(objects)} of {counted(len(node.objects), 'chunk object')}"
-    if len(objects) < len(node.objects):
-        checked += " (--verify-all checks every one)"
     return rewrite(node, new, f"upgrade to {etype}; {checked}", dry_run=dry_run)
 
 
@@ -107,6 +99,15 @@ def migrate(node: Node, *, dry_run: bool = False) -> Outcome:
     """zarr-vlen-ndarray 0.1.x data type -> ``ndarray``."""
     new = md.migrate(node.meta, node.where)
     return rewrite(node, new, f"migrate to ndarray {md.element_type(new)}", dry_run=dry_run)
+
+
+def _picked(
+    objects: list[ChunkObject], verify_all: bool, sample_size: int
+) -> tuple[list[ChunkObject], str]:
+    """The chunk objects an upgrade checks, and what its message says of them."""
+    picked = objects if verify_all else sample(objects, sample_size)
+    checked = f"checked {len(picked)} of {counted(len(objects), 'chunk object')}"
+    return picked, checked + " (--verify-all checks every one)" * (len(picked) < len(objects))
 
 
 def rewrite(node: Node, new: dict[str, Any], what: str, *, dry_run: bool) -> Outcome:
@@ -132,9 +133,7 @@ def verify(node: Node, *, progress: Progress | None = None) -> Outcome:
             f"{node.where}: verify decodes ndarray and raw-bytes arrays; this one's data type "
             f"is {node.meta.get('data_type')!r}."
         )
-    bar = progress if progress is not None else _quiet(0)
-    bar.total = len(node.objects)
-    verify_chunks(node, node.objects, bar)
+    verify_chunks(node, node.objects, counting(progress, len(node.objects)))
     n = len(node.objects)
     if n == 1:
         decoded = "the one chunk object decodes"
@@ -200,15 +199,10 @@ def plan_v2(
     zattrs_text = document_text(zattrs.data, ZATTRS, where)
     new, etype = v3_from_v2(zarray_text, zattrs_text, dtype, shape, where)
     grid = grid_of(new, where)
-    objects = chunk_objects(loc, new, grid)
-    picked = objects if verify_all else sample(objects, sample_size)
-    bar = progress if progress is not None else _quiet(len(picked))
-    bar.total = len(picked)  # known only now that the chunk objects are listed
+    picked, checked = _picked(chunk_objects(loc, new, grid), verify_all, sample_size)
     compressor = json.loads(zarray_text).get("compressor")
+    bar = counting(progress, len(picked))
     problem = _check_v2_chunks(loc, new, grid, picked, compressor, etype, bar)
-    checked = f"checked {len(picked)} of {counted(len(objects), 'chunk object')}"
-    if len(picked) < len(objects):
-        checked += " (--verify-all checks every one)"
     return V2Plan(zarray, zattrs, new, etype, checked, problem)
 
 

@@ -22,7 +22,7 @@ from zarr_ndarray_tool._stores import open_array
 from zarr_ndarray_tool._text import counted
 from zarr_ndarray_tool._verify import refusal
 from zarr_ndarray_tool.errors import Refused
-from zarr_ndarray_tool.progress import Progress
+from zarr_ndarray_tool.progress import Progress, counting
 
 #: What to install for ``export``.
 INSTALL_HINT = "pip install 'zarr-ndarray-tool[export]'"
@@ -89,9 +89,7 @@ def export(
     coords = coordinate_names(node.meta, len(node.grid.shape))
     if name in coords:
         raise Refused(f"column name {name!r} clashes with a coordinate column; pass --column.")
-    bar = progress if progress is not None else Progress(0, "", enabled=False)
-    bar.total = math.prod(box.extents)
-    reader = _SlabReader(node, dims, coords, name, bar)
+    reader = _SlabReader(node, dims, coords, name, counting(progress, math.prod(box.extents)))
     return atomic_replace(out, lambda fh: _write_parquet(fh, node, box, reader))
 
 

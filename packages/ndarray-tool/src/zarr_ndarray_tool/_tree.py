@@ -30,7 +30,7 @@ from zarr_ndarray_tool._text import counted
 from zarr_ndarray_tool._v2 import ZARRAY, ZATTRS, document_text, v3_from_v2
 from zarr_ndarray_tool._zspy import pattern_of, sibling_of
 from zarr_ndarray_tool.errors import Refused
-from zarr_ndarray_tool.progress import Progress
+from zarr_ndarray_tool.progress import Progress, counting
 
 ZGROUP = ".zgroup"
 ZMETADATA = ".zmetadata"
@@ -265,9 +265,7 @@ def upgrade_tree(
             "restores its Zarr v2 documents."
         )
     nodes = _v2_nodes(loc)
-    bar = progress if progress is not None else Progress(0, "", enabled=False)
-    bar.total = len(nodes)
-    options = _Options(dtype, shape, verify_all, sample_size, bar)
+    options = _Options(dtype, shape, verify_all, sample_size, counting(progress, len(nodes)))
     steps = _plan(loc, nodes, options)
     lines = [f"  {s.node.label}: {s.note}" for s in steps]
     lines += [

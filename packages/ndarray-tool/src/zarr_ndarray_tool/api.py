@@ -17,22 +17,14 @@ from zarr_ndarray_tool._commands import DEFAULT_SAMPLE, Outcome
 from zarr_ndarray_tool._export import export as _export
 from zarr_ndarray_tool._info import gather
 from zarr_ndarray_tool._scan import Node, load_location
-from zarr_ndarray_tool._stores import Location, location
+from zarr_ndarray_tool._stores import location
 from zarr_ndarray_tool.errors import Refused
-from zarr_ndarray_tool.progress import Progress
+from zarr_ndarray_tool.progress import Progress, counting
 
 if TYPE_CHECKING:
     from zarr.storage import StoreLike
 
 __all__ = ["Outcome", "downgrade", "export", "info", "migrate", "node", "upgrade", "verify"]
-
-
-def _at(store: StoreLike, path: str, options: dict[str, Any] | None, backend: str) -> Location:
-    return location(store, path, options, backend)
-
-
-def _bar(progress: Progress | None) -> Progress:
-    return progress if progress is not None else Progress(0, "", enabled=False)
 
 
 def node(
@@ -43,7 +35,7 @@ def node(
     backend: str = "fsspec",
 ) -> Node:
     """Load the array (its document, grid and stored chunk objects)."""
-    return load_location(_at(store, path, storage_options, backend))
+    return load_location(location(store, path, storage_options, backend))
 
 
 def info(
@@ -56,9 +48,7 @@ def info(
 ) -> dict[str, Any]:
     """The ``info`` report (what ``info --json`` prints) of the array."""
     loaded = node(store, path, storage_options=storage_options, backend=backend)
-    bar = _bar(progress)
-    bar.total = len(loaded.objects)
-    return gather(loaded, bar)
+    return gather(loaded, counting(progress, len(loaded.objects)))
 
 
 def upgrade(
@@ -81,7 +71,7 @@ def upgrade(
     """
     if dtype is not None and shape is None:
         raise Refused("dtype needs shape, the element pattern (e.g. shape=(None, 2)).")
-    loc = _at(store, path, storage_options, backend)
+    loc = location(store, path, storage_options, backend)
     options: dict[str, Any] = {
         "verify_all": verify_all, "sample_size": sample, "dry_run": dry_run, "progress": progress
     }  # fmt: skip
@@ -108,7 +98,7 @@ def downgrade(
 ) -> Outcome:
     """``downgrade``: ``ndarray`` + ``vlen-ndarray`` -> raw bytes + ``vlen-bytes``; a hierarchy
     ``upgrade`` turned from Zarr v2 to v3 gets its v2 documents back."""
-    loc = _at(store, path, storage_options, backend)
+    loc = location(store, path, storage_options, backend)
     if tree.is_upgraded_tree(loc):
         return tree.downgrade_tree(loc, dry_run=dry_run)
     return commands.downgrade(load_location(loc), dry_run=dry_run)

@@ -9,7 +9,7 @@ import time
 from types import TracebackType
 from typing import TextIO
 
-__all__ = ["Progress"]
+__all__ = ["Progress", "counting"]
 
 _WIDTH = 30
 _INTERVAL = 0.1
@@ -76,3 +76,11 @@ class Progress:
         self._stream.write("\r" + self.render())
         self._stream.flush()
         self._drawn = True
+
+
+def counting(progress: Progress | None, total: int) -> Progress:
+    """``progress`` (else a bar that draws nothing) counting to ``total``: an operation learns
+    its total once it has listed what it will do."""
+    bar = progress if progress is not None else Progress(0, "", enabled=False)
+    bar.total = total
+    return bar
