@@ -107,6 +107,8 @@ def _obstore_of(store: Any) -> Any | None:
 
 
 def _s3fs_of(store: Any) -> Any | None:
+    """An fsspec store's s3fs file system: its coroutines (fsspec's async API, whose methods
+    are underscored) make the HEAD and the conditional PUT zarr's store cannot."""
     from zarr.storage import FsspecStore
 
     if not isinstance(store, FsspecStore):
@@ -177,6 +179,7 @@ def put_key(store: Any, key: str, data: bytes, expect: Version) -> None:
     _check_writable(store, key)
     obs = _obstore_of(store)
     if obs is not None and (expect.data is None or expect.e_tag or expect.version):
+        # obstore's PUT takes the ETag or version read (zarr's Store.set has no condition)
         import obstore
         from obstore.exceptions import AlreadyExistsError, NotSupportedError, PreconditionError
 
@@ -194,6 +197,7 @@ def put_key(store: Any, key: str, data: bytes, expect: Version) -> None:
             pass  # the store has no conditional update: compare, then write
     fs = _s3fs_of(store)
     if fs is not None and (expect.data is None or expect.e_tag):
+        # s3fs hands IfMatch / IfNoneMatch to S3's PutObject (zarr's FsspecStore.set cannot)
         condition = {"IfNoneMatch": "*"} if expect.data is None else {"IfMatch": expect.e_tag}
         try:
             run(fs._pipe_file(_fs_path(store, key), data, **condition))

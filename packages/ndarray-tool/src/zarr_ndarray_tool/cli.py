@@ -74,10 +74,10 @@ def _usage(parse: Callable[[str], T]) -> Callable[[str], T]:
 
 
 class _Version(argparse.Action):
-    """``--version``: print :func:`versions` (one line per package, not rewrapped) and exit."""
+    """``--version``: print :func:`_versions` (one line per package, not rewrapped) and exit."""
 
     def __call__(self, parser: argparse.ArgumentParser, *args: Any) -> None:
-        _say(versions())
+        _say(_versions())
         parser.exit()
 
 
@@ -134,7 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
         "named, and nothing is printed but that.",
     )
     p.add_argument("--json", action="store_true", help="print the report as JSON")
-    p.set_defaults(func=cmd_info)
+    p.set_defaults(func=_run_info)
 
     p = sub.add_parser(
         "upgrade",
@@ -172,7 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help=f"check N chunk objects spread over the array (default {DEFAULT_SAMPLE})",
     )
-    p.set_defaults(func=cmd_upgrade, parser=p)
+    p.set_defaults(func=_run_upgrade, parser=p)
 
     p = sub.add_parser(
         "downgrade",
@@ -182,7 +182,7 @@ def build_parser() -> argparse.ArgumentParser:
         "read as their raw little-endian bytes. On a hierarchy `upgrade` turned from Zarr v2 "
         "to v3, restore every v2 document byte for byte and remove the zarr.json files.",
     )
-    p.set_defaults(func=cmd_downgrade)
+    p.set_defaults(func=_run_downgrade)
 
     p = sub.add_parser(
         "migrate",
@@ -192,7 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
         "configuration inner_shape) as the ndarray data type; the chunks, already in the "
         "vlen-ndarray format, are not touched.",
     )
-    p.set_defaults(func=cmd_migrate)
+    p.set_defaults(func=_run_migrate)
 
     p = sub.add_parser(
         "verify",
@@ -203,7 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
         "array as vlen-bytes. The first chunk that does not decode is named with the reason; "
         "exit status 1.",
     )
-    p.set_defaults(func=cmd_verify)
+    p.set_defaults(func=_run_verify)
 
     p = sub.add_parser(
         "export",
@@ -230,7 +230,7 @@ def build_parser() -> argparse.ArgumentParser:
         "per array dimension, and '...' (e.g. --select '0:10, 5'; default: every cell)",
     )
     p.add_argument("--overwrite", action="store_true", help="replace OUT if it exists")
-    p.set_defaults(func=cmd_export)
+    p.set_defaults(func=_run_export)
     return parser
 
 
@@ -265,14 +265,14 @@ def _show(outcome: Outcome) -> int:
 # ------------------------------------------------------------------------------ commands
 
 
-def cmd_info(args: argparse.Namespace) -> int:
+def _run_info(args: argparse.Namespace) -> int:
     with _progress(args, "reading chunks") as bar:
         report = api.info(**_where(args), progress=bar)
     _say(json.dumps(report, indent=2) if args.json else render(report))
     return 0
 
 
-def cmd_upgrade(args: argparse.Namespace) -> int:
+def _run_upgrade(args: argparse.Namespace) -> int:
     if args.dtype is not None and args.shape is None:
         args.parser.error("--dtype needs --shape (the element pattern, e.g. --shape null,2)")
     with _progress(args, "checking chunks") as bar:
@@ -288,21 +288,21 @@ def cmd_upgrade(args: argparse.Namespace) -> int:
     return _show(outcome)
 
 
-def cmd_downgrade(args: argparse.Namespace) -> int:
+def _run_downgrade(args: argparse.Namespace) -> int:
     return _show(api.downgrade(**_where(args), dry_run=args.dry_run))
 
 
-def cmd_migrate(args: argparse.Namespace) -> int:
+def _run_migrate(args: argparse.Namespace) -> int:
     return _show(api.migrate(**_where(args), dry_run=args.dry_run))
 
 
-def cmd_verify(args: argparse.Namespace) -> int:
+def _run_verify(args: argparse.Namespace) -> int:
     with _progress(args, "decoding chunks") as bar:
         outcome = api.verify(**_where(args), progress=bar)
     return _show(outcome)
 
 
-def cmd_export(args: argparse.Namespace) -> int:
+def _run_export(args: argparse.Namespace) -> int:
     with _progress(args, "exporting cells") as bar:
         rows = api.export(
             **_where(args),
@@ -318,7 +318,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
-def versions() -> str:
+def _versions() -> str:
     """``--version``: this tool's version and that of every package it works with."""
     lines = []
     for dist, note in DISTRIBUTIONS:
