@@ -25,10 +25,9 @@ from zarr_ndarray_dtype.fill import decode_fill
 from zarr_ndarray_dtype.pattern import ELEMENT_DTYPES, ShapePattern, parse_element_dtype
 from zarr_ndarray_tool.errors import Refused
 
-#: The JSON names of zarr-python's variable-length bytes data type. zarr 3.1.0 writes and reads
-#: only ``variable_length_bytes``; ``bytes`` is read too from zarr 3.1.4 on.
+#: zarr's variable-length bytes data type: zarr 3.1.0 reads only the first spelling, which
+#: ``downgrade`` writes; zarr >= 3.1.4 also reads ``bytes``.
 BYTES_DTYPE_NAMES = ("variable_length_bytes", "bytes")
-#: What ``downgrade`` writes: the spelling every zarr-python from 3.1.0 reads.
 DOWNGRADE_DTYPE_NAME = "variable_length_bytes"
 NDARRAY = "ndarray"
 VLEN_BYTES = "vlen-bytes"
@@ -127,8 +126,7 @@ def _pattern_from_json(value: object, where: str) -> ShapePattern:
 
 
 def element_type(meta: dict[str, Any], at: str = "") -> ElementType | None:
-    """The element type of an ``ndarray`` or 0.1.x document (checked); None for raw bytes.
-    ``at`` (the array's path) starts a refusal's message."""
+    """The checked element type of an ``ndarray`` or 0.1.x document at ``at``, else None."""
     data_type = meta.get("data_type")
     kind = data_type_kind(data_type)
     if kind not in ("ndarray", "legacy"):
