@@ -43,7 +43,7 @@ from numcodecs import Zstd
 from zarr.dtype import VariableLengthBytes
 
 from zarr_ndarray_dtype import NDArray
-from zarr_ndarray_dtype.views import cut_cells
+from zarr_ndarray_dtype._views import cut_cells
 from zarr_ragged_ndarray import RaggedNDArrayCodec, read_columnar, write_columnar
 from zarr_ragged_ndarray.codec import decode_values as ragged_layout
 from zarr_vlen_ndarray import VlenNDArrayCodec

@@ -40,10 +40,10 @@ import numpy.typing as npt  # noqa: E402
 import zarr  # noqa: E402
 
 from zarr_ndarray_dtype import NDArray  # noqa: E402
-from zarr_ndarray_dtype.blocks import Block, ColumnsBlock  # noqa: E402
+from zarr_ndarray_dtype._columns import needs_shapes  # noqa: E402
+from zarr_ndarray_dtype._segments import offsets_of  # noqa: E402
+from zarr_ndarray_dtype.blocks import Block, Cells, ColumnsBlock, cell_shapes  # noqa: E402
 from zarr_ndarray_dtype.codec_base import NDArrayBytesCodec  # noqa: E402
-from zarr_ndarray_dtype.columns import Cells, cell_shapes, needs_shapes  # noqa: E402
-from zarr_ndarray_dtype.segments import offsets_of  # noqa: E402
 
 TOY = "test-ndarray-toy"
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from zarr_ndarray_dtype import NDArray
-from zarr_ndarray_dtype.blocks import ColumnsBlock, FillBlock
-from zarr_ndarray_dtype.columns import Cells, FillCell
-from zarr_ndarray_dtype.segments import offsets_of
+from zarr_ndarray_dtype._columns import FillBlock, FillCell
+from zarr_ndarray_dtype._segments import offsets_of
+from zarr_ndarray_dtype.blocks import Cells, ColumnsBlock
 
 
 def test_columns_block_copies_any_cells_anywhere() -> None:

@@ -1,4 +1,4 @@
-"""Tests for zarr_ndarray_dtype.cell_ids: views of an array through zarr's own pipeline."""
+"""Tests for zarr_ndarray_dtype._cell_ids: views of an array through zarr's own pipeline."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from zarr.abc.store import SuffixByteRequest
 from zarr.codecs import ShardingCodec, TransposeCodec, ZstdCodec
 
 from zarr_ndarray_dtype import NDArray
-from zarr_ndarray_dtype.cell_ids import (
+from zarr_ndarray_dtype._cell_ids import (
     CellIds,
     DiscardWrites,
     chunk_name,

@@ -10,6 +10,7 @@ from hypothesis.extra import numpy as hnp
 from ndarray_dtype_testing import element_dtypes
 
 from zarr_ndarray_dtype import CellError, CellTypeError, ShapePattern, VlenScalar, unbox
+from zarr_ndarray_dtype._views import readonly_cells
 from zarr_ndarray_dtype.cells import (
     bool_bytes_as_01,
     box,
@@ -17,7 +18,6 @@ from zarr_ndarray_dtype.cells import (
     coerce_cell,
     frozen_cell,
 )
-from zarr_ndarray_dtype.views import readonly_cells
 
 VAR2 = ShapePattern.parse((None, 2))
 F4 = np.dtype("<f4")

@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 from ndarray_dtype_testing import ToyCodec
 from zarr.codecs import Crc32cCodec, ShardingCodec, TransposeCodec, ZstdCodec
 
-from zarr_ndarray_dtype import Columnar, NDArray, columnar, read_columnar, write_columnar
+from zarr_ndarray_dtype import Columnar, NDArray, read_columnar, write_columnar
+from zarr_ndarray_dtype import _read as engine
 from zarr_ndarray_dtype.testing import zarr_own_writes
 
 ORDERS = ("morton", "lexicographic", "colexicographic", "unordered")
@@ -133,9 +134,9 @@ def test_writes_leave_the_objects_zarr_leaves_and_reads_match(case: dict[str, An
     col = _create(col_store, *args, **dict(case["kw"]))
     with pytest.MonkeyPatch.context() as patch:
         # reads in several batches too
-        patch.setattr(columnar, "FIRST_BATCH_CELLS", 1)
-        patch.setattr(columnar, "BATCH_SHARE", case["batch"][0])
-        patch.setattr(columnar, "BATCH_BYTES", case["batch"][1])
+        patch.setattr(engine, "FIRST_BATCH_CELLS", 1)
+        patch.setattr(engine, "BATCH_SHARE", case["batch"][0])
+        patch.setattr(engine, "BATCH_BYTES", case["batch"][1])
         for step, selection in enumerate(case["writes"]):
             if step == 1 and case["resize"] is not None:
                 ref.resize(case["resize"])
@@ -324,15 +325,15 @@ class _CountingPool(ThreadPoolExecutor):
 
 def test_chunks_are_decoded_and_copied_in_threads(monkeypatch: pytest.MonkeyPatch) -> None:
     array, cells = _filled((30,), (3,))
-    monkeypatch.setattr(columnar, "ThreadPoolExecutor", _CountingPool)
-    monkeypatch.setattr(columnar.os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(engine, "ThreadPoolExecutor", _CountingPool)
+    monkeypatch.setattr(engine.os, "cpu_count", lambda: 4)
     _CountingPool.used = []
     _assert_reads_equal(read_columnar(array, slice(2, 29)), cells[2:29])
     assert _CountingPool.used == [5]  # one pool a read: a thread a core, one to fetch ahead
     _CountingPool.used = []
     _assert_reads_equal(read_columnar(array, slice(3, 6)), cells[3:6])  # one chunk: no pool
     assert _CountingPool.used == []
-    monkeypatch.setattr(columnar.os, "cpu_count", lambda: None)
+    monkeypatch.setattr(engine.os, "cpu_count", lambda: None)
     _assert_reads_equal(read_columnar(array), cells)
     assert _CountingPool.used == []
 
@@ -340,21 +341,21 @@ def test_chunks_are_decoded_and_copied_in_threads(monkeypatch: pytest.MonkeyPatc
 def test_batches_decode_whole_chunks_a_few_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
     array, cells = _filled((12, 6), (2, 3), shards=(4, 6))
     sizes: list[int] = []
-    original = columnar._Reader._copy
+    original = engine.Reader._copy
 
     def spy(self: Any, blocks: Any, *args: Any) -> None:
         sizes.append(len(blocks) - 1)  # chunks decoded in the batch
         original(self, blocks, *args)
 
-    monkeypatch.setattr(columnar._Reader, "_copy", spy)
+    monkeypatch.setattr(engine.Reader, "_copy", spy)
     # The 11 x 5 box spans 6 rows of 2 inner chunks: batches of half the box take 2 rows.
-    monkeypatch.setattr(columnar, "FIRST_BATCH_CELLS", 1)
-    monkeypatch.setattr(columnar, "BATCH_SHARE", 2)
-    monkeypatch.setattr(columnar, "BATCH_BYTES", 1)
+    monkeypatch.setattr(engine, "FIRST_BATCH_CELLS", 1)
+    monkeypatch.setattr(engine, "BATCH_SHARE", 2)
+    monkeypatch.setattr(engine, "BATCH_BYTES", 1)
     _assert_reads_equal(read_columnar(array, (slice(1, 12), slice(1, 6))), cells[1:12, 1:6])
     assert sizes == [4, 4, 4]
     sizes.clear()
-    monkeypatch.setattr(columnar, "BATCH_SHARE", 1 << 20)  # one row of inner chunks at least
+    monkeypatch.setattr(engine, "BATCH_SHARE", 1 << 20)  # one row of inner chunks at least
     _assert_reads_equal(read_columnar(array, (slice(1, 12), slice(1, 6))), cells[1:12, 1:6])
     assert sizes == [2] * 6
 
@@ -362,7 +363,7 @@ def test_batches_decode_whole_chunks_a_few_at_a_time(monkeypatch: pytest.MonkeyP
 def _events(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Record when the reader's fetches and copies start and end."""
     events: list[str] = []
-    fetch, copy = columnar._Reader._fetch, columnar._Reader._copy
+    fetch, copy = engine.Reader._fetch, engine.Reader._copy
 
     def fetching(self: Any, part: Any) -> Any:
         events.append("fetch")
@@ -375,16 +376,16 @@ def _events(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         copy(self, *args)
         events.append("copied")
 
-    monkeypatch.setattr(columnar._Reader, "_fetch", fetching)
-    monkeypatch.setattr(columnar._Reader, "_copy", copying)
+    monkeypatch.setattr(engine.Reader, "_fetch", fetching)
+    monkeypatch.setattr(engine.Reader, "_copy", copying)
     return events
 
 
 def test_the_next_batch_is_fetched_while_one_is_copied(monkeypatch: pytest.MonkeyPatch) -> None:
     array, cells = _filled((64,), (4,), compressors=ZstdCodec(level=1))
     events = _events(monkeypatch)
-    monkeypatch.setattr(columnar, "FIRST_BATCH_CELLS", 1)
-    monkeypatch.setattr(columnar, "BATCH_BYTES", 1)  # batches of a sixteenth: one chunk each
+    monkeypatch.setattr(engine, "FIRST_BATCH_CELLS", 1)
+    monkeypatch.setattr(engine, "BATCH_BYTES", 1)  # batches of a sixteenth: one chunk each
     _assert_reads_equal(read_columnar(array), cells)
     assert events.count("fetch") == events.count("copy") == 16
     # the second fetch starts before the first copy; never more than two batches are held
@@ -406,8 +407,8 @@ def test_batches_take_turns_when_a_chunk_is_larger_than_a_share(
 ) -> None:
     array, cells = _filled((64,), (16,), compressors=None)  # 4 chunks, each a quarter
     events = _events(monkeypatch)
-    monkeypatch.setattr(columnar, "FIRST_BATCH_CELLS", 1)
-    monkeypatch.setattr(columnar, "BATCH_BYTES", 1)
+    monkeypatch.setattr(engine, "FIRST_BATCH_CELLS", 1)
+    monkeypatch.setattr(engine, "BATCH_BYTES", 1)
     _assert_reads_equal(read_columnar(array), cells)
     assert events == ["fetch", "fetched", "copy", "copied"] * 4
     assert max(_in_flight(events)) == 1
@@ -417,8 +418,8 @@ def test_a_corrupt_chunk_in_a_batch_fetched_ahead_is_named(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     array, _ = _filled((64,), (4,), compressors=None)
-    monkeypatch.setattr(columnar, "FIRST_BATCH_CELLS", 1)
-    monkeypatch.setattr(columnar, "BATCH_BYTES", 1)
+    monkeypatch.setattr(engine, "FIRST_BATCH_CELLS", 1)
+    monkeypatch.setattr(engine, "BATCH_BYTES", 1)
     _corrupt(array, "c/11")
     with pytest.raises(ValueError, match="chunk 'c/11'"):
         read_columnar(array)
@@ -435,13 +436,13 @@ def test_a_corrupt_chunk_in_a_batch_fetched_ahead_is_named(
         # unwritten chunks first: no estimate yet, then an eighth holds 44 MiB (a half of it
         # filled), so a batch may hold 22 MiB
         (1 << 20, [0, 44 << 20], 22 << 20),
-        (100_000, [400_000], columnar.BATCH_BYTES),  # a small read: BATCH_BYTES
+        (100_000, [400_000], engine.BATCH_BYTES),  # a small read: BATCH_BYTES
     ],
 )
 def test_the_budget_of_a_batch(count: int, batches: list[int], share: int) -> None:
-    def after_history() -> columnar._Budget:
-        budget = columnar._Budget(count)
-        assert budget.cells() == max(columnar.FIRST_BATCH_CELLS, count // columnar.BATCH_SHARE)
+    def after_history() -> engine._Budget:
+        budget = engine._Budget(count)
+        assert budget.cells() == max(engine.FIRST_BATCH_CELLS, count // engine.BATCH_SHARE)
         for nbytes in batches:
             budget.observe(budget.cells(), nbytes)
         return budget
@@ -451,7 +452,7 @@ def test_the_budget_of_a_batch(count: int, batches: list[int], share: int) -> No
     cells = budget.cells()
     assert abs(cells * per_cell - share) <= 0.01 * share + per_cell
     # a batch a little over a sixteenth of the output is fetched ahead, one twice that is not
-    sixteenth = budget.estimate() / columnar.BATCH_SHARE
+    sixteenth = budget.estimate() / engine.BATCH_SHARE
     n = int(sixteenth / per_cell)  # the cells of a sixteenth
     assert after_history().observe(n, int(1.2 * sixteenth))
     assert not after_history().observe(n, int(2 * sixteenth))

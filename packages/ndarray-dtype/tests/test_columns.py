@@ -1,4 +1,4 @@
-"""Tests for zarr_ndarray_dtype.columns: the check of input columns, the fill cell, gathering."""
+"""Tests for zarr_ndarray_dtype._columns: the check of input columns, the fill cell, gathering."""
 
 from __future__ import annotations
 
@@ -11,14 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from zarr_ndarray_dtype import ELEMENT_DTYPES, CellError, CellTypeError, NDArray
-from zarr_ndarray_dtype.columns import (
-    Cells,
-    FillCell,
-    cell_shapes,
-    check_columns,
-    gather_cells,
-    needs_shapes,
-)
+from zarr_ndarray_dtype._columns import FillCell, check_columns
+from zarr_ndarray_dtype._gather import gather_cells
+from zarr_ndarray_dtype.blocks import Cells, cell_shapes, needs_shapes
 
 F32_2 = NDArray(dtype="float32", shape=(None, 2))
 F32_NN = NDArray(dtype="float32", shape=(None, None))

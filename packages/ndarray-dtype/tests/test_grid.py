@@ -1,4 +1,4 @@
-"""Tests for zarr_ndarray_dtype.grid: boxes agree with numpy's indexing, slabs tile the box."""
+"""Tests for zarr_ndarray_dtype._grid: boxes agree with numpy's indexing, slabs tile the box."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from zarr_ndarray_dtype.grid import Grid, resolve, slabs
+from zarr_ndarray_dtype._grid import Grid, resolve, slabs
 
 
 @st.composite

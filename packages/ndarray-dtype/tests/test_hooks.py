@@ -320,10 +320,10 @@ def test_unexpected_metadata_targets_are_left_untouched(
 
 
 def test_install_never_raises(monkeypatch: pytest.MonkeyPatch) -> None:
-    def broken() -> None:
+    def broken(target: object) -> None:
         raise RuntimeError("zarr internals moved")
 
-    monkeypatch.setattr(_hooks, "_install_serializer_hook", broken)
+    monkeypatch.setattr(_hooks, "_install", broken)
     monkeypatch.setattr(_hooks, "_warned", set())
     with pytest.warns(HookWarning, match="could not be wrapped .RuntimeError: zarr internals"):
         _hooks.install()

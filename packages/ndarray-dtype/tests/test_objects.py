@@ -1,4 +1,4 @@
-"""Tests for zarr_ndarray_dtype.objects: object writes all or nothing, naming the bad cell by its
+"""Tests for zarr_ndarray_dtype._objects: object writes all or nothing, naming the bad cell by its
 index; conversions at once; fill cells read as plain arrays; elision unchanged.
 
 Chunks are compared with what zarr's own object path stores (``zarr_own_writes``) for boxes
@@ -108,10 +108,22 @@ def test_converted_cells_store_what_cells_of_the_element_dtype_store(sharded: bo
         zarrs[...] = same
     assert _stored(ours.store._store_dict) == _stored(zarrs.store._store_dict)
     rows = np.array([0, 4, 9])
+    if sharded and not _zarr_writes_orthogonal_shards():
+        pytest.skip(f"zarr {zarr.__version__} cannot write orthogonal selections into shards")
     ours.oindex[rows, :] = _cells(5, "uint8")[rows, :]  # zarr's path, converted cells
     with zarr_own_writes():
         zarrs.oindex[rows, :] = _cells(5, "float32")[rows, :]
     assert _stored(ours.store._store_dict) == _stored(zarrs.store._store_dict)
+
+
+def _zarr_writes_orthogonal_shards() -> bool:
+    """zarr 3.1.0 fails an orthogonal write into a shard, for any data type (IndexError)."""
+    plain = zarr.create_array({}, shape=(10, 10), chunks=(5, 5), shards=(10, 10), dtype="int8")
+    try:
+        plain.oindex[np.array([0, 4, 9]), :] = np.ones((3, 10), "int8")
+    except IndexError:
+        return False
+    return True
 
 
 def test_one_cell_writes_and_lists_of_cells() -> None:

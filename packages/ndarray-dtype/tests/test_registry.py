@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from zarr_ndarray_dtype.testing import check_invalid_vector, check_valid_vector, registry_vectors
+from zarr_ndarray_dtype.vectors import check_invalid_vector, check_valid_vector, registry_vectors
 
 VECTORS = registry_vectors(Path(__file__).parent / "golden" / "registry" / "ndarray.json")
 

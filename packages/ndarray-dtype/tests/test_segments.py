@@ -1,4 +1,4 @@
-"""Tests for zarr_ndarray_dtype.segments: both copy strategies give the naive result."""
+"""Tests for zarr_ndarray_dtype._segments: both copy strategies give the naive result."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from zarr_ndarray_dtype import segments
-from zarr_ndarray_dtype.segments import copy_segments, offsets_of
+from zarr_ndarray_dtype import _segments as segments
+from zarr_ndarray_dtype._segments import copy_segments, offsets_of
 
 
 def _naive(src: np.ndarray, starts: np.ndarray, nbytes: np.ndarray, size: int, dst: np.ndarray):  # type: ignore[no-untyped-def]

@@ -1,4 +1,4 @@
-"""Tests for zarr_ndarray_dtype.views: the one cell cutter, every strategy against slices."""
+"""Tests for zarr_ndarray_dtype._views: the one cell cutter, every strategy against slices."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zarr_ndarray_dtype import NDArray, views
-from zarr_ndarray_dtype.segments import offsets_of
-from zarr_ndarray_dtype.views import cut_cells, readonly_cells
+from zarr_ndarray_dtype import NDArray
+from zarr_ndarray_dtype import _views as views
+from zarr_ndarray_dtype._segments import offsets_of
+from zarr_ndarray_dtype._views import cut_cells, readonly_cells
 
 
 def _check(block: np.ndarray, offsets: np.ndarray) -> None:

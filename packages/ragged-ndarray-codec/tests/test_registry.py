@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 import zarr_ragged_ndarray  # noqa: F401  (registers the codec)
-from zarr_ndarray_dtype.testing import check_invalid_vector, check_valid_vector, registry_vectors
+from zarr_ndarray_dtype.vectors import check_invalid_vector, check_valid_vector, registry_vectors
 
 VECTORS = registry_vectors(Path(__file__).parent / "golden" / "registry" / "ragged-ndarray.json")
 

@@ -12,7 +12,7 @@ from _zvn_helpers import object_array, random_cell
 from zarr.codecs import ZstdCodec
 
 from zarr_ndarray_dtype import NDArray
-from zarr_ndarray_dtype.grid import resolve
+from zarr_ndarray_dtype._grid import resolve
 from zarr_ndarray_dtype.testing import zarr_own_writes
 from zarr_vlen_ndarray import VlenNDArrayCodec, write_columnar
 

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from numcodecs import VLenBytes
 
 from zarr_ndarray_dtype import NDArray
-from zarr_ndarray_dtype.columns import Cells
-from zarr_ndarray_dtype.segments import offsets_of
+from zarr_ndarray_dtype._segments import offsets_of
+from zarr_ndarray_dtype.blocks import Cells
 from zarr_vlen_ndarray.block import FramedBlock, VlenBlocks, decode, encode
 from zarr_vlen_ndarray.framing import FramingError
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
+from zarr_ndarray_dtype._views import readonly_cells
 from zarr_ndarray_dtype.bytes_codec import FixedCellBytesCodec
 from zarr_ndarray_dtype.cells import VlenScalar, unbox
 from zarr_ndarray_dtype.columnar import Columnar, read_columnar, write_columnar
@@ -30,7 +31,6 @@ from zarr_ndarray_dtype.errors import (
 )
 from zarr_ndarray_dtype.pattern import ELEMENT_DTYPES, ShapePattern
 from zarr_ndarray_dtype.registration import register
-from zarr_ndarray_dtype.views import readonly_cells
 
 try:
     __version__ = version("zarr-ndarray-dtype")

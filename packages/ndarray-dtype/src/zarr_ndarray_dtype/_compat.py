@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 import numpy as np
 from zarr.core.sync import sync
 
-from zarr_ndarray_dtype.grid import Box
+from zarr_ndarray_dtype._grid import Box
 
 try:  # zarr >= 3.3.0 moved the error here; the old path still works but warns there.
     from zarr.errors import DataTypeValidationError
@@ -18,8 +18,11 @@ except ImportError:  # zarr 3.1.x and 3.2.x
 __all__ = [
     "DataTypeValidationError",
     "array_config",
+    "array_module",
     "basic_box",
     "endian_name",
+    "metadata_class",
+    "metadata_module",
     "on_zarr_loop",
     "regular_chunk_shape",
     "run",
@@ -38,6 +41,29 @@ def endian_name(endian: object) -> str | None:
     if endian is None:
         return None
     return str(getattr(endian, "value", endian))
+
+
+# ------------------------------------------------------------------ what _hooks wraps
+
+
+def array_module() -> Any:
+    """``zarr.core.array``, whose ``default_serializer_v3`` every release 3.1.0-3.4.x looks up
+    as a module global."""
+    import zarr.core.array
+
+    return zarr.core.array
+
+
+def metadata_module() -> Any:
+    """``zarr.core.metadata.v3``, whose ``validate_codecs`` every release calls by name."""
+    import zarr.core.metadata.v3
+
+    return zarr.core.metadata.v3
+
+
+def metadata_class() -> Any:
+    """``ArrayV3Metadata``, whose ``from_dict`` reads every stored Zarr v3 array document."""
+    return metadata_module().ArrayV3Metadata
 
 
 # ------------------------------------------------------------------ the columnar engine

@@ -10,16 +10,55 @@ The engine's other sources of cells, the caller's columns and the fill cell, are
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
-from zarr_ndarray_dtype.columns import Cells, FillCell
-from zarr_ndarray_dtype.dtype import NDArray
-from zarr_ndarray_dtype.segments import copy_segments
+from zarr_ndarray_dtype._segments import copy_segments, offsets_of, ranges
+from zarr_ndarray_dtype.cells import check_bool_bytes
+from zarr_ndarray_dtype.pattern import ShapePattern
 
-__all__ = ["Block", "BlockCodec", "ColumnsBlock", "FillBlock"]
+if TYPE_CHECKING:
+    from zarr_ndarray_dtype.dtype import NDArray
+
+__all__ = [
+    "Block",
+    "BlockCodec",
+    "Cells",
+    "ColumnsBlock",
+    "cell_shapes",
+    "check_bool_bytes",
+    "copy_segments",
+    "needs_shapes",
+    "offsets_of",
+    "ranges",
+]
+
+
+class Cells(NamedTuple):
+    """``count`` cells: flat ``values``, item ``offsets`` (count + 1, from 0), ``shapes``."""
+
+    values: np.ndarray
+    offsets: npt.NDArray[np.int64]
+    shapes: npt.NDArray[np.int64] | None
+
+    @property
+    def sizes(self) -> npt.NDArray[np.int64]:
+        """The item count of every cell."""
+        return np.diff(self.offsets)
+
+
+def needs_shapes(pattern: ShapePattern) -> bool:
+    """Whether cells of ``pattern`` need a shape table (two or more variable dimensions)."""
+    return len(pattern.variable_axes) >= 2
+
+
+def cell_shapes(cells: Cells, pattern: ShapePattern) -> npt.NDArray[np.int64]:
+    """The ``(count, ndim)`` full shapes of ``cells``: their table, or derived from the sizes."""
+    if cells.shapes is not None:
+        return cells.shapes
+    return pattern.shapes_for_items(cells.sizes)
 
 
 class Block(Protocol):
@@ -79,26 +118,3 @@ class ColumnsBlock:
 
     def cells(self) -> Cells:
         return self._cells
-
-
-class FillBlock:
-    """The fill cell as a block of one cell (cell 0), copied to every place asked."""
-
-    def __init__(self, fill: FillCell, with_shapes: bool) -> None:
-        self.fill = fill
-        self.sizes = np.array([fill.size], dtype=np.int64)
-        self.shapes = np.array([fill.shape], dtype=np.int64) if with_shapes else None
-
-    def copy(
-        self, cells: npt.NDArray[np.intp] | slice, out: npt.NDArray[np.uint8], dst: Any
-    ) -> None:
-        assert not isinstance(cells, slice), "the fill block has one cell: copy it by index"
-        items = self.fill.items
-        if not items.size or not cells.size:
-            return
-        raw = items.view(np.uint8)
-        at = dst[:, None] + np.arange(raw.size)
-        out[at] = raw
-
-    def cells(self) -> Cells:
-        return self.fill.cells(1, self.shapes is not None)

@@ -17,13 +17,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from zarr.codecs.bytes import BytesCodec
 
+from zarr_ndarray_dtype._columns import FillCell
 from zarr_ndarray_dtype._compat import endian_name
-from zarr_ndarray_dtype.blocks import Block, ColumnsBlock
+from zarr_ndarray_dtype._gather import gather_cells
+from zarr_ndarray_dtype._views import cut_cells
+from zarr_ndarray_dtype.blocks import Block, Cells, ColumnsBlock
 from zarr_ndarray_dtype.cells import check_bool_bytes
-from zarr_ndarray_dtype.columns import Cells, FillCell, gather_cells
 from zarr_ndarray_dtype.dtype import NDArray
 from zarr_ndarray_dtype.errors import CellError, NDArrayDTypeError
-from zarr_ndarray_dtype.views import cut_cells
 
 if TYPE_CHECKING:
     from typing import Self

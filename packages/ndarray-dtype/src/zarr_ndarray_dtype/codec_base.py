@@ -17,10 +17,11 @@ import numpy as np
 from zarr.abc.codec import ArrayBytesCodec
 
 from zarr_ndarray_dtype import codec_json
+from zarr_ndarray_dtype._columns import FillCell
+from zarr_ndarray_dtype._gather import gather_cells
+from zarr_ndarray_dtype._views import cut_cells
 from zarr_ndarray_dtype.blocks import BlockCodec
-from zarr_ndarray_dtype.columns import FillCell, gather_cells
 from zarr_ndarray_dtype.dtype import NDArray
-from zarr_ndarray_dtype.views import cut_cells
 
 if TYPE_CHECKING:
     from typing import Self

@@ -1,18 +1,11 @@
-"""Ragged Dask arrays into ``ndarray`` arrays and back, block by block (the ``dask`` extra).
+"""Ragged Dask arrays into ``ndarray`` arrays and back, block by block (the ``dask`` extra,
+imported only when these functions run).
 
-``dask.array.to_zarr`` passes zarr the Dask array's dtype, ``object``, which zarr refuses as
-ambiguous (dask 2024.1 takes no ``dtype=`` to override it; recent releases do), and it checks no
-block against the shards of an array it creates: two blocks in one shard race. Here:
-
-* :func:`to_zarr` writes an object Dask array of cells (each element one ndarray) into a new or
-  an existing ``ndarray`` array (or a region of it), each block by its own task through zarr's
-  object path, on any scheduler. Blocks must not share a shard (or, unsharded, a chunk):
-  :func:`check_blocks` is the one home of that rule (the xarray writer asks it too).
-* :func:`map_columnar` and :func:`read_columnar_blocks` read lazily, each task one block of
-  cells with :func:`~zarr_ndarray_dtype.read_columnar` (a
-  :class:`~zarr_ndarray_dtype.Columnar`): no Python object per cell.
-
-This module imports dask only when its functions run; the rest of the package never needs it.
+``dask.array.to_zarr`` hands zarr the dtype ``object``, which zarr refuses as ambiguous, and
+checks no block against the shards of an array it creates. :func:`to_zarr` writes object Dask
+arrays of cells, every block through :func:`dask.array.store` (blocks must not share a shard, or
+unsharded a chunk: :func:`check_blocks`, which the xarray writer asks too); :func:`map_columnar`
+and :func:`read_columnar_blocks` read a block a task as :class:`~zarr_ndarray_dtype.Columnar`.
 """
 
 from __future__ import annotations
@@ -25,11 +18,12 @@ import numpy as np
 import numpy.typing as npt
 import zarr
 
+from zarr_ndarray_dtype._cell_ids import data_type_and_codec
 from zarr_ndarray_dtype._compat import regular_chunk_shape
-from zarr_ndarray_dtype.columnar import Columnar, read_columnar, served
+from zarr_ndarray_dtype._grid import Selection, resolve
+from zarr_ndarray_dtype.columnar import Columnar, read_columnar
 from zarr_ndarray_dtype.dtype import NDArray
 from zarr_ndarray_dtype.errors import BlockAlignmentError
-from zarr_ndarray_dtype.grid import Selection, resolve
 
 if TYPE_CHECKING:
     import dask.array as da
@@ -179,28 +173,18 @@ def to_zarr(
 ) -> zarr.Array | Delayed:
     """Write the object Dask array ``darr`` of cells into an ``ndarray`` array, block by block.
 
-    ``store`` is either where to create a new array (anything ``zarr.create_array`` takes, with
-    ``name``, ``overwrite`` and ``create_kwargs`` such as ``compressors``, ``fill_value``,
-    ``dimension_names``), or an existing ``zarr.Array`` of the ``ndarray`` data type to write
-    into, whole or at ``region`` (slices with step 1, one per axis, the shape of ``darr``).
+    ``store`` is where to create a new array (anything ``zarr.create_array`` takes, with
+    ``name``, ``overwrite`` and ``create_kwargs``; ``dtype`` is needed, the cells being known
+    only once computed; chunks default to the Dask blocks, and with ``shards`` (a shape or
+    zarr's mapping) ``chunks`` is the inner chunk shape), or an existing ``ndarray``
+    ``zarr.Array``, written whole or at ``region`` (step-1 slices, the shape of ``darr``).
 
-    A new array needs ``dtype`` (an :class:`~zarr_ndarray_dtype.NDArray`; the cells of a Dask
-    array are known only once computed). Its chunks default to the Dask blocks (the first block
-    of each axis); with ``shards`` (a shape, or zarr's ``{"shape": ..., "index_location":
-    ...}``), ``chunks`` is the inner chunk shape and must be given.
-
-    Every block is written by its own task (``array[region] = block``: each cell converted by
-    the data type's one lossless rule). Blocks that end inside a shard (unsharded: a chunk)
-    would race: they are refused by :func:`check_blocks`, before anything is created or
-    written. A cell that does not fit the data type fails its block's task after other blocks
-    may have been written.
-
-    Returns the array once written, or with ``compute=False`` a ``dask.delayed`` object that
-    writes it and returns it when computed (``dask.compute(...)``, ``client.compute(...)``).
-    The default scheduler runs the tasks (a ``distributed.Client`` when one is active).
+    A task a block writes ``array[region] = block``; blocks ending inside a shard (unsharded: a
+    chunk) would race, and :func:`check_blocks` refuses them before anything is created. A cell
+    that does not fit fails its block's task, other blocks may be written. Returns the array,
+    or with ``compute=False`` a ``dask.delayed`` object that writes and returns it.
     """
     dask = _dask()
-    ndim = len(darr.shape)
     if darr.dtype != object:
         raise TypeError(
             f"to_zarr writes Dask arrays of cells (dtype object, each element one ndarray), got "
@@ -221,61 +205,52 @@ def to_zarr(
                 "written as it is; leave them out, or pass a store to create a new array"
             )
         array, starts = store, _start_in(store, darr, dtype, region)
-    else:
-        if region is not None:
-            raise ValueError(
-                "to_zarr: region= writes into an existing array; pass the array itself: "
-                "to_zarr(darr, zarr.open_array(store, path=..., mode='r+'), region=...)"
-            )
-        if not isinstance(dtype, NDArray):
-            raise TypeError(
-                f"to_zarr needs dtype=NDArray(dtype=..., shape=(...)) to create an array, got "
-                f"{dtype!r} (the cells of a Dask array are known only once computed)"
-            )
-        inner = _extents(chunks, "chunks", ndim) or tuple(max(c[0], 1) for c in darr.chunks)
-        sharding: Any = shards  # a shape, or zarr's {"shape": ..., "index_location": ...}
-        mapping = isinstance(sharding, Mapping)
-        outer = _extents(sharding["shape"] if mapping else sharding, "shards", ndim)
-        if outer is not None and chunks is None:
-            raise ValueError(
-                f"to_zarr: with shards={outer}, pass chunks= (the shape of the inner chunks "
-                "a shard holds; each must divide the shard)"
-            )
-        kind = "chunk" if outer is None else "shard"
-        check_blocks(darr.chunks, (0,) * ndim, outer or inner, kind)
-        zdtype: Any = dtype  # zarr's annotation names its own data types
-        array = zarr.create_array(
-            store,
-            name=name,
-            shape=darr.shape,
-            dtype=zdtype,
-            chunks=inner,
-            shards=sharding if mapping else outer,
-            overwrite=overwrite,
-            **create_kwargs,
+    elif region is not None:
+        raise ValueError(
+            "to_zarr: region= writes into an existing array; pass the array itself: "
+            "to_zarr(darr, zarr.open_array(store, path=..., mode='r+'), region=...)"
         )
-        starts = (0,) * ndim
-    cells: Any = darr
-    marks = cells.map_blocks(
-        _write_block,
-        array,
-        starts,
-        dtype=bool,
-        chunks=tuple((1,) * len(c) for c in darr.chunks),
-        meta=np.empty((0,) * ndim, dtype=bool),
+    else:
+        create = {"name": name, "overwrite": overwrite, **create_kwargs}
+        array, starts = _new_array(darr, store, dtype, chunks, shards, create), (0,) * darr.ndim
+    region = tuple(slice(s, s + n) for s, n in zip(starts, darr.shape, strict=True))
+    # dask's own store: a task a block, ``target[region of the block] = block``; no lock, the
+    # blocks share no shard (checked above).
+    stored = dask.array.store(darr, _Target(array), regions=region, lock=False, compute=compute)
+    return array if compute else dask.delayed(_written)(array, stored)
+
+
+def _new_array(
+    darr: Any, store: Any, dtype: NDArray | None, chunks: Any, shards: Any, create: Any
+) -> zarr.Array:
+    """The array a Dask array is written into, created after its blocks were checked."""
+    if not isinstance(dtype, NDArray):
+        raise TypeError(
+            f"to_zarr needs dtype=NDArray(dtype=..., shape=(...)) to create an array, got "
+            f"{dtype!r} (the cells of a Dask array are known only once computed)"
+        )
+    ndim = darr.ndim
+    inner = _extents(chunks, "chunks", ndim) or tuple(max(c[0], 1) for c in darr.chunks)
+    mapping = isinstance(shards, Mapping)  # a shape, or zarr's {"shape": ..., ...}
+    outer = _extents(shards["shape"] if mapping else shards, "shards", ndim)
+    if outer is not None and chunks is None:
+        raise ValueError(
+            f"to_zarr: with shards={outer}, pass chunks= (the shape of the inner chunks "
+            "a shard holds; each must divide the shard)"
+        )
+    check_blocks(darr.chunks, (0,) * ndim, outer or inner, "chunk" if outer is None else "shard")
+    zdtype: Any = dtype  # zarr's annotation names its own data types
+    sharding = shards if mapping else outer
+    return zarr.create_array(
+        store, shape=darr.shape, dtype=zdtype, chunks=inner, shards=sharding, **create
     )
-    written = dask.delayed(_written)(array, marks)
-    if not compute:
-        return written
-    written.compute()
-    return array
 
 
 def _start_in(
     array: zarr.Array, darr: Any, dtype: NDArray | None, region: Selection | None
 ) -> tuple[int, ...]:
     """Where the Dask array starts in the existing ``array`` (everything checked)."""
-    stored = served(array, "to_zarr")[0]
+    stored = data_type_and_codec(array, "to_zarr")[0]
     if dtype is not None and dtype != stored:
         raise ValueError(
             f"to_zarr: dtype={dtype!r} differs from the array's data type {stored!r}; an "
@@ -308,24 +283,18 @@ def _extents(value: int | Sequence[int] | None, what: str, ndim: int) -> tuple[i
     return tuple(int(n) for n in extents)
 
 
-def _write_block(
-    block: np.ndarray,
-    array: zarr.Array,
-    starts: tuple[int, ...],
-    block_info: dict[Any, Any] | None = None,
-) -> npt.NDArray[np.bool_]:
-    """One task of :func:`to_zarr`: ``block`` into its own region of the array."""
-    assert block_info is not None
-    if block.size:
-        _refuse_lost_copy(array)
-        location = block_info[0]["array-location"]
-        array[tuple(slice(s + a, s + b) for s, (a, b) in zip(starts, location, strict=True))] = (
-            block
-        )
-    return np.ones((1,) * block.ndim, dtype=bool)
+class _Target:
+    """What dask stores into: the array, refusing a worker's copy of a ``MemoryStore``."""
+
+    def __init__(self, array: zarr.Array) -> None:
+        self.array = array
+
+    def __setitem__(self, region: Any, block: np.ndarray) -> None:
+        _refuse_lost_copy(self.array)
+        self.array[region] = block
 
 
-def _written(array: zarr.Array, marks: np.ndarray) -> zarr.Array:
+def _written(array: zarr.Array, stored: Any) -> zarr.Array:
     return array
 
 
@@ -351,7 +320,7 @@ def _refuse_lost_copy(array: zarr.Array) -> None:
 def _blocks(array: Any, chunks: Any, what: str) -> Blocks:
     """The blocks of a lazy read: ``chunks`` (anything Dask's ``normalize_chunks`` takes) or,
     by default, the array's write unit (whole shards, else chunks: whole stored objects)."""
-    served(array, what)
+    data_type_and_codec(array, what)
     normalize = _dask().array.core.normalize_chunks
     shape = tuple(int(n) for n in array.shape)
     return tuple(normalize(write_unit(array)[0] if chunks is None else chunks, shape))

@@ -21,6 +21,7 @@ import numpy as np
 from zarr.dtype import ZDType
 
 from zarr_ndarray_dtype._compat import DataTypeValidationError
+from zarr_ndarray_dtype._views import readonly_cells
 from zarr_ndarray_dtype.cells import (
     VlenScalar,
     box,
@@ -39,7 +40,6 @@ from zarr_ndarray_dtype.errors import (
 )
 from zarr_ndarray_dtype.fill import decode_fill, encode_fill
 from zarr_ndarray_dtype.pattern import ELEMENT_DTYPES, ShapePattern, parse_element_dtype
-from zarr_ndarray_dtype.views import readonly_cells
 
 if TYPE_CHECKING:
     from typing import Self

@@ -1,47 +1,37 @@
-"""Write xarray Datasets whose variables hold ragged ndarray cells (the ``xarray`` extra).
+"""Write xarray Datasets whose variables hold ragged ndarray cells (the ``xarray`` extra,
+imported only when :func:`to_zarr` runs).
 
-``xarray.Dataset.to_zarr`` cannot write an object variable whose cells are ndarrays, and xarray
-offers no supported hook to make it (checked with xarray 2025.6.0 and 2026.9.0):
-
-* xarray's zarr backend runs every variable through ``ensure_dtype_not_object``
-  (``xarray/backends/common.py``), which takes the numpy dtype of the *first* cell (say float32)
-  and copies the object array into a float32 array: numpy raises "setting an array element with a
-  sequence". It skips only object dtypes tagged with xarray's private vlen-string metadata.
-* ``encoding={"v": {"dtype": NDArray(...)}}`` goes to xarray's ``NonStringCoder``, which calls
-  ``np.dtype(...)`` on it; ``"dtype"`` is not among the keys the zarr backend forwards to zarr,
-  and new arrays are always created from the variable's numpy dtype (``object``), which zarr
-  refuses as ambiguous.
-* Writing into a pre-created ``ndarray`` array (``mode="r+"``) runs the same
-  ``ensure_dtype_not_object`` first and fails the same way.
-
-So :func:`to_zarr` splits the Dataset: every variable that is not ragged goes through
-``Dataset.to_zarr`` unchanged; each ragged variable becomes an ``ndarray`` array written with
-zarr directly (``dimension_names``, attributes, the same ``mode``, ``region`` and ``append_dim``
-semantics), and dask-backed ragged variables are written block by block. ``xr.open_zarr`` reads
-the result back (xarray reads ``ndarray`` arrays as object variables of read-only cells).
-
-This module imports xarray only when :func:`to_zarr` runs; the rest of the package never needs it.
+``Dataset.to_zarr`` cannot write them: its zarr backend casts an object variable to the dtype of
+its first cell ("setting an array element with a sequence") and creates arrays from the numpy
+dtype ``object``, which zarr refuses; no hook changes either. So :func:`to_zarr` hands every
+other variable and the attributes to ``Dataset.to_zarr`` and writes each ragged variable as an
+``ndarray`` array itself, with the same ``mode``, ``region`` and ``append_dim``, consolidating
+the metadata last; ``xr.open_zarr`` reads them back as object variables of read-only cells.
 """
 
 from __future__ import annotations
 
-import functools
-import re
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 import zarr
+from packaging.version import Version
 
-from zarr_ndarray_dtype.columnar import write_cells
-from zarr_ndarray_dtype.columns import Cells, gather_cells
+from zarr_ndarray_dtype._gather import gather_cells
+from zarr_ndarray_dtype._grid import resolve
+from zarr_ndarray_dtype._infer import (
+    RaggedVariableError,
+    dtype_of,
+    infer_ndarray_dtype,
+    inspect_data,
+)
+from zarr_ndarray_dtype._write import write_cells
+from zarr_ndarray_dtype.blocks import Cells
 from zarr_ndarray_dtype.dask import check_blocks, write_unit
 from zarr_ndarray_dtype.dask import to_zarr as write_blocks
 from zarr_ndarray_dtype.dtype import NDArray
-from zarr_ndarray_dtype.errors import NDArrayDTypeError
-from zarr_ndarray_dtype.grid import resolve
-from zarr_ndarray_dtype.pattern import ELEMENT_DTYPES
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -68,174 +58,6 @@ ENCODING_KEYS: Final = frozenset(
 _INHERITED_KEYS: Final = ("chunks", "shards", "compressors", "serializer")
 
 _MODES: Final = ("w", "w-", "a", "a-", "r+")
-
-
-class RaggedVariableError(NDArrayDTypeError):
-    """A ragged variable cannot be written as asked (cells, encoding, mode or target array)."""
-
-
-# ------------------------------------------------------------------------- cell inspection
-
-
-@dataclass
-class _Cells:
-    """What the cells of a variable (or one dask block of it) look like."""
-
-    arrays: int = 0
-    missing: int = 0
-    others: set[str] = field(default_factory=set)
-    ndims: set[int] = field(default_factory=set)
-    dtypes: set[np.dtype[Any]] = field(default_factory=set)
-    low: tuple[int, ...] | None = None
-    high: tuple[int, ...] | None = None
-
-    def merge(self, other: _Cells) -> _Cells:
-        low, high = self.low, self.high
-        if other.low is not None and other.high is not None:
-            if low is None or high is None or len(low) != len(other.low):
-                low, high = other.low, other.high  # ndims differ: reported from ``ndims``
-            else:
-                low = tuple(map(min, low, other.low))
-                high = tuple(map(max, high, other.high))
-        return _Cells(
-            arrays=self.arrays + other.arrays,
-            missing=self.missing + other.missing,
-            others=self.others | other.others,
-            ndims=self.ndims | other.ndims,
-            dtypes=self.dtypes | other.dtypes,
-            low=low,
-            high=high,
-        )
-
-
-def _inspect(cells: np.ndarray) -> _Cells:
-    """Summarize an object array of cells (one pass; cells are Python objects)."""
-    found = _Cells()
-    shapes: list[tuple[int, ...]] = []
-    for cell in cells.reshape(-1):
-        if cell is None:
-            found.missing += 1
-            continue
-        from_sequence = isinstance(cell, list | tuple)
-        if from_sequence:
-            try:
-                cell = np.asarray(cell)
-            except ValueError:  # ragged nested lists: numpy refuses them
-                found.others.add("ragged nested list")
-                continue
-        if not isinstance(cell, np.ndarray) or cell.dtype == object or cell.ndim == 0:
-            found.others.add(type(cell).__name__)
-            continue
-        found.arrays += 1
-        if cell.size or not from_sequence:  # an empty list has no dtype of its own (float64)
-            found.dtypes.add(cell.dtype)
-        shapes.append(cell.shape)
-    found.ndims = {len(s) for s in shapes}
-    if len(found.ndims) == 1:
-        extents = np.array(shapes, dtype=np.int64)
-        found.low = tuple(int(v) for v in extents.min(axis=0))
-        found.high = tuple(int(v) for v in extents.max(axis=0))
-    return found
-
-
-def _inspect_block(block: np.ndarray) -> np.ndarray:
-    out = np.empty((1,) * block.ndim, dtype=object)
-    out.reshape(-1)[0] = _inspect(block)
-    return out
-
-
-def _inspect_data(data: Any, chunked: bool) -> _Cells:
-    """Inspect numpy data directly and dask data block by block (only summaries travel)."""
-    if not chunked:
-        return _inspect(np.asarray(data, dtype=object))
-    if data.ndim == 0:
-        return _inspect(np.asarray(data.compute(), dtype=object))
-    summaries = data.map_blocks(
-        _inspect_block, dtype=object, chunks=tuple((1,) * len(c) for c in data.chunks)
-    ).compute()
-    return functools.reduce(_Cells.merge, summaries.reshape(-1), _Cells())
-
-
-# Bits of an integer that a float holds exactly, by float itemsize (half, single, double).
-_MANTISSA_BITS: Final = {2: 11, 4: 24, 8: 53}
-
-
-def _common_dtype(dtypes: Iterable[np.dtype[Any]], name: Hashable) -> str:
-    """The smallest element dtype that holds every value of every given dtype exactly."""
-    natives = [d.newbyteorder("=") if d.byteorder not in "=|" else d for d in dtypes]
-    fix = f'pass encoding={{{name!r}: {{"dtype": NDArray(dtype=..., shape=...)}}}} to choose one'
-    try:
-        common = functools.reduce(np.promote_types, natives)
-    except TypeError as exc:
-        raise RaggedVariableError(
-            f"variable {name!r}: the cells' dtypes {sorted(map(str, natives))} have no common "
-            f"numpy dtype; {fix}."
-        ) from exc
-    if common.kind in "fc":
-        mantissa = _MANTISSA_BITS[common.itemsize // (2 if common.kind == "c" else 1)]
-        for d in natives:
-            bits = d.itemsize * 8 - (1 if d.kind == "i" else 0)
-            if d.kind in "iu" and bits > mantissa:
-                raise RaggedVariableError(
-                    f"variable {name!r}: cells of dtypes {sorted(map(str, natives))} have no "
-                    f"lossless common dtype (numpy promotes them to {common}, which cannot hold "
-                    f"every {d} value exactly); {fix}."
-                )
-    if common.name not in ELEMENT_DTYPES:
-        raise RaggedVariableError(
-            f"variable {name!r}: the cells' dtype {common} is not an ndarray element dtype "
-            f"(one of {', '.join(ELEMENT_DTYPES)}); convert the cells or {fix}."
-        )
-    return common.name
-
-
-def _dtype_from(found: _Cells, name: Hashable) -> NDArray:
-    if found.others:
-        raise RaggedVariableError(
-            f"variable {name!r} mixes ndarray cells with {sorted(found.others)} cells; every cell "
-            "must be an ndarray (or nested sequence) of numbers with at least one dimension, or "
-            "None for a missing cell (written as the fill cell)."
-        )
-    if not found.arrays:
-        raise RaggedVariableError(
-            f"variable {name!r} has no cell to infer the element dtype and shape pattern from "
-            f'(every cell is None); pass encoding={{{name!r}: {{"dtype": NDArray(dtype=..., '
-            "shape=...)}}."
-        )
-    if len(found.ndims) != 1 or found.low is None or found.high is None:
-        raise RaggedVariableError(
-            f"variable {name!r} holds cells of {len(found.ndims)} different numbers of "
-            f"dimensions {sorted(found.ndims)}; every cell of an ndarray array has the same "
-            "number of dimensions (reshape the cells, e.g. to (n, 1))."
-        )
-    if not found.dtypes:
-        raise RaggedVariableError(
-            f"variable {name!r}: every cell is an empty list, which has no element dtype; pass "
-            f'encoding={{{name!r}: {{"dtype": NDArray(dtype=..., shape=...)}}}}.'
-        )
-    pattern = tuple(None if lo != hi else lo for lo, hi in zip(found.low, found.high, strict=True))
-    if any(extent == 0 for extent in pattern):
-        # Every cell is empty along an axis: only a variable dimension admits extent 0.
-        pattern = tuple(None if extent == 0 else extent for extent in pattern)
-    return NDArray(dtype=_common_dtype(found.dtypes, name), shape=pattern)
-
-
-def infer_ndarray_dtype(cells: np.ndarray, name: Hashable = None) -> NDArray:
-    """The ``ndarray`` data type of an object array of cells.
-
-    Every non-``None`` cell must be an ndarray (or nested sequence) of numbers with the same
-    number of dimensions. Axes whose extent differs between cells become variable (``None``),
-    the others keep their extent (an axis that is 0 in every cell is variable too). The element
-    dtype is the smallest of the 14 element dtypes that holds every cell's values exactly
-    (int64 with float64 cells is refused: no dtype holds both exactly).
-
-    >>> import numpy as np
-    >>> cells = np.empty(2, dtype=object)
-    >>> cells[:] = [np.zeros((3, 2), "int16"), np.ones((1, 2), "float32")]
-    >>> infer_ndarray_dtype(cells)
-    NDArray(dtype='float32', shape=(None, 2))
-    """
-    return _dtype_from(_inspect(np.asarray(cells, dtype=object)), name)
 
 
 def is_ragged(
@@ -320,17 +142,6 @@ def _json_attr(value: Any) -> Any:
     return value
 
 
-def _release(version: str) -> tuple[int, ...]:
-    """The leading numeric release of a version string: ``"2025.01.2"`` -> ``(2025, 1, 2)``."""
-    parts = []
-    for piece in version.split(".")[:3]:
-        digits = re.match(r"\d+", piece)
-        if digits is None:
-            break
-        parts.append(int(digits.group()))
-    return tuple(parts)
-
-
 def _check_xarray() -> Any:
     try:
         import xarray as xr
@@ -338,7 +149,7 @@ def _check_xarray() -> Any:
         raise ImportError(
             "zarr_ndarray_dtype.xarray needs xarray: pip install 'zarr-ndarray-dtype[xarray]'"
         ) from exc
-    if _release(xr.__version__) < _release(XARRAY_MIN_VERSION):
+    if Version(xr.__version__).release < Version(XARRAY_MIN_VERSION).release:
         raise ImportError(
             f"zarr_ndarray_dtype.xarray needs xarray >= {XARRAY_MIN_VERSION} (the first release "
             f"that reads zarr >= 3.1 stores back); found {xr.__version__}. Upgrade xarray."
@@ -425,32 +236,56 @@ def _plan(
     append_dim: Hashable | None,
 ) -> _Plan | None:
     encoding = _ragged_encoding(name, variable, given)
+    if existing is None:
+        return _plan_new(name, variable, encoding, mode, region)
+    return _plan_existing(name, variable, encoding, existing, mode, region, append_dim)
+
+
+def _plan_new(
+    name: str,
+    variable: Any,
+    encoding: dict[str, Any],
+    mode: str,
+    region: Mapping[Hashable, Any] | None,
+) -> _Plan:
+    """The plan of a ragged variable whose array does not exist yet."""
+    chunked = variable.chunks is not None
+    if mode == "r+" or region is not None:
+        raise RaggedVariableError(
+            f"variable {name!r} does not exist in the store; mode='r+' and region= write "
+            "only into existing arrays. Use mode='a' without region to add it."
+        )
+    dtype = encoding.pop("dtype", None)
+    if dtype is None:
+        dtype = dtype_of(inspect_data(variable.data, chunked), name)
+    elif variable.dtype != object:
+        raise RaggedVariableError(
+            f"variable {name!r} has dtype {variable.dtype}, but encoding asks for {dtype!r}; "
+            "an ndarray array needs an object variable whose cells are ndarrays."
+        )
+    if "chunks" not in encoding and chunked:
+        encoding["chunks"] = _dask_chunks(variable)
+    plan = _Plan(name, variable, chunked, dtype, True, encoding)
+    plan.selection = tuple(slice(0, n) for n in variable.shape)
+    plan.attrs = {str(k): _json_attr(v) for k, v in variable.attrs.items()}
+    shards = encoding.get("shards")
+    if shards is None:
+        return plan.prepare(encoding.get("chunks"), "chunk")
+    return plan.prepare(shards, "shard")
+
+
+def _plan_existing(
+    name: str,
+    variable: Any,
+    encoding: dict[str, Any],
+    existing: Any,
+    mode: str,
+    region: Mapping[Hashable, Any] | None,
+    append_dim: Hashable | None,
+) -> _Plan | None:
+    """The plan of a ragged variable written into (or appended to) its stored array."""
     chunked = variable.chunks is not None
     dims = tuple(variable.dims)
-    if existing is None:
-        if mode == "r+" or region is not None:
-            raise RaggedVariableError(
-                f"variable {name!r} does not exist in the store; mode='r+' and region= write "
-                "only into existing arrays. Use mode='a' without region to add it."
-            )
-        dtype = encoding.pop("dtype", None)
-        if dtype is None:
-            dtype = _dtype_from(_inspect_data(variable.data, chunked), name)
-        elif variable.dtype != object:
-            raise RaggedVariableError(
-                f"variable {name!r} has dtype {variable.dtype}, but encoding asks for {dtype!r}; "
-                "an ndarray array needs an object variable whose cells are ndarrays."
-            )
-        if "chunks" not in encoding and chunked:
-            encoding["chunks"] = _dask_chunks(variable)
-        plan = _Plan(name, variable, chunked, dtype, True, encoding)
-        plan.selection = tuple(slice(0, n) for n in variable.shape)
-        plan.attrs = {str(k): _json_attr(v) for k, v in variable.attrs.items()}
-        shards = encoding.get("shards")
-        if shards is None:
-            return plan.prepare(encoding.get("chunks"), "chunk")
-        return plan.prepare(shards, "shard")
-
     stored = existing.metadata.data_type
     if not isinstance(stored, NDArray):
         raise RaggedVariableError(
@@ -555,38 +390,62 @@ def to_zarr(
 ) -> None:
     """Write ``dataset`` to a Zarr v3 store; ragged variables become ``ndarray`` arrays.
 
-    A variable is ragged when :func:`is_ragged` says so (object dtype holding ndarray cells, or
-    ``encoding[name]["dtype"]`` an :class:`NDArray`). Its data type is that ``dtype`` or, for a
-    new array, :func:`infer_ndarray_dtype` of its cells (dask blocks are inspected one at a
-    time); the serializer is the one the data type picks (install ``zarr-vlen-ndarray`` for
-    variable patterns). ``None`` cells are written as the fill cell. A ragged variable's encoding
-    takes the keys in :data:`ENCODING_KEYS`.
-
-    Every other variable, the Dataset's attributes and its coordinates go through
-    ``dataset.to_zarr`` unchanged (with ``zarr_format=3``); ``to_zarr_kwargs`` (e.g.
-    ``safe_chunks``, ``write_empty_chunks``) reach it too. ``mode``, ``region`` and
-    ``append_dim`` mean what they mean there (``mode`` defaults to ``"w-"``, ``"a"`` with
-    ``append_dim``, ``"r+"`` with ``region``); region values must be slices. Dask-backed ragged
-    variables are written block by block by :func:`zarr_ndarray_dtype.dask.to_zarr`, each block
-    into whole shards (unsharded: chunks); blocks that would share one are refused. Ragged
-    non-index coordinates are listed in the group's ``coordinates`` attribute, so
-    ``xr.open_zarr`` restores them as coordinates. Unless
-    ``consolidated=False``, the metadata is consolidated after everything is written (xarray's
-    default, so a plain ``xr.open_zarr`` finds it).
-
-    Ragged variables are checked (encoding, target arrays, dask block alignment, and every cell
-    of numpy-backed variables) before anything is written. Cells of dask-backed variables are
-    checked as their blocks are written; if one is refused during an append, the ragged array is
-    shrunk back to its former shape (xarray's own appends are not rolled back).
+    A variable is ragged when :func:`is_ragged` says so. Its data type is
+    ``encoding[name]["dtype"]`` or, for a new array, :func:`infer_ndarray_dtype` of its cells;
+    its encoding takes :data:`ENCODING_KEYS`; ``None`` cells are the fill cell. Every other
+    variable, the attributes and the coordinates go
+    through ``dataset.to_zarr`` (``zarr_format=3``, with ``to_zarr_kwargs``); ``mode``,
+    ``region`` (slices) and ``append_dim`` mean what they mean there. Dask-backed ragged
+    variables are written by :func:`zarr_ndarray_dtype.dask.to_zarr`, a block a task; ragged
+    non-index coordinates go in the group's ``coordinates`` attribute; the metadata is
+    consolidated last unless ``consolidated=False``. Everything about the ragged variables (encoding, target arrays, block alignment, every cell
+    of numpy-backed ones) is checked before anything is written; a dask block refused during an
+    append shrinks the ragged array back (xarray's own appends are not rolled back).
     """
     _check_xarray()
-    if to_zarr_kwargs.get("zarr_format", 3) != 3:
+    mode = _mode(mode, region, append_dim, to_zarr_kwargs)
+    encoding = dict(encoding or {})
+    ragged = _ragged_variables(dataset, encoding)
+    existing = _existing_arrays(store, group, mode, storage_options, [str(n) for n in ragged])
+    plans = [
+        _plan(str(n), v, encoding.get(n, {}), existing.get(str(n)), mode, region, append_dim)
+        for n, v in ragged.items()
+    ]
+
+    plain = dataset.drop_vars(list(ragged))
+    options: dict[str, Any] = dict(mode=mode, group=group, region=region, append_dim=append_dim)
+    options.update(zarr_format=3, consolidated=False, **to_zarr_kwargs)
+    options["encoding"] = {k: v for k, v in encoding.items() if k not in ragged} or None
+    if storage_options is not None:
+        options["storage_options"] = storage_options
+    if plain.variables or not (region is not None or append_dim is not None or mode == "r+"):
+        plain.to_zarr(store, **options)
+    elif mode in ("a", "a-") and dataset.attrs:  # as xarray does on append, were it called
+        attrs = {str(k): _json_attr(v) for k, v in dataset.attrs.items()}
+        _open_group(store, group, "r+", storage_options).attrs.update(attrs)
+
+    root = _open_group(store, group, "r+", storage_options)
+    for plan in plans:
+        if plan is not None:
+            _write(plan, root, mode)
+
+    coords = sorted(str(n) for n in ragged if n in dataset.coords)
+    if coords and mode != "r+":  # xarray restores coordinates listed there
+        listed = str(root.attrs.get("coordinates", "")).split()
+        root.attrs["coordinates"] = " ".join(sorted(set(listed) | set(coords)))
+    if consolidated is not False:
+        zarr.consolidate_metadata(root.store_path.store, path=root.store_path.path)
+
+
+def _mode(
+    mode: str | None, region: Any, append_dim: Hashable | None, kwargs: dict[str, Any]
+) -> str:
+    """The write mode, xarray's default for the arguments given; refuses what cannot be."""
+    if kwargs.pop("zarr_format", 3) != 3:
         raise RaggedVariableError(
-            f"zarr_format={to_zarr_kwargs['zarr_format']!r}: ndarray arrays exist in Zarr "
-            "format 3 only; leave zarr_format out."
+            "ndarray arrays exist in Zarr format 3 only: leave zarr_format out or pass 3."
         )
-    to_zarr_kwargs.pop("zarr_format", None)
-    if to_zarr_kwargs.get("compute", True) is not True:
+    if kwargs.get("compute", True) is not True:
         raise RaggedVariableError(
             "compute=False is not supported: ragged variables are written when to_zarr runs."
         )
@@ -594,7 +453,10 @@ def to_zarr(
         mode = "a" if append_dim is not None else "r+" if region is not None else "w-"
     if mode not in _MODES:
         raise RaggedVariableError(f"mode={mode!r} is not one of {_MODES}.")
-    encoding = dict(encoding or {})
+    return mode
+
+
+def _ragged_variables(dataset: Any, encoding: Mapping[Hashable, Any]) -> dict[Hashable, Any]:
     ragged = {
         name: var for name, var in dataset.variables.items() if is_ragged(var, encoding.get(name))
     }
@@ -606,43 +468,4 @@ def to_zarr(
             )
         if not isinstance(name, str):
             raise RaggedVariableError(f"variable name {name!r} is not a string; zarr needs one.")
-
-    existing = _existing_arrays(store, group, mode, storage_options, [str(n) for n in ragged])
-    plans = [
-        _plan(str(n), v, encoding.get(n, {}), existing.get(str(n)), mode, region, append_dim)
-        for n, v in ragged.items()
-    ]
-
-    plain = dataset.drop_vars(list(ragged))
-    plain_encoding = {k: v for k, v in encoding.items() if k not in ragged}
-    options: dict[str, Any] = {
-        "mode": mode,
-        "group": group,
-        "encoding": plain_encoding or None,
-        "region": region,
-        "append_dim": append_dim,
-        "zarr_format": 3,
-        "consolidated": False,
-        **to_zarr_kwargs,
-    }
-    if storage_options is not None:
-        options["storage_options"] = storage_options
-    if plain.variables or not (region is not None or append_dim is not None or mode == "r+"):
-        plain.to_zarr(store, **options)
-    elif mode in ("a", "a-") and dataset.attrs:
-        # xarray updates the group's attributes on append; do so when it is not called.
-        _open_group(store, group, "r+", storage_options).attrs.update(
-            {str(k): _json_attr(v) for k, v in dataset.attrs.items()}
-        )
-
-    root = _open_group(store, group, "r+", storage_options)
-    for plan in plans:
-        if plan is not None:
-            _write(plan, root, mode)
-
-    ragged_coords = sorted(str(n) for n in ragged if n in dataset.coords)
-    if ragged_coords and mode != "r+":
-        listed = str(root.attrs.get("coordinates", "")).split()
-        root.attrs["coordinates"] = " ".join(sorted(set(listed) | set(ragged_coords)))
-    if consolidated is not False:
-        zarr.consolidate_metadata(root.store_path.store, path=root.store_path.path)
+    return ragged

@@ -9,8 +9,8 @@ import ast
 import re
 from typing import Any
 
+from zarr_ndarray_dtype._grid import Selection
 from zarr_ndarray_dtype.errors import ElementDTypeError
-from zarr_ndarray_dtype.grid import Selection
 from zarr_ndarray_dtype.pattern import ShapePattern, parse_element_dtype
 
 _NULLS = {"null", "none"}

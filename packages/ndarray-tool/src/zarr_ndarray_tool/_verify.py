@@ -13,11 +13,11 @@ from typing import Any
 
 import numpy as np
 
-from zarr_ndarray_dtype.cell_ids import chunk_name
+from zarr_ndarray_dtype._cell_ids import chunk_name
+from zarr_ndarray_dtype._grid import Grid
 from zarr_ndarray_dtype.cells import check_bool_bytes
 from zarr_ndarray_dtype.columnar import scan_cells
 from zarr_ndarray_dtype.errors import CellError, StoredChunkError
-from zarr_ndarray_dtype.grid import Grid
 from zarr_ndarray_tool._metadata import ElementType, bytes_view, data_type_kind, with_shape
 from zarr_ndarray_tool._scan import Node, payload_lengths
 from zarr_ndarray_tool._stores import ChunkObject, open_array

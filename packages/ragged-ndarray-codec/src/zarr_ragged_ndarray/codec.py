@@ -1,16 +1,9 @@
-"""The ``ragged-ndarray`` array -> bytes codec (the glue between zarr and the pure layers).
+"""The ``ragged-ndarray`` array -> bytes codec: ``{"name": "ragged-ndarray", "configuration":
+{}}`` for ``ndarray`` elements of every pattern with a ``null`` (``[2, null]``,
+``[null, null]``, ...; ``vlen-ndarray`` is the default of ``[null, d1..dk]``).
 
-Metadata: ``{"name": "ragged-ndarray", "configuration": {}}`` (the configuration may be omitted;
-when present it must be empty). The codec serves the ``ndarray`` data type with every shape
-pattern that has at least one ``null``: ``[2, null]``, ``[null, null]``, ``[null, 3, null]`` and
-also ``[null, d1, ..., dk]`` (where ``vlen-ndarray`` is the default).
-
-A chunk is laid out as :mod:`zarr_ragged_ndarray.layout` describes: the element count, a table
-of every element's variable extents, zero padding to the values' alignment, then the values.
-Elements are in the chunk's C order. :class:`RaggedBlocks`, the codec's block codec, encodes and
-decodes chunks for the object path of
-:class:`~zarr_ndarray_dtype.codec_base.NDArrayBytesCodec` and for the columnar engine; decoding is
-a vectorized computation over the extent table, the values a view of the chunk.
+A chunk is laid out as :mod:`zarr_ragged_ndarray.layout` says; :class:`RaggedBlocks`, the
+codec's block codec, decodes it with one vectorized pass over the extent table.
 """
 
 from __future__ import annotations
@@ -23,9 +16,8 @@ import numpy as np
 import numpy.typing as npt
 
 from zarr_ndarray_dtype import NDArray, codec_json
-from zarr_ndarray_dtype.blocks import Block, ColumnsBlock
+from zarr_ndarray_dtype.blocks import Block, Cells, ColumnsBlock, cell_shapes, needs_shapes
 from zarr_ndarray_dtype.codec_base import SERVES_FIXED, NDArrayBytesCodec, serves_other_dtype
-from zarr_ndarray_dtype.columns import Cells, cell_shapes, needs_shapes
 from zarr_ragged_ndarray.layout import RaggedLayoutError, decode_layout, encode_layout
 
 __all__ = [

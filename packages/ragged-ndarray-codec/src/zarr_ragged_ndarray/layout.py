@@ -1,21 +1,13 @@
-"""The ``ragged-ndarray`` chunk layout, vectorized over whole chunks (pure numpy; no zarr).
-
-For a chunk of ``count`` elements, a pattern with ``k`` variable dimensions and an element dtype of
-``s`` bytes per item::
+"""The ``ragged-ndarray`` chunk layout, vectorized over whole chunks (pure numpy; no zarr)::
 
     u32le count                                  number of elements in the chunk
-    count * k u32le extents                      variable extents of each element, pattern order
-    zero bytes up to a multiple of min(s, 8)     counted from the chunk start
-    values                                       each element's items, C order, little-endian
+    count * k u32le extents                      each element's k variable extents
+    zero bytes up to a multiple of min(s, 8)     s: the item size; from the chunk start
+    values                                       every element's items, C order, little-endian
 
-and nothing after the values. Element ``i`` holds ``prod(extents[i]) * fixed_items`` items, where
-``fixed_items`` is the product of the pattern's fixed extents.
-
-Sizes live apart from values, so decoding needs no scan: the extent table gives every element's
-item count (products computed in uint64 with overflow checks, never beyond the items the chunk
-holds), a cumulative sum gives every offset, and the values are one aligned view of the chunk.
-Every check compares the header with the bytes present before anything sized by the header is
-allocated; the one exception raised is :class:`RaggedLayoutError`.
+Sizes live apart from the values, so decoding needs no scan: the extent table gives every
+offset, the values are one aligned view. Every header field is checked against the bytes
+present before anything it sizes is allocated; errors are :class:`RaggedLayoutError`.
 """
 
 from __future__ import annotations
@@ -153,6 +145,18 @@ def decode_layout(
     ``NUMPY_MAX_NBYTES``) or exceed the bytes present, values shorter or longer than the table
     says.
     """
+    start = _check_header(raw, count, k, itemsize, where)
+    table = raw[HEADER_NBYTES : HEADER_NBYTES + EXTENT_NBYTES * count * k].view("<u4")
+    table = table.reshape(count, k)
+    values = raw[start:]
+    items, offsets = _check_items(table, values.size, itemsize, fixed_items, where)
+    if (raw.ctypes.data + start) % alignment(itemsize):
+        values = values.copy()  # unaligned source buffer: one copy makes typed views aligned
+    return DecodedLayout(table.astype(np.int64), items.astype(np.int64), offsets, values)
+
+
+def _check_header(raw: npt.NDArray[np.uint8], count: int, k: int, itemsize: int, where: str) -> int:
+    """Where the values of a chunk start, once its count, table and padding are checked."""
     size = raw.size
     if size < HEADER_NBYTES:
         raise _fail(
@@ -188,10 +192,16 @@ def decode_layout(
             f"padding bytes {table_end}..{start - 1} must be zero, got "
             f"{padding.tobytes().hex()} (nonzero padding) (SPEC 5.4/4)",
         )
-    values = raw[start:]
-    nbytes = values.size
+    return start
+
+
+def _check_items(
+    table: npt.NDArray[np.uint32], nbytes: int, itemsize: int, fixed_items: int, where: str
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]:
+    """Every element's item count and their offsets, once they are checked against the
+    ``nbytes`` value bytes present (and numpy's limit on an empty element's shape)."""
+    count, k = table.shape
     cap = nbytes // itemsize  # no element can hold more items than the chunk has values
-    table = raw[HEADER_NBYTES:table_end].view("<u4").reshape(count, k)
     items = element_items(table, fixed_items, cap)
     if count and int(np.max(items)) > cap:
         bad = int(np.argmax(items > np.uint64(cap)))
@@ -239,6 +249,4 @@ def decode_layout(
             "describes (values longer than the table says); the chunk ends after the values "
             "(SPEC 5.4/6)",
         )
-    if (raw.ctypes.data + start) % alignment(itemsize):
-        values = values.copy()  # unaligned source buffer: one copy makes typed views aligned
-    return DecodedLayout(table.astype(np.int64), items.astype(np.int64), offsets, values)
+    return items, offsets

@@ -1,31 +1,17 @@
-"""The pure numpy framing kernel: the fallback of the compiled one, and its oracle.
-
-A *framing kernel* does the hot loops of :mod:`zarr_vlen_ndarray.framing` and nothing else: the
-checks that produce user-facing messages stay in ``framing``. Two kernels implement the same
-:class:`FramingKernel` protocol: this module (``NAME == "python"``) and
-:mod:`zarr_vlen_ndarray._framing_c` (``NAME == "c"``, the C extension ``_framing_ext``).
-``framing`` picks one at import; tests run both and compare them.
-
-This module is also the single home of the wire constants (``framing`` re-exports them), so
-that both kernels and ``framing`` read them from one place without an import cycle.
-
-Both directions move the payload with one boolean-mask copy over "slots" of ``g`` bytes, where
-``g`` is 4, 2 or 1 (the largest of those dividing every element length): with ``g == 4`` a chunk
-is a sequence of 32-bit words in which every length prefix is one word, which is 4x fewer mask
-entries than a byte mask. The one inherently sequential step is the prefix scan (element
-``i + 1`` starts where element ``i`` ends): a tight loop storing one integer per element.
+"""The numpy framing kernel: the fallback where the compiled one is not built, and the oracle
+the tests hold it to. Also the one home of the wire constants.
 """
 
 from __future__ import annotations
 
-import math
-import sys
+import functools
+import struct
 from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
-from zarr_ndarray_dtype.segments import copy_segments
+from zarr_ndarray_dtype.blocks import copy_segments, offsets_of, ranges
 
 #: Largest value a u32le field can hold: the limit on the element count and on each length.
 U32_MAX = 0xFFFF_FFFF
@@ -35,8 +21,6 @@ HEADER_NBYTES = 4
 PREFIX_NBYTES = 4
 
 NAME = "python"
-
-_SLOT_DTYPES: dict[int, np.dtype[Any]] = {4: np.dtype("<u4"), 2: np.dtype("<u2"), 1: np.dtype("u1")}
 
 
 class FramingKernel(Protocol):
@@ -74,75 +58,26 @@ class FramingKernel(Protocol):
         """The framed chunk (count, then prefix and payload of each element) as a new array."""
 
 
-def slot_size(unit: int) -> int:
-    """The slot width for element lengths that are all multiples of ``unit``."""
-    return math.gcd(PREFIX_NBYTES, unit)
-
-
 def scan(
     data: npt.NDArray[np.uint8], count: int, unit: int
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None:
     """Byte offsets of every prefix and every length, or None if anything is off."""
-    size = data.size
-    g = slot_size(unit)
-    if count == 0:
-        return (np.empty(0, np.int64), np.empty(0, np.int64)) if size == HEADER_NBYTES else None
-    if (size - HEADER_NBYTES) % g:
+    size, read = data.size, struct.Struct("<I").unpack_from
+    starts = [0] * count
+    at = HEADER_NBYTES
+    try:
+        for i in range(count):  # each element starts where the one before it ends: sequential
+            starts[i] = at
+            at += PREFIX_NBYTES + read(data, at)[0]
+    except struct.error:  # a prefix past the end
         return None
-    if g == 4:
-        # Valid chunks have every prefix on a word boundary: walk words.
-        words = data[HEADER_NBYTES:].view("<u4")
-        mv = _u32_memoryview(data[HEADER_NBYTES:])
-        at = [0] * count
-        w = 0
-        try:
-            for i in range(count):
-                at[i] = w
-                w += 1 + (mv[w] >> 2)
-        except IndexError:
-            return None
-        if w != words.size:
-            return None
-        starts = np.fromiter(at, dtype=np.int64, count=count)
-        nbytes = words[starts].astype(np.int64)
-        starts = starts * 4 + HEADER_NBYTES
-    else:
-        # Four u32 views shifted by 0..3 bytes read a prefix at any byte offset.
-        views = []
-        mvs = []
-        for r in range(4):
-            usable = (size - r) // 4 * 4
-            views.append(data[r : r + usable].view("<u4"))
-            mvs.append(_u32_memoryview(data[r : r + usable]))
-        at = [0] * count
-        p = HEADER_NBYTES
-        try:
-            for i in range(count):
-                at[i] = p
-                p += PREFIX_NBYTES + mvs[p & 3][p >> 2]
-        except IndexError:
-            return None
-        if p != size:
-            return None
-        starts = np.fromiter(at, dtype=np.int64, count=count)
-        nbytes = np.empty(count, dtype=np.int64)
-        for r in range(4):
-            sel = (starts & 3) == r
-            nbytes[sel] = views[r][starts[sel] >> 2]
+    if at != size:
+        return None
+    first = np.array(starts, dtype=np.int64)
+    nbytes = np.diff(np.append(first, size)) - PREFIX_NBYTES
     if unit > 1 and (nbytes % unit).any():
         return None
-    return starts, nbytes
-
-
-def _u32_memoryview(raw: npt.NDArray[np.uint8]) -> memoryview:
-    """A memoryview reading ``raw`` (length a multiple of 4) as little-endian u32 integers.
-
-    Indexing it yields Python ints directly, which is what the sequential scan needs; CPython
-    unpacks memoryview items with memcpy, so ``raw`` need not be aligned.
-    """
-    if sys.byteorder != "little":
-        raw = raw.view("<u4").astype("=u4").view(np.uint8)
-    return memoryview(raw).cast("I")
+    return first, nbytes
 
 
 def gather(
@@ -154,69 +89,57 @@ def gather(
 ) -> None:
     """Copy the payload of element ``i`` to ``out[dst[i]:dst[i] + nbytes[i]]`` (an int ``dst``:
     back to back from there); ValueError, nothing written, for places outside the buffers."""
+    if not starts.size:
+        return
     if isinstance(dst, int):
-        dst = dst + np.concatenate(([0], np.cumsum(nbytes[:-1]))).astype(np.int64)
-    if starts.size and (
+        dst = dst + offsets_of(nbytes)[:-1]
+    ends = starts + PREFIX_NBYTES + nbytes
+    if (
         int(np.min(starts)) < HEADER_NBYTES
         or int(np.min(nbytes)) < 0
-        or int(np.max(starts + PREFIX_NBYTES + nbytes)) > data.size
+        or int(np.max(ends)) > data.size
         or int(np.min(dst)) < 0
         or int(np.max(dst + nbytes)) > out.size
     ):
         raise ValueError("gather: starts/nbytes/dst do not fit the chunk or the output buffer")
-    if starts.size == 0:
+    if np.array_equal(starts[1:], ends[:-1]) and np.array_equal(dst[1:], dst[:-1] + nbytes[:-1]):
+        # Elements in order, back to back in both buffers (a whole chunk): the payloads are the
+        # bytes between them, less the length prefixes, which one boolean mask drops.
+        lo, hi, at = int(starts[0]), int(ends[-1]), int(dst[0])
+        word = _word(nbytes, lo, at)
+        keep = np.ones((hi - lo) // word.itemsize, dtype=bool)
+        keep[_prefix_words(starts - lo, word)] = False
+        size = hi - lo - PREFIX_NBYTES * starts.size
+        out[at : at + size].view(word)[...] = data[lo:hi].view(word)[keep]
         return
-    payloads = starts + PREFIX_NBYTES
-    ends = payloads + nbytes
-    if not (
-        np.array_equal(payloads[1:], ends[:-1] + PREFIX_NBYTES)
-        and np.array_equal(dst[1:], dst[:-1] + nbytes[:-1])
-    ):
-        copy_segments(data, payloads, nbytes, out, dst)
-        return
-    # Consecutive elements copied back to back (a whole chunk): one boolean mask over slots of
-    # the largest of 4, 2, 1 bytes dividing every length and the first offset.
-    lo, hi = int(starts[0]), int(ends[-1])
-    g = 4
-    if (nbytes & 3).any() or lo & 3:
-        g = 1 if (nbytes & 1).any() or lo & 1 else 2
-    slots = data[lo:hi].view(_SLOT_DTYPES[g])
-    keep = np.ones(slots.size, dtype=bool)
-    first = (starts - lo) // g
-    for j in range(PREFIX_NBYTES // g):
-        keep[first + j] = False
-    at = int(dst[0])
-    size = hi - lo - PREFIX_NBYTES * starts.size
-    out[at : at + size].view(_SLOT_DTYPES[g])[...] = slots[keep]
+    copy_segments(data, starts + PREFIX_NBYTES, nbytes, out, dst)
 
 
 def frame(payload: npt.NDArray[np.uint8], nbytes: npt.NDArray[np.int64]) -> npt.NDArray[np.uint8]:
     """Frame the elements whose payloads are concatenated in ``payload``."""
     count = nbytes.size
-    total = payload.size
-    # Slot width: the largest of 4, 2, 1 dividing every length (and hence every offset).
-    g = 4
-    if count and (nbytes & 3).any():
-        g = 1 if (nbytes & 1).any() else 2
-    slot = _SLOT_DTYPES[g]
-    per_prefix = PREFIX_NBYTES // g
-    nslots = (HEADER_NBYTES + PREFIX_NBYTES * count + total) // g
-
-    out = np.empty(nslots * g, dtype=np.uint8)
-    out[:HEADER_NBYTES] = np.frombuffer(np.uint32(count).astype("<u4").tobytes(), np.uint8)
-    if count == 0:
-        return out
-    slots = out.view(slot)
-    # Slot index of element i's length prefix: header, i earlier prefixes, earlier payloads.
-    prefix_at = np.empty(count, dtype=np.int64)
-    prefix_at[0] = 0
-    np.cumsum(nbytes[:-1] // g + per_prefix, out=prefix_at[1:])
-    prefix_at += HEADER_NBYTES // g
-    keep = np.ones(nslots, dtype=bool)
-    keep[: HEADER_NBYTES // g] = False
-    prefix_slots = nbytes.astype("<u4").view(slot).reshape(count, per_prefix)
-    for j in range(per_prefix):
-        slots[prefix_at + j] = prefix_slots[:, j]
-        keep[prefix_at + j] = False
-    slots[keep] = payload.view(slot)
+    out = np.empty(HEADER_NBYTES + PREFIX_NBYTES * count + payload.size, dtype=np.uint8)
+    out[:HEADER_NBYTES] = np.array([count], "<u4").view(np.uint8)
+    prefixes = HEADER_NBYTES + offsets_of(nbytes + PREFIX_NBYTES)[:-1]
+    word = _word(nbytes)
+    at = _prefix_words(prefixes, word)
+    words = out.view(word)
+    words[at] = nbytes.astype("<u4").view(word)
+    keep = np.ones(words.size, dtype=bool)
+    keep[: HEADER_NBYTES // word.itemsize] = False
+    keep[at] = False
+    words[keep] = payload.view(word)  # the payloads, in order, where the prefixes leave room
     return out
+
+
+def _word(nbytes: npt.NDArray[np.int64], *offsets: int) -> np.dtype[np.unsignedinteger[Any]]:
+    """The widest of u4, u2, u1 dividing every length and offset: masks over words, not bytes."""
+    low = int((nbytes & 1).any()) | 2 * int((nbytes & 2).any())  # the lengths' two low bits
+    bits = functools.reduce(int.__or__, offsets, low)
+    return np.dtype("<u4" if not bits & 3 else "<u2" if not bits & 1 else "u1")
+
+
+def _prefix_words(prefixes: npt.NDArray[np.int64], word: np.dtype[Any]) -> npt.NDArray[np.int64]:
+    """The index of every word of every length prefix starting at the byte offsets given."""
+    per = PREFIX_NBYTES // word.itemsize
+    return ranges(np.full(prefixes.size, per), prefixes // word.itemsize)[0]

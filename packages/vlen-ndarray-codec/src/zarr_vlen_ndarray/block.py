@@ -19,10 +19,8 @@ import numpy as np
 import numpy.typing as npt
 
 from zarr_ndarray_dtype import CellError, NDArray
-from zarr_ndarray_dtype.blocks import Block, ColumnsBlock
+from zarr_ndarray_dtype.blocks import Block, Cells, ColumnsBlock, offsets_of
 from zarr_ndarray_dtype.cells import check_bool_bytes
-from zarr_ndarray_dtype.columns import Cells
-from zarr_ndarray_dtype.segments import offsets_of
 from zarr_vlen_ndarray.framing import U32_MAX, FramingError, encode_frames, gather_into, scan_frames
 
 __all__ = ["CODEC_NAME", "FramedBlock", "VlenBlocks", "decode", "encode"]

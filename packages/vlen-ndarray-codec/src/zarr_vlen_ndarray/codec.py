@@ -1,17 +1,9 @@
-"""The ``vlen-ndarray`` array -> bytes codec (the glue between zarr and the pure layers).
+"""The ``vlen-ndarray`` array -> bytes codec: ``{"name": "vlen-ndarray", "configuration": {}}``
+for ``ndarray`` elements of pattern ``[null, d1, ..., dk]``.
 
-Metadata: ``{"name": "vlen-ndarray", "configuration": {}}`` (the configuration may be omitted;
-when present it must be empty). The codec serves the ``ndarray`` data type with shape patterns
-``[null, d1, ..., dk]`` (k >= 0).
-
-A chunk is framed exactly like zarr's ``vlen-bytes`` (see :mod:`zarr_vlen_ndarray.framing`),
-each element's payload being its raw little-endian C-order bytes, elements in the chunk's C
-order. Decoding infers each element's leading extent from its byte length. So a chunk is
-byte-identical to ``bytes`` + ``vlen-bytes`` holding ``cell.tobytes()``.
-
-Both directions are :mod:`zarr_vlen_ndarray.block` (the codec's block codec, shared with the
-columnar engine) behind the object path of
-:class:`~zarr_ndarray_dtype.codec_base.NDArrayBytesCodec`.
+A chunk is framed exactly like zarr's ``vlen-bytes`` (:mod:`zarr_vlen_ndarray.framing`), each
+payload an element's raw little-endian C-order bytes: byte-identical to ``bytes`` +
+``vlen-bytes`` of ``cell.tobytes()``. Its block codec is :mod:`zarr_vlen_ndarray.block`.
 """
 
 from __future__ import annotations
@@ -25,10 +17,10 @@ from numcodecs.vlen import VLenBytes as VLenBytes
 
 # ArrayBytesCodec was a module attribute in 0.2.0 (the codec base); kept importable.
 from zarr.abc.codec import ArrayBytesCodec as ArrayBytesCodec
-from zarr.core.common import parse_named_configuration as parse_named_configuration
 
 from zarr_ndarray_dtype import NDArray, codec_json
 from zarr_ndarray_dtype.codec_base import SERVES_FIXED, NDArrayBytesCodec, serves_other_dtype
+from zarr_vlen_ndarray._compat import parse_named_configuration as parse_named_configuration
 from zarr_vlen_ndarray.block import CODEC_NAME, VlenBlocks
 
 # A module attribute of 0.2.0's codec module (the limit and its checks live in framing).

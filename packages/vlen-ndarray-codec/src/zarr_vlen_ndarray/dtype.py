@@ -6,7 +6,6 @@ objects, so ``isinstance`` checks and registrations agree whichever module they 
 
 from __future__ import annotations
 
-from zarr.core.dtype.common import HasObjectCodec as HasObjectCodec
 from zarr.dtype import ZDType as ZDType
 
 from zarr_ndarray_dtype import (
@@ -18,6 +17,7 @@ from zarr_ndarray_dtype import (
     unbox,
 )
 from zarr_ndarray_dtype._compat import DataTypeValidationError
+from zarr_vlen_ndarray._compat import HasObjectCodec as HasObjectCodec
 
 __all__ = [
     "ALLOWED_SCALAR_DTYPES",

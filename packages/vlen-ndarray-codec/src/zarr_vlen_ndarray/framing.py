@@ -1,21 +1,12 @@
-"""The ``vlen-bytes`` chunk framing, vectorized over whole chunks.
-
-Layout (identical to numcodecs ``VLenBytes`` and zarr's ``vlen-bytes`` codec)::
+"""The ``vlen-bytes`` chunk framing, vectorized over whole chunks (pure: no zarr, no cells)::
 
     u32le count | u32le len_0 | payload_0 | u32le len_1 | payload_1 | ...
 
-This module is pure: it knows nothing about zarr or about cells. Encoding takes all payloads
-concatenated into one ``uint8`` buffer plus the per-element byte lengths; decoding returns the
-payloads concatenated into one contiguous ``uint8`` buffer plus the per-element byte lengths.
-
-The loops themselves live in a *framing kernel*, chosen once at import: the compiled one
-(:mod:`zarr_vlen_ndarray._framing_c`, a C extension that releases the GIL) when it was built, else
-the pure numpy one (:mod:`zarr_vlen_ndarray._framing_py`, also the oracle the tests compare the
-C kernel with). ``ZARR_VLEN_NDARRAY_NO_EXTENSION=1`` forces the pure one; :data:`BACKEND` names
-the kernel in use (``"c"`` or ``"python"``). This module does every check that produces a
-message, so both kernels raise the same errors: bounds are checked against the bytes present
-before anything is allocated, and a chunk the fast scan refuses goes to a careful scan that names
-the first problem.
+identical to numcodecs ``VLenBytes``. Payloads travel as one ``uint8`` buffer plus each
+element's byte length. The loops are a kernel chosen at import (:data:`BACKEND`): the compiled
+one when built, else the numpy one (``ZARR_VLEN_NDARRAY_NO_EXTENSION=1`` forces it); every
+check that makes a message is here, so both raise the same errors, and bounds are checked
+against the bytes present before anything is allocated.
 """
 
 from __future__ import annotations

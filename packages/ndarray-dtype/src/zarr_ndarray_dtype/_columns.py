@@ -10,20 +10,22 @@ dimensions (with at most one, every shape follows from the item count: ``shapes`
 from __future__ import annotations
 
 from collections.abc import Callable
-from itertools import chain
 from operator import attrgetter
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
-from zarr_ndarray_dtype.cells import bool_bytes_as_01, cell_array, convert, mismatch, unbox
-from zarr_ndarray_dtype.dtype import NDArray
+from zarr_ndarray_dtype._segments import offsets_of
+from zarr_ndarray_dtype.blocks import Cells, needs_shapes
+from zarr_ndarray_dtype.cells import bool_bytes_as_01, convert, mismatch, unbox
 from zarr_ndarray_dtype.errors import CellError
 from zarr_ndarray_dtype.pattern import ShapePattern
-from zarr_ndarray_dtype.segments import offsets_of
 
-__all__ = ["Cells", "FillCell", "cell_shapes", "check_columns", "gather_cells", "needs_shapes"]
+if TYPE_CHECKING:
+    from zarr_ndarray_dtype.dtype import NDArray
+
+__all__ = ["EXTENT_MAX", "FillBlock", "FillCell", "check_columns", "check_fixed"]
 
 #: The largest extent a stored shape may have (both codecs store extents as u32le).
 EXTENT_MAX = 0xFFFF_FFFF
@@ -31,31 +33,6 @@ EXTENT_MAX = 0xFFFF_FFFF
 _ndim = attrgetter("ndim")
 _dtype = attrgetter("dtype")
 _shape = attrgetter("shape")
-
-
-class Cells(NamedTuple):
-    """``count`` cells: flat ``values``, item ``offsets`` (count + 1, from 0), ``shapes``."""
-
-    values: np.ndarray
-    offsets: npt.NDArray[np.int64]
-    shapes: npt.NDArray[np.int64] | None
-
-    @property
-    def sizes(self) -> npt.NDArray[np.int64]:
-        """The item count of every cell."""
-        return np.diff(self.offsets)
-
-
-def needs_shapes(pattern: ShapePattern) -> bool:
-    """Whether cells of ``pattern`` need a shape table (two or more variable dimensions)."""
-    return len(pattern.variable_axes) >= 2
-
-
-def cell_shapes(cells: Cells, pattern: ShapePattern) -> npt.NDArray[np.int64]:
-    """The ``(count, ndim)`` full shapes of ``cells``: their table, or derived from the sizes."""
-    if cells.shapes is not None:
-        return cells.shapes
-    return pattern.shapes_for_items(cells.sizes)
 
 
 # ------------------------------------------------------------------------------------ checks
@@ -197,7 +174,7 @@ def _check_shapes(
             "stored as u32le)"
         )
     tab = tab.astype(np.int64, copy=False)
-    _check_fixed(tab, pattern, "the cell of shapes[{}]".format)
+    check_fixed(tab, pattern, "the cell of shapes[{}]".format)
     # Item counts in float: a product of huge extents must not wrap around.
     held = np.prod(tab.astype(np.float64), axis=1)
     wrong = held != items
@@ -209,6 +186,20 @@ def _check_shapes(
             f"give it {int(items[bad])} items (offsets[{bad + 1}] - offsets[{bad}])"
         )
     return tab
+
+
+def check_fixed(
+    shapes: npt.NDArray[np.int64], pattern: ShapePattern, name: Callable[[int], str]
+) -> None:
+    """Every cell's fixed extents equal the pattern's (one vectorized comparison)."""
+    fixed = [(axis, d) for axis, d in enumerate(pattern.dims) if d is not None]
+    if not fixed or not shapes.size:
+        return
+    want = np.array([d for _, d in fixed], dtype=np.int64)
+    wrong = (shapes[:, [axis for axis, _ in fixed]] != want).any(axis=1)
+    if wrong.any():
+        bad = int(np.argmax(wrong))
+        raise CellError(mismatch(name(bad), tuple(shapes[bad].tolist()), pattern))
 
 
 # ------------------------------------------------------------------------------- fill cell
@@ -253,166 +244,24 @@ class FillCell:
         return same
 
 
-# --------------------------------------------------------------------------- cell objects
+class FillBlock:
+    """The fill cell as a block of one cell (cell 0), copied to every place asked."""
 
+    def __init__(self, fill: FillCell, with_shapes: bool) -> None:
+        self.fill = fill
+        self.sizes = np.array([fill.size], dtype=np.int64)
+        self.shapes = np.array([fill.shape], dtype=np.int64) if with_shapes else None
 
-def gather_cells(
-    cells: list[Any],
-    dtype: NDArray,
-    fill: FillCell | None = None,
-    name: Callable[[int], str] = "cell {}".format,
-) -> Cells:
-    """Cell objects (in order) as :class:`Cells`; ``None`` stands for ``fill`` (else empty).
+    def copy(
+        self, cells: npt.NDArray[np.intp] | slice, out: npt.NDArray[np.uint8], dst: Any
+    ) -> None:
+        assert not isinstance(cells, slice), "the fill block has one cell: copy it by index"
+        items = self.fill.items
+        if not items.size or not cells.size:
+            return
+        raw = items.view(np.uint8)
+        at = dst[:, None] + np.arange(raw.size)
+        out[at] = raw
 
-    Every cell an ndarray of exactly the element dtype is one ``np.concatenate``; otherwise the
-    cells are made arrays one by one (lists, 0-d wrappers) but converted to the element dtype
-    at once, one concatenation per source dtype, by the one conversion rule. ``name(i)`` names
-    cell ``i`` in errors (a shape that does not match, a value the conversion would change).
-    The cells are never modified.
-    """
-    found = _exact(cells, dtype)
-    if found is None:
-        return _converted(cells, dtype, fill, name)
-    values, sizes, shapes = found
-    if shapes is not None:
-        _check_fixed(shapes, dtype.pattern, name)
-    if values.dtype.kind == "b":
-        values = bool_bytes_as_01(values)
-    return Cells(values, offsets_of(sizes), shapes if needs_shapes(dtype.pattern) else None)
-
-
-def _exact(
-    cells: list[Any], dtype: NDArray
-) -> tuple[np.ndarray, npt.NDArray[np.int64], npt.NDArray[np.int64] | None] | None:
-    """``(values, sizes, shapes)`` when every cell is an array of exactly the element dtype and
-    the pattern's rank (shapes None for ``[null, d1..dk]``, whose concatenation checks them)."""
-    item, pattern = dtype.item_dtype, dtype.pattern
-    count, ndim = len(cells), pattern.ndim
-    if not count:
-        return np.empty(0, dtype=item), np.zeros(0, np.int64), np.zeros((0, ndim), np.int64)
-    if pattern.is_leading_variable:
-        try:
-            block = np.concatenate(cells, axis=0, dtype=item, casting="no")
-        except (ValueError, TypeError):
-            return None
-        block = np.asarray(block)  # a fill cell (ndarray subclass) must not make values one
-        rows = np.fromiter(map(len, cells), dtype=np.int64, count=count)
-        if block.shape[1:] != pattern.dims[1:] or int(rows.sum()) != block.shape[0]:
-            return None  # other trailing extents, or objects whose len() lies
-        return block.reshape(-1), rows * pattern.fixed_items, None
-    try:
-        ranks = np.fromiter(map(_ndim, cells), dtype=np.int64, count=count)
-        if int(np.min(ranks)) != ndim or int(np.max(ranks)) != ndim:
-            return None
-        values = np.concatenate(cells, axis=None, dtype=item, casting="no")
-    except (AttributeError, ValueError, TypeError):
-        return None
-    shapes = _shape_table(cells, ndim)
-    sizes = np.prod(shapes, axis=1) if ndim else np.ones(count, np.int64)
-    values = np.asarray(values)
-    if int(sizes.sum()) != values.size:  # objects whose shape lies
-        return None
-    return values, sizes, shapes
-
-
-def _shape_table(arrays: list[Any], ndim: int) -> npt.NDArray[np.int64]:
-    flat = np.fromiter(chain.from_iterable(map(_shape, arrays)), np.int64, len(arrays) * ndim)
-    return flat.reshape(len(arrays), ndim)
-
-
-def _converted(
-    cells: list[Any], dtype: NDArray, fill: FillCell | None, name: Callable[[int], str]
-) -> Cells:
-    """The cells, any of them not exact: arrays first, then shapes, then values, all checked."""
-    pattern, item = dtype.pattern, dtype.item_dtype
-    ndim = pattern.ndim
-    arrays = list(cells)
-    for i, cell in enumerate(cells):
-        if type(cell) is not np.ndarray or cell.ndim != ndim or cell.dtype.hasobject:
-            arrays[i] = _array(cell, i, dtype, fill, name)
-    ranks = np.fromiter(map(_ndim, arrays), dtype=np.int64, count=len(arrays))
-    wrong = ranks != ndim
-    if wrong.any():
-        bad = int(np.argmax(wrong))
-        raise CellError(mismatch(name(bad), arrays[bad].shape, pattern))
-    shapes = None
-    if pattern.is_leading_variable:  # the concatenation checks the trailing extents
-        sizes = np.fromiter(map(len, arrays), np.int64, len(arrays)) * pattern.fixed_items
-    else:
-        shapes = _shape_table(arrays, ndim)
-        _check_fixed(shapes, pattern, name)
-        sizes = np.prod(shapes, axis=1) if ndim else np.ones(len(arrays), np.int64)
-    offsets = offsets_of(sizes)
-    sources = list(map(_dtype, arrays))
-    kinds = set(sources)
-    for source in kinds - {item}:  # every value checked, one source dtype at a time
-        members = [i for i, d in enumerate(sources) if d == source] if len(kinds) > 1 else None
-        part = arrays if members is None else [arrays[i] for i in members]
-        starts = offsets if members is None else offsets_of(sizes[members])
-
-        def owner(at: int, members: list[int] | None = members, starts: Any = starts) -> str:
-            k = int(np.searchsorted(starts, at, side="right")) - 1
-            i = k if members is None else members[k]
-            return f"{name(i)} of shape {arrays[i].shape} and dtype {arrays[i].dtype}"
-
-        converted = convert(_joined(part, pattern, name), item, owner)
-        if members is None:
-            return _cells(converted, offsets, shapes, pattern)
-    with np.errstate(all="ignore"):  # every value was checked: this cast changes none
-        values = _joined(arrays, pattern, name, item)
-    return _cells(values, offsets, shapes, pattern)
-
-
-def _joined(
-    arrays: list[np.ndarray],
-    pattern: ShapePattern,
-    name: Callable[[int], str],
-    dtype: np.dtype[Any] | None = None,
-) -> np.ndarray:
-    """The arrays' items back to back (cast to ``dtype``); for ``[null, d1..dk]`` one
-    concatenation along rows, whose trailing extents must be the pattern's."""
-    if not pattern.is_leading_variable:
-        return np.concatenate(arrays, axis=None, dtype=dtype, casting="unsafe")
-    try:
-        block = np.concatenate(arrays, axis=0, dtype=dtype, casting="unsafe")
-    except ValueError:
-        _check_fixed(_shape_table(arrays, pattern.ndim), pattern, name)  # names the odd cell
-        raise
-    if block.shape[1:] != pattern.dims[1:]:  # every cell alike, all wrong
-        _check_fixed(_shape_table(arrays, pattern.ndim), pattern, name)
-    return block.reshape(-1)
-
-
-def _cells(
-    values: np.ndarray,
-    offsets: npt.NDArray[np.int64],
-    shapes: npt.NDArray[np.int64] | None,
-    pattern: ShapePattern,
-) -> Cells:
-    if values.dtype.kind == "b":
-        values = bool_bytes_as_01(values)
-    return Cells(values, offsets, shapes if needs_shapes(pattern) else None)
-
-
-def _array(
-    cell: Any, i: int, dtype: NDArray, fill: FillCell | None, name: Callable[[int], str]
-) -> np.ndarray:
-    """One cell that is not a plain ndarray of the pattern's rank, as an array of its own
-    dtype (``None``: the fill cell, or the empty one)."""
-    if fill is not None and unbox(cell) is None:
-        return fill.items.reshape(fill.shape)
-    return cell_array(cell, dtype.pattern, dtype.item_dtype, name(i))
-
-
-def _check_fixed(
-    shapes: npt.NDArray[np.int64], pattern: ShapePattern, name: Callable[[int], str]
-) -> None:
-    """Every cell's fixed extents equal the pattern's (one vectorized comparison)."""
-    fixed = [(axis, d) for axis, d in enumerate(pattern.dims) if d is not None]
-    if not fixed or not shapes.size:
-        return
-    want = np.array([d for _, d in fixed], dtype=np.int64)
-    wrong = (shapes[:, [axis for axis, _ in fixed]] != want).any(axis=1)
-    if wrong.any():
-        bad = int(np.argmax(wrong))
-        raise CellError(mismatch(name(bad), tuple(shapes[bad].tolist()), pattern))
+    def cells(self) -> Cells:
+        return self.fill.cells(1, self.shapes is not None)

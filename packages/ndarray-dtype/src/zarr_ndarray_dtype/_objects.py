@@ -20,13 +20,14 @@ from typing import Any
 import numpy as np
 
 from zarr_ndarray_dtype import _compat
-from zarr_ndarray_dtype.cell_ids import serializer_of
+from zarr_ndarray_dtype._cell_ids import data_type_and_codec, serializer_of
+from zarr_ndarray_dtype._columns import FillCell
+from zarr_ndarray_dtype._gather import gather_cells
+from zarr_ndarray_dtype._views import cut_cells
+from zarr_ndarray_dtype._write import write_cells
 from zarr_ndarray_dtype.cells import VlenScalar, frozen_cell
-from zarr_ndarray_dtype.columnar import served, write_cells
-from zarr_ndarray_dtype.columns import FillCell, gather_cells
 from zarr_ndarray_dtype.dtype import NDArray
 from zarr_ndarray_dtype.errors import CellError
-from zarr_ndarray_dtype.views import cut_cells
 
 __all__ = ["plain_fill", "write"]
 
@@ -53,7 +54,7 @@ async def write(
     box = _compat.basic_box(indexer)
     engine = getattr(serializer, "block_codec", None) is not None
     if box is not None and engine and _compat.on_zarr_loop():
-        served(array, "write")  # the engine serves this array
+        data_type_and_codec(array, "write")  # the engine serves this array
         await asyncio.get_running_loop().run_in_executor(
             _writers(), write_cells, array, checked, box, "write"
         )

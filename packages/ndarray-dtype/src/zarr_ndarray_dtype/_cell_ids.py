@@ -26,10 +26,12 @@ import zarr
 from zarr.abc.codec import ArrayBytesCodec
 from zarr.abc.store import RangeByteRequest, SuffixByteRequest
 from zarr.codecs import ShardingCodec
-from zarr.core.dtype import UInt64
+from zarr.dtype import UInt64
 from zarr.storage import StorePath, WrapperStore
 
 from zarr_ndarray_dtype import _compat
+from zarr_ndarray_dtype.blocks import BlockCodec
+from zarr_ndarray_dtype.dtype import NDArray
 
 __all__ = [
     "CellIds",
@@ -217,3 +219,25 @@ def chunk_name(metadata: Any, cell: tuple[int, ...], *, inner: bool = True) -> s
     local = tuple((c % g) // i for c, g, i in zip(cell, grid, shape, strict=True))
     place = int(np.ravel_multi_index(local, per)) if per else 0
     return f"inner chunk {place} of shard {key!r}"
+
+
+def data_type_and_codec(array: Any, what: str) -> tuple[NDArray, BlockCodec]:
+    """The ``NDArray`` of an ``ndarray`` array and the block codec of its serializer; an error
+    naming ``what`` (the caller) for any other array, or a serializer without block codec."""
+    metadata = getattr(array, "metadata", None)
+    dtype = getattr(metadata, "data_type", None)
+    if not isinstance(dtype, NDArray):
+        raise TypeError(
+            f"{what} needs a zarr array of the 'ndarray' data type, got data type {dtype!r}; "
+            "create it with dtype=zarr_ndarray_dtype.NDArray(dtype=..., shape=(...))"
+        )
+    serializer = serializer_of(metadata)
+    codec: BlockCodec | None = getattr(serializer, "block_codec", None)
+    if codec is None:
+        name = serializer.to_dict().get("name")
+        raise ValueError(
+            f"{what} reads and writes cells stored by the 'vlen-ndarray', 'ragged-ndarray' or "
+            f"'bytes' codec; this {list(dtype.shape)} array is stored by {name!r}, which gives "
+            "no columnar access: read it as a plain zarr array"
+        )
+    return dtype, codec

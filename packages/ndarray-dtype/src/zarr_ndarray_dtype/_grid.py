@@ -1,16 +1,8 @@
-"""Selection boxes over an N-d grid of cells and the chunks they cut (pure numpy; no zarr).
+"""Selection boxes over an N-d grid of cells and the chunks they cut (pure numpy; no zarr):
+:func:`resolve` (a selection of ints, step-1 slices and ``...`` to a :class:`Box`),
+:class:`Grid` (a regular chunk grid) and :func:`slabs` (a box in batches of whole chunks, C order).
 
-The codec packages' columnar access takes a selection of an N-d array (an int, a slice with step
-1, ``...`` or a tuple of those, one per axis) and moves the cells of that box chunk by chunk, in
-C order of the selection. This module holds that arithmetic once:
-
-* :func:`resolve` turns a selection into a :class:`Box` (start and stop per axis, and the shape
-  numpy would give the selection: int axes dropped);
-* :class:`Grid` is a regular chunk grid (the chunk objects of an array and their cells);
-* :func:`slabs` cuts a box into batches of whole chunks that follow one another in C order.
-
->>> box = resolve((1, slice(None)), (3, 4), "read")
->>> box
+>>> resolve((1, slice(None)), (3, 4), "read")
 Box(starts=(1, 0), stops=(2, 4), shape=(4,))
 >>> [b.slices for b in slabs(resolve(slice(0, 6), (8,), "read"), [(2,)], lambda: 4)]
 [(slice(0, 4, None),), (slice(4, 6, None),)]

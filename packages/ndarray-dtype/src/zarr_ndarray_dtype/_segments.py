@@ -1,11 +1,5 @@
-"""Copying byte segments between flat buffers (pure numpy; no zarr).
-
-The columnar engine moves cells as byte segments: from a decoded chunk or the caller's columns
-into an output, each cell to its own place. :func:`copy_segments` does that for any number of
-segments. Segments contiguous in both the source and the output are merged into one run first,
-so a whole chunk copied in order is one slice assignment; many short runs are copied with one
-vectorized gather instead of a Python loop.
-"""
+"""Runs of indices and byte segments between flat buffers (pure numpy; no zarr): how the
+engine moves cells, each to its own place, without a Python loop per cell."""
 
 from __future__ import annotations
 
@@ -15,7 +9,7 @@ import operator
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["copy_segments", "offsets_of"]
+__all__ = ["copy_segments", "offsets_of", "ranges"]
 
 # Runs at most this many, or of this many bytes on average, are copied by slices.
 _SLICE_RUNS = 64
@@ -29,6 +23,16 @@ def offsets_of(sizes: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     offsets = np.zeros(sizes.size + 1, dtype=np.int64)
     np.cumsum(sizes, out=offsets[1:])
     return offsets
+
+
+def ranges(
+    lengths: npt.NDArray[np.int64], *starts: npt.NDArray[np.int64]
+) -> tuple[npt.NDArray[np.int64], ...]:
+    """For each array of run starts, every index of every run, the runs' ``lengths`` shared:
+    ``concatenate([arange(s, s + n) for s, n in zip(starts, lengths)])``, vectorized."""
+    step = np.arange(int(lengths.sum()), dtype=np.int64)
+    step -= np.repeat(offsets_of(lengths)[:-1], lengths)
+    return tuple(np.repeat(first, lengths) + step for first in starts)
 
 
 def copy_segments(
@@ -60,8 +64,7 @@ def copy_segments(
     bits = functools.reduce(operator.or_, every.tolist(), 0)
     width = next(w for w in _WORDS if not bits % w)
     word = _WORDS[width]
-    run_src, run_dst, run_len = run_src // width, run_dst // width, run_len // width
-    base = offsets_of(run_len)
-    step = np.arange(int(base[-1]), dtype=np.int64) - np.repeat(base[:-1], run_len)
-    words = out.view(word)
-    words[np.repeat(run_dst, run_len) + step] = src.view(word)[np.repeat(run_src, run_len) + step]
+    # Segments contiguous in both buffers were merged into runs; many short ones move as one
+    # gather of the widest word dividing every offset and length.
+    into, take = ranges(run_len // width, run_dst // width, run_src // width)
+    out.view(word)[into] = src.view(word)[take]
