@@ -8,7 +8,7 @@ from typing import BinaryIO
 
 import pytest
 
-from zarr_ndarray_tool.atomic import atomic_replace
+from zarr_ndarray_tool._local import atomic_replace
 
 
 def test_a_new_file_gets_the_umask_default_and_the_fill_result(tmp_path: Path) -> None:

@@ -29,7 +29,7 @@ from _zt_helpers import (
 )
 from zarr.codecs import ZstdCodec
 
-from zarr_ndarray_tool import metadata as md
+from zarr_ndarray_tool import _metadata as md
 from zarr_ndarray_tool.cli import build_parser
 from zarr_vlen_ndarray import NDArray
 

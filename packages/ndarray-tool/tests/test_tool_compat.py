@@ -10,7 +10,7 @@ from zarr_ndarray_tool._compat import chunk_key_encoding
 #: The private zarr members _compat reaches for, and the releases that need each.
 PRIVATE = {"_is_open": "zarr 3.1.0: ZipStore.close fails on a store it never opened"}
 #: Names of other libraries that zarr happens to use privately too.
-FOREIGN = {"_info": "fsspec's async AsyncFileSystem._info (remote.py, s3fs)"}
+FOREIGN = {"_info": "fsspec's async AsyncFileSystem._info (_remote.py, s3fs)"}
 
 
 def test_private_zarr_members_only_in_compat() -> None:

@@ -21,8 +21,8 @@ import zarr
 from _zt_helpers import CLI, cells_f32x2, run_cli, tool_output, write_bytes_array
 
 from zarr_ndarray_tool import api
+from zarr_ndarray_tool._remote import settings
 from zarr_ndarray_tool.errors import Refused, environment_failure, explain
-from zarr_ndarray_tool.remote import settings
 
 UPGRADE = ("--dtype", "float32", "--shape", "null,2")
 

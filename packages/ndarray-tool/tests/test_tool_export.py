@@ -189,7 +189,7 @@ def test_a_region_outside_the_array_is_refused(
 def test_select_takes_numpy_index_syntax_and_nothing_else(
     capsys: CaptureFixture, text: str
 ) -> None:
-    from zarr_ndarray_tool.export import parse_selection
+    from zarr_ndarray_tool._arguments import parse_selection
 
     assert parse_selection("0:10, 5") == (slice(0, 10), 5)
     assert parse_selection("..., -1") == (..., -1)
@@ -234,8 +234,8 @@ def test_progress_steps_within_a_shard(tmp_path: Path, monkeypatch: pytest.Monke
     chunks read (a slab of about SLAB_BYTES, here 1 byte), not once for the whole shard; the
     rows come out as a whole-shard read gives them."""
     pytest.importorskip("nd_arrow")
+    from zarr_ndarray_tool import _export as export_module
     from zarr_ndarray_tool import api
-    from zarr_ndarray_tool import export as export_module
 
     _grid_array(tmp_path / "g", (4, 8), chunks=(2, 4), shards=(4, 8))
     whole = tmp_path / "whole.parquet"

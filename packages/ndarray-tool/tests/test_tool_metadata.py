@@ -11,7 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from zarr_ndarray_dtype import ELEMENT_DTYPES
-from zarr_ndarray_tool import metadata as md
+from zarr_ndarray_tool import _metadata as md
+from zarr_ndarray_tool._arguments import parse_dtype_arg, parse_shape_arg
 from zarr_ndarray_tool.errors import Refused
 
 
@@ -231,20 +232,20 @@ def test_bytes_view_reads_every_kind_as_variable_length_bytes() -> None:
     ],
 )
 def test_parse_shape_arg(text: str, expected: tuple[int | None, ...]) -> None:
-    assert md.parse_shape_arg(text) == expected
+    assert parse_shape_arg(text) == expected
 
 
 @pytest.mark.parametrize("text", ["", "[]", "null,2.5", "null,x", "null,0", "null,-1", "null,,2"])
 def test_parse_shape_arg_refuses(text: str) -> None:
     with pytest.raises(ValueError, match="shape"):
-        md.parse_shape_arg(text)
+        parse_shape_arg(text)
 
 
 def test_parse_dtype_arg() -> None:
-    assert md.parse_dtype_arg("<f4") == "float32"
-    assert md.parse_dtype_arg("bool") == "bool"
+    assert parse_dtype_arg("<f4") == "float32"
+    assert parse_dtype_arg("bool") == "bool"
     with pytest.raises(ValueError, match="big-endian"):
-        md.parse_dtype_arg(">f4")
+        parse_dtype_arg(">f4")
 
 
 @pytest.mark.parametrize(

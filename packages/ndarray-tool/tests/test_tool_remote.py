@@ -16,8 +16,10 @@ import zarr
 from _zt_helpers import cells_f32x2, run, write_bytes_array, write_v2_ragged
 from _zt_zspy import SIGNAL, write_zspy
 
-from zarr_ndarray_tool import api, migration, remote
-from zarr_ndarray_tool import metadata as md
+from zarr_ndarray_tool import _metadata as md
+from zarr_ndarray_tool import _migration as migration
+from zarr_ndarray_tool import _remote as remote
+from zarr_ndarray_tool import api
 from zarr_ndarray_tool.errors import Refused
 
 CaptureFixture = pytest.CaptureFixture[str]

@@ -12,20 +12,20 @@ import pytest
 import zarr
 from _zt_helpers import snapshot, write_bytes_array, zip_store
 
-from zarr_ndarray_tool import stores
+from zarr_ndarray_tool import _stores as stores
+from zarr_ndarray_tool._stores import Grid
 from zarr_ndarray_tool.errors import Refused
-from zarr_ndarray_tool.stores import Grid
 
 
 def test_locate_directory_zip_and_inner(tmp_path: Path) -> None:
     write_bytes_array(tmp_path / "d.zarr", [b"ab"])
-    assert stores.locate(str(tmp_path / "d.zarr")).kind == "dir"
+    assert stores.locate(str(tmp_path / "d.zarr")).directory == tmp_path / "d.zarr"
     zs = zip_store(tmp_path / "s.zip")
     write_bytes_array(zs, [b"ab"], name="grp/arr")
     zs.close()
     loc = stores.locate(f"{tmp_path / 's.zip'}::grp/arr")
-    assert (loc.kind, loc.inner, loc.meta_key, loc.name) == (
-        "zip",
+    assert (loc.zip_file, loc.inner, loc.key("zarr.json"), loc.name) == (
+        tmp_path / "s.zip",
         "grp/arr",
         "grp/arr/zarr.json",
         "arr",
@@ -74,7 +74,7 @@ def test_directory_rewrite_is_atomic_and_keeps_the_mode(tmp_path: Path) -> None:
     target = tmp_path / "a" / "zarr.json"
     os.chmod(target, 0o640)
     loc = stores.locate(str(tmp_path / "a"))
-    stores.write_document(loc, '{"new": 1}')
+    stores.write_key(loc, "zarr.json", b'{"new": 1}')
     assert target.read_text() == '{"new": 1}'
     assert target.stat().st_mode & 0o777 == 0o640
     assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["c", "zarr.json"]
@@ -95,7 +95,7 @@ def test_a_crash_during_the_rename_leaves_the_original(
     monkeypatch.setattr(os, "replace", crash)
     for path in (str(tmp_path / "a"), f"{tmp_path / 's.zip'}::arr"):
         with pytest.raises(OSError, match="simulated crash"):
-            stores.write_document(stores.locate(path), "{}")
+            stores.write_key(stores.locate(path), "zarr.json", b"{}")
     assert {**snapshot(tmp_path / "a"), **snapshot(tmp_path / "s.zip")} == before
     leftovers = [p for p in tmp_path.rglob("*") if p.name.endswith(".tmp")]
     assert leftovers == []
@@ -114,7 +114,7 @@ def test_zip_rewrite_keeps_every_other_member(tmp_path: Path) -> None:
             for i in zf.infolist()
         }
         order = zf.namelist()
-    stores.write_document(stores.locate(f"{tmp_path / 's.zip'}::g/arr"), '{"x": 1}')
+    stores.write_key(stores.locate(f"{tmp_path / 's.zip'}::g/arr"), "zarr.json", b'{"x": 1}')
     with zipfile.ZipFile(tmp_path / "s.zip") as zf:
         after = {
             i.filename: (zf.read(i), i.date_time, i.compress_type, i.external_attr)
@@ -134,7 +134,7 @@ def test_zip_rewrite_drops_shadowed_duplicates_of_the_document(tmp_path: Path) -
         zf.writestr("c/0", b"chunk")
         with pytest.warns(UserWarning, match="Duplicate"):
             zf.writestr("zarr.json", b"newer")
-    stores.write_document(stores.locate(str(path)), "newest")
+    stores.write_key(stores.locate(str(path)), "zarr.json", b"newest")
     with zipfile.ZipFile(path) as zf:
         assert zf.namelist() == ["c/0", "zarr.json"]
         assert zf.read("zarr.json") == b"newest"
@@ -156,18 +156,18 @@ def test_zip_rewrite_drops_shadowed_duplicates_of_the_document(tmp_path: Path) -
         ({"name": "default", "configuration": {"separator": "/"}}, "c/1/x", None),
     ],
 )
-def test_parse_chunk_key(encoding: dict[str, object], key: str, expected: object) -> None:
+def test_chunk_index(encoding: dict[str, object], key: str, expected: object) -> None:
     grid = Grid((4, 9), (2, 3))  # grid shape (2, 3)
     zarr_encoding = stores.key_encoding({"chunk_key_encoding": encoding}, "x")
-    assert stores.parse_chunk_key(key, zarr_encoding, grid) == expected
+    assert stores.chunk_index(key, zarr_encoding, grid) == expected
 
 
-def test_parse_chunk_key_zero_dimensional() -> None:
+def test_chunk_index_zero_dimensional() -> None:
     grid = Grid((), ())
     default = stores.key_encoding({"chunk_key_encoding": {"name": "default"}}, "x")
     v2 = stores.key_encoding({"chunk_key_encoding": {"name": "v2"}}, "x")
-    assert stores.parse_chunk_key("c", default, grid) == ()
-    assert stores.parse_chunk_key("0", v2, grid) == ()
+    assert stores.chunk_index("c", default, grid) == ()
+    assert stores.chunk_index("0", v2, grid) == ()
     with pytest.raises(Refused, match="is not one zarr knows"):
         stores.key_encoding({"chunk_key_encoding": {"name": "nope"}}, "x")
 

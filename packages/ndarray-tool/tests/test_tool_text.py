@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from zarr_ndarray_tool.text import counted
+from zarr_ndarray_tool._text import counted
 
 
 def test_counts_of_one_are_singular() -> None:

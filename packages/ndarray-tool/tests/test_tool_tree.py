@@ -15,10 +15,11 @@ import zarr
 from _zt_helpers import run, snapshot, write_v2_ragged
 from _zt_zspy import SIGNAL, dumps_v2, write_zspy
 
-from zarr_ndarray_tool import api, migration
+from zarr_ndarray_tool import _migration as migration
+from zarr_ndarray_tool import api
+from zarr_ndarray_tool._migration import MIGRATION_RELEASE, check_migration, migrated_document
+from zarr_ndarray_tool._tree import KEPT
 from zarr_ndarray_tool.errors import Refused
-from zarr_ndarray_tool.migration import MIGRATION_RELEASE, check_migration, migrated_document
-from zarr_ndarray_tool.tree import KEPT
 
 CaptureFixture = pytest.CaptureFixture[str]
 HAS_MIGRATION = migration.has_migration()

@@ -14,8 +14,8 @@ from _zt_helpers import cells_f32x2, run, snapshot, write_v2_ragged
 
 from zarr_ndarray_tool import api
 from zarr_ndarray_tool._compat import open_zip_store_read
+from zarr_ndarray_tool._v2 import V2_ATTRIBUTE
 from zarr_ndarray_tool.errors import Refused
-from zarr_ndarray_tool.v2 import V2_ATTRIBUTE
 
 CaptureFixture = pytest.CaptureFixture[str]
 

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from zarr_ndarray_tool._zspy import is_sibling, pattern_of, sibling_of
 from zarr_ndarray_tool.errors import Refused
-from zarr_ndarray_tool.zspy import is_sibling, pattern_of, sibling_of
 
 
 def columns(shapes: list[tuple[int, ...]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -1,20 +1,6 @@
-"""``zarr-ndarray``: a command-line tool (and Python API) to inspect, convert, verify and export
-Zarr stores of ragged ndarray cells, for both the ``vlen-ndarray`` and ``ragged-ndarray`` codecs.
-
-Subcommands (see ``zarr-ndarray --help``): ``info``, ``upgrade``, ``downgrade``, ``migrate``,
-``verify`` and ``export``. The metadata rewrites (``upgrade``, ``downgrade``, ``migrate``) change
-only the array's ``zarr.json`` (atomically, or one conditional PUT on an object store); chunk
-objects are never touched because ``vlen-ndarray`` chunks are byte-identical to ``vlen-bytes``
-chunks (SPEC.md section 2.6).
-
-Modules: :mod:`.metadata` and :mod:`.v2` (pure document transforms and checks), :mod:`.stores`
-(directory, zip and any-zarr-store access) over :mod:`.remote` (URLs, conditional PUTs) and
-:mod:`.atomic` (the one local atomic replace), :mod:`.scan` (loading an array node),
-:mod:`.info`, :mod:`.verify` and :mod:`.export` (reading chunks through the shared columnar
-engine, :mod:`zarr_ndarray_dtype.columnar`), :mod:`.commands` (the operations), :mod:`.api` (the
-same as a Python API over a path, a URL or any ``zarr.storage.StoreLike``; the CLI calls it),
-:mod:`.errors` (refusals, and failures of the environment in one line), :mod:`.progress` and
-:mod:`.cli`.
+"""``zarr-ndarray``: inspect, convert, verify and export Zarr stores of ragged ndarray cells (the
+``vlen-ndarray`` and ``ragged-ndarray`` codecs), as a command and as a Python API
+(:mod:`zarr_ndarray_tool.api`). Rewrites change metadata documents only, never a chunk.
 """
 
 from __future__ import annotations

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from zarr.core.sync import sync
-
-__all__ = ["chunk_key_encoding", "close_store", "open_zip_store_read"]
+# Every release: zarr has no public way to run a coroutine on its own event loop, the one its
+# stores' sessions (aiohttp, obstore) are bound to.
+from zarr.core.sync import sync as sync
 
 
 def open_zip_store_read(path: Any) -> Any:
@@ -36,3 +36,15 @@ def chunk_key_encoding(data: Any) -> Any:
         return parse(data)
     # zarr 3.1.0 .. 3.1.5: the base class dispatches on the name.
     return chunk_key_encodings.ChunkKeyEncoding.from_dict(data)
+
+
+def decode_chunk_key(encoding: Any, key: str) -> tuple[int, ...]:
+    """The chunk index zarr's ``encoding`` reads from ``key``; ValueError when it reads none."""
+    try:
+        return tuple(encoding.decode_chunk_key(key))
+    except ValueError:
+        if encoding.name != "default" or not key.startswith(f"c{encoding.separator}"):
+            raise
+        # zarr 3.1.0 .. 3.2.x drop only the "c" of a default key and split the rest, "/1/2", into
+        # an empty first part; zarr 3.3.0 drops "c/" (and refuses a key without it).
+        return tuple(encoding.decode_chunk_key("c" + key[2:]))

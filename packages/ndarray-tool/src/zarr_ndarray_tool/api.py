@@ -1,14 +1,8 @@
-"""The store tool as a Python API: the CLI's operations, on whatever the CLI takes and more.
-
-Each function takes the array as the command line does (a path or URL: ``"s.zarr/v"``,
-``"s.zip::grp/v"``, ``"s3://bucket/s.zarr/v"`` with ``storage_options`` and ``backend``) or as
-zarr does (a ``zarr.storage.StoreLike``: ``LocalStore``, ``ZipStore``, ``FsspecStore``,
-``ObjectStore``, ``MemoryStore``, an icechunk session's ``session.store``, a ``StorePath``), with
-the array's path inside it as second argument (``""``: the store's root node). It works exactly
-like the subcommand of the same name; the CLI calls these functions. A rewrite writes
-``zarr.json`` once, conditional on the version read where the store supports it (see
-:mod:`.remote`); anything the tool will not do raises :class:`~zarr_ndarray_tool.errors.Refused`
-having changed nothing. Commit an icechunk session afterwards: the tool never commits.
+"""The store tool as a Python API: each function is the subcommand of the same name (the CLI
+calls it), on the array as the command line names it (a path or URL, with ``storage_options``
+and ``backend``) or as zarr does (any ``zarr.storage.StoreLike``, an icechunk session's store
+included) with the array's path in it. A refusal raises :class:`~.errors.Refused` having
+changed nothing; the tool never commits an icechunk session.
 """
 
 from __future__ import annotations
@@ -16,28 +10,21 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from zarr_ndarray_tool import commands, tree
-from zarr_ndarray_tool.commands import DEFAULT_SAMPLE, Outcome
+from zarr_ndarray_dtype._grid import Selection
+from zarr_ndarray_tool import _commands as commands
+from zarr_ndarray_tool import _tree as tree
+from zarr_ndarray_tool._commands import DEFAULT_SAMPLE, Outcome
+from zarr_ndarray_tool._export import export as _export
+from zarr_ndarray_tool._info import gather
+from zarr_ndarray_tool._scan import Node, load_location
+from zarr_ndarray_tool._stores import location
 from zarr_ndarray_tool.errors import Refused
-from zarr_ndarray_tool.export import Selection
-from zarr_ndarray_tool.export import export as _export
-from zarr_ndarray_tool.info import gather
-from zarr_ndarray_tool.progress import Progress
-from zarr_ndarray_tool.scan import Node, load_location
-from zarr_ndarray_tool.stores import Location, location
+from zarr_ndarray_tool.progress import Progress, counting
 
 if TYPE_CHECKING:
     from zarr.storage import StoreLike
 
 __all__ = ["Outcome", "downgrade", "export", "info", "migrate", "node", "upgrade", "verify"]
-
-
-def _at(store: StoreLike, path: str, options: dict[str, Any] | None, backend: str) -> Location:
-    return location(store, path, options, backend)
-
-
-def _bar(progress: Progress | None) -> Progress:
-    return progress if progress is not None else Progress(0, "", enabled=False)
 
 
 def node(
@@ -48,7 +35,7 @@ def node(
     backend: str = "fsspec",
 ) -> Node:
     """Load the array (its document, grid and stored chunk objects)."""
-    return load_location(_at(store, path, storage_options, backend))
+    return load_location(location(store, path, storage_options, backend))
 
 
 def info(
@@ -61,9 +48,7 @@ def info(
 ) -> dict[str, Any]:
     """The ``info`` report (what ``info --json`` prints) of the array."""
     loaded = node(store, path, storage_options=storage_options, backend=backend)
-    bar = _bar(progress)
-    bar.total = len(loaded.objects)
-    return gather(loaded, bar)
+    return gather(loaded, counting(progress, len(loaded.objects)))
 
 
 def upgrade(
@@ -86,7 +71,7 @@ def upgrade(
     """
     if dtype is not None and shape is None:
         raise Refused("dtype needs shape, the element pattern (e.g. shape=(None, 2)).")
-    loc = _at(store, path, storage_options, backend)
+    loc = location(store, path, storage_options, backend)
     options: dict[str, Any] = {
         "verify_all": verify_all, "sample_size": sample, "dry_run": dry_run, "progress": progress
     }  # fmt: skip
@@ -113,7 +98,7 @@ def downgrade(
 ) -> Outcome:
     """``downgrade``: ``ndarray`` + ``vlen-ndarray`` -> raw bytes + ``vlen-bytes``; a hierarchy
     ``upgrade`` turned from Zarr v2 to v3 gets its v2 documents back."""
-    loc = _at(store, path, storage_options, backend)
+    loc = location(store, path, storage_options, backend)
     if tree.is_upgraded_tree(loc):
         return tree.downgrade_tree(loc, dry_run=dry_run)
     return commands.downgrade(load_location(loc), dry_run=dry_run)

@@ -1,45 +1,43 @@
-"""The ``zarr-ndarray`` console script: argument parsing and the six subcommands.
+"""The ``zarr-ndarray`` console script, on argparse (no dependency for a codec package's tool).
 
-Arguments are parsed with the standard library's argparse (not click or typer): it covers
-subcommands, shared option groups and usage errors, and adds no dependency to the codec package.
-
-Exit status: 0 success; 1 the store was refused (not what the command expects, invalid, or a
-chunk failed a check) and nothing was changed, or the environment failed (a full disk, a
-read-only file system, an endpoint that cannot be reached, missing credentials: one line naming
-the path or endpoint, what the system said and what to do, :func:`.errors.explain`); 2 usage
-error (from argparse); 141 the reader of the output went away (``| head``), which ends the
-command quietly, as SIGPIPE ends Unix tools. Anything else is a bug of ours, reported on one
-line as such (``ZARR_NDARRAY_TRACEBACK=1`` shows its traceback).
-
-``PATH`` is an array directory (``store.zarr/group/array``), a zip store whose root node is the
-array (``store.zip``), an array inside a zip store (``store.zip::group/array``) or a URL zarr
-understands (``s3://``, ``gs://``, ``az://``, ``memory://``, ``file://``; see :mod:`.remote`).
+Exit status: 0 success; 1 the store was refused (nothing changed) or the environment failed (one
+line with what to do, :func:`.errors.explain`); 2 a usage error; 141 the reader of the output went
+away (``| head``). Anything else is a bug, reported on one line (``ZARR_NDARRAY_TRACEBACK=1``
+shows its traceback).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import platform
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from zarr_ndarray_tool import api
-from zarr_ndarray_tool import metadata as md
-from zarr_ndarray_tool.commands import DEFAULT_SAMPLE, Outcome
+from zarr_ndarray_tool._arguments import (
+    parse_count,
+    parse_dtype_arg,
+    parse_names,
+    parse_selection,
+    parse_shape_arg,
+)
+from zarr_ndarray_tool._commands import DEFAULT_SAMPLE, Outcome
+from zarr_ndarray_tool._export import INSTALL_HINT
+from zarr_ndarray_tool._info import render
+from zarr_ndarray_tool._remote import BACKENDS, parse_storage_options, settings
+from zarr_ndarray_tool._text import counted
 from zarr_ndarray_tool.errors import Refused, explain
-from zarr_ndarray_tool.export import INSTALL_HINT, parse_selection
-from zarr_ndarray_tool.info import render
 from zarr_ndarray_tool.progress import Progress
-from zarr_ndarray_tool.remote import BACKENDS, parse_storage_options, settings
-from zarr_ndarray_tool.text import counted
 
 __all__ = ["build_parser", "main"]
 
+T = TypeVar("T")
 PROG = "zarr-ndarray"
 #: What ``--version`` reports: this tool, the packages it works with, and the host libraries.
 DISTRIBUTIONS = (
@@ -62,45 +60,24 @@ _PATH_HELP = (
 )
 
 
-def _shape_arg(text: str) -> tuple[int | None, ...]:
-    try:
-        return md.parse_shape_arg(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from exc
+def _usage(parse: Callable[[str], T]) -> Callable[[str], T]:
+    """``parse`` as argparse's ``type``: its ValueError becomes a usage error with its message."""
 
+    @functools.wraps(parse)
+    def convert(text: str) -> T:
+        try:
+            return parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from exc
 
-def _dtype_arg(text: str) -> str:
-    try:
-        return md.parse_dtype_arg(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from exc
-
-
-def _count_arg(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer")
-    return int(text)
-
-
-def _select_arg(text: str) -> Any:
-    try:
-        return parse_selection(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from exc
-
-
-def _names_arg(text: str) -> list[str]:
-    names = [n.strip() for n in text.split(",")]
-    if not all(names):
-        raise argparse.ArgumentTypeError(f"{text!r}: give comma-separated names, e.g. n,xy")
-    return names
+    return convert
 
 
 class _Version(argparse.Action):
-    """``--version``: print :func:`versions` (one line per package, not rewrapped) and exit."""
+    """``--version``: print :func:`_versions` (one line per package, not rewrapped) and exit."""
 
     def __call__(self, parser: argparse.ArgumentParser, *args: Any) -> None:
-        _say(versions())
+        _say(_versions())
         parser.exit()
 
 
@@ -157,7 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
         "named, and nothing is printed but that.",
     )
     p.add_argument("--json", action="store_true", help="print the report as JSON")
-    p.set_defaults(func=cmd_info)
+    p.set_defaults(func=_run_info)
 
     p = sub.add_parser(
         "upgrade",
@@ -177,12 +154,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--dtype",
-        type=_dtype_arg,
+        type=_usage(parse_dtype_arg),
         help="element dtype, e.g. float32 (a Zarr v2 VLenArray array: default its own dtype)",
     )
     p.add_argument(
         "--shape",
-        type=_shape_arg,
+        type=_usage(parse_shape_arg),
         help="element pattern [null, d1, ..., dk], written null,2 or None,2 or [null,2] "
         "(a Zarr v2 VLenArray array: default null)",
     )
@@ -190,12 +167,12 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--verify-all", action="store_true", help="check every chunk object")
     check.add_argument(
         "--sample",
-        type=_count_arg,
+        type=_usage(parse_count),
         default=DEFAULT_SAMPLE,
         metavar="N",
         help=f"check N chunk objects spread over the array (default {DEFAULT_SAMPLE})",
     )
-    p.set_defaults(func=cmd_upgrade, parser=p)
+    p.set_defaults(func=_run_upgrade, parser=p)
 
     p = sub.add_parser(
         "downgrade",
@@ -205,7 +182,7 @@ def build_parser() -> argparse.ArgumentParser:
         "read as their raw little-endian bytes. On a hierarchy `upgrade` turned from Zarr v2 "
         "to v3, restore every v2 document byte for byte and remove the zarr.json files.",
     )
-    p.set_defaults(func=cmd_downgrade)
+    p.set_defaults(func=_run_downgrade)
 
     p = sub.add_parser(
         "migrate",
@@ -215,7 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
         "configuration inner_shape) as the ndarray data type; the chunks, already in the "
         "vlen-ndarray format, are not touched.",
     )
-    p.set_defaults(func=cmd_migrate)
+    p.set_defaults(func=_run_migrate)
 
     p = sub.add_parser(
         "verify",
@@ -226,7 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
         "array as vlen-bytes. The first chunk that does not decode is named with the reason; "
         "exit status 1.",
     )
-    p.set_defaults(func=cmd_verify)
+    p.set_defaults(func=_run_verify)
 
     p = sub.add_parser(
         "export",
@@ -240,18 +217,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--parquet", required=True, type=Path, metavar="OUT", help="output file")
     p.add_argument("--column", help="name of the cell column (default: the array's name)")
     p.add_argument(
-        "--dims", type=_names_arg, help="names of the element axes, comma-separated (e.g. n,xy)"
+        "--dims",
+        type=_usage(parse_names),
+        help="names of the element axes, comma-separated (e.g. n,xy)",
     )
     p.add_argument(
         "--select",
-        type=_select_arg,
+        type=_usage(parse_selection),
         default=...,
         metavar="INDEX",
         help="export only these cells, in numpy's index syntax: ints and slices (step 1), one "
         "per array dimension, and '...' (e.g. --select '0:10, 5'; default: every cell)",
     )
     p.add_argument("--overwrite", action="store_true", help="replace OUT if it exists")
-    p.set_defaults(func=cmd_export)
+    p.set_defaults(func=_run_export)
     return parser
 
 
@@ -286,14 +265,14 @@ def _show(outcome: Outcome) -> int:
 # ------------------------------------------------------------------------------ commands
 
 
-def cmd_info(args: argparse.Namespace) -> int:
+def _run_info(args: argparse.Namespace) -> int:
     with _progress(args, "reading chunks") as bar:
         report = api.info(**_where(args), progress=bar)
     _say(json.dumps(report, indent=2) if args.json else render(report))
     return 0
 
 
-def cmd_upgrade(args: argparse.Namespace) -> int:
+def _run_upgrade(args: argparse.Namespace) -> int:
     if args.dtype is not None and args.shape is None:
         args.parser.error("--dtype needs --shape (the element pattern, e.g. --shape null,2)")
     with _progress(args, "checking chunks") as bar:
@@ -309,21 +288,21 @@ def cmd_upgrade(args: argparse.Namespace) -> int:
     return _show(outcome)
 
 
-def cmd_downgrade(args: argparse.Namespace) -> int:
+def _run_downgrade(args: argparse.Namespace) -> int:
     return _show(api.downgrade(**_where(args), dry_run=args.dry_run))
 
 
-def cmd_migrate(args: argparse.Namespace) -> int:
+def _run_migrate(args: argparse.Namespace) -> int:
     return _show(api.migrate(**_where(args), dry_run=args.dry_run))
 
 
-def cmd_verify(args: argparse.Namespace) -> int:
+def _run_verify(args: argparse.Namespace) -> int:
     with _progress(args, "decoding chunks") as bar:
         outcome = api.verify(**_where(args), progress=bar)
     return _show(outcome)
 
 
-def cmd_export(args: argparse.Namespace) -> int:
+def _run_export(args: argparse.Namespace) -> int:
     with _progress(args, "exporting cells") as bar:
         rows = api.export(
             **_where(args),
@@ -339,7 +318,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
-def versions() -> str:
+def _versions() -> str:
     """``--version``: this tool's version and that of every package it works with."""
     lines = []
     for dist, note in DISTRIBUTIONS:

@@ -1,12 +1,7 @@
-"""What the store tool reports: :class:`Refused`, and failures of the user's environment.
-
-:class:`Refused` is the one exception the tool raises for a store or request it will not act on.
-:func:`environment_failure` recognises, anywhere in an exception's chain, a failure of the
-machine, the file system or the object store rather than of the tool: an ``OSError`` (a full
-disk, a read-only file system, a permission, a refused connection, ...), a connection or
-credential error of botocore (under s3fs) or an obstore error. :func:`explain` turns it into the
-one line the command-line tool prints, naming the path or endpoint, what the system said and
-what to do; every command goes through it (:func:`zarr_ndarray_tool.cli.main`).
+"""What the store tool reports: :class:`Refused`, the one exception for a store or request it
+will not act on, and :func:`explain`, the one line a failure of the user's environment (the
+disk, the file system, the network, the credentials) gets from the command line, saying what
+to do.
 """
 
 from __future__ import annotations
@@ -140,7 +135,7 @@ def explain(exc: BaseException, where: str, remote: str | None = None) -> str | 
 
     ``where`` is what the command worked on (its PATH); ``remote``, for a URL, says which
     variables and options its backend reads for credentials and the endpoint
-    (:func:`zarr_ndarray_tool.remote.settings`).
+    (:func:`zarr_ndarray_tool._remote.settings`).
     """
     failure = environment_failure(exc)
     if failure is None:

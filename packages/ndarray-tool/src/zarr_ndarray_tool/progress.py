@@ -1,11 +1,5 @@
-"""A small progress bar on stderr: drawn only on a terminal, redrawn at most ~10 times a second.
-
-Not tqdm or rich: a 60-line counter is cheaper than a runtime dependency of a codec package
-whose users mostly import it without ever running the tool.
-
->>> import io
->>> with Progress(3, "reading", stream=io.StringIO(), enabled=False) as bar:
-...     bar.advance()
+"""A small progress bar on stderr, drawn only on a terminal: a 60-line counter rather than a
+runtime dependency (tqdm, rich) for a codec package's tool.
 """
 
 from __future__ import annotations
@@ -15,7 +9,7 @@ import time
 from types import TracebackType
 from typing import TextIO
 
-__all__ = ["Progress"]
+__all__ = ["Progress", "counting"]
 
 _WIDTH = 30
 _INTERVAL = 0.1
@@ -82,3 +76,11 @@ class Progress:
         self._stream.write("\r" + self.render())
         self._stream.flush()
         self._drawn = True
+
+
+def counting(progress: Progress | None, total: int) -> Progress:
+    """``progress`` (else a bar that draws nothing) counting to ``total``: an operation learns
+    its total once it has listed what it will do."""
+    bar = progress if progress is not None else Progress(0, "", enabled=False)
+    bar.total = total
+    return bar

@@ -141,7 +141,7 @@ def v3(folder: Path) -> bool:
 def _v3(store: Path, want: np.ndarray) -> bool:
     import zarr
 
-    from zarr_ndarray_tool.tree import KEPT
+    from zarr_ndarray_tool._tree import KEPT
 
     kept = json.loads((store / KEPT).read_text())["v2"]
     root = zarr.open_group(store, mode="r", zarr_format=3)

@@ -1,24 +1,7 @@
-"""Whole Zarr v2 hierarchies (HyperSpy zspy stores among them) upgraded to Zarr v3 in place,
-and downgraded back byte for byte.
-
-Every node of the hierarchy below ``PATH`` gets a ``zarr.json``:
-
-- groups and ordinary arrays: exactly what zarr-python's own v2 -> v3 migration writes
-  (:mod:`.migration`); object arrays of strings (numcodecs ``vlen-utf8``) as zarr's v3
-  ``string`` arrays over the same chunks;
-- ragged arrays (numcodecs ``VLenArray``, or ``VLenBytes`` with ``--dtype``/``--shape``): the
-  ``ndarray`` documents of :mod:`.v2`, their chunks checked; a HyperSpy ragged array's pattern
-  is decided by its shape sibling (:mod:`.zspy`), checked against the data's byte lengths and
-  against every stored chunk.
-
-Every node is planned and checked before anything is written, so one node that cannot be
-upgraded refuses the whole hierarchy with nothing changed. The v2 documents (``.zgroup``,
-``.zarray``, ``.zattrs``, ``.zmetadata``) are then kept, as texts, in one object at the
-hierarchy's root, :data:`KEPT` (zarr ignores it; the nodes' attributes stay HyperSpy's own),
-the ``zarr.json`` files written (children first, the root's last) and the v2 documents
-removed. A zip store is rewritten once, atomically. ``downgrade`` writes the kept documents
-back byte for byte and removes the ``zarr.json`` files and :data:`KEPT`, refusing if a node
-changed since the upgrade.
+"""Whole Zarr v2 hierarchies (HyperSpy's zspy stores) upgraded to Zarr v3 in place, and back
+byte for byte: groups and plain arrays as zarr's own migration writes them, ragged arrays as
+``ndarray`` arrays (a HyperSpy array with the pattern its shape sibling gives). Every node is
+checked before anything is written; the v2 documents are kept at the root, in :data:`KEPT`.
 """
 
 from __future__ import annotations
@@ -31,30 +14,29 @@ from typing import Any
 import numpy as np
 
 from zarr_ndarray_dtype.columnar import read_columnar, scan_cells
-from zarr_ndarray_tool import commands
-from zarr_ndarray_tool import metadata as md
-from zarr_ndarray_tool.commands import DEFAULT_SAMPLE, Outcome, plan_v2
-from zarr_ndarray_tool.errors import Refused
-from zarr_ndarray_tool.migration import check_migration, migrated_document, strings_document
-from zarr_ndarray_tool.progress import Progress
-from zarr_ndarray_tool.stores import (
+from zarr_ndarray_tool import _metadata as md
+from zarr_ndarray_tool._commands import DEFAULT_SAMPLE, Outcome, plan_v2
+from zarr_ndarray_tool._migration import check_migration, migrated_document, strings_document
+from zarr_ndarray_tool._stores import (
     ZARR_JSON,
     Location,
-    apply_changes,
+    check_deletes,
     listing,
     open_array,
     read_versioned,
+    switch_documents,
 )
-from zarr_ndarray_tool.text import counted
-from zarr_ndarray_tool.v2 import ZARRAY, ZATTRS, document_text, v3_from_v2
-from zarr_ndarray_tool.zspy import pattern_of, sibling_of
-
-__all__ = ["KEPT", "downgrade_tree", "is_upgraded_tree", "is_v2_tree", "upgrade_tree"]
+from zarr_ndarray_tool._text import counted
+from zarr_ndarray_tool._v2 import ZARRAY, ZATTRS, document_text, v3_from_v2
+from zarr_ndarray_tool._zspy import pattern_of, sibling_of
+from zarr_ndarray_tool.errors import Refused
+from zarr_ndarray_tool.progress import Progress, counting
 
 ZGROUP = ".zgroup"
 ZMETADATA = ".zmetadata"
 V2_DOCUMENTS = (ZGROUP, ZARRAY, ZATTRS, ZMETADATA)
-#: The object at an upgraded hierarchy's root that keeps its v2 documents for ``downgrade``.
+#: The object at an upgraded hierarchy's root that keeps its v2 documents for ``downgrade`` (zarr
+#: ignores it, and the nodes' attributes stay HyperSpy's own).
 KEPT = "zarr-ndarray-v2.json"
 
 
@@ -276,16 +258,14 @@ def upgrade_tree(
 ) -> Outcome:
     """Upgrade the Zarr v2 hierarchy at ``loc`` in place (see the module docstring)."""
     check_migration(str(loc))
-    commands.check_deletes(loc)
+    check_deletes(loc)
     if is_upgraded_tree(loc):
         raise Refused(
             f"{loc}: this hierarchy was upgraded before ({KEPT} is there); `downgrade` "
             "restores its Zarr v2 documents."
         )
     nodes = _v2_nodes(loc)
-    bar = progress if progress is not None else Progress(0, "", enabled=False)
-    bar.total = len(nodes)
-    options = _Options(dtype, shape, verify_all, sample_size, bar)
+    options = _Options(dtype, shape, verify_all, sample_size, counting(progress, len(nodes)))
     steps = _plan(loc, nodes, options)
     lines = [f"  {s.node.label}: {s.note}" for s in steps]
     lines += [
@@ -303,45 +283,18 @@ def upgrade_tree(
         "v2": v2,
         "v3": {_join(s.node.path, ZARR_JSON): _digest(s.text) for s in steps},
     }
-    writes: dict[str, bytes | None] = {KEPT: json.dumps(kept, indent=1).encode()}
+    writes = {KEPT: json.dumps(kept, indent=1).encode()}
     # children first, the root's zarr.json last: an interrupted run leaves a v2 root
     for step in sorted(steps, key=lambda s: -s.node.path.count("/") - bool(s.node.path)):
         writes[_join(step.node.path, ZARR_JSON)] = step.text.encode("utf-8")
-    _apply_or_undo(loc, writes, dict.fromkeys(v2), nodes)
+    unchanged = {_join(n.path, name): data for n in nodes for name, data in n.docs.items()}
+    switch_documents(loc, writes, list(v2), unchanged)
     return Outcome(f"{loc}: {what}; kept the v2 documents in {KEPT}\n" + "\n".join(lines))
-
-
-def _apply_or_undo(
-    loc: Location,
-    writes: dict[str, bytes | None],
-    deletes: dict[str, bytes | None],
-    nodes: list[_Node],
-) -> None:
-    """Write, then delete; where the store is not a zip (one atomic rewrite), undo the writes
-    when one fails or a v2 document changed meanwhile, so that nothing changes."""
-    if loc.kind == "zip":
-        apply_changes(loc, {**writes, **deletes})
-        return
-    done: list[str] = []
-    try:
-        for key, data in writes.items():
-            apply_changes(loc, {key: data})
-            done.append(key)
-        for node in nodes:
-            for name, data in node.docs.items():
-                if read_versioned(loc, _join(node.path, name)).data != data:
-                    raise Refused(
-                        f"{loc}: {_join(node.path, name)} changed while this command ran; undone."
-                    )
-    except BaseException:
-        apply_changes(loc, dict.fromkeys(reversed(done)))
-        raise
-    apply_changes(loc, deletes)
 
 
 def downgrade_tree(loc: Location, *, dry_run: bool = False) -> Outcome:
     """Restore an upgraded hierarchy's v2 documents byte for byte (see the module docstring)."""
-    commands.check_deletes(loc)
+    check_deletes(loc)
     raw = read_versioned(loc, KEPT).data
     try:
         kept = json.loads(raw or b"")
@@ -367,7 +320,6 @@ def downgrade_tree(loc: Location, *, dry_run: bool = False) -> Outcome:
     )
     if dry_run:
         return Outcome(f"dry run: {what}; nothing written")
-    writes: dict[str, bytes | None] = {key: text.encode("utf-8") for key, text in v2.items()}
-    deletes: dict[str, bytes | None] = {**dict.fromkeys(v3), KEPT: None}
-    _apply_or_undo(loc, writes, deletes, [])
+    writes = {key: text.encode("utf-8") for key, text in v2.items()}
+    switch_documents(loc, writes, [*v3, KEPT], {})
     return Outcome(f"{loc}: {what}")

@@ -1,44 +1,19 @@
-"""Any ``zarr.abc.store.Store`` for the tool: open a URL, list, read, and write one key.
-
-URLs (``s3://``, ``gs://``, ``az://``, ``memory://``, ...) open through zarr's store abstraction:
-``zarr.storage.FsspecStore.from_url`` (backend ``fsspec``, the default) or
-``zarr.storage.ObjectStore`` over ``obstore.store.from_url`` (backend ``obstore``), with the
-``--storage-options`` JSON passed through and credentials found the way those libraries find
-them (environment, config files, instance metadata). The Python API takes any store instead,
-icechunk sessions' stores included.
-
-A write is one PUT of the key. Where the store can make it conditional, it is conditional on the
-version read (:class:`Version`): an obstore store's ``put(..., mode={"e_tag": ...})`` (S3, GCS,
-Azure; ``mode="create"`` for a key that was absent), or s3fs's ``PutObject`` with ``IfMatch``
-(``IfNoneMatch: *`` for a key that was absent); a concurrent change then fails the PUT and the
-tool refuses (nothing written). Other stores (local, memory, icechunk sessions, other fsspec
-file systems) get a compare-before-write: the key is read again and must be unchanged. Icechunk
-detects conflicts itself when the user commits.
+"""Any zarr store, for the tool: open a URL, list keys with their sizes, and read and write one
+key with its version, so that a rewrite is one PUT made conditional where the store's library
+can: zarr's Store API has no conditional write. Other stores get a compare before the write.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import zipfile
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from zarr.core.sync import sync as run
-
+from zarr_ndarray_tool._compat import sync as run
 from zarr_ndarray_tool.errors import Refused
-
-__all__ = [
-    "BACKENDS",
-    "Version",
-    "delete_key",
-    "is_empty",
-    "list_sizes",
-    "open_url",
-    "parse_storage_options",
-    "put_key",
-    "read_key",
-    "settings",
-]
 
 BACKENDS = ("fsspec", "obstore")
 
@@ -132,6 +107,8 @@ def _obstore_of(store: Any) -> Any | None:
 
 
 def _s3fs_of(store: Any) -> Any | None:
+    """An fsspec store's s3fs file system: its coroutines (fsspec's async API, whose methods
+    are underscored) make the HEAD and the conditional PUT zarr's store cannot."""
     from zarr.storage import FsspecStore
 
     if not isinstance(store, FsspecStore):
@@ -155,7 +132,7 @@ async def _get(store: Any, key: str) -> bytes | None:
 def read_key(store: Any, key: str) -> Version:
     """The content of ``key`` (None if absent) and what a conditional PUT needs to know of it."""
     obs = _obstore_of(store)
-    if obs is not None:
+    if obs is not None:  # obstore's GET returns the ETag and version with the bytes
         import obstore
         from obstore.exceptions import NotFoundError
 
@@ -165,24 +142,24 @@ def read_key(store: Any, key: str) -> Version:
             return Version(None)
         return Version(bytes(got.bytes()), got.meta.get("e_tag"), got.meta.get("version"))
     fs = _s3fs_of(store)
-    if fs is not None:
-        path = _fs_path(store, key)
+    if fs is None:
+        return Version(run(_get(store, key)))
+    path = _fs_path(store, key)
 
-        async def versioned() -> Version:
-            fs.invalidate_cache(path)  # an ETag from an earlier listing may be stale
-            for _attempt in range(3):
-                try:
-                    before = (await fs._info(path)).get("ETag")
-                    data = await fs._cat_file(path)
-                    after = (await fs._info(path)).get("ETag")
-                except FileNotFoundError:
-                    return Version(None)
-                if before == after:
-                    return Version(bytes(data), before)
-            raise Refused(f"{key} keeps changing while it is read; try again later.")
+    async def versioned() -> Version:  # s3fs: zarr's GET between two HEADs of one ETag
+        fs.invalidate_cache(path)  # an ETag from an earlier listing may be stale
+        for _attempt in range(3):
+            try:
+                before = (await fs._info(path)).get("ETag")
+                data = await _get(store, key)
+                after = (await fs._info(path)).get("ETag")
+            except FileNotFoundError:
+                return Version(None)
+            if data is not None and before == after:
+                return Version(data, before)
+        raise Refused(f"{key} keeps changing while it is read; try again later.")
 
-        return run(versioned())
-    return Version(run(_get(store, key)))
+    return run(versioned())
 
 
 def _changed(key: str) -> Refused:
@@ -202,6 +179,7 @@ def put_key(store: Any, key: str, data: bytes, expect: Version) -> None:
     _check_writable(store, key)
     obs = _obstore_of(store)
     if obs is not None and (expect.data is None or expect.e_tag or expect.version):
+        # obstore's PUT takes the ETag or version read (zarr's Store.set has no condition)
         import obstore
         from obstore.exceptions import AlreadyExistsError, NotSupportedError, PreconditionError
 
@@ -219,6 +197,7 @@ def put_key(store: Any, key: str, data: bytes, expect: Version) -> None:
             pass  # the store has no conditional update: compare, then write
     fs = _s3fs_of(store)
     if fs is not None and (expect.data is None or expect.e_tag):
+        # s3fs hands IfMatch / IfNoneMatch to S3's PutObject (zarr's FsspecStore.set cannot)
         condition = {"IfNoneMatch": "*"} if expect.data is None else {"IfMatch": expect.e_tag}
         try:
             run(fs._pipe_file(_fs_path(store, key), data, **condition))
@@ -245,44 +224,28 @@ def delete_key(store: Any, key: str) -> None:
     run(store.delete(key))
 
 
-def is_empty(store: Any, prefix: str) -> bool:
-    """Nothing is stored at or below ``prefix``."""
-    return bool(run(store.is_empty(prefix)))
-
-
 def list_sizes(store: Any, prefix: str) -> dict[str, int]:
-    """Every key below ``prefix`` (relative to it) with its size in bytes.
+    """Every key below ``prefix`` (relative to it) with its size in bytes: one listing where the
+    library gives sizes with it, else zarr's listing and a ``getsize`` per key, concurrently
+    (s3fs answers those from the listing it just cached)."""
+    from zarr.storage import ZipStore
 
-    One listing where the store's library reports sizes (obstore, s3fs); otherwise zarr's
-    ``list_prefix`` and one ``getsize`` per key, concurrently.
-    """
     base = f"{prefix}/" if prefix else ""
     obs = _obstore_of(store)
-    if obs is not None:
+    if obs is not None:  # zarr's ObjectStore would HEAD every key
         import obstore
 
-        found: dict[str, int] = {}
-        for batch in obstore.list(obs, prefix or None):
-            for meta in batch:
-                path = str(meta["path"])
-                if path.startswith(base):
-                    found[path[len(base) :]] = int(meta["size"])
-        return found
-    fs = _s3fs_of(store)
-    if fs is not None:
-        root = _fs_path(store, prefix).rstrip("/")
+        listed = (meta for batch in obstore.list(obs, prefix or None) for meta in batch)
+        sizes = {str(meta["path"]): int(meta["size"]) for meta in listed}
+    elif isinstance(store, ZipStore) and store.read_only and isinstance(store.path, Path):
+        with zipfile.ZipFile(store.path) as zf:  # zarr's ZipStore would read every member whole
+            sizes = {i.filename: i.file_size for i in zf.infolist() if not i.is_dir()}
+    else:
 
-        async def find() -> dict[str, int]:
-            fs.invalidate_cache(root)  # list what is there now, not an earlier listing
-            listing = await fs._find(root, detail=True)
-            start = len(fs._strip_protocol(root)) + 1
-            return {k[start:]: int(v["size"]) for k, v in listing.items() if v["type"] == "file"}
+        async def collect() -> dict[str, int]:
+            keys = list(dict.fromkeys([k async for k in store.list_prefix(base)]))
+            found = await asyncio.gather(*(store.getsize(k) for k in keys))
+            return dict(zip(keys, map(int, found), strict=True))
 
-        return run(find())
-
-    async def collect() -> dict[str, int]:
-        keys = [k async for k in store.list_prefix(base)]
-        sizes = await asyncio.gather(*(store.getsize(k) for k in keys))
-        return {k[len(base) :]: int(s) for k, s in zip(keys, sizes, strict=True)}
-
-    return run(collect())
+        sizes = run(collect())
+    return {k[len(base) :]: n for k, n in sizes.items() if k.startswith(base)}

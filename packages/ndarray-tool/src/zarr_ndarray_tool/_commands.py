@@ -1,9 +1,6 @@
-"""The store tool's operations on a loaded array (:class:`~.scan.Node`), for the CLI and the API.
-
-Each returns an :class:`Outcome` (the line the CLI prints, and the diff of a dry run) or raises
-:class:`~zarr_ndarray_tool.errors.Refused` having changed nothing. A rewrite checks that
-zarr reads the new document, then writes ``zarr.json`` once, conditional on the version read
-when the node was loaded (:func:`.stores.write_key`).
+"""The tool's operations on a loaded array (:class:`~._scan.Node`), for the CLI and the API:
+each returns an :class:`Outcome` or raises :class:`~.errors.Refused` having changed nothing; a
+rewrite first checks that zarr reads the new document.
 """
 
 from __future__ import annotations
@@ -17,48 +14,35 @@ from typing import Any
 import numpy as np
 
 from zarr_ndarray_dtype import NDArray
-from zarr_ndarray_tool import metadata as md
-from zarr_ndarray_tool.errors import Refused, environment_failure
-from zarr_ndarray_tool.progress import Progress
-from zarr_ndarray_tool.remote import Version
-from zarr_ndarray_tool.scan import Node, sample
-from zarr_ndarray_tool.stores import (
+from zarr_ndarray_dtype._grid import Grid
+from zarr_ndarray_tool import _metadata as md
+from zarr_ndarray_tool._remote import Version
+from zarr_ndarray_tool._scan import Node, sample
+from zarr_ndarray_tool._stores import (
     ZARR_JSON,
     ChunkObject,
-    Grid,
     Location,
+    check_deletes,
     chunk_objects,
-    delete_keys,
     grid_of,
     key_encoding,
     open_array,
     read_versioned,
+    switch_documents,
     write_key,
 )
-from zarr_ndarray_tool.text import counted
-from zarr_ndarray_tool.v2 import (
+from zarr_ndarray_tool._text import counted
+from zarr_ndarray_tool._v2 import (
     ZARRAY,
     ZATTRS,
     document_text,
     original_documents,
     v3_from_v2,
 )
-from zarr_ndarray_tool.verify import check_payloads, element_place, verify_chunks
+from zarr_ndarray_tool._verify import check_payloads, element_place, verify_chunks
+from zarr_ndarray_tool.errors import Refused, environment_failure
+from zarr_ndarray_tool.progress import Progress, counting
 from zarr_vlen_ndarray import VlenNDArrayCodec
-
-__all__ = [
-    "DEFAULT_SAMPLE",
-    "Outcome",
-    "downgrade",
-    "V2Plan",
-    "check_deletes",
-    "is_v2",
-    "migrate",
-    "plan_v2",
-    "upgrade",
-    "upgrade_v2",
-    "verify",
-]
 
 #: Chunk objects ``upgrade`` checks unless told to check all.
 DEFAULT_SAMPLE = 16
@@ -70,10 +54,6 @@ class Outcome:
 
     message: str
     diff: str = ""
-
-
-def _quiet(total: int) -> Progress:
-    return Progress(total, "", enabled=False)
 
 
 def upgrade(
@@ -90,25 +70,21 @@ def upgrade(
     new = md.upgrade(node.meta, dtype, shape, node.where)
     etype = md.element_type(new)
     assert etype is not None
-    objects = node.objects if verify_all else sample(node.objects, sample_size)
+    objects, checked = _picked(node.objects, verify_all, sample_size)
     padded = node.grid.padded()
     view = md.with_shape(md.bytes_view(node.meta, node.where), padded.shape)
-    bar = progress if progress is not None else _quiet(0)
-    bar.total = len(objects)
     with open_array(node.loc, view) as raw:
+        bar = counting(progress, len(objects))
         problem = check_payloads(node, raw, padded, objects, etype, bar)
     if problem is not None:
         raise Refused(f"{node.where}: not upgraded (nothing written): {problem}")
-    checked = f"checked {len(objects)} of {counted(len(node.objects), 'chunk object')}"
-    if len(objects) < len(node.objects):
-        checked += " (--verify-all checks every one)"
     return rewrite(node, new, f"upgrade to {etype}; {checked}", dry_run=dry_run)
 
 
 def downgrade(node: Node, *, dry_run: bool = False) -> Outcome:
     """``ndarray`` + ``vlen-ndarray`` -> ``variable_length_bytes`` + ``vlen-bytes``.
 
-    An array upgraded from Zarr v2 gets its v2 documents back instead (:mod:`.v2`).
+    An array upgraded from Zarr v2 gets its v2 documents back instead (:mod:`._v2`).
     """
     md.check_array_document(node.meta, node.where)
     kept = original_documents(node.meta, node.where)
@@ -123,6 +99,15 @@ def migrate(node: Node, *, dry_run: bool = False) -> Outcome:
     """zarr-vlen-ndarray 0.1.x data type -> ``ndarray``."""
     new = md.migrate(node.meta, node.where)
     return rewrite(node, new, f"migrate to ndarray {md.element_type(new)}", dry_run=dry_run)
+
+
+def _picked(
+    objects: list[ChunkObject], verify_all: bool, sample_size: int
+) -> tuple[list[ChunkObject], str]:
+    """The chunk objects an upgrade checks, and what its message says of them."""
+    picked = objects if verify_all else sample(objects, sample_size)
+    checked = f"checked {len(picked)} of {counted(len(objects), 'chunk object')}"
+    return picked, checked + " (--verify-all checks every one)" * (len(picked) < len(objects))
 
 
 def rewrite(node: Node, new: dict[str, Any], what: str, *, dry_run: bool) -> Outcome:
@@ -148,9 +133,7 @@ def verify(node: Node, *, progress: Progress | None = None) -> Outcome:
             f"{node.where}: verify decodes ndarray and raw-bytes arrays; this one's data type "
             f"is {node.meta.get('data_type')!r}."
         )
-    bar = progress if progress is not None else _quiet(0)
-    bar.total = len(node.objects)
-    verify_chunks(node, node.objects, bar)
+    verify_chunks(node, node.objects, counting(progress, len(node.objects)))
     n = len(node.objects)
     if n == 1:
         decoded = "the one chunk object decodes"
@@ -216,15 +199,10 @@ def plan_v2(
     zattrs_text = document_text(zattrs.data, ZATTRS, where)
     new, etype = v3_from_v2(zarray_text, zattrs_text, dtype, shape, where)
     grid = grid_of(new, where)
-    objects = chunk_objects(loc, new, grid)
-    picked = objects if verify_all else sample(objects, sample_size)
-    bar = progress if progress is not None else _quiet(len(picked))
-    bar.total = len(picked)  # known only now that the chunk objects are listed
+    picked, checked = _picked(chunk_objects(loc, new, grid), verify_all, sample_size)
     compressor = json.loads(zarray_text).get("compressor")
+    bar = counting(progress, len(picked))
     problem = _check_v2_chunks(loc, new, grid, picked, compressor, etype, bar)
-    checked = f"checked {len(picked)} of {counted(len(objects), 'chunk object')}"
-    if len(picked) < len(objects):
-        checked += " (--verify-all checks every one)"
     return V2Plan(zarray, zattrs, new, etype, checked, problem)
 
 
@@ -255,24 +233,9 @@ def upgrade_v2(
     if dry_run:
         diff = md.json_diff({}, plan.meta, f"{where}/{ZARR_JSON}")
         return Outcome(f"dry run: {what}; would remove {ZARRAY}, {ZATTRS}; nothing written", diff)
-    write_key(loc, ZARR_JSON, text.encode("utf-8"), Version(None))
-    if read_versioned(loc, ZARRAY).data != plan.zarray.data or read_versioned(loc, ZATTRS).data != (
-        plan.zattrs.data
-    ):
-        delete_keys(loc, [ZARR_JSON])
-        raise Refused(f"{where}: {ZARRAY} or {ZATTRS} changed while this command ran; undone.")
-    delete_keys(loc, [ZARRAY, ZATTRS])
+    unchanged = {ZARRAY: plan.zarray.data, ZATTRS: plan.zattrs.data}
+    switch_documents(loc, {ZARR_JSON: text.encode("utf-8")}, [ZARRAY, ZATTRS], unchanged)
     return Outcome(f"{where}: {what}; wrote zarr.json, kept the v2 documents in its attributes")
-
-
-def check_deletes(loc: Location) -> None:
-    """Refuse up front where the v2 <-> v3 switch could not delete the other documents."""
-    if loc.kind == "store" and not getattr(loc.store, "supports_deletes", True):
-        raise Refused(
-            f"{loc}: this {type(loc.store).__name__} cannot delete keys, and a Zarr v2 <-> v3 "
-            "switch replaces the metadata documents; for a zip store run the CLI on the file "
-            "(FILE.zip::path/to/array), which rewrites the archive."
-        )
 
 
 def _check_v2_chunks(
@@ -351,11 +314,8 @@ def _restore_v2(node: Node, zarray_text: str, zattrs_text: str | None, *, dry_ru
     for name in names:
         if read_versioned(loc, name).data is not None:
             raise Refused(f"{node.where}: {name} exists already; nothing written.")
-    write_key(loc, ZARRAY, zarray_text.encode("utf-8"), Version(None))
-    if zattrs_text is not None:
-        write_key(loc, ZATTRS, zattrs_text.encode("utf-8"), Version(None))
-    if node.version is not None and read_versioned(loc).data != node.version.data:
-        delete_keys(loc, names)
-        raise Refused(f"{node.where}: zarr.json changed while this command ran; undone.")
-    delete_keys(loc, [ZARR_JSON])
+    texts = {ZARRAY: zarray_text, ZATTRS: zattrs_text}
+    writes = {name: text.encode("utf-8") for name, text in texts.items() if text is not None}
+    unchanged = {} if node.version is None else {ZARR_JSON: node.version.data}
+    switch_documents(loc, writes, [ZARR_JSON], unchanged)
     return Outcome(f"{node.where}: {what}")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-__all__ = ["counted"]
-
 
 def counted(n: int, noun: str) -> str:
     """``n`` and ``noun``, plural unless ``n`` is 1 (nouns here take an "s")."""

@@ -1,13 +1,9 @@
-"""HyperSpy's ragged arrays in zspy stores: the shape sibling decides the pattern (pure numpy).
+"""HyperSpy's ragged arrays in zspy stores (pure numpy): the pattern an upgrade gives one.
 
-HyperSpy (RosettaSciIO) stores a ragged signal's cells flattened in C order as a numcodecs
-``VLenArray`` array ``K``, and every cell's shape in a sibling array of the same group,
-``_ragged_shapes_K`` (one int64 vector per cell, as long as the cell's rank); files written by
-RosettaSciIO <= 0.1 (HyperSpy <= 1.7) name it ``ragged_shapes``, and RosettaSciIO's reader
-prefers that name whenever a group has it. An upgrade reads the sibling: when every cell has
-one rank k >= 1 and the same trailing extents ``d1..d(k-1)``, the flattened cells are exactly
-the bytes of ``[null, d1..d(k-1)]`` cells, so the array gets that pattern; otherwise ``[null]``
-(the flattened cells), and the sibling keeps telling readers the shapes.
+HyperSpy stores a ragged signal's cells flattened, as a ``VLenArray`` array ``K``, and each
+cell's shape in a sibling array, ``_ragged_shapes_K`` (``ragged_shapes`` before RosettaSciIO
+0.2, preferred by its reader when present). When every cell has one rank k >= 1 and the same
+trailing extents, the flattened cells are the bytes of ``[null, d1..d(k-1)]`` cells.
 """
 
 from __future__ import annotations
@@ -16,8 +12,6 @@ import numpy as np
 import numpy.typing as npt
 
 from zarr_ndarray_tool.errors import Refused
-
-__all__ = ["LEGACY_SIBLING", "SIBLING_PREFIX", "is_sibling", "pattern_of", "sibling_of"]
 
 SIBLING_PREFIX = "_ragged_shapes_"
 LEGACY_SIBLING = "ragged_shapes"

@@ -8,25 +8,17 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from zarr_ndarray_tool.metadata import SHARDING, check_array_document
-from zarr_ndarray_tool.remote import Version
-from zarr_ndarray_tool.stores import (
+from zarr_ndarray_dtype._grid import Grid
+from zarr_ndarray_tool._metadata import SHARDING, check_array_document
+from zarr_ndarray_tool._remote import Version
+from zarr_ndarray_tool._stores import (
     ChunkObject,
-    Grid,
     Location,
     chunk_objects,
     grid_of,
     read_document,
     read_versioned,
 )
-
-__all__ = [
-    "Node",
-    "load_location",
-    "payload_lengths",
-    "sample",
-    "sharding_inner_chunks",
-]
 
 
 @dataclass(frozen=True)
@@ -38,7 +30,7 @@ class Node:
     text: str
     grid: Grid
     objects: list[ChunkObject]
-    #: ``zarr.json`` as read: a rewrite is conditional on it (see :func:`.stores.write_key`).
+    #: ``zarr.json`` as read: a rewrite is conditional on it (see :func:`._stores.write_key`).
     version: Version | None = None
 
     @property

@@ -1,13 +1,6 @@
-"""Chunk checks: decode every stored object, and check raw bytes against an element type.
-
-``verify_chunks`` decodes each stored chunk (or shard) object, cells past the array's edge
-included: an ``ndarray`` array through zarr and the shared columnar engine, with every rule of
-its codec (SPEC.md); a raw-bytes array as ``vlen-bytes``. ``refusal`` is the one report of a
-chunk that does not decode, whichever command found it.
-
-``check_payloads`` reads chunks as raw ``vlen-bytes`` and checks that every element is a whole
-number of rows of a candidate element type (and bool bytes are 0/1): what ``upgrade`` runs
-before it rewrites anything, so a wrong ``--shape`` cannot produce a store that lies.
+"""Chunk checks: every stored object decoded (``verify``), raw bytes checked against a candidate
+element type before ``upgrade`` writes anything, and the one report of a chunk that does not
+decode, whichever command found it.
 """
 
 from __future__ import annotations
@@ -21,16 +14,15 @@ from typing import Any
 import numpy as np
 
 from zarr_ndarray_dtype._cell_ids import chunk_name
+from zarr_ndarray_dtype._grid import Grid
 from zarr_ndarray_dtype.cells import check_bool_bytes
 from zarr_ndarray_dtype.columnar import scan_cells
 from zarr_ndarray_dtype.errors import CellError, StoredChunkError
+from zarr_ndarray_tool._metadata import ElementType, bytes_view, data_type_kind, with_shape
+from zarr_ndarray_tool._scan import Node, payload_lengths
+from zarr_ndarray_tool._stores import ChunkObject, open_array
 from zarr_ndarray_tool.errors import Refused, environment_failure
-from zarr_ndarray_tool.metadata import ElementType, bytes_view, data_type_kind, with_shape
 from zarr_ndarray_tool.progress import Progress
-from zarr_ndarray_tool.scan import Node, payload_lengths
-from zarr_ndarray_tool.stores import ChunkObject, Grid, open_array
-
-__all__ = ["Problem", "check_payloads", "element_place", "read_raw", "refusal", "verify_chunks"]
 
 
 @dataclass(frozen=True)

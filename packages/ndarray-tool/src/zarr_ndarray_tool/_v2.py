@@ -1,30 +1,7 @@
-"""Zarr v2 ragged arrays (numcodecs ``VLenArray``/``VLenBytes``) as ``ndarray`` arrays (pure).
-
-numcodecs ``VLenArray(dtype)`` frames each element like ``VLenBytes`` of its raw bytes (u32le
-count, then u32le byte length + bytes per element), which is the ``vlen-ndarray`` wire format.
-So a v2 array ``dtype "|O"``, ``filters [VLenArray("<f4")]`` reads unchanged as a v3 ``ndarray``
-``float32 [null]`` array with the ``vlen-ndarray`` codec, given ``chunk_key_encoding`` ``v2``
-with the array's separator and the compressor's byte-identical v3 twin:
-
-====================  ===========================================================
-v2 compressor         v3 codec
-====================  ===========================================================
-none                  none
-``zstd``              ``zstd`` (level, checksum)
-``blosc``             ``blosc`` (cname, clevel, shuffle, blocksize; typesize 1)
-``zlib``              ``numcodecs.zlib`` (level) -- not ``gzip``, whose framing differs
-``lz4``               ``numcodecs.lz4`` (acceleration)
-====================  ===========================================================
-
-Refused (nothing changes): other filters or more than one, big-endian element dtypes, other
-compressors, ``order "F"`` with more than one dimension (chunks are stored transposed).
-
-Where the v2 documents go: ``upgrade`` writes ``zarr.json`` carrying the original ``.zarray``
-and ``.zattrs`` texts verbatim in the attribute :data:`V2_ATTRIBUTE`, then deletes the two v2
-files (zarr-python warns on, and would ignore, a node holding both). ``downgrade`` of such an
-array writes those texts back byte for byte and deletes ``zarr.json``, after checking that the
-array's document is still exactly what the upgrade wrote (else it refuses: the changes would be
-lost).
+"""Zarr v2 ragged arrays (numcodecs ``VLenArray``/``VLenBytes``) described as Zarr v3 ``ndarray``
+arrays over the same chunks (pure): numcodecs frames a ``VLenArray`` element as ``VLenBytes`` of
+its raw bytes, which is the ``vlen-ndarray`` wire format. The v3 document keeps the v2 documents'
+texts in an attribute, so that ``downgrade`` restores them byte for byte.
 """
 
 from __future__ import annotations
@@ -36,18 +13,8 @@ import numpy as np
 
 from zarr_ndarray_dtype.errors import ElementDTypeError
 from zarr_ndarray_dtype.pattern import parse_element_dtype
+from zarr_ndarray_tool._metadata import ElementType, new_element_type
 from zarr_ndarray_tool.errors import Refused
-from zarr_ndarray_tool.metadata import ElementType, new_element_type
-
-__all__ = [
-    "V2_ATTRIBUTE",
-    "ZARRAY",
-    "ZATTRS",
-    "compressor_twin",
-    "document_text",
-    "original_documents",
-    "v3_from_v2",
-]
 
 ZARRAY = ".zarray"
 ZATTRS = ".zattrs"
@@ -73,44 +40,34 @@ def _load(text: str, what: str, where: str) -> Any:
         raise Refused(f"{where}: {what} is not valid JSON ({exc}).") from exc
 
 
+def _codec(name: str, **configuration: Any) -> dict[str, Any]:
+    return {"name": name, "configuration": configuration}
+
+
 def compressor_twin(compressor: object, where: str) -> list[dict[str, Any]]:
-    """The v3 codec entries that decode exactly what the v2 ``compressor`` encoded."""
+    """The v3 codec entries that decode exactly what the v2 ``compressor`` encoded: none, zstd,
+    blosc, and zlib and lz4 as ``numcodecs.zlib``/``numcodecs.lz4`` (v3's ``gzip`` frames
+    differently)."""
     if compressor is None:
         return []
     if not isinstance(compressor, dict):
         raise _no_twin(compressor, where)
-    cid = compressor.get("id")
-    if cid == "zstd":
-        return [
-            {
-                "name": "zstd",
-                "configuration": {
-                    "level": int(compressor.get("level", 0)),
-                    "checksum": bool(compressor.get("checksum", False)),
-                },
-            }
-        ]
-    if cid == "blosc" and compressor.get("shuffle", 1) in _BLOSC_SHUFFLE:
+    c = compressor
+    if c.get("id") == "zstd":
+        return [_codec("zstd", level=int(c.get("level", 0)), checksum=bool(c.get("checksum")))]
+    if c.get("id") == "blosc" and c.get("shuffle", 1) in _BLOSC_SHUFFLE:
         # numcodecs blosc-compresses the framed chunk as bytes: typesize 1 (AUTOSHUFFLE with
         # typesize 1 is bit shuffle). Blosc frames carry their own parameters, so decoding
         # never depends on these values; they make zarr v3 write the same kind of frames.
+        shuffle = _BLOSC_SHUFFLE[c.get("shuffle", 1)]
         return [
-            {
-                "name": "blosc",
-                "configuration": {
-                    "typesize": 1,
-                    "cname": compressor.get("cname", "lz4"),
-                    "clevel": int(compressor.get("clevel", 5)),
-                    "shuffle": _BLOSC_SHUFFLE[compressor.get("shuffle", 1)],
-                    "blocksize": int(compressor.get("blocksize", 0)),
-                },
-            }
-        ]
-    if cid == "zlib":
-        return [{"name": "numcodecs.zlib", "configuration": {"level": compressor.get("level", 1)}}]
-    if cid == "lz4":
-        acceleration = compressor.get("acceleration", 1)
-        return [{"name": "numcodecs.lz4", "configuration": {"acceleration": acceleration}}]
+            _codec("blosc", typesize=1, cname=c.get("cname", "lz4"), clevel=int(c.get("clevel", 5)),
+                   shuffle=shuffle, blocksize=int(c.get("blocksize", 0)))
+        ]  # fmt: skip
+    if c.get("id") == "zlib":
+        return [_codec("numcodecs.zlib", level=c.get("level", 1))]
+    if c.get("id") == "lz4":
+        return [_codec("numcodecs.lz4", acceleration=c.get("acceleration", 1))]
     raise _no_twin(compressor, where)
 
 
@@ -165,6 +122,34 @@ def v3_from_v2(
         raise Refused(f"{where}: {ZARRAY} is not a Zarr v2 array document.")
     if not isinstance(attrs, dict):
         raise Refused(f"{where}: {ZATTRS} is not a JSON object.")
+    etype = _ragged_element_type(zarray, dtype, shape, where)
+    array_shape, chunks, separator = _grid(zarray, where)
+    meta: dict[str, Any] = {
+        "shape": array_shape,
+        "data_type": etype.to_json(),
+        "chunk_grid": _codec("regular", chunk_shape=chunks),
+        "chunk_key_encoding": _codec("v2", separator=separator),
+        "fill_value": "",
+        "codecs": [_codec("vlen-ndarray"), *compressor_twin(zarray.get("compressor"), where)],
+        "attributes": {**attrs, V2_ATTRIBUTE: {ZARRAY: zarray_text, ZATTRS: zattrs_text}},
+        "zarr_format": 3,
+        "node_type": "array",
+        "storage_transformers": [],
+    }
+    names = attrs.get("_ARRAY_DIMENSIONS")  # xarray's v2 convention
+    if (
+        isinstance(names, list)
+        and len(names) == len(array_shape)
+        and all(isinstance(n, str) for n in names)
+    ):
+        meta["dimension_names"] = names
+    return meta, etype
+
+
+def _ragged_element_type(
+    zarray: dict[str, Any], dtype: str | None, shape: tuple[int | None, ...] | None, where: str
+) -> ElementType:
+    """The element type of a v2 object array of one ``VLenArray`` or ``VLenBytes`` filter."""
     if zarray.get("dtype") != "|O":
         raise Refused(
             f"{where}: the Zarr v2 dtype is {zarray.get('dtype')!r}; only object arrays ('|O') "
@@ -180,57 +165,37 @@ def v3_from_v2(
     assert isinstance(filters, list)
     if ids == ["vlen-array"]:
         name = _element_dtype(filters[0], dtype, where)
-        etype = new_element_type(name, shape if shape is not None else (None,))
-    else:
-        if dtype is None or shape is None:
-            raise Refused(
-                f"{where}: a VLenBytes array holds raw bytes; give the element type with "
-                "--dtype and --shape (e.g. --dtype float32 --shape null,2)."
-            )
-        etype = new_element_type(dtype, shape)
-    array_shape = zarray.get("shape")
-    chunks = zarray.get("chunks")
+        return new_element_type(name, shape if shape is not None else (None,))
+    if dtype is None or shape is None:
+        raise Refused(
+            f"{where}: a VLenBytes array holds raw bytes; give the element type with "
+            "--dtype and --shape (e.g. --dtype float32 --shape null,2)."
+        )
+    return new_element_type(dtype, shape)
+
+
+def _grid(zarray: dict[str, Any], where: str) -> tuple[list[int], list[int], str]:
+    """The v2 array's shape, chunk shape and key separator, if v3 can describe its chunks."""
+    shape, chunks = zarray.get("shape"), zarray.get("chunks")
     if not (
-        isinstance(array_shape, list)
+        isinstance(shape, list)
         and isinstance(chunks, list)
-        and len(chunks) == len(array_shape)
-        and all(isinstance(s, int) and s >= 0 for s in array_shape)
+        and len(chunks) == len(shape)
+        and all(isinstance(s, int) and s >= 0 for s in shape)
         and all(isinstance(c, int) and c >= 1 for c in chunks)
     ):
-        raise Refused(f"{where}: shape {array_shape!r} / chunks {chunks!r} are not valid.")
+        raise Refused(f"{where}: shape {shape!r} / chunks {chunks!r} are not valid.")
     order = zarray.get("order", "C")
-    if order not in ("C", "F") or (order == "F" and len(array_shape) > 1):
+    if order not in ("C", "F") or (order == "F" and len(shape) > 1):
         raise Refused(
-            f"{where}: order {order!r} with {len(array_shape)} dimensions stores chunks "
+            f"{where}: order {order!r} with {len(shape)} dimensions stores chunks "
             "transposed, which a v3 array cannot describe without a transpose codec on object "
             "elements; rewrite the array in C order."
         )
     separator = zarray.get("dimension_separator", ".")
     if separator not in (".", "/"):
         raise Refused(f"{where}: dimension_separator {separator!r} is not '.' or '/'.")
-    meta: dict[str, Any] = {
-        "shape": array_shape,
-        "data_type": etype.to_json(),
-        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": chunks}},
-        "chunk_key_encoding": {"name": "v2", "configuration": {"separator": separator}},
-        "fill_value": "",
-        "codecs": [
-            {"name": "vlen-ndarray", "configuration": {}},
-            *compressor_twin(zarray.get("compressor"), where),
-        ],
-        "attributes": {**attrs, V2_ATTRIBUTE: {ZARRAY: zarray_text, ZATTRS: zattrs_text}},
-        "zarr_format": 3,
-        "node_type": "array",
-        "storage_transformers": [],
-    }
-    names = attrs.get("_ARRAY_DIMENSIONS")  # xarray's v2 convention
-    if (
-        isinstance(names, list)
-        and len(names) == len(array_shape)
-        and all(isinstance(n, str) for n in names)
-    ):
-        meta["dimension_names"] = names
-    return meta, etype
+    return shape, chunks, separator
 
 
 def original_documents(meta: dict[str, Any], where: str) -> tuple[str, str | None] | None:

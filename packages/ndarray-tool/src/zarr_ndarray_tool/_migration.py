@@ -1,13 +1,7 @@
-"""zarr-python's own Zarr v2 -> v3 migration, one node at a time (the zarr glue of ``tree``).
-
-Groups and ordinary arrays of an upgraded hierarchy get exactly the ``zarr.json`` that
-``zarr.metadata.migrate_v3`` writes (zarr >= 3.1.3): the node's v2 documents are put alone in
-a ``MemoryStore``, opened with zarr and handed to its public ``migrate_to_v3``, whose output
-store is read back; the real store is never touched here. zarr's migration has no v3 form for
-an object array whose numcodecs object codec is ``vlen-utf8`` (it stops at the filter), while
-zarr itself stores strings in v3 as the ``string`` data type with the ``vlen-utf8`` codec, the
-same chunk bytes: :func:`strings_document` migrates the array with zarr as if it held bytes and
-then names that data type and codec, with the fill value zarr reads from the v2 document.
+"""zarr-python's own Zarr v2 -> v3 migration (zarr >= 3.1.3), one node at a time, in memory:
+the documents the hierarchy upgrade writes for groups and plain arrays. zarr's migration stops
+at ``vlen-utf8`` object arrays, which zarr itself stores in v3 as ``string`` arrays over the
+same chunk bytes: :func:`strings_document` writes that.
 """
 
 from __future__ import annotations
@@ -18,14 +12,6 @@ import warnings
 from typing import Any
 
 from zarr_ndarray_tool.errors import Refused
-
-__all__ = [
-    "MIGRATION_RELEASE",
-    "check_migration",
-    "has_migration",
-    "migrated_document",
-    "strings_document",
-]
 
 #: The first zarr-python release with ``zarr.metadata.migrate_v3``.
 MIGRATION_RELEASE = "3.1.3"
@@ -56,28 +42,27 @@ def migrated_document(docs: dict[str, str], where: str) -> str:
     """The ``zarr.json`` text zarr's migration writes for one group or ordinary array, given its
     v2 documents (``.zgroup`` or ``.zarray``, and ``.zattrs`` if any) as texts."""
     import zarr
-    from zarr.core.buffer import default_buffer_prototype
-    from zarr.core.sync import sync
     from zarr.metadata.migrate_v3 import migrate_to_v3
     from zarr.storage import MemoryStore, StorePath
 
-    source, target = _alone(docs), MemoryStore()
+    written: dict[str, Any] = {}  # what zarr's migration writes, read back from the dict itself
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # zarr's notes on v2 codecs; the result is checked
             if ".zgroup" in docs:
-                node: Any = zarr.open_group(source, mode="r", zarr_format=2, use_consolidated=False)
+                node: Any = zarr.open_group(
+                    _alone(docs), mode="r", zarr_format=2, use_consolidated=False
+                )
             else:
-                node = zarr.open_array(source, mode="r", zarr_format=2)
-            migrate_to_v3(node, StorePath(target, ""))
+                node = zarr.open_array(_alone(docs), mode="r", zarr_format=2)
+            migrate_to_v3(node, StorePath(MemoryStore(written), ""))
     except Exception as exc:  # whatever zarr's migration refuses, it names
         raise Refused(
             f"{where}: zarr's own v2 -> v3 migration cannot convert this node "
             f"({type(exc).__name__}: {exc}); nothing was written."
         ) from exc
-    written = sync(target.get("zarr.json", default_buffer_prototype()))
-    assert written is not None, "zarr's migration wrote no zarr.json"
-    return str(written.to_bytes().decode("utf-8"))
+    assert "zarr.json" in written, "zarr's migration wrote no zarr.json"
+    return str(written["zarr.json"].to_bytes().decode("utf-8"))
 
 
 def strings_document(docs: dict[str, str], where: str) -> str:
@@ -102,7 +87,7 @@ def strings_document(docs: dict[str, str], where: str) -> str:
 
 def _alone(docs: dict[str, str]) -> Any:
     """A MemoryStore holding only ``docs`` (a node's v2 documents) at its root."""
-    from zarr.core.buffer import default_buffer_prototype
+    from zarr.buffer import default_buffer_prototype
     from zarr.storage import MemoryStore
 
     buffer = default_buffer_prototype().buffer

@@ -1,12 +1,6 @@
-"""``info``: what an array is and what its chunks hold.
-
-The report is a JSON-ready dict (``info --json`` prints it) rendered as text otherwise: data type
-and pattern, codec chain, cells, stored objects, stored versus payload bytes, and the
-distribution of the variable extent over the cells of the written chunks. An ``ndarray`` array's
-chunks are decoded by the shared columnar engine (every rule of its codec, no cell values
-copied): rows per element for ``[null, d1..dk]`` patterns, otherwise items per element and the
-distribution of each variable axis' extent. A raw-bytes array's chunks are read as
-``vlen-bytes``: bytes per element.
+"""``info``: what an array is and what its chunks hold, as a JSON-ready report or text: data
+type, codecs, cells, stored and payload bytes, and the distribution of the cells' variable
+extents over the written chunks (decoded by the columnar engine, no cell copied).
 """
 
 from __future__ import annotations
@@ -17,25 +11,18 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from zarr_ndarray_dtype._cell_ids import serializer_of
 from zarr_ndarray_dtype.blocks import cell_shapes
 from zarr_ndarray_dtype.columnar import scan_cells
 from zarr_ndarray_dtype.errors import StoredChunkError
+from zarr_ndarray_tool._metadata import bytes_view, codec_chain, data_type_kind, element_type
+from zarr_ndarray_tool._scan import Node, payload_lengths, sharding_inner_chunks
+from zarr_ndarray_tool._stores import open_array
+from zarr_ndarray_tool._text import counted
+from zarr_ndarray_tool._verify import read_raw, refusal
 from zarr_ndarray_tool.errors import Refused
-from zarr_ndarray_tool.metadata import (
-    VLEN_NDARRAY,
-    bytes_view,
-    codec_chain,
-    data_type_kind,
-    element_type,
-    serializer_name,
-)
 from zarr_ndarray_tool.progress import Progress
-from zarr_ndarray_tool.scan import Node, payload_lengths, sharding_inner_chunks
-from zarr_ndarray_tool.stores import open_array
-from zarr_ndarray_tool.text import counted
-from zarr_ndarray_tool.verify import read_raw, refusal
-
-__all__ = ["gather", "render"]
+from zarr_vlen_ndarray import VlenNDArrayCodec, framing
 
 _QUANTILES = {"p25": 0.25, "median": 0.5, "p75": 0.75, "p99": 0.99}
 _BINS = 10
@@ -64,10 +51,6 @@ def gather(node: Node, progress: Progress) -> dict[str, Any]:
         "written_chunks": len(node.objects),
         "stored_bytes": sum(o.nbytes for o in node.objects),
     }
-    if serializer_name(meta) == VLEN_NDARRAY:
-        from zarr_vlen_ndarray import framing
-
-        report["framing_backend"] = framing.BACKEND
     if kind == "ndarray":
         report.update(_ndarray_statistics(node, progress))
         return report
@@ -108,6 +91,7 @@ def _ndarray_statistics(node: Node, progress: Progress) -> dict[str, Any]:
     encoded = 0
     with open_array(node.loc, node.meta) as array:
         pattern = array.metadata.data_type.pattern
+        vlen = isinstance(serializer_of(array.metadata), VlenNDArrayCodec)
         for obj in node.objects:
             try:
                 scan = scan_cells(array, node.grid.region(obj.index), "info")
@@ -120,7 +104,8 @@ def _ndarray_statistics(node: Node, progress: Progress) -> dict[str, Any]:
     items = np.concatenate(sizes) if sizes else np.zeros(0, np.int64)
     table = np.concatenate(shapes) if shapes else np.zeros((0, pattern.ndim), np.int64)
     rows = pattern.is_leading_variable
-    report: dict[str, Any] = {
+    report: dict[str, Any] = {"framing_backend": framing.BACKEND} if vlen else {}
+    report |= {
         "cells_in_written_chunks": int(items.size),
         "payload_bytes": int(items.sum()) * etype.itemsize,
         "encoded_bytes": encoded,

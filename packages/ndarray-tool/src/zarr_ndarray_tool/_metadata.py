@@ -1,12 +1,6 @@
-"""Pure transforms and checks of one Zarr v3 array document (a parsed ``zarr.json``).
-
-Nothing here touches a store or zarr-python: every function takes and returns plain dicts, so
-``upgrade``, ``downgrade`` and ``migrate`` are exactly the rewrites of SPEC.md section 2.6.
-Transforms return a deep copy in which only ``data_type`` and the one array -> bytes codec entry
-changed (at the same key and list positions, so key order is kept); every other key, including
-``attributes``, ``dimension_names``, ``storage_transformers``, ``chunk_key_encoding`` and the
-sharding ``index_codecs``, is carried over as it was. Anything unexpected raises
-:class:`~zarr_ndarray_tool.errors.Refused` naming what was found and what was expected.
+"""Checks and rewrites of one Zarr v3 array document (a parsed ``zarr.json``; pure): the
+metadata rewrites of SPEC.md 2.6 change only ``data_type`` and the one array -> bytes codec
+entry, in place, so every other key and the key order are kept.
 """
 
 from __future__ import annotations
@@ -15,7 +9,6 @@ import copy
 import difflib
 import json
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -32,40 +25,16 @@ from zarr_ndarray_dtype.fill import decode_fill
 from zarr_ndarray_dtype.pattern import ELEMENT_DTYPES, ShapePattern, parse_element_dtype
 from zarr_ndarray_tool.errors import Refused
 
-__all__ = [
-    "BYTES_DTYPE_NAMES",
-    "DOWNGRADE_DTYPE_NAME",
-    "ElementType",
-    "Kind",
-    "bytes_view",
-    "check_array_document",
-    "codec_chain",
-    "data_type_kind",
-    "downgrade",
-    "dumps_like",
-    "element_type",
-    "json_diff",
-    "migrate",
-    "parse_dtype_arg",
-    "parse_shape_arg",
-    "upgrade",
-    "with_shape",
-]
-
-#: The JSON names of zarr-python's variable-length bytes data type. zarr 3.1.0 writes and reads
-#: only ``variable_length_bytes``; ``bytes`` is read too from zarr 3.1.4 on.
+#: zarr's variable-length bytes data type: zarr 3.1.0 reads only the first spelling, which
+#: ``downgrade`` writes; zarr >= 3.1.4 also reads ``bytes``.
 BYTES_DTYPE_NAMES = ("variable_length_bytes", "bytes")
-#: What ``downgrade`` writes: the spelling every zarr-python from 3.1.0 reads.
 DOWNGRADE_DTYPE_NAME = "variable_length_bytes"
 NDARRAY = "ndarray"
 VLEN_BYTES = "vlen-bytes"
 VLEN_NDARRAY = "vlen-ndarray"
 SHARDING = "sharding_indexed"
-_VLEN_BYTES_ENTRY: dict[str, Any] = {"name": VLEN_BYTES, "configuration": {}}
-_VLEN_NDARRAY_ENTRY: dict[str, Any] = {"name": VLEN_NDARRAY, "configuration": {}}
 
-#: What a document's ``data_type`` is: zarr's raw bytes, this project's ``ndarray``, the 0.1.x
-#: ``vlen-ndarray`` data type, or anything else.
+#: A ``data_type``: zarr's raw bytes, ``ndarray``, the 0.1.x ``vlen-ndarray`` one, or another.
 Kind = Literal["bytes", "ndarray", "legacy", "other"]
 
 
@@ -157,8 +126,7 @@ def _pattern_from_json(value: object, where: str) -> ShapePattern:
 
 
 def element_type(meta: dict[str, Any], at: str = "") -> ElementType | None:
-    """The element type of an ``ndarray`` or 0.1.x document (checked); None for raw bytes.
-    ``at`` (the array's path) starts a refusal's message."""
+    """The checked element type of an ``ndarray`` or 0.1.x document at ``at``, else None."""
     data_type = meta.get("data_type")
     kind = data_type_kind(data_type)
     if kind not in ("ndarray", "legacy"):
@@ -232,77 +200,48 @@ def codec_chain(codecs: object) -> str:
     return " -> ".join(parts)
 
 
-def serializer_name(meta: dict[str, Any]) -> str | None:
-    """The name of the array's array -> bytes codec (inside sharding when sharded): the first
-    codec of the chain that is not ``transpose``, zarr's one array -> array codec."""
-    for entry in meta.get("codecs") or ():
-        name = _codec_name(entry)
-        if name == SHARDING and isinstance(entry, dict):
-            inner = (entry.get("configuration") or {}).get("codecs")
-            return serializer_name({"codecs": inner}) if isinstance(inner, list) else None
-        if name != "transpose":
-            return name
-    return None
+def _entries(codecs: object, name: str) -> list[tuple[list[Any], int]]:
+    """Where the codec entries named ``name`` are, as (the list holding one, its index): at the
+    top level and in sharding's codec chains."""
+    found: list[tuple[list[Any], int]] = []
+    for i, entry in enumerate(codecs if isinstance(codecs, list) else ()):
+        config = entry.get("configuration") if isinstance(entry, dict) else None
+        if _codec_name(entry) == name:
+            found.append((codecs, i))  # type: ignore[arg-type]
+        elif _codec_name(entry) == SHARDING and isinstance(config, dict):
+            found += _entries(config.get("codecs"), name)
+    return found
 
 
-def _map_serializer(
-    codecs: list[Any], names: tuple[str, ...], replace: Callable[[Any], Any]
-) -> tuple[list[Any], int]:
-    """Replace every entry named in ``names`` (also inside sharding codec chains)."""
-    out: list[Any] = []
-    count = 0
-    for entry in codecs:
-        name = _codec_name(entry)
-        if name in names:
-            out.append(replace(entry))
-            count += 1
-        elif name == SHARDING and isinstance(entry, dict):
-            config = entry.get("configuration")
-            if isinstance(config, dict) and isinstance(config.get("codecs"), list):
-                inner, n = _map_serializer(config["codecs"], names, replace)
-                new_entry = dict(entry)
-                new_entry["configuration"] = {**config, "codecs": inner}
-                out.append(new_entry)
-                count += n
-            else:
-                out.append(entry)
-        else:
-            out.append(entry)
-    return out, count
-
-
-def _swap_serializer(
-    meta: dict[str, Any], old: str, new: dict[str, Any], where: str, expects: str
-) -> list[Any]:
-    codecs, count = _map_serializer(meta["codecs"], (old,), lambda _: copy.deepcopy(new))
-    if count != 1:
-        found = "no" if count == 0 else f"{count}"
+def _swap_serializer(meta: dict[str, Any], old: str, new: str, where: str, command: str) -> list:
+    """A copy of the codecs with the one ``old`` entry replaced by ``new``'s (order kept)."""
+    codecs = copy.deepcopy(meta["codecs"])
+    found = _entries(codecs, old)
+    if len(found) != 1:
         raise Refused(
-            f"{where}: the codec chain {codec_chain(meta['codecs'])} has {found} {old!r} "
-            f"codec{'s' if count != 1 else ''}; {expects}."
+            f"{where}: the codec chain {codec_chain(meta['codecs'])} has {len(found) or 'no'} "
+            f"{old!r} codec{'s' if len(found) != 1 else ''}; {command} expects exactly one {old} "
+            "codec (at the top level or inside sharding)."
         )
+    holder, i = found[0]
+    holder[i] = {"name": new, "configuration": {}}
     return codecs
 
 
-def _check_vlen_ndarray_entries(meta: dict[str, Any], where: str) -> None:
+def _check_vlen_ndarray_entry(meta: dict[str, Any], where: str) -> None:
     """The vlen-ndarray codec entry must be parameter-free (or the store would not open)."""
-    bad: list[Any] = []
-
-    def check(entry: Any) -> Any:
-        config = entry.get("configuration", {}) if isinstance(entry, dict) else None
-        if not isinstance(entry, dict) or set(entry) - {"name", "configuration"} or config != {}:
-            bad.append(entry)
-        return entry
-
-    _, count = _map_serializer(meta["codecs"], (VLEN_NDARRAY,), check)
-    if count != 1:
+    found = _entries(meta["codecs"], VLEN_NDARRAY)
+    if len(found) != 1:
         raise Refused(
             f"{where}: the codec chain {codec_chain(meta['codecs'])} has "
-            f"{'no' if count == 0 else count} 'vlen-ndarray' codec entries; expected exactly one."
+            f"{len(found) or 'no'} 'vlen-ndarray' codec entries; expected exactly one."
         )
-    if bad:
+    holder, i = found[0]
+    entry = holder[i]
+    config = entry.get("configuration", {}) if isinstance(entry, dict) else None
+    if not isinstance(entry, dict) or set(entry) - {"name", "configuration"} or config != {}:
         raise Refused(
-            f"{where}: the codec entry {_compact(bad[0])} is not "
+            f"{where}: the codec entry {_compact(entry)} is not "
             '{"name": "vlen-ndarray", "configuration": {}}; the codec takes no parameters.'
         )
 
@@ -321,8 +260,7 @@ def _check_fill(meta: dict[str, Any], etype: ElementType, where: str, command: s
 
 
 def _with_data_type(meta: dict[str, Any], data_type: Any, codecs: list[Any]) -> dict[str, Any]:
-    """A deep copy of ``meta`` with ``data_type`` and ``codecs`` replaced in place (order kept)."""
-    out = copy.deepcopy(meta)
+    out = copy.deepcopy(meta)  # the keys replaced in place: their order is kept
     out["data_type"] = copy.deepcopy(data_type)
     out["codecs"] = codecs
     return out
@@ -331,7 +269,7 @@ def _with_data_type(meta: dict[str, Any], data_type: Any, codecs: list[Any]) -> 
 # ------------------------------------------------------------------------------ the rewrites
 
 
-def _refuse_kind(meta: dict[str, Any], where: str, command: str, expects: str) -> None:
+def _wrong_kind(meta: dict[str, Any], where: str, command: str, expects: str) -> Refused:
     kind = data_type_kind(meta.get("data_type"))
     hint = {
         "bytes": "it holds raw variable-length bytes (use `upgrade --dtype D --shape S`)",
@@ -339,30 +277,20 @@ def _refuse_kind(meta: dict[str, Any], where: str, command: str, expects: str) -
         "legacy": "it has the zarr-vlen-ndarray 0.1.x data type (use `migrate`)",
         "other": "this tool converts only raw-bytes, ndarray and 0.1.x vlen-ndarray arrays",
     }[kind]
-    raise Refused(
+    return Refused(
         f"{where}: {command} expects {expects}, but the data_type is "
         f"{_compact(meta.get('data_type'))}: {hint}."
     )
 
 
 def upgrade(meta: dict[str, Any], dtype: str, shape: tuple[int | None, ...], where: str) -> dict:
-    """``variable_length_bytes``/``bytes`` + ``vlen-bytes`` -> ``ndarray`` + ``vlen-ndarray``.
-
-    ``dtype`` and ``shape`` are the new element type; the pattern must be ``[null, d1..dk]``
-    (the patterns ``vlen-ndarray`` serves). The fill value is kept and must be a valid fill of
-    the new element type. Chunk contents are not checked here (see :mod:`.verify`).
-    """
+    """``variable_length_bytes``/``bytes`` + ``vlen-bytes`` -> ``ndarray`` + ``vlen-ndarray`` of
+    the element type ``dtype``, ``shape``; the fill value kept, and checked (not the chunks)."""
     check_array_document(meta, where)
     if data_type_kind(meta.get("data_type")) != "bytes":
-        _refuse_kind(meta, where, "upgrade", "a raw variable-length bytes array")
+        raise _wrong_kind(meta, where, "upgrade", "a raw variable-length bytes array")
     etype = new_element_type(dtype, shape)
-    codecs = _swap_serializer(
-        meta,
-        VLEN_BYTES,
-        _VLEN_NDARRAY_ENTRY,
-        where,
-        "upgrade expects exactly one vlen-bytes codec (at the top level or inside sharding)",
-    )
+    codecs = _swap_serializer(meta, VLEN_BYTES, VLEN_NDARRAY, where, "upgrade")
     _check_fill(meta, etype, where, "upgrade")
     return _with_data_type(meta, etype.to_json(), codecs)
 
@@ -387,7 +315,7 @@ def downgrade(meta: dict[str, Any], where: str) -> dict:
     """``ndarray`` + ``vlen-ndarray`` -> ``variable_length_bytes`` + ``vlen-bytes`` (fill kept)."""
     check_array_document(meta, where)
     if data_type_kind(meta.get("data_type")) != "ndarray":
-        _refuse_kind(meta, where, "downgrade", "an ndarray array with the vlen-ndarray codec")
+        raise _wrong_kind(meta, where, "downgrade", "an ndarray array with the vlen-ndarray codec")
     etype = element_type(meta, where)
     assert etype is not None
     if not etype.pattern.is_leading_variable:
@@ -396,13 +324,7 @@ def downgrade(meta: dict[str, Any], where: str) -> dict:
             f"chunks are not vlen-bytes framed (codec chain {codec_chain(meta['codecs'])}); only "
             "vlen-ndarray arrays downgrade by a metadata rewrite."
         )
-    codecs = _swap_serializer(
-        meta,
-        VLEN_NDARRAY,
-        _VLEN_BYTES_ENTRY,
-        where,
-        "downgrade expects exactly one vlen-ndarray codec (at the top level or inside sharding)",
-    )
+    codecs = _swap_serializer(meta, VLEN_NDARRAY, VLEN_BYTES, where, "downgrade")
     if not isinstance(meta.get("fill_value"), str):
         raise Refused(
             f"{where}: the fill_value {_compact(meta.get('fill_value'))} is not a base64 string; "
@@ -412,34 +334,24 @@ def downgrade(meta: dict[str, Any], where: str) -> dict:
 
 
 def migrate(meta: dict[str, Any], where: str) -> dict:
-    """0.1.x ``vlen-ndarray``/``inner_shape`` data type -> ``ndarray`` ``[null, *inner_shape]``.
-
-    Codecs and fill value are kept as they are (0.1.x chunks have the same bytes); the fill must
-    be valid for the new data type and the codec entry parameter-free, or the migrated store
-    would not open, so those are checked.
-    """
+    """0.1.x ``vlen-ndarray``/``inner_shape`` data type -> ``ndarray`` ``[null, *inner_shape]``;
+    codecs and fill value kept (checked: the migrated store must open)."""
     check_array_document(meta, where)
     if data_type_kind(meta.get("data_type")) != "legacy":
-        _refuse_kind(
-            meta,
-            where,
-            "migrate",
-            'a zarr-vlen-ndarray 0.1.x array (data_type {"name": "vlen-ndarray", '
-            '"configuration": {"dtype": ..., "inner_shape": [...]}})',
+        legacy = '{"name": "vlen-ndarray", "configuration": {"dtype": ..., "inner_shape": [...]}}'
+        raise _wrong_kind(
+            meta, where, "migrate", f"a zarr-vlen-ndarray 0.1.x array (data_type {legacy})"
         )
     etype = element_type(meta, where)
     assert etype is not None
-    _check_vlen_ndarray_entries(meta, where)
+    _check_vlen_ndarray_entry(meta, where)
     _check_fill(meta, etype, where, "migrate")
     return _with_data_type(meta, etype.to_json(), copy.deepcopy(meta["codecs"]))
 
 
 def bytes_view(meta: dict[str, Any], where: str) -> dict:
-    """The document as raw variable-length bytes, to read any of our arrays' chunks as bytes.
-
-    Used only in memory (never written): a raw-bytes array gets the ``variable_length_bytes``
-    spelling every zarr reads; ``ndarray`` and 0.1.x arrays get their downgrade.
-    """
+    """The document read as raw variable-length bytes (in memory only): the spelling every zarr
+    reads for a raw-bytes array, the downgrade of an ``ndarray`` or 0.1.x array."""
     check_array_document(meta, where)
     kind = data_type_kind(meta.get("data_type"))
     if kind == "bytes":
@@ -450,67 +362,25 @@ def bytes_view(meta: dict[str, Any], where: str) -> dict:
         return downgrade(migrate(meta, where), where)
     if kind == "ndarray":
         return downgrade(meta, where)
-    _refuse_kind(meta, where, "this command", "a raw-bytes, ndarray or 0.1.x vlen-ndarray array")
-    raise AssertionError("unreachable")
+    raise _wrong_kind(
+        meta, where, "this command", "a raw-bytes, ndarray or 0.1.x vlen-ndarray array"
+    )
 
 
 def with_shape(meta: dict[str, Any], shape: tuple[int, ...]) -> dict:
-    """A copy of ``meta`` with another array ``shape`` (for reading whole edge chunks)."""
+    """A copy of ``meta`` with another array ``shape`` (to read edge chunks whole)."""
     out = copy.deepcopy(meta)
     out["shape"] = list(shape)
     return out
-
-
-# ------------------------------------------------------------------------------ arguments
-
-
-_NULLS = {"null", "none"}
-
-
-def parse_shape_arg(text: str) -> tuple[int | None, ...]:
-    """Parse ``--shape``: ``null,2``, ``None,2``, ``[null, 2]``, ``(None, 2)`` or ``null``.
-
-    Raises ValueError (argparse turns it into a usage error) naming the bad entry.
-    """
-    body = text.strip()
-    if body[:1] in "[(" and body[-1:] in "])":
-        body = body[1:-1]
-    tokens = [t.strip() for t in body.split(",")]
-    if len(tokens) > 1 and tokens[-1] == "":
-        tokens.pop()  # a trailing comma, as in "(None,)"
-    entries: list[int | None] = []
-    for token in tokens:
-        if token.lower() in _NULLS:
-            entries.append(None)
-        elif re.fullmatch(r"[0-9]+", token):
-            entries.append(int(token))
-        else:
-            raise ValueError(
-                f"--shape {text!r}: entry {token!r} is neither null/None nor an integer; "
-                "give e.g. null,2"
-            )
-    ShapePattern.parse(entries)  # ShapePatternError (a ValueError) names a bad entry
-    return tuple(entries)
-
-
-def parse_dtype_arg(text: str) -> str:
-    """Parse ``--dtype`` into one of the 14 element dtype names (``<f4`` is read as float32)."""
-    try:
-        return parse_element_dtype(text)
-    except ElementDTypeError as exc:
-        raise ValueError(str(exc)) from exc
 
 
 # ------------------------------------------------------------------------------ JSON text
 
 
 def dumps_like(meta: dict[str, Any], original: str) -> str:
-    """Serialize ``meta`` in the layout of ``original`` (indent, separators, final newline).
-
-    zarr-python writes ``json.dumps(d, indent=2)``; matching the original layout means a
-    rewrite changes only the lines that carry the changed values, and an upgrade followed by a
-    downgrade gives back the original bytes.
-    """
+    """``meta`` as JSON in the layout of ``original`` (indent, separators, final newline): a
+    rewrite changes only the lines of the changed values, and a downgrade after an upgrade gives
+    the original bytes back."""
     match = re.match(r"\{\r?\n([ \t]+)\"", original)
     indent: str | None = match.group(1) if match else None
     separators = None
