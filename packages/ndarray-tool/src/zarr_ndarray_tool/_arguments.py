@@ -9,7 +9,7 @@ import ast
 import re
 from typing import Any
 
-from zarr_ndarray_dtype._grid import Selection
+from zarr_ndarray_dtype.chunks import Selection
 from zarr_ndarray_dtype.errors import ElementDTypeError
 from zarr_ndarray_dtype.pattern import ShapePattern, parse_element_dtype
 

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from zarr_ndarray_dtype import NDArray
-from zarr_ndarray_dtype._grid import Grid
+from zarr_ndarray_dtype.chunks import Grid
 from zarr_ndarray_tool import _metadata as md
 from zarr_ndarray_tool._remote import Version
 from zarr_ndarray_tool._scan import Node, sample

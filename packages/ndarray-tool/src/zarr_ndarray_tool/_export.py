@@ -14,7 +14,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from zarr_ndarray_dtype._grid import Box, Grid, Selection, resolve, slabs
+from zarr_ndarray_dtype.chunks import Box, Grid, Selection, resolve, slabs
 from zarr_ndarray_tool._local import atomic_replace
 from zarr_ndarray_tool._metadata import data_type_kind, element_type
 from zarr_ndarray_tool._scan import Node, sharding_inner_chunks

@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from zarr_ndarray_dtype._cell_ids import serializer_of
 from zarr_ndarray_dtype.blocks import cell_shapes
+from zarr_ndarray_dtype.chunks import serializer_of
 from zarr_ndarray_dtype.columnar import scan_cells
 from zarr_ndarray_dtype.errors import StoredChunkError
 from zarr_ndarray_tool._metadata import bytes_view, codec_chain, data_type_kind, element_type

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from zarr_ndarray_dtype._grid import Grid
+from zarr_ndarray_dtype.chunks import Grid
 from zarr_ndarray_tool._metadata import SHARDING, check_array_document
 from zarr_ndarray_tool._remote import Version
 from zarr_ndarray_tool._stores import (

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 from urllib.request import url2pathname
 
-from zarr_ndarray_dtype._grid import Grid
+from zarr_ndarray_dtype.chunks import Grid
 from zarr_ndarray_tool import _compat
 from zarr_ndarray_tool._local import atomic_replace, rewrite_zip
 from zarr_ndarray_tool._metadata import element_type

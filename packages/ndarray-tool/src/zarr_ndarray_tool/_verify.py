@@ -13,9 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from zarr_ndarray_dtype._cell_ids import chunk_name
-from zarr_ndarray_dtype._grid import Grid
 from zarr_ndarray_dtype.cells import check_bool_bytes
+from zarr_ndarray_dtype.chunks import Grid, chunk_name
 from zarr_ndarray_dtype.columnar import scan_cells
 from zarr_ndarray_dtype.errors import CellError, StoredChunkError
 from zarr_ndarray_tool._metadata import ElementType, bytes_view, data_type_kind, with_shape

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from zarr_ndarray_dtype._grid import Selection
+from zarr_ndarray_dtype.chunks import Selection
 from zarr_ndarray_tool import _commands as commands
 from zarr_ndarray_tool import _tree as tree
 from zarr_ndarray_tool._commands import DEFAULT_SAMPLE, Outcome

@@ -16,7 +16,7 @@ from zarr_ndarray_dtype import (
     VlenScalar,
     unbox,
 )
-from zarr_ndarray_dtype._compat import DataTypeValidationError
+from zarr_vlen_ndarray._compat import DataTypeValidationError
 from zarr_vlen_ndarray._compat import HasObjectCodec as HasObjectCodec
 
 __all__ = [
