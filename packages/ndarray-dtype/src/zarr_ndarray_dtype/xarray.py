@@ -417,8 +417,7 @@ def to_zarr(
     options: dict[str, Any] = dict(mode=mode, group=group, region=region, append_dim=append_dim)
     options.update(zarr_format=3, consolidated=False, **to_zarr_kwargs)
     options["encoding"] = {k: v for k, v in encoding.items() if k not in ragged} or None
-    if storage_options is not None:
-        options["storage_options"] = storage_options
+    options.update({"storage_options": storage_options} if storage_options is not None else {})
     if plain.variables or not (region is not None or append_dim is not None or mode == "r+"):
         plain.to_zarr(store, **options)
     elif mode in ("a", "a-") and dataset.attrs:  # as xarray does on append, were it called
