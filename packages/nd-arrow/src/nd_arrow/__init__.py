@@ -14,31 +14,10 @@ function (:func:`from_zarr`, :func:`to_zarr`, :func:`zarr_to_variable_shape_tens
 
 from __future__ import annotations
 
-from nd_arrow._format import (
-    ATTRS_FIELD,
-    DIM_NAMES_FIELD,
-    DIM_SIZES_FIELD,
-    ENCODING_VERSION,
-    EXTENSION_NAME,
-    GLOBAL_ATTRIBUTES_EXTENSION,
-    GLOBAL_ATTRIBUTES_FIELD,
-    ITEM_FIELD,
-    VALUES_FIELD,
-)
-from nd_arrow.array import NdArray
-from nd_arrow.batch import NdRecordBatch, decode_batches, encode_batches
-from nd_arrow.column import NdColumn
-from nd_arrow.errors import (
-    InvalidArgumentError,
-    InvalidAttributeError,
-    InvalidDimensionsError,
-    InvalidEncodingError,
-    NdArrowError,
-    NotSupportedError,
-    SchemaMismatchError,
-    ShapeMismatchError,
-)
-from nd_arrow.extension import (
+from nd_arrow._array import NdArray
+from nd_arrow._batch import NdRecordBatch, decode_batches, encode_batches
+from nd_arrow._column import NdColumn
+from nd_arrow._extension import (
     NdArrayScalar,
     NdArrayType,
     NdExtensionArray,
@@ -51,14 +30,35 @@ from nd_arrow.extension import (
     logical_schema,
     register,
 )
-from nd_arrow.extension import bind_column as _bind_column
-from nd_arrow.io import read_ipc, read_parquet, rewrap, write_ipc, write_parquet
-from nd_arrow.tensor import (
+from nd_arrow._extension import bind_column as _bind_column
+from nd_arrow._format import (
+    ATTRS_FIELD,
+    DIM_NAMES_FIELD,
+    DIM_SIZES_FIELD,
+    ENCODING_VERSION,
+    EXTENSION_NAME,
+    GLOBAL_ATTRIBUTES_EXTENSION,
+    GLOBAL_ATTRIBUTES_FIELD,
+    ITEM_FIELD,
+    VALUES_FIELD,
+)
+from nd_arrow._io import read_ipc, read_parquet, rewrap, write_ipc, write_parquet
+from nd_arrow._tensor import (
     from_fixed_shape_tensor,
     from_variable_shape_tensor,
     to_fixed_shape_tensor,
     to_variable_shape_tensor,
     variable_shape_tensor_storage,
+)
+from nd_arrow.errors import (
+    InvalidArgumentError,
+    InvalidAttributeError,
+    InvalidDimensionsError,
+    InvalidEncodingError,
+    NdArrowError,
+    NotSupportedError,
+    SchemaMismatchError,
+    ShapeMismatchError,
 )
 from nd_arrow.zarr_bridge import (
     from_zarr,

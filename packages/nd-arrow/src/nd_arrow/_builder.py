@@ -3,7 +3,7 @@
 The values of all rows are concatenated once; offsets come from cumulative sums and the validity
 from a mask. Per-row Python work is limited to reading each input's shape. The result is a
 :class:`StorageParts` (see :mod:`nd_arrow._storage`) that :class:`NdColumn` wraps; decoding lives
-in :mod:`nd_arrow.column`.
+in :mod:`nd_arrow._column`.
 """
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ from typing import Any, Literal
 import numpy as np
 import pyarrow as pa
 
+from nd_arrow._array import NdArray
 from nd_arrow._attrs import encode_attrs
 from nd_arrow._format import MAX_DIM_SIZE, check_dim_names, default_dim_names
 from nd_arrow._storage import StorageParts, assemble_parts, tile_names
 from nd_arrow._values import is_string_dtype, numpy_to_arrow, string_array
-from nd_arrow.array import NdArray
 from nd_arrow.errors import InvalidArgumentError, InvalidDimensionsError, SchemaMismatchError
 
 __all__ = ["build_parts"]

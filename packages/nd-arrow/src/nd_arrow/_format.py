@@ -78,7 +78,7 @@ MAX_DIM_SIZE = 2**32 - 1
 #: Largest Int32: the last offset of a List or Utf8 array, and a canonical tensor's shape entry.
 INT32_MAX = 2**31 - 1
 
-#: Arrow's canonical tensor extension names (converted to and from by :mod:`nd_arrow.tensor`).
+#: Arrow's canonical tensor extension names (converted to and from by :mod:`nd_arrow._tensor`).
 FIXED_SHAPE_TENSOR = "arrow.fixed_shape_tensor"
 VARIABLE_SHAPE_TENSOR = "arrow.variable_shape_tensor"
 

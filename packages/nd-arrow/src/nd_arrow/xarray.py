@@ -16,8 +16,8 @@ from collections.abc import Sequence
 
 import xarray as xr
 
-from nd_arrow.array import NdArray
-from nd_arrow.batch import NdRecordBatch
+from nd_arrow._array import NdArray
+from nd_arrow._batch import NdRecordBatch
 
 __all__ = ["array_from_xarray", "array_to_xarray", "batch_from_xarray", "batch_to_xarray"]
 

@@ -33,22 +33,22 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from nd_arrow._column import NdColumn, parts_of
+from nd_arrow._extension import NdArrayType
 from nd_arrow._format import INT32_MAX, MAX_DIM_SIZE, check_dim_names, default_dim_names
 from nd_arrow._storage import build_storage, tile_names
+from nd_arrow._tensor import (
+    from_variable_shape_tensor,
+    require_variable_shape_tensor,
+    variable_shape_tensor_from_parts,
+    variable_shape_tensor_parts,
+)
 from nd_arrow._values import numpy_to_arrow, numpy_view, primitive_array
-from nd_arrow.column import NdColumn, parts_of
 from nd_arrow.errors import (
     InvalidArgumentError,
     InvalidDimensionsError,
     NotSupportedError,
     ShapeMismatchError,
-)
-from nd_arrow.extension import NdArrayType
-from nd_arrow.tensor import (
-    from_variable_shape_tensor,
-    require_variable_shape_tensor,
-    variable_shape_tensor_from_parts,
-    variable_shape_tensor_parts,
 )
 
 __all__ = [

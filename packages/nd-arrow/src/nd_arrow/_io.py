@@ -15,10 +15,10 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from nd_arrow._column import NdColumn
+from nd_arrow._extension import is_nd_field
 from nd_arrow._format import EXTENSION_METADATA_KEY, EXTENSION_NAME_KEY
-from nd_arrow.column import NdColumn
 from nd_arrow.errors import NotSupportedError
-from nd_arrow.extension import is_nd_field
 
 __all__ = ["read_ipc", "read_parquet", "rewrap", "write_ipc", "write_parquet"]
 

@@ -17,8 +17,10 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from nd_arrow._array import NdArray, trusted_array
 from nd_arrow._attrs import AttrDecoder
 from nd_arrow._builder import build_parts
+from nd_arrow._extension import NdArrayType
 from nd_arrow._format import (
     EXTENSION_METADATA_KEY,
     EXTENSION_NAME,
@@ -28,9 +30,7 @@ from nd_arrow._format import (
 from nd_arrow._interchange import import_array
 from nd_arrow._storage import StorageParts, validate_storage
 from nd_arrow._values import arrow_to_numpy
-from nd_arrow.array import NdArray, trusted_array
 from nd_arrow.errors import NotSupportedError, SchemaMismatchError
-from nd_arrow.extension import NdArrayType
 
 __all__ = ["NdColumn", "parts_of"]
 

@@ -34,8 +34,8 @@ from nd_arrow._storage import StorageLayout, parse_storage_type, storage_type
 if TYPE_CHECKING:
     import numpy as np
 
-    from nd_arrow.array import NdArray
-    from nd_arrow.column import NdColumn
+    from nd_arrow._array import NdArray
+    from nd_arrow._column import NdColumn
 
 __all__ = [
     "EXTENSION_NAME_KEY",
@@ -72,7 +72,7 @@ def bind_column(column_class: _ColumnClass) -> None:
 
 def _decode(data: pa.Array) -> NdColumn:
     if _column_class is None:  # pragma: no cover - nd_arrow/__init__ binds it before any use
-        raise RuntimeError("nd_arrow.extension: import nd_arrow before decoding nd arrays")
+        raise RuntimeError("nd_arrow._extension: import nd_arrow before decoding nd arrays")
     return _column_class.from_arrow(data)
 
 

@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from nd_arrow._column import NdColumn, parts_of
 from nd_arrow._compat import VARIABLE_SHAPE_TENSOR_IN_CPP, extension_keys, import_with_field
 from nd_arrow._format import (
     EXTENSION_METADATA_KEY,
@@ -33,7 +34,6 @@ from nd_arrow._format import (
 )
 from nd_arrow._storage import assemble_parts, segment_positions, tile_names
 from nd_arrow._values import numpy_view, primitive_array
-from nd_arrow.column import NdColumn, parts_of
 from nd_arrow.errors import (
     InvalidArgumentError,
     InvalidEncodingError,
