@@ -16,11 +16,9 @@ from __future__ import annotations
 
 from nd_arrow._array import NdArray
 from nd_arrow._batch import NdRecordBatch, decode_batches, encode_batches
-from nd_arrow._column import NdColumn
+from nd_arrow._column import NdArrayScalar, NdColumn, NdExtensionArray
 from nd_arrow._extension import (
-    NdArrayScalar,
     NdArrayType,
-    NdExtensionArray,
     encoded_field,
     encoded_schema,
     global_attributes_field,
@@ -30,7 +28,6 @@ from nd_arrow._extension import (
     logical_schema,
     register,
 )
-from nd_arrow._extension import bind_column as _bind_column
 from nd_arrow._format import (
     ATTRS_FIELD,
     DIM_NAMES_FIELD,
@@ -66,9 +63,6 @@ from nd_arrow.zarr_bridge import (
     variable_shape_tensor_to_zarr,
     zarr_to_variable_shape_tensor,
 )
-
-# The type module decodes with the column class without importing it (no import cycle).
-_bind_column(NdColumn)
 
 __all__ = [
     "ATTRS_FIELD",

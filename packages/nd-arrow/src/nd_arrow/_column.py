@@ -32,7 +32,7 @@ from nd_arrow._storage import StorageParts, validate_storage
 from nd_arrow._values import arrow_to_numpy
 from nd_arrow.errors import NotSupportedError, SchemaMismatchError
 
-__all__ = ["NdColumn", "parts_of"]
+__all__ = ["NdArrayScalar", "NdColumn", "NdExtensionArray", "parts_of"]
 
 ArrayInput = NdArray | np.ndarray | None
 
@@ -328,6 +328,30 @@ class NdColumn:
         )
 
     __hash__ = None  # type: ignore[assignment]
+
+
+class NdExtensionArray(pa.ExtensionArray):  # type: ignore[misc]
+    """pyarrow array class of :class:`NdArrayType` columns, with decoding shortcuts."""
+
+    def to_column(self) -> NdColumn:
+        return NdColumn.from_arrow(self)
+
+    def to_numpy_list(self) -> list[npt.NDArray[Any] | None]:
+        return self.to_column().to_numpy_list()
+
+
+class NdArrayScalar(pa.ExtensionScalar):  # type: ignore[misc]
+    """One row of an nd column; ``as_py()`` gives an :class:`NdArray` or None for a null row."""
+
+    def as_py(self, **kwargs: Any) -> NdArray | None:  # kwargs: pyarrow 20-24 pass maps_as_pydicts
+        if not self.is_valid:
+            return None
+        return NdColumn.from_arrow(pa.repeat(self.value, 1))[0]
+
+
+# Fill the type's hooks once: pyarrow wraps every nd array and scalar in these classes.
+NdArrayType._array_class = NdExtensionArray
+NdArrayType._scalar_class = NdArrayScalar
 
 
 def parts_of(column: NdColumn) -> StorageParts:
