@@ -28,6 +28,7 @@ from nd_arrow._format import (
     parse_extension_metadata,
 )
 from nd_arrow._interchange import import_array
+from nd_arrow._ragged import offsets_of
 from nd_arrow._storage import StorageParts, validate_storage
 from nd_arrow._values import arrow_to_numpy
 from nd_arrow.errors import NotSupportedError, SchemaMismatchError
@@ -248,9 +249,8 @@ class NdColumn:
                 else:
                     views.append(None)
             return views, None
-        cum = np.zeros(len(mask) + 1, np.int64)
-        np.cumsum(mask, out=cum[1:])
-        row_nulls = (cum[off[1:]] - cum[off[:-1]]).tolist()
+        nulls_before = offsets_of(mask)  # nulls before each value position
+        row_nulls = (nulls_before[off[1:]] - nulls_before[off[:-1]]).tolist()
         masks = []
         for i in range(n):
             if not valid[i]:

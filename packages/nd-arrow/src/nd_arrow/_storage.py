@@ -35,6 +35,7 @@ from nd_arrow._format import (
     VALUES_FIELD,
     size_products,
 )
+from nd_arrow._ragged import offsets_of, range_ids, range_positions
 from nd_arrow._values import numpy_view, primitive_array
 from nd_arrow.errors import (
     InvalidArgumentError,
@@ -51,7 +52,6 @@ __all__ = [
     "build_storage",
     "parse_storage_type",
     "row_shape",
-    "segment_positions",
     "storage_type",
     "uniform_rank",
     "validate_storage",
@@ -232,17 +232,6 @@ def row_shape(
     return RowShape(first[0] if (block[:, 0] == first[0]).all() else None, tuple(first[1:]))
 
 
-def segment_positions(
-    starts: npt.NDArray[np.int64], lengths: npt.NDArray[np.int64]
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-    """Flat positions covered by ranges ``[starts[k], starts[k] + lengths[k])``, with range ids."""
-    total = int(lengths.sum()) if len(lengths) else 0
-    ids = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
-    excl = np.cumsum(lengths) - lengths
-    pos = np.arange(total, dtype=np.int64) - np.repeat(excl - starts, lengths)
-    return ids, pos
-
-
 def _list_offsets(arr: pa.Array, name: str, where: str) -> tuple[pa.Array, npt.NDArray[np.int64]]:
     """(flat child, int64 offsets) of a List/LargeList array; ListViews are cast to List first."""
     t = arr.type
@@ -252,9 +241,7 @@ def _list_offsets(arr: pa.Array, name: str, where: str) -> tuple[pa.Array, npt.N
         lengths = numpy_view(arr.sizes).astype(np.int64)
         if arr.null_count:
             lengths[numpy_view(arr.is_null())] = 0
-        offsets = np.zeros(len(arr) + 1, np.int64)
-        np.cumsum(lengths, out=offsets[1:])
-        return pc.list_flatten(arr), offsets
+        return pc.list_flatten(arr), offsets_of(lengths)
     offsets = numpy_view(arr.offsets).astype(np.int64, copy=False)
     child = arr.values
     if len(offsets) and (int(np.min(offsets)) < 0 or int(np.max(offsets)) > len(child)):
@@ -401,8 +388,7 @@ def _row_names(
     where: str,
 ) -> tuple[npt.NDArray[np.int64], list[Any]]:
     """Dictionary codes of every name and the distinct names; each row's names checked."""
-    name_starts = np.where(valid, name_offsets[:-1], 0)
-    row_ids, pos = segment_positions(name_starts, rank)
+    pos = range_positions(np.where(valid, name_offsets[:-1], 0), rank)
     if len(names):
         encoded = pc.dictionary_encode(names)
         all_codes = numpy_view(encoded.indices)
@@ -417,12 +403,12 @@ def _row_names(
         codes = name_codes[pos]
         empty = name_len[codes] == 0
         if empty.any():
-            i = int(row_ids[_first(empty)])
+            i = int(range_ids(rank)[_first(empty)])
             raise InvalidDimensionsError(
                 f"{where}: row {i} has an empty dimension name; names must not be empty "
                 "(FORMAT 4/3)"
             )
-        _check_unique(codes, row_ids, rank, name_dict, where)
+        _check_unique(codes, rank, name_dict, where)
     return name_codes, name_dict
 
 
@@ -481,15 +467,13 @@ def _align_names(
 ) -> npt.NDArray[np.int64]:
     """Name codes laid out like ``sizes`` (dim_offsets), so one set of offsets serves both."""
     out = np.zeros(int(np.max(dim_offsets, initial=0)), np.int64)
-    _, src = segment_positions(np.where(valid, name_offsets[:-1], 0), rank)
-    _, dst = segment_positions(np.where(valid, dim_offsets[:-1], 0), rank)
-    out[dst] = codes[src]
+    src = range_positions(np.where(valid, name_offsets[:-1], 0), rank)
+    out[range_positions(np.where(valid, dim_offsets[:-1], 0), rank)] = codes[src]
     return out
 
 
 def _check_unique(
     codes: npt.NDArray[np.int64],
-    row_ids: npt.NDArray[np.int64],
     rank: npt.NDArray[np.int64],
     name_dict: list[str],
     where: str,
@@ -508,7 +492,7 @@ def _check_unique(
         if same and len(np.unique(block[0])) == r:
             return
     nd = max(len(name_dict), 1)
-    order = np.sort(row_ids * nd + codes)
+    order = np.sort(range_ids(rank) * nd + codes)
     dup = np.flatnonzero(order[1:] == order[:-1])
     if len(dup):
         k = int(order[dup[0]])
@@ -613,10 +597,8 @@ def assemble_parts(
     from checked parts would only repeat those checks. ``names`` holds every non-null row's
     names back to back, ``name_codes`` the same as indices into ``name_dict``.
     """
-    value_offsets = np.zeros(len(counts) + 1, np.int64)
-    np.cumsum(counts, out=value_offsets[1:])
-    dim_offsets = np.zeros(len(ranks) + 1, np.int64)
-    np.cumsum(ranks, out=dim_offsets[1:])
+    value_offsets = offsets_of(counts)
+    dim_offsets = offsets_of(ranks)
     storage = build_storage(
         value_field=pa.field(ITEM_FIELD, values.type, nullable=True),
         values=values,
@@ -646,8 +628,7 @@ def tile_names(names: Sequence[str], count: int) -> pa.Array:
             f"nd column: {total} bytes of dimension names exceed what one Utf8 array can hold; "
             "split the arrays over several columns or record batches"
         )
-    offsets = np.zeros(len(names) * count + 1, np.int32)
-    np.cumsum(np.tile(lens.astype(np.int32), count), out=offsets[1:])
+    offsets = offsets_of(np.tile(lens.astype(np.int32), count), np.int32)
     data = np.tile(np.frombuffer(b"".join(encoded), np.uint8), count)
     return pa.StringArray.from_buffers(
         len(names) * count, pa.py_buffer(offsets), pa.py_buffer(data)

@@ -32,7 +32,8 @@ from nd_arrow._format import (
     VARIABLE_SHAPE_TENSOR,
     default_dim_names,
 )
-from nd_arrow._storage import assemble_parts, segment_positions, tile_names
+from nd_arrow._ragged import range_positions
+from nd_arrow._storage import assemble_parts, tile_names
 from nd_arrow._values import numpy_view, primitive_array
 from nd_arrow.errors import (
     InvalidArgumentError,
@@ -67,9 +68,8 @@ def _check_canonical(column: NdColumn, target: str) -> None:
     if p.values.null_count:
         starts = np.where(p.valid, p.value_offsets[:-1], 0)
         lengths = np.where(p.valid, np.diff(p.value_offsets), 0)
-        _, pos = segment_positions(starts, lengths)
         nulls = numpy_view(p.values.is_null())
-        if nulls[pos].any():
+        if nulls[range_positions(starts, lengths)].any():
             raise NotSupportedError(
                 f"{target} elements cannot be null, but this column has null values; fill them "
                 "first (for example NdArray(arr.to_numpy().filled(0), arr.dims))"
@@ -368,9 +368,8 @@ def from_variable_shape_tensor(
             f"{VARIABLE_SHAPE_TENSOR}: row {i} has {int(lengths[j])} values for shape "
             f"{sizes[j].tolist()}"
         )
-    _, pos = segment_positions(offsets[:-1][valid], lengths)
     values = (
-        data.values.take(pa.array(pos))
+        data.values.take(pa.array(range_positions(offsets[:-1][valid], lengths)))
         if not valid.all()
         else data.values.slice(int(offsets[0]), int(offsets[-1] - offsets[0]))
     )

@@ -36,6 +36,7 @@ import pyarrow as pa
 from nd_arrow._column import NdColumn, parts_of
 from nd_arrow._extension import NdArrayType
 from nd_arrow._format import INT32_MAX, MAX_DIM_SIZE, check_dim_names, default_dim_names
+from nd_arrow._ragged import offsets_of
 from nd_arrow._storage import build_storage, tile_names
 from nd_arrow._tensor import (
     from_variable_shape_tensor,
@@ -262,9 +263,7 @@ def to_zarr(column: Any, array: Any, selection: Any = slice(None)) -> None:
     col = column if isinstance(column, NdColumn) else NdColumn.from_arrow(column)
     shapes = _row_shapes(col, pattern, where)
     flat = _kept_values(col, where)
-    items = np.prod(shapes, axis=1, dtype=np.int64)
-    offsets = np.zeros(len(shapes) + 1, dtype=np.int64)
-    np.cumsum(items, out=offsets[1:])
+    offsets = offsets_of(np.prod(shapes, axis=1, dtype=np.int64))
     _engine().write_columnar(array, flat, offsets, selection, shapes=shapes)
 
 
