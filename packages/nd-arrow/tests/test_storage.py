@@ -21,8 +21,8 @@ from nd_arrow._storage import (
     row_shape,
     storage_type,
     uniform_rank,
-    validate_storage,
 )
+from nd_arrow._storage_check import validate_storage
 
 
 def lst(offsets: list[int], values: pa.Array, item: str = "item", large: bool = False) -> pa.Array:

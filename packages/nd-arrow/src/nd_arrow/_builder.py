@@ -22,7 +22,7 @@ import pyarrow as pa
 from nd_arrow._array import NdArray
 from nd_arrow._attrs import encode_attrs
 from nd_arrow._format import MAX_DIM_SIZE, check_dim_names, default_dim_names
-from nd_arrow._storage import StorageParts, assemble_parts, tile_names
+from nd_arrow._storage import RowNames, StorageParts, assemble_parts, repeated_names
 from nd_arrow._values import is_string_dtype, numpy_to_arrow, string_array
 from nd_arrow.errors import InvalidArgumentError, InvalidDimensionsError, SchemaMismatchError
 
@@ -138,17 +138,8 @@ def _build_uniform(
         counts = full
         ranks = np.where(null_rows, 0, rank)
     values = numpy_to_arrow(flat, None, value_type, where)
-    codes = np.tile(np.arange(rank, dtype=np.int64), k)
     return assemble_parts(
-        values,
-        counts,
-        ranks,
-        tile_names(names, k),
-        sizes.reshape(-1),
-        null_rows,
-        None,
-        codes,
-        list(names),
+        values, counts, ranks, repeated_names(names, k), sizes.reshape(-1), null_rows, None
     )
 
 
@@ -200,27 +191,15 @@ def _build_general(
     )
     dim_tuples = {r.dims for r in present}
     if len(dim_tuples) == 1:
-        only = next(iter(dim_tuples))
-        names = tile_names(only, len(present))
-        name_dict = list(only)
-        codes = np.tile(np.arange(len(only), dtype=np.int64), len(present))
+        names = repeated_names(next(iter(dim_tuples)), len(present))
     else:
         flat_names = list(itertools.chain.from_iterable(r.dims for r in present))
         index: dict[str, int] = {}
         codes = np.fromiter(
             (index.setdefault(nm, len(index)) for nm in flat_names), np.int64, len(flat_names)
         )
-        name_dict = list(index)
-        names = string_array(flat_names)
+        names = RowNames(string_array(flat_names), codes, list(index))
     attrs = encode_attrs([r.attrs if r is not None else None for r in rows], f"{where} row")
     return assemble_parts(
-        values,
-        counts,
-        ranks,
-        names,
-        sizes,
-        null_rows if null_rows.any() else None,
-        attrs,
-        codes,
-        name_dict,
+        values, counts, ranks, names, sizes, null_rows if null_rows.any() else None, attrs
     )

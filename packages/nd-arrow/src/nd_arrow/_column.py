@@ -29,7 +29,8 @@ from nd_arrow._format import (
 )
 from nd_arrow._interchange import import_array
 from nd_arrow._ragged import offsets_of
-from nd_arrow._storage import StorageParts, validate_storage
+from nd_arrow._storage import StorageParts
+from nd_arrow._storage_check import validate_storage
 from nd_arrow._values import arrow_to_numpy
 from nd_arrow.errors import NotSupportedError, SchemaMismatchError
 

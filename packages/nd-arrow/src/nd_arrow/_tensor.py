@@ -33,7 +33,7 @@ from nd_arrow._format import (
     default_dim_names,
 )
 from nd_arrow._ragged import range_positions
-from nd_arrow._storage import assemble_parts, tile_names
+from nd_arrow._storage import assemble_parts, repeated_names
 from nd_arrow._values import numpy_view, primitive_array
 from nd_arrow.errors import (
     InvalidArgumentError,
@@ -172,17 +172,9 @@ def _assemble_column(
     counts = np.zeros(n, np.int64)
     counts[valid] = lengths
     ranks = np.where(valid, r, 0).astype(np.int64)
-    parts = assemble_parts(
-        values,
-        counts,
-        ranks,
-        tile_names(names, k),
-        sizes.reshape(-1).astype(np.int64),
-        None if valid.all() else ~valid,
-        None,
-        np.tile(np.arange(r, dtype=np.int64), k),
-        list(names),
-    )
+    null_rows = None if valid.all() else ~valid
+    sizes = sizes.reshape(-1).astype(np.int64)
+    parts = assemble_parts(values, counts, ranks, repeated_names(names, k), sizes, null_rows, None)
     return NdColumn(parts)
 
 
