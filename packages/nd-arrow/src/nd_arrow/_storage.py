@@ -331,11 +331,15 @@ def assemble_parts(
     null_rows: npt.NDArray[np.bool_] | None,
     attrs: pa.StructArray | None,
 ) -> StorageParts:
-    """Storage and its parts from per-row value counts and ranks whose rules the caller checked.
+    """Storage and its parts from the value counts and ranks of the non-null rows, whose rules the
+    caller checked; ``null_rows`` (True = null row) places them among all rows, None: no null row.
 
     For writers (the column builder, tensor imports): re-checking storage just built from
     checked parts would only repeat those checks.
     """
+    valid = np.ones(len(counts), np.bool_) if null_rows is None else ~null_rows
+    if null_rows is not None:  # null rows own no values and no dimensions
+        counts, ranks = _on_rows(counts, valid), _on_rows(ranks, valid)
     value_offsets = offsets_of(counts)
     dim_offsets = offsets_of(ranks)
     storage = build_storage(
@@ -348,11 +352,17 @@ def assemble_parts(
         null_rows=null_rows,
         attrs=attrs,
     )
-    valid = np.ones(len(counts), np.bool_) if null_rows is None else ~null_rows
     layout = parse_storage_type(storage.type)
     shape = row_shape(sizes, dim_offsets, uniform_rank(dim_offsets, valid))
     dims = Dims(dim_offsets, sizes, names.codes, names.distinct)
     return make_parts(storage, layout, valid, values, value_offsets, dims, shape)
+
+
+def _on_rows(present: npt.NDArray[np.int64], valid: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
+    """Numbers of the non-null rows placed on all rows, 0 on null rows."""
+    out = np.zeros(len(valid), np.int64)
+    out[valid] = present
+    return out
 
 
 def tile_names(names: Sequence[str], count: int) -> pa.Array:

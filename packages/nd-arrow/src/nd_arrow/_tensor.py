@@ -166,15 +166,11 @@ def _assemble_column(
     valid: npt.NDArray[np.bool_],
 ) -> NdColumn:
     """A column from compacted values (null rows own none), per-row sizes (k, r) and names."""
-    n = len(valid)
-    r = len(names)
     k = int(valid.sum())
-    counts = np.zeros(n, np.int64)
-    counts[valid] = lengths
-    ranks = np.where(valid, r, 0).astype(np.int64)
-    null_rows = None if valid.all() else ~valid
+    ranks = np.full(k, len(names), np.int64)
+    null_rows = None if k == len(valid) else ~valid
     sizes = sizes.reshape(-1).astype(np.int64)
-    parts = assemble_parts(values, counts, ranks, repeated_names(names, k), sizes, null_rows, None)
+    parts = assemble_parts(values, lengths, ranks, repeated_names(names, k), sizes, null_rows, None)
     return NdColumn(parts)
 
 
