@@ -152,7 +152,7 @@ def to_fixed_shape_tensor(column: NdColumn) -> pa.ExtensionArray:
     return pa.ExtensionArray.from_storage(tensor_type, storage)
 
 
-def _chunks_of(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
+def _combined(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
     if isinstance(arr, pa.ChunkedArray):
         return pa.concat_arrays(arr.chunks) if arr.num_chunks else pa.array([], arr.type)
     return arr
@@ -176,7 +176,7 @@ def _assemble_column(
 
 def from_fixed_shape_tensor(arr: pa.Array | pa.ChunkedArray) -> NdColumn:
     """An nd column from an ``arrow.fixed_shape_tensor`` array (``permutation`` is ignored)."""
-    arr = _chunks_of(arr)
+    arr = _combined(arr)
     t = arr.type
     if getattr(t, "extension_name", None) != FIXED_SHAPE_TENSOR:
         raise InvalidArgumentError(f"expected an {FIXED_SHAPE_TENSOR} array, got type {t}")
@@ -299,38 +299,8 @@ def from_variable_shape_tensor(
 ) -> NdColumn:
     """An nd column from ``arrow.variable_shape_tensor``: the extension array (pyarrow >= 24) or
     its storage Struct with the tagged ``field`` (any pyarrow)."""
-    arr = _chunks_of(arr)
-    t = arr.type
-    if getattr(t, "extension_name", None) == VARIABLE_SHAPE_TENSOR:
-        meta = extension_keys(t)
-        storage = arr.storage
-    elif field is not None and (field.metadata or {}).get(EXTENSION_NAME_KEY) == (
-        VARIABLE_SHAPE_TENSOR.encode()
-    ):
-        meta = dict(field.metadata or {})
-        storage = arr
-    else:
-        raise InvalidArgumentError(
-            f"expected an {VARIABLE_SHAPE_TENSOR} array, or its storage with the tagged field; "
-            f"got type {t}"
-        )
-    try:
-        params = json.loads(meta.get(EXTENSION_METADATA_KEY, b"{}") or b"{}")
-    except ValueError as exc:
-        raise InvalidEncodingError(f"{VARIABLE_SHAPE_TENSOR}: metadata is not JSON") from exc
-    st = storage.type
-    if not (
-        pa.types.is_struct(st)
-        and st.num_fields == 2
-        and st.field(0).name == "data"
-        and st.field(1).name == "shape"
-        and pa.types.is_fixed_size_list(st.field(1).type)
-    ):
-        raise InvalidEncodingError(
-            f"{VARIABLE_SHAPE_TENSOR} storage must be Struct<data: List, shape: "
-            f"FixedSizeList<int32>>; got {st}"
-        )
-    r = st.field(1).type.list_size
+    storage, params = _variable_shape_storage(_combined(arr), field)
+    r = storage.type.field(1).type.list_size
     names = params.get("dim_names") or list(default_dim_names(r))
     if len(names) != r or len(set(names)) != r or not all(isinstance(x, str) and x for x in names):
         raise InvalidEncodingError(
@@ -362,3 +332,41 @@ def from_variable_shape_tensor(
         else data.values.slice(int(offsets[0]), int(offsets[-1] - offsets[0]))
     )
     return _assemble_column(values, lengths, sizes, list(names), valid)
+
+
+def _variable_shape_storage(
+    arr: pa.Array, field: pa.Field | None
+) -> tuple[pa.StructArray, dict[str, Any]]:
+    """The storage of an ``arrow.variable_shape_tensor`` array (or of a plain one tagged by
+    ``field``) and its parameters, the storage type checked."""
+    t = arr.type
+    if getattr(t, "extension_name", None) == VARIABLE_SHAPE_TENSOR:
+        meta = extension_keys(t)
+        storage = arr.storage
+    elif field is not None and (field.metadata or {}).get(EXTENSION_NAME_KEY) == (
+        VARIABLE_SHAPE_TENSOR.encode()
+    ):
+        meta = dict(field.metadata or {})
+        storage = arr
+    else:
+        raise InvalidArgumentError(
+            f"expected an {VARIABLE_SHAPE_TENSOR} array, or its storage with the tagged field; "
+            f"got type {t}"
+        )
+    try:
+        params = json.loads(meta.get(EXTENSION_METADATA_KEY, b"{}") or b"{}")
+    except ValueError as exc:
+        raise InvalidEncodingError(f"{VARIABLE_SHAPE_TENSOR}: metadata is not JSON") from exc
+    st = storage.type
+    if not (
+        pa.types.is_struct(st)
+        and st.num_fields == 2
+        and st.field(0).name == "data"
+        and st.field(1).name == "shape"
+        and pa.types.is_fixed_size_list(st.field(1).type)
+    ):
+        raise InvalidEncodingError(
+            f"{VARIABLE_SHAPE_TENSOR} storage must be Struct<data: List, shape: "
+            f"FixedSizeList<int32>>; got {st}"
+        )
+    return storage, params
