@@ -1,10 +1,7 @@
 """nd-arrow: the ``nd_arrow.array`` Arrow extension type for named N-dimensional arrays.
 
-Importing this package registers :class:`NdArrayType` with pyarrow. xarray support lives in
-:mod:`nd_arrow.xarray` (the ``xarray`` extra) and is imported only when used. Likewise zarr,
-zarr-vlen-ndarray and zarr-ragged-ndarray (the ``zarr`` extra) are imported only when a zarr
-function (:func:`from_zarr`, :func:`to_zarr`, :func:`zarr_to_variable_shape_tensor`,
-:func:`variable_shape_tensor_to_zarr`) meets an array that needs them.
+Importing it registers :class:`NdArrayType` with pyarrow; xarray and zarr (the extras) are
+imported only when a function needs them.
 
 >>> import numpy as np
 >>> col = NdColumn.from_arrays([NdArray(np.zeros((2, 3)), ["time", "lat"], {"units": "K"})])

@@ -1,10 +1,5 @@
-"""Building nd column storage from numpy arrays and :class:`NdArray` rows, vectorized.
-
-The values of all rows are concatenated once; offsets come from cumulative sums and the validity
-from a mask. Per-row Python work is limited to reading each input's shape. The result is a
-:class:`StorageParts` (see :mod:`nd_arrow._storage`) that :class:`NdColumn` wraps; decoding lives
-in :mod:`nd_arrow._column`.
-"""
+"""Building an nd column's storage from numpy arrays and :class:`NdArray` rows: the values of all
+rows are copied once, and per row only its shape is read."""
 
 from __future__ import annotations
 

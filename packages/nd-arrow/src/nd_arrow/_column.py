@@ -1,8 +1,6 @@
-"""``NdColumn``: a column of ``nd_arrow.array``, decoded to numpy, vectorized.
-
-Building lives in :mod:`nd_arrow._builder`; this module checks Arrow input (any pyarrow array, or
-any object of the Arrow PyCapsule interface) and decodes: zero-copy numpy views into one flat
-buffer when the values have no nulls, and Python objects only where the API returns them.
+"""``NdColumn``: a column of ``nd_arrow.array`` from checked Arrow input (pyarrow or any Arrow
+PyCapsule exporter), decoded to numpy (zero-copy views where values have no nulls); and the
+type's array and scalar classes, which decode through it.
 """
 
 from __future__ import annotations

@@ -1,16 +1,8 @@
-"""Conversions between nd columns and Arrow's canonical tensor extension types.
+"""Conversions between nd columns and Arrow's canonical tensor extension types,
+``arrow.fixed_shape_tensor`` and ``arrow.variable_shape_tensor``.
 
-* ``arrow.fixed_shape_tensor`` (every pyarrow >= 18): when all non-null rows share names and
-  sizes. The names become ``dim_names``; on import a ``permutation`` is a view hint and ignored.
-* ``arrow.variable_shape_tensor``: when all non-null rows share names and rank. pyarrow's C++ side
-  knows the type from 24.0.0, but Python has no factory for it (through 26): on pyarrow >= 24
-  :func:`to_variable_shape_tensor` builds it through the Arrow C data interface; on every version
-  :func:`variable_shape_tensor_storage` returns the tagged field and storage, which any Arrow
-  reader that knows the type restores from IPC or Parquet. Both ``permutation`` and
-  ``permutations`` are read (and ignored), as is ``uniform_shape``.
-
-Neither canonical type has attributes or element nulls: rows with attributes or null elements are
-a :class:`NotSupportedError` (drop attributes / fill nulls first). Null rows stay null rows.
+Neither type has attributes or element nulls, so rows with either are refused
+(:class:`NotSupportedError`: drop the attributes or fill the nulls first); null rows stay null.
 """
 
 from __future__ import annotations
@@ -276,6 +268,8 @@ def variable_shape_tensor_from_parts(field: pa.Field, storage: pa.StructArray) -
     the field and storage (e.g. from :func:`variable_shape_tensor_storage`) instead.
     """
     require_variable_shape_tensor()
+    # pyarrow has no Python factory for the type (through 26); its C++ side (>= 24) builds it
+    # when the tagged field and the storage come in through the C data interface.
     out = import_with_field(field, storage)
     if getattr(out.type, "extension_name", None) != VARIABLE_SHAPE_TENSOR:
         raise NotSupportedError(
@@ -353,6 +347,7 @@ def _variable_shape_storage(
             f"expected an {VARIABLE_SHAPE_TENSOR} array, or its storage with the tagged field; "
             f"got type {t}"
         )
+    # Only dim_names is used: permutation(s) and uniform_shape are view hints, ignored.
     try:
         params = json.loads(meta.get(EXTENSION_METADATA_KEY, b"{}") or b"{}")
     except ValueError as exc:

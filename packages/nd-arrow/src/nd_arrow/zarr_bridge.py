@@ -1,25 +1,8 @@
-"""Zarr <-> Arrow: a zarr array of ragged ``ndarray`` cells as an ``nd_arrow.array`` column.
+"""Zarr <-> Arrow: the cells of a zarr ``ndarray`` array as an ``nd_arrow.array`` column or as
+``arrow.variable_shape_tensor`` (one row per cell, in C order of the selection), and back.
 
-Needs the extra ``nd-arrow[zarr]`` (zarr and the codec packages); this module imports zarr's side
-only when a function is called, so ``import nd_arrow`` keeps working without zarr.
-
-The zarr array holds cells of the ``ndarray`` data type, stored by the ``vlen-ndarray`` codec
-(patterns ``[null, d1, ..., dk]``) or the ``ragged-ndarray`` codec (every pattern with a
-``null``), in arrays of any rank, read and written as ``zarr_ndarray_dtype.Columnar``
-(``read_columnar`` / ``write_columnar``: values, offsets and a ``(cells, ndim)`` shape table);
-each cell becomes one row whose sizes are its shape, the cells of an N-d selection rows in C
-order of the selection.
-
-Both also convert to and from Arrow's canonical ``arrow.variable_shape_tensor`` (pyarrow >= 24):
-:func:`zarr_to_variable_shape_tensor` maps the shape table onto the tensor's ``shape`` child and
-the flat values onto its ``data`` list, :func:`variable_shape_tensor_to_zarr` writes one back.
-
-No Python object is created per cell: row offsets, sizes and names are built with numpy over the
-whole column.
-
-Dimension names: the caller names the axes of every cell with ``dims``. Without ``dims`` they are
-nd-arrow's defaults ``dim_0, ..., dim_k``. The zarr array's own ``dimension_names`` are not used:
-they name the array's axes, which index the rows of the column, not the axes of the cells.
+Needs the extra ``nd-arrow[zarr]``; zarr's side is imported only when a function is called, so
+``import nd_arrow`` works without zarr.
 """
 
 from __future__ import annotations
@@ -153,9 +136,10 @@ def from_zarr(
     """The cells ``selection`` of a zarr ``ndarray`` array as an ``nd_arrow.array`` column.
 
     ``dims`` names the axes of each cell (as many as the pattern has), default
-    ``dim_0, ..., dim_k``. ``selection`` is an int, a slice with step 1, ``...`` or a tuple of
-    those (one per axis of the zarr array); the cells come in C order of the selection. Returns
-    a ``pa.ExtensionArray`` of :class:`NdArrayType` with one non-null row per cell and no
+    ``dim_0, ..., dim_k`` (the zarr array's ``dimension_names`` name its own axes, which index
+    the rows, so they are not used). ``selection`` is an int, a slice with step 1, ``...`` or a
+    tuple of those (one per axis of the zarr array); the cells come in C order of the selection.
+    Returns a ``pa.ExtensionArray`` of :class:`NdArrayType` with one non-null row per cell and no
     attributes; unwritten cells are the array's fill cells (empty by default).
 
     Raises :class:`InvalidDimensionsError` for bad names or an extent beyond UInt32,
@@ -173,6 +157,7 @@ def from_zarr(
             f"{where}: cell {i} has the shape {cells.shapes[i].tolist()}, an extent beyond the "
             f"{MAX_DIM_SIZE} a UInt32 dimension size can hold"
         )
+    # Offsets, sizes and names built over the whole column: no Python object per cell.
     arrow_values = numpy_to_arrow(cells.values, None, None, where)
     storage = build_storage(
         value_field=pa.field("item", arrow_values.type, nullable=True),
