@@ -226,13 +226,13 @@ def _name_codes(
         for j in range(1, k):  # column by column; column 0 is code 0
             block[:, j] = j
         return codes, list(shared)
-    codes, name_dict = _row_names(names, name_offsets, valid, rank, where)
+    codes, name_dict = _dictionary_codes(names, name_offsets, valid, rank, where)
     if not same_layout:
         codes = _align_names(codes, name_offsets, lists.dim_offsets, valid, rank)
     return codes, name_dict
 
 
-def _row_names(
+def _dictionary_codes(
     names: pa.Array,
     name_offsets: npt.NDArray[np.int64],
     valid: npt.NDArray[np.bool_],

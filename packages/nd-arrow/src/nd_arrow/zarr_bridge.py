@@ -75,12 +75,12 @@ def _pattern(array: Any, where: str) -> _Pattern:
     shape = getattr(dtype, "shape", None)
     if shape is None or not hasattr(dtype, "item_dtype"):
         raise InvalidArgumentError(
-            f"{where}: expected a zarr array of the 'ndarray' data type, got {_given(array)}"
+            f"{where}: expected a zarr array of the 'ndarray' data type, got {_describe(array)}"
         )
     return _Pattern(tuple(None if d is None else int(d) for d in shape), np.dtype(dtype.item_dtype))
 
 
-def _given(array: Any) -> str:
+def _describe(array: Any) -> str:
     """What was passed instead of an ``ndarray`` zarr array, and what to do about it."""
     metadata = getattr(array, "metadata", None)
     if metadata is not None and hasattr(metadata, "data_type"):
@@ -99,7 +99,7 @@ def _given(array: Any) -> str:
     return f"{kind} {text}"
 
 
-class _Items(NamedTuple):
+class _Cells(NamedTuple):
     """The cells of a selection, flat: cell ``i`` is
     ``values[offsets[i]:offsets[i + 1]].reshape(shapes[i])``, in C order of the selection."""
 
@@ -108,7 +108,7 @@ class _Items(NamedTuple):
     offsets: npt.NDArray[np.int64]  # item offsets: cells + 1 entries from 0
 
 
-def _read_items(array: Any, selection: Any, where: str) -> tuple[_Items, _Pattern]:
+def _read_cells(array: Any, selection: Any, where: str) -> tuple[_Cells, _Pattern]:
     """Read ``selection`` (either codec) with its items flat, as Arrow lists hold them."""
     pattern = _pattern(array, where)
     if pattern.item.kind == "c":
@@ -125,7 +125,7 @@ def _read_items(array: Any, selection: Any, where: str) -> tuple[_Items, _Patter
     # Arrow's list holds items: rows of [null, d1..dk] values (offsets counting rows) flattened.
     row_items = math.prod(col.values.shape[1:])
     offsets = col.offsets * row_items if row_items != 1 else col.offsets
-    return _Items(col.values.reshape(-1), col.shapes, offsets), pattern
+    return _Cells(col.values.reshape(-1), col.shapes, offsets), pattern
 
 
 def from_zarr(
@@ -147,7 +147,7 @@ def from_zarr(
     Arrow has no type for (complex), and the codec's ValueError for corrupt chunks.
     """
     where = "nd_arrow.from_zarr"
-    cells, pattern = _read_items(array, selection, where)
+    cells, pattern = _read_cells(array, selection, where)
     rank = pattern.rank
     names = default_dim_names(rank) if dims is None else check_dim_names(dims, rank, where)
     n = cells.shapes.shape[0]
@@ -170,18 +170,6 @@ def from_zarr(
         attrs=None,
     )
     return pa.ExtensionArray.from_storage(NdArrayType(storage.type), storage)
-
-
-def _flat_values(column: NdColumn, where: str) -> npt.NDArray[Any]:
-    values = parts_of(column).values
-    if values.null_count:
-        raise NotSupportedError(
-            f"{where}: the column has null values inside its arrays; zarr cells cannot hold "
-            "nulls. Fill them first (e.g. pyarrow.compute.fill_null on the values)"
-        )
-    if pa.types.is_boolean(values.type):
-        return np.asarray(numpy_view(values), dtype=bool)
-    return np.asarray(numpy_view(values))
 
 
 def _row_shapes(column: NdColumn, pattern: _Pattern, where: str) -> npt.NDArray[np.int64]:
@@ -222,7 +210,13 @@ def _row_shapes(column: NdColumn, pattern: _Pattern, where: str) -> npt.NDArray[
 def _kept_values(column: NdColumn, where: str) -> npt.NDArray[Any]:
     """The flat values of the non-null rows, in row order (null rows' values left out)."""
     parts = parts_of(column)
-    flat = _flat_values(column, where)
+    values = parts.values
+    if values.null_count:
+        raise NotSupportedError(
+            f"{where}: the column has null values inside its arrays; zarr cells cannot hold "
+            "nulls. Fill them first (e.g. pyarrow.compute.fill_null on the values)"
+        )
+    flat = np.asarray(numpy_view(values), dtype=bool if pa.types.is_boolean(values.type) else None)
     lo, hi = int(parts.value_offsets[0]), int(parts.value_offsets[-1])
     if parts.valid.all():
         return flat[lo:hi]
@@ -268,7 +262,7 @@ def zarr_to_variable_shape_tensor(
     """
     where = "nd_arrow.zarr_to_variable_shape_tensor"
     require_variable_shape_tensor()
-    cells, pattern = _read_items(array, selection, where)
+    cells, pattern = _read_cells(array, selection, where)
     names = [] if dims is None else list(check_dim_names(dims, pattern.rank, where))
     n = cells.shapes.shape[0]
     if int(cells.offsets[-1]) > INT32_MAX:
