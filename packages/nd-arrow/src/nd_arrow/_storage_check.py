@@ -41,10 +41,6 @@ def validate_storage(
 
     ``layout`` is the parsed storage type when the caller has it (an :class:`NdArrayType`).
     """
-    if isinstance(storage, pa.ChunkedArray):
-        storage = (
-            pa.concat_arrays(storage.chunks) if storage.num_chunks else pa.array([], storage.type)
-        )
     if layout is None:
         layout = parse_storage_type(storage.type)
     all_valid = storage.null_count == 0
