@@ -54,10 +54,11 @@ def validate_storage(
     same_layout = np.array_equal(lists.name_offsets, dim_offsets)
     if r is None or not same_layout:
         _check_name_counts(lists.name_offsets, rank, valid, all_valid, where)
-    shape = row_shape(lists.sizes, dim_offsets, r)
-    _check_value_counts(lists, rank, valid, all_valid, shape, where)
+    sizes = numpy_view(lists.sizes).astype(np.int64, copy=False)
+    shape = row_shape(sizes, dim_offsets, r)
+    _check_value_counts(lists, sizes, rank, valid, all_valid, shape, where)
     codes, name_dict = _name_codes(lists, valid, rank, r, same_layout, where)
-    dims = Dims(dim_offsets, lists.sizes, codes, name_dict)
+    dims = Dims(dim_offsets, sizes, codes, name_dict)
     return make_parts(storage, layout, valid, lists.values, lists.value_offsets, dims, shape)
 
 
@@ -68,7 +69,7 @@ class _Lists(NamedTuple):
     value_offsets: npt.NDArray[np.int64]
     names: pa.Array
     name_offsets: npt.NDArray[np.int64]
-    sizes: npt.NDArray[np.int64]
+    sizes: pa.Array
     dim_offsets: npt.NDArray[np.int64]
 
 
@@ -89,8 +90,7 @@ def _take_lists(storage: pa.StructArray, valid: npt.NDArray[np.bool_], where: st
     sizes, dim_offsets = _list_offsets(children[2], DIM_SIZES_FIELD, where)
     _check_item_nulls(names, name_offsets, valid, DIM_NAMES_FIELD, where)
     _check_item_nulls(sizes, dim_offsets, valid, DIM_SIZES_FIELD, where)
-    sizes_int = numpy_view(sizes).astype(np.int64, copy=False)
-    return _Lists(values, value_offsets, names, name_offsets, sizes_int, dim_offsets)
+    return _Lists(values, value_offsets, names, name_offsets, sizes, dim_offsets)
 
 
 def _list_offsets(arr: pa.Array, name: str, where: str) -> tuple[pa.Array, npt.NDArray[np.int64]]:
@@ -159,6 +159,7 @@ def _check_name_counts(
 
 def _check_value_counts(
     lists: _Lists,
+    sizes: npt.NDArray[np.int64],
     rank: npt.NDArray[np.int64],
     valid: npt.NDArray[np.bool_],
     all_valid: bool,
@@ -166,7 +167,7 @@ def _check_value_counts(
     where: str,
 ) -> None:
     """Every row's sizes multiply within int64 to its number of values."""
-    sizes, dim_offsets = lists.sizes, lists.dim_offsets
+    dim_offsets = lists.dim_offsets
     starts = dim_offsets[:-1] if all_valid else np.where(valid, dim_offsets[:-1], 0)
     exact = None if shape is None else shape.product
     if shape is not None and exact is not None:
