@@ -11,10 +11,12 @@ from nd_arrow import (
     InvalidArgumentError,
     NdArray,
     NdColumn,
+    NdRecordBatch,
     SchemaMismatchError,
     ShapeMismatchError,
+    decode_batches,
+    encode_batches,
 )
-from nd_arrow.batch import NdRecordBatch, decode_batches, encode_batches
 
 
 def batch(n: int, with_lat: bool = True, attrs: dict | None = None) -> NdRecordBatch:

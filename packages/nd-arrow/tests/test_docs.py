@@ -7,7 +7,7 @@ import importlib
 
 import pytest
 
-MODULES = ["nd_arrow", "nd_arrow.array", "nd_arrow.column", "nd_arrow.batch"]
+MODULES = ["nd_arrow", "nd_arrow._array", "nd_arrow._column", "nd_arrow._batch"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -21,8 +21,8 @@ from nd_arrow import (
     is_nd_field,
     logical_field,
     logical_schema,
+    register,
 )
-from nd_arrow.extension import register
 
 
 def write_read(table: pa.Table) -> pa.Table:
@@ -51,7 +51,7 @@ def test_registered_and_idempotent() -> None:
     register()
     register()
     # A second copy of the module (as pytest's import modes can produce) registers again.
-    spec = importlib.util.spec_from_file_location("nd_arrow_ext_copy", nd_arrow.extension.__file__)
+    spec = importlib.util.spec_from_file_location("nd_arrow_ext_copy", nd_arrow._extension.__file__)
     assert spec is not None and spec.loader is not None
     spec.loader.exec_module(importlib.util.module_from_spec(spec))
     col = NdColumn.from_arrays([np.ones(2)], dims=["x"])

@@ -9,9 +9,19 @@ import pytest
 from _nd_strategies import columns
 from hypothesis import HealthCheck, given, settings
 
-from nd_arrow import NdArray, NdArrayType, NdColumn, NotSupportedError, ShapeMismatchError
-from nd_arrow.extension import register
-from nd_arrow.io import read_ipc, read_parquet, rewrap, write_ipc, write_parquet
+from nd_arrow import (
+    NdArray,
+    NdArrayType,
+    NdColumn,
+    NotSupportedError,
+    ShapeMismatchError,
+    read_ipc,
+    read_parquet,
+    register,
+    rewrap,
+    write_ipc,
+    write_parquet,
+)
 
 
 def table_of(rows: list) -> pa.Table:

@@ -18,8 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from nd_arrow import NdArray, NdColumn, errors
-from nd_arrow.batch import NdRecordBatch, decode_batches, encode_batches
+from nd_arrow import NdArray, NdColumn, NdRecordBatch, decode_batches, encode_batches, errors
 
 DOC = json.loads((Path(__file__).parent / "golden" / "registry" / "nd_arrow.json").read_text())
 KINDS = {

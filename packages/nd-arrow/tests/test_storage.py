@@ -19,11 +19,10 @@ from nd_arrow import (
 from nd_arrow._storage import (
     RowShape,
     row_shape,
-    segment_positions,
     storage_type,
     uniform_rank,
-    validate_storage,
 )
+from nd_arrow._storage_check import validate_storage
 
 
 def lst(offsets: list[int], values: pa.Array, item: str = "item", large: bool = False) -> pa.Array:
@@ -244,12 +243,6 @@ def test_storage_type_layout() -> None:
     assert t.field(1).type == pa.list_(pa.field("item", pa.string(), nullable=False))
     assert t.field(2).type == pa.list_(pa.field("item", pa.uint32(), nullable=False))
     assert storage_type(pa.int8()).num_fields == 3
-
-
-def test_segment_positions() -> None:
-    ids, pos = segment_positions(np.array([5, 0, 2]), np.array([2, 0, 3]))
-    assert ids.tolist() == [0, 0, 2, 2, 2]
-    assert pos.tolist() == [5, 6, 2, 3, 4]
 
 
 def test_validate_storage_parts() -> None:

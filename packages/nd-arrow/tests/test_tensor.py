@@ -8,16 +8,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from nd_arrow import InvalidArgumentError, NdArray, NdColumn, NotSupportedError
-from nd_arrow._compat import VARIABLE_SHAPE_TENSOR_IN_CPP
-from nd_arrow.io import read_ipc, write_ipc
-from nd_arrow.tensor import (
+from nd_arrow import (
+    InvalidArgumentError,
+    NdArray,
+    NdColumn,
+    NotSupportedError,
     from_fixed_shape_tensor,
     from_variable_shape_tensor,
+    read_ipc,
     to_fixed_shape_tensor,
     to_variable_shape_tensor,
     variable_shape_tensor_storage,
+    write_ipc,
 )
+from nd_arrow._compat import VARIABLE_SHAPE_TENSOR_IN_CPP
 
 
 @given(

@@ -5,9 +5,8 @@ import pytest
 
 xr = pytest.importorskip("xarray")
 
-from nd_arrow import NdArray, NdColumn  # noqa: E402
+from nd_arrow import NdArray, NdColumn, NdRecordBatch, decode_batches, encode_batches  # noqa: E402
 from nd_arrow._values import fill_nulls  # noqa: E402
-from nd_arrow.batch import NdRecordBatch, decode_batches, encode_batches  # noqa: E402
 from nd_arrow.xarray import array_to_xarray  # noqa: E402
 
 

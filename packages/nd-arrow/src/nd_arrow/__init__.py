@@ -1,10 +1,7 @@
 """nd-arrow: the ``nd_arrow.array`` Arrow extension type for named N-dimensional arrays.
 
-Importing this package registers :class:`NdArrayType` with pyarrow. xarray support lives in
-:mod:`nd_arrow.xarray` (the ``xarray`` extra) and is imported only when used. Likewise zarr,
-zarr-vlen-ndarray and zarr-ragged-ndarray (the ``zarr`` extra) are imported only when a zarr
-function (:func:`from_zarr`, :func:`to_zarr`, :func:`zarr_to_variable_shape_tensor`,
-:func:`variable_shape_tensor_to_zarr`) meets an array that needs them.
+Importing it registers :class:`NdArrayType` with pyarrow; xarray and zarr (the extras) are
+imported only when a function needs them.
 
 >>> import numpy as np
 >>> col = NdColumn.from_arrays([NdArray(np.zeros((2, 3)), ["time", "lat"], {"units": "K"})])
@@ -14,6 +11,20 @@ function (:func:`from_zarr`, :func:`to_zarr`, :func:`zarr_to_variable_shape_tens
 
 from __future__ import annotations
 
+from nd_arrow._array import NdArray
+from nd_arrow._batch import NdRecordBatch, decode_batches, encode_batches
+from nd_arrow._column import NdArrayScalar, NdColumn, NdExtensionArray
+from nd_arrow._extension import (
+    NdArrayType,
+    encoded_field,
+    encoded_schema,
+    global_attributes_field,
+    is_global_attributes_field,
+    is_nd_field,
+    logical_field,
+    logical_schema,
+    register,
+)
 from nd_arrow._format import (
     ATTRS_FIELD,
     DIM_NAMES_FIELD,
@@ -25,9 +36,14 @@ from nd_arrow._format import (
     ITEM_FIELD,
     VALUES_FIELD,
 )
-from nd_arrow.array import NdArray
-from nd_arrow.batch import NdRecordBatch, decode_batches, encode_batches
-from nd_arrow.column import NdColumn
+from nd_arrow._io import read_ipc, read_parquet, rewrap, write_ipc, write_parquet
+from nd_arrow._tensor import (
+    from_fixed_shape_tensor,
+    from_variable_shape_tensor,
+    to_fixed_shape_tensor,
+    to_variable_shape_tensor,
+    variable_shape_tensor_storage,
+)
 from nd_arrow.errors import (
     InvalidArgumentError,
     InvalidAttributeError,
@@ -38,37 +54,12 @@ from nd_arrow.errors import (
     SchemaMismatchError,
     ShapeMismatchError,
 )
-from nd_arrow.extension import (
-    NdArrayScalar,
-    NdArrayType,
-    NdExtensionArray,
-    encoded_field,
-    encoded_schema,
-    global_attributes_field,
-    is_global_attributes_field,
-    is_nd_field,
-    logical_field,
-    logical_schema,
-    register,
-)
-from nd_arrow.extension import bind_column as _bind_column
-from nd_arrow.io import read_ipc, read_parquet, rewrap, write_ipc, write_parquet
-from nd_arrow.tensor import (
-    from_fixed_shape_tensor,
-    from_variable_shape_tensor,
-    to_fixed_shape_tensor,
-    to_variable_shape_tensor,
-    variable_shape_tensor_storage,
-)
 from nd_arrow.zarr_bridge import (
     from_zarr,
     to_zarr,
     variable_shape_tensor_to_zarr,
     zarr_to_variable_shape_tensor,
 )
-
-# The type module decodes with the column class without importing it (no import cycle).
-_bind_column(NdColumn)
 
 __all__ = [
     "ATTRS_FIELD",

@@ -1,11 +1,6 @@
-"""The ``nd_arrow.array`` format, version 1: names, metadata and rules, free of pyarrow.
-
-This module is the single home of the format's constants and of the rules that need no Arrow
-objects: the extension metadata, dimension-name rules, the product of dimension sizes with overflow
-detection, and the grid inference of record batches. The Arrow storage layout built from these
-constants lives in :mod:`nd_arrow._storage`. FORMAT.md at the repository root is the full
-specification.
-"""
+"""The ``nd_arrow.array`` format, version 1, free of pyarrow: the single home of its constants,
+and the rules that need no Arrow objects (extension metadata, dimension names, size products with
+overflow detection, the grid of a record batch). FORMAT.md is the specification."""
 
 from __future__ import annotations
 
@@ -78,7 +73,7 @@ MAX_DIM_SIZE = 2**32 - 1
 #: Largest Int32: the last offset of a List or Utf8 array, and a canonical tensor's shape entry.
 INT32_MAX = 2**31 - 1
 
-#: Arrow's canonical tensor extension names (converted to and from by :mod:`nd_arrow.tensor`).
+#: Arrow's canonical tensor extension names (converted to and from by :mod:`nd_arrow._tensor`).
 FIXED_SHAPE_TENSOR = "arrow.fixed_shape_tensor"
 VARIABLE_SHAPE_TENSOR = "arrow.variable_shape_tensor"
 

@@ -1,17 +1,8 @@
-"""The Arrow storage layout of ``nd_arrow.array``: building it, and checking it vectorized.
+"""The Arrow storage layout of ``nd_arrow.array``: its type, writing it, and the parts a column
+is decoded from.
 
-Storage of one column (FORMAT.md, "Storage layout")::
-
-    Struct {
-      values:    List<item: T>            (non-nullable child; nullable items)
-      dim_names: List<item: Utf8 not null> (non-nullable child)
-      dim_sizes: List<item: UInt32 not null> (non-nullable child)
-      attrs:     Struct {key: any, ...}    (optional; non-nullable child; nullable members)
-    }
-
-Writers produce exactly this. Readers also accept other list item names, nullable children and
-items, LargeList / ListView children, LargeUtf8 / Utf8View names and a zero-field ``attrs``.
-All row rules are checked over whole arrays with numpy; the first offending row is reported.
+Writers produce exactly the layout of FORMAT.md ("Storage layout"); readers are more lenient
+(:func:`parse_storage_type`) and check every row rule in :mod:`nd_arrow._storage_check`.
 """
 
 from __future__ import annotations
@@ -19,12 +10,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from nd_arrow._format import (
     ATTRS_FIELD,
@@ -33,31 +23,27 @@ from nd_arrow._format import (
     INT32_MAX,
     ITEM_FIELD,
     VALUES_FIELD,
-    size_products,
 )
-from nd_arrow._values import numpy_view, primitive_array
-from nd_arrow.errors import (
-    InvalidArgumentError,
-    InvalidDimensionsError,
-    InvalidEncodingError,
-    ShapeMismatchError,
-)
+from nd_arrow._ragged import offsets_of
+from nd_arrow._values import primitive_array
+from nd_arrow.errors import InvalidArgumentError, InvalidEncodingError
 
 __all__ = [
+    "Dims",
+    "RowNames",
     "RowShape",
     "StorageLayout",
     "StorageParts",
     "assemble_parts",
     "build_storage",
+    "make_parts",
     "parse_storage_type",
+    "repeated_names",
     "row_shape",
-    "segment_positions",
     "storage_type",
+    "tile_names",
     "uniform_rank",
-    "validate_storage",
 ]
-
-_INT64_MAX = 2**63 - 1
 
 NAMES_TYPE = pa.list_(pa.field(ITEM_FIELD, pa.string(), nullable=False))
 SIZES_TYPE = pa.list_(pa.field(ITEM_FIELD, pa.uint32(), nullable=False))
@@ -66,7 +52,15 @@ SIZES_TYPE = pa.list_(pa.field(ITEM_FIELD, pa.uint32(), nullable=False))
 def storage_type(
     value_type: pa.DataType, attr_fields: Sequence[pa.Field] = (), *, values_nullable: bool = True
 ) -> pa.StructType:
-    """The storage struct type written for a value type and attribute fields."""
+    """The storage struct type written for a value type and attribute fields::
+
+    Struct {
+      values:    List<item: T>               (non-nullable child; nullable items)
+      dim_names: List<item: Utf8 not null>   (non-nullable child)
+      dim_sizes: List<item: UInt32 not null> (non-nullable child)
+      attrs:     Struct {key: any, ...}      (optional; non-nullable child; nullable members)
+    }
+    """
     fields = [
         pa.field(
             VALUES_FIELD,
@@ -108,7 +102,11 @@ def _is_string_like(t: pa.DataType) -> bool:
 
 
 def parse_storage_type(t: pa.DataType) -> StorageLayout:
-    """Check a storage type against the layout (:class:`InvalidEncodingError` if it breaks it)."""
+    """Check a storage type against the layout (:class:`InvalidEncodingError` if it breaks it).
+
+    Readers also accept other list item names, nullable children and items, LargeList / ListView
+    children, LargeUtf8 / Utf8View names and a zero-field ``attrs``.
+    """
     if not pa.types.is_struct(t):
         raise InvalidEncodingError(
             f"nd_arrow.array storage must be a Struct of values, dim_names, dim_sizes[, attrs]; "
@@ -232,293 +230,7 @@ def row_shape(
     return RowShape(first[0] if (block[:, 0] == first[0]).all() else None, tuple(first[1:]))
 
 
-def segment_positions(
-    starts: npt.NDArray[np.int64], lengths: npt.NDArray[np.int64]
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-    """Flat positions covered by ranges ``[starts[k], starts[k] + lengths[k])``, with range ids."""
-    total = int(lengths.sum()) if len(lengths) else 0
-    ids = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
-    excl = np.cumsum(lengths) - lengths
-    pos = np.arange(total, dtype=np.int64) - np.repeat(excl - starts, lengths)
-    return ids, pos
-
-
-def _list_offsets(arr: pa.Array, name: str, where: str) -> tuple[pa.Array, npt.NDArray[np.int64]]:
-    """(flat child, int64 offsets) of a List/LargeList array; ListViews are cast to List first."""
-    t = arr.type
-    if pa.types.is_list_view(t) or pa.types.is_large_list_view(t):
-        # Compact the views into one flat child (casting ListView to List is broken in some
-        # pyarrow releases); null views contribute nothing.
-        lengths = numpy_view(arr.sizes).astype(np.int64)
-        if arr.null_count:
-            lengths[numpy_view(arr.is_null())] = 0
-        offsets = np.zeros(len(arr) + 1, np.int64)
-        np.cumsum(lengths, out=offsets[1:])
-        return pc.list_flatten(arr), offsets
-    offsets = numpy_view(arr.offsets).astype(np.int64, copy=False)
-    child = arr.values
-    if len(offsets) and (int(np.min(offsets)) < 0 or int(np.max(offsets)) > len(child)):
-        raise InvalidEncodingError(
-            f"{where}: offsets of {name!r} point outside its {len(child)} items (FORMAT 4/6)"
-        )
-    return child, offsets
-
-
-def _first(mask: npt.NDArray[np.bool_]) -> int:
-    return int(np.flatnonzero(mask)[0])
-
-
-def _check_item_nulls(
-    child: pa.Array,
-    offsets: npt.NDArray[np.int64],
-    valid: npt.NDArray[np.bool_],
-    name: str,
-    where: str,
-) -> None:
-    if child.null_count == 0:
-        return
-    null_pos = np.flatnonzero(numpy_view(child.is_null()))
-    rows = np.searchsorted(offsets, null_pos, side="right") - 1
-    inside = (rows >= 0) & (rows < len(valid))
-    rows = rows[inside]
-    bad = rows[valid[rows] & (null_pos[inside] < offsets[rows + 1])]
-    if len(bad):
-        raise InvalidEncodingError(
-            f"{where}: row {int(bad[0])} has a null item in {name!r}; dimension names and sizes "
-            "are never null (FORMAT 4/2)"
-        )
-
-
-def validate_storage(
-    storage: pa.Array, where: str = "nd column", layout: StorageLayout | None = None
-) -> StorageParts:
-    """Check every row rule of a storage array (vectorized) and return its parts.
-
-    Null rows are not checked: their contents carry no meaning. ``layout`` is the parsed storage
-    type when the caller has it (an :class:`NdArrayType`). What all rows share (one rank, names,
-    shape: the common case) is found first and checked once.
-    """
-    if isinstance(storage, pa.ChunkedArray):
-        storage = (
-            pa.concat_arrays(storage.chunks) if storage.num_chunks else pa.array([], storage.type)
-        )
-    if layout is None:
-        layout = parse_storage_type(storage.type)
-    n = len(storage)
-    all_valid = storage.null_count == 0
-    valid = np.ones(n, np.bool_) if all_valid else numpy_view(storage.is_valid())
-
-    children = [storage.field(i) for i in range(3)]
-    for child, name in zip(children, (VALUES_FIELD, DIM_NAMES_FIELD, DIM_SIZES_FIELD), strict=True):
-        if child.null_count:
-            bad = valid & numpy_view(child.is_null())
-            if bad.any():
-                rule = "4/5" if name == VALUES_FIELD else "4/2"
-                raise InvalidEncodingError(
-                    f"{where}: row {_first(bad)} is not null but its {name!r} list is null; "
-                    f"only whole rows may be null (FORMAT {rule})"
-                )
-    values, value_offsets = _list_offsets(children[0], VALUES_FIELD, where)
-    names, name_offsets = _list_offsets(children[1], DIM_NAMES_FIELD, where)
-    sizes_arr, dim_offsets = _list_offsets(children[2], DIM_SIZES_FIELD, where)
-    _check_item_nulls(names, name_offsets, valid, DIM_NAMES_FIELD, where)
-    _check_item_nulls(sizes_arr, dim_offsets, valid, DIM_SIZES_FIELD, where)
-
-    rank = np.diff(dim_offsets) if all_valid else np.where(valid, np.diff(dim_offsets), 0)
-    r = uniform_rank(dim_offsets, valid)
-    # Names laid out like the sizes (as written: one set of offsets) and one rank for all rows
-    # leave nothing to check here.
-    same_layout = np.array_equal(name_offsets, dim_offsets)
-    if r is None or not same_layout:
-        n_names = np.diff(name_offsets) if all_valid else np.where(valid, np.diff(name_offsets), 0)
-        if np.any(n_names < 0) or np.any(rank < 0):
-            raise InvalidEncodingError(f"{where}: dimension list offsets decrease (FORMAT 4/6)")
-        bad = n_names != rank
-        if bad.any():
-            i = _first(bad)
-            raise InvalidDimensionsError(
-                f"{where}: row {i} has {int(n_names[i])} dimension names but {int(rank[i])} "
-                "sizes; dim_names and dim_sizes must have one entry per axis (FORMAT 4/1)"
-            )
-
-    sizes = numpy_view(sizes_arr).astype(np.int64, copy=False)
-    starts = dim_offsets[:-1] if all_valid else np.where(valid, dim_offsets[:-1], 0)
-    shape0 = row_shape(sizes, dim_offsets, r)
-    exact = None if shape0 is None else shape0.product
-    if shape0 is not None and exact is not None:
-        # Every row has one shape (found once, kept in the parts for decoding): one product.
-        beyond = int(shape0.nonzero_product or 0) > _INT64_MAX
-        products = np.full(n, -1 if beyond else exact, np.int64)
-        overflow = np.full(n, beyond, np.bool_)
-    else:
-        products, overflow = size_products(sizes, starts, starts + rank)
-
-    def row_sizes(i: int) -> list[int]:
-        return sizes[starts[i] : starts[i] + rank[i]].tolist()  # type: ignore[no-any-return]
-
-    if overflow.any():
-        i = _first(overflow)
-        raise InvalidDimensionsError(
-            f"{where}: row {i} has dimension sizes {row_sizes(i)} whose non-zero sizes multiply "
-            "past int64; no array has that shape (FORMAT 4/4)"
-        )
-    lengths = np.diff(value_offsets)
-    bad = lengths != products if all_valid else valid & (lengths != products)
-    if bad.any():
-        i = _first(bad)
-        raise ShapeMismatchError(
-            f"{where}: row {i} has {int(lengths[i])} values but dimension sizes {row_sizes(i)} "
-            f"(product {int(products[i])}); the number of values must equal the product of the "
-            "sizes (1 for rank 0) (FORMAT 4/4)"
-        )
-
-    # Names: a dictionary of distinct names, then non-empty and unique per row.
-    if pa.types.is_string_view(names.type):
-        names = names.cast(pa.string())
-    uniform = _uniform_names(names, int(name_offsets[0]), n, r) if same_layout else None
-    if uniform is not None:
-        # Every row carries the same names (the common case): check them once.
-        _check_one_row(uniform, where)
-        name_codes = np.zeros(len(names), np.int64)
-        k, off0 = len(uniform), int(name_offsets[0])
-        codes = name_codes[off0 : off0 + n * k].reshape(n, k)
-        for j in range(1, k):  # column by column; column 0 is code 0
-            codes[:, j] = j
-        name_dict: list[Any] = list(uniform)
-    else:
-        name_codes, name_dict = _row_names(names, name_offsets, valid, rank, where)
-    if not same_layout:
-        name_codes = _align_names(name_codes, name_offsets, dim_offsets, valid, rank)
-    dims = _Dims(dim_offsets, sizes, name_codes, name_dict)
-    return _parts(storage, layout, valid, values, value_offsets, dims, shape0)
-
-
-def _row_names(
-    names: pa.Array,
-    name_offsets: npt.NDArray[np.int64],
-    valid: npt.NDArray[np.bool_],
-    rank: npt.NDArray[np.int64],
-    where: str,
-) -> tuple[npt.NDArray[np.int64], list[Any]]:
-    """Dictionary codes of every name and the distinct names; each row's names checked."""
-    name_starts = np.where(valid, name_offsets[:-1], 0)
-    row_ids, pos = segment_positions(name_starts, rank)
-    if len(names):
-        encoded = pc.dictionary_encode(names)
-        all_codes = numpy_view(encoded.indices)
-        name_dict = encoded.dictionary.to_pylist()
-        name_len = numpy_view(pc.binary_length(encoded.dictionary))
-    else:
-        all_codes = np.zeros(0, np.int64)
-        name_dict = []
-        name_len = np.zeros(0, np.int64)
-    name_codes = np.asarray(all_codes, dtype=np.int64)
-    if len(pos):
-        codes = name_codes[pos]
-        empty = name_len[codes] == 0
-        if empty.any():
-            i = int(row_ids[_first(empty)])
-            raise InvalidDimensionsError(
-                f"{where}: row {i} has an empty dimension name; names must not be empty "
-                "(FORMAT 4/3)"
-            )
-        _check_unique(codes, row_ids, rank, name_dict, where)
-    return name_codes, name_dict
-
-
-def _uniform_names(names: pa.Array, off0: int, n: int, rank: int | None) -> tuple[str, ...] | None:
-    """The names of row 0 when every row has exactly the same names (compared as raw bytes),
-    given that rows are of one ``rank`` with their names back to back from ``off0``."""
-    if rank is None:
-        return None
-    if rank == 0:
-        return ()
-    if pa.types.is_string(names.type):
-        offset_type: type[np.integer[Any]] = np.int32
-    elif pa.types.is_large_string(names.type):
-        offset_type = np.int64
-    else:
-        return None
-    _, offsets_buf, data_buf = names.buffers()
-    start = names.offset + off0
-    item_off = np.frombuffer(offsets_buf, offset_type)[start : start + n * rank + 1]
-    # Every row's item offsets are row 0's moved by whole rows of bytes, and the bytes repeat.
-    row_off = item_off[: rank + 1].tolist()
-    lo, row_bytes = row_off[0], row_off[-1] - row_off[0]
-    if int(item_off[-1]) != lo + n * row_bytes:
-        return None
-    step = np.arange(n) * row_bytes
-    # Column by column: a compare broadcast over short rows is many times slower.
-    if not all((item_off[j:-1:rank] == step + row_off[j]).all() for j in range(rank)):
-        return None
-    data = np.frombuffer(data_buf, np.uint8)[lo : lo + n * row_bytes].tobytes()
-    if data != data[:row_bytes] * n:
-        return None
-    first: list[str] = names.slice(off0, rank).to_pylist()
-    return tuple(first)
-
-
-def _check_one_row(names: tuple[str, ...], where: str) -> None:
-    for name in names:
-        if not name:
-            raise InvalidDimensionsError(
-                f"{where}: row 0 has an empty dimension name; names must not be empty (FORMAT 4/3)"
-            )
-    for name in names:
-        if names.count(name) > 1:
-            raise InvalidDimensionsError(
-                f"{where}: row 0 has the dimension name {name!r} twice; names must be unique "
-                "within a row (FORMAT 4/3)"
-            )
-
-
-def _align_names(
-    codes: npt.NDArray[np.int64],
-    name_offsets: npt.NDArray[np.int64],
-    dim_offsets: npt.NDArray[np.int64],
-    valid: npt.NDArray[np.bool_],
-    rank: npt.NDArray[np.int64],
-) -> npt.NDArray[np.int64]:
-    """Name codes laid out like ``sizes`` (dim_offsets), so one set of offsets serves both."""
-    out = np.zeros(int(np.max(dim_offsets, initial=0)), np.int64)
-    _, src = segment_positions(np.where(valid, name_offsets[:-1], 0), rank)
-    _, dst = segment_positions(np.where(valid, dim_offsets[:-1], 0), rank)
-    out[dst] = codes[src]
-    return out
-
-
-def _check_unique(
-    codes: npt.NDArray[np.int64],
-    row_ids: npt.NDArray[np.int64],
-    rank: npt.NDArray[np.int64],
-    name_dict: list[str],
-    where: str,
-) -> None:
-    rows_with_dims = rank[rank > 0]
-    if len(rows_with_dims) == 0:
-        return
-    low, high = int(np.min(rows_with_dims)), int(np.max(rows_with_dims))
-    if high < 2:
-        return
-    if low == high:
-        r = int(rows_with_dims[0])
-        block = codes.reshape(-1, r)
-        # Every row has the same names (the common case): check one row.
-        same = np.array_equal(block, np.broadcast_to(block[0], block.shape))
-        if same and len(np.unique(block[0])) == r:
-            return
-    nd = max(len(name_dict), 1)
-    order = np.sort(row_ids * nd + codes)
-    dup = np.flatnonzero(order[1:] == order[:-1])
-    if len(dup):
-        k = int(order[dup[0]])
-        raise InvalidDimensionsError(
-            f"{where}: row {k // nd} has the dimension name {name_dict[k % nd]!r} twice; "
-            "names must be unique within a row (FORMAT 4/3)"
-        )
-
-
-class _Dims(NamedTuple):
+class Dims(NamedTuple):
     """Every row's dimensions: sizes and name codes laid out by one set of offsets."""
 
     offsets: npt.NDArray[np.int64]  # len n+1, into ``sizes`` and ``codes``
@@ -527,13 +239,13 @@ class _Dims(NamedTuple):
     names: list[str]
 
 
-def _parts(
+def make_parts(
     storage: pa.StructArray,
     layout: StorageLayout,
     valid: npt.NDArray[np.bool_],
     values: pa.Array,
     value_offsets: npt.NDArray[np.int64],
-    dims: _Dims,
+    dims: Dims,
     shape: RowShape | None,
 ) -> StorageParts:
     """The one place a :class:`StorageParts` is made, for checked reads and for fresh builds."""
@@ -596,42 +308,61 @@ def build_storage(
     return pa.StructArray.from_arrays(children, fields=fields, mask=mask)
 
 
+class RowNames(NamedTuple):
+    """Every non-null row's dimension names back to back, as Utf8 and as codes into ``distinct``."""
+
+    flat: pa.Array
+    codes: npt.NDArray[np.int64]
+    distinct: list[str]
+
+
+def repeated_names(names: Sequence[str], count: int) -> RowNames:
+    """The names of ``count`` rows that all have ``names``."""
+    codes = np.tile(np.arange(len(names), dtype=np.int64), count)
+    return RowNames(tile_names(names, count), codes, list(names))
+
+
 def assemble_parts(
     values: pa.Array,
     counts: npt.NDArray[np.int64],
     ranks: npt.NDArray[np.int64],
-    names: pa.Array,
+    names: RowNames,
     sizes: npt.NDArray[np.int64],
     null_rows: npt.NDArray[np.bool_] | None,
     attrs: pa.StructArray | None,
-    name_codes: npt.NDArray[np.int64],
-    name_dict: list[str],
 ) -> StorageParts:
-    """Storage and its parts from per-row value counts and ranks whose rules the caller checked.
+    """Storage and its parts from the value counts and ranks of the non-null rows, whose rules the
+    caller checked; ``null_rows`` (True = null row) places them among all rows, None: no null row.
 
-    For writers (the column builder, tensor and zarr imports): re-checking storage just built
-    from checked parts would only repeat those checks. ``names`` holds every non-null row's
-    names back to back, ``name_codes`` the same as indices into ``name_dict``.
+    For writers (the column builder, tensor imports): re-checking storage just built from
+    checked parts would only repeat those checks.
     """
-    value_offsets = np.zeros(len(counts) + 1, np.int64)
-    np.cumsum(counts, out=value_offsets[1:])
-    dim_offsets = np.zeros(len(ranks) + 1, np.int64)
-    np.cumsum(ranks, out=dim_offsets[1:])
+    valid = np.ones(len(counts), np.bool_) if null_rows is None else ~null_rows
+    if null_rows is not None:  # null rows own no values and no dimensions
+        counts, ranks = _on_rows(counts, valid), _on_rows(ranks, valid)
+    value_offsets = offsets_of(counts)
+    dim_offsets = offsets_of(ranks)
     storage = build_storage(
         value_field=pa.field(ITEM_FIELD, values.type, nullable=True),
         values=values,
         value_offsets=value_offsets,
-        names=names,
+        names=names.flat,
         sizes=sizes,
         dim_offsets=dim_offsets,
         null_rows=null_rows,
         attrs=attrs,
     )
-    valid = np.ones(len(counts), np.bool_) if null_rows is None else ~null_rows
     layout = parse_storage_type(storage.type)
     shape = row_shape(sizes, dim_offsets, uniform_rank(dim_offsets, valid))
-    dims = _Dims(dim_offsets, sizes, name_codes, name_dict)
-    return _parts(storage, layout, valid, values, value_offsets, dims, shape)
+    dims = Dims(dim_offsets, sizes, names.codes, names.distinct)
+    return make_parts(storage, layout, valid, values, value_offsets, dims, shape)
+
+
+def _on_rows(present: npt.NDArray[np.int64], valid: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
+    """Numbers of the non-null rows placed on all rows, 0 on null rows."""
+    out = np.zeros(len(valid), np.int64)
+    out[valid] = present
+    return out
 
 
 def tile_names(names: Sequence[str], count: int) -> pa.Array:
@@ -646,8 +377,7 @@ def tile_names(names: Sequence[str], count: int) -> pa.Array:
             f"nd column: {total} bytes of dimension names exceed what one Utf8 array can hold; "
             "split the arrays over several columns or record batches"
         )
-    offsets = np.zeros(len(names) * count + 1, np.int32)
-    np.cumsum(np.tile(lens.astype(np.int32), count), out=offsets[1:])
+    offsets = offsets_of(np.tile(lens.astype(np.int32), count), np.int32)
     data = np.tile(np.frombuffer(b"".join(encoded), np.uint8), count)
     return pa.StringArray.from_buffers(
         len(names) * count, pa.py_buffer(offsets), pa.py_buffer(data)

@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from nd_arrow._format import INT32_MAX
+from nd_arrow._ragged import offsets_of
 from nd_arrow.errors import InvalidArgumentError, NotSupportedError
 
 __all__ = [
@@ -150,10 +151,8 @@ def string_array(strings: list[str], where: str = "nd column") -> pa.Array:
             f"{where}: {total} bytes of strings exceed the 2**31 - 1 one Utf8 array can hold; "
             "split the arrays over several columns or record batches"
         )
-    offsets = np.zeros(len(encoded) + 1, np.int32)
-    np.cumsum(lengths, out=offsets[1:])
-    data = pa.py_buffer(b"".join(encoded))
-    return pa.StringArray.from_buffers(len(encoded), pa.py_buffer(offsets), data)
+    offsets = pa.py_buffer(offsets_of(lengths, np.int32))
+    return pa.StringArray.from_buffers(len(encoded), offsets, pa.py_buffer(b"".join(encoded)))
 
 
 def _from_buffers(flat: npt.NDArray[Any], mask: npt.NDArray[np.bool_] | None) -> pa.Array | None:

@@ -1,13 +1,9 @@
-"""xarray support (the ``xarray`` extra): ``DataArray`` <-> :class:`NdArray`, ``Dataset`` <->
-:class:`NdRecordBatch`, as functions.
+"""xarray support (the ``xarray`` extra): ``DataArray`` <-> :class:`NdArray` and ``Dataset`` <->
+:class:`NdRecordBatch` as functions, the same as the classes' ``from_xarray`` / ``to_xarray``.
 
-They are the methods :meth:`NdArray.from_xarray` / :meth:`NdArray.to_xarray` and
-:meth:`NdRecordBatch.from_xarray` / :meth:`NdRecordBatch.to_xarray`, which import xarray only
-when called. A Dataset's data variables and coordinates all become arrays of the nd batch and
-``Dataset.attrs`` its global attributes. The format does not record which arrays were
-coordinates; on the way back an array named like its only dimension becomes an (index)
-coordinate, and ``coords=`` names more. Element nulls become NaN (integers and booleans turn
-float64), NaT or None, as xarray does.
+The format does not record which arrays were coordinates: on the way back an array named like its
+only dimension becomes an (index) coordinate, and ``coords=`` names more. Element nulls become
+NaN (integers and booleans turn float64), NaT or None, as xarray does.
 """
 
 from __future__ import annotations
@@ -16,8 +12,8 @@ from collections.abc import Sequence
 
 import xarray as xr
 
-from nd_arrow.array import NdArray
-from nd_arrow.batch import NdRecordBatch
+from nd_arrow._array import NdArray
+from nd_arrow._batch import NdRecordBatch
 
 __all__ = ["array_from_xarray", "array_to_xarray", "batch_from_xarray", "batch_to_xarray"]
 

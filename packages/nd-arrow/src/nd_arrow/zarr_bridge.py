@@ -1,25 +1,8 @@
-"""Zarr <-> Arrow: a zarr array of ragged ``ndarray`` cells as an ``nd_arrow.array`` column.
+"""Zarr <-> Arrow: the cells of a zarr ``ndarray`` array as an ``nd_arrow.array`` column or as
+``arrow.variable_shape_tensor`` (one row per cell, in C order of the selection), and back.
 
-Needs the extra ``nd-arrow[zarr]`` (zarr and the codec packages); this module imports zarr's side
-only when a function is called, so ``import nd_arrow`` keeps working without zarr.
-
-The zarr array holds cells of the ``ndarray`` data type, stored by the ``vlen-ndarray`` codec
-(patterns ``[null, d1, ..., dk]``) or the ``ragged-ndarray`` codec (every pattern with a
-``null``), in arrays of any rank, read and written as ``zarr_ndarray_dtype.Columnar``
-(``read_columnar`` / ``write_columnar``: values, offsets and a ``(cells, ndim)`` shape table);
-each cell becomes one row whose sizes are its shape, the cells of an N-d selection rows in C
-order of the selection.
-
-Both also convert to and from Arrow's canonical ``arrow.variable_shape_tensor`` (pyarrow >= 24):
-:func:`zarr_to_variable_shape_tensor` maps the shape table onto the tensor's ``shape`` child and
-the flat values onto its ``data`` list, :func:`variable_shape_tensor_to_zarr` writes one back.
-
-No Python object is created per cell: row offsets, sizes and names are built with numpy over the
-whole column.
-
-Dimension names: the caller names the axes of every cell with ``dims``. Without ``dims`` they are
-nd-arrow's defaults ``dim_0, ..., dim_k``. The zarr array's own ``dimension_names`` are not used:
-they name the array's axes, which index the rows of the column, not the axes of the cells.
+Needs the extra ``nd-arrow[zarr]``; zarr's side is imported only when a function is called, so
+``import nd_arrow`` works without zarr.
 """
 
 from __future__ import annotations
@@ -33,22 +16,23 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from nd_arrow._column import NdColumn, parts_of
+from nd_arrow._extension import NdArrayType
 from nd_arrow._format import INT32_MAX, MAX_DIM_SIZE, check_dim_names, default_dim_names
+from nd_arrow._ragged import offsets_of
 from nd_arrow._storage import build_storage, tile_names
+from nd_arrow._tensor import (
+    from_variable_shape_tensor,
+    require_variable_shape_tensor,
+    variable_shape_tensor_from_parts,
+    variable_shape_tensor_parts,
+)
 from nd_arrow._values import numpy_to_arrow, numpy_view, primitive_array
-from nd_arrow.column import NdColumn, parts_of
 from nd_arrow.errors import (
     InvalidArgumentError,
     InvalidDimensionsError,
     NotSupportedError,
     ShapeMismatchError,
-)
-from nd_arrow.extension import NdArrayType
-from nd_arrow.tensor import (
-    from_variable_shape_tensor,
-    require_variable_shape_tensor,
-    variable_shape_tensor_from_parts,
-    variable_shape_tensor_parts,
 )
 
 __all__ = [
@@ -91,12 +75,12 @@ def _pattern(array: Any, where: str) -> _Pattern:
     shape = getattr(dtype, "shape", None)
     if shape is None or not hasattr(dtype, "item_dtype"):
         raise InvalidArgumentError(
-            f"{where}: expected a zarr array of the 'ndarray' data type, got {_given(array)}"
+            f"{where}: expected a zarr array of the 'ndarray' data type, got {_describe(array)}"
         )
     return _Pattern(tuple(None if d is None else int(d) for d in shape), np.dtype(dtype.item_dtype))
 
 
-def _given(array: Any) -> str:
+def _describe(array: Any) -> str:
     """What was passed instead of an ``ndarray`` zarr array, and what to do about it."""
     metadata = getattr(array, "metadata", None)
     if metadata is not None and hasattr(metadata, "data_type"):
@@ -115,7 +99,7 @@ def _given(array: Any) -> str:
     return f"{kind} {text}"
 
 
-class _Items(NamedTuple):
+class _Cells(NamedTuple):
     """The cells of a selection, flat: cell ``i`` is
     ``values[offsets[i]:offsets[i + 1]].reshape(shapes[i])``, in C order of the selection."""
 
@@ -124,7 +108,7 @@ class _Items(NamedTuple):
     offsets: npt.NDArray[np.int64]  # item offsets: cells + 1 entries from 0
 
 
-def _read_items(array: Any, selection: Any, where: str) -> tuple[_Items, _Pattern]:
+def _read_cells(array: Any, selection: Any, where: str) -> tuple[_Cells, _Pattern]:
     """Read ``selection`` (either codec) with its items flat, as Arrow lists hold them."""
     pattern = _pattern(array, where)
     if pattern.item.kind == "c":
@@ -141,7 +125,7 @@ def _read_items(array: Any, selection: Any, where: str) -> tuple[_Items, _Patter
     # Arrow's list holds items: rows of [null, d1..dk] values (offsets counting rows) flattened.
     row_items = math.prod(col.values.shape[1:])
     offsets = col.offsets * row_items if row_items != 1 else col.offsets
-    return _Items(col.values.reshape(-1), col.shapes, offsets), pattern
+    return _Cells(col.values.reshape(-1), col.shapes, offsets), pattern
 
 
 def from_zarr(
@@ -152,9 +136,10 @@ def from_zarr(
     """The cells ``selection`` of a zarr ``ndarray`` array as an ``nd_arrow.array`` column.
 
     ``dims`` names the axes of each cell (as many as the pattern has), default
-    ``dim_0, ..., dim_k``. ``selection`` is an int, a slice with step 1, ``...`` or a tuple of
-    those (one per axis of the zarr array); the cells come in C order of the selection. Returns
-    a ``pa.ExtensionArray`` of :class:`NdArrayType` with one non-null row per cell and no
+    ``dim_0, ..., dim_k`` (the zarr array's ``dimension_names`` name its own axes, which index
+    the rows, so they are not used). ``selection`` is an int, a slice with step 1, ``...`` or a
+    tuple of those (one per axis of the zarr array); the cells come in C order of the selection.
+    Returns a ``pa.ExtensionArray`` of :class:`NdArrayType` with one non-null row per cell and no
     attributes; unwritten cells are the array's fill cells (empty by default).
 
     Raises :class:`InvalidDimensionsError` for bad names or an extent beyond UInt32,
@@ -162,7 +147,7 @@ def from_zarr(
     Arrow has no type for (complex), and the codec's ValueError for corrupt chunks.
     """
     where = "nd_arrow.from_zarr"
-    cells, pattern = _read_items(array, selection, where)
+    cells, pattern = _read_cells(array, selection, where)
     rank = pattern.rank
     names = default_dim_names(rank) if dims is None else check_dim_names(dims, rank, where)
     n = cells.shapes.shape[0]
@@ -172,6 +157,7 @@ def from_zarr(
             f"{where}: cell {i} has the shape {cells.shapes[i].tolist()}, an extent beyond the "
             f"{MAX_DIM_SIZE} a UInt32 dimension size can hold"
         )
+    # Offsets, sizes and names built over the whole column: no Python object per cell.
     arrow_values = numpy_to_arrow(cells.values, None, None, where)
     storage = build_storage(
         value_field=pa.field("item", arrow_values.type, nullable=True),
@@ -184,18 +170,6 @@ def from_zarr(
         attrs=None,
     )
     return pa.ExtensionArray.from_storage(NdArrayType(storage.type), storage)
-
-
-def _flat_values(column: NdColumn, where: str) -> npt.NDArray[Any]:
-    values = parts_of(column).values
-    if values.null_count:
-        raise NotSupportedError(
-            f"{where}: the column has null values inside its arrays; zarr cells cannot hold "
-            "nulls. Fill them first (e.g. pyarrow.compute.fill_null on the values)"
-        )
-    if pa.types.is_boolean(values.type):
-        return np.asarray(numpy_view(values), dtype=bool)
-    return np.asarray(numpy_view(values))
 
 
 def _row_shapes(column: NdColumn, pattern: _Pattern, where: str) -> npt.NDArray[np.int64]:
@@ -236,7 +210,13 @@ def _row_shapes(column: NdColumn, pattern: _Pattern, where: str) -> npt.NDArray[
 def _kept_values(column: NdColumn, where: str) -> npt.NDArray[Any]:
     """The flat values of the non-null rows, in row order (null rows' values left out)."""
     parts = parts_of(column)
-    flat = _flat_values(column, where)
+    values = parts.values
+    if values.null_count:
+        raise NotSupportedError(
+            f"{where}: the column has null values inside its arrays; zarr cells cannot hold "
+            "nulls. Fill them first (e.g. pyarrow.compute.fill_null on the values)"
+        )
+    flat = np.asarray(numpy_view(values), dtype=bool if pa.types.is_boolean(values.type) else None)
     lo, hi = int(parts.value_offsets[0]), int(parts.value_offsets[-1])
     if parts.valid.all():
         return flat[lo:hi]
@@ -262,9 +242,7 @@ def to_zarr(column: Any, array: Any, selection: Any = slice(None)) -> None:
     col = column if isinstance(column, NdColumn) else NdColumn.from_arrow(column)
     shapes = _row_shapes(col, pattern, where)
     flat = _kept_values(col, where)
-    items = np.prod(shapes, axis=1, dtype=np.int64)
-    offsets = np.zeros(len(shapes) + 1, dtype=np.int64)
-    np.cumsum(items, out=offsets[1:])
+    offsets = offsets_of(np.prod(shapes, axis=1, dtype=np.int64))
     _engine().write_columnar(array, flat, offsets, selection, shapes=shapes)
 
 
@@ -284,7 +262,7 @@ def zarr_to_variable_shape_tensor(
     """
     where = "nd_arrow.zarr_to_variable_shape_tensor"
     require_variable_shape_tensor()
-    cells, pattern = _read_items(array, selection, where)
+    cells, pattern = _read_cells(array, selection, where)
     names = [] if dims is None else list(check_dim_names(dims, pattern.rank, where))
     n = cells.shapes.shape[0]
     if int(cells.offsets[-1]) > INT32_MAX:

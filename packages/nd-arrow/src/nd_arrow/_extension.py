@@ -1,21 +1,16 @@
-"""The ``nd_arrow.array`` pyarrow extension type, its array and scalar classes, and field helpers.
+"""The ``nd_arrow.array`` pyarrow extension type, its registration, and field helpers.
 
-This is the type module: it knows the format and the storage layout, never the column class.
-Decoding an array or a scalar to nd objects needs :class:`nd_arrow.NdColumn`, which imports this
-module; :mod:`nd_arrow` hands the column class in once at import (:func:`bind_column`), so the
-module graph has no cycle.
-
-The type is registered with pyarrow when :mod:`nd_arrow` is imported. Registration is by name and
-once per process; a second registration (a re-import, or another library that registered the same
-name first) is tolerated, and every reader in this package recognises nd columns by extension
-name, so arrays of a foreign class under the same name decode the same way.
+A leaf over the format and the storage layout: the column and conversions import it, never the
+other way round. The type is registered by name once per process (a repeat is a no-op), and
+readers here recognise nd columns by that name, so a foreign class registered under it decodes the
+same.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, ClassVar
 
 import pyarrow as pa
 
@@ -31,19 +26,8 @@ from nd_arrow._format import (
 )
 from nd_arrow._storage import StorageLayout, parse_storage_type, storage_type
 
-if TYPE_CHECKING:
-    import numpy as np
-
-    from nd_arrow.array import NdArray
-    from nd_arrow.column import NdColumn
-
 __all__ = [
-    "EXTENSION_NAME_KEY",
-    "EXTENSION_METADATA_KEY",
-    "NdArrayScalar",
     "NdArrayType",
-    "NdExtensionArray",
-    "bind_column",
     "encoded_field",
     "encoded_schema",
     "global_attributes_field",
@@ -55,33 +39,17 @@ __all__ = [
 ]
 
 
-class _ColumnClass(Protocol):
-    """What the type module needs of the column class: a checked decode of Arrow data."""
-
-    def from_arrow(self, data: pa.Array) -> NdColumn: ...
-
-
-_column_class: _ColumnClass | None = None
-
-
-def bind_column(column_class: _ColumnClass) -> None:
-    """Hand in the column class that arrays and scalars decode with (done by ``nd_arrow``)."""
-    global _column_class
-    _column_class = column_class
-
-
-def _decode(data: pa.Array) -> NdColumn:
-    if _column_class is None:  # pragma: no cover - nd_arrow/__init__ binds it before any use
-        raise RuntimeError("nd_arrow.extension: import nd_arrow before decoding nd arrays")
-    return _column_class.from_arrow(data)
-
-
 class NdArrayType(pa.ExtensionType):  # type: ignore[misc]
     """``nd_arrow.array``: one named N-d array per row, on a Struct storage.
 
     Built from a storage type (checked against the layout; :class:`InvalidEncodingError` if it
     breaks it) or, more conveniently, with :meth:`from_value_type`. Serializes ``{"version":1}``.
     """
+
+    # The classes pyarrow wraps this type's arrays and scalars in. Theirs decode with NdColumn,
+    # which imports this module, so nd_arrow._column sets them where it defines them.
+    _array_class: ClassVar[type[pa.ExtensionArray]] = pa.ExtensionArray
+    _scalar_class: ClassVar[type[pa.ExtensionScalar]] = pa.ExtensionScalar
 
     def __init__(self, storage: pa.DataType) -> None:
         self._layout: StorageLayout = parse_storage_type(storage)
@@ -131,10 +99,10 @@ class NdArrayType(pa.ExtensionType):  # type: ignore[misc]
         return cls(storage_type)
 
     def __arrow_ext_class__(self) -> type[pa.ExtensionArray]:
-        return NdExtensionArray
+        return self._array_class
 
     def __arrow_ext_scalar_class__(self) -> type[pa.ExtensionScalar]:
-        return NdArrayScalar
+        return self._scalar_class
 
     def __reduce__(self) -> tuple[Any, ...]:
         return type(self), (self.storage_type,)
@@ -145,25 +113,6 @@ class NdArrayType(pa.ExtensionType):  # type: ignore[misc]
     def __repr__(self) -> str:
         keys = [f.name for f in self.attr_fields]
         return f"NdArrayType(value_type={self.value_type}, attrs={keys})"
-
-
-class NdExtensionArray(pa.ExtensionArray):  # type: ignore[misc]
-    """pyarrow array class of :class:`NdArrayType` columns, with decoding shortcuts."""
-
-    def to_column(self) -> NdColumn:
-        return _decode(self)
-
-    def to_numpy_list(self) -> list[np.ndarray | None]:
-        return self.to_column().to_numpy_list()
-
-
-class NdArrayScalar(pa.ExtensionScalar):  # type: ignore[misc]
-    """One row of an nd column; ``as_py()`` gives an :class:`NdArray` or None for a null row."""
-
-    def as_py(self, **kwargs: Any) -> NdArray | None:  # kwargs: pyarrow 20-24 pass maps_as_pydicts
-        if not self.is_valid:
-            return None
-        return _decode(pa.repeat(self.value, 1))[0]
 
 
 def register() -> None:

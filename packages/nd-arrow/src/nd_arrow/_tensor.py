@@ -1,16 +1,8 @@
-"""Conversions between nd columns and Arrow's canonical tensor extension types.
+"""Conversions between nd columns and Arrow's canonical tensor extension types,
+``arrow.fixed_shape_tensor`` and ``arrow.variable_shape_tensor``.
 
-* ``arrow.fixed_shape_tensor`` (every pyarrow >= 18): when all non-null rows share names and
-  sizes. The names become ``dim_names``; on import a ``permutation`` is a view hint and ignored.
-* ``arrow.variable_shape_tensor``: when all non-null rows share names and rank. pyarrow's C++ side
-  knows the type from 24.0.0, but Python has no factory for it (through 26): on pyarrow >= 24
-  :func:`to_variable_shape_tensor` builds it through the Arrow C data interface; on every version
-  :func:`variable_shape_tensor_storage` returns the tagged field and storage, which any Arrow
-  reader that knows the type restores from IPC or Parquet. Both ``permutation`` and
-  ``permutations`` are read (and ignored), as is ``uniform_shape``.
-
-Neither canonical type has attributes or element nulls: rows with attributes or null elements are
-a :class:`NotSupportedError` (drop attributes / fill nulls first). Null rows stay null rows.
+Neither type has attributes or element nulls, so rows with either are refused
+(:class:`NotSupportedError`: drop the attributes or fill the nulls first); null rows stay null.
 """
 
 from __future__ import annotations
@@ -22,6 +14,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from nd_arrow._column import NdColumn, parts_of
 from nd_arrow._compat import VARIABLE_SHAPE_TENSOR_IN_CPP, extension_keys, import_with_field
 from nd_arrow._format import (
     EXTENSION_METADATA_KEY,
@@ -31,9 +24,9 @@ from nd_arrow._format import (
     VARIABLE_SHAPE_TENSOR,
     default_dim_names,
 )
-from nd_arrow._storage import assemble_parts, segment_positions, tile_names
+from nd_arrow._ragged import range_positions
+from nd_arrow._storage import assemble_parts, repeated_names
 from nd_arrow._values import numpy_view, primitive_array
-from nd_arrow.column import NdColumn, parts_of
 from nd_arrow.errors import (
     InvalidArgumentError,
     InvalidEncodingError,
@@ -67,9 +60,8 @@ def _check_canonical(column: NdColumn, target: str) -> None:
     if p.values.null_count:
         starts = np.where(p.valid, p.value_offsets[:-1], 0)
         lengths = np.where(p.valid, np.diff(p.value_offsets), 0)
-        _, pos = segment_positions(starts, lengths)
         nulls = numpy_view(p.values.is_null())
-        if nulls[pos].any():
+        if nulls[range_positions(starts, lengths)].any():
             raise NotSupportedError(
                 f"{target} elements cannot be null, but this column has null values; fill them "
                 "first (for example NdArray(arr.to_numpy().filled(0), arr.dims))"
@@ -152,7 +144,7 @@ def to_fixed_shape_tensor(column: NdColumn) -> pa.ExtensionArray:
     return pa.ExtensionArray.from_storage(tensor_type, storage)
 
 
-def _chunks_of(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
+def _combined(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
     if isinstance(arr, pa.ChunkedArray):
         return pa.concat_arrays(arr.chunks) if arr.num_chunks else pa.array([], arr.type)
     return arr
@@ -166,29 +158,17 @@ def _assemble_column(
     valid: npt.NDArray[np.bool_],
 ) -> NdColumn:
     """A column from compacted values (null rows own none), per-row sizes (k, r) and names."""
-    n = len(valid)
-    r = len(names)
     k = int(valid.sum())
-    counts = np.zeros(n, np.int64)
-    counts[valid] = lengths
-    ranks = np.where(valid, r, 0).astype(np.int64)
-    parts = assemble_parts(
-        values,
-        counts,
-        ranks,
-        tile_names(names, k),
-        sizes.reshape(-1).astype(np.int64),
-        None if valid.all() else ~valid,
-        None,
-        np.tile(np.arange(r, dtype=np.int64), k),
-        list(names),
-    )
+    ranks = np.full(k, len(names), np.int64)
+    null_rows = None if k == len(valid) else ~valid
+    sizes = sizes.reshape(-1).astype(np.int64)
+    parts = assemble_parts(values, lengths, ranks, repeated_names(names, k), sizes, null_rows, None)
     return NdColumn(parts)
 
 
 def from_fixed_shape_tensor(arr: pa.Array | pa.ChunkedArray) -> NdColumn:
     """An nd column from an ``arrow.fixed_shape_tensor`` array (``permutation`` is ignored)."""
-    arr = _chunks_of(arr)
+    arr = _combined(arr)
     t = arr.type
     if getattr(t, "extension_name", None) != FIXED_SHAPE_TENSOR:
         raise InvalidArgumentError(f"expected an {FIXED_SHAPE_TENSOR} array, got type {t}")
@@ -288,6 +268,8 @@ def variable_shape_tensor_from_parts(field: pa.Field, storage: pa.StructArray) -
     the field and storage (e.g. from :func:`variable_shape_tensor_storage`) instead.
     """
     require_variable_shape_tensor()
+    # pyarrow has no Python factory for the type (through 26); its C++ side (>= 24) builds it
+    # when the tagged field and the storage come in through the C data interface.
     out = import_with_field(field, storage)
     if getattr(out.type, "extension_name", None) != VARIABLE_SHAPE_TENSOR:
         raise NotSupportedError(
@@ -311,38 +293,8 @@ def from_variable_shape_tensor(
 ) -> NdColumn:
     """An nd column from ``arrow.variable_shape_tensor``: the extension array (pyarrow >= 24) or
     its storage Struct with the tagged ``field`` (any pyarrow)."""
-    arr = _chunks_of(arr)
-    t = arr.type
-    if getattr(t, "extension_name", None) == VARIABLE_SHAPE_TENSOR:
-        meta = extension_keys(t)
-        storage = arr.storage
-    elif field is not None and (field.metadata or {}).get(EXTENSION_NAME_KEY) == (
-        VARIABLE_SHAPE_TENSOR.encode()
-    ):
-        meta = dict(field.metadata or {})
-        storage = arr
-    else:
-        raise InvalidArgumentError(
-            f"expected an {VARIABLE_SHAPE_TENSOR} array, or its storage with the tagged field; "
-            f"got type {t}"
-        )
-    try:
-        params = json.loads(meta.get(EXTENSION_METADATA_KEY, b"{}") or b"{}")
-    except ValueError as exc:
-        raise InvalidEncodingError(f"{VARIABLE_SHAPE_TENSOR}: metadata is not JSON") from exc
-    st = storage.type
-    if not (
-        pa.types.is_struct(st)
-        and st.num_fields == 2
-        and st.field(0).name == "data"
-        and st.field(1).name == "shape"
-        and pa.types.is_fixed_size_list(st.field(1).type)
-    ):
-        raise InvalidEncodingError(
-            f"{VARIABLE_SHAPE_TENSOR} storage must be Struct<data: List, shape: "
-            f"FixedSizeList<int32>>; got {st}"
-        )
-    r = st.field(1).type.list_size
+    storage, params = _variable_shape_storage(_combined(arr), field)
+    r = storage.type.field(1).type.list_size
     names = params.get("dim_names") or list(default_dim_names(r))
     if len(names) != r or len(set(names)) != r or not all(isinstance(x, str) and x for x in names):
         raise InvalidEncodingError(
@@ -368,10 +320,48 @@ def from_variable_shape_tensor(
             f"{VARIABLE_SHAPE_TENSOR}: row {i} has {int(lengths[j])} values for shape "
             f"{sizes[j].tolist()}"
         )
-    _, pos = segment_positions(offsets[:-1][valid], lengths)
     values = (
-        data.values.take(pa.array(pos))
+        data.values.take(pa.array(range_positions(offsets[:-1][valid], lengths)))
         if not valid.all()
         else data.values.slice(int(offsets[0]), int(offsets[-1] - offsets[0]))
     )
     return _assemble_column(values, lengths, sizes, list(names), valid)
+
+
+def _variable_shape_storage(
+    arr: pa.Array, field: pa.Field | None
+) -> tuple[pa.StructArray, dict[str, Any]]:
+    """The storage of an ``arrow.variable_shape_tensor`` array (or of a plain one tagged by
+    ``field``) and its parameters, the storage type checked."""
+    t = arr.type
+    if getattr(t, "extension_name", None) == VARIABLE_SHAPE_TENSOR:
+        meta = extension_keys(t)
+        storage = arr.storage
+    elif field is not None and (field.metadata or {}).get(EXTENSION_NAME_KEY) == (
+        VARIABLE_SHAPE_TENSOR.encode()
+    ):
+        meta = dict(field.metadata or {})
+        storage = arr
+    else:
+        raise InvalidArgumentError(
+            f"expected an {VARIABLE_SHAPE_TENSOR} array, or its storage with the tagged field; "
+            f"got type {t}"
+        )
+    # Only dim_names is used: permutation(s) and uniform_shape are view hints, ignored.
+    try:
+        params = json.loads(meta.get(EXTENSION_METADATA_KEY, b"{}") or b"{}")
+    except ValueError as exc:
+        raise InvalidEncodingError(f"{VARIABLE_SHAPE_TENSOR}: metadata is not JSON") from exc
+    st = storage.type
+    if not (
+        pa.types.is_struct(st)
+        and st.num_fields == 2
+        and st.field(0).name == "data"
+        and st.field(1).name == "shape"
+        and pa.types.is_fixed_size_list(st.field(1).type)
+    ):
+        raise InvalidEncodingError(
+            f"{VARIABLE_SHAPE_TENSOR} storage must be Struct<data: List, shape: "
+            f"FixedSizeList<int32>>; got {st}"
+        )
+    return storage, params

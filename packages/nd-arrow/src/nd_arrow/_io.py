@@ -1,12 +1,5 @@
-"""IPC and Parquet helpers that keep the ``nd_arrow.array`` type, check it, and re-wrap
-unregistered reads.
-
-Parquet has no slot for custom extension types; pyarrow keeps them through the Arrow schema it
-stores in the file (``store_schema=True``, the default). Files are written with
-``use_compliant_nested_type=False`` so list items keep the name ``item`` (the compliant Parquet
-name would be ``element``; readers accept either). Every nd column read through these helpers is
-checked against all row rules, chunk by chunk.
-"""
+"""IPC and Parquet helpers that keep the ``nd_arrow.array`` type: every nd column read is checked
+against all row rules, and given the registered type when it was read without it."""
 
 from __future__ import annotations
 
@@ -15,10 +8,10 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from nd_arrow._column import NdColumn
+from nd_arrow._extension import is_nd_field
 from nd_arrow._format import EXTENSION_METADATA_KEY, EXTENSION_NAME_KEY
-from nd_arrow.column import NdColumn
 from nd_arrow.errors import NotSupportedError
-from nd_arrow.extension import is_nd_field
 
 __all__ = ["read_ipc", "read_parquet", "rewrap", "write_ipc", "write_parquet"]
 
@@ -126,6 +119,9 @@ def write_parquet(data: pa.Table | pa.RecordBatch, where: Source, **kwargs: Any)
     Parquet has no seconds unit, so nd columns of ``timestamp[s]`` values are written (exactly)
     as ``timestamp[ms]`` and read back in milliseconds.
     """
+    # List items keep the name ``item`` (Parquet's compliant name is ``element``; readers take
+    # either), and Parquet, which has no slot for extension types, keeps them in the stored
+    # Arrow schema.
     kwargs.setdefault("use_compliant_nested_type", False)
     kwargs.setdefault("store_schema", True)
     pq.write_table(_parquet_ready(_as_table(data)), where, **kwargs)

@@ -1,8 +1,6 @@
-"""``NdColumn``: a column of ``nd_arrow.array``, decoded to numpy, vectorized.
-
-Building lives in :mod:`nd_arrow._builder`; this module checks Arrow input (any pyarrow array, or
-any object of the Arrow PyCapsule interface) and decodes: zero-copy numpy views into one flat
-buffer when the values have no nulls, and Python objects only where the API returns them.
+"""``NdColumn``: a column of ``nd_arrow.array`` from checked Arrow input (pyarrow or any Arrow
+PyCapsule exporter), decoded to numpy (zero-copy views where values have no nulls); and the
+type's array and scalar classes, which decode through it.
 """
 
 from __future__ import annotations
@@ -17,8 +15,10 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from nd_arrow._array import NdArray, trusted_array
 from nd_arrow._attrs import AttrDecoder
 from nd_arrow._builder import build_parts
+from nd_arrow._extension import NdArrayType
 from nd_arrow._format import (
     EXTENSION_METADATA_KEY,
     EXTENSION_NAME,
@@ -26,13 +26,13 @@ from nd_arrow._format import (
     parse_extension_metadata,
 )
 from nd_arrow._interchange import import_array
-from nd_arrow._storage import StorageParts, validate_storage
+from nd_arrow._ragged import offsets_of
+from nd_arrow._storage import StorageParts
+from nd_arrow._storage_check import validate_storage
 from nd_arrow._values import arrow_to_numpy
-from nd_arrow.array import NdArray, trusted_array
 from nd_arrow.errors import NotSupportedError, SchemaMismatchError
-from nd_arrow.extension import NdArrayType
 
-__all__ = ["NdColumn", "parts_of"]
+__all__ = ["NdArrayScalar", "NdColumn", "NdExtensionArray", "parts_of"]
 
 ArrayInput = NdArray | np.ndarray | None
 
@@ -248,9 +248,8 @@ class NdColumn:
                 else:
                     views.append(None)
             return views, None
-        cum = np.zeros(len(mask) + 1, np.int64)
-        np.cumsum(mask, out=cum[1:])
-        row_nulls = (cum[off[1:]] - cum[off[:-1]]).tolist()
+        nulls_before = offsets_of(mask)  # nulls before each value position
+        row_nulls = (nulls_before[off[1:]] - nulls_before[off[:-1]]).tolist()
         masks = []
         for i in range(n):
             if not valid[i]:
@@ -328,6 +327,30 @@ class NdColumn:
         )
 
     __hash__ = None  # type: ignore[assignment]
+
+
+class NdExtensionArray(pa.ExtensionArray):  # type: ignore[misc]
+    """pyarrow array class of :class:`NdArrayType` columns, with decoding shortcuts."""
+
+    def to_column(self) -> NdColumn:
+        return NdColumn.from_arrow(self)
+
+    def to_numpy_list(self) -> list[npt.NDArray[Any] | None]:
+        return self.to_column().to_numpy_list()
+
+
+class NdArrayScalar(pa.ExtensionScalar):  # type: ignore[misc]
+    """One row of an nd column; ``as_py()`` gives an :class:`NdArray` or None for a null row."""
+
+    def as_py(self, **kwargs: Any) -> NdArray | None:  # kwargs: pyarrow 20-24 pass maps_as_pydicts
+        if not self.is_valid:
+            return None
+        return NdColumn.from_arrow(pa.repeat(self.value, 1))[0]
+
+
+# Fill the type's hooks once: pyarrow wraps every nd array and scalar in these classes.
+NdArrayType._array_class = NdExtensionArray
+NdArrayType._scalar_class = NdArrayScalar
 
 
 def parts_of(column: NdColumn) -> StorageParts:

@@ -11,8 +11,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
+from nd_arrow._array import NdArray
 from nd_arrow._attrs import AttrDecoder, attr_type, attrs_equal, encode_attrs
 from nd_arrow._builder import build_parts
+from nd_arrow._column import NdColumn
+from nd_arrow._extension import (
+    global_attributes_field,
+    is_global_attributes_field,
+    is_nd_field,
+)
 from nd_arrow._format import (
     EXTENSION_METADATA_KEY,
     GLOBAL_ATTRIBUTES_EXTENSION,
@@ -25,14 +32,7 @@ from nd_arrow._format import (
 )
 from nd_arrow._interchange import import_table
 from nd_arrow._values import fill_nulls
-from nd_arrow.array import NdArray
-from nd_arrow.column import NdColumn
 from nd_arrow.errors import InvalidArgumentError, NdArrowError, SchemaMismatchError
-from nd_arrow.extension import (
-    global_attributes_field,
-    is_global_attributes_field,
-    is_nd_field,
-)
 
 if TYPE_CHECKING:
     import xarray
