@@ -170,14 +170,20 @@ def probe(session: nox.Session, question: str, python: str | Path = "python") ->
     return str(answer).strip()
 
 
-def run_pytest(session: nox.Session, *test_dirs: str, **env: str) -> None:
-    """Run pytest over the given test folders; "no tests collected" (exit 5) fails the session.
+def run_pytest(
+    session: nox.Session,
+    *test_dirs: str,
+    options: tuple[str, ...] = (),
+    env: dict[str, str] | None = None,
+) -> None:
+    """Run pytest (with options) over the given test folders; "no tests collected" (exit 5)
+    fails the session.
 
     Posargs reach pytest; if they name a test path, only what they name runs.
     """
     if any(Path(arg.split("::")[0]).exists() for arg in session.posargs):
         test_dirs = ()
-    session.run("pytest", *PYTEST_OPTIONS, *test_dirs, *session.posargs, env=env)
+    session.run("pytest", *PYTEST_OPTIONS, *options, *test_dirs, *session.posargs, env=env)
 
 
 def fetch_sdist(session: nox.Session, requirement: str, work: Path) -> str:
@@ -197,171 +203,6 @@ def venv(session: nox.Session, location: Path, *install: str | Path, **env: str)
     python = location / "bin" / "python"
     uv(session, "pip", "install", "--python", python, *install, **env)
     return python
-
-
-# (Python, zarr) cells. "3.m.0" is the first release of a minor, "3.m.*" its latest patch and
-# "newest" whatever the index serves today (possibly a minor newer than listed here).
-# zarr >= 3.2 needs Python >= 3.12, so on 3.11 the latest is the latest 3.1 patch.
-ZARR_MINORS = ("3.1", "3.2", "3.3", "3.4")
-MATRIX = {
-    "3.11": ["3.1.0", "3.1.*"],
-    "3.12": [*(v for m in ZARR_MINORS for v in (f"{m}.0", f"{m}.*")), NEWEST],
-    "3.13": ["3.1.0", NEWEST],  # 3.1.0 is the oldest zarr that installs and passes on 3.13
-}
-
-
-def same_release(session: nox.Session, spec: str) -> str | None:
-    """The other cell of this Python's row that tests the very release ``3.m.*`` resolved to.
-
-    ``3.m.*`` duplicates ``3.m.0`` while a minor has no patch release, and the row's ``newest``
-    while ``3.m`` is the newest minor; CI then runs that release once, not twice.
-    """
-    resolved = probe(session, "zarr-version")
-    if resolved == spec.replace("*", "0"):
-        return spec.replace("*", "0")
-    if NEWEST in MATRIX[str(session.python)] and resolved == probe(session, "newest-zarr"):
-        return NEWEST
-    return None
-
-
-@nox.session(tags=["tests"])
-@nox.parametrize(
-    ("python", "zarr"),
-    [nox.param(py, z, tags=[f"tests-{py}"]) for py, specs in MATRIX.items() for z in specs],
-)
-def tests(session: nox.Session, zarr: str) -> None:
-    """Every package's tests at one (Python, zarr) cell.
-
-    The newest cell of each Python also reruns the codec tests on the pure-Python fallback when
-    the compiled framing kernel is in use, and the newest-zarr cells rerun the zarr-facing tests
-    under zarr's FusedCodecPipeline when that zarr has it.
-    """
-    session.install(*EDITABLES, "zarr" if zarr == NEWEST else f"zarr=={zarr}", *TEST_DEPS)
-    print_versions(session)
-    if zarr.endswith(".*") and (same := same_release(session, zarr)):
-        session.log(f"zarr {zarr} resolves to the release the cell zarr={same!r} tests: skipped")
-        return
-    run_pytest(session, *(p.tests for p in PACKAGES), **EXPECT_KERNEL)
-
-    if zarr == MATRIX[str(session.python)][-1]:
-        if probe(session, "vlen-backend") == "python":
-            session.log("codec framing runs on its Python fallback already: no second run")
-        else:
-            session.log("rerun the codec tests on the Python fallback of the framing kernel")
-            run_pytest(session, CODEC.tests, **FORCE_FALLBACK)
-
-    if zarr == NEWEST:
-        if probe(session, "fused-pipeline") == "no":
-            session.log(f"this zarr has no {FUSED_PIPELINE}: no second pipeline to test")
-        else:
-            session.log(f"rerun the zarr-facing tests under {FUSED_PIPELINE}")
-            zarr_facing = [p.tests for p in PACKAGES if p.zarr_facing]
-            fused = {"ZARR_CODEC_PIPELINE__PATH": FUSED_PIPELINE, **EXPECT_KERNEL}
-            run_pytest(session, *zarr_facing, **fused)
-
-
-def declared_floor(package: Package, dist: str) -> str:
-    """``"pyarrow==18"`` for a package that declares ``pyarrow>=18``: its floor, pinned."""
-    metadata = tomllib.loads((ROOT / package.path / "pyproject.toml").read_text(encoding="utf-8"))
-    for requirement in metadata["project"]["dependencies"]:
-        name, sep, floor = requirement.partition(">=")
-        if sep and name.strip() == dist:
-            return f"{dist}=={floor.strip()}"
-    raise LookupError(f"{package.path}/pyproject.toml declares no {dist}>= floor")
-
-
-@nox.session(python=list(MATRIX), tags=["tests"])
-@nox.parametrize("pyarrow", ["floor", NEWEST])
-def nd_arrow(session: nox.Session, pyarrow: str) -> None:
-    """nd-arrow alone: no zarr in the venv, pyarrow at its declared floor and at the newest."""
-    pin = declared_floor(ND_ARROW, "pyarrow") if pyarrow == "floor" else "pyarrow"
-    session.install("-e", ND_ARROW.path, pin, *PYTEST, "hypothesis", "xarray", *ARROW_ENGINES)
-    print_versions(session)
-    session.run("python", TOOLS / "assert_no_zarr.py")
-    run_pytest(session, ND_ARROW.tests)
-
-
-@nox.session(python="3.11", tags=["tests"])
-def floor(session: nox.Session) -> None:
-    """Python 3.11 with every dependency our packages declare (extras too) at its floor.
-
-    The floors come from the packages' own metadata: uv's lowest-direct resolution picks the
-    lowest version each package allows, then tools/nox/check_floors.py proves each was reached
-    and pins what is installed. The test tools are added afterwards, constrained to those pins.
-    """
-    floors = [arg for p in PACKAGES for arg in ("-e", p.path + p.floor_extras)]
-    session.install("--resolution", "lowest-direct", *floors)
-    pins = Path(session.create_tmp()).resolve() / "floor-constraints.txt"
-    ours = [p.dist + p.floor_extras for p in PACKAGES]
-    session.run("python", TOOLS / "check_floors.py", "--pin", pins, *ours)
-    # The object-store clients cannot join the floor set (moto needs a python-dateutil the floor
-    # xarray's pandas excludes); their tests skip here and run in every matrix cell.
-    session.install("-c", str(pins), *(d for d in TEST_DEPS if d not in OBJECT_STORES))
-    print_versions(session)
-    run_pytest(session, *(p.tests for p in PACKAGES), **EXPECT_KERNEL)
-
-
-@nox.session(python="3.12", tags=["tests"])
-@nox.parametrize("zarr", [NEWEST, "3.1.0"])
-def suite020(session: nox.Session, zarr: str) -> None:
-    """The published zarr-vlen-ndarray 0.2.0's own tests (from its sdist) against our packages.
-
-    Every test must pass except those in tests/compat/suite020_allowlist.toml (deliberate
-    changes, with reasons); an allowed test that passes fails the session too (stale entry).
-    Then 0.2.0's public surface is dumped in its own venv and compared with ours.
-    """
-    session.install(*EDITABLES, "zarr" if zarr == NEWEST else f"zarr=={zarr}", *PYTEST, "pip")
-    print_versions(session)
-    tmp = Path(session.create_tmp()).resolve()
-    junit, dumped = tmp / "junit.xml", tmp / "api020.json"
-    sdist = Path(fetch_sdist(session, ZVN_020, tmp / "suite020"))
-    # Only its tests/, under 0.2.0's own (empty) pytest settings, so it imports OUR packages.
-    run = tmp / "suite020-run"
-    shutil.rmtree(run, ignore_errors=True)
-    shutil.copytree(sdist / "tests", run / "tests")
-    (run / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
-    session.run(
-        "pytest", "-c", run / "pytest.ini", "--rootdir", run, "-p", "no:cacheprovider",
-        "--timeout=300", f"--junitxml={junit}", "-q", run / "tests", success_codes=[0, 1],
-    )  # fmt: skip
-    allowlist = COMPAT_DIR / "suite020_allowlist.toml"
-    session.run(
-        "python", TOOLS / "suite_check.py", "zarr-vlen-ndarray 0.2.0 suite", junit, allowlist
-    )
-    zarr_pin = f"zarr=={probe(session, 'zarr-version')}"
-    old_python = venv(session, tmp / "venv-zvn020", ZVN_020, zarr_pin)
-    api_script = COMPAT_DIR / "api_surface.py"
-    session.run(old_python, api_script, "dump", dumped, external=True)
-    session.run("python", api_script, "compare", dumped)
-    pinned = COMPAT_DIR / "api020.json"
-    if zarr == NEWEST and json.loads(dumped.read_text()) != json.loads(pinned.read_text()):
-        session.error(f"{pinned} differs from the fresh dump {dumped}")
-
-
-@nox.session(python="3.12")
-def lint(session: nox.Session) -> None:
-    """ruff, mypy (root config) on every package and tools/nox, and import-linter contracts."""
-    session.install(*EDITABLES, *LINT_DEPS)
-    print_versions(session)
-    session.run("ruff", "--version")
-    mypy = ("mypy", "--config-file", "pyproject.toml")
-    checks = [
-        ("ruff", "check", "."),
-        ("ruff", "format", "--check", "."),
-        *((*mypy, f"{p.path}/src") for p in PACKAGES),
-        (*mypy, "noxfile.py", "tools/nox"),
-        ("python", "registry/examples/generate.py", "--check"),  # vectors and their copies
-        ("python", "tools/nox/check_readme.py"),  # README's session names and test command
-        *(("lint-imports", "--config", contracts) for contracts in IMPORT_CONTRACTS),
-    ]
-    failed = []
-    for command in checks:  # run every check, then fail with the list of those that failed
-        try:
-            session.run(*command)
-        except nox.command.CommandFailed:
-            failed.append(" ".join(command))
-    if failed:
-        session.error("failed: " + "; ".join(failed))
 
 
 def built(work: Path, package: Package) -> tuple[Path, Path]:
@@ -473,6 +314,178 @@ def zarr_suite(session: nox.Session) -> None:
             ZARR_SUITE_ALLOWLIST, "--baseline", bare, "--collected", collected,
             "--root", source, "--", *ZARR_SUITE_OPTIONS, env=profile,
         )  # fmt: skip
+
+
+@nox.session(python="3.11", tags=["tests"])
+def floor(session: nox.Session) -> None:
+    """Python 3.11 with every dependency our packages declare (extras too) at its floor.
+
+    The floors come from the packages' own metadata: uv's lowest-direct resolution picks the
+    lowest version each package allows, then tools/nox/check_floors.py proves each was reached
+    and pins what is installed. The test tools are added afterwards, constrained to those pins.
+    """
+    floors = [arg for p in PACKAGES for arg in ("-e", p.path + p.floor_extras)]
+    session.install("--resolution", "lowest-direct", *floors)
+    pins = Path(session.create_tmp()).resolve() / "floor-constraints.txt"
+    ours = [p.dist + p.floor_extras for p in PACKAGES]
+    session.run("python", TOOLS / "check_floors.py", "--pin", pins, *ours)
+    # The object-store clients cannot join the floor set (moto needs a python-dateutil the floor
+    # xarray's pandas excludes); their tests skip here and run in every matrix cell.
+    session.install("-c", str(pins), *(d for d in TEST_DEPS if d not in OBJECT_STORES))
+    print_versions(session)
+    run_pytest(session, *(p.tests for p in PACKAGES), env=EXPECT_KERNEL)
+
+
+# (Python, zarr) cells. "3.m.0" is the first release of a minor, "3.m.*" its latest patch and
+# "newest" whatever the index serves today (possibly a minor newer than listed here). Each zarr
+# release is tested once on each end of the Python range it supports: 3.1 on 3.11 (zarr >= 3.2
+# needs Python >= 3.12) and 3.13, the later minors on 3.12, the newest on 3.12 and 3.13.
+ZARR_MINORS = ("3.1", "3.2", "3.3", "3.4")
+MATRIX = {
+    "3.11": ["3.1.0", "3.1.*"],
+    "3.12": [*(v for m in ZARR_MINORS[1:] for v in (f"{m}.0", f"{m}.*")), NEWEST],
+    "3.13": ["3.1.0", NEWEST],  # 3.1.0 is the oldest zarr that installs and passes on 3.13
+}
+# The slow tier (pytest -m slow: README examples, subprocesses, Dask clusters, the command line,
+# object-store endpoints) runs at the two ends of the matrix, in the floor session and from the
+# sdists in the build session (Python 3.12, the newest zarr); the cells in between run the rest.
+# The end cell on the newest zarr also reruns the codec's tests on the framing kernel's
+# pure-Python fallback and the zarr-facing tests under zarr's FusedCodecPipeline.
+OLDEST, NEWEST_CELL = ("3.11", "3.1.0"), ("3.13", NEWEST)
+NOT_SLOW = ("-m", "not slow")
+
+
+def same_release(session: nox.Session, spec: str) -> str | None:
+    """The other cell of this Python's row that tests the very release ``3.m.*`` resolved to.
+
+    ``3.m.*`` duplicates ``3.m.0`` while a minor has no patch release, and the row's ``newest``
+    while ``3.m`` is the newest minor; CI then runs that release once, not twice.
+    """
+    resolved = probe(session, "zarr-version")
+    if resolved == spec.replace("*", "0"):
+        return spec.replace("*", "0")
+    if NEWEST in MATRIX[str(session.python)] and resolved == probe(session, "newest-zarr"):
+        return NEWEST
+    return None
+
+
+def _cells() -> list[tuple[str, str]]:
+    """The matrix, the end cells first (the longest sessions start first under --parallel)."""
+    ends = [OLDEST, NEWEST_CELL]
+    return [*ends, *((py, z) for py, specs in MATRIX.items() for z in specs if (py, z) not in ends)]
+
+
+@nox.session(tags=["tests"])
+@nox.parametrize(("python", "zarr"), [nox.param(py, z, tags=[f"tests-{py}"]) for py, z in _cells()])
+def tests(session: nox.Session, zarr: str) -> None:
+    """Every package's tests at one (Python, zarr) cell; the slow tier only in the end cells."""
+    session.install(*EDITABLES, "zarr" if zarr == NEWEST else f"zarr=={zarr}", *TEST_DEPS)
+    print_versions(session)
+    if zarr.endswith(".*") and (same := same_release(session, zarr)):
+        session.log(f"zarr {zarr} resolves to the release the cell zarr={same!r} tests: skipped")
+        return
+    cell = (str(session.python), zarr)
+    tier: tuple[str, ...] = () if cell in (OLDEST, NEWEST_CELL) else NOT_SLOW
+    run_pytest(session, *(p.tests for p in PACKAGES), options=tier, env=EXPECT_KERNEL)
+    if cell != NEWEST_CELL:
+        return
+
+    if probe(session, "vlen-backend") == "python":
+        session.log("codec framing runs on its Python fallback already: no second run")
+    else:
+        session.log("rerun the codec tests on the Python fallback of the framing kernel")
+        run_pytest(session, CODEC.tests, options=NOT_SLOW, env=FORCE_FALLBACK)
+    if probe(session, "fused-pipeline") == "no":
+        session.log(f"this zarr has no {FUSED_PIPELINE}: no second pipeline to test")
+    else:
+        session.log(f"rerun the zarr-facing tests under {FUSED_PIPELINE}")
+        zarr_facing = [p.tests for p in PACKAGES if p.zarr_facing]
+        fused = {"ZARR_CODEC_PIPELINE__PATH": FUSED_PIPELINE, **EXPECT_KERNEL}
+        run_pytest(session, *zarr_facing, options=NOT_SLOW, env=fused)
+
+
+def declared_floor(package: Package, dist: str) -> str:
+    """``"pyarrow==18"`` for a package that declares ``pyarrow>=18``: its floor, pinned."""
+    metadata = tomllib.loads((ROOT / package.path / "pyproject.toml").read_text(encoding="utf-8"))
+    for requirement in metadata["project"]["dependencies"]:
+        name, sep, floor = requirement.partition(">=")
+        if sep and name.strip() == dist:
+            return f"{dist}=={floor.strip()}"
+    raise LookupError(f"{package.path}/pyproject.toml declares no {dist}>= floor")
+
+
+@nox.session(python=list(MATRIX), tags=["tests"])
+@nox.parametrize("pyarrow", ["floor", NEWEST])
+def nd_arrow(session: nox.Session, pyarrow: str) -> None:
+    """nd-arrow alone: no zarr in the venv, pyarrow at its declared floor and at the newest."""
+    pin = declared_floor(ND_ARROW, "pyarrow") if pyarrow == "floor" else "pyarrow"
+    session.install("-e", ND_ARROW.path, pin, *PYTEST, "hypothesis", "xarray", *ARROW_ENGINES)
+    print_versions(session)
+    session.run("python", TOOLS / "assert_no_zarr.py")
+    run_pytest(session, ND_ARROW.tests)
+
+
+@nox.session(python="3.12", tags=["tests"])
+@nox.parametrize("zarr", [NEWEST, "3.1.0"])
+def suite020(session: nox.Session, zarr: str) -> None:
+    """The published zarr-vlen-ndarray 0.2.0's own tests (from its sdist) against our packages.
+
+    Every test must pass except those in tests/compat/suite020_allowlist.toml (deliberate
+    changes, with reasons); an allowed test that passes fails the session too (stale entry).
+    Then 0.2.0's public surface is dumped in its own venv and compared with ours.
+    """
+    session.install(*EDITABLES, "zarr" if zarr == NEWEST else f"zarr=={zarr}", *PYTEST, "pip")
+    print_versions(session)
+    tmp = Path(session.create_tmp()).resolve()
+    junit, dumped = tmp / "junit.xml", tmp / "api020.json"
+    sdist = Path(fetch_sdist(session, ZVN_020, tmp / "suite020"))
+    # Only its tests/, under 0.2.0's own (empty) pytest settings, so it imports OUR packages.
+    run = tmp / "suite020-run"
+    shutil.rmtree(run, ignore_errors=True)
+    shutil.copytree(sdist / "tests", run / "tests")
+    (run / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    session.run(
+        "pytest", "-c", run / "pytest.ini", "--rootdir", run, "-p", "no:cacheprovider",
+        "--timeout=300", f"--junitxml={junit}", "-q", run / "tests", success_codes=[0, 1],
+    )  # fmt: skip
+    allowlist = COMPAT_DIR / "suite020_allowlist.toml"
+    session.run(
+        "python", TOOLS / "suite_check.py", "zarr-vlen-ndarray 0.2.0 suite", junit, allowlist
+    )
+    zarr_pin = f"zarr=={probe(session, 'zarr-version')}"
+    old_python = venv(session, tmp / "venv-zvn020", ZVN_020, zarr_pin)
+    api_script = COMPAT_DIR / "api_surface.py"
+    session.run(old_python, api_script, "dump", dumped, external=True)
+    session.run("python", api_script, "compare", dumped)
+    pinned = COMPAT_DIR / "api020.json"
+    if zarr == NEWEST and json.loads(dumped.read_text()) != json.loads(pinned.read_text()):
+        session.error(f"{pinned} differs from the fresh dump {dumped}")
+
+
+@nox.session(python="3.12")
+def lint(session: nox.Session) -> None:
+    """ruff, mypy (root config) on every package and tools/nox, and import-linter contracts."""
+    session.install(*EDITABLES, *LINT_DEPS)
+    print_versions(session)
+    session.run("ruff", "--version")
+    mypy = ("mypy", "--config-file", "pyproject.toml")
+    checks = [
+        ("ruff", "check", "."),
+        ("ruff", "format", "--check", "."),
+        *((*mypy, f"{p.path}/src") for p in PACKAGES),
+        (*mypy, "noxfile.py", "tools/nox"),
+        ("python", "registry/examples/generate.py", "--check"),  # vectors and their copies
+        ("python", "tools/nox/check_readme.py"),  # README's session names and test command
+        *(("lint-imports", "--config", contracts) for contracts in IMPORT_CONTRACTS),
+    ]
+    failed = []
+    for command in checks:  # run every check, then fail with the list of those that failed
+        try:
+            session.run(*command)
+        except nox.command.CommandFailed:
+            failed.append(" ".join(command))
+    if failed:
+        session.error("failed: " + "; ".join(failed))
 
 
 @nox.session(python="3.12", tags=["tests"])

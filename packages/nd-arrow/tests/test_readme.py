@@ -22,6 +22,7 @@ def test_the_readme_has_examples() -> None:
     assert len(BLOCKS) >= 3
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("code", BLOCKS, ids=[f"block{i}" for i in range(len(BLOCKS))])
 def test_readme_example_runs(code: str, tmp_path: Path) -> None:
     imported = set(re.findall(r"^\s*(?:from|import)\s+([\w.]+(?:\s*,\s*[\w.]+)*)", code, re.M))

@@ -423,6 +423,7 @@ def client() -> Iterator[Any]:
         yield client
 
 
+@pytest.mark.slow
 def test_write_and_read_on_a_local_cluster(client: Any, tmp_path: Path) -> None:
     cells = random_cells(8, RAGGED, (9, 7))
     create = {"chunks": (2, 3), "shards": (4, 3), "serializer": ToyCodec()}
@@ -438,6 +439,7 @@ def test_write_and_read_on_a_local_cluster(client: Any, tmp_path: Path) -> None:
     assert sum(int(p.offsets[-1]) for p in parts) == int(read_columnar(array).offsets[-1])
 
 
+@pytest.mark.slow
 def test_a_memory_store_is_refused_on_a_cluster(client: Any) -> None:
     """A worker gets its own copy of a MemoryStore: its writes would be lost silently."""
     cells = random_cells(9, POINTS, (8,))

@@ -15,6 +15,7 @@ def test_the_readme_has_examples() -> None:
     assert BLOCKS
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("code", BLOCKS.values(), ids=BLOCKS.keys())
 def test_readme_example_runs(code: str, tmp_path: Path) -> None:
     skip_unless_importable(code)

@@ -20,6 +20,7 @@ def test_the_readme_has_examples() -> None:
     assert len(BLOCKS) >= 2  # the example and the Zarr v2 upgrade
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("code", BLOCKS.values(), ids=BLOCKS.keys())
 def test_readme_example_runs(code: str, tmp_path: Path) -> None:
     skip_unless_importable(code)  # a whole hierarchy's upgrade needs zarr >= 3.1.3

@@ -357,6 +357,7 @@ def test_rewrite_refuses_when_zarr_json_changed_meanwhile(
     assert status == 1 and "changed while this command ran" in err
 
 
+@pytest.mark.slow
 def test_python_dash_m_entry(bytes_store: Any) -> None:
     path, _ = bytes_store
     done = subprocess.run(
@@ -401,6 +402,7 @@ def _damaged_stores(root: Path) -> dict[str, tuple[Path, str]]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["info", "info --json", "verify", "export"])
 def test_every_command_reports_a_chunk_that_does_not_decode_the_same_way(
     tmp_path: Path, command: str
@@ -419,6 +421,7 @@ def test_every_command_reports_a_chunk_that_does_not_decode_the_same_way(
         assert not (tmp_path / f"{name}.parquet").exists()
 
 
+@pytest.mark.slow
 def test_a_closed_output_pipe_ends_the_command_quietly(bytes_store: Any) -> None:
     path, _ = bytes_store
     command = [*CLI, "info", str(path)]
@@ -435,6 +438,7 @@ def test_a_closed_output_pipe_ends_the_command_quietly(bytes_store: Any) -> None
     assert tool_output(done.stderr) == ""
 
 
+@pytest.mark.slow
 def test_export_refuses_an_output_it_cannot_write_before_any_work(tmp_path: Path) -> None:
     path = tmp_path / "a"
     write_ndarray_array(path, cells_f32x2(4), F32X2)
@@ -448,6 +452,7 @@ def test_export_refuses_an_output_it_cannot_write_before_any_work(tmp_path: Path
         assert not (tmp_path / "missing").exists()
 
 
+@pytest.mark.slow
 def test_verify_clears_its_progress_bar_before_the_result_on_a_terminal(tmp_path: Path) -> None:
     import pty
 
@@ -481,6 +486,7 @@ def _read_all(terminal: Any) -> bytes:
     return b"".join(chunks)
 
 
+@pytest.mark.slow
 def test_help_describes_every_command_and_both_codecs() -> None:
     parser = build_parser()
     assert "vlen-ndarray" in (parser.description or "")

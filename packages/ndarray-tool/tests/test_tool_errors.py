@@ -43,6 +43,7 @@ def raw_store(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_a_full_device_names_the_output(raw_store: Path) -> None:
     if not os.path.exists("/dev/full"):
         pytest.skip("no /dev/full on this system")
@@ -83,6 +84,7 @@ def _read_only_mount(directory: Path, *argv: str) -> subprocess.CompletedProcess
     return done
 
 
+@pytest.mark.slow
 def test_rewrites_on_a_read_only_file_system(raw_store: Path, tmp_path: Path) -> None:
     before = (raw_store / "zarr.json").read_bytes()
     done = _read_only_mount(raw_store, *CLI, "upgrade", str(raw_store), *UPGRADE)
@@ -139,6 +141,7 @@ def _s3_run(
     return run_cli(*argv, env=env)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["fsspec", "obstore"])
 def test_an_endpoint_that_refuses_connections(
     backend: str, closed_port: int, tmp_path: Path
@@ -149,6 +152,7 @@ def test_an_endpoint_that_refuses_connections(
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["fsspec", "obstore"])
 def test_no_credentials_in_the_environment(backend: str, closed_port: int, tmp_path: Path) -> None:
     done = _s3_run(backend, closed_port, tmp_path, credentials=False)

@@ -274,6 +274,7 @@ def test_api_upgrade_needs_the_element_type_and_api_export(tmp_path: Path) -> No
     assert (tmp_path / "raw.parquet").stat().st_size > 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["fsspec", "obstore"])
 def test_a_whole_zspy_hierarchy_upgrades_and_downgrades_on_s3(
     backend: str,

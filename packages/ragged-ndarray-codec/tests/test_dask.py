@@ -133,6 +133,7 @@ def test_map_columnar_and_blocks_read_what_read_columnar_reads() -> None:
     np.testing.assert_array_equal(np.concatenate([b.shapes for b in blocks]), whole.shapes)
 
 
+@pytest.mark.slow
 def test_write_and_read_on_a_local_cluster(tmp_path: Path) -> None:
     pytest.importorskip("distributed")
     cells = cells_of(F64_NN, (11, 7), 4)

@@ -1,7 +1,7 @@
 """The 0.2.0 compatibility driver (tests/compat/compat_020.py) run against this package alone.
 
 The nox session ``compat020`` runs it across implementations; here it writes and checks with
-ours, which keeps the script itself exercised on every (Python, zarr) pair of the test matrix.
+ours, which keeps the script itself exercised at the ends of the test matrix (the slow tier).
 """
 
 from __future__ import annotations
@@ -9,6 +9,8 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 SCRIPT = Path(__file__).resolve().parent / "compat" / "compat_020.py"
 
@@ -23,6 +25,7 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_write_then_check(tmp_path: Path) -> None:
     written = _run("write", str(tmp_path / "store"))
     assert written.returncode == 0, written.stdout + written.stderr
@@ -31,6 +34,7 @@ def test_write_then_check(tmp_path: Path) -> None:
     assert "cases passed" in checked.stdout
 
 
+@pytest.mark.slow
 def test_check_detects_a_corrupt_chunk(tmp_path: Path) -> None:
     store = tmp_path / "store"
     assert _run("write", str(store)).returncode == 0
@@ -43,6 +47,7 @@ def test_check_detects_a_corrupt_chunk(tmp_path: Path) -> None:
     assert "FAIL u64_rank2" in checked.stdout
 
 
+@pytest.mark.slow
 def test_usage() -> None:
     result = _run("frobnicate")
     assert result.returncode == 2

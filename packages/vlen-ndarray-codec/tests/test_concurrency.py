@@ -80,6 +80,7 @@ def test_threads_write_disjoint_chunks_while_others_read(tmp_path: Path) -> None
     _final_check(path)
 
 
+@pytest.mark.slow
 def test_processes_write_disjoint_chunks_while_others_read(tmp_path: Path) -> None:
     path = _create(tmp_path / "processes.zarr")
     spawn = multiprocessing.get_context("spawn")  # fresh interpreters, as on a cluster

@@ -288,6 +288,7 @@ def cluster() -> Iterator[Cluster]:
         yield Cluster(client, client.run(our_modules_loaded))
 
 
+@pytest.mark.slow
 def test_each_worker_registers_the_type_when_it_unpickles_an_array(
     cluster: Cluster, source: zarr.Array
 ) -> None:
@@ -308,6 +309,7 @@ def test_each_worker_registers_the_type_when_it_unpickles_an_array(
     assert loaded == {w: list(OURS) for w in workers}
 
 
+@pytest.mark.slow
 def test_per_cell_extents_and_means_on_a_local_cluster(
     cluster: Cluster, source: zarr.Array
 ) -> None:
@@ -322,6 +324,7 @@ def test_per_cell_extents_and_means_on_a_local_cluster(
     )
 
 
+@pytest.mark.slow
 def test_store_derived_cells_on_a_local_cluster(
     cluster: Cluster, source: zarr.Array, tmp_path: Path
 ) -> None:
@@ -332,6 +335,7 @@ def test_store_derived_cells_on_a_local_cluster(
     assert_same_cells(read(zarr.open_array(target.store, mode="r")), block_sorted(read(source)))
 
 
+@pytest.mark.slow
 def test_to_zarr_and_map_columnar_on_a_local_cluster(
     cluster: Cluster, source: zarr.Array, tmp_path: Path
 ) -> None:

@@ -16,6 +16,7 @@ def test_the_readme_has_examples() -> None:
     assert len(BLOCKS) >= 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("code", BLOCKS.values(), ids=BLOCKS.keys())
 def test_readme_example_runs(code: str, tmp_path: Path) -> None:
     needs = [m for m in ("dask", "distributed") if m in code]
