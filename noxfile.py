@@ -340,21 +340,22 @@ def floor(session: nox.Session) -> None:
 
 # (Python, zarr) cells. "3.m.0" is the first release of a minor, "3.m.*" its latest patch and
 # "newest" whatever the index serves today (possibly a minor newer than listed here). Each zarr
-# release is tested once on each end of the Python range it supports: 3.1 on 3.11 (zarr >= 3.2
-# needs Python >= 3.12) and 3.13, the later minors on 3.12, the newest on 3.13 and, from the
-# sdists, by the build session on 3.12 (BUILD_PYTHON).
+# release is tested once per end of the Python range it supports, and no (Python, zarr) pair
+# twice: zarr 3.1 (zarr >= 3.2 needs Python >= 3.12) runs its latest patch on 3.11 and 3.1.0 on
+# 3.13 (3.1.0 on 3.11 is the floor session's pair), the later minors on 3.12, the newest on 3.13
+# and, from the sdists, in the build session on 3.12 (BUILD_PYTHON).
 ZARR_MINORS = ("3.1", "3.2", "3.3", "3.4")
 MATRIX = {
-    "3.11": ["3.1.0", "3.1.*"],
+    "3.11": ["3.1.*"],
     "3.12": [v for m in ZARR_MINORS[1:] for v in (f"{m}.0", f"{m}.*")],
     "3.13": ["3.1.0", NEWEST],  # 3.1.0 is the oldest zarr that installs and passes on 3.13
 }
 # The slow tier (pytest -m slow: README examples, subprocesses, Dask clusters, the command line,
-# object-store endpoints) runs at the two ends of the matrix, in the floor session and from the
-# sdists in the build session (Python 3.12, the newest zarr); the cells in between run the rest.
-# The end cell on the newest zarr also reruns the codec's tests on the framing kernel's
-# pure-Python fallback and the zarr-facing tests under zarr's FusedCodecPipeline.
-OLDEST, NEWEST_CELL = ("3.11", "3.1.0"), ("3.13", NEWEST)
+# object-store endpoints) runs once per Python: in the floor session (3.11), from the sdists in
+# the build session (3.12, the newest zarr) and in the newest cell (3.13); the other cells run
+# the rest. The newest cell also reruns the codec's tests on the framing kernel's pure-Python
+# fallback and the zarr-facing tests under zarr's FusedCodecPipeline.
+NEWEST_CELL = ("3.13", NEWEST)
 NOT_SLOW = ("-m", "not slow")
 
 
@@ -374,24 +375,24 @@ def same_release(session: nox.Session, spec: str) -> str | None:
 
 
 def _cells() -> list[tuple[str, str]]:
-    """The matrix, the end cells first (the longest sessions start first under --parallel)."""
-    ends = [OLDEST, NEWEST_CELL]
-    return [*ends, *((py, z) for py, specs in MATRIX.items() for z in specs if (py, z) not in ends)]
+    """The matrix, the newest cell first (the longest sessions start first under --parallel)."""
+    rest = [(py, z) for py, specs in MATRIX.items() for z in specs if (py, z) != NEWEST_CELL]
+    return [NEWEST_CELL, *rest]
 
 
 @nox.session(tags=["tests"])
 @nox.parametrize(("python", "zarr"), [nox.param(py, z, tags=[f"tests-{py}"]) for py, z in _cells()])
 def tests(session: nox.Session, zarr: str) -> None:
-    """Every package's tests at one (Python, zarr) cell; the slow tier only in the end cells."""
+    """Every package's tests at one (Python, zarr) cell; the slow tier only in the newest."""
     session.install(*EDITABLES, "zarr" if zarr == NEWEST else f"zarr=={zarr}", *TEST_DEPS)
     print_versions(session)
     if zarr.endswith(".*") and (same := same_release(session, zarr)):
         session.log(f"zarr {zarr} resolves to the release {same} tests: skipped")
         return
-    cell = (str(session.python), zarr)
-    tier: tuple[str, ...] = () if cell in (OLDEST, NEWEST_CELL) else NOT_SLOW
+    newest = (str(session.python), zarr) == NEWEST_CELL
+    tier = () if newest else NOT_SLOW
     run_pytest(session, *(p.tests for p in PACKAGES), options=tier, env=EXPECT_KERNEL)
-    if cell != NEWEST_CELL:
+    if not newest:
         return
 
     if probe(session, "vlen-backend") == "python":
@@ -418,16 +419,14 @@ def declared_floor(package: Package, dist: str) -> str:
     raise LookupError(f"{package.path}/pyproject.toml declares no {dist}>= floor")
 
 
-# pyarrow's floor on every Python; the newest pyarrow runs nd-arrow's tests in every tests cell
-# too, so alone (without zarr) once.
-ND_ARROW_CELLS = [*((py, "floor") for py in MATRIX), (list(MATRIX)[-1], NEWEST)]
-
-
 @nox.session(tags=["tests"])
-@nox.parametrize(("python", "pyarrow"), ND_ARROW_CELLS)
-def nd_arrow(session: nox.Session, pyarrow: str) -> None:
-    """nd-arrow alone: no zarr in the venv, pyarrow at its declared floor (and the newest)."""
-    pin = declared_floor(ND_ARROW, "pyarrow") if pyarrow == "floor" else "pyarrow"
+@nox.parametrize("python", [min(MATRIX), max(MATRIX)])
+def nd_arrow(session: nox.Session) -> None:
+    """nd-arrow alone: no zarr in the venv, pyarrow at its declared floor, oldest and newest Python.
+
+    Every tests cell runs nd-arrow's tests on the newest pyarrow too, beside zarr.
+    """
+    pin = declared_floor(ND_ARROW, "pyarrow")
     session.install("-e", ND_ARROW.path, pin, *PYTEST, "hypothesis", "xarray", *ARROW_ENGINES)
     print_versions(session)
     session.run("python", TOOLS / "assert_no_zarr.py")
