@@ -38,8 +38,10 @@ taking turns (min / median s); ratios of minima and of medians:
   S3            the same on moto serving ranges at the cost of the range, as S3 does
                 (``_moto_ranged.py``), with the bounds of a GET of every object of a layout
                 (obstore) and of two 1-byte GETs in a row (the least a position in a shard
-                costs: the shard's index, then the chunk); on moto as it is, whose ranged GET
-                reads the whole object, only the cost of a 1-byte GET
+                costs: the shard's index, then the chunk), and the GETs zarr makes for each of
+                ours' reads, their bytes and the seconds with one in flight (``_requests.py``);
+                on moto as it is, whose ranged GET reads the whole object, only the cost of a
+                1-byte GET
 
 Targets (issue 18): whole columnar read within 1.25x of CSR's read of its two arrays; whole
 object read >= 3x faster than zspy's (zarr 2 VLenArray); one-position and 16 x 16 region reads
@@ -66,6 +68,7 @@ from typing import Any
 import numpy as np
 import zarr
 from _machine import describe
+from _requests import Counted, report_requests
 from _rss import peak_extra
 from _s3 import bucket, moto_s3, one_byte
 from _timing import rounds, spread
@@ -285,20 +288,23 @@ def small_reads(ours: Any, csr: Csr, zspy: Callable[[str], Remote] | None) -> di
 
 def s3_run(
     values: np.ndarray, offsets: np.ndarray, cells: np.ndarray, data: Path,
-    zarr2: str | None, repeats: int,
+    zarr2: str | None, repeats: int, requests: dict[str, tuple[int, int, float]],
 ) -> dict[str, list[float]]:  # fmt: skip
     """The cost of a ranged GET on moto as it is; every operation on moto serving ranges as S3
-    does."""
+    does, the GETs of ours' reads counted into ``requests``."""
     times: dict[str, list[float]] = {}
     for ranges_as_s3 in (False, True):
         with moto_s3(ranges_as_s3) as endpoint:
-            times |= s3_server(endpoint, ranges_as_s3, values, offsets, cells, data, zarr2, repeats)
+            times |= s3_server(
+                endpoint, ranges_as_s3, values, offsets, cells, data, zarr2, repeats, requests
+            )
     return times
 
 
 def s3_server(
     endpoint: str, ranges_as_s3: bool, values: np.ndarray, offsets: np.ndarray,
     cells: np.ndarray, data: Path, zarr2: str | None, repeats: int,
+    requests: dict[str, tuple[int, int, float]],
 ) -> dict[str, list[float]]:  # fmt: skip
     import obstore
 
@@ -307,6 +313,8 @@ def s3_server(
     ours, csr = create_ours(store), Csr(store, len(values))
     write_columnar(ours, values, offsets)
     csr.write(values, offsets)
+    counted = Counted(zarr.storage.ObjectStore(s3))  # ours, read through a counting store
+    ours_read = zarr.open_array(counted, path="ours")
     shard, csr_values = "ours/c/0/0", "csr/data/c/0/0"
     if not ranges_as_s3:
         ops = {
@@ -334,8 +342,10 @@ def s3_server(
     )
     with zarr2_worker(zarr2, data, "s3://bench/zspy", endpoint) as zspy:
         times |= run(writes(ours, csr, zspy, values, offsets, cells), repeats)
-        times |= run(whole_reads(ours, csr, zspy), repeats)
-        times |= run(small_reads(ours, csr, zspy), repeats)
+        for reads in (whole_reads(ours_read, csr, zspy), small_reads(ours_read, csr, zspy)):
+            mine = counted.per_call({k: fn for k, fn in reads.items() if k.endswith("|ours")})
+            times |= run(reads | mine, repeats)
+    requests |= counted.calls
     return times
 
 
@@ -492,15 +502,17 @@ def main() -> None:
             zspy_rss = [zarr2, str(HERE / "_zspy.py"), str(data), str(zspy_root), "--rss", "blosc"]
             memory["HyperSpy's read (zspy blosc)"] = rss(zspy_rss, args.repeats)
         s3: dict[str, list[float]] = {}
+        requests: dict[str, tuple[int, int, float]] = {}
         if not args.no_s3:
             try:
-                s3 = s3_run(values, offsets, cells, data, zarr2, args.repeats)
+                s3 = s3_run(values, offsets, cells, data, zarr2, args.repeats, requests)
             except (ImportError, RuntimeError, OSError) as exc:
                 print(f"S3 part skipped: {exc}")
 
     table("local store", t, {"stored MB": {k: f"{v / 1e6:.2f}" for k, v in sizes.items()}})
     if s3:
         table("S3: moto, ranges as S3 (moto_ranged)", s3, {})
+        report_requests("S3: ours' last read of each (zarr -> store)", requests)
     print(f"\n{'measure':<72}{'min':>7}{'median':>8}  target")
     for where, times in (("local", t), ("S3", s3)):
         for text, a, b, target in MEASURES:

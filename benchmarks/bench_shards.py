@@ -22,7 +22,9 @@ reported as ratios against a baseline measured in the same run:
            wrapped in zarr's ObjectStore)  vs  fetching the same objects with obstore alone
            (its buffers, uncopied), and the CPU the two need: moto shares the cores;
            on moto as it is, whose ranged GET reads the whole object (its cost is printed), and
-           on moto serving ranges at the cost of the range, as S3 does (``_moto_ranged.py``)
+           on moto serving ranges at the cost of the range, as S3 does (``_moto_ranged.py``);
+           with the GETs zarr makes per read, their bytes, and the seconds with one in flight
+           (``_requests.py``), and the read of one inner chunk over S3
 
 Targets (issue 19): write >= 2x the object write; local read within 1.2x of the floor; S3 read
 within 1.15x of the obstore fetch; peak extra memory <= 1.3x the output. No assertions.
@@ -47,6 +49,7 @@ from typing import Any
 import numpy as np
 import zarr
 from _machine import describe
+from _requests import Counted, report_requests
 from _rss import peak_extra
 from _s3 import bucket, moto_s3, one_byte
 from _timing import rounds, spread
@@ -175,14 +178,17 @@ def workload_a(store: Any) -> None:
 
 
 def s3_run(
-    values: np.ndarray, offsets: np.ndarray, cells: int, repeats: int, ranges_as_s3: bool
-) -> dict[str, list[float]]:
+    values: np.ndarray, offsets: np.ndarray, cells: int, repeats: int, ranges_as_s3: bool,
+    counted: dict[str, tuple[int, int, float]],
+) -> dict[str, list[float]]:  # fmt: skip
+    """The S3 rows on one server; the GETs of its reads go into ``counted``."""
     import obstore
 
     with moto_s3(ranges_as_s3) as endpoint:
         s3 = bucket(endpoint)
-        array = create(zarr.storage.ObjectStore(s3), cells, "centroids")
-        write_columnar(array, values, offsets)
+        write_columnar(create(zarr.storage.ObjectStore(s3), cells, "centroids"), values, offsets)
+        store = Counted(zarr.storage.ObjectStore(s3))
+        array = zarr.open_array(store, path="centroids")
         keys = [k for page in obstore.list(s3) for k in (m["path"] for m in page)]
         chunk_keys = [k for k in keys if not k.endswith("zarr.json")]
 
@@ -190,10 +196,21 @@ def s3_run(
             return [obstore.get(s3, k).bytes() for k in chunk_keys]
 
         fetching = WithCpu(fetch, endpoint.pid)
-        reading = WithCpu(lambda: read_columnar(array), endpoint.pid)
+        label = f"whole read, {'ranges as S3' if ranges_as_s3 else 'moto as it is'}"
+        region = slice(cells // 2 // INNER * INNER, (cells // 2 // INNER + 1) * INNER)
+        ops = store.per_call(
+            {
+                label: lambda: read_columnar(array),
+                "one inner chunk": lambda: read_columnar(array, region),
+            }
+        )
+        reading = WithCpu(ops[label], endpoint.pid)
         times = rounds({"range": lambda: one_byte(s3, chunk_keys[0]), "fetch": fetching}, repeats)
         # moto as it is reads the whole object for every ranged GET: its read runs once
         times |= rounds({"read": reading}, repeats if ranges_as_s3 else 1)
+        if ranges_as_s3:
+            times |= rounds({"region read": ops["one inner chunk"]}, repeats)
+        counted |= store.calls
         times["fetch cpu"] = fetching.of_fastest(times["fetch"])
         times["read cpu"] = reading.of_fastest(times["read"])
     return times
@@ -307,10 +324,11 @@ def main() -> None:
         }
 
     s3: dict[str, dict[str, list[float]]] = {}
+    counted: dict[str, tuple[int, int, float]] = {}
     if not args.no_s3:
         for ranges_as_s3, name in ((True, "moto, ranges as S3"), (False, "moto as it is")):
             try:
-                s3[name] = s3_run(values, offsets, cells, args.repeats, ranges_as_s3)
+                s3[name] = s3_run(values, offsets, cells, args.repeats, ranges_as_s3, counted)
             except (ImportError, RuntimeError, OSError) as exc:
                 print(f"S3 part ({name}) skipped: {exc}")
 
@@ -347,6 +365,10 @@ def main() -> None:
             f"processes, and of a local read ({read_cpu:.3f} s), over the cores, whatever "
             "overlaps)"
         )
+        region_s3 = s3.get("moto, ranges as S3", {}).get("region read")
+        if region_s3:
+            print(f"one inner chunk over S3 (ranges as S3): {spread(region_s3)} s")
+        report_requests("S3 requests of the last read (zarr -> store)", counted)
 
     print(f"\n{'measure':<66}{'min':>7}{'median':>8}  target")
 
