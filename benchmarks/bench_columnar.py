@@ -4,6 +4,9 @@ Workload (a) of issue 3: 1,000,000 cells of (n, 2) float32, n ~ Poisson(8), chun
 stored raw and with zstd level 3, in a MemoryStore. Measured in one process, same data:
 
   columnar read    read_columnar(arr) -> (values, offsets)
+  read into out=   read_columnar(arr, out=buffers): the same read into the caller's arrays,
+                   as a worker reading block after block does (no fresh output pages); with
+                   the page faults and the system CPU seconds of one read beside both
   object read      arr[:] (this project's codec: an object array of read-only cells)
   vlen-bytes read  arr[:] on zarr's own bytes + vlen-bytes array of the same cells pre-encoded
                    as bytes (returns bytes objects, does no typing)
@@ -24,6 +27,7 @@ Run:  python benchmarks/bench_columnar.py [--small] [--repeats N]
 from __future__ import annotations
 
 import argparse
+import resource
 import statistics
 import warnings
 from collections.abc import Callable
@@ -107,14 +111,31 @@ def run(cells: int, chunk: int, zstd: bool, repeats: int) -> dict[str, list[floa
     if not (same and np.array_equal(got_v, values) and np.array_equal(got_o, offsets)):
         raise SystemExit("columnar and object paths disagree: refusing to report timings")
 
+    buffers = (np.empty_like(values), np.empty_like(offsets))
     ops: dict[str, Callable[[], Any]] = {
         "columnar read": lambda: read_columnar(ours),
+        "read into out=": lambda: read_columnar(ours, out=buffers),
         "object read": lambda: ours_obj[:],
         "vlen-bytes read": lambda: native[:],
         "columnar write": lambda: write_columnar(ours, values, offsets),
         "object write": lambda: ours_obj.__setitem__(slice(None), objects),
     }
-    return rounds(ops, repeats)
+    times = rounds(ops, repeats)
+    for name in ("columnar read", "read into out="):
+        print(f"  {name}: {kernel_work(ops[name])}")
+    return times
+
+
+def kernel_work(fn: Callable[[], Any], calls: int = 3) -> str:
+    """Minor page faults and system CPU seconds of one call (the mean of ``calls``)."""
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    for _ in range(calls):
+        fn()
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    faults = (after.ru_minflt - before.ru_minflt) / calls
+    return (
+        f"{faults:,.0f} page faults, {(after.ru_stime - before.ru_stime) / calls:.3f} s system CPU"
+    )
 
 
 def main() -> None:
@@ -129,6 +150,7 @@ def main() -> None:
     print(f"\ncolumnar access, workload (a): {cells:,} cells of (n, 2) float32, n ~ Poisson(8), ")
     print(f"chunks of {chunk:,}; zarr {zarr.__version__}; {args.repeats} rounds, min / median (s)")
     for zstd in (False, True):
+        print(f"\n[{'zstd 3' if zstd else 'raw'}] kernel work of one read:")
         times = run(cells, chunk, zstd, args.repeats)
         best = {k: min(v) for k, v in times.items()}
         label = "zstd 3" if zstd else "raw"

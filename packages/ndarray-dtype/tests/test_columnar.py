@@ -150,7 +150,14 @@ def test_writes_leave_the_objects_zarr_leaves_and_reads_match(case: dict[str, An
         assert got.shape == tuple(col.shape)
         _assert_reads_equal(got, ref[...])
         box = tuple(slice(n // 3, n) for n in col.shape)
-        _assert_reads_equal(read_columnar(col, box), ref[box])
+        want = read_columnar(col, box)
+        _assert_reads_equal(want, ref[box])
+        # the same read into buffers of the caller's, with room to spare
+        room = np.empty(want.values.size + 3, dtype.item_dtype)
+        into = read_columnar(col, box, out=(room, np.empty(want.offsets.size, np.int64)))
+        assert into.values.shape == want.values.shape and np.array_equal(into.offsets, want.offsets)
+        assert into.values.tobytes() == want.values.tobytes()
+        assert np.shares_memory(into.values, room) or not into.values.size
     # What a read gives, written back as it is, stores what zarr's object path stores.
     args = (dtype, tuple(col.shape), case["chunks"], case["shards"])
     copy_store: dict[str, Any] = {}
@@ -159,6 +166,55 @@ def test_writes_leave_the_objects_zarr_leaves_and_reads_match(case: dict[str, An
     with zarr_own_writes():
         _create(objects_store, *args, **dict(case["kw"]))[...] = ref[...]
     assert _stored(copy_store) == _stored(objects_store)
+
+
+# ---------------------------------------------------------------------------------- out=
+
+
+@pytest.mark.parametrize("pattern", [(None, 2), (None, None)])
+def test_a_read_fills_the_callers_buffers(pattern: tuple[int | None, ...]) -> None:
+    dtype = NDArray(dtype="float32", shape=pattern)
+    array = _create({}, dtype, (6, 5), (2, 2), None)
+    cells = _cells(np.random.default_rng(7), dtype, (6, 5))
+    array[...] = cells
+    first = read_columnar(array, (slice(1, 5), slice(0, 5)))
+    values, offsets = first
+    # the data change (fewer items); the next read reuses the first one's arrays
+    empty = np.zeros([0 if d is None else d for d in pattern], np.float32)
+    array[1, 0] = empty
+    again = read_columnar(array, (slice(1, 5), slice(0, 5)), out=first)
+    assert np.shares_memory(again.values, values) and again.offsets is offsets
+    expect = cells[1:5].copy()
+    expect[0, 0] = empty
+    _assert_reads_equal(again, expect)
+    flat = np.empty(1000, np.float32)  # any C-contiguous shape, viewed flat
+    into = read_columnar(array, 2, out=(flat, np.empty(6, np.int64)))
+    _assert_reads_equal(into, cells[2])
+    assert np.shares_memory(into.values, flat)
+
+
+def test_buffers_that_cannot_take_the_read_are_refused() -> None:
+    dtype = NDArray(dtype="float32", shape=(None, 2))
+    array = _create({}, dtype, (4,), (2,), None)
+    array[...] = _cells(np.random.default_rng(3), dtype, (4,), empty=0)
+    items = read_columnar(array).values.size
+    room, offsets = np.empty(items, np.float32), np.empty(5, np.int64)
+    cases: list[tuple[Any, type[Exception], str]] = [
+        (room, TypeError, "a pair"),
+        ((room.astype(np.float64), offsets), TypeError, "dtype float64.*dtype='<f4'"),
+        ((room, offsets.astype(np.int32)), TypeError, "offsets has dtype int32"),
+        ((room, [0, 0, 0, 0, 0]), TypeError, "numpy array, got list"),
+        ((np.empty((items, 2), np.float32)[:, 0], offsets), ValueError, "C-contiguous"),
+        ((room, np.empty(4, np.int64)), ValueError, r"shape \(4,\).*4 cells.*\(5,\)"),
+        ((room[:-1], offsets), ValueError, f"hold {items - 1:,} items"),
+    ]
+    for out, error, message in cases:
+        with pytest.raises(error, match=message):
+            read_columnar(array, out=out)
+    shared = np.empty(items + 10, np.int64)
+    with pytest.raises(ValueError, match="overlap"):
+        read_columnar(array, out=(shared.view(np.float32)[:items], shared[:5]))
+    assert read_columnar(array, out=(room, offsets)).values.size == items  # exactly enough
 
 
 # ----------------------------------------------------------------------------- selections

@@ -25,7 +25,9 @@ from zarr_ndarray_dtype.pattern import ShapePattern
 if TYPE_CHECKING:
     from zarr_ndarray_dtype.dtype import NDArray
 
-__all__ = ["EXTENT_MAX", "FillBlock", "FillCell", "check_columns", "check_fixed"]
+__all__ = [
+    "EXTENT_MAX", "FillBlock", "FillCell", "check_columns", "check_fixed", "check_out",
+]  # fmt: skip
 
 #: The largest extent a stored shape may have (both codecs store extents as u32le).
 EXTENT_MAX = 0xFFFF_FFFF
@@ -200,6 +202,41 @@ def check_fixed(
     if wrong.any():
         bad = int(np.argmax(wrong))
         raise CellError(mismatch(name(bad), tuple(shapes[bad].tolist()), pattern))
+
+
+def check_out(out: Any, dtype: NDArray, count: int) -> tuple[np.ndarray, npt.NDArray[np.int64]]:
+    """The buffers a read fills (``read_columnar(..., out=(values, offsets))``, numpy's ``out=``
+    convention): ``values`` of the element dtype, viewed flat, with room for the items;
+    ``offsets`` int64 of ``count + 1`` entries; both C-contiguous, writeable, apart."""
+    fix = "pass out=(values, offsets) as an earlier read returned them, or leave out unset"
+    try:
+        values, offsets = out
+    except (TypeError, ValueError):
+        raise TypeError(f"out must be a pair (values, offsets) of numpy arrays; {fix}") from None
+    for name, buffer, want in (
+        ("values", values, dtype.item_dtype),
+        ("offsets", offsets, np.dtype(np.int64)),
+    ):
+        if not isinstance(buffer, np.ndarray):
+            raise TypeError(f"out's {name} must be a numpy array, got {type(buffer).__name__}")
+        if buffer.dtype != want:
+            raise TypeError(
+                f"out's {name} has dtype {buffer.dtype}, but this read fills {want}: allocate it "
+                f"with dtype={want.str!r}"
+            )
+        if not (buffer.flags.c_contiguous and buffer.flags.writeable):
+            raise ValueError(
+                f"out's {name} must be C-contiguous and writeable (the read writes it in "
+                "place): allocate it with np.empty"
+            )
+    if offsets.shape != (count + 1,):
+        raise ValueError(
+            f"out's offsets has shape {offsets.shape}, but the {count} cells of this selection "
+            f"need shape ({count + 1},)"
+        )
+    if np.shares_memory(values, offsets):
+        raise ValueError("out's values and offsets overlap: they must be separate arrays")
+    return values.reshape(-1), offsets
 
 
 # ------------------------------------------------------------------------------- fill cell

@@ -17,7 +17,7 @@ from zarr.codecs import ShardingCodec
 
 from zarr_ndarray_dtype import _cell_ids, _runs
 from zarr_ndarray_dtype._cell_ids import data_type_and_codec
-from zarr_ndarray_dtype._columns import FillBlock, FillCell
+from zarr_ndarray_dtype._columns import FillBlock, FillCell, check_out
 from zarr_ndarray_dtype._compat import regular_chunk_shape
 from zarr_ndarray_dtype._grid import Box, Selection, resolve, slabs
 from zarr_ndarray_dtype.blocks import Block, BlockCodec, Cells, needs_shapes
@@ -39,11 +39,15 @@ _R = TypeVar("_R")
 _Ints = npt.NDArray[np.int64]
 
 
-def read_cells(array: Any, selection: Selection, what: str) -> tuple[Cells, Box]:
-    """The cells ``selection`` of an array as :class:`Cells`, and the selection's box."""
+def read_cells(array: Any, selection: Selection, what: str, out: Any = None) -> tuple[Cells, Box]:
+    """The cells ``selection`` of an array as :class:`Cells` (in the buffers ``out`` when given,
+    see :func:`~zarr_ndarray_dtype._columns.check_out`), and the selection's box."""
     dtype, codec = data_type_and_codec(array, what)
     box = resolve(selection, tuple(int(n) for n in array.metadata.shape), what)
-    return Reader(array, dtype, codec).read(box).cells, box
+    reader = Reader(array, dtype, codec)
+    if out is not None:
+        reader.values, reader.offsets = check_out(out, dtype, math.prod(box.extents))
+    return reader.read(box).cells, box
 
 
 class Scan(NamedTuple):
@@ -72,6 +76,8 @@ class Reader:
         codec_ids = _cell_ids.CellIds(self._register, _no_writes)
         self.view = _cell_ids.view(array, codec_ids, store=_cell_ids.keep_index(array.metadata))
         self.values = np.empty(0, dtype=dtype.item_dtype)
+        # the caller's buffers, when the read fills them (the values then never grow)
+        self.offsets: npt.NDArray[np.int64] | None = None
         self.fetching = _runs.Sources(self.fill, [])
         self.pool: ThreadPoolExecutor | None = None
 
@@ -133,7 +139,11 @@ class Reader:
 
     def _read(self, box: Box, copy: bool) -> Scan:
         count = math.prod(box.extents)
-        offsets = np.zeros(count + 1, dtype=np.int64)
+        if self.offsets is None:
+            offsets = np.zeros(count + 1, dtype=np.int64)
+        else:
+            offsets = self.offsets
+            offsets.fill(0)
         shapes = np.empty((count, self.dtype.pattern.ndim), np.int64) if self.with_shapes else None
         stored = np.zeros(0 if copy else count, dtype=np.bool_)
         chunk_nbytes = 0
@@ -202,6 +212,12 @@ class Reader:
         small for them grows to ``reserve`` items, the whole read's estimate: reserved pages
         cost nothing until written, and growing once spares copies of what is written."""
         total = int(offsets[-1])
+        if self.values.size < total and self.offsets is not None:
+            raise ValueError(
+                f"out's values hold {self.values.size:,} items, but the cells read so far need "
+                f"{total:,} (about {reserve:,} for the whole selection): pass larger values, or "
+                "leave out unset"
+            )
         if self.values.size < total:
             items = max(total, reserve)
             if not self.values.size:

@@ -101,12 +101,25 @@ class Columnar:
         return from_awkward(array, ndim)
 
 
-def read_columnar(array: zarr.Array, selection: Selection = ...) -> Columnar:
+def read_columnar(
+    array: zarr.Array,
+    selection: Selection = ...,
+    *,
+    out: tuple[np.ndarray, npt.NDArray[np.int64]] | Columnar | None = None,
+) -> Columnar:
     """Read the cells ``selection`` of an ``ndarray`` array as :class:`Columnar`.
 
     ``selection`` is an int, a slice with step 1, ``...`` or a tuple of those, one per axis
     (ints drop their axis from the shape). Unwritten chunks read as fill cells; a corrupt chunk
     raises its codec's ValueError naming it. No Python object is made per cell.
+
+    ``out=(values, offsets)`` (or an earlier :class:`Columnar`, which unpacks so) fills those
+    arrays instead of new ones, numpy's ``out=`` convention: ``values`` of the element dtype,
+    C-contiguous, with room for the selection's items (its shape does not matter), ``offsets``
+    int64 with one entry more than the selection has cells. The result's columns are views of
+    them. Repeated reads (a worker reading block after block) then write pages already in
+    memory instead of new ones the kernel must map and zero. Values that do not fit raise
+    ValueError.
 
     >>> import zarr, numpy as np
     >>> from zarr_ndarray_dtype import NDArray
@@ -119,7 +132,7 @@ def read_columnar(array: zarr.Array, selection: Selection = ...) -> Columnar:
     ([[1, 2], [3, 4]], [0, 2, 2, 2], [[2, 2], [0, 2], [0, 2]])
     """
     dtype = data_type_and_codec(array, "read_columnar")[0]
-    cells, box = read_cells(array, selection, "read_columnar")
+    cells, box = read_cells(array, selection, "read_columnar", out)
     pattern = dtype.pattern
     if not pattern.is_leading_variable:
         shapes = cell_shapes(cells, pattern)
