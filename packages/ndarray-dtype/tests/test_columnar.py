@@ -204,9 +204,10 @@ def test_buffers_that_cannot_take_the_read_are_refused() -> None:
         ((room.astype(np.float64), offsets), TypeError, "dtype float64.*dtype='<f4'"),
         ((room, offsets.astype(np.int32)), TypeError, "offsets has dtype int32"),
         ((room, [0, 0, 0, 0, 0]), TypeError, "numpy array, got list"),
-        ((np.empty((items, 2), np.float32)[:, 0], offsets), ValueError, "C-contiguous"),
+        ((np.empty((items, 2), np.float32)[:, 0], offsets), ValueError, "not C-contiguous"),
+        ((room, np.broadcast_to(offsets, (5,))), ValueError, "offsets is read-only"),
         ((room, np.empty(4, np.int64)), ValueError, r"shape \(4,\).*4 cells.*\(5,\)"),
-        ((room[:-1], offsets), ValueError, f"hold {items - 1:,} items"),
+        ((room[:-1], offsets), ValueError, f"hold {items - 1:,} items.*hold {items:,}"),
     ]
     for out, error, message in cases:
         with pytest.raises(error, match=message):
@@ -215,6 +216,27 @@ def test_buffers_that_cannot_take_the_read_are_refused() -> None:
     with pytest.raises(ValueError, match="overlap"):
         read_columnar(array, out=(shared.view(np.float32)[:items], shared[:5]))
     assert read_columnar(array, out=(room, offsets)).values.size == items  # exactly enough
+
+
+def test_values_too_small_name_the_items_the_whole_selection_needs(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    dtype = NDArray(dtype="float32", shape=(None, 2))
+    array = _create({}, dtype, (12,), (2,), None)
+    cells = np.empty(12, dtype=object)
+    cells[:] = [np.ones((i, 2), np.float32) for i in range(12)]  # later cells are larger
+    array[...] = cells
+    items = 2 * sum(range(12))
+    monkeypatch.setattr(engine, "FIRST_BATCH_CELLS", 1)
+    monkeypatch.setattr(engine, "BATCH_BYTES", 1)  # a chunk a batch: the estimate runs short
+    small = (np.empty(items // 3, np.float32), np.empty(13, np.int64))
+    with pytest.raises(ValueError, match=f"hold {items:,}: pass values with room for {items:,}"):
+        read_columnar(array, out=small)
+    # a memory-mapped file is a numpy array too: the read fills the file's pages
+    mapped = np.lib.format.open_memmap(tmp_path / "v.npy", "w+", np.float32, (items,))
+    col = read_columnar(array, out=(mapped, np.empty(13, np.int64)))
+    _assert_reads_equal(col, cells)
+    assert np.shares_memory(col.values, mapped) and type(col.values) is np.ndarray
 
 
 # ----------------------------------------------------------------------------- selections

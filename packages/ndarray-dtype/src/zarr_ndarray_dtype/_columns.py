@@ -208,27 +208,41 @@ def check_out(out: Any, dtype: NDArray, count: int) -> tuple[np.ndarray, npt.NDA
     """The buffers a read fills (``read_columnar(..., out=(values, offsets))``, numpy's ``out=``
     convention): ``values`` of the element dtype, viewed flat, with room for the items;
     ``offsets`` int64 of ``count + 1`` entries; both C-contiguous, writeable, apart."""
-    fix = "pass out=(values, offsets) as an earlier read returned them, or leave out unset"
     try:
         values, offsets = out
     except (TypeError, ValueError):
-        raise TypeError(f"out must be a pair (values, offsets) of numpy arrays; {fix}") from None
+        raise TypeError(
+            f"out must be a pair (values, offsets) of numpy arrays, got {type(out).__name__}: "
+            "pass the arrays of an earlier read, or new ones from np.empty"
+        ) from None
+    checked = []
     for name, buffer, want in (
         ("values", values, dtype.item_dtype),
         ("offsets", offsets, np.dtype(np.int64)),
     ):
         if not isinstance(buffer, np.ndarray):
-            raise TypeError(f"out's {name} must be a numpy array, got {type(buffer).__name__}")
+            raise TypeError(
+                f"out's {name} must be a numpy array, got {type(buffer).__name__}: allocate it "
+                f"with np.empty(..., dtype={want.str!r})"
+            )
         if buffer.dtype != want:
             raise TypeError(
                 f"out's {name} has dtype {buffer.dtype}, but this read fills {want}: allocate it "
                 f"with dtype={want.str!r}"
             )
-        if not (buffer.flags.c_contiguous and buffer.flags.writeable):
+        if not buffer.flags.c_contiguous:
             raise ValueError(
-                f"out's {name} must be C-contiguous and writeable (the read writes it in "
-                "place): allocate it with np.empty"
+                f"out's {name} is not C-contiguous (a strided view?); the read writes it as one "
+                "block: pass a contiguous array (np.empty, or np.ascontiguousarray of it)"
             )
+        if not buffer.flags.writeable:
+            raise ValueError(
+                f"out's {name} is read-only; the read writes it in place: pass a writeable array "
+                "(one you allocated, or a copy)"
+            )
+        # a subclass (np.memmap, ...) as a plain array of the same memory
+        checked.append(buffer if type(buffer) is np.ndarray else buffer.view(np.ndarray))
+    values, offsets = checked
     if offsets.shape != (count + 1,):
         raise ValueError(
             f"out's offsets has shape {offsets.shape}, but the {count} cells of this selection "

@@ -148,6 +148,7 @@ class Reader:
         stored = np.zeros(0 if copy else count, dtype=np.bool_)
         chunk_nbytes = 0
         at = 0
+        copying = copy  # until the caller's values prove too small: then only sizes are read
         budget = _Budget(count)
         for part, sources, ids in self._batches(box, budget) if count else ():
             n = ids.size
@@ -170,10 +171,18 @@ class Reader:
             chunk_nbytes += _nbytes(sources)
             sources.blocks[1:] = []  # the blocks hold what they need of the chunks
             at += n
-            if copy:  # the output's estimate (the items so far, at this rate for every cell)
+            if copying and self.offsets is not None and int(mine[-1]) > self.values.size:
+                copying = False
+            if copying:  # the output's estimate (the items so far, at this rate for every cell)
                 # and a sixteenth more: a reserve short of the last batch grows the output by
                 # realloc, which copies it where it cannot grow in place
                 self._copy(blocks, spans, mine, -(-int(mine[-1]) * count * 17 // (16 * at)))
+        if copying != copy:
+            raise ValueError(
+                f"out's values hold {self.values.size:,} items, but the cells of this selection "
+                f"hold {int(offsets[-1]):,}: pass values with room for {int(offsets[-1]):,} "
+                "items (any shape), or leave out unset (the arrays given are partly overwritten)"
+            )
         # the part of the output written (the rest was reserved, never touched)
         values = self.values[: int(offsets[-1])]
         return Scan(Cells(values, offsets, shapes), stored, chunk_nbytes)
@@ -212,12 +221,6 @@ class Reader:
         small for them grows to ``reserve`` items, the whole read's estimate: reserved pages
         cost nothing until written, and growing once spares copies of what is written."""
         total = int(offsets[-1])
-        if self.values.size < total and self.offsets is not None:
-            raise ValueError(
-                f"out's values hold {self.values.size:,} items, but the cells read so far need "
-                f"{total:,} (about {reserve:,} for the whole selection): pass larger values, or "
-                "leave out unset"
-            )
         if self.values.size < total:
             items = max(total, reserve)
             if not self.values.size:

@@ -117,9 +117,10 @@ def read_columnar(
     arrays instead of new ones, numpy's ``out=`` convention: ``values`` of the element dtype,
     C-contiguous, with room for the selection's items (its shape does not matter), ``offsets``
     int64 with one entry more than the selection has cells. The result's columns are views of
-    them. Repeated reads (a worker reading block after block) then write pages already in
-    memory instead of new ones the kernel must map and zero. Values that do not fit raise
-    ValueError.
+    them, and an earlier Columnar passed as ``out`` is overwritten. Repeated reads (a worker
+    reading block after block) then write pages already in memory instead of new ones the
+    kernel must map and zero. Values too small for the selection's items raise ValueError
+    naming the items needed; after an error the arrays' contents are unspecified.
 
     >>> import zarr, numpy as np
     >>> from zarr_ndarray_dtype import NDArray
