@@ -48,7 +48,8 @@ TEST_DEPS = (
     *ARROW_ENGINES, *OBJECT_STORES,
 )  # fmt: skip
 # nox: mypy checks this file too; jsonschema: generate.py --check validates the vectors with it.
-LINT_DEPS = ("ruff", "mypy", "import-linter", "nox", "jsonschema")
+# import-linter >= 2.17 takes the contracts file as an argument (--config is deprecated).
+LINT_DEPS = ("ruff", "mypy", "import-linter>=2.17", "nox", "jsonschema")
 IMPORT_CONTRACTS = (".importlinter", "packages/nd-arrow/.importlinter")
 # Always the root config (shared addopts, pythonpath, warning filters): without -c, pytest would
 # pick packages/<one>/pyproject.toml when only that package's tests are collected. The timeout
@@ -484,7 +485,7 @@ def lint(session: nox.Session) -> None:
         (*mypy, "noxfile.py", "tools/nox"),
         ("python", "registry/examples/generate.py", "--check"),  # vectors and their copies
         ("python", "tools/nox/check_readme.py"),  # README's session names and test command
-        *(("lint-imports", "--config", contracts) for contracts in IMPORT_CONTRACTS),
+        *(("lint-imports", contracts) for contracts in IMPORT_CONTRACTS),
     ]
     failed = []
     for command in checks:  # run every check, then fail with the list of those that failed
