@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+import threading
 from typing import Any
 
 import numpy as np
@@ -17,6 +19,7 @@ from zarr_ndarray_dtype._cell_ids import (
     DiscardWrites,
     chunk_name,
     keep_index,
+    read_view,
     serializer_of,
     view,
 )
@@ -109,3 +112,76 @@ def test_a_view_that_keeps_the_index_fetches_it_once_per_shard(location: str) ->
         if isinstance(r, SuffixByteRequest) or (location == "start" and r.start == 0)
     ]  # fmt: skip
     assert len(store.asked) == 2 + 5 and len(index) == 2, store.asked  # an index per shard
+
+
+def _shards(store: Any = None) -> Any:
+    array = zarr.create_array(
+        {} if store is None else store, shape=(16,), chunks=(2,), shards=(8,),
+        dtype=NDArray(dtype="float32", shape=(None,)), serializer=ToyCodec(),
+    )  # fmt: skip
+    cells = np.empty(16, dtype=object)
+    cells[:] = [np.arange(1 + i % 3, dtype="f4") for i in range(16)]
+    array[:] = cells
+    return array
+
+
+def _index_requests(store: _Counting) -> int:
+    return sum(isinstance(r, SuffixByteRequest) for _, r in store.asked)
+
+
+def test_a_read_view_is_reused_one_read_at_a_time_and_forgets_the_indexes() -> None:
+    store = _Counting()
+    array = _shards(store)
+    sizes: list[int] = []
+
+    def decode(raw: np.ndarray, count: int) -> int:
+        sizes.append(count)
+        return 2
+
+    with read_view(array, decode) as first:
+        store.asked.clear()
+        assert first[0:4].tolist() == [2, 3, 2, 3]  # each inner chunk: base 2, then 3
+        assert first[4:8].tolist() == [2, 3, 2, 3]
+        assert _index_requests(store) == 1  # the shard's index once
+        with read_view(array, lambda raw, n: 7) as second:  # a concurrent read: its own view
+            assert second is not first and second[0:2].tolist() == [7, 8]
+    with read_view(array, lambda raw, n: 9) as again:  # the next read takes a kept view ...
+        assert again is first or again is second
+        store.asked.clear()
+        assert again[0:2].tolist() == [9, 10]
+        assert _index_requests(store) == 1  # ... that fetches the index again (it may change)
+    assert sizes == [2] * 4
+    array.resize((24,))  # new metadata: a new view, which sees the new shape
+    with read_view(array, lambda raw, n: 2) as grown:
+        assert grown is not first and grown is not second and grown.shape == (24,)
+
+
+def test_concurrent_reads_of_one_array_each_see_their_own_chunks() -> None:
+    array = _shards()
+    got: dict[int, list[int]] = {}
+
+    def read(base: int) -> None:
+        for _ in range(20):
+            with read_view(array, lambda raw, n: base) as ids:
+                got[base] = ids[0:8].tolist()
+                assert got[base] == [base, base + 1] * 4
+
+    threads = [threading.Thread(target=read, args=(100 * k,)) for k in range(1, 5)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(got) == [100, 200, 300, 400]
+
+
+def test_an_arrays_kept_views_go_with_it() -> None:
+    from zarr_ndarray_dtype import _cell_ids
+
+    array = _shards()
+    with read_view(array, lambda raw, n: 2):
+        pass
+    key = id(array)
+    assert key in _cell_ids._VIEWS
+    del array
+    gc.collect()
+    assert key not in _cell_ids._VIEWS

@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Callable
+import threading
+import weakref
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
@@ -39,6 +42,7 @@ __all__ = [
     "KeepIndex",
     "chunk_name",
     "keep_index",
+    "read_view",
     "serializer_of",
     "view",
 ]
@@ -126,6 +130,10 @@ class KeepIndex(WrapperStore[Any]):
         # keyed by the request's repr: zarr 3.1.0's SuffixByteRequest is not hashable
         self._kept: dict[tuple[str, str], Any] = {}
 
+    def forget(self) -> None:
+        """Drop the indexes kept (a read is over: the next one fetches them again)."""
+        self._kept.clear()
+
     def _is_index(self, byte_range: Any) -> bool:
         if isinstance(byte_range, SuffixByteRequest):
             return not self._at_start
@@ -157,6 +165,80 @@ def keep_index(metadata: Any) -> Callable[[Any], KeepIndex] | None:
         return None
     where = codecs[0].index_location
     return partial(KeepIndex, at_start=str(getattr(where, "value", where)) == "start")
+
+
+class Route:
+    """Where a reusable read view's chunks go: to the ``on_decode`` of the read holding it."""
+
+    def __init__(self) -> None:
+        self.on_decode: OnDecode | None = None
+
+    def decode(self, raw: npt.NDArray[np.uint8], count: int) -> int:
+        assert self.on_decode is not None, "a read view is used only while a read holds it"
+        return self.on_decode(raw, count)
+
+
+#: Read views kept per array object: ``id(array) -> (the array's metadata when they were
+#: built, the views not in use)``; an entry goes when its array does.
+_VIEWS: dict[int, tuple[Any, list[tuple[Any, Route, KeepIndex | None]]]] = {}
+_VIEWS_LOCK = threading.Lock()
+#: Views kept for one array beyond those in use (concurrent reads of it each take one).
+_VIEWS_KEPT = 4
+
+
+@contextmanager
+def read_view(array: Any, on_decode: OnDecode) -> Iterator[Any]:
+    """A :func:`view` of ``array`` for one read, its chunks registered by ``on_decode`` and
+    each shard index fetched once (:class:`KeepIndex`).
+
+    Views are reused, per array object: building one validates the whole metadata again,
+    the most of a one-cell read's own time. A view serves one read at a time (concurrent
+    reads take one each) and is rebuilt when the array's metadata changed (a resize)."""
+    metadata = array.metadata
+    with _VIEWS_LOCK:
+        entry = _VIEWS.get(id(array))
+        free = entry[1] if entry is not None and entry[0] is metadata else []
+        taken = free.pop() if free else None
+    if taken is None:
+        taken = _read_view(array)
+    target, route, kept = taken
+    route.on_decode = on_decode
+    try:
+        yield target
+    finally:
+        route.on_decode = None
+        if kept is not None:
+            kept.forget()
+        _give_back(array, metadata, taken)
+
+
+def _read_view(array: Any) -> tuple[Any, Route, KeepIndex | None]:
+    """A new read view of ``array``, its route and its index-keeping store (when sharded)."""
+    route = Route()
+    codec = CellIds(route.decode, _never_encodes)
+    wrap = keep_index(array.metadata)
+    if wrap is None:
+        return view(array, codec), route, None
+    kept = wrap(array.store_path.store)
+    return view(array, codec, store=lambda _: kept), route, kept
+
+
+def _give_back(array: Any, metadata: Any, taken: tuple[Any, Route, KeepIndex | None]) -> None:
+    """Keep a read view for the next read of ``array`` (unless enough are kept)."""
+    with _VIEWS_LOCK:
+        entry = _VIEWS.get(id(array))
+        if entry is None or entry[0] is not metadata:
+            try:
+                weakref.finalize(array, _VIEWS.pop, id(array), None)
+            except TypeError:  # not weakly referenceable: its views are not kept
+                return
+            entry = _VIEWS[id(array)] = (metadata, [])
+        if len(entry[1]) < _VIEWS_KEPT:
+            entry[1].append(taken)
+
+
+def _never_encodes(ids: npt.NDArray[np.uint64], write_empty: bool) -> None:
+    raise AssertionError("a read view never encodes")
 
 
 def serializer_of(metadata: Any) -> Any:

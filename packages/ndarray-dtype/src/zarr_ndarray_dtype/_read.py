@@ -73,8 +73,7 @@ class Reader:
         self.array, self.dtype, self.codec = array, dtype, codec
         self.with_shapes = needs_shapes(dtype.pattern)
         self.fill = FillBlock(FillCell(dtype, array.metadata.fill_value), self.with_shapes)
-        codec_ids = _cell_ids.CellIds(self._register, _no_writes)
-        self.view = _cell_ids.view(array, codec_ids, store=_cell_ids.keep_index(array.metadata))
+        self.view: Any = None  # while reading: the array's read view (_cell_ids.read_view)
         self.values = np.empty(0, dtype=dtype.item_dtype)
         # the caller's buffers, when the read fills them (the values then never grow)
         self.offsets: npt.NDArray[np.int64] | None = None
@@ -130,12 +129,13 @@ class Reader:
         return list(self._threads().map(fn, items))
 
     def read(self, box: Box, copy: bool = True) -> Scan:
-        try:
-            return self._read(box, copy)
-        finally:
-            if self.pool is not None:  # a fetch ahead still running is waited for
-                self.pool.shutdown(cancel_futures=True)
-                self.pool = None
+        with _cell_ids.read_view(self.array, self._register) as self.view:
+            try:
+                return self._read(box, copy)
+            finally:
+                if self.pool is not None:  # a fetch ahead still running is waited for
+                    self.pool.shutdown(cancel_futures=True)
+                    self.pool = None
 
     def _read(self, box: Box, copy: bool) -> Scan:
         count = math.prod(box.extents)
@@ -281,10 +281,6 @@ def _nbytes(sources: _runs.Sources) -> int:
     return sum(int(raw.size) for raw, _ in sources.blocks[1:])
 
 
-def _no_writes(ids: npt.NDArray[np.uint64], write_empty: bool) -> None:
-    raise AssertionError("a read view never encodes")
-
-
 def _cell_at(part: Box, position: int) -> tuple[int, ...]:
     """The array coordinates of the cell at ``position`` (C order) of the box ``part``."""
     local = np.unravel_index(position, part.extents) if part.extents else ()
@@ -334,7 +330,18 @@ def _blame(array: Any, box: Box, exc: Exception) -> None:
     grid = regular_chunk_shape(metadata)
     if grid is None:
         return
-    probe = _cell_ids.view(array, _cell_ids.CellIds(lambda raw, n: 2, _no_writes))
+    with _cell_ids.read_view(array, lambda raw, n: 2) as probe:
+        failed = _first_failure(probe, metadata, box, grid)
+    if failed is not None:
+        what, failure = failed
+        raise StoredChunkError.of(what, failure) from exc
+
+
+def _first_failure(
+    probe: Any, metadata: Any, box: Box, grid: tuple[int, ...]
+) -> tuple[str, Exception] | None:
+    """The first stored object of ``box`` that zarr fails to read through ``probe``, named,
+    and its failure."""
     inner = _inner_chunks(metadata)
     sharded = inner != grid
     for region in _regions(box, grid):
@@ -352,7 +359,8 @@ def _blame(array: Any, box: Box, exc: Exception) -> None:
             else:
                 bad, failure = next((r, f) for r, f in parts if f is not None)
                 what = f"the stored {_cell_ids.chunk_name(metadata, tuple(r.start for r in bad))}"
-        raise StoredChunkError.of(what, failure) from exc
+        return what, failure
+    return None
 
 
 def _regions(box: Box, chunks: tuple[int, ...]) -> Iterator[tuple[slice, ...]]:
