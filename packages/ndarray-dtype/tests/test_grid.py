@@ -29,9 +29,12 @@ def _case(draw: st.DrawFn) -> tuple[tuple[int, ...], tuple[int, ...], tuple[obje
     return shape, chunks, tuple(items)
 
 
-@given(_case(), st.integers(1, 40), st.integers(1, 3))
+@given(_case(), st.integers(1, 40), st.integers(1, 3), st.integers(1, 4))
 def test_box_matches_numpy_and_slabs_tile_it_in_order(
-    case: tuple[tuple[int, ...], tuple[int, ...], tuple[object, ...]], limit: int, per: int
+    case: tuple[tuple[int, ...], tuple[int, ...], tuple[object, ...]],
+    limit: int,
+    per: int,
+    stretch: int,
 ) -> None:
     shape, chunks, selection = case
     shards = tuple(c * per for c in chunks)
@@ -41,17 +44,17 @@ def test_box_matches_numpy_and_slabs_tile_it_in_order(
     assert box.shape == np.shape(want)
     assert grid[box.slices].reshape(-1).tolist() == np.reshape(want, -1).tolist()
     # slabs of whole chunks, one after another in C order of the box
-    parts = list(slabs(box, [shards, chunks], lambda: limit))
+    parts = list(slabs(box, [shards, chunks], lambda: limit, stretch))
     cells = [grid[part.slices].reshape(-1) for part in parts]
     assert (
         np.concatenate([*cells, np.zeros(0, np.intp)]).tolist()
         == grid[box.slices].reshape(-1).tolist()
     )
-    for part in parts[:-1]:  # every cut lies on a chunk boundary; a shard's if a row fits
+    for i, part in enumerate(parts[:-1]):  # cuts on chunk boundaries; a shard's if a row fits
         axis = next(a for a, (x, y) in enumerate(zip(part.stops, box.stops, strict=True)) if x != y)
         assert part.stops[axis] % chunks[axis] == 0
         across = int(np.prod(box.extents)) // box.extents[axis]
-        if across * shards[axis] <= limit:
+        if across * shards[axis] <= (limit * stretch if i == 0 else limit):
             assert part.stops[axis] % shards[axis] == 0
 
 

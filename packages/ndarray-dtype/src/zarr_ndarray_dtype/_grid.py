@@ -126,13 +126,16 @@ class Grid:
         return itertools.product(*(range(n) for n in self.grid_shape))
 
 
-def slabs(box: Box, units: Sequence[tuple[int, ...]], limit: Callable[[], int]) -> Iterator[Box]:
+def slabs(
+    box: Box, units: Sequence[tuple[int, ...]], limit: Callable[[], int], stretch: int = 1
+) -> Iterator[Box]:
     """``box`` cut into slabs of about ``limit()`` cells (``limit`` is asked again before every
     slab, so a caller can size the next slab from the last), along its first axis longer than
     one cell. ``units`` are nested chunk shapes, coarsest first (a shard's, then its inner
     chunks'): a slab ends on a boundary of the coarsest unit one row of which fits the limit,
-    else of the finest (at least one row of it). The slabs follow one another in C order of the
-    box, so their cells do too. A box whose first such axis lies in one chunk is one slab."""
+    else of the finest (at least one row of it); the first slab may take up to ``stretch``
+    times its limit to end on a coarser boundary. The slabs follow one another in C order of
+    the box, so their cells do too. A box whose first such axis lies in one chunk is one slab."""
     total = math.prod(box.extents)
     axis = next((a for a, n in enumerate(box.extents) if n > 1), None)
     if axis is None or total <= limit():
@@ -140,13 +143,15 @@ def slabs(box: Box, units: Sequence[tuple[int, ...]], limit: Callable[[], int]) 
         return
     lo, hi = box.starts[axis], box.stops[axis]
     across = total // (hi - lo)  # cells in one layer of the box along the axis
+    first = True
     while lo < hi:
         cells = limit()
-        c = next((u[axis] for u in units if across * u[axis] <= cells), units[-1][axis])
+        fits = cells * stretch if first else cells
+        c = next((u[axis] for u in units if across * u[axis] <= fits), units[-1][axis])
         stop = min(hi, (lo // c + max(1, cells // (across * c))) * c)
         yield Box(
             (*box.starts[:axis], lo, *box.starts[axis + 1 :]),
             (*box.stops[:axis], stop, *box.stops[axis + 1 :]),
             (),
         )
-        lo = stop
+        lo, first = stop, False

@@ -33,6 +33,10 @@ BATCH_BYTES = 8 << 20
 #: Cells the first batch may take before any size is known: a read of a few positions or one
 #: region stays one batch (one request for a shard's index).
 FIRST_BATCH_CELLS = 4096
+#: The first batch may take this many times its cells to end on a shard's boundary rather
+#: than cut a row of shards (each shard cut costs requests more; later batches are sized
+#: from the bytes seen, and a row of shards that fits them is never cut).
+FIRST_BATCH_STRETCH = 4
 
 _T = TypeVar("_T")
 _R = TypeVar("_R")
@@ -303,7 +307,8 @@ def _slabs(box: Box, metadata: Any, limit: Callable[[], int]) -> Iterator[Box]:
     if grid is None:
         return iter((box,))
     inner = _inner_chunks(metadata)
-    return slabs(box, [grid] if inner in (None, grid) else [grid, inner], limit)
+    units = [grid] if inner in (None, grid) else [grid, inner]
+    return slabs(box, units, limit, FIRST_BATCH_STRETCH)
 
 
 # ---------------------------------------------------------------------------- zarr failures
