@@ -96,6 +96,23 @@ class ToyCodec(NDArrayBytesCodec):
 zarr.registry.register_codec(TOY, ToyCodec)
 
 
+class RequestLog(zarr.storage.MemoryStore):
+    """A MemoryStore that records every request as ``(key, byte range)``, the asynchronous and
+    the synchronous one (zarr >= 3.4 reads through the latter where a store has it)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: list[tuple[str, Any]] = []
+
+    async def get(self, key: str, prototype: Any, byte_range: Any = None) -> Any:
+        self.asked.append((key, byte_range))
+        return await super().get(key, prototype, byte_range)
+
+    def get_sync(self, key: str, *, prototype: Any = None, byte_range: Any = None) -> Any:
+        self.asked.append((key, byte_range))
+        return super().get_sync(key, prototype=prototype, byte_range=byte_range)  # type: ignore[misc]
+
+
 # ----------------------------------------------------- cells, and functions Dask workers run
 # (this module is uploaded to the test cluster: it registers the toy codec there too)
 

@@ -9,11 +9,11 @@ from typing import Any
 import numpy as np
 import pytest
 import zarr
-from ndarray_dtype_testing import ToyCodec
+from ndarray_dtype_testing import RequestLog, ToyCodec
 from zarr.abc.store import SuffixByteRequest
 from zarr.codecs import ShardingCodec, TransposeCodec, ZstdCodec
 
-from zarr_ndarray_dtype import NDArray
+from zarr_ndarray_dtype import NDArray, _cell_ids
 from zarr_ndarray_dtype._cell_ids import (
     CellIds,
     DiscardWrites,
@@ -75,25 +75,9 @@ def test_serializer_and_chunk_names() -> None:
     assert chunk_name(plain.metadata, (5, 4)) == "chunk 'c/2/1'"
 
 
-class _Counting(zarr.storage.MemoryStore):
-    """A MemoryStore that records every request (the asynchronous and the synchronous one)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.asked: list[tuple[str, Any]] = []
-
-    async def get(self, key: str, prototype: Any, byte_range: Any = None) -> Any:
-        self.asked.append((key, byte_range))
-        return await super().get(key, prototype, byte_range)
-
-    def get_sync(self, key: str, *, prototype: Any = None, byte_range: Any = None) -> Any:
-        self.asked.append((key, byte_range))
-        return super().get_sync(key, prototype=prototype, byte_range=byte_range)  # type: ignore[misc]
-
-
 @pytest.mark.parametrize("location", ["start", "end"])
 def test_a_view_that_keeps_the_index_fetches_it_once_per_shard(location: str) -> None:
-    store = _Counting()
+    store = RequestLog()
     array = zarr.create_array(
         store, shape=(16,), chunks=(2,), dtype=NDArray(dtype="float32", shape=(None,)),
         serializer=ToyCodec(), shards={"shape": (8,), "index_location": location},
@@ -125,12 +109,12 @@ def _shards(store: Any = None) -> Any:
     return array
 
 
-def _index_requests(store: _Counting) -> int:
+def _index_requests(store: RequestLog) -> int:
     return sum(isinstance(r, SuffixByteRequest) for _, r in store.asked)
 
 
 def test_a_read_view_is_reused_one_read_at_a_time_and_forgets_the_indexes() -> None:
-    store = _Counting()
+    store = RequestLog()
     array = _shards(store)
     sizes: list[int] = []
 
@@ -156,6 +140,14 @@ def test_a_read_view_is_reused_one_read_at_a_time_and_forgets_the_indexes() -> N
         assert grown is not first and grown is not second and grown.shape == (24,)
 
 
+def test_a_read_view_that_fails_is_not_kept() -> None:
+    array = _shards()
+    with pytest.raises(OSError, match="the store failed"), read_view(array, lambda r, n: 2):
+        raise OSError("the store failed")  # zarr's other tasks may still decode into it
+    entry = _cell_ids._VIEWS.get(id(array))
+    assert entry is None or not entry[1]
+
+
 def test_concurrent_reads_of_one_array_each_see_their_own_chunks() -> None:
     array = _shards()
     got: dict[int, list[int]] = {}
@@ -175,8 +167,6 @@ def test_concurrent_reads_of_one_array_each_see_their_own_chunks() -> None:
 
 
 def test_an_arrays_kept_views_go_with_it() -> None:
-    from zarr_ndarray_dtype import _cell_ids
-
     array = _shards()
     with read_view(array, lambda raw, n: 2):
         pass

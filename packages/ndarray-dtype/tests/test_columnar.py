@@ -17,7 +17,7 @@ import pytest
 import zarr
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from ndarray_dtype_testing import ToyCodec
+from ndarray_dtype_testing import RequestLog, ToyCodec
 from zarr.codecs import Crc32cCodec, ShardingCodec, TransposeCodec, ZstdCodec
 
 from zarr_ndarray_dtype import Columnar, NDArray, read_columnar, write_columnar
@@ -436,6 +436,20 @@ def test_batches_decode_whole_chunks_a_few_at_a_time(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(engine, "BATCH_SHARE", 1 << 20)  # one row of inner chunks at least
     _assert_reads_equal(read_columnar(array, (slice(1, 12), slice(1, 6))), cells[1:12, 1:6])
     assert sizes == [2] * 6
+
+
+def test_the_first_batch_ends_on_a_row_of_shards() -> None:
+    """The first batch (4,096 cells here) would cut the first row of shards (8,192 cells) in
+    two: it takes the whole row, and zarr fetches every shard of the read in one request."""
+    store = RequestLog()
+    array = _create(store, F32_NN, (256, 64), (16, 16), (128, 32), compressors=None)
+    cells = _cells(np.random.default_rng(5), F32_NN, (256, 64), empty=0.1)
+    array[...] = cells
+    store.asked.clear()
+    _assert_reads_equal(read_columnar(array), cells)
+    shards = sorted(k for k, _ in store.asked if k != "zarr.json")
+    assert shards == ["c/0/0", "c/0/1", "c/1/0", "c/1/1"], store.asked  # one request each
+    assert all(r is None for k, r in store.asked if k != "zarr.json")  # whole objects
 
 
 def _events(monkeypatch: pytest.MonkeyPatch) -> list[str]:

@@ -54,8 +54,13 @@ def test_box_matches_numpy_and_slabs_tile_it_in_order(
         axis = next(a for a, (x, y) in enumerate(zip(part.stops, box.stops, strict=True)) if x != y)
         assert part.stops[axis] % chunks[axis] == 0
         across = int(np.prod(box.extents)) // box.extents[axis]
-        if across * shards[axis] <= (limit * stretch if i == 0 else limit):
+        fits = limit * stretch if i == 0 and across > 1 else limit
+        if across * shards[axis] <= fits:
             assert part.stops[axis] % shards[axis] == 0
+        # no bigger than the limit, or one row of the unit it ends on (the first: a shard row)
+        cells = int(np.prod(part.extents))
+        unit = shards[axis] if across * shards[axis] <= fits else chunks[axis]
+        assert cells <= max(limit, across * unit), (cells, limit, unit)
 
 
 def test_grid() -> None:

@@ -42,6 +42,7 @@ __all__ = [
     "KeepIndex",
     "chunk_name",
     "keep_index",
+    "no_writes",
     "read_view",
     "serializer_of",
     "view",
@@ -193,7 +194,8 @@ def read_view(array: Any, on_decode: OnDecode) -> Iterator[Any]:
 
     Views are reused, per array object: building one validates the whole metadata again,
     the most of a one-cell read's own time. A view serves one read at a time (concurrent
-    reads take one each) and is rebuilt when the array's metadata changed (a resize)."""
+    reads take one each), is rebuilt when the array's metadata changed (a resize), and is
+    dropped when its read fails (zarr may still be decoding that read's chunks into it)."""
     metadata = array.metadata
     with _VIEWS_LOCK:
         entry = _VIEWS.get(id(array))
@@ -203,19 +205,17 @@ def read_view(array: Any, on_decode: OnDecode) -> Iterator[Any]:
         taken = _read_view(array)
     target, route, kept = taken
     route.on_decode = on_decode
-    try:
-        yield target
-    finally:
-        route.on_decode = None
-        if kept is not None:
-            kept.forget()
-        _give_back(array, metadata, taken)
+    yield target  # an error raised here ends the view with its read
+    route.on_decode = None
+    if kept is not None:
+        kept.forget()
+    _give_back(array, metadata, taken)
 
 
 def _read_view(array: Any) -> tuple[Any, Route, KeepIndex | None]:
     """A new read view of ``array``, its route and its index-keeping store (when sharded)."""
     route = Route()
-    codec = CellIds(route.decode, _never_encodes)
+    codec = CellIds(route.decode, no_writes)
     wrap = keep_index(array.metadata)
     if wrap is None:
         return view(array, codec), route, None
@@ -224,20 +224,25 @@ def _read_view(array: Any) -> tuple[Any, Route, KeepIndex | None]:
 
 
 def _give_back(array: Any, metadata: Any, taken: tuple[Any, Route, KeepIndex | None]) -> None:
-    """Keep a read view for the next read of ``array`` (unless enough are kept)."""
+    """Keep a read view for the next read of ``array`` (unless enough are kept, or the
+    array's metadata changed during the read)."""
     with _VIEWS_LOCK:
+        if array.metadata is not metadata:
+            return
         entry = _VIEWS.get(id(array))
-        if entry is None or entry[0] is not metadata:
+        if entry is None:
             try:
                 weakref.finalize(array, _VIEWS.pop, id(array), None)
             except TypeError:  # not weakly referenceable: its views are not kept
                 return
+        if entry is None or entry[0] is not metadata:
             entry = _VIEWS[id(array)] = (metadata, [])
         if len(entry[1]) < _VIEWS_KEPT:
             entry[1].append(taken)
 
 
-def _never_encodes(ids: npt.NDArray[np.uint64], write_empty: bool) -> None:
+def no_writes(ids: npt.NDArray[np.uint64], write_empty: bool) -> None:
+    """The ``on_encode`` of a view that only reads."""
     raise AssertionError("a read view never encodes")
 
 

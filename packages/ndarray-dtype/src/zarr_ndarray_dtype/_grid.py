@@ -133,9 +133,10 @@ def slabs(
     slab, so a caller can size the next slab from the last), along its first axis longer than
     one cell. ``units`` are nested chunk shapes, coarsest first (a shard's, then its inner
     chunks'): a slab ends on a boundary of the coarsest unit one row of which fits the limit,
-    else of the finest (at least one row of it); the first slab may take up to ``stretch``
-    times its limit to end on a coarser boundary. The slabs follow one another in C order of
-    the box, so their cells do too. A box whose first such axis lies in one chunk is one slab."""
+    else of the finest (at least one row of it); the first slab of a box more than one cell
+    across may take up to ``stretch`` times its limit to end on a coarser boundary. The slabs
+    follow one another in C order of the box, so their cells do too. A box whose first such
+    axis lies in one chunk is one slab."""
     total = math.prod(box.extents)
     axis = next((a for a, n in enumerate(box.extents) if n > 1), None)
     if axis is None or total <= limit():
@@ -146,7 +147,7 @@ def slabs(
     first = True
     while lo < hi:
         cells = limit()
-        fits = cells * stretch if first else cells
+        fits = cells * stretch if first and across > 1 else cells
         c = next((u[axis] for u in units if across * u[axis] <= fits), units[-1][axis])
         stop = min(hi, (lo // c + max(1, cells // (across * c))) * c)
         yield Box(

@@ -33,9 +33,10 @@ BATCH_BYTES = 8 << 20
 #: Cells the first batch may take before any size is known: a read of a few positions or one
 #: region stays one batch (one request for a shard's index).
 FIRST_BATCH_CELLS = 4096
-#: The first batch may take this many times its cells to end on a shard's boundary rather
-#: than cut a row of shards (each shard cut costs requests more; later batches are sized
-#: from the bytes seen, and a row of shards that fits them is never cut).
+#: The first batch of a box more than one cell across may take this many times its cells to
+#: end on a shard's boundary rather than cut a row of shards (each shard cut costs requests
+#: more; later batches are sized from the bytes seen, and a row of shards that fits them is
+#: never cut).
 FIRST_BATCH_STRETCH = 4
 
 _T = TypeVar("_T")
@@ -140,6 +141,7 @@ class Reader:
                 if self.pool is not None:  # a fetch ahead still running is waited for
                     self.pool.shutdown(cancel_futures=True)
                     self.pool = None
+                self.view = None  # the view serves other reads after this one
 
     def _read(self, box: Box, copy: bool) -> Scan:
         count = math.prod(box.extents)
@@ -251,7 +253,8 @@ class _Budget:
     A batch holds about a sixteenth of what the read's stored chunks hold once decoded (the
     read's output, as estimated from the batches so far), and at least :data:`BATCH_BYTES`
     (fewer, larger requests for small reads); the first one a sixteenth of the cells, or
-    :data:`FIRST_BATCH_CELLS`. The next batch is fetched while one is copied only when a batch
+    :data:`FIRST_BATCH_CELLS` (up to :data:`FIRST_BATCH_STRETCH` times that when it then ends
+    on a row of shards' boundary). The next batch is fetched while one is copied only when a batch
     is about a sixteenth of the output: then the two (and the fetched bytes of one) stay within
     about a quarter of it beside the output; otherwise the batches take turns.
     """
@@ -335,8 +338,9 @@ def _blame(array: Any, box: Box, exc: Exception) -> None:
     grid = regular_chunk_shape(metadata)
     if grid is None:
         return
-    with _cell_ids.read_view(array, lambda raw, n: 2) as probe:
-        failed = _first_failure(probe, metadata, box, grid)
+    # a view of its own: reads that fail leave zarr's other tasks decoding into it
+    probe = _cell_ids.view(array, _cell_ids.CellIds(lambda raw, n: 2, _cell_ids.no_writes))
+    failed = _first_failure(probe, metadata, box, grid)
     if failed is not None:
         what, failure = failed
         raise StoredChunkError.of(what, failure) from exc
