@@ -8,6 +8,7 @@ leaves, across ranks, shard grids, index placement, inner chunk orders, elision,
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -450,6 +451,45 @@ def test_the_first_batch_ends_on_a_row_of_shards() -> None:
     shards = sorted(k for k, _ in store.asked if k != "zarr.json")
     assert shards == ["c/0/0", "c/0/1", "c/1/0", "c/1/1"], store.asked  # one request each
     assert all(r is None for k, r in store.asked if k != "zarr.json")  # whole objects
+
+
+class _InFlight(zarr.storage.WrapperStore[Any]):
+    """A store over another whose GETs take a while (asynchronous only), counting how many
+    are in flight at once."""
+
+    supports_sync = False  # zarr >= 3.4 would read a MemoryStore synchronously, one by one
+
+    def __init__(self, store: Any) -> None:
+        super().__init__(store)
+        self.now = self.peak = 0
+
+    async def get(self, key: str, prototype: Any, byte_range: Any = None) -> Any:
+        self.now += 1
+        self.peak = max(self.peak, self.now)
+        try:
+            await asyncio.sleep(0.002)
+            return await self._store.get(key, prototype, byte_range)
+        finally:
+            self.now -= 1
+
+
+@pytest.mark.parametrize("concurrency", [2, 5])
+def test_requests_in_flight_are_bounded_by_zarrs_setting(
+    monkeypatch: pytest.MonkeyPatch, concurrency: int
+) -> None:
+    """A read of many shards keeps at most zarr's ``async.concurrency`` requests in flight
+    for each of its fetches, and two fetches at once (one fetched ahead)."""
+    store = _InFlight(zarr.storage.MemoryStore())
+    array = _create(store, F32_NN, (2048,), (16,), (64,), compressors=None)
+    cells = _cells(np.random.default_rng(6), F32_NN, (2048,), empty=0.1)
+    array[...] = cells
+    monkeypatch.setattr(engine, "FIRST_BATCH_CELLS", 1)
+    monkeypatch.setattr(engine, "BATCH_SHARE", 4)  # batches of a quarter: 8 shards each
+    monkeypatch.setattr(engine, "BATCH_BYTES", 1)
+    with zarr.config.set({"async.concurrency": concurrency}):
+        store.peak = 0
+        _assert_reads_equal(read_columnar(array), cells)
+    assert concurrency <= store.peak <= 2 * concurrency, store.peak
 
 
 def _events(monkeypatch: pytest.MonkeyPatch) -> list[str]:
