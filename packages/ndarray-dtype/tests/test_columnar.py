@@ -457,7 +457,8 @@ class _InFlight(zarr.storage.WrapperStore[Any]):
     """A store over another whose GETs take a while (asynchronous only), counting how many
     are in flight at once."""
 
-    supports_sync = False  # zarr >= 3.4 would read a MemoryStore synchronously, one by one
+    # zarr >= 3.4's FusedCodecPipeline reads a store with synchronous IO one request at a time
+    _supports_sync_io = False
 
     def __init__(self, store: Any) -> None:
         super().__init__(store)
