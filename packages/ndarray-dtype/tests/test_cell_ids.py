@@ -75,16 +75,23 @@ def test_serializer_and_chunk_names() -> None:
     assert chunk_name(plain.metadata, (5, 4)) == "chunk 'c/2/1'"
 
 
-@pytest.mark.parametrize("location", ["start", "end"])
-def test_a_view_that_keeps_the_index_fetches_it_once_per_shard(location: str) -> None:
-    store = RequestLog()
+def _shards(store: Any = None, location: str = "end") -> Any:
+    """16 cells of 1-3 items in two shards of four inner chunks (index at ``location``)."""
     array = zarr.create_array(
-        store, shape=(16,), chunks=(2,), dtype=NDArray(dtype="float32", shape=(None,)),
-        serializer=ToyCodec(), shards={"shape": (8,), "index_location": location},
+        {} if store is None else store, shape=(16,), chunks=(2,),
+        dtype=NDArray(dtype="float32", shape=(None,)), serializer=ToyCodec(),
+        shards={"shape": (8,), "index_location": location},
     )  # fmt: skip
     cells = np.empty(16, dtype=object)
     cells[:] = [np.arange(1 + i % 3, dtype="f4") for i in range(16)]
     array[:] = cells
+    return array
+
+
+@pytest.mark.parametrize("location", ["start", "end"])
+def test_a_view_that_keeps_the_index_fetches_it_once_per_shard(location: str) -> None:
+    store = RequestLog()
+    array = _shards(store, location)
     keep = keep_index(array.metadata)
     assert keep is not None and keep_index(_array(chunks=(2, 3)).metadata) is None
     ids = view(array, CellIds(lambda raw, n: 2, lambda ids, empty: None), store=keep)
@@ -96,17 +103,6 @@ def test_a_view_that_keeps_the_index_fetches_it_once_per_shard(location: str) ->
         if isinstance(r, SuffixByteRequest) or (location == "start" and r.start == 0)
     ]  # fmt: skip
     assert len(store.asked) == 2 + 5 and len(index) == 2, store.asked  # an index per shard
-
-
-def _shards(store: Any = None) -> Any:
-    array = zarr.create_array(
-        {} if store is None else store, shape=(16,), chunks=(2,), shards=(8,),
-        dtype=NDArray(dtype="float32", shape=(None,)), serializer=ToyCodec(),
-    )  # fmt: skip
-    cells = np.empty(16, dtype=object)
-    cells[:] = [np.arange(1 + i % 3, dtype="f4") for i in range(16)]
-    array[:] = cells
-    return array
 
 
 def _index_requests(store: RequestLog) -> int:
