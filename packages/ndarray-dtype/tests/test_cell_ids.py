@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import threading
+import warnings
 from typing import Any
 
 import numpy as np
@@ -22,6 +23,7 @@ from zarr_ndarray_dtype._cell_ids import (
     read_view,
     serializer_of,
     view,
+    whole_shards,
 )
 
 F32_NN = NDArray(dtype="float32", shape=(None, None))
@@ -105,6 +107,61 @@ def test_a_view_that_keeps_the_index_fetches_it_once_per_shard(location: str) ->
     assert len(store.asked) == 2 + 5 and len(index) == 2, store.asked  # an index per shard
 
 
+@pytest.mark.parametrize("location", ["start", "end"])
+def test_the_shard_view_reads_whole_shards_as_the_cells_view_does(location: str) -> None:
+    """Edge shards, an unwritten shard, inner chunks not stored: each cell comes from the
+    same bytes and place; every shard is one request for the whole object."""
+    store = RequestLog()
+    array = zarr.create_array(
+        store, shape=(13, 7), chunks=(2, 3), shards={"shape": (4, 6), "index_location": location},
+        dtype=F32_NN, serializer=ToyCodec(), compressors=ZstdCodec(level=1),
+    )  # fmt: skip
+    cells = np.empty((13, 7), dtype=object)
+    for i, j in np.ndindex(13, 7):  # rows 4-7 unwritten; inner chunks of only fill cells
+        fill = 4 <= i < 8 or (i // 2 + j // 3) % 3 == 0
+        cells[i, j] = np.zeros((0, 0), "f4") if fill else np.full((1, 1 + j % 2), i, "f4")
+    array[...] = cells
+    seen: list[tuple[bytes, int]] = []
+
+    def decode(raw: np.ndarray, count: int) -> int:
+        seen.append((raw.tobytes(), count))
+        return 1000 * len(seen)
+
+    def sources(ids: np.ndarray) -> list[Any]:
+        flat = ids.reshape(-1).tolist()
+        return [None if i == 0 else (seen[i // 1000 - 1], i % 1000) for i in flat]
+
+    with read_view(array, decode) as views:
+        assert views.shards is not None
+        store.asked.clear()
+        whole = sources(views.shards[...])
+        asked = [(k, r) for k, r in store.asked if k != "zarr.json"]
+        assert sorted(k for k, _ in asked) == [f"c/{i}/{j}" for i in range(4) for j in range(2)]
+        assert all(r is None for _, r in asked)  # each shard one request, for the whole object
+        assert sum(1 for s in whole if s is None) == sum(c.size == 0 for c in cells.reshape(-1))
+        seen.clear()
+        assert sources(views.cells[...]) == whole
+
+
+def test_shards_whose_inner_chunks_are_not_serializer_and_bytes_codecs_have_no_shard_view() -> None:
+    plain = _array(chunks=(2, 3), shards=(4, 6))
+    assert whole_shards(plain.metadata) is plain.metadata.codecs[0]
+    with warnings.catch_warnings():  # zarr warns that sharding then reads whole shards
+        warnings.simplefilter("ignore")
+        transposed = _array(chunks=(2, 3), shards=(4, 6), filters=[TransposeCodec(order=(1, 0))])
+    assert whole_shards(transposed.metadata) is None  # the transpose runs outside the shards
+    inner = ShardingCodec(chunk_shape=(2, 3), codecs=[TransposeCodec(order=(1, 0)), ToyCodec()])
+    within = zarr.create_array(
+        {}, shape=(8, 6), chunks=(4, 6), dtype=F32_NN, serializer=inner, compressors=None
+    )
+    assert whole_shards(within.metadata) is None
+    ones = np.empty((2, 3), dtype=object)
+    ones[...] = [[np.ones((1, 1), "f4")] * 3] * 2
+    within[0:2, 0:3] = ones
+    with read_view(within, lambda raw, n: 2) as views:  # ids laid out by zarr's transpose
+        assert views.shards is None and views.cells[0:2, 0:3].tolist() == [[2, 4, 6], [3, 5, 7]]
+
+
 def _index_requests(store: RequestLog) -> int:
     return sum(isinstance(r, SuffixByteRequest) for _, r in store.asked)
 
@@ -120,20 +177,20 @@ def test_a_read_view_is_reused_one_read_at_a_time_and_forgets_the_indexes() -> N
 
     with read_view(array, decode) as first:
         store.asked.clear()
-        assert first[0:4].tolist() == [2, 3, 2, 3]  # each inner chunk: base 2, then 3
-        assert first[4:8].tolist() == [2, 3, 2, 3]
+        assert first.cells[0:4].tolist() == [2, 3, 2, 3]  # each inner chunk: base 2, then 3
+        assert first.cells[4:8].tolist() == [2, 3, 2, 3]
         assert _index_requests(store) == 1  # the shard's index once
         with read_view(array, lambda raw, n: 7) as second:  # a concurrent read: its own view
-            assert second is not first and second[0:2].tolist() == [7, 8]
+            assert second is not first and second.cells[0:2].tolist() == [7, 8]
     with read_view(array, lambda raw, n: 9) as again:  # the next read takes a kept view ...
         assert again is first or again is second
         store.asked.clear()
-        assert again[0:2].tolist() == [9, 10]
+        assert again.cells[0:2].tolist() == [9, 10]
         assert _index_requests(store) == 1  # ... that fetches the index again (it may change)
     assert sizes == [2] * 4
     array.resize((24,))  # new metadata: a new view, which sees the new shape
     with read_view(array, lambda raw, n: 2) as grown:
-        assert grown is not first and grown is not second and grown.shape == (24,)
+        assert grown is not first and grown is not second and grown.cells.shape == (24,)
 
 
 def test_a_read_view_that_fails_is_not_kept() -> None:
@@ -151,7 +208,7 @@ def test_concurrent_reads_of_one_array_each_see_their_own_chunks() -> None:
     def read(base: int) -> None:
         for _ in range(20):
             with read_view(array, lambda raw, n: base) as ids:
-                got[base] = ids[0:8].tolist()
+                got[base] = ids.cells[0:8].tolist()
                 assert got[base] == [base, base + 1] * 4
 
     threads = [threading.Thread(target=read, args=(100 * k,)) for k in range(1, 5)]

@@ -23,6 +23,7 @@ from zarr.codecs import Crc32cCodec, ShardingCodec, TransposeCodec, ZstdCodec
 
 from zarr_ndarray_dtype import Columnar, NDArray, read_columnar, write_columnar
 from zarr_ndarray_dtype import _read as engine
+from zarr_ndarray_dtype.errors import StoredChunkError
 from zarr_ndarray_dtype.testing import zarr_own_writes
 
 ORDERS = ("morton", "lexicographic", "colexicographic", "unordered")
@@ -377,6 +378,16 @@ def test_a_corrupt_chunk_is_named_the_first_in_order(sharded: bool) -> None:
         _corrupt(array, "c/2/0")
         where = "chunk 'c/2/0'"
     with pytest.raises(ValueError, match=f"cannot decode the 'test-ndarray-toy' {where}"):
+        read_columnar(array)
+
+
+def test_a_read_of_whole_shards_names_the_inner_chunk_zarrs_codec_cannot_decode() -> None:
+    array, _ = _filled((8, 4), (2, 2), shards=(4, 4), compressors=ZstdCodec(level=1))
+    store = array.store._store_dict
+    raw = bytearray(store["c/1/0"].to_bytes())
+    raw[0:4] = bytes(4)  # the first inner chunk laid out, (0, 0): no zstd frame
+    store["c/1/0"] = store["c/1/0"].from_bytes(bytes(raw))
+    with pytest.raises(StoredChunkError, match="stored inner chunk 0 of shard 'c/1/0' does not"):
         read_columnar(array)
 
 

@@ -39,6 +39,9 @@ def test_rectilinear_grid_has_no_regular_chunk_shape() -> None:
 PRIVATE = {
     "_async_array": "zarr 3.1.0 .. 3.1.5: zarr.Array has no .config (its AsyncArray holds it)",
     "_config": "zarr 3.1.0 .. 3.1.5: AsyncArray keeps its ArrayConfig as _config",
+    "_ShardReader": "zarr 3.1.0 .. 3.4.x: no public way to cut a shard's bytes by its index",
+    "_get_chunk_spec": "zarr 3.1.0 .. 3.4.x: the inner chunks' spec, as the sharding codec's",
+    "_sync_capable": "zarr 3.4.x: a SupportsSyncCodec's opt-out, as zarr's pipeline tests it",
 }
 
 

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from zarr_ndarray_dtype._grid import Grid, resolve, slabs
+from zarr_ndarray_dtype._grid import Box, Grid, resolve, slabs, untile, whole_chunks
 
 
 @st.composite
@@ -87,3 +87,24 @@ def test_bad_selections(selection: object, error: type[Exception], phrase: str) 
     with pytest.raises(error, match=phrase) as info:
         resolve(selection, (3, 4), "read_columnar")  # type: ignore[arg-type]
     assert str(info.value).startswith("read_columnar: ")
+
+
+@given(st.lists(st.tuples(st.integers(1, 3), st.integers(1, 3)), min_size=0, max_size=3))
+def test_untile_lays_tiles_out_as_numpy_cuts_them(axes: list[tuple[int, int]]) -> None:
+    tiles, tile = tuple(n for n, _ in axes), tuple(t for _, t in axes)
+    whole = np.arange(int(np.prod(tiles + tile, dtype=np.int64))).reshape(
+        tuple(n * t for n, t in axes)
+    )
+    cut = np.empty(tiles + tile, dtype=whole.dtype)
+    for index in np.ndindex(*tiles):
+        box = [slice(i * t, (i + 1) * t) for i, t in zip(index, tile, strict=True)]
+        cut[index] = whole[tuple(box)]
+    assert np.array_equal(untile(cut), whole)
+
+
+def test_whole_chunks_end_on_chunk_boundaries_or_the_arrays_edge() -> None:
+    shape, chunks = (10, 7), (4, 3)
+    assert whole_chunks(Box((0, 0), (10, 7), ()), chunks, shape)  # edge chunks clipped
+    assert whole_chunks(Box((4, 3), (8, 6), ()), chunks, shape)
+    assert not whole_chunks(Box((4, 3), (8, 5), ()), chunks, shape)  # cuts a chunk
+    assert not whole_chunks(Box((2, 0), (4, 3), ()), chunks, shape)  # starts inside one

@@ -9,30 +9,36 @@ registers them and answers with one id per cell: the chunk's base id plus the ce
 (id 0 is the fill cell). Writing ids makes zarr merge them into chunks exactly as it merges
 cells, and CellIds turns each chunk of ids into the codec's bytes (None: an empty chunk zarr
 then deletes).
+
+A read of whole shards goes through a second view, whose sharding codec is replaced by
+:class:`ShardIds`: zarr fetches each shard in one request and hands over its bytes, which
+zarr's shard index cuts and zarr's codecs decode, all inner chunks of the shard at once.
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
+import os
 import threading
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 import zarr
-from zarr.abc.codec import ArrayBytesCodec
+from zarr.abc.codec import ArrayBytesCodec, BytesBytesCodec
 from zarr.abc.store import RangeByteRequest, SuffixByteRequest
 from zarr.codecs import ShardingCodec
 from zarr.dtype import UInt64
 from zarr.storage import StorePath, WrapperStore
 
 from zarr_ndarray_dtype import _compat
+from zarr_ndarray_dtype._grid import untile
 from zarr_ndarray_dtype.blocks import BlockCodec
 from zarr_ndarray_dtype.dtype import NDArray
 
@@ -40,12 +46,15 @@ __all__ = [
     "CellIds",
     "DiscardWrites",
     "KeepIndex",
+    "ReadView",
+    "ShardIds",
     "chunk_name",
     "keep_index",
     "no_writes",
     "read_view",
     "serializer_of",
     "view",
+    "whole_shards",
 ]
 
 _NAME = "zarr-ndarray.cell-ids"
@@ -56,18 +65,15 @@ OnDecode = Callable[[npt.NDArray[np.uint8], int], int]
 OnEncode = Callable[[npt.NDArray[np.uint64], bool], npt.NDArray[np.uint8] | None]
 
 
-@dataclass(frozen=True, eq=False)  # identity equality: a view's codec is never shared
-class CellIds(ArrayBytesCodec):
-    """The serializer of a view: chunk bytes <-> the ids of their cells."""
+class _Ids(ArrayBytesCodec):
+    """What the serializers of views share: in memory only, never validated or sized."""
 
-    on_decode: OnDecode
-    on_encode: OnEncode
     is_fixed_size = False
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": _NAME}
 
-    def evolve_from_array_spec(self, array_spec: Any) -> CellIds:
+    def evolve_from_array_spec(self, array_spec: Any) -> Any:
         return self
 
     def validate(self, *, shape: Any, dtype: Any, chunk_grid: Any) -> None:
@@ -76,12 +82,23 @@ class CellIds(ArrayBytesCodec):
     def compute_encoded_size(self, input_byte_length: int, _chunk_spec: Any) -> int:
         raise NotImplementedError("cell ids have no fixed encoded size")
 
+
+def _raw(chunk_bytes: Any) -> npt.NDArray[np.uint8]:
+    return np.asarray(chunk_bytes.as_numpy_array()).reshape(-1).view(np.uint8)
+
+
+@dataclass(frozen=True, eq=False)  # identity equality: a view's codec is never shared
+class CellIds(_Ids):
+    """The serializer of a view: chunk bytes <-> the ids of their cells."""
+
+    on_decode: OnDecode
+    on_encode: OnEncode
+
     def _decode_sync(self, chunk_bytes: Any, chunk_spec: Any) -> Any:
         shape = tuple(int(n) for n in chunk_spec.shape)
         count = math.prod(shape)
-        raw = np.asarray(chunk_bytes.as_numpy_array()).reshape(-1).view(np.uint8)
         ids = np.arange(count, dtype=np.uint64)
-        ids += np.uint64(self.on_decode(raw, count))
+        ids += np.uint64(self.on_decode(_raw(chunk_bytes), count))
         return chunk_spec.prototype.nd_buffer.from_numpy_array(ids.reshape(shape))
 
     def _encode_sync(self, chunk_array: Any, chunk_spec: Any) -> Any:
@@ -96,6 +113,49 @@ class CellIds(ArrayBytesCodec):
         # In a worker thread, as zarr runs its compressors: the chunks of a shard are encoded
         # (framed, then compressed) on every core instead of one after another on zarr's loop.
         return await asyncio.to_thread(self._encode_sync, chunk_array, chunk_spec)
+
+
+@dataclass(frozen=True, eq=False)
+class ShardIds(_Ids):
+    """The serializer of a shard view, in place of the array's sharding codec: a whole
+    shard's bytes -> the ids of its cells. zarr's shard index cuts the shard, zarr's bytes ->
+    bytes codecs decode its inner chunks in one call per core, and ``on_decode`` registers
+    each inner chunk (zarr's sharding codec runs every inner chunk through tasks of its own,
+    which costs more than decoding it)."""
+
+    sharding: ShardingCodec  # the array's own: [serializer, bytes -> bytes codecs...] inside
+    on_decode: OnDecode
+
+    async def _decode_single(self, shard: Any, shard_spec: Any) -> Any:
+        chunks, spec = await _compat.inner_chunks(self.sharding, shard, shard_spec)
+        for codec in reversed(tuple(self.sharding.codecs)[1:]):
+            chunks = await _compat.decode_bytes(codec, chunks, spec, os.cpu_count() or 1)
+        inner = tuple(int(n) for n in spec.shape)
+        count = math.prod(inner)
+        per = tuple(int(s) // i for s, i in zip(shard_spec.shape, inner, strict=True))
+        bases = np.array(
+            [0 if c is None else self.on_decode(_raw(c), count) for c in chunks], np.uint64
+        ).reshape(per + (1,) * len(inner))
+        tiles = np.arange(count, dtype=np.uint64).reshape(inner) + bases
+        tiles *= bases != 0  # inner chunks not stored: the fill cell's id
+        return shard_spec.prototype.nd_buffer.from_numpy_array(untile(tiles))
+
+    async def _encode_single(self, chunk_array: Any, chunk_spec: Any) -> Any:
+        raise AssertionError("a shard view only reads")
+
+
+def whole_shards(metadata: Any) -> ShardingCodec | None:
+    """The sharding codec of an array whose shards a :class:`ShardIds` view reads: the array's
+    only codec, holding a serializer and bytes -> bytes codecs (None for other arrays)."""
+    codecs = tuple(metadata.codecs)
+    if not (len(codecs) == 1 and isinstance(codecs[0], ShardingCodec)):
+        return None
+    inner = tuple(codecs[0].codecs)
+    if isinstance(inner[0], ShardingCodec) or not all(
+        isinstance(c, BytesBytesCodec) for c in inner[1:]
+    ):
+        return None
+    return codecs[0]
 
 
 class DiscardWrites(WrapperStore[Any]):
@@ -179,18 +239,28 @@ class Route:
         return self.on_decode(raw, count)
 
 
+class ReadView(NamedTuple):
+    """The views one read fetches through, their chunks routed to the read's ``on_decode``."""
+
+    cells: Any  # any selection: the chunks (inner chunks when sharded) it touches
+    shards: Any  # a selection of whole shards (see :func:`whole_shards`); None when not sharded
+    route: Route
+    kept: KeepIndex | None  # the cells view's store when sharded
+
+
 #: Read views kept per array object: ``id(array) -> (the array's metadata when they were
 #: built, the views not in use)``; an entry goes when its array does.
-_VIEWS: dict[int, tuple[Any, list[tuple[Any, Route, KeepIndex | None]]]] = {}
+_VIEWS: dict[int, tuple[Any, list[ReadView]]] = {}
 _VIEWS_LOCK = threading.Lock()
 #: Views kept for one array beyond those in use (concurrent reads of it each take one).
 _VIEWS_KEPT = 4
 
 
 @contextmanager
-def read_view(array: Any, on_decode: OnDecode) -> Iterator[Any]:
-    """A :func:`view` of ``array`` for one read, its chunks registered by ``on_decode`` and
-    each shard index fetched once (:class:`KeepIndex`).
+def read_view(array: Any, on_decode: OnDecode) -> Iterator[ReadView]:
+    """The views of ``array`` for one read, their chunks registered by ``on_decode``: one
+    for any selection (each shard index fetched once, :class:`KeepIndex`) and, for sharded
+    arrays, one for whole shards (:class:`ShardIds`).
 
     Views are reused, per array object: building one validates the whole metadata again,
     the most of a one-cell read's own time. A view serves one read at a time (concurrent
@@ -203,27 +273,31 @@ def read_view(array: Any, on_decode: OnDecode) -> Iterator[Any]:
         taken = free.pop() if free else None
     if taken is None:
         taken = _read_view(array)
-    target, route, kept = taken
-    route.on_decode = on_decode
-    yield target  # an error raised here ends the view with its read
-    route.on_decode = None
-    if kept is not None:
-        kept.forget()
+    taken.route.on_decode = on_decode
+    yield taken  # an error raised here ends the view with its read
+    taken.route.on_decode = None
+    if taken.kept is not None:
+        taken.kept.forget()
     _give_back(array, metadata, taken)
 
 
-def _read_view(array: Any) -> tuple[Any, Route, KeepIndex | None]:
-    """A new read view of ``array``, its route and its index-keeping store (when sharded)."""
+def _read_view(array: Any) -> ReadView:
+    """New read views of ``array``."""
     route = Route()
     codec = CellIds(route.decode, no_writes)
     wrap = keep_index(array.metadata)
     if wrap is None:
-        return view(array, codec), route, None
+        return ReadView(view(array, codec), None, route, None)
     kept = wrap(array.store_path.store)
-    return view(array, codec, store=lambda _: kept), route, kept
+    cells = view(array, codec, store=lambda _: kept)
+    sharding = whole_shards(array.metadata)
+    shards = None
+    if sharding is not None:
+        shards = view(array, ShardIds(sharding, route.decode), replacing=sharding)
+    return ReadView(cells, shards, route, kept)
 
 
-def _give_back(array: Any, metadata: Any, taken: tuple[Any, Route, KeepIndex | None]) -> None:
+def _give_back(array: Any, metadata: Any, taken: ReadView) -> None:
     """Keep a read view for the next read of ``array`` (unless enough are kept, or the
     array's metadata changed during the read)."""
     with _VIEWS_LOCK:
@@ -256,13 +330,14 @@ def serializer_of(metadata: Any) -> Any:
         codecs = tuple(serializer.codecs)
 
 
-def view(array: Any, codec: CellIds, *, store: Any = None) -> Any:
-    """The array (a ``zarr.Array`` or ``AsyncArray``) with ``codec`` for its serializer and
-    uint64 for its data type, optionally over a store wrapping its own. Its metadata is the
-    array's own with those fields replaced (not written out and parsed again: a read of one
-    cell pays for this view)."""
+def view(array: Any, codec: _Ids, *, store: Any = None, replacing: Any = None) -> Any:
+    """The array (a ``zarr.Array`` or ``AsyncArray``) with ``codec`` for its serializer (or
+    for the codec ``replacing``) and uint64 for its data type, optionally over a store wrapping
+    its own. Its metadata is the array's own with those fields replaced (not written out and
+    parsed again: a read of one cell pays for this view)."""
     metadata = array.metadata
-    codecs = _replace(tuple(metadata.codecs), serializer_of(metadata), codec)
+    old = serializer_of(metadata) if replacing is None else replacing
+    codecs = _replace(tuple(metadata.codecs), old, codec)
     doc = replace(metadata, codecs=tuple(codecs), data_type=UInt64(), fill_value=np.uint64(0))
     path = array.store_path
     if store is not None:
@@ -270,7 +345,7 @@ def view(array: Any, codec: CellIds, *, store: Any = None) -> Any:
     return zarr.Array(zarr.AsyncArray(doc, path, config=_compat.array_config(array)))
 
 
-def _replace(codecs: tuple[Any, ...], serializer: Any, codec: CellIds) -> list[Any]:
+def _replace(codecs: tuple[Any, ...], serializer: Any, codec: _Ids) -> list[Any]:
     """The codec objects with ``serializer`` replaced (inside sharding too; ``replace`` keeps
     a sharding codec's settings that are not metadata, such as its inner chunk order)."""
     out: list[Any] = []

@@ -20,7 +20,9 @@ __all__ = [
     "array_config",
     "array_module",
     "basic_box",
+    "decode_bytes",
     "endian_name",
+    "inner_chunks",
     "metadata_class",
     "metadata_module",
     "on_zarr_loop",
@@ -95,6 +97,55 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
     signature with PEP 695 syntax, which does not change how it is called).
     """
     return sync(coro)
+
+
+async def inner_chunks(sharding: Any, shard: Any, shard_spec: Any) -> tuple[list[Any], Any]:
+    """The stored inner chunks of a whole shard's bytes as cut by zarr's shard index (C order
+    of the shard's inner chunks; None where the index marks none), and their chunk spec.
+
+    zarr's private ``_ShardReader.from_bytes(bytes, codec, chunks_per_shard)`` (which decodes
+    the index with the codec's index codecs, checksum included), its ``__getitem__`` (KeyError
+    for an inner chunk not stored) and ``ShardingCodec._get_chunk_spec`` are the same in every
+    release 3.1.0-3.4.x."""
+    from zarr.codecs.sharding import _ShardReader
+
+    inner = tuple(int(n) for n in sharding.chunk_shape)
+    per = tuple(int(s) // i for s, i in zip(shard_spec.shape, inner, strict=True))
+    reader = await _ShardReader.from_bytes(shard, sharding, per)
+    chunks: list[Any] = []
+    for coords in np.ndindex(per):
+        try:
+            chunks.append(reader[coords])
+        except KeyError:
+            chunks.append(None)
+    return chunks, sharding._get_chunk_spec(shard_spec)
+
+
+async def decode_bytes(codec: Any, chunks: list[Any], spec: Any, parts: int) -> list[Any]:
+    """The chunks decoded by a bytes -> bytes codec: in ``parts`` threads calling its
+    ``_decode_sync`` when it is a ``SupportsSyncCodec`` able to (zarr >= 3.4.0, by zarr's own
+    test), else through its batched ``decode`` (a task, and for compressors a thread, per
+    chunk). None stays None."""
+    import asyncio
+
+    if not _decodes_in_sync(codec):
+        return list(await codec.decode([(chunk, spec) for chunk in chunks]))
+
+    def decode(part: list[Any]) -> list[Any]:
+        return [None if c is None else codec._decode_sync(c, spec) for c in part]
+
+    size = -(-len(chunks) // max(1, parts))
+    groups = [chunks[i : i + size] for i in range(0, len(chunks), size)]
+    done = await asyncio.gather(*(asyncio.to_thread(decode, g) for g in groups))
+    return [chunk for group in done for chunk in group]
+
+
+def _decodes_in_sync(codec: Any) -> bool:
+    try:
+        from zarr.abc.codec import SupportsSyncCodec  # type: ignore[attr-defined,unused-ignore]
+    except ImportError:  # zarr 3.1.x - 3.3.x
+        return False
+    return isinstance(codec, SupportsSyncCodec) and bool(getattr(codec, "_sync_capable", True))
 
 
 # ------------------------------------------------------------------- object writes (_hooks)

@@ -1,6 +1,7 @@
 """Selection boxes over an N-d grid of cells and the chunks they cut (pure numpy; no zarr):
 :func:`resolve` (a selection of ints, step-1 slices and ``...`` to a :class:`Box`),
-:class:`Grid` (a regular chunk grid) and :func:`slabs` (a box in batches of whole chunks, C order).
+:class:`Grid` (a regular chunk grid), :func:`slabs` (a box in batches of whole chunks, C order),
+:func:`whole_chunks` and :func:`untile` (chunks laid out as one array).
 
 >>> resolve((1, slice(None)), (3, 4), "read")
 Box(starts=(1, 0), stops=(2, 4), shape=(4,))
@@ -19,7 +20,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["Box", "Grid", "Index", "Selection", "resolve", "slabs"]
+__all__ = ["Box", "Grid", "Index", "Selection", "resolve", "slabs", "untile", "whole_chunks"]
 
 Index = int | slice | EllipsisType
 Selection = Index | tuple[Index, ...]
@@ -156,3 +157,22 @@ def slabs(
             (),
         )
         lo, first = stop, False
+
+
+def whole_chunks(box: Box, chunks: tuple[int, ...], shape: tuple[int, ...]) -> bool:
+    """Whether ``box`` is made of whole chunks of a regular grid over an array of ``shape``
+    (a chunk at the array's edge counts whole when the box takes all of it that is in the
+    array)."""
+    return all(
+        a % c == 0 and (b % c == 0 or b == n)
+        for a, b, c, n in zip(box.starts, box.stops, chunks, shape, strict=True)
+    )
+
+
+def untile(tiles: np.ndarray) -> np.ndarray:
+    """Equal tiles laid out as one array: ``tiles`` of shape ``(tiles along each axis...,
+    the tile's shape...)`` to the array of their cells, in C order of the cells."""
+    k = tiles.ndim // 2
+    order = [a for axis in range(k) for a in (axis, k + axis)]
+    shape = tuple(n * t for n, t in zip(tiles.shape[:k], tiles.shape[k:], strict=True))
+    return tiles.transpose(order).reshape(shape)

@@ -19,7 +19,7 @@ from zarr_ndarray_dtype import _cell_ids, _runs
 from zarr_ndarray_dtype._cell_ids import data_type_and_codec
 from zarr_ndarray_dtype._columns import FillBlock, FillCell, check_out
 from zarr_ndarray_dtype._compat import regular_chunk_shape
-from zarr_ndarray_dtype._grid import Box, Selection, resolve, slabs
+from zarr_ndarray_dtype._grid import Box, Selection, resolve, slabs, whole_chunks
 from zarr_ndarray_dtype.blocks import Block, BlockCodec, Cells, needs_shapes
 from zarr_ndarray_dtype.dtype import NDArray
 from zarr_ndarray_dtype.errors import StoredChunkError
@@ -78,7 +78,7 @@ class Reader:
         self.array, self.dtype, self.codec = array, dtype, codec
         self.with_shapes = needs_shapes(dtype.pattern)
         self.fill = FillBlock(FillCell(dtype, array.metadata.fill_value), self.with_shapes)
-        self.view: Any = None  # while reading: the array's read view (_cell_ids.read_view)
+        self.view: _cell_ids.ReadView | None = None  # while reading (_cell_ids.read_view)
         self.values = np.empty(0, dtype=dtype.item_dtype)
         # the caller's buffers, when the read fills them (the values then never grow)
         self.offsets: npt.NDArray[np.int64] | None = None
@@ -90,9 +90,17 @@ class Reader:
 
     def _fetch(self, part: Box) -> tuple[_runs.Sources, npt.NDArray[np.uint64]]:
         """zarr reads the chunks of ``part``: their bytes (registered) and the ids of its cells.
-        One fetch runs at a time, so the view's codec registers into the one being fetched."""
+        One fetch runs at a time, so the view's codec registers into the one being fetched.
+        Whole shards go through the shard view (each shard's inner chunks decoded at once)."""
         self.fetching = sources = _runs.Sources(self.fill, [])
-        ids = through_zarr(self.array, part, partial(self.view.__getitem__, part.slices))
+        assert self.view is not None
+        target = self.view.cells
+        if self.view.shards is not None:
+            metadata = self.array.metadata
+            grid = regular_chunk_shape(metadata)
+            if grid is not None and whole_chunks(part, grid, tuple(metadata.shape)):
+                target = self.view.shards
+        ids = through_zarr(self.array, part, partial(target.__getitem__, part.slices))
         return sources, np.asarray(ids, dtype=np.uint64).reshape(-1)
 
     def _batches(
