@@ -12,7 +12,7 @@ import pytest
 import zarr
 from ndarray_dtype_testing import RequestLog, ToyCodec
 from zarr.abc.store import SuffixByteRequest
-from zarr.codecs import ShardingCodec, TransposeCodec, ZstdCodec
+from zarr.codecs import Crc32cCodec, ShardingCodec, TransposeCodec, ZstdCodec
 
 from zarr_ndarray_dtype import NDArray, _cell_ids
 from zarr_ndarray_dtype._cell_ids import (
@@ -107,14 +107,23 @@ def test_a_view_that_keeps_the_index_fetches_it_once_per_shard(location: str) ->
     assert len(store.asked) == 2 + 5 and len(index) == 2, store.asked  # an index per shard
 
 
-@pytest.mark.parametrize("location", ["start", "end"])
-def test_the_shard_view_reads_whole_shards_as_the_cells_view_does(location: str) -> None:
+@pytest.mark.parametrize(
+    ("location", "compressors", "order"),
+    [
+        ("start", [ZstdCodec(level=1)], "C"),
+        ("end", [ZstdCodec(level=1), Crc32cCodec()], "F"),  # decoded in reverse: crc, zstd
+        ("end", [], "C"),
+    ],
+)
+def test_the_shard_view_reads_whole_shards_as_the_cells_view_does(
+    location: str, compressors: list[Any], order: str
+) -> None:
     """Edge shards, an unwritten shard, inner chunks not stored: each cell comes from the
     same bytes and place; every shard is one request for the whole object."""
     store = RequestLog()
     array = zarr.create_array(
         store, shape=(13, 7), chunks=(2, 3), shards={"shape": (4, 6), "index_location": location},
-        dtype=F32_NN, serializer=ToyCodec(), compressors=ZstdCodec(level=1),
+        dtype=F32_NN, serializer=ToyCodec(), compressors=compressors, config={"order": order},
     )  # fmt: skip
     cells = np.empty((13, 7), dtype=object)
     for i, j in np.ndindex(13, 7):  # rows 4-7 unwritten; inner chunks of only fill cells
@@ -132,9 +141,10 @@ def test_the_shard_view_reads_whole_shards_as_the_cells_view_does(location: str)
         return [None if i == 0 else (seen[i // 1000 - 1], i % 1000) for i in flat]
 
     with read_view(array, decode) as views:
-        assert views.shards is not None
+        shards = views.shards(array)
+        assert shards is not None and views.shards(array) is shards  # built once
         store.asked.clear()
-        whole = sources(views.shards[...])
+        whole = sources(shards[...])
         asked = [(k, r) for k, r in store.asked if k != "zarr.json"]
         assert sorted(k for k, _ in asked) == [f"c/{i}/{j}" for i in range(4) for j in range(2)]
         assert all(r is None for _, r in asked)  # each shard one request, for the whole object
@@ -159,7 +169,8 @@ def test_shards_whose_inner_chunks_are_not_serializer_and_bytes_codecs_have_no_s
     ones[...] = [[np.ones((1, 1), "f4")] * 3] * 2
     within[0:2, 0:3] = ones
     with read_view(within, lambda raw, n: 2) as views:  # ids laid out by zarr's transpose
-        assert views.shards is None and views.cells[0:2, 0:3].tolist() == [[2, 4, 6], [3, 5, 7]]
+        assert views.shards(within) is None
+        assert views.cells[0:2, 0:3].tolist() == [[2, 4, 6], [3, 5, 7]]
 
 
 def _index_requests(store: RequestLog) -> int:

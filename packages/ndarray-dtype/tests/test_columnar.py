@@ -23,6 +23,7 @@ from zarr.codecs import Crc32cCodec, ShardingCodec, TransposeCodec, ZstdCodec
 
 from zarr_ndarray_dtype import Columnar, NDArray, read_columnar, write_columnar
 from zarr_ndarray_dtype import _read as engine
+from zarr_ndarray_dtype._cell_ids import ShardIds
 from zarr_ndarray_dtype.errors import StoredChunkError
 from zarr_ndarray_dtype.testing import zarr_own_writes
 
@@ -462,6 +463,25 @@ def test_the_first_batch_ends_on_a_row_of_shards() -> None:
     shards = sorted(k for k, _ in store.asked if k != "zarr.json")
     assert shards == ["c/0/0", "c/0/1", "c/1/0", "c/1/1"], store.asked  # one request each
     assert all(r is None for k, r in store.asked if k != "zarr.json")  # whole objects
+
+
+def test_batches_of_whole_shards_go_through_the_shard_view(monkeypatch: pytest.MonkeyPatch) -> None:
+    array = _create({}, F32_NN, (12, 6), (2, 3), (4, 6), compressors=ZstdCodec(level=1))
+    cells = _cells(np.random.default_rng(6), F32_NN, (12, 6), empty=0.2)
+    array[...] = cells
+    shards: list[tuple[int, ...]] = []
+    decode = ShardIds._decode_single
+
+    async def spy(self: Any, shard: Any, spec: Any) -> Any:
+        shards.append(tuple(spec.shape))
+        return await decode(self, shard, spec)
+
+    monkeypatch.setattr(ShardIds, "_decode_single", spy)
+    _assert_reads_equal(read_columnar(array), cells)
+    assert shards == [(4, 6)] * 3  # one batch: every shard, each decoded once
+    shards.clear()
+    _assert_reads_equal(read_columnar(array, (slice(0, 12), slice(0, 5))), cells[:, :5])
+    assert shards == []  # every shard cut: the inner chunks, through the cells view
 
 
 class _InFlight(zarr.storage.WrapperStore[Any]):

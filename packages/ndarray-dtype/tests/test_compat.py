@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import zarr
 from zarr.codecs import BytesCodec
 
-from zarr_ndarray_dtype._compat import array_config, endian_name, regular_chunk_shape
+from zarr_ndarray_dtype._compat import (
+    array_config,
+    decode_bytes,
+    endian_name,
+    regular_chunk_shape,
+    run,
+)
 from zarr_ndarray_dtype.testing import assert_zarr_private_only_in_compat
 
 
@@ -41,9 +49,24 @@ PRIVATE = {
     "_config": "zarr 3.1.0 .. 3.1.5: AsyncArray keeps its ArrayConfig as _config",
     "_ShardReader": "zarr 3.1.0 .. 3.4.x: no public way to cut a shard's bytes by its index",
     "_get_chunk_spec": "zarr 3.1.0 .. 3.4.x: the inner chunks' spec, as the sharding codec's",
-    "_sync_capable": "zarr 3.4.x: a SupportsSyncCodec's opt-out, as zarr's pipeline tests it",
+    "_codec_supports_sync": "zarr 3.4.x: whether zarr runs a codec synchronously",
 }
 
 
 def test_private_zarr_members_only_in_compat() -> None:
     assert_zarr_private_only_in_compat("zarr_ndarray_dtype", PRIVATE)
+
+
+def test_a_codec_without_a_synchronous_decode_decodes_in_one_batch_through_zarr() -> None:
+    class Batched:  # a bytes -> bytes codec as zarr < 3.4 has them: asynchronous only
+        def __init__(self) -> None:
+            self.batches: list[int] = []
+
+        async def decode(self, pairs: Any) -> list[Any]:
+            pairs = list(pairs)
+            self.batches.append(len(pairs))
+            return [None if chunk is None else chunk + b"!" for chunk, _ in pairs]
+
+    codec = Batched()
+    assert run(decode_bytes(codec, [b"a", None, b"b"], "spec", 2)) == [b"a!", None, b"b!"]
+    assert codec.batches == [3]

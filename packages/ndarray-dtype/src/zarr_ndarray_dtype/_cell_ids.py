@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -53,6 +53,7 @@ __all__ = [
     "no_writes",
     "read_view",
     "serializer_of",
+    "sharding_of",
     "view",
     "whole_shards",
 ]
@@ -144,18 +145,25 @@ class ShardIds(_Ids):
         raise AssertionError("a shard view only reads")
 
 
-def whole_shards(metadata: Any) -> ShardingCodec | None:
-    """The sharding codec of an array whose shards a :class:`ShardIds` view reads: the array's
-    only codec, holding a serializer and bytes -> bytes codecs (None for other arrays)."""
+def sharding_of(metadata: Any) -> ShardingCodec | None:
+    """The sharding codec of a sharded array: its only codec (None for any other array; the
+    engine reads chunks with other codecs around sharding as zarr cuts them)."""
     codecs = tuple(metadata.codecs)
-    if not (len(codecs) == 1 and isinstance(codecs[0], ShardingCodec)):
+    return codecs[0] if len(codecs) == 1 and isinstance(codecs[0], ShardingCodec) else None
+
+
+def whole_shards(metadata: Any) -> ShardingCodec | None:
+    """The sharding codec of an array whose shards a :class:`ShardIds` view reads: holding a
+    serializer and bytes -> bytes codecs (None for other arrays)."""
+    sharding = sharding_of(metadata)
+    if sharding is None:
         return None
-    inner = tuple(codecs[0].codecs)
+    inner = tuple(sharding.codecs)
     if isinstance(inner[0], ShardingCodec) or not all(
         isinstance(c, BytesBytesCodec) for c in inner[1:]
     ):
         return None
-    return codecs[0]
+    return sharding
 
 
 class DiscardWrites(WrapperStore[Any]):
@@ -221,10 +229,10 @@ class KeepIndex(WrapperStore[Any]):
 
 def keep_index(metadata: Any) -> Callable[[Any], KeepIndex] | None:
     """The :class:`KeepIndex` wrapper for a sharded array's store (None when not sharded)."""
-    codecs = tuple(metadata.codecs)
-    if not (len(codecs) == 1 and isinstance(codecs[0], ShardingCodec)):
+    sharding = sharding_of(metadata)
+    if sharding is None:
         return None
-    where = codecs[0].index_location
+    where = sharding.index_location
     return partial(KeepIndex, at_start=str(getattr(where, "value", where)) == "start")
 
 
@@ -239,13 +247,24 @@ class Route:
         return self.on_decode(raw, count)
 
 
-class ReadView(NamedTuple):
-    """The views one read fetches through, their chunks routed to the read's ``on_decode``."""
+class ReadView:
+    """The views one read fetches through, their chunks routed to the read's ``on_decode``:
+    ``cells`` for any selection (the chunks, inner chunks when sharded, it touches), and
+    :meth:`shards` for a selection of whole shards."""
 
-    cells: Any  # any selection: the chunks (inner chunks when sharded) it touches
-    shards: Any  # a selection of whole shards (see :func:`whole_shards`); None when not sharded
-    route: Route
-    kept: KeepIndex | None  # the cells view's store when sharded
+    def __init__(self, cells: Any, route: Route, kept: KeepIndex | None) -> None:
+        self.cells, self.route, self.kept = cells, route, kept  # kept: the cells view's store
+        self._shards: Any = None
+
+    def shards(self, array: Any) -> Any:
+        """The view of ``array``'s whole shards (:class:`ShardIds`), built when first asked
+        for; None for arrays :func:`whole_shards` refuses."""
+        if self._shards is None:
+            sharding = whole_shards(array.metadata)
+            if sharding is None:
+                return None
+            self._shards = view(array, ShardIds(sharding, self.route.decode), replacing=sharding)
+        return self._shards
 
 
 #: Read views kept per array object: ``id(array) -> (the array's metadata when they were
@@ -258,9 +277,8 @@ _VIEWS_KEPT = 4
 
 @contextmanager
 def read_view(array: Any, on_decode: OnDecode) -> Iterator[ReadView]:
-    """The views of ``array`` for one read, their chunks registered by ``on_decode``: one
-    for any selection (each shard index fetched once, :class:`KeepIndex`) and, for sharded
-    arrays, one for whole shards (:class:`ShardIds`).
+    """The views of ``array`` for one read (:class:`ReadView`), their chunks registered by
+    ``on_decode``; each shard index is fetched once (:class:`KeepIndex`).
 
     Views are reused, per array object: building one validates the whole metadata again,
     the most of a one-cell read's own time. A view serves one read at a time (concurrent
@@ -287,14 +305,9 @@ def _read_view(array: Any) -> ReadView:
     codec = CellIds(route.decode, no_writes)
     wrap = keep_index(array.metadata)
     if wrap is None:
-        return ReadView(view(array, codec), None, route, None)
+        return ReadView(view(array, codec), route, None)
     kept = wrap(array.store_path.store)
-    cells = view(array, codec, store=lambda _: kept)
-    sharding = whole_shards(array.metadata)
-    shards = None
-    if sharding is not None:
-        shards = view(array, ShardIds(sharding, route.decode), replacing=sharding)
-    return ReadView(cells, shards, route, kept)
+    return ReadView(view(array, codec, store=lambda _: kept), route, kept)
 
 
 def _give_back(array: Any, metadata: Any, taken: ReadView) -> None:
@@ -371,12 +384,12 @@ def chunk_name(metadata: Any, cell: tuple[int, ...], *, inner: bool = True) -> s
     key = metadata.chunk_key_encoding.encode_chunk_key(
         tuple(c // g for c, g in zip(cell, grid, strict=True))
     )
-    codecs = tuple(metadata.codecs)
-    if not (len(codecs) == 1 and isinstance(codecs[0], ShardingCodec)):
+    sharding = sharding_of(metadata)
+    if sharding is None:
         return f"chunk {key!r}"
     if not inner:
         return f"shard {key!r}"
-    shape = tuple(int(n) for n in codecs[0].chunk_shape)
+    shape = tuple(int(n) for n in sharding.chunk_shape)
     per = tuple(g // i for g, i in zip(grid, shape, strict=True))
     local = tuple((c % g) // i for c, g, i in zip(cell, grid, shape, strict=True))
     place = int(np.ravel_multi_index(local, per)) if per else 0

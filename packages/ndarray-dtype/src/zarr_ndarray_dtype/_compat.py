@@ -123,9 +123,8 @@ async def inner_chunks(sharding: Any, shard: Any, shard_spec: Any) -> tuple[list
 
 async def decode_bytes(codec: Any, chunks: list[Any], spec: Any, parts: int) -> list[Any]:
     """The chunks decoded by a bytes -> bytes codec: in ``parts`` threads calling its
-    ``_decode_sync`` when it is a ``SupportsSyncCodec`` able to (zarr >= 3.4.0, by zarr's own
-    test), else through its batched ``decode`` (a task, and for compressors a thread, per
-    chunk). None stays None."""
+    ``_decode_sync`` when zarr would (zarr >= 3.4.0), else through its batched ``decode`` (a
+    task, and for compressors a thread, per chunk). None stays None."""
     import asyncio
 
     if not _decodes_in_sync(codec):
@@ -141,11 +140,12 @@ async def decode_bytes(codec: Any, chunks: list[Any], spec: Any, parts: int) -> 
 
 
 def _decodes_in_sync(codec: Any) -> bool:
-    try:
-        from zarr.abc.codec import SupportsSyncCodec  # type: ignore[attr-defined,unused-ignore]
-    except ImportError:  # zarr 3.1.x - 3.3.x
-        return False
-    return isinstance(codec, SupportsSyncCodec) and bool(getattr(codec, "_sync_capable", True))
+    """Whether zarr runs ``codec`` synchronously (zarr >= 3.4.0's private test; before it, no
+    codec has a synchronous decode)."""
+    import zarr.abc.codec
+
+    supports = getattr(zarr.abc.codec, "_codec_supports_sync", None)
+    return bool(supports is not None and supports(codec))
 
 
 # ------------------------------------------------------------------- object writes (_hooks)

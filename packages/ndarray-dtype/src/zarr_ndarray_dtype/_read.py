@@ -13,7 +13,6 @@ from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 import numpy.typing as npt
-from zarr.codecs import ShardingCodec
 
 from zarr_ndarray_dtype import _cell_ids, _runs
 from zarr_ndarray_dtype._cell_ids import data_type_and_codec
@@ -95,11 +94,10 @@ class Reader:
         self.fetching = sources = _runs.Sources(self.fill, [])
         assert self.view is not None
         target = self.view.cells
-        if self.view.shards is not None:
-            metadata = self.array.metadata
-            grid = regular_chunk_shape(metadata)
-            if grid is not None and whole_chunks(part, grid, tuple(metadata.shape)):
-                target = self.view.shards
+        metadata = self.array.metadata
+        grid = regular_chunk_shape(metadata)
+        if grid is not None and whole_chunks(part, grid, tuple(metadata.shape)):
+            target = self.view.shards(self.array) or target
         ids = through_zarr(self.array, part, partial(target.__getitem__, part.slices))
         return sources, np.asarray(ids, dtype=np.uint64).reshape(-1)
 
@@ -304,9 +302,9 @@ def _cell_at(part: Box, position: int) -> tuple[int, ...]:
 
 def _inner_chunks(metadata: Any) -> tuple[int, ...] | None:
     """The shape of the chunks zarr decodes one by one (inner chunks when sharded)."""
-    codecs = tuple(metadata.codecs)
-    if len(codecs) == 1 and isinstance(codecs[0], ShardingCodec):
-        return tuple(int(n) for n in codecs[0].chunk_shape)
+    sharding = _cell_ids.sharding_of(metadata)
+    if sharding is not None:
+        return tuple(int(n) for n in sharding.chunk_shape)
     return regular_chunk_shape(metadata)
 
 
