@@ -1,4 +1,5 @@
-"""An S3-compatible server (moto) on 127.0.0.1 for the benchmarks, and a bucket on it.
+"""An S3-compatible server (moto) on 127.0.0.1 for the benchmarks, a bucket on it, and the CPU
+a call takes in this process and in the server's (:class:`WithCpu`).
 
 ``moto_s3(ranges_as_s3=False)`` is moto as it is, whose ranged GET reads the whole object;
 ``ranges_as_s3=True`` runs ``_moto_ranged.py``, which serves a range at the cost of the range.
@@ -18,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CREDENTIALS", "Server", "bucket", "moto_s3", "one_byte"]
+__all__ = ["CREDENTIALS", "Server", "WithCpu", "bucket", "moto_s3", "one_byte"]
 
 HERE = Path(__file__).resolve().parent
 CREDENTIALS = {"access_key_id": "testing", "secret_access_key": "testing", "region": "us-east-1"}
@@ -82,3 +83,28 @@ def one_byte(s3: Any, key: str) -> bytes:
     import obstore
 
     return bytes(obstore.get_range(s3, key, start=0, length=1))
+
+
+class WithCpu:
+    """``fn`` keeping the CPU seconds of each call, in this process and in the server's (0
+    without one): the two share the cores, so a read cannot take less than their sum over the
+    cores. Those of the fastest call are reported beside its time."""
+
+    def __init__(self, fn: Any, server: int | None = None) -> None:
+        import psutil
+
+        self.fn = fn
+        self.processes = [psutil.Process(), psutil.Process(server) if server else None]
+        self.seconds: list[list[float]] = []
+
+    def _used(self) -> list[float]:
+        return [sum(p.cpu_times()[:2]) if p else 0.0 for p in self.processes]
+
+    def __call__(self) -> Any:
+        before = self._used()
+        result = self.fn()
+        self.seconds.append([b - a for a, b in zip(before, self._used(), strict=True)])
+        return result
+
+    def of_fastest(self, times: list[float]) -> list[float]:
+        return self.seconds[times.index(min(times))]

@@ -39,9 +39,11 @@ taking turns (min / median s); ratios of minima and of medians:
                 (``_moto_ranged.py``), with the bounds of a GET of every object of a layout
                 (obstore) and of two 1-byte GETs in a row (the least a position in a shard
                 costs: the shard's index, then the chunk), and the GETs zarr makes for each of
-                ours' reads, their bytes and the seconds with one in flight (``_requests.py``);
-                on moto as it is, whose ranged GET reads the whole object, only the cost of a
-                1-byte GET
+                ours' reads, their bytes and the seconds with one in flight (``_requests.py``),
+                and the CPU of the whole read and of the GETs, ours and moto's: moto shares
+                the cores, so (the GETs' CPU + a local read's) / cores bounds the S3 read from
+                below on this machine; on moto as it is, whose ranged GET reads the whole
+                object, only the cost of a 1-byte GET
 
 Targets (issue 18): whole columnar read within 1.25x of CSR's read of its two arrays; whole
 object read >= 3x faster than zspy's (zarr 2 VLenArray); one-position and 16 x 16 region reads
@@ -72,7 +74,7 @@ import zarr
 from _machine import describe
 from _requests import Counted, report_requests
 from _rss import peak_extra
-from _s3 import bucket, moto_s3, one_byte
+from _s3 import Server, WithCpu, bucket, moto_s3, one_byte
 from _timing import rounds, spread
 from bench_shards import cells_of, floor_read, offsets_of
 from zarr.codecs import ZstdCodec
@@ -256,9 +258,13 @@ def writes(
     return ops
 
 
+#: The whole columnar read of ours, whose CPU is kept beside its time.
+WHOLE = "read whole, columns|ours"
+
+
 def whole_reads(ours: Any, csr: Csr, zspy: Callable[[str], Remote] | None) -> dict[str, Any]:
     ops: dict[str, Callable[[], Any]] = {
-        "read whole, columns|ours": lambda: read_columnar(ours),
+        WHOLE: lambda: read_columnar(ours),
         "read whole, columns|CSR": csr.read,
         "read whole, cells|ours": lambda: ours[...],
         "read whole, cells|CSR": csr.cells,
@@ -291,22 +297,24 @@ def small_reads(ours: Any, csr: Csr, zspy: Callable[[str], Remote] | None) -> di
 def s3_run(
     values: np.ndarray, offsets: np.ndarray, cells: np.ndarray, data: Path,
     zarr2: str | None, repeats: int, requests: dict[str, tuple[int, int, float]],
+    cpu: dict[str, list[float]],
 ) -> dict[str, list[float]]:  # fmt: skip
     """The cost of a ranged GET on moto as it is; every operation on moto serving ranges as S3
-    does, the GETs of ours' reads counted into ``requests``."""
+    does, the GETs of ours' reads counted into ``requests``, the CPU of the whole read and of
+    GETting every object (ours, moto's) into ``cpu``."""
     times: dict[str, list[float]] = {}
     for ranges_as_s3 in (False, True):
         with moto_s3(ranges_as_s3) as endpoint:
             times |= s3_server(
-                endpoint, ranges_as_s3, values, offsets, cells, data, zarr2, repeats, requests
-            )
+                endpoint, ranges_as_s3, values, offsets, cells, data, zarr2, repeats, requests, cpu
+            )  # fmt: skip
     return times
 
 
 def s3_server(
-    endpoint: str, ranges_as_s3: bool, values: np.ndarray, offsets: np.ndarray,
+    endpoint: Server, ranges_as_s3: bool, values: np.ndarray, offsets: np.ndarray,
     cells: np.ndarray, data: Path, zarr2: str | None, repeats: int,
-    requests: dict[str, tuple[int, int, float]],
+    requests: dict[str, tuple[int, int, float]], cpu: dict[str, list[float]],
 ) -> dict[str, list[float]]:  # fmt: skip
     import obstore
 
@@ -328,14 +336,13 @@ def s3_server(
         layout: [m["path"] for page in obstore.list(s3, prefix) for m in page if "/c/" in m["path"]]
         for layout, prefix in (("ours", "ours/"), ("CSR", "csr/"))
     }
+    getting = WithCpu(lambda: [obstore.get(s3, k).bytes() for k in keys["ours"]], endpoint.pid)
     times = rounds(
         {
             "1-byte GET|ours": lambda: one_byte(s3, shard),
             "1-byte GET|CSR": lambda: one_byte(s3, csr_values),
             "two 1-byte GETs in a row|ours": lambda: [one_byte(s3, shard) for _ in range(2)],
-            "bound: GET every object|ours": lambda: [
-                obstore.get(s3, k).bytes() for k in keys["ours"]
-            ],
+            "bound: GET every object|ours": getting,
             "bound: GET every object|CSR": lambda: [
                 obstore.get(s3, k).bytes() for k in keys["CSR"]
             ],
@@ -346,8 +353,14 @@ def s3_server(
         times |= run(writes(ours, csr, zspy, values, offsets, cells), repeats)
         for reads in (whole_reads(ours_read, csr, zspy), small_reads(ours_read, csr, zspy)):
             mine = counted.per_call({k: fn for k, fn in reads.items() if k.endswith("|ours")})
+            whole = WHOLE in mine
+            if whole:
+                mine[WHOLE] = reading = WithCpu(mine[WHOLE], endpoint.pid)
             times |= run(reads | mine, repeats)
+            if whole:
+                cpu["S3 whole read"] = reading.of_fastest(times[WHOLE])
     requests |= counted.calls
+    cpu["GET every object"] = getting.of_fastest(times["bound: GET every object|ours"])
     return times
 
 
@@ -491,7 +504,10 @@ def main() -> None:
                 "64 x 64 chunks, no shards: columns|ours": lambda: read_columnar(ours64),
                 "64 x 64 chunks, no shards: cells|ours": lambda: ours64[...],
             }
-            t |= run(whole_reads(ours, csr, zspy) | bounds, args.repeats)
+            reads = whole_reads(ours, csr, zspy) | bounds
+            reads[WHOLE] = local_read = WithCpu(reads[WHOLE])
+            t |= run(reads, args.repeats)
+            cpu = {"local whole read": local_read.of_fastest(t[WHOLE])}
             small = {"64 x 64 chunks: one position|ours": lambda: read_columnar(ours64, POSITION)}
             t |= run(small_reads(ours, csr, zspy) | small, args.repeats)
         sizes = {
@@ -514,7 +530,7 @@ def main() -> None:
         requests: dict[str, tuple[int, int, float]] = {}
         if not args.no_s3:
             try:
-                s3 = s3_run(values, offsets, cells, data, zarr2, args.repeats, requests)
+                s3 = s3_run(values, offsets, cells, data, zarr2, args.repeats, requests, cpu)
             except (ImportError, RuntimeError, OSError) as exc:
                 print(f"S3 part skipped: {exc}")
 
@@ -522,6 +538,10 @@ def main() -> None:
     if s3:
         table("S3: moto, ranges as S3 (moto_ranged)", s3, {})
         report_requests("S3: ours' last read of each (zarr -> store)", requests)
+        print(
+            "CPU s of the fastest call, ours + moto's: "
+            + "; ".join(f"{k} {a:.3f} + {b:.3f}" for k, (a, b) in cpu.items())
+        )
     print(f"\n{'measure':<72}{'min':>7}{'median':>8}  target")
     for where, times in (("local", t), ("S3", s3)):
         for text, a, b, target in MEASURES:
@@ -535,6 +555,11 @@ def main() -> None:
             for text, extra in memory.items():
                 show(f"local: peak extra RSS of a whole read / columnar bytes: {text}", extra,
                      [columnar_bytes])  # fmt: skip
+    if "GET every object" in cpu:
+        cores = os.cpu_count() or 1
+        least = (sum(cpu["GET every object"]) + sum(cpu["local whole read"])) / cores
+        show("  the CPU bound vs GET every object ((GETs' + local read's CPU) / cores / GET)",
+             [least], s3["bound: GET every object|ours"])  # fmt: skip
     if s3:
         for layout, obj in (("ours", "a shard"), ("CSR", "the values")):
             show(f"S3: 1-byte GET of {obj} ({layout}), moto as it is vs moto_ranged",

@@ -55,7 +55,7 @@ import zarr
 from _machine import describe
 from _requests import Counted, report_requests
 from _rss import peak_extra
-from _s3 import bucket, moto_s3, one_byte
+from _s3 import WithCpu, bucket, moto_s3, one_byte
 from _timing import rounds, spread
 from numcodecs import Zstd
 from zarr.codecs import ZstdCodec
@@ -219,31 +219,6 @@ def s3_run(
         times["fetch cpu"] = fetching.of_fastest(times["fetch"])
         times["read cpu"] = reading.of_fastest(times["read"])
     return times
-
-
-class WithCpu:
-    """``fn`` keeping the CPU seconds of each call, in this process and in the server's (0
-    without one): the two share the cores, so a read cannot take less than their sum over the
-    cores. Those of the fastest call are reported beside its time."""
-
-    def __init__(self, fn: Any, server: int | None = None) -> None:
-        import psutil
-
-        self.fn = fn
-        self.processes = [psutil.Process(), psutil.Process(server) if server else None]
-        self.seconds: list[list[float]] = []
-
-    def _used(self) -> list[float]:
-        return [sum(p.cpu_times()[:2]) if p else 0.0 for p in self.processes]
-
-    def __call__(self) -> Any:
-        before = self._used()
-        result = self.fn()
-        self.seconds.append([b - a for a, b in zip(before, self._used(), strict=True)])
-        return result
-
-    def of_fastest(self, times: list[float]) -> list[float]:
-        return self.seconds[times.index(min(times))]
 
 
 # ---------------------------------------------------------------------------------- report
