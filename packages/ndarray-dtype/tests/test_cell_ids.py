@@ -150,7 +150,7 @@ def test_the_shard_view_reads_whole_shards_as_the_cells_view_does(
         assert all(r is None for _, r in asked)  # each shard one request, for the whole object
         assert sum(1 for s in whole if s is None) == sum(c.size == 0 for c in cells.reshape(-1))
         seen.clear()
-        assert sources(views.cells[...]) == whole
+        assert sources(views.cells(array)[...]) == whole
 
 
 def test_shards_whose_inner_chunks_are_not_serializer_and_bytes_codecs_have_no_shard_view() -> None:
@@ -170,7 +170,7 @@ def test_shards_whose_inner_chunks_are_not_serializer_and_bytes_codecs_have_no_s
     within[0:2, 0:3] = ones
     with read_view(within, lambda raw, n: 2) as views:  # ids laid out by zarr's transpose
         assert views.shards(within) is None
-        assert views.cells[0:2, 0:3].tolist() == [[2, 4, 6], [3, 5, 7]]
+        assert views.cells(within)[0:2, 0:3].tolist() == [[2, 4, 6], [3, 5, 7]]
 
 
 def _index_requests(store: RequestLog) -> int:
@@ -188,20 +188,20 @@ def test_a_read_view_is_reused_one_read_at_a_time_and_forgets_the_indexes() -> N
 
     with read_view(array, decode) as first:
         store.asked.clear()
-        assert first.cells[0:4].tolist() == [2, 3, 2, 3]  # each inner chunk: base 2, then 3
-        assert first.cells[4:8].tolist() == [2, 3, 2, 3]
+        assert first.cells(array)[0:4].tolist() == [2, 3, 2, 3]  # each inner chunk: base 2, then 3
+        assert first.cells(array)[4:8].tolist() == [2, 3, 2, 3]
         assert _index_requests(store) == 1  # the shard's index once
         with read_view(array, lambda raw, n: 7) as second:  # a concurrent read: its own view
-            assert second is not first and second.cells[0:2].tolist() == [7, 8]
+            assert second is not first and second.cells(array)[0:2].tolist() == [7, 8]
     with read_view(array, lambda raw, n: 9) as again:  # the next read takes a kept view ...
         assert again is first or again is second
         store.asked.clear()
-        assert again.cells[0:2].tolist() == [9, 10]
+        assert again.cells(array)[0:2].tolist() == [9, 10]
         assert _index_requests(store) == 1  # ... that fetches the index again (it may change)
     assert sizes == [2] * 4
     array.resize((24,))  # new metadata: a new view, which sees the new shape
     with read_view(array, lambda raw, n: 2) as grown:
-        assert grown is not first and grown is not second and grown.cells.shape == (24,)
+        assert grown is not first and grown is not second and grown.cells(array).shape == (24,)
 
 
 def test_a_read_view_that_fails_is_not_kept() -> None:
@@ -219,7 +219,7 @@ def test_concurrent_reads_of_one_array_each_see_their_own_chunks() -> None:
     def read(base: int) -> None:
         for _ in range(20):
             with read_view(array, lambda raw, n: base) as ids:
-                got[base] = ids.cells[0:8].tolist()
+                got[base] = ids.cells(array)[0:8].tolist()
                 assert got[base] == [base, base + 1] * 4
 
     threads = [threading.Thread(target=read, args=(100 * k,)) for k in range(1, 5)]

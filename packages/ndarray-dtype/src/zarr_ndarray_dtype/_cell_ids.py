@@ -248,17 +248,32 @@ class Route:
 
 
 class ReadView:
-    """The views one read fetches through, their chunks routed to the read's ``on_decode``:
-    ``cells`` for any selection (the chunks, inner chunks when sharded, it touches), and
-    :meth:`shards` for a selection of whole shards."""
+    """The views one read fetches through, each built when first used, their chunks routed to
+    the read's ``on_decode``: :meth:`cells` for any selection, :meth:`shards` for a selection
+    of whole shards."""
 
-    def __init__(self, cells: Any, route: Route, kept: KeepIndex | None) -> None:
-        self.cells, self.route, self.kept = cells, route, kept  # kept: the cells view's store
+    def __init__(self) -> None:
+        self.route = Route()
+        self.kept: KeepIndex | None = None  # the cells view's store, when sharded
+        self._cells: Any = None
         self._shards: Any = None
 
+    def cells(self, array: Any) -> Any:
+        """The view of the chunks (inner chunks when sharded) a selection of ``array``
+        touches, each shard's index fetched once (:class:`KeepIndex`)."""
+        if self._cells is None:
+            codec = CellIds(self.route.decode, no_writes)
+            wrap = keep_index(array.metadata)
+            if wrap is None:
+                self._cells = view(array, codec)
+            else:
+                self.kept = kept = wrap(array.store_path.store)
+                self._cells = view(array, codec, store=lambda _: kept)
+        return self._cells
+
     def shards(self, array: Any) -> Any:
-        """The view of ``array``'s whole shards (:class:`ShardIds`), built when first asked
-        for; None for arrays :func:`whole_shards` refuses."""
+        """The view of ``array``'s whole shards (:class:`ShardIds`); None for arrays
+        :func:`whole_shards` refuses."""
         if self._shards is None:
             sharding = whole_shards(array.metadata)
             if sharding is None:
@@ -288,26 +303,13 @@ def read_view(array: Any, on_decode: OnDecode) -> Iterator[ReadView]:
     with _VIEWS_LOCK:
         entry = _VIEWS.get(id(array))
         free = entry[1] if entry is not None and entry[0] is metadata else []
-        taken = free.pop() if free else None
-    if taken is None:
-        taken = _read_view(array)
+        taken = free.pop() if free else ReadView()
     taken.route.on_decode = on_decode
     yield taken  # an error raised here ends the view with its read
     taken.route.on_decode = None
     if taken.kept is not None:
         taken.kept.forget()
     _give_back(array, metadata, taken)
-
-
-def _read_view(array: Any) -> ReadView:
-    """New read views of ``array``."""
-    route = Route()
-    codec = CellIds(route.decode, no_writes)
-    wrap = keep_index(array.metadata)
-    if wrap is None:
-        return ReadView(view(array, codec), route, None)
-    kept = wrap(array.store_path.store)
-    return ReadView(view(array, codec, store=lambda _: kept), route, kept)
 
 
 def _give_back(array: Any, metadata: Any, taken: ReadView) -> None:

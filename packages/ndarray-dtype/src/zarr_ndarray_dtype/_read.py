@@ -93,11 +93,13 @@ class Reader:
         Whole shards go through the shard view (each shard's inner chunks decoded at once)."""
         self.fetching = sources = _runs.Sources(self.fill, [])
         assert self.view is not None
-        target = self.view.cells
+        target = None
         metadata = self.array.metadata
         grid = regular_chunk_shape(metadata)
         if grid is not None and whole_chunks(part, grid, tuple(metadata.shape)):
-            target = self.view.shards(self.array) or target
+            target = self.view.shards(self.array)
+        if target is None:
+            target = self.view.cells(self.array)
         ids = through_zarr(self.array, part, partial(target.__getitem__, part.slices))
         return sources, np.asarray(ids, dtype=np.uint64).reshape(-1)
 
