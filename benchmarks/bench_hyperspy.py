@@ -555,12 +555,11 @@ def main() -> None:
             for text, extra in memory.items():
                 show(f"local: peak extra RSS of a whole read / columnar bytes: {text}", extra,
                      [columnar_bytes])  # fmt: skip
-    if "GET every object" in cpu:
+    if s3:
         cores = os.cpu_count() or 1
         least = (sum(cpu["GET every object"]) + sum(cpu["local whole read"])) / cores
         show("  the CPU bound vs GET every object ((GETs' + local read's CPU) / cores / GET)",
              [least], s3["bound: GET every object|ours"])  # fmt: skip
-    if s3:
         for layout, obj in (("ours", "a shard"), ("CSR", "the values")):
             show(f"S3: 1-byte GET of {obj} ({layout}), moto as it is vs moto_ranged",
                  s3[f"1-byte GET, moto as it is|{layout}"], s3[f"1-byte GET|{layout}"])  # fmt: skip

@@ -90,7 +90,7 @@ def _raw(chunk_bytes: Any) -> npt.NDArray[np.uint8]:
 
 @dataclass(frozen=True, eq=False)  # identity equality: a view's codec is never shared
 class CellIds(_Ids):
-    """The serializer of a view: chunk bytes <-> the ids of their cells."""
+    """The serializer of a cells view: chunk bytes <-> the ids of their cells."""
 
     on_decode: OnDecode
     on_encode: OnEncode
@@ -128,15 +128,15 @@ class ShardIds(_Ids):
     on_decode: OnDecode
 
     async def _decode_single(self, shard: Any, shard_spec: Any) -> Any:
-        chunks, spec = await _compat.inner_chunks(self.sharding, shard, shard_spec)
+        cut, spec = await _compat.cut_shard(self.sharding, shard, shard_spec)
+        chunks = list(cut.flat)
         for codec in reversed(tuple(self.sharding.codecs)[1:]):
             chunks = await _compat.decode_bytes(codec, chunks, spec, os.cpu_count() or 1)
         inner = tuple(int(n) for n in spec.shape)
         count = math.prod(inner)
-        per = tuple(int(s) // i for s, i in zip(shard_spec.shape, inner, strict=True))
         bases = np.array(
             [0 if c is None else self.on_decode(_raw(c), count) for c in chunks], np.uint64
-        ).reshape(per + (1,) * len(inner))
+        ).reshape(cut.shape + (1,) * len(inner))
         tiles = np.arange(count, dtype=np.uint64).reshape(inner) + bases
         tiles *= bases != 0  # inner chunks not stored: the fill cell's id
         return shard_spec.prototype.nd_buffer.from_numpy_array(untile(tiles))
@@ -247,16 +247,20 @@ class Route:
         return self.on_decode(raw, count)
 
 
+_UNBUILT = object()
+
+
 class ReadView:
     """The views one read fetches through, each built when first used, their chunks routed to
     the read's ``on_decode``: :meth:`cells` for any selection, :meth:`shards` for a selection
-    of whole shards."""
+    of whole shards. Both take the array the views are of (kept in :data:`_VIEWS` under it),
+    which the views do not hold: :data:`_VIEWS` lets go of them when the array goes."""
 
     def __init__(self) -> None:
         self.route = Route()
         self.kept: KeepIndex | None = None  # the cells view's store, when sharded
         self._cells: Any = None
-        self._shards: Any = None
+        self._shards: Any = _UNBUILT
 
     def cells(self, array: Any) -> Any:
         """The view of the chunks (inner chunks when sharded) a selection of ``array``
@@ -273,17 +277,18 @@ class ReadView:
 
     def shards(self, array: Any) -> Any:
         """The view of ``array``'s whole shards (:class:`ShardIds`); None for arrays
-        :func:`whole_shards` refuses."""
-        if self._shards is None:
+        :func:`whole_shards` refuses (unsharded ones among them)."""
+        if self._shards is _UNBUILT:
             sharding = whole_shards(array.metadata)
-            if sharding is None:
-                return None
-            self._shards = view(array, ShardIds(sharding, self.route.decode), replacing=sharding)
+            self._shards = None
+            if sharding is not None:
+                codec = ShardIds(sharding, self.route.decode)
+                self._shards = view(array, codec, replacing=sharding)
         return self._shards
 
 
-#: Read views kept per array object: ``id(array) -> (the array's metadata when they were
-#: built, the views not in use)``; an entry goes when its array does.
+#: Read views kept per array object: ``id(array) -> (the array's metadata they serve, the
+#: views not in use)``; an entry goes when its array does.
 _VIEWS: dict[int, tuple[Any, list[ReadView]]] = {}
 _VIEWS_LOCK = threading.Lock()
 #: Views kept for one array beyond those in use (concurrent reads of it each take one).
@@ -293,7 +298,7 @@ _VIEWS_KEPT = 4
 @contextmanager
 def read_view(array: Any, on_decode: OnDecode) -> Iterator[ReadView]:
     """The views of ``array`` for one read (:class:`ReadView`), their chunks registered by
-    ``on_decode``; each shard index is fetched once (:class:`KeepIndex`).
+    ``on_decode``.
 
     Views are reused, per array object: building one validates the whole metadata again,
     the most of a one-cell read's own time. A view serves one read at a time (concurrent
@@ -360,17 +365,15 @@ def view(array: Any, codec: _Ids, *, store: Any = None, replacing: Any = None) -
     return zarr.Array(zarr.AsyncArray(doc, path, config=_compat.array_config(array)))
 
 
-def _replace(codecs: tuple[Any, ...], serializer: Any, codec: _Ids) -> list[Any]:
-    """The codec objects with ``serializer`` replaced (inside sharding too; ``replace`` keeps
-    a sharding codec's settings that are not metadata, such as its inner chunk order)."""
+def _replace(codecs: tuple[Any, ...], old: Any, codec: _Ids) -> list[Any]:
+    """The codec objects with ``old`` replaced (inside sharding too; ``replace`` keeps a
+    sharding codec's settings that are not metadata, such as its inner chunk order)."""
     out: list[Any] = []
     for entry in codecs:
-        if entry is serializer:
+        if entry is old:
             out.append(codec)
         elif isinstance(entry, ShardingCodec):
-            out.append(
-                replace(entry, codecs=tuple(_replace(tuple(entry.codecs), serializer, codec)))
-            )
+            out.append(replace(entry, codecs=tuple(_replace(tuple(entry.codecs), old, codec))))
         else:
             out.append(entry)
     return out

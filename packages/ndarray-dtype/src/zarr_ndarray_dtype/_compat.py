@@ -20,9 +20,9 @@ __all__ = [
     "array_config",
     "array_module",
     "basic_box",
+    "cut_shard",
     "decode_bytes",
     "endian_name",
-    "inner_chunks",
     "metadata_class",
     "metadata_module",
     "on_zarr_loop",
@@ -99,25 +99,23 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
     return sync(coro)
 
 
-async def inner_chunks(sharding: Any, shard: Any, shard_spec: Any) -> tuple[list[Any], Any]:
-    """The stored inner chunks of a whole shard's bytes as cut by zarr's shard index (C order
-    of the shard's inner chunks; None where the index marks none), and their chunk spec.
+async def cut_shard(sharding: Any, shard: Any, shard_spec: Any) -> tuple[np.ndarray, Any]:
+    """The stored inner chunks of a whole shard's bytes as cut by zarr's shard index (an
+    object array shaped as the shard's grid of inner chunks; None where the index marks
+    none), and their chunk spec.
 
     zarr's private ``_ShardReader.from_bytes(bytes, codec, chunks_per_shard)`` (which decodes
-    the index with the codec's index codecs, checksum included), its ``__getitem__`` (KeyError
-    for an inner chunk not stored) and ``ShardingCodec._get_chunk_spec`` are the same in every
-    release 3.1.0-3.4.x."""
+    the index with the codec's index codecs, checksum included; a Mapping of inner chunk
+    coordinates to bytes) and ``ShardingCodec._get_chunk_spec`` are the same in every release
+    3.1.0-3.4.x."""
     from zarr.codecs.sharding import _ShardReader
 
     inner = tuple(int(n) for n in sharding.chunk_shape)
     per = tuple(int(s) // i for s, i in zip(shard_spec.shape, inner, strict=True))
     reader = await _ShardReader.from_bytes(shard, sharding, per)
-    chunks: list[Any] = []
+    chunks = np.empty(per, dtype=object)
     for coords in np.ndindex(per):
-        try:
-            chunks.append(reader[coords])
-        except KeyError:
-            chunks.append(None)
+        chunks[coords] = reader.get(coords)  # None where not stored
     return chunks, sharding._get_chunk_spec(shard_spec)
 
 

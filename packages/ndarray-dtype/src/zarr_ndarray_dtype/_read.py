@@ -71,7 +71,8 @@ def scan_cells(array: Any, selection: Selection, what: str) -> Scan:
 
 
 class Reader:
-    """One read: a view of the array, and the chunks zarr hands it batch by batch."""
+    """One read: views of the array (:class:`~zarr_ndarray_dtype._cell_ids.ReadView`), and
+    the chunks zarr hands them batch by batch."""
 
     def __init__(self, array: Any, dtype: NDArray, codec: BlockCodec) -> None:
         self.array, self.dtype, self.codec = array, dtype, codec
