@@ -68,5 +68,5 @@ def test_a_codec_without_a_synchronous_decode_decodes_in_one_batch_through_zarr(
             return [None if chunk is None else chunk + b"!" for chunk, _ in pairs]
 
     codec = Batched()
-    assert run(decode_bytes(codec, [b"a", None, b"b"], "spec", 2)) == [b"a!", None, b"b!"]
+    assert run(decode_bytes([codec], [b"a", None, b"b"], "spec", 2)) == [b"a!", None, b"b!"]
     assert codec.batches == [3]

@@ -129,9 +129,8 @@ class ShardIds(_Ids):
 
     async def _decode_single(self, shard: Any, shard_spec: Any) -> Any:
         cut, spec = await _compat.cut_shard(self.sharding, shard, shard_spec)
-        chunks = list(cut.flat)
-        for codec in reversed(tuple(self.sharding.codecs)[1:]):
-            chunks = await _compat.decode_bytes(codec, chunks, spec, os.cpu_count() or 1)
+        codecs = tuple(self.sharding.codecs)[1:]
+        chunks = await _compat.decode_bytes(codecs, list(cut.flat), spec, os.cpu_count() or 1)
         inner = tuple(int(n) for n in spec.shape)
         count = math.prod(inner)
         bases = np.array(

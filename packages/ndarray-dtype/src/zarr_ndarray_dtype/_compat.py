@@ -119,21 +119,30 @@ async def cut_shard(sharding: Any, shard: Any, shard_spec: Any) -> tuple[np.ndar
     return chunks, sharding._get_chunk_spec(shard_spec)
 
 
-async def decode_bytes(codec: Any, chunks: list[Any], spec: Any, parts: int) -> list[Any]:
-    """The chunks decoded by a bytes -> bytes codec: in ``parts`` threads calling its
-    ``_decode_sync`` when zarr would (zarr >= 3.4.0), else through its batched ``decode`` (a
-    task, and for compressors a thread, per chunk). None stays None."""
+async def decode_bytes(codecs: Any, chunks: list[Any], spec: Any, parts: int) -> list[Any]:
+    """The chunks decoded by a chain of bytes -> bytes codecs (the last codec first): in
+    ``parts`` threads, each running the whole chain through the codecs' ``_decode_sync``, when
+    zarr would run every codec so (zarr >= 3.4.0); else codec by codec through their batched
+    ``decode`` (a task, and for compressors a thread, per chunk). None stays None."""
     import asyncio
 
-    if not _decodes_in_sync(codec):
-        return list(await codec.decode([(chunk, spec) for chunk in chunks]))
+    chain = tuple(reversed(tuple(codecs)))
+    if not all(_decodes_in_sync(codec) for codec in chain):
+        for codec in chain:
+            chunks = list(await codec.decode([(chunk, spec) for chunk in chunks]))
+        return chunks
 
-    def decode(part: list[Any]) -> list[Any]:
-        return [None if c is None else codec._decode_sync(c, spec) for c in part]
+    def decode(chunk: Any) -> Any:
+        for codec in chain:
+            chunk = codec._decode_sync(chunk, spec)
+        return chunk
+
+    def decode_all(part: list[Any]) -> list[Any]:
+        return [None if chunk is None else decode(chunk) for chunk in part]
 
     size = -(-len(chunks) // max(1, parts))
     groups = [chunks[i : i + size] for i in range(0, len(chunks), size)]
-    done = await asyncio.gather(*(asyncio.to_thread(decode, g) for g in groups))
+    done = await asyncio.gather(*(asyncio.to_thread(decode_all, g) for g in groups))
     return [chunk for group in done for chunk in group]
 
 
