@@ -465,20 +465,40 @@ def test_the_first_batch_ends_on_a_row_of_shards() -> None:
     assert all(r is None for k, r in store.asked if k != "zarr.json")  # whole objects
 
 
-def test_batches_of_whole_shards_go_through_the_shard_view(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_batches_of_whole_shards_go_through_the_shard_view(
+    monkeypatch: pytest.MonkeyPatch, pipeline: str
+) -> None:
+    """Whole shards are read through the shard view, synchronously where zarr's pipeline runs
+    codecs so (FusedCodecPipeline); cut shards through the cells view."""
     array = _create({}, F32_NN, (12, 6), (2, 3), (4, 6), compressors=ZstdCodec(level=1))
     cells = _cells(np.random.default_rng(6), F32_NN, (12, 6), empty=0.2)
     array[...] = cells
     shards: list[tuple[int, ...]] = []
-    decode = ShardIds._decode_single
+    ways: set[str] = set()
+    for way in ("_decode_single", "_decode_sync"):
+        original = getattr(ShardIds, way)
+        if way == "_decode_sync":
 
-    async def spy(self: Any, shard: Any, spec: Any) -> Any:
-        shards.append(tuple(spec.shape))
-        return await decode(self, shard, spec)
+            def spy(self: Any, shard: Any, spec: Any, _f: Any = original) -> Any:
+                ways.add("sync")
+                return _f(self, shard, spec)
+        else:
 
-    monkeypatch.setattr(ShardIds, "_decode_single", spy)
+            async def spy(self: Any, shard: Any, spec: Any, _f: Any = original) -> Any:
+                ways.add("async")
+                return await _f(self, shard, spec)
+
+        monkeypatch.setattr(ShardIds, way, spy)
+    ids = ShardIds._ids
+
+    def count(self: Any, grid: Any, chunks: Any, spec: Any, shard_spec: Any) -> Any:
+        shards.append(tuple(shard_spec.shape))
+        return ids(self, grid, chunks, spec, shard_spec)
+
+    monkeypatch.setattr(ShardIds, "_ids", count)
     _assert_reads_equal(read_columnar(array), cells)
     assert shards == [(4, 6)] * 3  # one batch: every shard, each decoded once
+    assert ways == {"sync" if pipeline.endswith("FusedCodecPipeline") else "async"}
     shards.clear()
     _assert_reads_equal(read_columnar(array, (slice(0, 12), slice(0, 5))), cells[:, :5])
     assert shards == []  # every shard cut: the inner chunks, through the cells view

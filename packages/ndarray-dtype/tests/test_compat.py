@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 import zarr
-from zarr.codecs import BytesCodec
+import zarr.core.codec_pipeline
+from zarr.codecs import BytesCodec, Crc32cCodec, ShardingCodec, ZstdCodec
 
 from zarr_ndarray_dtype._compat import (
     array_config,
+    cuts_shards_in_sync,
     decode_bytes,
     endian_name,
     regular_chunk_shape,
@@ -50,6 +53,7 @@ PRIVATE = {
     "_ShardReader": "zarr 3.1.0 .. 3.4.x: no public way to cut a shard's bytes by its index",
     "_get_chunk_spec": "zarr 3.1.0 .. 3.4.x: the inner chunks' spec, as the sharding codec's",
     "_codec_supports_sync": "zarr 3.4.x: whether zarr runs a codec synchronously",
+    "_shard_reader_from_bytes_sync": "zarr 3.4.x: a shard cut by its index without a loop",
 }
 
 
@@ -70,3 +74,22 @@ def test_a_codec_without_a_synchronous_decode_decodes_in_one_batch_through_zarr(
     codec = Batched()
     assert run(decode_bytes([codec], [b"a", None, b"b"], "spec", 2)) == [b"a!", None, b"b!"]
     assert codec.batches == [3]
+    # nor is a shard holding it cut without an event loop
+    sharding = SimpleNamespace(
+        index_codecs=(BytesCodec(), Crc32cCodec()),
+        codecs=(BytesCodec(), codec),
+        _shard_reader_from_bytes_sync=None,
+    )
+    assert not cuts_shards_in_sync(sharding)
+
+
+def test_a_shard_is_cut_without_an_event_loop_from_zarr_3_4() -> None:
+    array = zarr.create_array(
+        {}, shape=(8, 6), chunks=(2, 3), shards=(4, 6), dtype="int16", compressors=ZstdCodec()
+    )
+    sharding = array.metadata.codecs[0]
+    assert isinstance(sharding, ShardingCodec)
+    # zarr >= 3.4.0 has a synchronous shard reader, and every codec of this array runs so
+    sync = hasattr(sharding, "_shard_reader_from_bytes_sync")
+    assert cuts_shards_in_sync(sharding) is sync
+    assert sync is hasattr(zarr.core.codec_pipeline, "FusedCodecPipeline")

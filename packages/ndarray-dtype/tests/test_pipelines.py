@@ -6,8 +6,6 @@ chunks from ``dtype.item_size``; :class:`FixedCellBytesCodec` must not claim a f
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Iterator
 from types import SimpleNamespace
 
 import numpy as np
@@ -15,22 +13,6 @@ import pytest
 import zarr
 
 from zarr_ndarray_dtype import FixedCellBytesCodec, NDArray
-
-PIPELINES = [
-    path
-    for path in (
-        "zarr.core.codec_pipeline.BatchedCodecPipeline",
-        "zarr.core.codec_pipeline.FusedCodecPipeline",  # zarr >= 3.4
-    )
-    if hasattr(importlib.import_module("zarr.core.codec_pipeline"), path.rsplit(".", 1)[1])
-]
-
-
-@pytest.fixture(params=PIPELINES, ids=lambda p: p.rsplit(".", 1)[1])
-def pipeline(request: pytest.FixtureRequest) -> Iterator[str]:
-    path: str = request.param
-    with zarr.config.set({"codec_pipeline.path": path}):
-        yield path
 
 
 def _cells(n: int, shape: tuple[int, ...], dtype: str) -> np.ndarray:

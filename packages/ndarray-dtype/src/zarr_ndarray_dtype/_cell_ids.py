@@ -122,7 +122,8 @@ class ShardIds(_Ids):
     shard's bytes -> the ids of its cells. zarr's shard index cuts the shard, zarr's bytes ->
     bytes codecs decode its inner chunks in one call per core, and ``on_decode`` registers
     each inner chunk (zarr's sharding codec runs every inner chunk through tasks of its own,
-    which costs more than decoding it)."""
+    which costs more than decoding it). zarr 3.4's FusedCodecPipeline runs it synchronously,
+    a shard per thread of its own."""
 
     sharding: ShardingCodec  # the array's own: [serializer, bytes -> bytes codecs...] inside
     on_decode: OnDecode
@@ -131,16 +132,33 @@ class ShardIds(_Ids):
         cut, spec = await _compat.cut_shard(self.sharding, shard, shard_spec)
         codecs = tuple(self.sharding.codecs)[1:]
         chunks = await _compat.decode_bytes(codecs, list(cut.flat), spec, os.cpu_count() or 1)
+        return self._ids(cut.shape, chunks, spec, shard_spec)
+
+    @property
+    def _sync_capable(self) -> bool:  # zarr >= 3.4.0 asks before it calls _decode_sync
+        return _compat.cuts_shards_in_sync(self.sharding)
+
+    def _decode_sync(self, shard: Any, shard_spec: Any) -> Any:
+        cut, spec = _compat.cut_shard_sync(self.sharding, shard, shard_spec)
+        decode = _compat.decode_chain(tuple(self.sharding.codecs)[1:], spec)
+        assert decode is not None, "zarr decodes synchronously only what _sync_capable allows"
+        return self._ids(cut.shape, [decode(c) for c in cut.flat], spec, shard_spec)
+
+    def _ids(self, grid: tuple[int, ...], chunks: list[Any], spec: Any, shard_spec: Any) -> Any:
+        """The shard's ids: each decoded inner chunk registered, laid out in the shard."""
         inner = tuple(int(n) for n in spec.shape)
         count = math.prod(inner)
         bases = np.array(
             [0 if c is None else self.on_decode(_raw(c), count) for c in chunks], np.uint64
-        ).reshape(cut.shape + (1,) * len(inner))
+        ).reshape(grid + (1,) * len(inner))
         tiles = np.arange(count, dtype=np.uint64).reshape(inner) + bases
         tiles *= bases != 0  # inner chunks not stored: the fill cell's id
         return shard_spec.prototype.nd_buffer.from_numpy_array(untile(tiles))
 
     async def _encode_single(self, chunk_array: Any, chunk_spec: Any) -> Any:
+        raise AssertionError("a shard view only reads")
+
+    def _encode_sync(self, chunk_array: Any, chunk_spec: Any) -> Any:
         raise AssertionError("a shard view only reads")
 
 

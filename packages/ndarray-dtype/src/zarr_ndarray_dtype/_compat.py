@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 import numpy as np
@@ -21,7 +21,10 @@ __all__ = [
     "array_module",
     "basic_box",
     "cut_shard",
+    "cut_shard_sync",
+    "cuts_shards_in_sync",
     "decode_bytes",
+    "decode_chain",
     "endian_name",
     "metadata_class",
     "metadata_module",
@@ -110,35 +113,75 @@ async def cut_shard(sharding: Any, shard: Any, shard_spec: Any) -> tuple[np.ndar
     3.1.0-3.4.x."""
     from zarr.codecs.sharding import _ShardReader
 
-    inner = tuple(int(n) for n in sharding.chunk_shape)
-    per = tuple(int(s) // i for s, i in zip(shard_spec.shape, inner, strict=True))
+    per = _inner_grid(sharding, shard_spec)
     reader = await _ShardReader.from_bytes(shard, sharding, per)
+    return _inner_chunks(reader, per), sharding._get_chunk_spec(shard_spec)
+
+
+def cut_shard_sync(sharding: Any, shard: Any, shard_spec: Any) -> tuple[np.ndarray, Any]:
+    """:func:`cut_shard` without an event loop, through zarr >= 3.4.0's private
+    ``ShardingCodec._shard_reader_from_bytes_sync`` (its index codecs run synchronously; see
+    :func:`cuts_shards_in_sync`)."""
+    per = _inner_grid(sharding, shard_spec)
+    reader = sharding._shard_reader_from_bytes_sync(shard, per)
+    return _inner_chunks(reader, per), sharding._get_chunk_spec(shard_spec)
+
+
+def cuts_shards_in_sync(sharding: Any) -> bool:
+    """Whether :func:`cut_shard_sync` and :func:`decode_chain` run without an event loop for
+    a shard of ``sharding``: zarr >= 3.4.0, whose ``_codec_supports_sync`` holds for the index
+    codecs and the bytes -> bytes codecs inside."""
+    codecs = (*sharding.index_codecs, *tuple(sharding.codecs)[1:])
+    return hasattr(sharding, "_shard_reader_from_bytes_sync") and all(
+        _decodes_in_sync(codec) for codec in codecs
+    )
+
+
+def _inner_grid(sharding: Any, shard_spec: Any) -> tuple[int, ...]:
+    inner = tuple(int(n) for n in sharding.chunk_shape)
+    return tuple(int(s) // i for s, i in zip(shard_spec.shape, inner, strict=True))
+
+
+def _inner_chunks(reader: Any, per: tuple[int, ...]) -> np.ndarray:
     chunks = np.empty(per, dtype=object)
     for coords in np.ndindex(per):
         chunks[coords] = reader.get(coords)  # None where not stored
-    return chunks, sharding._get_chunk_spec(shard_spec)
+    return chunks
+
+
+def decode_chain(codecs: Any, spec: Any) -> Callable[[Any], Any] | None:
+    """One chunk (or None) decoded by a chain of bytes -> bytes codecs (the last codec first)
+    through their ``_decode_sync``, where zarr runs every codec of it so (zarr >= 3.4.0); None
+    where it does not."""
+    chain = tuple(reversed(tuple(codecs)))
+    if not all(_decodes_in_sync(codec) for codec in chain):
+        return None
+
+    def decode(chunk: Any) -> Any:
+        for codec in chain:
+            if chunk is None:
+                break
+            chunk = codec._decode_sync(chunk, spec)
+        return chunk
+
+    return decode
 
 
 async def decode_bytes(codecs: Any, chunks: list[Any], spec: Any, parts: int) -> list[Any]:
     """The chunks decoded by a chain of bytes -> bytes codecs (the last codec first): in
-    ``parts`` threads, each running the whole chain through the codecs' ``_decode_sync``, when
-    zarr would run every codec so (zarr >= 3.4.0); else codec by codec through their batched
-    ``decode`` (a task, and for compressors a thread, per chunk). None stays None."""
+    ``parts`` threads through :func:`decode_chain` where zarr runs the chain synchronously;
+    else codec by codec through their batched ``decode`` (a task, and for compressors a
+    thread, per chunk). None stays None."""
     import asyncio
 
-    chain = tuple(reversed(tuple(codecs)))
-    if not all(_decodes_in_sync(codec) for codec in chain):
-        for codec in chain:
+    decode = decode_chain(codecs, spec)
+    if decode is None:
+        for codec in reversed(tuple(codecs)):
             chunks = list(await codec.decode([(chunk, spec) for chunk in chunks]))
         return chunks
 
-    def decode(chunk: Any) -> Any:
-        for codec in chain:
-            chunk = codec._decode_sync(chunk, spec)
-        return chunk
-
     def decode_all(part: list[Any]) -> list[Any]:
-        return [None if chunk is None else decode(chunk) for chunk in part]
+        return [decode(chunk) for chunk in part]
 
     size = -(-len(chunks) // max(1, parts))
     groups = [chunks[i : i + size] for i in range(0, len(chunks), size)]
