@@ -38,6 +38,10 @@ FIRST_BATCH_CELLS = 4096
 #: never cut).
 FIRST_BATCH_STRETCH = 4
 
+#: Thread jobs per core that a batch's chunks are decoded or copied in (runs of chunks, a
+#: few per core so that cores that finish early take another).
+MAP_JOBS_PER_CORE = 4
+
 _T = TypeVar("_T")
 _R = TypeVar("_R")
 _Ints = npt.NDArray[np.int64]
@@ -136,11 +140,16 @@ class Reader:
 
     def _map(self, fn: Callable[[_T], _R], items: list[_T]) -> list[_R]:
         """``fn`` over ``items`` in order, in the read's threads when several and the machine
-        has several cores (the kernels release the GIL); a failing item raises the error of
-        the first failing one in order."""
-        if min(len(items), os.cpu_count() or 1) <= 1:
+        has several cores (the kernels release the GIL), a few runs of items per thread (a
+        thread job costs about what decoding a small chunk does); a failing item raises the
+        error of the first failing one in order."""
+        cores = os.cpu_count() or 1
+        if min(len(items), cores) <= 1:
             return [fn(x) for x in items]
-        return list(self._threads().map(fn, items))
+        size = -(-len(items) // (cores * MAP_JOBS_PER_CORE))
+        runs = [items[i : i + size] for i in range(0, len(items), size)]
+        done = self._threads().map(lambda run: [fn(x) for x in run], runs)
+        return [result for run in done for result in run]
 
     def read(self, box: Box, copy: bool = True) -> Scan:
         with _cell_ids.read_view(self.array, self._register) as self.view:
@@ -210,15 +219,20 @@ class Reader:
         groups: list[tuple[int, npt.NDArray[np.intp]]],
     ) -> list[Block]:
         """Every chunk of the batch decoded (in threads); a corrupt one raises its codec's error,
-        the first in C order of the selection when several are."""
+        the first in C order of the selection when several are. The chunk is named (its key
+        found) only then: the codec decodes it again to say which chunk fails."""
         metadata, dtype, codec = self.array.metadata, self.dtype, self.codec
         first = {k: int(np.min(runs.pos[g])) for k, g in groups}
         todo = sorted((k for k in first if k), key=first.__getitem__)
 
         def decode(k: int) -> Block:
             raw, count = sources.blocks[k]
-            where = _cell_ids.chunk_name(metadata, _cell_at(part, first[k]))
-            return codec.decode(raw, count, dtype, where)
+            try:
+                return codec.decode(raw, count, dtype, "chunk")
+            except Exception:
+                where = _cell_ids.chunk_name(metadata, _cell_at(part, first[k]))
+                codec.decode(raw, count, dtype, where)  # raises again, naming the chunk
+                raise
 
         blocks: list[Any] = list(sources.blocks)
         for k, block in zip(todo, self._map(decode, todo), strict=True):

@@ -88,7 +88,9 @@ class BlockCodec(Protocol):
 
     def decode(self, raw: npt.NDArray[np.uint8], count: int, dtype: NDArray, where: str) -> Block:
         """Check the ``count``-cell chunk ``raw`` exactly as the codec's decoder does (nothing
-        copied); raise the codec's ValueError naming ``where`` for a chunk that breaks a rule."""
+        copied); raise the codec's ValueError naming ``where`` for a chunk that breaks a rule
+        (the same for the same arguments: the engine names a failing chunk by decoding it
+        again)."""
 
     def encode(self, cells: Cells, dtype: NDArray, where: str) -> npt.NDArray[np.uint8]:
         """The chunk the codec's encoder writes for ``cells`` (valid cells of ``dtype``)."""
