@@ -11,7 +11,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["peak_extra"]
+__all__ = ["FIXED_MMAP", "peak_extra"]
+
+#: glibc keeps freed blocks of up to its dynamic mmap threshold (it rises to the largest block
+#: freed) in per-thread arenas, so RSS also holds what zarr's decompression threads freed; with
+#: the threshold fixed (in a child's environment), blocks of 1 MiB and more go back to the
+#: system when freed.
+FIXED_MMAP = {"MALLOC_MMAP_THRESHOLD_": str(1 << 20)}
 
 
 def _status(key: str) -> int:

@@ -30,11 +30,14 @@ taking turns (min / median s); ratios of minima and of medians:
   region        the 16 x 16 cells of one inner chunk, the same ways
   stored bytes  every object of a layout's arrays (chunks or shards, metadata documents)
   memory        peak extra RSS of a whole read in a fresh process / the cells' columnar bytes
-                (values + offsets)
+                (values + offsets); read_columnar's again with glibc's mmap threshold fixed
+                (``_rss.FIXED_MMAP``: what glibc's arenas keep of zarr's freed buffers apart)
   bounds        ours' floor (fetch the shards, zstd-decompress every inner chunk, one copy),
                 zarr's own read of a dense float64 array of the same grid and about the same
                 bytes (256 x 256 x 60): what zarr's pipeline costs on this grid, any codec; and
                 ours in 16 chunks of 64 x 64 without shards (the cost of 256 inner chunks)
+  fused         ours' whole columnar read and zarr's dense read under zarr 3.4's opt-in
+                FusedCodecPipeline (``codec_pipeline.path``; rows left out before zarr 3.4)
   S3            the same on moto serving ranges at the cost of the range, as S3 does
                 (``_moto_ranged.py``), with the bounds of a GET of every object of a layout
                 (obstore) and of two 1-byte GETs in a row (the least a position in a shard
@@ -73,7 +76,7 @@ import numpy as np
 import zarr
 from _machine import describe
 from _requests import Counted, report_requests
-from _rss import peak_extra
+from _rss import FIXED_MMAP, peak_extra
 from _s3 import Server, WithCpu, bucket, moto_s3, one_byte
 from _timing import rounds, spread
 from bench_shards import cells_of, floor_read, offsets_of
@@ -227,10 +230,14 @@ def rss_child(store_dir: str, what: str) -> None:
     print(json.dumps(peak_extra(read)[0]))
 
 
-def rss(command: list[str], runs: int) -> list[float]:
-    """The peak extra RSS that ``command`` prints, in ``runs`` fresh processes."""
+def rss(command: list[str], runs: int, env: dict[str, str] | None = None) -> list[float]:
+    """The peak extra RSS that ``command`` prints, in ``runs`` fresh processes (with ``env``
+    added to their environment)."""
     done = [
-        subprocess.run(command, capture_output=True, text=True, check=True) for _ in range(runs)
+        subprocess.run(
+            command, capture_output=True, text=True, check=True, env={**os.environ, **(env or {})}
+        )
+        for _ in range(runs)
     ]
     return [float(json.loads(d.stdout.splitlines()[-1])) for d in done]
 
@@ -260,6 +267,30 @@ def writes(
 
 #: The whole columnar read of ours, whose CPU is kept beside its time.
 WHOLE = "read whole, columns|ours"
+FUSED_WHOLE = "fused: read whole, columns|ours"
+FUSED_DENSE = "fused: zarr, dense, same grid|ours"
+
+
+def fused_reads(store: Any) -> dict[str, Callable[[], Any]]:
+    """Ours' whole read and zarr's dense one under zarr 3.4's FusedCodecPipeline: the arrays
+    opened, and ours' views built (at its first read), under it; none before zarr 3.4."""
+    import zarr.core.codec_pipeline
+
+    if not hasattr(zarr.core.codec_pipeline, "FusedCodecPipeline"):
+        return {}
+    setting = {"codec_pipeline.path": "zarr.core.codec_pipeline.FusedCodecPipeline"}
+    with zarr.config.set(setting):
+        ours = zarr.open_array(store, path="ours", mode="r")
+        dense = zarr.open_array(store, path="dense", mode="r")
+
+    def under(read: Callable[[], Any]) -> Callable[[], Any]:
+        def call() -> Any:
+            with zarr.config.set(setting):
+                return read()
+
+        return call
+
+    return {FUSED_WHOLE: under(lambda: read_columnar(ours)), FUSED_DENSE: under(lambda: dense[...])}
 
 
 def whole_reads(ours: Any, csr: Csr, zspy: Callable[[str], Remote] | None) -> dict[str, Any]:
@@ -373,6 +404,8 @@ MEASURES = (
      "read whole, columns|ours", "bound: zarr, dense, same grid|ours", "<= 1.25"),
     ("whole columnar read vs GET of every object of the array",
      "read whole, columns|ours", "bound: GET every object|ours", "<= 1.5"),
+    ("  the same under zarr 3.4's FusedCodecPipeline (opt-in), arrays opened under it",
+     FUSED_WHOLE, FUSED_DENSE, ""),
     ("one position, read_columnar vs arr[i, j] (columns/cell)",
      "one position, columns|ours", "one position, cell|ours", "<= 1"),
     ("whole columnar read, ours vs CSR's two arrays (ours/CSR)",
@@ -504,7 +537,7 @@ def main() -> None:
                 "64 x 64 chunks, no shards: columns|ours": lambda: read_columnar(ours64),
                 "64 x 64 chunks, no shards: cells|ours": lambda: ours64[...],
             }
-            reads = whole_reads(ours, csr, zspy) | bounds
+            reads = whole_reads(ours, csr, zspy) | bounds | fused_reads(store)
             reads[WHOLE] = local_read = WithCpu(reads[WHOLE])
             t |= run(reads, args.repeats)
             cpu = {"local whole read": local_read.of_fastest(t[WHOLE])}
@@ -520,6 +553,9 @@ def main() -> None:
         me = [sys.executable, __file__, "--rss-child", str(root)]
         memory = {
             "read_columnar (ours)": rss([*me, "columnar"], args.repeats),
+            "read_columnar (ours), glibc's mmap threshold fixed": rss(
+                [*me, "columnar"], args.repeats, FIXED_MMAP
+            ),
             "arr[:] (ours)": rss([*me, "cells"], args.repeats),
             "CSR's two arrays": rss([*me, "CSR"], args.repeats),
         }

@@ -54,7 +54,7 @@ import numpy as np
 import zarr
 from _machine import describe
 from _requests import Counted, report_requests
-from _rss import peak_extra
+from _rss import FIXED_MMAP, peak_extra
 from _s3 import WithCpu, bucket, moto_s3, one_byte
 from _timing import rounds, spread
 from numcodecs import Zstd
@@ -150,12 +150,6 @@ def rss_child(store_dir: str, path: str) -> None:
     read_columnar(array, slice(0, 1))  # imports, codecs, the event loop: before the baseline
     extra, (values, offsets) = peak_extra(lambda: read_columnar(array))
     print(json.dumps({"extra": extra, "output": values.nbytes + offsets.nbytes}))
-
-
-#: glibc keeps freed blocks of up to its dynamic mmap threshold (it rises to the largest block
-#: freed) in per-thread arenas, so RSS also holds what zarr's decompression threads freed; with
-#: the threshold fixed, blocks of 1 MiB and more go back to the system when freed.
-FIXED_MMAP = {"MALLOC_MMAP_THRESHOLD_": str(1 << 20)}
 
 
 def rss_of_read(store_dir: Path, path: str, runs: int, env: dict[str, str]) -> list[float]:
