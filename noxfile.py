@@ -90,7 +90,7 @@ HYPERSPY = ("hyperspy==2.5.0", "rosettasciio{}==0.15.0")
 ZARR2 = ("zarr==2.18.7", "numcodecs==0.15.2")
 ZSPY_STORES = ROOT / "packages/ndarray-tool/tests/hyperspy/zspy_stores.py"
 WORKED_EXAMPLE = "## Worked example: a HyperSpy-shaped scan"  # README.md's section
-# zarr's other codec pipeline (zarr 3.4.x); the newest-zarr cells rerun the zarr-facing tests
+# zarr's other codec pipeline (zarr >= 3.3); the newest-zarr cells rerun the zarr-facing tests
 # under it when the installed zarr has it.
 FUSED_PIPELINE = "zarr.core.codec_pipeline.FusedCodecPipeline"
 # The codec's framing kernel the tests must find: "c" where it was compiled (a kernel that

@@ -36,8 +36,8 @@ taking turns (min / median s); ratios of minima and of medians:
                 zarr's own read of a dense float64 array of the same grid and about the same
                 bytes (256 x 256 x 60): what zarr's pipeline costs on this grid, any codec; and
                 ours in 16 chunks of 64 x 64 without shards (the cost of 256 inner chunks)
-  fused         ours' whole columnar read and zarr's dense read under zarr 3.4's opt-in
-                FusedCodecPipeline (``codec_pipeline.path``; rows left out before zarr 3.4)
+  fused         ours' whole columnar read and zarr's dense read under zarr's opt-in
+                FusedCodecPipeline (``codec_pipeline.path``; rows left out before zarr 3.3)
   S3            the same on moto serving ranges at the cost of the range, as S3 does
                 (``_moto_ranged.py``), with the bounds of a GET of every object of a layout
                 (obstore) and of two 1-byte GETs in a row (the least a position in a shard
@@ -272,8 +272,8 @@ FUSED_DENSE = "fused: zarr, dense, same grid|ours"
 
 
 def fused_reads(store: Any) -> dict[str, Callable[[], Any]]:
-    """Ours' whole read and zarr's dense one under zarr 3.4's FusedCodecPipeline: the arrays
-    opened, and ours' views built (at its first read), under it; none before zarr 3.4."""
+    """Ours' whole read and zarr's dense one under zarr's FusedCodecPipeline: the arrays
+    opened, and ours' views built (at its first read), under it; none before zarr 3.3."""
     import zarr.core.codec_pipeline
 
     if not hasattr(zarr.core.codec_pipeline, "FusedCodecPipeline"):
@@ -404,7 +404,7 @@ MEASURES = (
      "read whole, columns|ours", "bound: zarr, dense, same grid|ours", "<= 1.25"),
     ("whole columnar read vs GET of every object of the array",
      "read whole, columns|ours", "bound: GET every object|ours", "<= 1.5"),
-    ("  the same under zarr 3.4's FusedCodecPipeline (opt-in), arrays opened under it",
+    ("  the same under zarr's FusedCodecPipeline (opt-in), arrays opened under it",
      FUSED_WHOLE, FUSED_DENSE, ""),
     ("one position, read_columnar vs arr[i, j] (columns/cell)",
      "one position, columns|ours", "one position, cell|ours", "<= 1"),

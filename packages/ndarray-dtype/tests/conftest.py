@@ -22,7 +22,7 @@ PIPELINES = [
     path
     for path in (
         "zarr.core.codec_pipeline.BatchedCodecPipeline",
-        "zarr.core.codec_pipeline.FusedCodecPipeline",  # zarr >= 3.4
+        "zarr.core.codec_pipeline.FusedCodecPipeline",  # zarr >= 3.3
     )
     if hasattr(importlib.import_module("zarr.core.codec_pipeline"), path.rsplit(".", 1)[1])
 ]

@@ -98,7 +98,7 @@ zarr.registry.register_codec(TOY, ToyCodec)
 
 class RequestLog(zarr.storage.MemoryStore):
     """A MemoryStore that records every request as ``(key, byte range)``, the asynchronous and
-    the synchronous one (zarr >= 3.4 reads through the latter where a store has it)."""
+    the synchronous one (zarr >= 3.3 reads through the latter where a store has it)."""
 
     def __init__(self) -> None:
         super().__init__()

@@ -119,7 +119,7 @@ def test_the_shard_view_reads_whole_shards_as_the_cells_view_does(
     location: str, compressors: list[Any], order: str, pipeline: str
 ) -> None:
     """Edge shards, an unwritten shard, inner chunks not stored: each cell comes from the
-    same bytes and place; every shard is one request for the whole object (under zarr 3.4's
+    same bytes and place; every shard is one request for the whole object (under zarr >= 3.3's
     FusedCodecPipeline too, which decodes shards synchronously, several at once)."""
     store = RequestLog()
     array = zarr.create_array(

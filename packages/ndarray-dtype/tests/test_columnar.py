@@ -19,6 +19,7 @@ import zarr
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ndarray_dtype_testing import RequestLog, ToyCodec
+from zarr.abc.codec import BytesBytesCodec
 from zarr.codecs import Crc32cCodec, ShardingCodec, TransposeCodec, ZstdCodec
 
 from zarr_ndarray_dtype import Columnar, NDArray, read_columnar, write_columnar
@@ -366,7 +367,7 @@ def _corrupt(array: Any, key: str) -> None:
 
 
 @pytest.mark.parametrize("sharded", [False, True])
-def test_a_corrupt_chunk_is_named_the_first_in_order(sharded: bool) -> None:
+def test_a_corrupt_chunk_is_named_the_first_in_order(sharded: bool, pipeline: str) -> None:
     array, _ = _filled((8, 4), (2, 2), compressors=None, shards=(4, 4) if sharded else None)
     if sharded:  # an inner chunk of a shard: overwrite the shard with a hand-corrupted copy
         store = array.store._store_dict
@@ -382,7 +383,9 @@ def test_a_corrupt_chunk_is_named_the_first_in_order(sharded: bool) -> None:
         read_columnar(array)
 
 
-def test_a_read_of_whole_shards_names_the_inner_chunk_zarrs_codec_cannot_decode() -> None:
+def test_a_read_of_whole_shards_names_the_inner_chunk_zarrs_codec_cannot_decode(
+    pipeline: str,
+) -> None:
     array, _ = _filled((8, 4), (2, 2), shards=(4, 4), compressors=ZstdCodec(level=1))
     store = array.store._store_dict
     raw = bytearray(store["c/1/0"].to_bytes())
@@ -475,26 +478,22 @@ def test_batches_of_whole_shards_go_through_the_shard_view(
     array[...] = cells
     shards: list[tuple[int, ...]] = []
     ways: set[str] = set()
-    for way in ("_decode_single", "_decode_sync"):
-        original = getattr(ShardIds, way)
-        if way == "_decode_sync":
+    decode_async, decode_sync, ids = ShardIds._decode_single, ShardIds._decode_sync, ShardIds._ids
 
-            def spy(self: Any, shard: Any, spec: Any, _f: Any = original) -> Any:
-                ways.add("sync")
-                return _f(self, shard, spec)
-        else:
+    async def spy_async(self: Any, shard: Any, spec: Any) -> Any:
+        ways.add("async")
+        return await decode_async(self, shard, spec)
 
-            async def spy(self: Any, shard: Any, spec: Any, _f: Any = original) -> Any:
-                ways.add("async")
-                return await _f(self, shard, spec)
-
-        monkeypatch.setattr(ShardIds, way, spy)
-    ids = ShardIds._ids
+    def spy_sync(self: Any, shard: Any, spec: Any) -> Any:
+        ways.add("sync")
+        return decode_sync(self, shard, spec)
 
     def count(self: Any, grid: Any, chunks: Any, spec: Any, shard_spec: Any) -> Any:
         shards.append(tuple(shard_spec.shape))
         return ids(self, grid, chunks, spec, shard_spec)
 
+    monkeypatch.setattr(ShardIds, "_decode_single", spy_async)
+    monkeypatch.setattr(ShardIds, "_decode_sync", spy_sync)
     monkeypatch.setattr(ShardIds, "_ids", count)
     _assert_reads_equal(read_columnar(array), cells)
     assert shards == [(4, 6)] * 3  # one batch: every shard, each decoded once
@@ -504,11 +503,40 @@ def test_batches_of_whole_shards_go_through_the_shard_view(
     assert shards == []  # every shard cut: the inner chunks, through the cells view
 
 
+@dataclasses.dataclass(frozen=True)
+class _AsyncOnly(BytesBytesCodec):
+    """A bytes -> bytes codec with no synchronous decode (a third-party one, say): it adds a
+    byte on encode and checks it on decode."""
+
+    is_fixed_size = True
+
+    async def _decode_single(self, chunk: Any, spec: Any) -> Any:
+        raw = chunk.to_bytes()
+        assert raw[-1:] == b"!", "the byte the encode added"
+        return chunk.from_bytes(raw[:-1])
+
+    async def _encode_single(self, chunk: Any, spec: Any) -> Any:
+        return chunk.from_bytes(chunk.to_bytes() + b"!")
+
+    def compute_encoded_size(self, input_byte_length: int, _spec: Any) -> int:
+        return input_byte_length + 1
+
+
+def test_whole_shards_with_an_inner_codec_without_synchronous_decode(pipeline: str) -> None:
+    """zarr's FusedCodecPipeline falls back to its async path for such a shard view; every
+    pipeline reads the cells zarr does."""
+    array = _create({}, F32_NN, (9, 6), (2, 3), (4, 6), compressors=_AsyncOnly())
+    cells = _cells(np.random.default_rng(7), F32_NN, (9, 6), empty=0.2)
+    array[...] = cells
+    _assert_reads_equal(read_columnar(array), cells)
+    _assert_reads_equal(read_columnar(array, (slice(4, 9), slice(1, 6))), cells[4:, 1:])
+
+
 class _InFlight(zarr.storage.WrapperStore[Any]):
     """A store over another whose GETs take a while (asynchronous only), counting how many
     are in flight at once."""
 
-    # zarr >= 3.4's FusedCodecPipeline reads a store with synchronous IO one request at a time
+    # zarr >= 3.3's FusedCodecPipeline reads a store with synchronous IO one request at a time
     _supports_sync_io = False
 
     def __init__(self, store: Any) -> None:

@@ -52,8 +52,8 @@ PRIVATE = {
     "_config": "zarr 3.1.0 .. 3.1.5: AsyncArray keeps its ArrayConfig as _config",
     "_ShardReader": "zarr 3.1.0 .. 3.4.x: no public way to cut a shard's bytes by its index",
     "_get_chunk_spec": "zarr 3.1.0 .. 3.4.x: the inner chunks' spec, as the sharding codec's",
-    "_codec_supports_sync": "zarr 3.4.x: whether zarr runs a codec synchronously",
-    "_shard_reader_from_bytes_sync": "zarr 3.4.x: a shard cut by its index without a loop",
+    "_codec_supports_sync": "zarr 3.3.0 .. 3.4.x: whether zarr runs a codec synchronously",
+    "_shard_reader_from_bytes_sync": "zarr 3.3.0 .. 3.4.x: a shard cut by its index without a loop",
 }
 
 
@@ -83,13 +83,13 @@ def test_a_codec_without_a_synchronous_decode_decodes_in_one_batch_through_zarr(
     assert not cuts_shards_in_sync(sharding)
 
 
-def test_a_shard_is_cut_without_an_event_loop_from_zarr_3_4() -> None:
+def test_a_shard_is_cut_without_an_event_loop_from_zarr_3_3() -> None:
     array = zarr.create_array(
         {}, shape=(8, 6), chunks=(2, 3), shards=(4, 6), dtype="int16", compressors=ZstdCodec()
     )
     sharding = array.metadata.codecs[0]
     assert isinstance(sharding, ShardingCodec)
-    # zarr >= 3.4.0 has a synchronous shard reader, and every codec of this array runs so
+    # zarr >= 3.3.0 has a synchronous shard reader, and every codec of this array runs so
     sync = hasattr(sharding, "_shard_reader_from_bytes_sync")
     assert cuts_shards_in_sync(sharding) is sync
     assert sync is hasattr(zarr.core.codec_pipeline, "FusedCodecPipeline")

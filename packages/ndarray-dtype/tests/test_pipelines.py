@@ -1,6 +1,6 @@
 """Every codec pipeline the installed zarr ships reads and writes ``ndarray`` arrays.
 
-zarr 3.4 added ``FusedCodecPipeline``, whose bulk shard read trusts ``is_fixed_size`` and sizes
+zarr 3.3 added ``FusedCodecPipeline``, whose bulk shard read trusts ``is_fixed_size`` and sizes
 chunks from ``dtype.item_size``; :class:`FixedCellBytesCodec` must not claim a fixed size.
 """
 

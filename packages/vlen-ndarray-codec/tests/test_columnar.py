@@ -543,7 +543,7 @@ class _CountingStore(zarr.storage.MemoryStore):
         self.requests.append((key, byte_range))
         return await super().get(key, prototype, byte_range)
 
-    # zarr >= 3.4's FusedCodecPipeline reads through the synchronous surface where a store has it
+    # zarr >= 3.3's FusedCodecPipeline reads through the synchronous surface where a store has it
     def get_sync(self, key: str, *, prototype: Any = None, byte_range: Any = None) -> Any:
         self.requests.append((key, byte_range))
         return super().get_sync(key, prototype=prototype, byte_range=byte_range)  # type: ignore[misc]

@@ -122,7 +122,7 @@ class ShardIds(_Ids):
     shard's bytes -> the ids of its cells. zarr's shard index cuts the shard, zarr's bytes ->
     bytes codecs decode its inner chunks in one call per core, and ``on_decode`` registers
     each inner chunk (zarr's sharding codec runs every inner chunk through tasks of its own,
-    which costs more than decoding it). zarr 3.4's FusedCodecPipeline runs it synchronously,
+    which costs more than decoding it). zarr >= 3.3's FusedCodecPipeline runs it synchronously,
     a shard per thread of its own."""
 
     sharding: ShardingCodec  # the array's own: [serializer, bytes -> bytes codecs...] inside
@@ -135,7 +135,7 @@ class ShardIds(_Ids):
         return self._ids(cut.shape, chunks, spec, shard_spec)
 
     @property
-    def _sync_capable(self) -> bool:  # zarr >= 3.4.0 asks before it calls _decode_sync
+    def _sync_capable(self) -> bool:  # zarr >= 3.3.0 asks before it calls _decode_sync
         return _compat.cuts_shards_in_sync(self.sharding)
 
     def _decode_sync(self, shard: Any, shard_spec: Any) -> Any:
@@ -195,7 +195,7 @@ class DiscardWrites(WrapperStore[Any]):
     async def delete(self, key: str) -> None:
         return None
 
-    def set_sync(self, key: str, value: Any) -> None:  # the sync IO of zarr >= 3.4
+    def set_sync(self, key: str, value: Any) -> None:  # the sync IO of zarr >= 3.3
         return None
 
     def delete_sync(self, key: str) -> None:
@@ -234,7 +234,7 @@ class KeepIndex(WrapperStore[Any]):
         return self._kept[slot]
 
     def get_sync(self, key: str, *, prototype: Any = None, byte_range: Any = None) -> Any:
-        # the synchronous surface of zarr >= 3.4 (its FusedCodecPipeline reads through it)
+        # the synchronous surface of zarr >= 3.3 (its FusedCodecPipeline reads through it)
         fetch = self._store.get_sync
         if not self._is_index(byte_range):
             return fetch(key, prototype=prototype, byte_range=byte_range)

@@ -119,7 +119,7 @@ async def cut_shard(sharding: Any, shard: Any, shard_spec: Any) -> tuple[np.ndar
 
 
 def cut_shard_sync(sharding: Any, shard: Any, shard_spec: Any) -> tuple[np.ndarray, Any]:
-    """:func:`cut_shard` without an event loop, through zarr >= 3.4.0's private
+    """:func:`cut_shard` without an event loop, through zarr >= 3.3.0's private
     ``ShardingCodec._shard_reader_from_bytes_sync`` (its index codecs run synchronously; see
     :func:`cuts_shards_in_sync`)."""
     per = _inner_grid(sharding, shard_spec)
@@ -129,7 +129,7 @@ def cut_shard_sync(sharding: Any, shard: Any, shard_spec: Any) -> tuple[np.ndarr
 
 def cuts_shards_in_sync(sharding: Any) -> bool:
     """Whether :func:`cut_shard_sync` and :func:`decode_chain` run without an event loop for
-    a shard of ``sharding``: zarr >= 3.4.0, whose ``_codec_supports_sync`` holds for the index
+    a shard of ``sharding``: zarr >= 3.3.0, whose ``_codec_supports_sync`` holds for the index
     codecs and the bytes -> bytes codecs inside."""
     codecs = (*sharding.index_codecs, *tuple(sharding.codecs)[1:])
     return hasattr(sharding, "_shard_reader_from_bytes_sync") and all(
@@ -151,16 +151,16 @@ def _inner_chunks(reader: Any, per: tuple[int, ...]) -> np.ndarray:
 
 def decode_chain(codecs: Any, spec: Any) -> Callable[[Any], Any] | None:
     """One chunk (or None) decoded by a chain of bytes -> bytes codecs (the last codec first)
-    through their ``_decode_sync``, where zarr runs every codec of it so (zarr >= 3.4.0); None
+    through their ``_decode_sync``, where zarr runs every codec of it so (zarr >= 3.3.0); None
     where it does not."""
     chain = tuple(reversed(tuple(codecs)))
     if not all(_decodes_in_sync(codec) for codec in chain):
         return None
 
     def decode(chunk: Any) -> Any:
+        if chunk is None:
+            return None
         for codec in chain:
-            if chunk is None:
-                break
             chunk = codec._decode_sync(chunk, spec)
         return chunk
 
@@ -190,7 +190,7 @@ async def decode_bytes(codecs: Any, chunks: list[Any], spec: Any, parts: int) ->
 
 
 def _decodes_in_sync(codec: Any) -> bool:
-    """Whether zarr runs ``codec`` synchronously (zarr >= 3.4.0's private test; before it, no
+    """Whether zarr runs ``codec`` synchronously (zarr >= 3.3.0's private test; before it, no
     codec has a synchronous decode)."""
     import zarr.abc.codec
 

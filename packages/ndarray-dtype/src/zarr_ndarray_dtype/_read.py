@@ -229,10 +229,11 @@ class Reader:
             raw, count = sources.blocks[k]
             try:
                 return codec.decode(raw, count, dtype, "chunk")
-            except Exception:
-                where = _cell_ids.chunk_name(metadata, _cell_at(part, first[k]))
-                codec.decode(raw, count, dtype, where)  # raises again, naming the chunk
-                raise
+            except Exception as exc:
+                failed = exc
+            where = _cell_ids.chunk_name(metadata, _cell_at(part, first[k]))
+            codec.decode(raw, count, dtype, where)  # raises again, naming the chunk
+            raise failed
 
         blocks: list[Any] = list(sources.blocks)
         for k, block in zip(todo, self._map(decode, todo), strict=True):

@@ -102,7 +102,7 @@ class FixedCellBytesCodec(BytesCodec):
     Promises inherited from ``BytesCodec`` that do not hold here are withdrawn:
 
     * ``is_fixed_size`` is False: zarr's fixed-size fast paths (e.g. the bulk shard read of
-      ``FusedCodecPipeline`` in zarr 3.4) size chunks from ``dtype.item_size``, which an
+      ``FusedCodecPipeline`` of zarr >= 3.3) size chunks from ``dtype.item_size``, which an
       object-backed data type does not have; they fall back to reading the shard index.
     * ``compute_encoded_size`` ignores the in-memory byte length (object pointers) and returns
       the exact stored size, elements times the element's bytes.

@@ -148,7 +148,7 @@ SUBCLASS_HOOKS = {
     "_encode_single": "zarr.abc.codec.BaseCodec, per-chunk encode (every zarr 3 release)",
     "_decode_sync": "the synchronous codec protocol of zarr >= 3.1.6 (FusedCodecPipeline)",
     "_encode_sync": "the synchronous codec protocol of zarr >= 3.1.6 (FusedCodecPipeline)",
-    "_sync_capable": "zarr >= 3.4.0: a codec of that protocol that cannot run it says so",
+    "_sync_capable": "zarr >= 3.3.0: a codec of that protocol that cannot run it says so",
     "_check_json_v2": "zarr.dtype.ZDType, JSON check (zarr >= 3.1.0)",
     "_check_json_v3": "zarr.dtype.ZDType, JSON check (zarr >= 3.1.0)",
     "_from_json_v2": "zarr.dtype.ZDType, JSON decode (zarr >= 3.1.0)",
