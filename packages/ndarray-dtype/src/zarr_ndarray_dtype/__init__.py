@@ -15,7 +15,7 @@ from importlib.metadata import PackageNotFoundError, version
 from zarr_ndarray_dtype._views import readonly_cells
 from zarr_ndarray_dtype.bytes_codec import FixedCellBytesCodec
 from zarr_ndarray_dtype.cells import VlenScalar, unbox
-from zarr_ndarray_dtype.columnar import Columnar, read_columnar, write_columnar
+from zarr_ndarray_dtype.columnar import Columnar, iter_columnar, read_columnar, write_columnar
 from zarr_ndarray_dtype.dtype import DTYPE_NAME, NDArray, NDArrayDType
 from zarr_ndarray_dtype.errors import (
     BlockAlignmentError,
@@ -57,6 +57,7 @@ __all__ = [
     "ShapePatternError",
     "VlenScalar",
     "__version__",
+    "iter_columnar",
     "read_columnar",
     "readonly_cells",
     "register",

@@ -20,13 +20,14 @@ import zarr
 
 from zarr_ndarray_dtype._cell_ids import data_type_and_codec
 from zarr_ndarray_dtype._columns import check_columns
-from zarr_ndarray_dtype._grid import Selection, resolve
+from zarr_ndarray_dtype._grid import Box, Selection, resolve, slabs
+from zarr_ndarray_dtype._compat import regular_chunk_shape
 from zarr_ndarray_dtype._read import Scan, read_cells, scan_cells
 from zarr_ndarray_dtype._write import write_cells
 from zarr_ndarray_dtype.blocks import cell_shapes
 from zarr_ndarray_dtype.dtype import NDArray
 
-__all__ = ["Columnar", "Scan", "read_columnar", "scan_cells", "write_columnar"]
+__all__ = ["Columnar", "Scan", "iter_columnar", "read_columnar", "scan_cells", "write_columnar"]
 
 
 class Columnar:
@@ -178,3 +179,35 @@ def write_columnar(
     box = resolve(selection, tuple(int(n) for n in array.metadata.shape), "write_columnar")
     cells = check_columns(values, offsets, dtype, math.prod(box.extents), shapes=shapes)
     write_cells(array, cells, box, "write_columnar")
+
+
+def iter_columnar(
+    array: zarr.Array, selection: Selection = ..., *, values: bool = True
+) -> Iterator[tuple[tuple[slice, ...], Columnar]]:
+    """Read ``selection`` batch by batch: ``(slices, col)`` pairs in C order of the selection,
+    ``slices`` the batch's box in array coordinates (one slice per axis), ``col`` its cells
+    (``col.shape`` the box's extents). Batches are whole shards (or chunks) where the selection
+    allows. ``values=False`` checks every chunk as a read does but copies no values:
+    ``col.values`` is empty, ``col.offsets`` and ``col.shapes`` are filled."""
+    dtype = data_type_and_codec(array, "iter_columnar")[0]
+    box = resolve(selection, tuple(int(n) for n in array.metadata.shape), "iter_columnar")
+    unit = regular_chunk_shape(array.metadata) or box.extents
+    rows = math.prod(box.extents[1:]) * (unit[0] if unit else 1)
+    for part in (
+        slabs(box, [unit] if unit else [()], lambda: max(rows, 4096)) if box.extents else [box]
+    ):
+        part = Box(part.starts, part.stops, part.extents)
+        if values:
+            col = read_columnar(array, part.slices)
+        else:
+            scan = scan_cells(array, part.slices, "iter_columnar")
+            shapes = cell_shapes(scan.cells, dtype.pattern)
+            empty = np.empty(
+                (0, *dtype.pattern.dims[1:]) if dtype.pattern.is_leading_variable else 0,
+                dtype.item_dtype,
+            )
+            off = scan.cells.offsets
+            if dtype.pattern.is_leading_variable and dtype.pattern.fixed_items != 1:
+                off = off // dtype.pattern.fixed_items
+            col = Columnar(dtype, empty, off, shapes, part.extents)
+        yield part.slices, col
