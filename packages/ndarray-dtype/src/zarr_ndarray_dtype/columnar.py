@@ -20,8 +20,8 @@ import zarr
 
 from zarr_ndarray_dtype._cell_ids import data_type_and_codec
 from zarr_ndarray_dtype._columns import check_columns
-from zarr_ndarray_dtype._grid import Box, Selection, resolve, slabs
 from zarr_ndarray_dtype._compat import regular_chunk_shape
+from zarr_ndarray_dtype._grid import Box, Selection, resolve, slabs
 from zarr_ndarray_dtype._read import Scan, read_cells, scan_cells
 from zarr_ndarray_dtype._write import write_cells
 from zarr_ndarray_dtype.blocks import cell_shapes
@@ -202,10 +202,8 @@ def iter_columnar(
         else:
             scan = scan_cells(array, part.slices, "iter_columnar")
             shapes = cell_shapes(scan.cells, dtype.pattern)
-            empty = np.empty(
-                (0, *dtype.pattern.dims[1:]) if dtype.pattern.is_leading_variable else 0,
-                dtype.item_dtype,
-            )
+            rows = dtype.pattern.dims[1:] if dtype.pattern.is_leading_variable else ()
+            empty = np.empty((0, *rows), dtype.item_dtype)
             off = scan.cells.offsets
             if dtype.pattern.is_leading_variable and dtype.pattern.fixed_items != 1:
                 off = off // dtype.pattern.fixed_items
