@@ -202,8 +202,8 @@ def iter_columnar(
         else:
             scan = scan_cells(array, part.slices, "iter_columnar")
             shapes = cell_shapes(scan.cells, dtype.pattern)
-            rows = dtype.pattern.dims[1:] if dtype.pattern.is_leading_variable else ()
-            empty = np.empty((0, *rows), dtype.item_dtype)
+            trailing = dtype.pattern.dims[1:] if dtype.pattern.is_leading_variable else ()
+            empty = np.empty((0, *trailing), dtype.item_dtype)  # type: ignore[type-var]
             off = scan.cells.offsets
             if dtype.pattern.is_leading_variable and dtype.pattern.fixed_items != 1:
                 off = off // dtype.pattern.fixed_items
