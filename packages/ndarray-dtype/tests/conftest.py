@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from collections.abc import Iterator
 
 import pytest
@@ -17,7 +18,8 @@ def store() -> dict:
     return {}
 
 
-#: The codec pipelines the installed zarr ships.
+#: The codec pipelines the installed zarr ships, and zarrs-python's (strict: it never falls
+#: back) where its wheel is installed.
 PIPELINES = [
     path
     for path in (
@@ -26,11 +28,13 @@ PIPELINES = [
     )
     if hasattr(importlib.import_module("zarr.core.codec_pipeline"), path.rsplit(".", 1)[1])
 ]
+if importlib.util.find_spec("zarrs") is not None:
+    PIPELINES.append("zarrs.ZarrsCodecPipeline")
 
 
 @pytest.fixture(params=PIPELINES, ids=lambda p: p.rsplit(".", 1)[1])
 def pipeline(request: pytest.FixtureRequest) -> Iterator[str]:
-    """Each codec pipeline of the installed zarr in turn, as zarr's configuration."""
+    """Each codec pipeline in turn, as zarr's configuration."""
     path: str = request.param
-    with zarr.config.set({"codec_pipeline.path": path}):
+    with zarr.config.set({"codec_pipeline.path": path, "codec_pipeline.strict": True}):
         yield path

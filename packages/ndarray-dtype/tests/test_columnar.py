@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -22,9 +21,8 @@ from ndarray_dtype_testing import RequestLog, ToyCodec
 from zarr.abc.codec import BytesBytesCodec
 from zarr.codecs import Crc32cCodec, ShardingCodec, TransposeCodec, ZstdCodec
 
-from zarr_ndarray_dtype import Columnar, NDArray, read_columnar, write_columnar
-from zarr_ndarray_dtype import _read as engine
-from zarr_ndarray_dtype._cell_ids import ShardIds
+from zarr_ndarray_dtype import Columnar, NDArray, _store, read_columnar, write_columnar
+from zarr_ndarray_dtype import _engine as engine
 from zarr_ndarray_dtype.errors import StoredChunkError
 from zarr_ndarray_dtype.testing import zarr_own_writes
 
@@ -409,39 +407,39 @@ def test_a_corrupt_chunk_the_write_keeps_cells_of_stops_it_before_anything_is_st
 # ----------------------------------------------------------------------- threads, batches
 
 
-class _CountingPool(ThreadPoolExecutor):
-    used: list[int] = []  # noqa: RUF012
-
-    def __init__(self, workers: int) -> None:
-        _CountingPool.used.append(workers)
-        super().__init__(workers)
-
-
 def test_chunks_are_decoded_and_copied_in_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A batch's chunks are decoded and copied in worker threads, a few runs per core."""
     array, cells = _filled((30,), (3,))
-    monkeypatch.setattr(engine, "ThreadPoolExecutor", _CountingPool)
-    monkeypatch.setattr(engine.os, "cpu_count", lambda: 4)
-    _CountingPool.used = []
+    jobs: list[int] = []
+    to_thread = _store.asyncio.to_thread
+
+    async def counting(fn: Any, *args: Any) -> Any:
+        if args and isinstance(args[0], list):  # ours: a run of chunks (not a compressor's)
+            jobs.append(len(args[0]))
+        return await to_thread(fn, *args)
+
+    monkeypatch.setattr(_store.asyncio, "to_thread", counting)
+    monkeypatch.setattr(_store.os, "cpu_count", lambda: 2)
     _assert_reads_equal(read_columnar(array, slice(2, 29)), cells[2:29])
-    assert _CountingPool.used == [5]  # one pool a read: a thread a core, one to fetch ahead
-    _CountingPool.used = []
-    _assert_reads_equal(read_columnar(array, slice(3, 6)), cells[3:6])  # one chunk: no pool
-    assert _CountingPool.used == []
-    monkeypatch.setattr(engine.os, "cpu_count", lambda: None)
+    assert jobs and max(jobs) <= -(-10 // (2 * _store.JOBS_PER_CORE))  # runs of chunks
+    jobs.clear()
+    _assert_reads_equal(read_columnar(array, slice(3, 6)), cells[3:6])  # one chunk: no thread
+    assert jobs == []
+    monkeypatch.setattr(_store.os, "cpu_count", lambda: None)
     _assert_reads_equal(read_columnar(array), cells)
-    assert _CountingPool.used == []
+    assert jobs == []
 
 
 def test_batches_decode_whole_chunks_a_few_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
     array, cells = _filled((12, 6), (2, 3), shards=(4, 6))
     sizes: list[int] = []
-    original = engine.Reader._copy
+    original = engine.Reader.copy
 
-    def spy(self: Any, blocks: Any, *args: Any) -> None:
-        sizes.append(len(blocks) - 1)  # chunks decoded in the batch
-        original(self, blocks, *args)
+    async def spy(self: Any, moves: Any, *args: Any, **kw: Any) -> None:
+        sizes.append(len(moves))  # chunks decoded in the batch
+        await original(self, moves, *args, **kw)
 
-    monkeypatch.setattr(engine.Reader, "_copy", spy)
+    monkeypatch.setattr(engine.Reader, "copy", spy)
     # The 11 x 5 box spans 6 rows of 2 inner chunks: batches of half the box take 2 rows.
     monkeypatch.setattr(engine, "FIRST_BATCH_CELLS", 1)
     monkeypatch.setattr(engine, "BATCH_SHARE", 2)
@@ -468,39 +466,20 @@ def test_the_first_batch_ends_on_a_row_of_shards() -> None:
     assert all(r is None for k, r in store.asked if k != "zarr.json")  # whole objects
 
 
-def test_batches_of_whole_shards_go_through_the_shard_view(
-    monkeypatch: pytest.MonkeyPatch, pipeline: str
-) -> None:
-    """Whole shards are read through the shard view, synchronously where zarr's pipeline runs
-    codecs so (FusedCodecPipeline); cut shards through the cells view."""
-    array = _create({}, F32_NN, (12, 6), (2, 3), (4, 6), compressors=ZstdCodec(level=1))
+def test_whole_shards_are_one_request_and_cut_shards_their_index_and_ranges() -> None:
+    """A batch of whole shards fetches each shard in one request and cuts it by its index;
+    a shard the read cuts has its index fetched once and its inner chunks by range."""
+    store = RequestLog()
+    array = _create(store, F32_NN, (12, 6), (2, 3), (4, 6), compressors=ZstdCodec(level=1))
     cells = _cells(np.random.default_rng(6), F32_NN, (12, 6), empty=0.2)
     array[...] = cells
-    shards: list[tuple[int, ...]] = []
-    ways: set[str] = set()
-    decode_async, decode_sync, ids = ShardIds._decode_single, ShardIds._decode_sync, ShardIds._ids
-
-    async def spy_async(self: Any, shard: Any, spec: Any) -> Any:
-        ways.add("async")
-        return await decode_async(self, shard, spec)
-
-    def spy_sync(self: Any, shard: Any, spec: Any) -> Any:
-        ways.add("sync")
-        return decode_sync(self, shard, spec)
-
-    def count(self: Any, grid: Any, chunks: Any, spec: Any, shard_spec: Any) -> Any:
-        shards.append(tuple(shard_spec.shape))
-        return ids(self, grid, chunks, spec, shard_spec)
-
-    monkeypatch.setattr(ShardIds, "_decode_single", spy_async)
-    monkeypatch.setattr(ShardIds, "_decode_sync", spy_sync)
-    monkeypatch.setattr(ShardIds, "_ids", count)
+    store.asked.clear()
     _assert_reads_equal(read_columnar(array), cells)
-    assert shards == [(4, 6)] * 3  # one batch: every shard, each decoded once
-    assert ways == {"sync" if pipeline.endswith("FusedCodecPipeline") else "async"}
-    shards.clear()
-    _assert_reads_equal(read_columnar(array, (slice(0, 12), slice(0, 5))), cells[:, :5])
-    assert shards == []  # every shard cut: the inner chunks, through the cells view
+    assert sorted(store.asked) == [(f"c/{i}/0", None) for i in range(3)]
+    store.asked.clear()
+    _assert_reads_equal(read_columnar(array, (slice(0, 12), slice(0, 3))), cells[:, :3])
+    whole = [r for _, r in store.asked if r is None]
+    assert not whole and len(store.asked) == 3 * (1 + 2), store.asked  # an index, 2 ranges
 
 
 @dataclasses.dataclass(frozen=True)
@@ -575,21 +554,21 @@ def test_requests_in_flight_are_bounded_by_zarrs_setting(
 def _events(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Record when the reader's fetches and copies start and end."""
     events: list[str] = []
-    fetch, copy = engine.Reader._fetch, engine.Reader._copy
+    fetch, copy = engine.Reader.fetch, engine.Reader.copy
 
-    def fetching(self: Any, part: Any) -> Any:
+    async def fetching(self: Any, part: Any) -> Any:
         events.append("fetch")
-        out = fetch(self, part)
+        out = await fetch(self, part)
         events.append("fetched")
         return out
 
-    def copying(self: Any, *args: Any) -> None:
+    async def copying(self: Any, *args: Any, **kw: Any) -> None:
         events.append("copy")
-        copy(self, *args)
+        await copy(self, *args, **kw)
         events.append("copied")
 
-    monkeypatch.setattr(engine.Reader, "_fetch", fetching)
-    monkeypatch.setattr(engine.Reader, "_copy", copying)
+    monkeypatch.setattr(engine.Reader, "fetch", fetching)
+    monkeypatch.setattr(engine.Reader, "copy", copying)
     return events
 
 

@@ -2,23 +2,20 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-from typing import Any
-
 import pytest
 import zarr
 import zarr.core.codec_pipeline
-from zarr.codecs import BytesCodec, Crc32cCodec, ShardingCodec, ZstdCodec
+from zarr.codecs import BytesCodec, Crc32cCodec, GzipCodec, ZstdCodec
 
 from zarr_ndarray_dtype._compat import (
     array_config,
-    cuts_shards_in_sync,
-    decode_bytes,
+    array_spec,
+    async_array,
+    basic_box,
+    chain_sync,
     endian_name,
-    regular_chunk_shape,
     run,
 )
-from zarr_ndarray_dtype.testing import assert_zarr_private_only_in_compat
 
 
 def test_endian_name() -> None:
@@ -27,69 +24,56 @@ def test_endian_name() -> None:
     assert endian_name(None) is None
 
 
-def test_regular_chunk_shape_and_config() -> None:
+def test_array_config_and_async_array() -> None:
     array = zarr.create_array(
         {}, shape=(10, 4), chunks=(5, 2), dtype="int16", config={"write_empty_chunks": True}
     )
-    assert regular_chunk_shape(array.metadata) == (5, 2)
     assert array_config(array).write_empty_chunks is True
     assert array_config(zarr.open_array(array.store_path, mode="r")).write_empty_chunks is False
+    assert isinstance(async_array(array), zarr.AsyncArray)
+    assert array_config(async_array(array)).write_empty_chunks is True
 
 
-def test_rectilinear_grid_has_no_regular_chunk_shape() -> None:
-    # zarr >= 3.2 has rectilinear chunk grids (experimental, off by default).
-    v3 = pytest.importorskip("zarr.core.metadata.v3")
-    if not hasattr(v3, "RectilinearChunkGridMetadata"):
-        pytest.skip("this zarr release has no rectilinear chunk grids")
-    with zarr.config.set({"array.rectilinear_chunks": True}):
-        array = zarr.create_array({}, shape=(10,), chunks=[[4, 6]], dtype="int16")
-        assert regular_chunk_shape(array.metadata) is None
+def test_a_chain_runs_synchronously_where_zarr_runs_it_so() -> None:
+    """zarr >= 3.3 (the release of FusedCodecPipeline) runs its codecs synchronously; a
+    chain then encodes first to last and decodes last to first, as zarr's pipeline does."""
+    chain = (GzipCodec(level=1), Crc32cCodec(), ZstdCodec(level=1))
+    spec = array_spec((4,), zarr.dtype.UInt8(), 0)
+    encode = chain_sync(chain, spec, encode=True)
+    decode = chain_sync(chain, spec, encode=False)
+    sync = hasattr(zarr.core.codec_pipeline, "FusedCodecPipeline")
+    assert (encode is not None, decode is not None) == (sync, sync)
+    if encode is None or decode is None:
+        return
+    raw = zarr.buffer.default_buffer_prototype().buffer.from_bytes(b"ragged cells" * 10)
+    encoded = encode(raw)
+    expected = raw
+    for codec in chain:
+        expected = run(codec.encode([(expected, spec)]))[0]
+    assert encoded.to_bytes() == expected.to_bytes()
+    assert decode(encoded).to_bytes() == raw.to_bytes()
 
 
-#: The private zarr members _compat reaches for, and the releases that need each.
-PRIVATE = {
-    "_async_array": "zarr 3.1.0 .. 3.1.5: zarr.Array has no .config (its AsyncArray holds it)",
-    "_config": "zarr 3.1.0 .. 3.1.5: AsyncArray keeps its ArrayConfig as _config",
-    "_ShardReader": "zarr 3.1.0 .. 3.4.x: no public way to cut a shard's bytes by its index",
-    "_get_chunk_spec": "zarr 3.1.0 .. 3.4.x: the inner chunks' spec, as the sharding codec's",
-    "_codec_supports_sync": "zarr 3.3.0 .. 3.4.x: whether zarr runs a codec synchronously",
-    "_shard_reader_from_bytes_sync": "zarr 3.3.0 .. 3.4.x: a shard cut by its index without a loop",
-}
+@pytest.mark.parametrize(
+    ("selection", "box"),
+    [
+        ((1, slice(0, 3)), ((1, 0), (2, 3))),
+        ((slice(None), 2), ((0, 2), (5, 3))),
+        ((slice(0, 5, 2), 1), None),  # a step: not a box
+    ],
+)
+def test_basic_box(monkeypatch: pytest.MonkeyPatch, selection: tuple, box: tuple | None) -> None:
+    """The box of the indexer zarr hands an object read (zarr builds it: its grid types
+    differ by release)."""
+    from zarr_ndarray_dtype import NDArrayDType, _hooks
 
+    seen: list[object] = []
 
-def test_private_zarr_members_only_in_compat() -> None:
-    assert_zarr_private_only_in_compat("zarr_ndarray_dtype", PRIVATE)
+    def spy(indexer: object) -> object:
+        seen.append(basic_box(indexer))
+        return seen[-1]
 
-
-def test_a_codec_without_a_synchronous_decode_decodes_in_one_batch_through_zarr() -> None:
-    class Batched:  # a bytes -> bytes codec as zarr < 3.4 has them: asynchronous only
-        def __init__(self) -> None:
-            self.batches: list[int] = []
-
-        async def decode(self, pairs: Any) -> list[Any]:
-            pairs = list(pairs)
-            self.batches.append(len(pairs))
-            return [None if chunk is None else chunk + b"!" for chunk, _ in pairs]
-
-    codec = Batched()
-    assert run(decode_bytes([codec], [b"a", None, b"b"], "spec", 2)) == [b"a!", None, b"b!"]
-    assert codec.batches == [3]
-    # nor is a shard holding it cut without an event loop
-    sharding = SimpleNamespace(
-        index_codecs=(BytesCodec(), Crc32cCodec()),
-        codecs=(BytesCodec(), codec),
-        _shard_reader_from_bytes_sync=None,
-    )
-    assert not cuts_shards_in_sync(sharding)
-
-
-def test_a_shard_is_cut_without_an_event_loop_from_zarr_3_3() -> None:
-    array = zarr.create_array(
-        {}, shape=(8, 6), chunks=(2, 3), shards=(4, 6), dtype="int16", compressors=ZstdCodec()
-    )
-    sharding = array.metadata.codecs[0]
-    assert isinstance(sharding, ShardingCodec)
-    # zarr >= 3.3.0 has a synchronous shard reader, and every codec of this array runs so
-    sync = hasattr(sharding, "_shard_reader_from_bytes_sync")
-    assert cuts_shards_in_sync(sharding) is sync
-    assert sync is hasattr(zarr.core.codec_pipeline, "FusedCodecPipeline")
+    monkeypatch.setattr(_hooks._compat, "basic_box", spy)
+    array = zarr.create_array({}, shape=(5, 4), chunks=(2, 2), dtype=NDArrayDType("int8", (2,)))
+    array[selection]
+    assert seen[0] == box

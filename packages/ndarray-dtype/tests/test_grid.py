@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from zarr_ndarray_dtype._grid import Box, Grid, resolve, slabs, untile, whole_chunks
+from zarr_ndarray_dtype._grid import cell_at, morton, origins, project, resolve, slabs
 
 
 @st.composite
@@ -63,15 +63,6 @@ def test_box_matches_numpy_and_slabs_tile_it_in_order(
         assert cells <= max(limit, across * unit), (cells, limit, unit)
 
 
-def test_grid() -> None:
-    grid = Grid((5, 3), (2, 2))
-    assert grid.grid_shape == (3, 2) and grid.nchunks == 6 and grid.ncells == 15
-    assert grid.region((2, 1)) == (slice(4, 5), slice(2, 3))
-    assert grid.padded() == Grid((6, 4), (2, 2))
-    assert list(grid.indices())[:3] == [(0, 0), (0, 1), (1, 0)]
-    assert list(Grid((), ()).indices()) == [()]
-
-
 @pytest.mark.parametrize(
     ("selection", "error", "phrase"),
     [
@@ -89,22 +80,36 @@ def test_bad_selections(selection: object, error: type[Exception], phrase: str) 
     assert str(info.value).startswith("read_columnar: ")
 
 
-@given(st.lists(st.tuples(st.integers(1, 3), st.integers(1, 3)), min_size=0, max_size=3))
-def test_untile_lays_tiles_out_as_numpy_cuts_them(axes: list[tuple[int, int]]) -> None:
-    tiles, tile = tuple(n for n, _ in axes), tuple(t for _, t in axes)
-    whole = np.arange(int(np.prod(tiles + tile, dtype=np.int64))).reshape(
-        tuple(n * t for n, t in axes)
-    )
-    cut = np.empty(tiles + tile, dtype=whole.dtype)
-    for index in np.ndindex(*tiles):
-        box = [slice(i * t, (i + 1) * t) for i, t in zip(index, tile, strict=True)]
-        cut[index] = whole[tuple(box)]
-    assert np.array_equal(untile(cut), whole)
+@given(_case(), st.data())
+def test_chunks_project_their_cells_into_a_box_as_numpy_indexes(
+    case: tuple[tuple[int, ...], tuple[int, ...], tuple[object, ...]], data: st.DataObject
+) -> None:
+    """Every chunk a box touches (:func:`origins`) puts its cells where numpy's indexing puts
+    them: the box's cells in C order, laid out by :func:`project` chunk by chunk."""
+    shape, chunks, selection = case
+    box = resolve(selection, shape, "read")
+    whole = np.arange(int(np.prod(shape, dtype=np.int64))).reshape(shape)
+    got = np.full(int(np.prod(box.extents, dtype=np.int64)), -1)
+    padded = tuple(-(-n // c) * c for n, c in zip(shape, chunks, strict=True))
+    grid = np.full(padded, -2)
+    grid[tuple(slice(0, n) for n in shape)] = whole
+    for origin in origins(box, chunks):
+        places = project(origin, chunks, box)
+        assert places is not None
+        local, pos = places
+        chunk = grid[tuple(slice(o, o + c) for o, c in zip(origin, chunks, strict=True))]
+        got[pos] = chunk.reshape(-1)[local]
+    assert np.array_equal(got, whole[box.slices].reshape(-1))
+    if got.size:
+        at = data.draw(st.integers(0, got.size - 1))
+        assert whole[cell_at(box, at)] == got[at]
 
 
-def test_whole_chunks_end_on_chunk_boundaries_or_the_arrays_edge() -> None:
-    shape, chunks = (10, 7), (4, 3)
-    assert whole_chunks(Box((0, 0), (10, 7), ()), chunks, shape)  # edge chunks clipped
-    assert whole_chunks(Box((4, 3), (8, 6), ()), chunks, shape)
-    assert not whole_chunks(Box((4, 3), (8, 5), ()), chunks, shape)  # cuts a chunk
-    assert not whole_chunks(Box((2, 0), (4, 3), ()), chunks, shape)  # starts inside one
+@pytest.mark.parametrize("shape", [(1,), (5,), (4, 4), (3, 5), (2, 3, 7), (8, 1, 3)])
+def test_morton_is_zarrs_order(shape: tuple[int, ...]) -> None:
+    """zarr's own order of a shard's inner chunks (a private function: the test checks our
+    copy of the rule against it)."""
+    import zarr.core.indexing as indexing
+
+    zarrs = getattr(indexing, "morton_order_coords", None) or indexing.morton_order_iter
+    assert morton(shape) == [tuple(c) for c in zarrs(shape)]

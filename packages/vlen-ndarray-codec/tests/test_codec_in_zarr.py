@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any
 
 import numpy as np
@@ -110,28 +109,19 @@ def test_partial_and_scalar_writes() -> None:
 
 
 @pytest.mark.parametrize("shards", [None, (4,)])
-def test_scalar_reads_are_wrapped_as_deep_as_zarrs_own_vlen_bytes(shards: Any) -> None:
-    """README: ``arr[i]`` is the cell inside 0-d object arrays, as many as zarr puts around a
-    ``vlen-bytes`` scalar read (the depth depends on the zarr release and sharding)."""
-    from zarr.core.dtype import VariableLengthBytes
-
-    def depth(value: Any) -> int:
-        n = 0
-        while isinstance(value, np.ndarray) and value.dtype == object and value.ndim == 0:
-            value, n = value[()], n + 1
-        return n
-
-    arr = _array(F32_2, (4,), (2,), shards=shards)
-    arr[:] = _random_cells(F32_2, (4,))
-    with warnings.catch_warnings():  # zarr warns that the bytes type has no v3 specification
-        warnings.simplefilter("ignore")
-        raw = zarr.create_array(
-            {}, shape=(4,), chunks=(2,), shards=shards, dtype=VariableLengthBytes()
-        )
-        raw[:] = object_array([b"ab", b"c", b"", b"d"], (4,))
-        assert depth(arr[1]) == depth(raw[1]) >= 1
-    assert isinstance(unbox(arr[1]), np.ndarray) and unbox(arr[1]).shape[1:] == (2,)
-    assert type(arr[1:2][0]) is np.ndarray  # a slice's items are the cells themselves
+def test_a_scalar_selection_gives_the_cell(shards: Any) -> None:
+    """``arr[i]`` and ``get_basic_selection(i)`` are the cell itself, read-only as every read
+    cell is; ``unbox`` leaves it as it is."""
+    arr = _array(F32_2, (4, 3), (2, 2), shards=shards and (4, 2))
+    cells = _random_cells(F32_2, (4, 3))
+    arr[:] = cells
+    for got in (arr[1, 2], arr.get_basic_selection((1, 2)), unbox(arr[1, 2])):
+        assert type(got) is np.ndarray and got.dtype == np.float32
+        assert got.tobytes() == cells[1, 2].tobytes() and not got.flags.writeable
+    assert type(arr[1:2, 0][0]) is np.ndarray  # a slice's items are the cells themselves
+    line = _array(F32_2, (4,), (2,), shards=shards)
+    line[:] = _random_cells(F32_2, (4,))
+    assert type(line[3]) is np.ndarray and line[3].shape[1:] == (2,)
 
 
 def test_scalar_write_into_rank2_array() -> None:

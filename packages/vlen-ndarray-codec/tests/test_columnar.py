@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 import pytest
@@ -21,7 +21,7 @@ from zarr.codecs import BytesCodec, Crc32cCodec, ShardingCodec, ZstdCodec
 
 import zarr_vlen_ndarray
 from zarr_ndarray_dtype import CellTypeError, NDArray
-from zarr_ndarray_dtype import _read as engine
+from zarr_ndarray_dtype import _store as engine
 from zarr_ndarray_dtype import columnar as columnar_api
 from zarr_ndarray_dtype.errors import StoredChunkError
 from zarr_vlen_ndarray import VlenNDArrayCodec, read_columnar, write_columnar
@@ -480,12 +480,18 @@ def test_docstring_example_runs() -> None:
 # ------------------------------------------------------------------------- parallel decode
 
 
-class _CountingPool(engine.ThreadPoolExecutor):
-    used: ClassVar[list[int]] = []
+def _count_thread_jobs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The runs of chunks each thread job of a read takes."""
+    jobs: list[int] = []
+    to_thread = engine.asyncio.to_thread
 
-    def __init__(self, max_workers: int) -> None:
-        _CountingPool.used.append(max_workers)
-        super().__init__(max_workers=max_workers)
+    async def counting(fn: Any, *args: Any) -> Any:
+        if args and isinstance(args[0], list):  # ours: a run of chunks (not a compressor's)
+            jobs.append(len(args[0]))
+        return await to_thread(fn, *args)
+
+    monkeypatch.setattr(engine.asyncio, "to_thread", counting)
+    return jobs
 
 
 def _many_chunks(store: dict[str, Any]) -> tuple[Any, list[np.ndarray]]:
@@ -499,21 +505,20 @@ def _many_chunks(store: dict[str, Any]) -> tuple[Any, list[np.ndarray]]:
 
 def test_parallel_decode_equals_sequential(monkeypatch: pytest.MonkeyPatch) -> None:
     array, cells = _many_chunks({})
-    monkeypatch.setattr(engine, "ThreadPoolExecutor", _CountingPool)
+    jobs = _count_thread_jobs(monkeypatch)
     monkeypatch.setattr(engine.os, "cpu_count", lambda: 1)
-    _CountingPool.used = []
     sequential = read_columnar(array, slice(2, 59))
-    assert _CountingPool.used == []
+    assert jobs == []
     monkeypatch.setattr(engine.os, "cpu_count", lambda: 4)
     parallel = read_columnar(array, slice(2, 59))
-    assert _CountingPool.used == [5]  # one pool a read: a thread a core, one to fetch ahead
+    assert jobs and max(jobs) <= 1  # 15 chunks in runs of one (4 runs a core)
     assert parallel.values.tobytes() == sequential.values.tobytes()
     assert parallel.values.shape == sequential.values.shape
     assert parallel.offsets.tolist() == sequential.offsets.tolist()
     assert_cells_equal(*parallel, cells[2:59])
-    _CountingPool.used = []
-    assert_cells_equal(*read_columnar(array, slice(5, 7)), cells[5:7])  # one chunk: no pool
-    assert _CountingPool.used == []
+    jobs.clear()
+    assert_cells_equal(*read_columnar(array, slice(5, 7)), cells[5:7])  # one chunk: no thread
+    assert jobs == []
 
 
 def test_parallel_decode_raises_the_first_corrupt_chunk(monkeypatch: pytest.MonkeyPatch) -> None:

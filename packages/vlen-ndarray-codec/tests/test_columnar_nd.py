@@ -24,7 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from zarr_ndarray_dtype import CellTypeError, NDArray, unbox
-from zarr_ndarray_dtype import _read as engine
+from zarr_ndarray_dtype import _store as engine
 from zarr_ndarray_dtype._grid import resolve
 from zarr_vlen_ndarray import Columnar, VlenNDArrayCodec, read_columnar, write_columnar
 from zarr_vlen_ndarray.framing import FramingError

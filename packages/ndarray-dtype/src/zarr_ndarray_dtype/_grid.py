@@ -1,7 +1,6 @@
-"""Selection boxes over an N-d grid of cells and the chunks they cut (pure numpy; no zarr):
-:func:`resolve` (a selection of ints, step-1 slices and ``...`` to a :class:`Box`),
-:class:`Grid` (a regular chunk grid), :func:`slabs` (a box in batches of whole chunks, C order),
-:func:`whole_chunks` and :func:`untile` (chunks laid out as one array).
+"""Boxes of cells on a regular chunk grid (pure numpy; no zarr): a selection as a :class:`Box`,
+the chunks a box touches, where a chunk's cells go in a box (:func:`project`), a box cut into
+batches of whole chunks (:func:`slabs`), and the Morton order of shards' inner chunks.
 
 >>> resolve((1, slice(None)), (3, 4), "read")
 Box(starts=(1, 0), stops=(2, 4), shape=(4,))
@@ -14,37 +13,40 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from types import EllipsisType
 from typing import NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 
-__all__ = ["Box", "Grid", "Index", "Selection", "resolve", "slabs", "untile", "whole_chunks"]
+__all__ = ["Box", "Index", "Selection", "cell_at", "morton", "origins", "project", "resolve"]
 
 Index = int | slice | EllipsisType
 Selection = Index | tuple[Index, ...]
+Shape = tuple[int, ...]
+#: Where a chunk's cells are (in the chunk) and go (in a box): a slice each for one run in C
+#: order of both, else an index array each.
+Places = tuple[slice, slice] | tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]
 
 
 class Box(NamedTuple):
     """A contiguous box of cells: ``starts`` / ``stops`` per axis of the array."""
 
-    starts: tuple[int, ...]
-    stops: tuple[int, ...]
-    shape: tuple[int, ...]  # the selection's shape (int axes dropped, as numpy does)
+    starts: Shape
+    stops: Shape
+    shape: Shape  # the selection's shape (int axes dropped, as numpy does)
 
     @property
-    def extents(self) -> tuple[int, ...]:
+    def extents(self) -> Shape:
         """The box's size along every axis of the array (int axes count 1)."""
         return tuple(b - a for a, b in zip(self.starts, self.stops, strict=True))
 
     @property
     def slices(self) -> tuple[slice, ...]:
-        """The box as one slice per axis (for zarr's own indexing)."""
         return tuple(slice(a, b) for a, b in zip(self.starts, self.stops, strict=True))
 
 
-def resolve(selection: Selection, shape: tuple[int, ...], what: str) -> Box:
+def resolve(selection: Selection, shape: Shape, what: str) -> Box:
     """The :class:`Box` of ``selection`` in an array of ``shape``.
 
     Raises IndexError for a selection with too many entries, two ``...`` or an int out of
@@ -68,9 +70,8 @@ def resolve(selection: Selection, shape: tuple[int, ...], what: str) -> Box:
             i = int(item)
             if not -n <= i < n:
                 raise IndexError(f"{what}: index {i} is out of bounds for axis {axis} of size {n}")
-            i %= n
-            starts.append(i)
-            stops.append(i + 1)
+            starts.append(i % n)
+            stops.append(i % n + 1)
             continue
         if not isinstance(item, slice):
             raise TypeError(
@@ -83,61 +84,85 @@ def resolve(selection: Selection, shape: tuple[int, ...], what: str) -> Box:
                 f"{what}: only contiguous selections (step 1) are supported, got step {step} on "
                 f"axis {axis}; read the covering range and subsample the cells"
             )
-        b = max(a, b)
         starts.append(a)
-        stops.append(b)
-        out.append(b - a)
+        stops.append(max(a, b))
+        out.append(max(a, b) - a)
     return Box(tuple(starts), tuple(stops), tuple(out))
 
 
-@dataclass(frozen=True)
-class Grid:
-    """A regular chunk grid: an array of ``shape`` cut into chunks of ``chunks`` cells."""
+def origins(box: Box, chunk: Shape) -> list[Shape]:
+    """The first cell of every chunk of a regular grid of ``chunk``-shaped chunks that ``box``
+    touches, in C order."""
+    axes = [range(a - a % c, b, c) for a, b, c in zip(box.starts, box.stops, chunk, strict=True)]
+    return list(itertools.product(*axes)) if all(n > 0 for n in box.extents) else []
 
-    shape: tuple[int, ...]
-    chunks: tuple[int, ...]
 
-    @property
-    def grid_shape(self) -> tuple[int, ...]:
-        return tuple(-(-s // c) for s, c in zip(self.shape, self.chunks, strict=True))
+def cell_at(box: Box, position: int) -> Shape:
+    """The array coordinates of the ``position``-th cell (C order) of ``box``."""
+    local = np.unravel_index(position, box.extents) if box.extents else ()
+    return tuple(s + int(i) for s, i in zip(box.starts, local, strict=True))
 
-    @property
-    def nchunks(self) -> int:
-        return math.prod(self.grid_shape)
 
-    @property
-    def ncells(self) -> int:
-        return math.prod(self.shape)
+def _contiguous(extents: Shape, full: Shape) -> bool:
+    """Whether a sub-box of these extents is one run in C order of an array of shape ``full``:
+    after its first axis longer than one cell, it spans every axis whole."""
+    long = next((a for a, n in enumerate(extents) if n > 1), len(extents))
+    return extents[long + 1 :] == full[long + 1 :]
 
-    def region(self, index: tuple[int, ...]) -> tuple[slice, ...]:
-        """The cells of chunk ``index``, clipped to the array."""
-        return tuple(
-            slice(i * c, min((i + 1) * c, s))
-            for i, c, s in zip(index, self.chunks, self.shape, strict=True)
-        )
 
-    def padded(self) -> Grid:
-        """The grid whose shape is a whole number of chunks (edge chunks whole)."""
-        return Grid(
-            tuple(n * c for n, c in zip(self.grid_shape, self.chunks, strict=True)), self.chunks
-        )
+def _flat(starts: Shape, extents: Shape, full: Shape) -> npt.NDArray[np.int64]:
+    """The C-order flat indices in an array of shape ``full`` of the sub-box at ``starts``."""
+    index = np.zeros((), np.int64)
+    for a, n, size in zip(starts, extents, full, strict=True):
+        index = np.add.outer(index * size, np.arange(a, a + n, dtype=np.int64))
+    return index.reshape(-1)
 
-    def indices(self) -> Iterator[tuple[int, ...]]:
-        """Every chunk index, in C order."""
-        return itertools.product(*(range(n) for n in self.grid_shape))
+
+def project(origin: Shape, chunk: Shape, box: Box) -> Places | None:
+    """Where the cells of the chunk at ``origin`` that lie in ``box`` are: their indices in
+    the chunk and their positions in the box, both C order; None when it has none there."""
+    lo = [max(o, a) for o, a in zip(origin, box.starts, strict=True)]
+    hi = [min(o + c, b) for o, c, b in zip(origin, chunk, box.stops, strict=True)]
+    extents = tuple(h - low for low, h in zip(lo, hi, strict=True))
+    if any(n <= 0 for n in extents):
+        return None
+    inner = tuple(low - o for low, o in zip(lo, origin, strict=True))
+    outer = tuple(low - a for low, a in zip(lo, box.starts, strict=True))
+    if _contiguous(extents, chunk) and _contiguous(extents, box.extents):
+        first = int(np.ravel_multi_index(inner, chunk)) if chunk else 0
+        at = int(np.ravel_multi_index(outer, box.extents)) if chunk else 0
+        count = math.prod(extents)
+        return slice(first, first + count), slice(at, at + count)
+    return _flat(inner, extents, chunk), _flat(outer, extents, box.extents)
+
+
+def morton(shape: Shape) -> list[Shape]:
+    """Every index of a grid of ``shape`` in Morton (Z) order, the order zarr writes a shard's
+    inner chunks in by default: bits interleaved from the lowest, an axis dropping out once
+    its extent needs no more bits."""
+    bits = [(n - 1).bit_length() for n in shape]
+    codes = np.arange(1 << sum(bits), dtype=np.int64)
+    coords = np.zeros((codes.size, len(shape)), np.int64)
+    taken = 0
+    for bit in range(max(bits, default=0)):
+        for axis, width in enumerate(bits):
+            if bit < width:
+                coords[:, axis] |= ((codes >> taken) & 1) << bit
+                taken += 1
+    inside = (coords < np.array(shape, np.int64)).all(axis=1)
+    return [tuple(c) for c in coords[inside].tolist()]
 
 
 def slabs(
-    box: Box, units: Sequence[tuple[int, ...]], limit: Callable[[], int], stretch: int = 1
+    box: Box, units: Sequence[Shape], limit: Callable[[], int], stretch: int = 1
 ) -> Iterator[Box]:
     """``box`` cut into slabs of about ``limit()`` cells (``limit`` is asked again before every
     slab, so a caller can size the next slab from the last), along its first axis longer than
     one cell. ``units`` are nested chunk shapes, coarsest first (a shard's, then its inner
     chunks'): a slab ends on a boundary of the coarsest unit one row of which fits the limit,
     else of the finest (at least one row of it); the first slab of a box more than one cell
-    across may take up to ``stretch`` times its limit to end on a coarser boundary. The slabs
-    follow one another in C order of the box, so their cells do too. A box whose first such
-    axis lies in one chunk is one slab."""
+    across may take up to ``stretch`` times its limit to end on a coarser boundary. Each slab
+    is one run of the box's cells in C order."""
     total = math.prod(box.extents)
     axis = next((a for a, n in enumerate(box.extents) if n > 1), None)
     if axis is None or total <= limit():
@@ -151,28 +176,7 @@ def slabs(
         fits = cells * stretch if first and across > 1 else cells
         c = next((u[axis] for u in units if across * u[axis] <= fits), units[-1][axis])
         stop = min(hi, (lo // c + max(1, cells // (across * c))) * c)
-        yield Box(
-            (*box.starts[:axis], lo, *box.starts[axis + 1 :]),
-            (*box.stops[:axis], stop, *box.stops[axis + 1 :]),
-            (),
-        )
+        starts = (*box.starts[:axis], lo, *box.starts[axis + 1 :])
+        stops = (*box.stops[:axis], stop, *box.stops[axis + 1 :])
+        yield Box(starts, stops, tuple(b - a for a, b in zip(starts, stops, strict=True)))
         lo, first = stop, False
-
-
-def whole_chunks(box: Box, chunks: tuple[int, ...], shape: tuple[int, ...]) -> bool:
-    """Whether ``box`` is made of whole chunks of a regular grid over an array of ``shape``
-    (a chunk at the array's edge counts whole when the box takes all of it that is in the
-    array)."""
-    return all(
-        a % c == 0 and (b % c == 0 or b == n)
-        for a, b, c, n in zip(box.starts, box.stops, chunks, shape, strict=True)
-    )
-
-
-def untile(tiles: np.ndarray) -> np.ndarray:
-    """Equal tiles laid out as one array: ``tiles`` of shape ``(tiles along each axis...,
-    the tile's shape...)`` to the array of their cells, in C order of the cells."""
-    k = tiles.ndim // 2
-    order = [a for axis in range(k) for a in (axis, k + axis)]
-    shape = tuple(n * t for n, t in zip(tiles.shape[:k], tiles.shape[k:], strict=True))
-    return tiles.transpose(order).reshape(shape)

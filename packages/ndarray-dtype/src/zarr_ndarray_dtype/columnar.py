@@ -1,11 +1,11 @@
-"""Columnar access to the cells of any ``ndarray`` array, of any rank and either codec:
-:class:`Columnar`, :func:`read_columnar` and :func:`write_columnar`, with no Python object per
-cell.
+"""Columnar access to the cells of any ``ndarray`` array, of any rank and codec:
+:class:`Columnar`, :func:`read_columnar`, :func:`iter_columnar` and :func:`write_columnar`,
+with no Python object per cell.
 
-Chunks go through zarr's own pipeline (:mod:`zarr_ndarray_dtype._cell_ids`): zarr fetches,
-decompresses, cuts shards and merges partial chunks; the array's codec contributes only its
-:class:`~zarr_ndarray_dtype.blocks.BlockCodec`. Reads stream in batches of whole chunks into
-one output; writes check every cell and every stored chunk they merge before storing any.
+The engine (:mod:`zarr_ndarray_dtype._engine`) reads and writes the chunks itself, whatever
+codec pipeline zarr is configured with; the array's codec contributes only its
+:class:`~zarr_ndarray_dtype.blocks.BlockCodec`. Arrays laid out in ways the engine leaves to
+zarr (an irregular grid, ``transpose``, nested sharding) go through zarr's object path.
 """
 
 from __future__ import annotations
@@ -18,16 +18,16 @@ import numpy as np
 import numpy.typing as npt
 import zarr
 
-from zarr_ndarray_dtype._cell_ids import data_type_and_codec
-from zarr_ndarray_dtype._columns import check_columns
-from zarr_ndarray_dtype._compat import regular_chunk_shape
+from zarr_ndarray_dtype import _compat, _engine
+from zarr_ndarray_dtype._columns import check_columns, check_out
+from zarr_ndarray_dtype._gather import gather_cells
 from zarr_ndarray_dtype._grid import Box, Selection, resolve, slabs
-from zarr_ndarray_dtype._read import Scan, read_cells, scan_cells
-from zarr_ndarray_dtype._write import write_cells
-from zarr_ndarray_dtype.blocks import cell_shapes
+from zarr_ndarray_dtype._store import Layout, block_codec_of
+from zarr_ndarray_dtype._views import cut_cells
+from zarr_ndarray_dtype.blocks import Cells, cell_shapes
 from zarr_ndarray_dtype.dtype import NDArray
 
-__all__ = ["Columnar", "Scan", "iter_columnar", "read_columnar", "scan_cells", "write_columnar"]
+__all__ = ["Columnar", "iter_columnar", "read_columnar", "write_columnar"]
 
 
 class Columnar:
@@ -102,6 +102,68 @@ class Columnar:
         return from_awkward(array, ndim)
 
 
+def layout_of(array: Any, what: str) -> tuple[NDArray, Layout | None]:
+    """The data type and :class:`~zarr_ndarray_dtype._store.Layout` of an ``ndarray`` array
+    (None where its chunks are left to zarr); an error naming ``what`` (the caller) for any
+    other array, or a serializer without a block codec."""
+    dtype = getattr(getattr(array, "metadata", None), "data_type", None)
+    if not isinstance(dtype, NDArray):
+        raise TypeError(
+            f"{what} needs a zarr array of the 'ndarray' data type, got data type {dtype!r}; "
+            "create it with dtype=zarr_ndarray_dtype.NDArrayDType(dtype=..., shape=(...))"
+        )
+    layout = Layout.of(array)
+    if layout is None and block_codec_of(_serializer(array.metadata.codecs)) is None:
+        name = _serializer(array.metadata.codecs).to_dict().get("name")
+        raise ValueError(
+            f"{what} reads and writes cells stored by the 'vlen-ndarray', 'ragged-ndarray' or "
+            f"'bytes' codec; this {list(dtype.shape)} array is stored by {name!r}, which gives "
+            "no columnar access: read it as a plain zarr array"
+        )
+    return dtype, layout
+
+
+def _serializer(codecs: Any) -> Any:
+    """The array -> bytes codec of a codec chain (inside sharding when sharded)."""
+    from zarr.abc.codec import ArrayBytesCodec
+
+    serializer: Any = next(c for c in codecs if isinstance(c, ArrayBytesCodec))
+    return _serializer(serializer.codecs) if hasattr(serializer, "index_codecs") else serializer
+
+
+async def read_cells(array: Any, box: Box, *, copy: bool = True, out: Any = None) -> Cells:
+    """The cells of ``box`` through the engine, or zarr's object path for arrays it leaves to
+    zarr (async: zarr's loop runs it)."""
+    dtype, layout = layout_of(array, "read")
+    if layout is not None:
+        return await _engine.read(layout, box, copy=copy, out=out)
+    objects = await _compat.async_array(array).getitem(box.slices)
+    if not (isinstance(objects, np.ndarray) and objects.dtype == object):  # the cell itself
+        objects, objects[()] = np.empty((), dtype=object), objects
+    cells = gather_cells(list(objects.reshape(-1)), dtype)
+    if out is None:
+        return cells
+    values, offsets = out
+    if values.size < cells.values.size:
+        raise ValueError(
+            f"out's values hold {values.size:,} items, but the cells of this selection hold "
+            f"{cells.values.size:,}: pass values with room for {cells.values.size:,} items"
+        )
+    values[: cells.values.size] = cells.values
+    offsets[:] = cells.offsets
+    return Cells(values[: cells.values.size], offsets, cells.shapes)
+
+
+def _columnar(dtype: NDArray, cells: Cells, shape: tuple[int, ...]) -> Columnar:
+    pattern = dtype.pattern
+    if not pattern.is_leading_variable:
+        return Columnar(dtype, cells.values, cells.offsets, cell_shapes(cells, pattern), shape)
+    offsets = cells.offsets  # the engine's own array: items to rows in place
+    if pattern.fixed_items != 1:
+        offsets //= pattern.fixed_items
+    return Columnar(dtype, cells.values.reshape(-1, *pattern.dims[1:]), offsets, None, shape)
+
+
 def read_columnar(
     array: zarr.Array,
     selection: Selection = ...,
@@ -118,32 +180,42 @@ def read_columnar(
     arrays instead of new ones, numpy's ``out=`` convention: ``values`` of the element dtype,
     C-contiguous, with room for the selection's items (its shape does not matter), ``offsets``
     int64 with one entry more than the selection has cells. The result's columns are views of
-    them, and an earlier Columnar passed as ``out`` is overwritten. Repeated reads (a worker
-    reading block after block) then write pages already in memory instead of new ones the
-    kernel must map and zero. Values too small for the selection's items raise ValueError
-    naming the items needed; after an error the arrays' contents are unspecified.
+    them. Values too small for the selection's items raise ValueError naming the items needed;
+    after an error the arrays' contents are unspecified.
 
     >>> import zarr, numpy as np
-    >>> from zarr_ndarray_dtype import NDArray
+    >>> from zarr_ndarray_dtype import NDArrayDType
     >>> import zarr_vlen_ndarray  # the codec of [null, d1..dk]
     >>> a = zarr.create_array({}, shape=(3,), chunks=(2,),
-    ...                       dtype=NDArray(dtype="int16", shape=(None, 2)))
+    ...                       dtype=NDArrayDType(dtype="int16", shape=(None, 2)))
     >>> a[0] = np.array([[1, 2], [3, 4]], np.int16)
     >>> col = read_columnar(a)
     >>> col.values.tolist(), col.offsets.tolist(), col.shapes.tolist()
     ([[1, 2], [3, 4]], [0, 2, 2, 2], [[2, 2], [0, 2], [0, 2]])
     """
-    dtype = data_type_and_codec(array, "read_columnar")[0]
-    cells, box = read_cells(array, selection, "read_columnar", out)
-    pattern = dtype.pattern
-    if not pattern.is_leading_variable:
-        shapes = cell_shapes(cells, pattern)
-        return Columnar(dtype, cells.values, cells.offsets, shapes, box.shape)
-    offsets = cells.offsets  # the engine's own array: items to rows in place
-    if pattern.fixed_items != 1:
-        offsets //= pattern.fixed_items
-    values = cells.values.reshape(-1, *pattern.dims[1:])
-    return Columnar(dtype, values, offsets, None, box.shape)
+    dtype = layout_of(array, "read_columnar")[0]
+    box = resolve(selection, tuple(int(n) for n in array.metadata.shape), "read_columnar")
+    if out is not None:
+        out = check_out(out, dtype, math.prod(box.extents))
+    cells = _compat.run(read_cells(array, box, out=out))
+    return _columnar(dtype, cells, box.shape)
+
+
+def iter_columnar(
+    array: zarr.Array, selection: Selection = ..., *, values: bool = True
+) -> Iterator[tuple[tuple[slice, ...], Columnar]]:
+    """Read ``selection`` batch by batch: ``(slices, col)`` pairs in C order of the selection,
+    ``slices`` the batch's box in array coordinates (one slice per axis), ``col`` its cells
+    (``col.shape`` the box's extents). A batch is a slab of whole shards (or chunks) where the
+    selection allows. ``values=False`` checks every chunk as a read does but copies no values:
+    ``col.values`` is empty, ``col.offsets`` and ``col.shapes`` are filled."""
+    dtype, layout = layout_of(array, "iter_columnar")
+    box = resolve(selection, tuple(int(n) for n in array.metadata.shape), "iter_columnar")
+    units = [box.extents] if layout is None else [layout.chunks, layout.inner]
+    across = math.prod(box.extents[1:]) * units[0][0] if box.extents else 1
+    for part in slabs(box, units, lambda: max(across, _engine.FIRST_BATCH_CELLS)):
+        cells = _compat.run(read_cells(array, part, copy=values))
+        yield part.slices, _columnar(dtype, cells, part.extents)
 
 
 def write_columnar(
@@ -175,37 +247,19 @@ def write_columnar(
             "earlier call write_columnar(array, values, shapes, offsets, selection) is now "
             "write_columnar(array, values, offsets, selection, shapes=shapes)"
         )
-    dtype = data_type_and_codec(array, "write_columnar")[0]
+    dtype = layout_of(array, "write_columnar")[0]
     box = resolve(selection, tuple(int(n) for n in array.metadata.shape), "write_columnar")
-    cells = check_columns(values, offsets, dtype, math.prod(box.extents), shapes=shapes)
-    write_cells(array, cells, box, "write_columnar")
+    write_cells(
+        array, check_columns(values, offsets, dtype, math.prod(box.extents), shapes=shapes), box
+    )
 
 
-def iter_columnar(
-    array: zarr.Array, selection: Selection = ..., *, values: bool = True
-) -> Iterator[tuple[tuple[slice, ...], Columnar]]:
-    """Read ``selection`` batch by batch: ``(slices, col)`` pairs in C order of the selection,
-    ``slices`` the batch's box in array coordinates (one slice per axis), ``col`` its cells
-    (``col.shape`` the box's extents). Batches are whole shards (or chunks) where the selection
-    allows. ``values=False`` checks every chunk as a read does but copies no values:
-    ``col.values`` is empty, ``col.offsets`` and ``col.shapes`` are filled."""
-    dtype = data_type_and_codec(array, "iter_columnar")[0]
-    box = resolve(selection, tuple(int(n) for n in array.metadata.shape), "iter_columnar")
-    unit = regular_chunk_shape(array.metadata) or box.extents
-    rows = math.prod(box.extents[1:]) * (unit[0] if unit else 1)
-    for part in (
-        slabs(box, [unit] if unit else [()], lambda: max(rows, 4096)) if box.extents else [box]
-    ):
-        part = Box(part.starts, part.stops, part.extents)
-        if values:
-            col = read_columnar(array, part.slices)
-        else:
-            scan = scan_cells(array, part.slices, "iter_columnar")
-            shapes = cell_shapes(scan.cells, dtype.pattern)
-            trailing = dtype.pattern.dims[1:] if dtype.pattern.is_leading_variable else ()
-            empty = np.empty((0, *trailing), dtype.item_dtype)  # type: ignore[type-var]
-            off = scan.cells.offsets
-            if dtype.pattern.is_leading_variable and dtype.pattern.fixed_items != 1:
-                off = off // dtype.pattern.fixed_items
-            col = Columnar(dtype, empty, off, shapes, part.extents)
-        yield part.slices, col
+def write_cells(array: Any, cells: Cells, box: Box) -> None:
+    """Write checked ``cells`` into ``box`` through the engine, or zarr's object path for
+    arrays it leaves to zarr."""
+    dtype, layout = layout_of(array, "write")
+    if layout is not None:
+        _compat.run(_engine.write(layout, box, cells))
+        return
+    exact = cut_cells(cells.values, cells.offsets, cells.shapes, dtype.pattern)
+    array[box.slices] = exact.reshape(box.extents)

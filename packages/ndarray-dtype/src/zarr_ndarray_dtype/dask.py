@@ -18,10 +18,8 @@ import numpy as np
 import numpy.typing as npt
 import zarr
 
-from zarr_ndarray_dtype._cell_ids import data_type_and_codec
-from zarr_ndarray_dtype._compat import regular_chunk_shape
 from zarr_ndarray_dtype._grid import Selection, resolve
-from zarr_ndarray_dtype.columnar import Columnar, read_columnar
+from zarr_ndarray_dtype.columnar import Columnar, layout_of, read_columnar
 from zarr_ndarray_dtype.dtype import NDArray
 from zarr_ndarray_dtype.errors import BlockAlignmentError
 
@@ -52,7 +50,8 @@ def shard_or_chunk(array: Any) -> tuple[tuple[int, ...], str]:
     """The cells one write of ``array`` may rewrite as a whole, and their name: the shard
     shape of a sharded array (zarr rewrites a whole shard object on a partial write), else the
     chunk shape."""
-    unit = regular_chunk_shape(array.metadata)
+    unit = getattr(array.metadata.chunk_grid, "chunk_shape", None)
+    unit = None if unit is None else tuple(int(n) for n in unit)
     if unit is None:
         raise ValueError(
             f"{array.metadata.chunk_grid!r} is not a regular chunk grid; blocks are written in "
@@ -250,7 +249,7 @@ def _start_in(
     array: zarr.Array, darr: Any, dtype: NDArray | None, region: Selection | None
 ) -> tuple[int, ...]:
     """Where the Dask array starts in the existing ``array`` (everything checked)."""
-    stored = data_type_and_codec(array, "to_zarr")[0]
+    stored = layout_of(array, "to_zarr")[0]
     if dtype is not None and dtype != stored:
         raise ValueError(
             f"to_zarr: dtype={dtype!r} differs from the array's data type {stored!r}; an "
@@ -320,7 +319,7 @@ def _refuse_lost_copy(array: zarr.Array) -> None:
 def _blocks(array: Any, chunks: Any, what: str) -> Blocks:
     """The blocks of a lazy read: ``chunks`` (anything Dask's ``normalize_chunks`` takes) or,
     by default, the array's write unit (whole shards, else chunks: whole stored objects)."""
-    data_type_and_codec(array, what)
+    layout_of(array, what)
     normalize = _dask().array.core.normalize_chunks
     shape = tuple(int(n) for n in array.shape)
     return tuple(normalize(shard_or_chunk(array)[0] if chunks is None else chunks, shape))

@@ -27,8 +27,8 @@ from zarr_ndarray_dtype._infer import (
     infer_ndarray_dtype,
     inspect_data,
 )
-from zarr_ndarray_dtype._write import write_cells
 from zarr_ndarray_dtype.blocks import Cells
+from zarr_ndarray_dtype.columnar import write_cells
 from zarr_ndarray_dtype.dask import check_blocks, shard_or_chunk
 from zarr_ndarray_dtype.dask import to_zarr as write_blocks
 from zarr_ndarray_dtype.dtype import NDArray
@@ -366,7 +366,7 @@ def _write(plan: _Plan, root: Any, mode: str) -> None:
     try:
         if plan.cells is not None:
             box = resolve(plan.selection or ..., tuple(array.shape), "to_zarr")
-            write_cells(array, plan.cells, box, "to_zarr")
+            write_cells(array, plan.cells, box)
         else:
             write_blocks(variable.data, array, region=plan.selection)
     except BaseException:

@@ -1,0 +1,486 @@
+"""The columnar engine: the cells of a box read from, or written into, an ``ndarray`` array's
+chunks, batch by batch, with no Python object per cell. Async: zarr's event loop runs it, the
+decoding, copying and encoding run in worker threads; chunk bytes come and go through
+:mod:`zarr_ndarray_dtype._store`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from zarr.abc.store import RangeByteRequest
+
+from zarr_ndarray_dtype import _compat
+from zarr_ndarray_dtype._columns import FillBlock
+from zarr_ndarray_dtype._grid import Box, Places, Shape, origins, project, slabs
+from zarr_ndarray_dtype._segments import offsets_of
+from zarr_ndarray_dtype._store import Layout, map_threads
+from zarr_ndarray_dtype.blocks import Block, Cells, ColumnsBlock, needs_shapes
+from zarr_ndarray_dtype.errors import StoredChunkError
+
+__all__ = ["read", "write"]
+
+#: A read's batches hold about 1/BATCH_SHARE of its stored chunks' decoded bytes each ...
+BATCH_SHARE = 16
+#: ... and at least this many bytes (fewer batches for small reads); see :class:`_Budget`.
+BATCH_BYTES = 8 << 20
+#: Cells the first batch may take before any size is known: a read of a few positions or one
+#: region stays one batch (one request for a shard's index).
+FIRST_BATCH_CELLS = 4096
+#: The first batch may take this many times its cells to end on a shard's boundary rather
+#: than cut a row of shards (each shard cut costs requests more).
+FIRST_BATCH_STRETCH = 4
+
+_Ints = npt.NDArray[np.int64]
+#: One (inner) chunk a batch needs: its first cell, its shard's key and its place in the shard
+#: (None when unsharded: the key is the chunk's).
+_Piece = tuple[Shape, str, Shape | None]
+
+
+class _Budget:
+    """How many cells a read's next batch takes, and whether it may be fetched while the one
+    before it is copied: a batch holds about a sixteenth of the read's decoded chunk bytes (as
+    estimated from the batches so far), at least :data:`BATCH_BYTES`; then the next one is
+    fetched during the copy, the two staying within about a quarter of the output beside it."""
+
+    def __init__(self, count: int) -> None:
+        self.count, self.seen, self.nbytes = count, 0, 0
+
+    def estimate(self) -> int:
+        return int(self.nbytes / self.seen * self.count) if self.seen else 0
+
+    def cells(self) -> int:
+        if not self.nbytes:
+            return max(FIRST_BATCH_CELLS, self.count // BATCH_SHARE)
+        share = max(float(BATCH_BYTES), self.estimate() / BATCH_SHARE)
+        return max(1, int(share * self.seen / self.nbytes))
+
+    def observe(self, cells: int, nbytes: int) -> bool:
+        self.seen += cells
+        self.nbytes += nbytes
+        return not self.nbytes or nbytes <= 1.25 * self.estimate() / BATCH_SHARE
+
+
+class Reader:
+    """One read of a box: its batches fetched, decoded and copied into one output."""
+
+    def __init__(self, layout: Layout, values: np.ndarray | None = None) -> None:
+        self.layout = layout
+        self.with_shapes = needs_shapes(layout.dtype.pattern)
+        self.fill = FillBlock(layout.fill, self.with_shapes)
+        self.values = np.empty(0, layout.dtype.item_dtype) if values is None else values
+        self.grows = values is None
+        self.indexes: dict[str, Any] = {}  # shard key -> its index (None: not stored)
+
+    # ------------------------------------------------------------------------ batches
+
+    def pieces(self, part: Box) -> list[tuple[_Piece, bool]]:
+        """The (inner) chunks of ``part`` in C order, each with whether its shard is read
+        whole (every inner chunk of it inside the array is in ``part``)."""
+        layout, shard = self.layout, self.layout.shard
+        out: list[tuple[_Piece, bool]] = []
+        for origin in origins(part, layout.chunks):
+            key = layout.key(tuple(o // c for o, c in zip(origin, layout.chunks, strict=True)))
+            if shard is None:
+                out.append(((origin, key, None), True))
+                continue
+            region = Box(origin, tuple(min(o + c, n) for o, c, n in zip(
+                origin, layout.chunks, layout.shape, strict=True)), ())  # fmt: skip
+            inside = Box(
+                tuple(max(a, b) for a, b in zip(origin, part.starts, strict=True)),
+                tuple(min(a, b) for a, b in zip(region.stops, part.stops, strict=True)),
+                (),
+            )
+            firsts = origins(inside, layout.inner)
+            whole = len(firsts) == len(origins(region, layout.inner))
+            for first in firsts:
+                place = tuple(
+                    (f - o) // i for f, o, i in zip(first, origin, layout.inner, strict=True)
+                )
+                out.append(((first, key, place), whole))
+        return out
+
+    async def fetch(self, part: Box) -> tuple[list[_Piece], list[Block | None]]:
+        """The chunks of ``part``, fetched, decoded and checked (None: not stored)."""
+        listed = self.pieces(part)
+        pieces = [p for p, _ in listed]
+        if self.layout.shard is None:
+            raws = await _gather(self.layout.get, [(key,) for _, key, _ in pieces])
+        else:
+            whole = {p[1] for p, w in listed if w}
+            shards = dict(
+                zip(whole, await _gather(self.layout.get, [(k,) for k in whole]), strict=True)
+            )
+            raws = await _gather(self.inner_chunk, [(p, shards) for p in pieces])
+        return pieces, await self.decode(pieces, raws)
+
+    async def inner_chunk(self, piece: _Piece, shards: dict[str, Any]) -> Any:
+        """An inner chunk's bytes: cut from its shard when read whole, else a ranged GET."""
+        _, key, place = piece
+        assert place is not None
+        shard = shards.get(key)
+        if key in shards and shard is None:
+            return None
+        if shard is not None:
+            index = await self.layout.index(key, shard)
+        else:  # fetched once a read, however many of its inner chunks are asked for at once
+            if key not in self.indexes:
+                self.indexes[key] = asyncio.ensure_future(self.layout.index(key))
+            index = await self.indexes[key]
+        if index is None:
+            return None
+        start, length = (int(n) for n in index[place])
+        if start == 2**64 - 1:
+            return None
+        if shard is not None:
+            return shard[start : start + length]
+        return await self.layout.get(key, RangeByteRequest(start, start + length))
+
+    async def decode(self, pieces: list[_Piece], raws: list[Any]) -> list[Block | None]:
+        layout = self.layout
+        count = math.prod(layout.inner)
+        sync = _compat.chain_sync(layout.chain, layout.spec, encode=False)
+        if layout.chain and sync is None:  # zarr < 3.3: the codecs' own batched decode
+            raws = await _gather(self._unchain, list(zip(pieces, raws, strict=True)))
+
+        def block(job: tuple[_Piece, Any]) -> Block | None:
+            piece, raw = job
+            if raw is None:
+                return None
+            if sync is not None:
+                try:
+                    raw = sync(raw)
+                except Exception as exc:
+                    raise StoredChunkError.of(f"the stored {self.name(piece)}", exc) from exc
+            flat = np.asarray(raw.as_numpy_array()).reshape(-1).view(np.uint8)
+            try:
+                return layout.codec.decode(flat, count, layout.dtype, "chunk")
+            except Exception:
+                pass  # decoded again to name the chunk (the codec is deterministic)
+            return layout.codec.decode(flat, count, layout.dtype, self.name(piece))
+
+        return await map_threads(block, list(zip(pieces, raws, strict=True)))
+
+    async def _unchain(self, piece: _Piece, raw: Any) -> Any:
+        try:
+            return (await self.layout.decode([raw]))[0]
+        except Exception as exc:
+            raise StoredChunkError.of(f"the stored {self.name(piece)}", exc) from exc
+
+    def name(self, piece: _Piece) -> str:
+        return self.layout.chunk_name(piece[0])
+
+    # ------------------------------------------------------------------------ the read
+
+    async def read(self, box: Box, offsets: _Ints, copy: bool = True) -> Cells:
+        """The cells of ``box`` (item ``offsets`` filled in place); ``copy=False`` checks
+        every chunk but copies no values."""
+        count = math.prod(box.extents)
+        offsets[0] = 0
+        shapes = (
+            np.empty((count, self.layout.dtype.pattern.ndim), np.int64)
+            if self.with_shapes
+            else None
+        )
+        budget = _Budget(count)
+        units = [self.layout.chunks, self.layout.inner]
+        parts = slabs(box, units, budget.cells, FIRST_BATCH_STRETCH) if count else iter(())
+        part = next(parts, None)
+        pending = None if part is None else asyncio.ensure_future(self.fetch(part))
+        at = 0
+        copying = copy
+        try:
+            while part is not None and pending is not None:
+                pieces, blocks = await pending
+                n = math.prod(part.extents)
+                overlap = budget.observe(
+                    n,
+                    sum(int(b.sizes.sum()) for b in blocks if b is not None) * self.values.itemsize,
+                )
+                following = next(parts, None)
+                pending = None
+                if following is not None and overlap:
+                    pending = asyncio.ensure_future(self.fetch(following))
+                    await asyncio.sleep(0)  # it starts fetching before the copy
+                moves = self.moves(part, pieces, blocks)
+                mine = offsets[at : at + n + 1]
+                for block, (local, pos) in moves:
+                    mine[1:][pos] = block.sizes[local]
+                    if shapes is not None:
+                        shapes[at:][pos] = block.shapes[local]  # type: ignore[index]
+                np.cumsum(mine, out=mine)  # mine[0]: where the batch starts
+                if copying and not self.grows and int(mine[-1]) > self.values.size:
+                    copying = False  # only the sizes from here: the error says how many
+                if copying:
+                    await self.copy(moves, mine, count, at + n, aside=pending is not None)
+                at += n
+                if following is not None and pending is None:
+                    pending = asyncio.ensure_future(self.fetch(following))
+                part = following
+        finally:
+            if pending is not None:  # a fetch ahead, when the read failed
+                pending.cancel()
+                with contextlib.suppress(BaseException):
+                    await pending
+        if copying != copy:
+            raise ValueError(
+                f"out's values hold {self.values.size:,} items, but the cells of this selection "
+                f"hold {int(offsets[-1]):,}: pass values with room for {int(offsets[-1]):,} "
+                "items (any shape), or leave out unset (the arrays given are partly overwritten)"
+            )
+        total = int(offsets[-1]) if copy else 0
+        return Cells(
+            self.values if self.values.size == total else self.values[:total], offsets, shapes
+        )
+
+    def moves(
+        self, part: Box, pieces: list[_Piece], blocks: list[Block | None]
+    ) -> list[tuple[Any, Places]]:
+        """Which cells of which block go where in ``part`` (the fill block by index)."""
+        moves: list[tuple[Any, Places]] = []
+        for (origin, _, _), block in zip(pieces, blocks, strict=True):
+            places = project(origin, self.layout.inner, part)
+            if places is None:
+                continue
+            if block is None:
+                pos = places[1]
+                if isinstance(pos, slice):
+                    pos = np.arange(pos.start, pos.stop, dtype=np.int64)
+                moves.append((self.fill, (np.zeros(pos.size, np.intp), pos)))
+            else:
+                moves.append((block, places))
+        return moves
+
+    async def copy(
+        self,
+        moves: list[tuple[Any, Places]],
+        mine: _Ints,
+        count: int,
+        done: int,
+        aside: bool = False,
+    ) -> None:
+        """Copy every move of a batch to its item offsets in the output (grown, when it must,
+        to the whole read's estimate: the items so far at this rate for every cell, and a
+        sixteenth more)."""
+        total = int(mine[-1])
+        if self.values.size < total:
+            items = max(total, -(-total * count * 17 // (16 * done)))
+            if not self.values.size:
+                self.values = np.empty(items, dtype=self.values.dtype)
+            else:
+                self.values.resize((items,), refcheck=False)  # realloc: usually in place
+        out = self.values.view(np.uint8)
+        unit = self.values.itemsize
+
+        def move(job: tuple[Any, Places]) -> None:
+            block, (local, pos) = job
+            if isinstance(pos, slice):
+                block.copy(local, out, int(mine[pos.start]) * unit)
+            else:
+                block.copy(local, out, mine[pos] * unit)
+
+        await map_threads(move, moves, aside=aside)
+
+
+async def read(
+    layout: Layout, box: Box, *, copy: bool = True, out: tuple[np.ndarray, _Ints] | None = None
+) -> Cells:
+    """The cells of ``box`` as :class:`Cells` (in the buffers ``out`` when given)."""
+    values, offsets = (None, None) if out is None else out
+    reader = Reader(layout, values)
+    if offsets is None:
+        offsets = np.zeros(math.prod(box.extents) + 1, dtype=np.int64)
+    return await reader.read(box, offsets, copy)
+
+
+# ---------------------------------------------------------------------------- writes
+
+
+async def write(layout: Layout, box: Box, cells: Cells) -> None:
+    """Write checked ``cells`` (C order of ``box``) into the array's chunks: the chunks and
+    shards the box covers in part are read and decoded first (a corrupt one stops the write
+    before anything is stored), then every chunk the box touches is rebuilt, encoded and
+    stored (deleted when all fill and empty chunks are not written)."""
+    count = math.prod(box.extents)
+    if not count:
+        return
+    writer = _Writer(layout, box, cells)
+    outer = origins(box, layout.chunks)
+    kept = await _gather(writer.keep, [(o,) for o in outer])
+    group: list[tuple[Shape, Any]] = []
+    cells_in_group = 0
+    step = max(math.prod(layout.chunks), count // 8)
+    for origin, old in zip(outer, kept, strict=True):
+        group.append((origin, old))
+        cells_in_group += math.prod(layout.chunks)
+        if cells_in_group >= step:
+            await writer.store(group)
+            group, cells_in_group = [], 0
+    if group:
+        await writer.store(group)
+
+
+class _Writer:
+    def __init__(self, layout: Layout, box: Box, cells: Cells) -> None:
+        self.layout, self.box = layout, box
+        self.source = ColumnsBlock(cells)
+        self.with_shapes = needs_shapes(layout.dtype.pattern)
+        self.fill = FillBlock(layout.fill, self.with_shapes)
+        self.reader = Reader(layout)
+
+    def covers(self, origin: Shape, chunk: Shape, *, clip: bool = True) -> bool:
+        """Whether the box holds every cell of the chunk at ``origin`` (those inside the array
+        when ``clip``: zarr writes a chunk so covered afresh, its padding the fill)."""
+        shape = (
+            self.layout.shape if clip else tuple(o + c for o, c in zip(origin, chunk, strict=True))
+        )
+        return all(
+            a <= o and min(o + c, n) <= b
+            for o, c, n, a, b in zip(
+                origin, chunk, shape, self.box.starts, self.box.stops, strict=True
+            )
+        )
+
+    async def keep(self, origin: Shape) -> Any:
+        """What a write keeps of the stored object at ``origin``: for a chunk the box covers in
+        part, its decoded block; for a shard, its inner chunks' bytes by place and the decoded
+        blocks of those the box covers in part. None where nothing is kept."""
+        layout = self.layout
+        # zarr rewrites a shard afresh only when the write covers every inner chunk of it
+        if self.covers(origin, layout.chunks, clip=layout.shard is None):
+            return None
+        key = layout.key(tuple(o // c for o, c in zip(origin, layout.chunks, strict=True)))
+        if layout.shard is None:
+            (block,) = await self.reader.decode([(origin, key, None)], [await layout.get(key)])
+            return block
+        shard = await layout.get(key)
+        if shard is None:
+            return {}, {}
+        index = await layout.index(key, shard)
+        assert index is not None
+        raw: dict[Shape, Any] = {}
+        for place in np.ndindex(layout.shard.per):
+            start, length = (int(n) for n in index[place])
+            if start != 2**64 - 1:
+                raw[place] = shard[start : start + length]
+        partial = [
+            (tuple(o + p * i for o, p, i in zip(origin, place, layout.inner, strict=True)), place)
+            for place in raw
+        ]
+        partial = [  # inner chunks the box touches and does not cover (nor a shard's padding)
+            (first, place)
+            for first, place in partial
+            if project(first, layout.inner, self.box) is not None
+            and not self.covers(first, layout.inner, clip=False)
+        ]
+        pieces: list[_Piece] = [(first, key, place) for first, place in partial]
+        blocks = await self.reader.decode(pieces, [raw[place] for _, place in partial])
+        return raw, {place: b for (_, place), b in zip(partial, blocks, strict=True)}
+
+    async def store(self, group: list[tuple[Shape, Any]]) -> None:
+        """Rebuild, encode and store the stored objects of ``group`` (origin, what is kept)."""
+        layout = self.layout
+        jobs: list[tuple[Shape, Any]] = []  # (inner chunk origin, its old block or None)
+        for origin, old in group:
+            if layout.shard is None:
+                jobs.append((origin, old))
+                continue
+            blocks = old[1] if old is not None else {}
+            complete = old is None
+            for place in np.ndindex(layout.shard.per):
+                first = tuple(
+                    o + p * i for o, p, i in zip(origin, place, layout.inner, strict=True)
+                )
+                if complete or (project(first, layout.inner, self.box) is not None):
+                    jobs.append((first, blocks.get(place)))
+        encoded = await layout.encode(await map_threads(self.chunk, jobs))
+        by_origin = dict(zip((first for first, _ in jobs), encoded, strict=True))
+        puts: list[tuple[str, Any]] = []
+        for origin, old in group:
+            key = layout.key(tuple(o // c for o, c in zip(origin, layout.chunks, strict=True)))
+            if layout.shard is None:
+                puts.append((key, by_origin[origin]))
+                continue
+            chunks = dict(old[0]) if old is not None else {}
+            for place in np.ndindex(layout.shard.per):
+                first = tuple(
+                    o + p * i for o, p, i in zip(origin, place, layout.inner, strict=True)
+                )
+                if first in by_origin:
+                    chunks[place] = by_origin[first]
+            puts.append((key, await layout.assemble(chunks)))
+        await _gather(layout.put, puts)
+
+    def chunk(self, job: tuple[Shape, Block | None]) -> npt.NDArray[np.uint8] | None:
+        """The encoded bytes of the (inner) chunk at ``origin``: the box's cells where it has
+        them, the old chunk's (or the fill) elsewhere; None when all fill and empty chunks
+        are not written."""
+        origin, old = job
+        layout = self.layout
+        count = math.prod(layout.inner)
+        places = project(origin, layout.inner, self.box)
+        name = layout.chunk_name(origin)
+        if (
+            places is not None
+            and isinstance(places[0], slice)
+            and places[0].stop - places[0].start == count
+        ):
+            cells = self.source.cells()
+            a, b = places[1].start, places[1].stop
+            values = cells.values[int(cells.offsets[a]) : int(cells.offsets[b])]
+            chunk = Cells(
+                values,
+                cells.offsets[a : b + 1] - cells.offsets[a],
+                None if cells.shapes is None else cells.shapes[a:b],
+            )
+        else:
+            base = old if old is not None else self.fill
+            rest = np.ones(count, dtype=bool)
+            if places is not None:
+                rest[places[0]] = False
+            rest_at = np.flatnonzero(rest)
+            from_base = rest_at if old is not None else np.zeros(rest_at.size, np.intp)
+            sizes = np.empty(count, np.int64)
+            sizes[rest_at] = base.sizes[from_base]
+            shapes = (
+                np.empty((count, layout.dtype.pattern.ndim), np.int64) if self.with_shapes else None
+            )
+            if shapes is not None:
+                shapes[rest_at] = base.shapes[from_base]  # type: ignore[index]
+            if places is not None:
+                local, pos = places
+                sizes[local] = self.source.sizes[pos]
+                if shapes is not None:
+                    shapes[local] = self.source.shapes[pos]  # type: ignore[index]
+            offsets = offsets_of(sizes)
+            values = np.empty(int(offsets[-1]), layout.dtype.item_dtype)
+            out, unit = values.view(np.uint8), values.itemsize
+            base.copy(from_base, out, offsets[rest_at] * unit)
+            if places is not None:
+                local, pos = places
+                if isinstance(local, slice):
+                    self.source.copy(pos, out, int(offsets[local.start]) * unit)
+                else:
+                    self.source.copy(pos, out, offsets[local] * unit)
+            chunk = Cells(values, offsets, shapes)
+        if not layout.write_empty and layout.fill.matches(chunk).all():
+            return None
+        return layout.codec.encode(chunk, layout.dtype, name)
+
+
+async def _gather(fn: Callable[..., Awaitable[Any]], calls: list[tuple[Any, ...]]) -> list[Any]:
+    """``fn(*args)`` for every ``args`` of ``calls``, at most zarr's ``async.concurrency`` at
+    once (each started only when it may run)."""
+    limit = asyncio.Semaphore(_compat.concurrency())
+
+    async def bounded(args: tuple[Any, ...]) -> Any:
+        async with limit:
+            return await fn(*args)
+
+    return list(await asyncio.gather(*(bounded(args) for args in calls)))
