@@ -479,7 +479,14 @@ def test_whole_shards_are_one_request_and_cut_shards_their_index_and_ranges() ->
     store.asked.clear()
     _assert_reads_equal(read_columnar(array, (slice(0, 12), slice(0, 3))), cells[:, :3])
     whole = [r for _, r in store.asked if r is None]
-    assert not whole and len(store.asked) == 3 * (1 + 2), store.asked  # an index, 2 ranges
+    # an index, and one request for both inner chunks (neighbours in the shard, coalesced)
+    assert not whole and len(store.asked) == 3 * (1 + 1), store.asked
+    with zarr.config.set({"array.sharding_coalesce_max_gap_bytes": -1}):
+        store.asked.clear()  # no coalescing: one request each
+        array = zarr.open_array(store)
+        _assert_reads_equal(read_columnar(array, (slice(0, 12), slice(0, 3))), cells[:, :3])
+        asked = [k for k, r in store.asked if r is not None]  # opening asked for metadata
+        assert len(asked) == 3 * (1 + 2), store.asked
 
 
 @dataclasses.dataclass(frozen=True)

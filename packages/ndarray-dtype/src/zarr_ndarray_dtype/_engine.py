@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import numpy as np
@@ -20,7 +19,7 @@ from zarr_ndarray_dtype import _compat
 from zarr_ndarray_dtype._columns import FillBlock
 from zarr_ndarray_dtype._grid import Box, Places, Shape, origins, project, slabs
 from zarr_ndarray_dtype._segments import offsets_of
-from zarr_ndarray_dtype._store import Layout, map_threads
+from zarr_ndarray_dtype._store import ABSENT, Layout, map_threads
 from zarr_ndarray_dtype.blocks import Block, Cells, ColumnsBlock, needs_shapes
 from zarr_ndarray_dtype.errors import StoredChunkError
 
@@ -77,6 +76,7 @@ class Reader:
         self.values = np.empty(0, layout.dtype.item_dtype) if values is None else values
         self.grows = values is None
         self.indexes: dict[str, Any] = {}  # shard key -> its index (None: not stored)
+        self.limit = asyncio.Semaphore(_compat.concurrency())
 
     # ------------------------------------------------------------------------ batches
 
@@ -106,48 +106,82 @@ class Reader:
                 out.append(((first, key, place), whole))
         return out
 
+    async def get(self, key: str, byte_range: Any = None) -> Any:
+        """A store request, at most zarr's ``async.concurrency`` of a read's in flight."""
+        async with self.limit:
+            return await self.layout.get(key, byte_range)
+
     async def fetch(self, part: Box) -> tuple[list[_Piece], list[Block | None]]:
         """The chunks of ``part``, fetched, decoded and checked (None: not stored)."""
         listed = self.pieces(part)
         pieces = [p for p, _ in listed]
         if self.layout.shard is None:
-            raws = await _gather(self.layout.get, [(key,) for _, key, _ in pieces])
+            raws = list(await asyncio.gather(*(self.get(key) for _, key, _ in pieces)))
         else:
-            whole = {p[1] for p, w in listed if w}
-            shards = dict(
-                zip(whole, await _gather(self.layout.get, [(k,) for k in whole]), strict=True)
+            raws = [None] * len(pieces)
+            members: dict[str, list[int]] = {}
+            for i, (_, key, _) in enumerate(pieces):
+                members.setdefault(key, []).append(i)
+            whole = {piece[1] for piece, w in listed if w}
+            await asyncio.gather(
+                *(self.shard(k, m, k in whole, pieces, raws) for k, m in members.items())
             )
-            raws = await _gather(self.inner_chunk, [(p, shards) for p in pieces])
         return pieces, await self.decode(pieces, raws)
 
-    async def inner_chunk(self, piece: _Piece, shards: dict[str, Any]) -> Any:
-        """An inner chunk's bytes: cut from its shard when read whole, else a ranged GET."""
-        _, key, place = piece
-        assert place is not None
-        shard = shards.get(key)
-        if key in shards and shard is None:
-            return None
-        if shard is not None:
-            index = await self.layout.index(key, shard)
-        else:  # fetched once a read, however many of its inner chunks are asked for at once
+    async def shard(
+        self, key: str, members: list[int], whole: bool, pieces: list[_Piece], raws: list[Any]
+    ) -> None:
+        """Put the bytes of the inner chunks ``members`` of shard ``key`` in ``raws``: cut from
+        the whole shard, or fetched by range (neighbours within zarr's coalescing settings in
+        one request), the shard's index fetched once a read."""
+        blob = await self.get(key) if whole else None
+        if whole and blob is None:
+            return
+        if blob is not None:
+            index = await self.layout.index(key, blob)
+        else:
             if key not in self.indexes:
-                self.indexes[key] = asyncio.ensure_future(self.layout.index(key))
+                self.indexes[key] = asyncio.ensure_future(self.layout.index(key, get=self.get))
             index = await self.indexes[key]
         if index is None:
-            return None
-        start, length = (int(n) for n in index[place])
-        if start == 2**64 - 1:
-            return None
-        if shard is not None:
-            return shard[start : start + length]
-        return await self.layout.get(key, RangeByteRequest(start, start + length))
+            return
+        spans = []
+        for i in members:
+            place = pieces[i][2]
+            assert place is not None
+            start, length = (int(n) for n in index[place])
+            if start != ABSENT:
+                spans.append((start, start + length, i))
+        if blob is not None:
+            for start, stop, i in spans:
+                raws[i] = blob[start:stop]
+            return
+        runs: list[list[tuple[int, int, int]]] = []
+        gap, most = self.layout.coalesce
+        for span in sorted(spans):
+            if runs and span[0] - runs[-1][-1][1] <= gap and span[1] - runs[-1][0][0] <= most:
+                runs[-1].append(span)
+            else:
+                runs.append([span])
+
+        async def fetch_run(run: list[tuple[int, int, int]]) -> None:
+            lo, hi = run[0][0], max(stop for _, stop, _ in run)
+            got = await self.get(key, RangeByteRequest(lo, hi))
+            for start, stop, i in run:
+                raws[i] = got[start - lo : stop - lo]
+
+        await asyncio.gather(*(fetch_run(run) for run in runs))
 
     async def decode(self, pieces: list[_Piece], raws: list[Any]) -> list[Block | None]:
         layout = self.layout
         count = math.prod(layout.inner)
         sync = _compat.chain_sync(layout.chain, layout.spec, encode=False)
         if layout.chain and sync is None:  # zarr < 3.3: the codecs' own batched decode
-            raws = await _gather(self._unchain, list(zip(pieces, raws, strict=True)))
+            raws = list(
+                await asyncio.gather(
+                    *(self._unchain(p, r) for p, r in zip(pieces, raws, strict=True))
+                )
+            )
 
         def block(job: tuple[_Piece, Any]) -> Block | None:
             piece, raw = job
@@ -312,7 +346,7 @@ async def write(layout: Layout, box: Box, cells: Cells) -> None:
         return
     writer = _Writer(layout, box, cells)
     outer = origins(box, layout.chunks)
-    kept = await _gather(writer.keep, [(o,) for o in outer])
+    kept = await asyncio.gather(*(writer.keep(o) for o in outer))
     group: list[tuple[Shape, Any]] = []
     cells_in_group = 0
     step = max(math.prod(layout.chunks), count // 8)
@@ -357,9 +391,9 @@ class _Writer:
             return None
         key = layout.key(tuple(o // c for o, c in zip(origin, layout.chunks, strict=True)))
         if layout.shard is None:
-            (block,) = await self.reader.decode([(origin, key, None)], [await layout.get(key)])
+            (block,) = await self.reader.decode([(origin, key, None)], [await self.reader.get(key)])
             return block
-        shard = await layout.get(key)
+        shard = await self.reader.get(key)
         if shard is None:
             return {}, {}
         index = await layout.index(key, shard)
@@ -367,7 +401,7 @@ class _Writer:
         raw: dict[Shape, Any] = {}
         for place in np.ndindex(layout.shard.per):
             start, length = (int(n) for n in index[place])
-            if start != 2**64 - 1:
+            if start != ABSENT:
                 raw[place] = shard[start : start + length]
         partial = [
             (tuple(o + p * i for o, p, i in zip(origin, place, layout.inner, strict=True)), place)
@@ -415,7 +449,11 @@ class _Writer:
                 if first in by_origin:
                     chunks[place] = by_origin[first]
             puts.append((key, await layout.assemble(chunks)))
-        await _gather(layout.put, puts)
+        await asyncio.gather(*(self.put(key, value) for key, value in puts))
+
+    async def put(self, key: str, value: Any) -> None:
+        async with self.reader.limit:
+            await self.layout.put(key, value)
 
     def chunk(self, job: tuple[Shape, Block | None]) -> npt.NDArray[np.uint8] | None:
         """The encoded bytes of the (inner) chunk at ``origin``: the box's cells where it has
@@ -472,15 +510,3 @@ class _Writer:
         if not layout.write_empty and layout.fill.matches(chunk).all():
             return None
         return layout.codec.encode(chunk, layout.dtype, name)
-
-
-async def _gather(fn: Callable[..., Awaitable[Any]], calls: list[tuple[Any, ...]]) -> list[Any]:
-    """``fn(*args)`` for every ``args`` of ``calls``, at most zarr's ``async.concurrency`` at
-    once (each started only when it may run)."""
-    limit = asyncio.Semaphore(_compat.concurrency())
-
-    async def bounded(args: tuple[Any, ...]) -> Any:
-        async with limit:
-            return await fn(*args)
-
-    return list(await asyncio.gather(*(bounded(args) for args in calls)))

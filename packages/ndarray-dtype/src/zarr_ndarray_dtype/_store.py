@@ -28,10 +28,10 @@ from zarr_ndarray_dtype.bytes_codec import FixedBlocks
 from zarr_ndarray_dtype.dtype import NDArray
 from zarr_ndarray_dtype.errors import StoredChunkError
 
-__all__ = ["Layout", "Shard", "block_codec_of", "map_threads"]
+__all__ = ["ABSENT", "Layout", "Shard", "block_codec_of", "map_threads"]
 
 #: An inner chunk absent from a shard, in its index (offset and length both).
-_ABSENT = 2**64 - 1
+ABSENT = 2**64 - 1
 #: Thread jobs per core that a batch's chunks are decoded, copied or encoded in (runs of
 #: chunks, a few per core so that cores that finish early take another).
 JOBS_PER_CORE = 4
@@ -94,6 +94,7 @@ class Layout:
     key: Callable[[Shape], str]  # chunk grid index -> key
     spec: Any  # zarr's ArraySpec of one (inner) chunk
     write_empty: bool
+    coalesce: tuple[int, int]  # inner chunks this far apart, up to this long, one request
     fill: FillCell
     name: str  # the array's path, for messages
 
@@ -124,7 +125,10 @@ class Layout:
         return cls(
             dtype, codec, tuple(int(n) for n in metadata.shape), chunks, inner, chain, shard,
             array.store_path, metadata.chunk_key_encoding.encode_chunk_key, spec,
-            bool(config.write_empty_chunks), FillCell(dtype, metadata.fill_value),
+            bool(config.write_empty_chunks),
+            (getattr(config, "sharding_coalesce_max_gap_bytes", 1 << 20),
+             getattr(config, "sharding_coalesce_max_bytes", 16 << 20)),
+            FillCell(dtype, metadata.fill_value),
             str(array.store_path.path),
         )  # fmt: skip
 
@@ -192,14 +196,17 @@ class Layout:
         else:
             await (self.path / key).set(value)
 
-    async def index(self, key: str, shard: Any = None) -> npt.NDArray[np.uint64] | None:
+    async def index(
+        self, key: str, shard: Any = None, get: Callable[..., Any] | None = None
+    ) -> npt.NDArray[np.uint64] | None:
         """The ``(*per, 2)`` offsets and lengths of a stored shard's inner chunks, from the
-        shard's bytes (fetched alone when not given); None for a shard not stored."""
+        shard's bytes (fetched alone, by ``get``, when not given); None for a shard not
+        stored."""
         spec = self.shard
         assert spec is not None
         if shard is None:
             where = RangeByteRequest(0, spec.index_nbytes) if spec.at_start else None
-            shard = await self.get(key, where or SuffixByteRequest(spec.index_nbytes))
+            shard = await (get or self.get)(key, where or SuffixByteRequest(spec.index_nbytes))
             if shard is None:
                 return None
         size = len(shard)
@@ -219,7 +226,7 @@ class Layout:
         stored), laid out as zarr lays them out; None when no inner chunk is stored."""
         spec = self.shard
         assert spec is not None
-        table = np.full((*spec.per, 2), _ABSENT, dtype=np.uint64)
+        table = np.full((*spec.per, 2), ABSENT, dtype=np.uint64)
         parts = []
         at = spec.index_nbytes if spec.at_start else 0
         for place in spec.order:
