@@ -410,6 +410,30 @@ def tests(session: nox.Session, zarr: str) -> None:
         run_pytest(session, *zarr_facing, options=NOT_SLOW, env=fused)
 
 
+# zarrs-python's Rust codec pipeline, strict (never falling back to zarr's): the engine reads
+# and writes ndarray chunks without any pipeline, and their arrays get zarr's own.
+ZARRS_PIPELINE = {
+    "ZARR_CODEC_PIPELINE__PATH": "zarrs.ZarrsCodecPipeline",
+    "ZARR_CODEC_PIPELINE__STRICT": "true",
+}
+
+
+@nox.session(python=max(MATRIX), tags=["tests"])
+def zarrs(session: nox.Session) -> None:
+    """The zarr packages' tests under zarrs-python's pipeline in strict mode, on the newest zarr;
+    tests that create plain arrays zarrs cannot serve (vlen-bytes: ``plain_zarr``) are left
+    out. Skipped where no zarrs wheel installs (it is a compiled package)."""
+    session.install(*EDITABLES, "zarr", *TEST_DEPS)
+    try:
+        session.install("zarrs")
+    except nox.command.CommandFailed:
+        session.skip("zarrs has no wheel that installs on this machine")
+    print_versions(session, "python", "zarrs")
+    zarr_facing = [p.tests for p in PACKAGES if p.zarr_facing]
+    options = ("-m", "not slow and not plain_zarr")
+    run_pytest(session, *zarr_facing, options=options, env={**ZARRS_PIPELINE, **EXPECT_KERNEL})
+
+
 def declared_floor(package: Package, dist: str) -> str:
     """``"pyarrow==18"`` for a package that declares ``pyarrow>=18``: its floor, pinned."""
     metadata = tomllib.loads((ROOT / package.path / "pyproject.toml").read_text(encoding="utf-8"))

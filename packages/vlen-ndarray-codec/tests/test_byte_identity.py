@@ -25,6 +25,7 @@ from zarr_vlen_ndarray import VlenNDArrayCodec
 # zarr warns that its own variable-length bytes type and codec have no Zarr v3 specification
 # yet (the wording differs between releases).
 pytestmark = [
+    pytest.mark.plain_zarr,  # zarr's variable-length bytes arrays beside ours
     pytest.mark.filterwarnings("ignore:.*does not have a Zarr V3 specification"),
     pytest.mark.filterwarnings("ignore:The codec `vlen-bytes` is currently not part"),
 ]
