@@ -365,6 +365,34 @@ def _corrupt(array: Any, key: str) -> None:
 
 
 @pytest.mark.parametrize("sharded", [False, True])
+def test_a_corrupt_chunk_is_named_on_every_read_path(tmp_path: Any, sharded: bool) -> None:
+    """Object reads, one cell, columns and xarray all name the array's path, the chunk's key
+    and what is wrong with it (here the compressor's failure)."""
+    import xarray as xr
+
+    group = zarr.open_group(tmp_path, mode="w")
+    array = group.create_array(
+        "vectors", shape=(8,), chunks=(2,) if sharded else (4,), shards=(4,) if sharded else None,
+        dtype=F32_NN,
+        serializer=ToyCodec(), compressors=ZstdCodec(level=1), dimension_names=["x"],
+    )  # fmt: skip
+    array[...] = _cells(np.random.default_rng(2), F32_NN, (8,), empty=0)
+    (path,) = [p for p in (tmp_path / "vectors" / "c").iterdir() if p.name == "1"]
+    raw = bytearray(path.read_bytes())
+    raw[4:12] = b"\xff" * 8  # inside the (first inner) chunk's zstd frame
+    path.write_bytes(bytes(raw))
+    name = ("inner chunk 0 of shard" if sharded else "chunk") + " 'c/1' of array 'vectors'"
+    for read in (
+        lambda: array[:],
+        lambda: array[5],
+        lambda: read_columnar(array, slice(4, 6)),
+        lambda: xr.open_zarr(tmp_path, consolidated=False).load(),
+    ):
+        with pytest.raises(StoredChunkError, match=f"the stored {name} does not decode .*Zstd"):
+            read()
+
+
+@pytest.mark.parametrize("sharded", [False, True])
 def test_a_corrupt_chunk_is_named_the_first_in_order(sharded: bool, pipeline: str) -> None:
     array, _ = _filled((8, 4), (2, 2), compressors=None, shards=(4, 4) if sharded else None)
     if sharded:  # an inner chunk of a shard: overwrite the shard with a hand-corrupted copy

@@ -135,16 +135,18 @@ class Layout:
     # ------------------------------------------------------------------------ naming
 
     def chunk_name(self, cell: Shape, *, inner: bool = True) -> str:
-        """The stored chunk holding ``cell``, for messages: ``chunk 'c/3'``, or ``inner chunk
-        5 of shard 'c/0'`` (its place in the shard's index; ``shard 'c/0'`` if not ``inner``)."""
+        """The stored chunk holding ``cell``, for messages: ``chunk 'c/3' of array 'a/b'``, or
+        ``inner chunk 5 of shard 'c/0' of array 'a/b'`` (its place in the shard's index;
+        ``shard 'c/0' ...`` if not ``inner``); the array's path left out at a store's root."""
         key = self.key(tuple(c // g for c, g in zip(cell, self.chunks, strict=True)))
+        array = f" of array {self.name!r}" if self.name else ""
         if self.shard is None:
-            return f"chunk {key!r}"
+            return f"chunk {key!r}{array}"
         if not inner:
-            return f"shard {key!r}"
+            return f"shard {key!r}{array}"
         local = tuple((c % g) // i for c, g, i in zip(cell, self.chunks, self.inner, strict=True))
         place = int(np.ravel_multi_index(local, self.shard.per)) if local else 0
-        return f"inner chunk {place} of shard {key!r}"
+        return f"inner chunk {place} of shard {key!r}{array}"
 
     # ------------------------------------------------------------------------ bytes -> bytes
 
@@ -218,7 +220,8 @@ class Layout:
             table = np.frombuffer(decoded.to_bytes(), dtype=spec.index_dtype)
             table = table.astype(np.uint64).reshape(*spec.per, 2)
         except Exception as exc:  # whatever the index's codecs raise
-            raise StoredChunkError.of(f"the index of the stored shard {key!r}", exc) from exc
+            array = f" of array {self.name!r}" if self.name else ""
+            raise StoredChunkError.of(f"the index of the stored shard {key!r}{array}", exc) from exc
         return table
 
     async def assemble(self, chunks: dict[Shape, Any]) -> Any:
