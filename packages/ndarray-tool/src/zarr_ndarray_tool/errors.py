@@ -1,7 +1,6 @@
-"""What the store tool reports: :class:`Refused`, the one exception for a store or request it
-will not act on, and :func:`explain`, the one line a failure of the user's environment (the
-disk, the file system, the network, the credentials) gets from the command line, saying what
-to do.
+"""What the tool reports: :class:`Refused` (a store or request it will not act on, nothing
+changed), and :func:`explain`, the one line a failure of the user's environment (disk, file
+system, network, credentials) gets, saying what to do. Also the wording of counts and progress.
 """
 
 from __future__ import annotations
@@ -10,21 +9,39 @@ import errno
 import os
 import socket
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from urllib.parse import urlsplit
 
-__all__ = ["Refused", "environment_failure", "explain"]
+__all__ = ["Progress", "Refused", "environment_failure", "explain"]
+
+#: A progress callback: ``progress(done, total)``, called as an operation advances.
+Progress = Callable[[int, int], None]
 
 
 class Refused(Exception):
-    """The store is not what the command expects, or it is invalid; nothing was changed.
-
-    The message names what was found and what the command expects (the CLI prints it and exits
-    with status 1).
-    """
+    """The store is not what the command expects, or it is invalid; nothing was changed. The
+    message names what was found and what was expected (the CLI exits with status 1)."""
 
 
-# errno families: what the user can do about each.
+def counted(n: int, noun: str) -> str:
+    """``n`` and ``noun``, plural unless ``n`` is 1 ("1 cell", "2 cells")."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def steps(progress: Progress | None, total: int) -> Callable[[int], None]:
+    """A step function ``advance(n)`` reporting to ``progress`` (if any) out of ``total``."""
+    done = [0]
+
+    def advance(n: int = 1) -> None:
+        done[0] = min(done[0] + n, total)
+        if progress is not None:
+            progress(done[0], total)
+
+    if progress is not None:
+        progress(0, total)
+    return advance
+
+
 _DENIED = (errno.EACCES, errno.EPERM)
 _NETWORK = {
     errno.ECONNREFUSED, errno.ECONNRESET, errno.ECONNABORTED, errno.ETIMEDOUT,
@@ -47,8 +64,8 @@ _ADVICE = {
     errno.ENOMEM: "the system ran out of memory; free some, or work on a smaller selection",
 }
 _OTHER = "the system refused the operation; fix what it names and try again"
-# botocore's (under s3fs) and obstore's errors for an unreachable endpoint, for missing or
-# refused credentials, and for any other failure of the object store: (module, class name).
+# botocore's (under s3fs) and obstore's errors: (module, class name), looked up only in modules
+# already imported (a library that was never imported cannot have raised).
 _CONNECTION = (
     ("botocore.exceptions", "ConnectionError"),
     ("botocore.exceptions", "HTTPClientError"),
@@ -68,11 +85,41 @@ _DENIED_CODES = {
     "AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken",
     "InvalidToken", "AllBucketsDisabled", "Forbidden", "403",
 }  # fmt: skip
+# Where each backend finds credentials and the endpoint, by URL scheme.
+_SETTINGS = {
+    ("s3", "fsspec"): "s3fs (botocore) reads the credentials from AWS_ACCESS_KEY_ID and "
+    "AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN), AWS_PROFILE or ~/.aws/credentials, and the "
+    'endpoint from AWS_ENDPOINT_URL or --storage-options \'{"endpoint_url": "http://host:port"}\'',
+    ("s3", "obstore"): "obstore reads the credentials from AWS_ACCESS_KEY_ID and "
+    "AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN), the region from AWS_REGION, and the endpoint "
+    "from AWS_ENDPOINT_URL (AWS_ALLOW_HTTP=true for http://) or --storage-options "
+    '\'{"endpoint": "http://host:port", "client_options": {"allow_http": true}}\'',
+    ("gs", "fsspec"): "gcsfs reads the credentials from GOOGLE_APPLICATION_CREDENTIALS (a "
+    "service account's JSON file) or `gcloud auth application-default login`, and the endpoint "
+    "from STORAGE_EMULATOR_HOST or --storage-options '{\"endpoint_url\": ...}'",
+    ("gs", "obstore"): "obstore reads the credentials from GOOGLE_SERVICE_ACCOUNT (a JSON "
+    "file), GOOGLE_SERVICE_ACCOUNT_KEY or GOOGLE_APPLICATION_CREDENTIALS",
+    ("az", "fsspec"): "adlfs reads the credentials from AZURE_STORAGE_CONNECTION_STRING, or "
+    "AZURE_STORAGE_ACCOUNT_NAME with AZURE_STORAGE_ACCOUNT_KEY or AZURE_STORAGE_SAS_TOKEN",
+    ("az", "obstore"): "obstore reads the credentials from AZURE_STORAGE_ACCOUNT_NAME with "
+    "AZURE_STORAGE_ACCOUNT_KEY or AZURE_STORAGE_SAS_TOKEN, and the endpoint from "
+    "AZURE_STORAGE_ENDPOINT",
+}
+_SCHEMES = {"s3a": "s3", "gcs": "gs", "abfs": "az", "abfss": "az", "azure": "az"}
+
+
+def settings(url: str, backend: str) -> str | None:
+    """Where ``backend`` finds credentials and the endpoint for ``url`` (None if local)."""
+    scheme = url.split("://", 1)[0].lower() if "://" in url else ""
+    if scheme in ("", "file", "memory"):
+        return None
+    options = "--storage-options JSON (passed to it as they are)"
+    return _SETTINGS.get((_SCHEMES.get(scheme, scheme), backend)) or (
+        f"{backend} reads the credentials and endpoint of {scheme}:// as it documents; {options}"
+    )
 
 
 def _types(names: tuple[tuple[str, str], ...]) -> tuple[type[BaseException], ...]:
-    """The named exception classes of the modules already loaded (a library that was never
-    imported cannot have raised)."""
     modules = ((sys.modules.get(module), name) for module, name in names)
     return tuple(getattr(m, name) for m, name in modules if hasattr(m, name))
 
@@ -105,11 +152,8 @@ def environment_failure(exc: BaseException) -> BaseException | None:
 
 
 def _said(failure: BaseException) -> str:
-    """What the system or library said: the first line, without the file name OSError adds."""
-    if isinstance(failure, OSError) and failure.strerror:
-        text = failure.strerror
-    else:
-        text = str(failure) or type(failure).__name__
+    """What the system said: the first line, without the file name OSError adds."""
+    text = failure.strerror if isinstance(failure, OSError) and failure.strerror else str(failure)
     return text.strip().splitlines()[0].strip() if text.strip() else type(failure).__name__
 
 
@@ -128,15 +172,9 @@ def _endpoint(failure: BaseException) -> str | None:
 
 
 def explain(exc: BaseException, where: str, remote: str | None = None) -> str | None:
-    """The one line the CLI prints for a failure of the environment in ``exc``'s chain (None
-    when there is none: the caller reports a bug). A :class:`Refused` is reported as it is:
-    where the tool refuses after a store's error (a conditional PUT that failed), that error
-    is its reason, not the environment's failure.
-
-    ``where`` is what the command worked on (its PATH); ``remote``, for a URL, says which
-    variables and options its backend reads for credentials and the endpoint
-    (:func:`zarr_ndarray_tool._remote.settings`).
-    """
+    """The one line for a failure of the environment in ``exc``'s chain, or None (the caller
+    reports a bug). ``where`` is the command's PATH; ``remote``, for a URL, which variables and
+    options its backend reads (:func:`settings`)."""
     failure = environment_failure(exc)
     if failure is None:
         return None
@@ -150,11 +188,10 @@ def explain(exc: BaseException, where: str, remote: str | None = None) -> str | 
         fix = remote or "check the credentials the store's library reads"
         return f"{where}: the credentials are missing or refused ({said}); {fix}."
     if isinstance(failure, (*_types(_CONNECTION), socket.gaierror)) or code in _NETWORK:
-        target = _endpoint(failure) or "the store"
         fix = f"; {remote}" if remote else ""
         return (
-            f"{where}: cannot connect to {target} ({said}); check that the server runs and "
-            f"that the endpoint is right{fix}."
+            f"{where}: cannot connect to {_endpoint(failure) or 'the store'} ({said}); check "
+            f"that the server runs and that the endpoint is right{fix}."
         )
     if isinstance(failure, _types(_OBJECT_STORE)):
         fix = remote or "check the store's options"
