@@ -146,33 +146,37 @@ def test_zip_rewrite_drops_shadowed_duplicates_of_the_document(tmp_path: Path) -
 
 
 @pytest.mark.parametrize(
-    ("encoding", "key", "expected"),
+    ("encoding", "keys"),
     [
-        ({"name": "default", "configuration": {"separator": "/"}}, "c/1/2", (1, 2)),
-        ({"name": "default", "configuration": {"separator": "."}}, "c.1.2", (1, 2)),
-        ({"name": "default"}, "c/0/0", (0, 0)),
-        ({"name": "v2", "configuration": {"separator": "."}}, "1.2", (1, 2)),
-        ({"name": "v2", "configuration": {"separator": "/"}}, "1/2", (1, 2)),
-        ({"name": "v2"}, "0.1", (0, 1)),
-        ({"name": "default", "configuration": {"separator": "/"}}, "c/1", None),  # rank
-        ({"name": "default", "configuration": {"separator": "/"}}, "c/2/0", None),  # outside
-        ({"name": "default", "configuration": {"separator": "/"}}, "zarr.json", None),
-        ({"name": "v2", "configuration": {"separator": "."}}, "c/1/2", None),
-        ({"name": "default", "configuration": {"separator": "/"}}, "c/1/x", None),
+        ({"name": "default", "configuration": {"separator": "/"}}, ["c/0/0", "c/1/2"]),
+        ({"name": "default", "configuration": {"separator": "."}}, ["c.0.0", "c.1.2"]),
+        ({"name": "v2", "configuration": {"separator": "."}}, ["0.0", "1.2"]),
+        ({"name": "v2", "configuration": {"separator": "/"}}, ["0/0", "1/2"]),
     ],
 )
-def test_chunk_index(encoding: dict[str, object], key: str, expected: object) -> None:
-    grid = Grid((4, 9), (2, 3))  # grid shape (2, 3)
-    zarr_encoding = stores.key_encoding({"chunk_key_encoding": encoding}, "x")
-    assert stores.chunk_index(key, zarr_encoding, grid) == expected
+def test_chunk_objects_are_the_keys_of_the_grid(encoding: dict[str, Any], keys: list[str]) -> None:
+    """Keys zarr's encoding gives the grid's chunks; other keys (outside the grid, of another
+    rank or encoding, documents) are not chunk objects."""
+    strays = ["c/1", "c/2/0", "c/1/x", "zarr.json", "0.1.2", "c.2.0", "2.0", "2/0", "c"]
+    buffers = {
+        key: zarr.buffer.default_buffer_prototype().buffer.from_bytes(b"x" * len(key))
+        for key in keys + strays
+    }
+    loc = stores.location(buffers)
+    found = stores.chunk_objects(loc, {"chunk_key_encoding": encoding}, Grid((4, 9), (2, 3)))
+    assert [(o.key, o.index, o.nbytes) for o in found] == [
+        (keys[0], (0, 0), len(keys[0])),
+        (keys[1], (1, 2), len(keys[1])),
+    ]
 
 
-def test_chunk_index_zero_dimensional() -> None:
-    grid = Grid((), ())
-    default = stores.key_encoding({"chunk_key_encoding": {"name": "default"}}, "x")
-    v2 = stores.key_encoding({"chunk_key_encoding": {"name": "v2"}}, "x")
-    assert stores.chunk_index("c", default, grid) == ()
-    assert stores.chunk_index("0", v2, grid) == ()
+def test_the_one_chunk_of_a_zero_dimensional_array() -> None:
+    for encoding, key in (({"name": "default"}, "c"), ({"name": "v2"}, "0")):
+        buffers = {key: zarr.buffer.default_buffer_prototype().buffer.from_bytes(b"x")}
+        found = stores.chunk_objects(
+            stores.location(buffers), {"chunk_key_encoding": encoding}, Grid((), ())
+        )
+        assert [(o.key, o.index) for o in found] == [(key, ())]
     with pytest.raises(Refused, match="is not one zarr knows"):
         stores.key_encoding({"chunk_key_encoding": {"name": "nope"}}, "x")
 

@@ -32,15 +32,3 @@ def chunk_key_encoding(data: Any) -> Any:
     if parse is not None:  # zarr >= 3.1.6
         return parse(data)
     return chunk_key_encodings.ChunkKeyEncoding.from_dict(data)  # 3.1.0 .. 3.1.5
-
-
-def decode_chunk_key(encoding: Any, key: str) -> tuple[int, ...]:
-    """The chunk index zarr's ``encoding`` reads from ``key``; ValueError when it reads none."""
-    try:
-        return tuple(encoding.decode_chunk_key(key))
-    except ValueError:
-        if encoding.name != "default" or not key.startswith(f"c{encoding.separator}"):
-            raise
-        # zarr 3.1.0 .. 3.2.x drop only the "c" of a default key and split the rest, "/1/2", into
-        # an empty first part; zarr 3.3.0 drops "c/" (and refuses a key without it).
-        return tuple(encoding.decode_chunk_key("c" + key[2:]))

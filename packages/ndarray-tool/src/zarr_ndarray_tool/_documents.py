@@ -1,21 +1,18 @@
-"""The documents the tool reads and rewrites (pure): Zarr v3 array documents (SPEC 2.6: only
-``data_type`` and the one array -> bytes codec entry change, in place, every other key and the
-key order kept), Zarr v2 ragged arrays described as v3 ``ndarray`` arrays over the same chunks,
-the pattern HyperSpy's shape siblings give one, and what the command line's values mean. The
-``ndarray`` data type JSON and fill value are checked by the data type itself.
+"""The documents the tool reads and rewrites (pure): Zarr v3 array documents, whose rewrites
+(SPEC 2.6) change only ``data_type`` and the one array -> bytes codec entry, in place; Zarr v2
+ragged arrays as v3 ``ndarray`` arrays over the same chunks; the pattern HyperSpy's shape
+siblings give one; the command line's values. The data type checks its own JSON and fill value.
 """
 
 from __future__ import annotations
 
-import ast
 import copy
 import difflib
 import itertools
 import json
 import math
 import re
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -24,16 +21,14 @@ from zarr_ndarray_dtype import ELEMENT_DTYPES, NDArrayDType, ShapePattern
 from zarr_ndarray_dtype.errors import NDArrayDTypeError
 from zarr_ndarray_tool.errors import Refused
 
-#: zarr's variable-length bytes data type: zarr 3.1.0 reads only the first spelling, which
-#: ``downgrade`` writes; zarr >= 3.1.4 also reads ``bytes``.
+#: zarr's raw bytes data type: zarr 3.1.0 reads only the first spelling (which ``downgrade``
+#: writes), zarr >= 3.1.4 both.
 BYTES_DTYPE_NAMES = ("variable_length_bytes", "bytes")
-DOWNGRADE_DTYPE_NAME = "variable_length_bytes"
-VLEN_BYTES, VLEN_NDARRAY, SHARDING = "vlen-bytes", "vlen-ndarray", "sharding_indexed"
-ZARRAY, ZATTRS = ".zarray", ".zattrs"
+VLEN_BYTES, VLEN_NDARRAY, SHARDING, ZARRAY, ZATTRS = (
+    "vlen-bytes", "vlen-ndarray", "sharding_indexed", ".zarray", ".zattrs",
+)  # fmt: skip
 #: The attribute of an array upgraded from Zarr v2 that keeps its v2 documents for ``downgrade``.
 V2_ATTRIBUTE = "_zarr_vlen_ndarray_v2"
-#: A ``data_type``: zarr's raw bytes, ``ndarray``, the 0.1.x ``vlen-ndarray`` one, or another.
-Kind = Literal["bytes", "ndarray", "legacy", "other"]
 Pattern = tuple[int | None, ...]
 
 
@@ -42,7 +37,7 @@ def compact(value: object) -> str:
     return text if len(text) <= 200 else text[:197] + "..."
 
 
-def check_array_document(meta: object, where: str) -> dict[str, Any]:
+def check_array_document(meta: Any, where: str) -> dict[str, Any]:
     """``meta`` itself if it is a Zarr v3 array document; else :class:`Refused`."""
     if not isinstance(meta, dict):
         raise Refused(f"{where}: zarr.json holds {compact(meta)}, not a JSON object.")
@@ -53,58 +48,39 @@ def check_array_document(meta: object, where: str) -> dict[str, Any]:
         )
     if meta.get("node_type") == "group":
         raise Refused(
-            f"{where} is a Zarr group, not an array; name an array inside it "
-            "(e.g. PATH/name for a directory store, FILE.zip::name for a zip store)."
+            f"{where} is a Zarr group, not an array; name an array inside it (e.g. PATH/name "
+            "for a directory store, FILE.zip::name for a zip store)."
         )
     if meta.get("node_type") != "array":
-        raise Refused(
-            f"{where}: zarr.json has node_type {meta.get('node_type')!r}; expected 'array'."
-        )
+        raise Refused(f"{where}: zarr.json has node_type {meta.get('node_type')!r}, not 'array'.")
     if not isinstance(meta.get("codecs"), list):
         raise Refused(f"{where}: zarr.json has no 'codecs' list ({compact(meta.get('codecs'))}).")
     return meta
 
 
-def data_type_kind(data_type: object) -> Kind:
+def data_type_kind(data_type: Any) -> str:
+    """``bytes`` (zarr's raw bytes), ``ndarray``, ``legacy`` (0.1.x's vlen-ndarray) or ``other``."""
     if isinstance(data_type, str):
         return "bytes" if data_type in BYTES_DTYPE_NAMES else "other"
-    if isinstance(data_type, dict):
-        name, config = data_type.get("name"), data_type.get("configuration")
-        if name == "ndarray":
-            return "ndarray"
-        if name == VLEN_NDARRAY and isinstance(config, dict) and "inner_shape" in config:
-            return "legacy"
-        if name in BYTES_DTYPE_NAMES and not config:
-            return "bytes"
-    return "other"
+    name, config = (data_type.get("name"), data_type.get("configuration")) if isinstance(
+        data_type, dict) else (None, None)  # fmt: skip
+    if name == "ndarray":
+        return "ndarray"
+    if name == VLEN_NDARRAY and isinstance(config, dict) and "inner_shape" in config:
+        return "legacy"
+    return "bytes" if name in BYTES_DTYPE_NAMES and not config else "other"
 
 
-@dataclass(frozen=True)
-class ElementType:
-    """An ``ndarray`` element type, checked by the data type (:class:`NDArrayDType`)."""
+class ElementType(NamedTuple):
+    """An ``ndarray`` element type (checked by the data type), as the tool reads it: ``unit``
+    is the bytes one step along the variable axis adds."""
 
     dtype: NDArrayDType
-
-    @property
-    def name(self) -> str:
-        return str(self.dtype.dtype)
-
-    @property
-    def pattern(self) -> ShapePattern:
-        return ShapePattern.from_json(self.shape)
-
-    @property
-    def shape(self) -> list[int | None]:
-        return [None if d is None else int(d) for d in self.dtype.shape]
-
-    @property
-    def itemsize(self) -> int:
-        return int(np.dtype(self.name).itemsize)
-
-    @property
-    def unit(self) -> int:
-        """Bytes one step along the variable axis adds (``itemsize`` x fixed extents)."""
-        return self.itemsize * math.prod(d for d in self.shape if d is not None)
+    name: str
+    shape: list[int | None]
+    pattern: ShapePattern
+    itemsize: int
+    unit: int
 
     def to_json(self) -> dict[str, Any]:
         return {"name": "ndarray", "configuration": {"dtype": self.name, "shape": self.shape}}
@@ -113,29 +89,32 @@ class ElementType:
         return f"{self.name} {compact(self.shape).replace(',', ', ')}"
 
 
-def make_element_type(dtype: object, shape: object, where: str = "") -> ElementType:
-    """The element type ``dtype``, ``shape``; :class:`Refused` with the data type's rule."""
+def make_element_type(
+    dtype: Any, shape: Any, where: str = "", data_type: Any = None
+) -> ElementType:
+    """The element type ``dtype``, ``shape`` (or the JSON ``data_type``), or the data type's
+    refusal, with ``where``."""
     try:
-        return ElementType(NDArrayDType(dtype=dtype, shape=shape))  # type: ignore[arg-type]
+        dt = NDArrayDType.from_json(data_type, zarr_format=3) if data_type else NDArrayDType(
+            dtype=dtype, shape=shape)  # fmt: skip
     except (NDArrayDTypeError, TypeError) as exc:
         raise Refused(f"{where}: {exc}" if where else str(exc)) from exc
+    dims, size = [None if d is None else int(d) for d in dt.shape], np.dtype(dt.dtype).itemsize
+    unit = size * math.prod(d for d in dims if d is not None)
+    return ElementType(dt, str(dt.dtype), dims, ShapePattern.from_json(dims), size, unit)
 
 
 def element_type(meta: dict[str, Any], at: str = "") -> ElementType | None:
     """The checked element type of an ``ndarray`` or 0.1.x document at ``at``, else None."""
     data_type = meta.get("data_type")
     kind = data_type_kind(data_type)
-    if kind == "ndarray":
-        try:
-            return ElementType(NDArrayDType.from_json(data_type, zarr_format=3))  # type: ignore[arg-type]
-        except (NDArrayDTypeError, TypeError) as exc:
-            raise Refused(f"{at}: {exc}" if at else str(exc)) from exc
     if kind != "legacy":
-        return None
-    assert isinstance(data_type, dict)
-    config = data_type["configuration"]
-    where = f"{at}: " * bool(at) + f"data_type {compact(data_type)}"
-    inner, dtype = config.get("inner_shape"), config.get("dtype")
+        return make_element_type(None, None, at, data_type) if kind == "ndarray" else None
+    config, where = (
+        data_type["configuration"],
+        f"{at}: " * bool(at) + f"data_type {compact(data_type)}",
+    )
+    dtype, inner = config.get("dtype"), config.get("inner_shape")
     if set(config) != {"dtype", "inner_shape"} or not isinstance(inner, list):
         raise Refused(
             f"{where}: a zarr-vlen-ndarray 0.1.x data type has a configuration with exactly "
@@ -144,34 +123,39 @@ def element_type(meta: dict[str, Any], at: str = "") -> ElementType | None:
     if not (dtype in ELEMENT_DTYPES or re.fullmatch(r"[<|][biufc][0-9]{1,2}", str(dtype))):
         raise Refused(
             f"{where}: element dtype {compact(dtype)} is neither one of the 14 names "
-            f"{', '.join(ELEMENT_DTYPES)} nor an explicit little-endian typestr such as '<f4'; it is not allowed (a guess "
-            "could mistype every element)."
+            f"{', '.join(ELEMENT_DTYPES)} nor an explicit little-endian typestr such as '<f4'; "
+            "it is not allowed (a guess could mistype every element)."
         )
     try:
-        pattern = ShapePattern.from_json([None, *inner])
+        return make_element_type(dtype, ShapePattern.from_json([None, *inner]).to_json(), where)
     except NDArrayDTypeError as exc:
         raise Refused(f"{where}: {exc}") from exc
-    return make_element_type(dtype, tuple(pattern.to_json()), where)
 
 
-# ------------------------------------------------------------------------------ codec chains
+def _entries(codecs: Any, name: str) -> list[tuple[list[Any], int]]:
+    """Where the codec entries named ``name`` are (the list holding one, its index), at the top
+    level and inside sharding."""
+    found: list[tuple[list[Any], int]] = []
+    for i, entry in enumerate(codecs if isinstance(codecs, list) else ()):
+        entry = entry if isinstance(entry, dict) else {"name": entry}
+        if entry.get("name") == name:
+            found.append((codecs, i))
+        elif entry.get("name") == SHARDING and isinstance(entry.get("configuration"), dict):
+            found += _entries(entry["configuration"].get("codecs"), name)
+    return found
 
 
-def _codec_name(entry: object) -> str:
-    return str(entry.get("name")) if isinstance(entry, dict) else str(entry)
-
-
-def codec_chain(codecs: object) -> str:
+def codec_chain(codecs: Any) -> str:
     """A one-line description: ``vlen-bytes -> zstd(level=3)``, sharding nested in brackets."""
     if not isinstance(codecs, list):
         return compact(codecs)
     parts = []
     for entry in codecs:
-        name = _codec_name(entry)
-        config = entry.get("configuration") if isinstance(entry, dict) else None
+        entry = entry if isinstance(entry, dict) else {"name": entry}
+        name, config = str(entry.get("name")), entry.get("configuration")
         if name == SHARDING and isinstance(config, dict):
-            inner = codec_chain(config.get("codecs"))
-            parts.append(f"{name}(chunk_shape={compact(config.get('chunk_shape'))})[{inner}]")
+            shape, inner = compact(config.get("chunk_shape")), codec_chain(config.get("codecs"))
+            parts.append(f"{name}(chunk_shape={shape})[{inner}]")
         elif isinstance(config, dict) and config:
             parts.append(f"{name}({', '.join(f'{k}={compact(v)}' for k, v in config.items())})")
         else:
@@ -182,71 +166,66 @@ def codec_chain(codecs: object) -> str:
 def inner_chunks(meta: dict[str, Any]) -> tuple[int, ...] | None:
     """The inner chunk shape when the array is sharded (``sharding_indexed`` first), else None."""
     first = (meta.get("codecs") or [None])[0]
-    shape = (first.get("configuration") or {}).get("chunk_shape") if isinstance(first, dict) else 0
-    if _codec_name(first) == SHARDING and isinstance(shape, list):
-        return tuple(shape)
+    if isinstance(first, dict) and first.get("name") == SHARDING:
+        return tuple((first.get("configuration") or {}).get("chunk_shape") or ()) or None
     return None
 
 
-def _entries(codecs: object, name: str) -> list[tuple[list[Any], int]]:
-    """Where the codec entries named ``name`` are, as (the list holding one, its index): at the
-    top level and in sharding's codec chains."""
-    found: list[tuple[list[Any], int]] = []
-    for i, entry in enumerate(codecs if isinstance(codecs, list) else ()):
-        config = entry.get("configuration") if isinstance(entry, dict) else None
-        if _codec_name(entry) == name:
-            found.append((codecs, i))  # type: ignore[arg-type]
-        elif _codec_name(entry) == SHARDING and isinstance(config, dict):
-            found += _entries(config.get("codecs"), name)
-    return found
-
-
-def _swap_serializer(meta: dict[str, Any], old: str, new: str, where: str, command: str) -> list:
-    """A copy of the codecs with the one ``old`` entry replaced by ``new``'s (order kept)."""
-    codecs = copy.deepcopy(meta["codecs"])
-    found = _entries(codecs, old)
-    if len(found) != 1:
+def _rewritten(meta: dict[str, Any], where: str, command: str, kind: str, expects: str,
+               data_type: Any, old: str, new: str) -> dict:  # fmt: skip
+    """A copy of ``meta`` (of the data type ``kind``) with ``data_type`` and the one ``old``
+    codec entry replaced by ``new``'s, in place: every other key and the key order kept. The
+    fill value is kept, so it must be one of the new data type."""
+    found = data_type_kind(check_array_document(meta, where).get("data_type"))
+    if found != kind:
+        hint = {
+            "bytes": "it holds raw variable-length bytes (use `upgrade --dtype D --shape S`)",
+            "ndarray": "it already has the ndarray data type",
+            "legacy": "it has the zarr-vlen-ndarray 0.1.x data type (use `migrate`)",
+            "other": "this tool converts only raw-bytes, ndarray and 0.1.x vlen-ndarray arrays",
+        }[found]
         raise Refused(
-            f"{where}: the codec chain {codec_chain(meta['codecs'])} has {len(found) or 'no'} "
-            f"{old!r} codec{'s' if len(found) != 1 else ''}; {command} expects exactly one {old} "
+            f"{where}: {command} expects {expects}, but the data_type is "
+            f"{compact(meta.get('data_type'))}: {hint}."
+        )
+    data_type = data_type() if callable(data_type) else data_type  # checked after the kind
+    out = copy.deepcopy(meta)
+    if len(entries := _entries(out["codecs"], old)) != 1:
+        raise Refused(
+            f"{where}: the codec chain {codec_chain(meta['codecs'])} has {len(entries) or 'no'} "
+            f"{old!r} codec{'s' * (len(entries) != 1)}; {command} expects exactly one {old} "
             "codec (at the top level or inside sharding)."
         )
-    holder, i = found[0]
-    holder[i] = {"name": new, "configuration": {}}
-    return codecs
-
-
-def _check_fill(meta: dict[str, Any], etype: ElementType, where: str, command: str) -> None:
-    fill = meta.get("fill_value")
-    try:
-        etype.dtype.from_json_scalar(fill, zarr_format=3)
-    except (ValueError, TypeError) as exc:
-        raise Refused(
-            f"{where}: the fill_value {compact(fill)} is not a valid fill for {etype} ({exc}); "
-            f"{command} keeps the fill value as it is, so it refuses this store."
-        ) from exc
-
-
-def _with_data_type(meta: dict[str, Any], data_type: Any, codecs: list[Any]) -> dict[str, Any]:
-    out = copy.deepcopy(meta)  # the keys replaced in place: their order is kept
-    out["data_type"], out["codecs"] = copy.deepcopy(data_type), codecs
-    return out
-
-
-# ------------------------------------------------------------------------------ the rewrites
-
-
-def _wrong_kind(meta: dict[str, Any], where: str, command: str, expects: str) -> Refused:
-    hint = {
-        "bytes": "it holds raw variable-length bytes (use `upgrade --dtype D --shape S`)",
-        "ndarray": "it already has the ndarray data type",
-        "legacy": "it has the zarr-vlen-ndarray 0.1.x data type (use `migrate`)",
-        "other": "this tool converts only raw-bytes, ndarray and 0.1.x vlen-ndarray arrays",
-    }[data_type_kind(meta.get("data_type"))]
-    return Refused(
-        f"{where}: {command} expects {expects}, but the data_type is "
-        f"{compact(meta.get('data_type'))}: {hint}."
+    holder, at = entries[0]
+    entry, config = (
+        holder[at],
+        holder[at].get("configuration", {}) if isinstance(holder[at], dict) else 0,
     )
+    if command == "migrate" and (config != {} or set(entry) - {"name", "configuration"}):
+        raise Refused(
+            f"{where}: the codec entry {compact(entry)} is not "
+            '{"name": "vlen-ndarray", "configuration": {}}; the codec takes no parameters.'
+        )
+    holder[at], out["data_type"], fill = (
+        {"name": new, "configuration": {}},
+        data_type,
+        meta.get("fill_value"),
+    )
+    if isinstance(data_type, dict):
+        etype = make_element_type(None, None, where, data_type)
+        try:
+            etype.dtype.from_json_scalar(fill, zarr_format=3)
+        except (ValueError, TypeError) as exc:
+            raise Refused(
+                f"{where}: the fill_value {compact(fill)} is not a valid fill for {etype} ({exc}); "
+                f"{command} keeps the fill value as it is, so it refuses this store."
+            ) from exc
+    elif not isinstance(fill, str):
+        raise Refused(
+            f"{where}: the fill_value {compact(fill)} is not a base64 string; zarr's "
+            "variable_length_bytes type could not read it."
+        )
+    return out
 
 
 def new_element_type(dtype: str, shape: Pattern) -> ElementType:
@@ -254,121 +233,81 @@ def new_element_type(dtype: str, shape: Pattern) -> ElementType:
     etype = make_element_type(dtype, shape)
     if not etype.pattern.is_leading_variable:
         raise Refused(
-            f"--shape {compact(etype.shape)}: the vlen-ndarray codec serves only patterns "
-            "with one leading variable axis, [null, d1, ..., dk]; a vlen-bytes store can only "
-            "become one of those (e.g. --shape null or --shape null,2)."
+            f"--shape {compact(etype.shape)}: the vlen-ndarray codec serves only patterns with "
+            "one leading variable axis, [null, d1, ..., dk]; a vlen-bytes store can only become "
+            "one of those (e.g. --shape null or --shape null,2)."
         )
     return etype
 
 
 def upgrade(meta: dict[str, Any], dtype: str, shape: Pattern, where: str) -> dict:
-    """raw bytes + ``vlen-bytes`` -> ``ndarray`` + ``vlen-ndarray``; the fill kept and checked."""
-    check_array_document(meta, where)
-    if data_type_kind(meta.get("data_type")) != "bytes":
-        raise _wrong_kind(meta, where, "upgrade", "a raw variable-length bytes array")
-    etype = new_element_type(dtype, shape)
-    codecs = _swap_serializer(meta, VLEN_BYTES, VLEN_NDARRAY, where, "upgrade")
-    _check_fill(meta, etype, where, "upgrade")
-    return _with_data_type(meta, etype.to_json(), codecs)
+    """raw bytes + ``vlen-bytes`` -> ``ndarray`` + ``vlen-ndarray`` (SPEC 2.6)."""
+    new = lambda: new_element_type(dtype, shape).to_json()  # noqa: E731
+    expects = "a raw variable-length bytes array"
+    return _rewritten(meta, where, "upgrade", "bytes", expects, new, VLEN_BYTES, VLEN_NDARRAY)
 
 
 def downgrade(meta: dict[str, Any], where: str) -> dict:
-    """``ndarray`` + ``vlen-ndarray`` -> ``variable_length_bytes`` + ``vlen-bytes`` (fill kept)."""
-    check_array_document(meta, where)
-    if data_type_kind(meta.get("data_type")) != "ndarray":
-        raise _wrong_kind(meta, where, "downgrade", "an ndarray array with the vlen-ndarray codec")
-    etype = element_type(meta, where)
-    assert etype is not None
-    if not etype.pattern.is_leading_variable:
-        raise Refused(
-            f"{where}: the pattern {compact(etype.shape)} is not [null, d1, ..., dk], so its "
-            f"chunks are not vlen-bytes framed (codec chain {codec_chain(meta['codecs'])}); only "
-            "vlen-ndarray arrays downgrade by a metadata rewrite."
-        )
-    codecs = _swap_serializer(meta, VLEN_NDARRAY, VLEN_BYTES, where, "downgrade")
-    if not isinstance(meta.get("fill_value"), str):
-        raise Refused(
-            f"{where}: the fill_value {compact(meta.get('fill_value'))} is not a base64 string; "
-            "zarr's variable_length_bytes type could not read it."
-        )
-    return _with_data_type(meta, DOWNGRADE_DTYPE_NAME, codecs)
+    """``ndarray`` + ``vlen-ndarray`` -> ``variable_length_bytes`` + ``vlen-bytes`` (SPEC 2.6)."""
+
+    def new() -> str:
+        etype = element_type(meta, where)
+        if etype is not None and not etype.pattern.is_leading_variable:
+            raise Refused(
+                f"{where}: the pattern {compact(etype.shape)} is not [null, d1, ..., dk], so its "
+                f"chunks are not vlen-bytes framed (codec chain {codec_chain(meta['codecs'])}); "
+                "only vlen-ndarray arrays downgrade by a metadata rewrite."
+            )
+        return BYTES_DTYPE_NAMES[0]
+
+    expects = "an ndarray array with the vlen-ndarray codec"
+    return _rewritten(meta, where, "downgrade", "ndarray", expects, new, VLEN_NDARRAY, VLEN_BYTES)
 
 
 def migrate(meta: dict[str, Any], where: str) -> dict:
     """0.1.x ``vlen-ndarray``/``inner_shape`` data type -> ``ndarray`` ``[null, *inner_shape]``."""
-    check_array_document(meta, where)
-    if data_type_kind(meta.get("data_type")) != "legacy":
-        legacy = '{"name": "vlen-ndarray", "configuration": {"dtype": ..., "inner_shape": [...]}}'
-        raise _wrong_kind(
-            meta, where, "migrate", f"a zarr-vlen-ndarray 0.1.x array (data_type {legacy})"
-        )
-    etype = element_type(meta, where)
-    assert etype is not None
-    found = _entries(meta["codecs"], VLEN_NDARRAY)
-    entry = found[0][0][found[0][1]] if len(found) == 1 else None
-    if len(found) != 1:
-        raise Refused(
-            f"{where}: the codec chain {codec_chain(meta['codecs'])} has "
-            f"{len(found) or 'no'} 'vlen-ndarray' codec entries; expected exactly one."
-        )
-    if (
-        not isinstance(entry, dict)
-        or set(entry) - {"name", "configuration"}
-        or entry.get("configuration", {}) != {}
-    ):
-        raise Refused(
-            f"{where}: the codec entry {compact(entry)} is not "
-            '{"name": "vlen-ndarray", "configuration": {}}; the codec takes no parameters.'
-        )
-    _check_fill(meta, etype, where, "migrate")
-    return _with_data_type(meta, etype.to_json(), copy.deepcopy(meta["codecs"]))
+    legacy = '{"name": "vlen-ndarray", "configuration": {"dtype": ..., "inner_shape": [...]}}'
+    new = lambda: element_type(meta, where).to_json()  # type: ignore[union-attr]  # noqa: E731
+    expects = f"a zarr-vlen-ndarray 0.1.x array (data_type {legacy})"
+    return _rewritten(meta, where, "migrate", "legacy", expects, new, VLEN_NDARRAY, VLEN_NDARRAY)
 
 
 def bytes_view(meta: dict[str, Any], where: str) -> dict:
     """The document read as raw variable-length bytes (in memory only)."""
-    check_array_document(meta, where)
-    kind = data_type_kind(meta.get("data_type"))
+    kind = data_type_kind(check_array_document(meta, where).get("data_type"))
     if kind == "bytes":
-        return {**copy.deepcopy(meta), "data_type": DOWNGRADE_DTYPE_NAME}
-    if kind == "legacy":
-        return downgrade(migrate(meta, where), where)
-    if kind == "ndarray":
-        return downgrade(meta, where)
-    raise _wrong_kind(
-        meta, where, "this command", "a raw-bytes, ndarray or 0.1.x vlen-ndarray array"
-    )
+        return {**meta, "data_type": BYTES_DTYPE_NAMES[0]}
+    if kind == "other":
+        raise Refused(
+            f"{where}: this command expects a raw-bytes, ndarray or 0.1.x vlen-ndarray array, but "
+            f"the data_type is {compact(meta.get('data_type'))}."
+        )
+    return downgrade(migrate(meta, where) if kind == "legacy" else meta, where)
 
 
 def with_shape(meta: dict[str, Any], shape: tuple[int, ...]) -> dict:
-    """A copy of ``meta`` with another array ``shape`` (to read edge chunks whole)."""
-    return {**copy.deepcopy(meta), "shape": list(shape)}
+    """``meta`` with another array ``shape`` (to read edge chunks whole)."""
+    return {**meta, "shape": list(shape)}
 
 
 def dumps_like(meta: dict[str, Any], original: str) -> str:
     """``meta`` as JSON in the layout of ``original`` (indent, separators, final newline), so
     that a downgrade after an upgrade gives the original bytes back."""
-    match = re.match(r"\{\r?\n([ \t]+)\"", original)
-    indent: str | None = match.group(1) if match else None
-    separators = None
-    if indent is None and re.search(r'"\s*:\S', original) and not re.search(r'":\s', original):
-        separators = (",", ":")
-    text = json.dumps(meta, indent=indent, separators=separators, ensure_ascii=original.isascii())
-    return text + "\n" if original.endswith("\n") else text
+    indent = match.group(1) if (match := re.match(r"\{\r?\n([ \t]+)\"", original)) else None
+    tight = indent is None and re.search(r'"\s*:\S', original) and not re.search(r'":\s', original)
+    text = json.dumps(meta, indent=indent, separators=(",", ":") if tight else None,
+                      ensure_ascii=original.isascii())  # fmt: skip
+    return text + "\n" * original.endswith("\n")
 
 
 def json_diff(old: dict[str, Any], new: dict[str, Any], label: str) -> str:
     """A unified diff of two documents, both rendered with indent 2 (for ``--dry-run``)."""
-    a = json.dumps(old, indent=2).splitlines(keepends=True)
-    b = json.dumps(new, indent=2).splitlines(keepends=True)
+    a, b = (json.dumps(d, indent=2).splitlines(keepends=True) for d in (old, new))
     lines = difflib.unified_diff(a, b, fromfile=f"{label} (current)", tofile=f"{label} (new)")
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
 
-# ------------------------------------------------------------------------------ the chunk grid
-
-
-@dataclass(frozen=True)
-class Grid:
+class Grid(NamedTuple):
     """A regular chunk grid: the array's ``shape`` and its ``chunks`` (chunk or shard shape)."""
 
     shape: tuple[int, ...]
@@ -392,22 +331,17 @@ class Grid:
         )
 
     def region(self, index: tuple[int, ...]) -> tuple[slice, ...]:
-        return tuple(
-            slice(i * c, min((i + 1) * c, s))
-            for i, c, s in zip(index, self.chunks, self.shape, strict=True)
-        )
+        bounds = zip(index, self.chunks, self.shape, strict=True)
+        return tuple(slice(i * c, min((i + 1) * c, s)) for i, c, s in bounds)
 
 
 def grid_of(meta: dict[str, Any], where: str) -> Grid:
     """The array's regular chunk grid; :class:`Refused` naming what is wrong with it."""
     grid, shape = meta.get("chunk_grid"), meta.get("shape")
-    config = grid.get("configuration") if isinstance(grid, dict) else None
-    chunks = config.get("chunk_shape") if isinstance(config, dict) else None
-
-    def sizes(value: object, least: int) -> bool:
-        return isinstance(value, list) and all(type(v) is int and v >= least for v in value)
-
-    if not sizes(shape, 0):
+    chunks = (
+        (grid.get("configuration") or {}).get("chunk_shape") if isinstance(grid, dict) else None
+    )
+    if not isinstance(shape, list) or any(type(s) is not int or s < 0 for s in shape):
         raise Refused(f"{where}: zarr.json's shape {json.dumps(shape)} is not a list of sizes.")
     if grid is None:
         raise Refused(f"{where}: zarr.json has no chunk_grid; an array needs one.")
@@ -415,12 +349,11 @@ def grid_of(meta: dict[str, Any], where: str) -> Grid:
         raise Refused(
             f"{where}: chunk_grid {json.dumps(grid)}; this tool reads regular chunk grids only."
         )
-    if not sizes(chunks, 1):
+    if not isinstance(chunks, list) or any(type(c) is not int or c < 1 for c in chunks):
         raise Refused(
             f"{where}: the regular chunk_grid's chunk_shape {json.dumps(chunks)} is not a list "
             "of positive integers."
         )
-    assert isinstance(shape, list) and isinstance(chunks, list)
     if len(chunks) != len(shape):
         raise Refused(
             f"{where}: the shape {json.dumps(shape)} has {len(shape)} dimensions but the "
@@ -440,120 +373,111 @@ def document_text(data: bytes | None, name: str, where: str) -> str | None:
         raise Refused(f"{where}: {name} is not UTF-8 text ({exc}).") from exc
 
 
-def _load(text: str, what: str, where: str) -> Any:
-    try:
-        return json.loads(text)
-    except ValueError as exc:
-        raise Refused(f"{where}: {what} is not valid JSON ({exc}).") from exc
-
-
 def _codec(name: str, **configuration: Any) -> dict[str, Any]:
     return {"name": name, "configuration": configuration}
 
 
-_BLOSC_SHUFFLE = {0: "noshuffle", 1: "shuffle", 2: "bitshuffle", -1: "bitshuffle"}
-
-
-def compressor_twin(c: object, where: str) -> list[dict[str, Any]]:
+def compressor_twin(c: Any, where: str) -> list[dict[str, Any]]:
     """The v3 codec entries that decode exactly what the v2 compressor ``c`` encoded: none,
     zstd, blosc, and zlib and lz4 as ``numcodecs.zlib``/``numcodecs.lz4`` (v3's ``gzip`` frames
     differently)."""
-    if c is None:
+    cid, shuffles = c.get("id") if isinstance(c, dict) else c, {0: "noshuffle", 1: "shuffle"}
+    if cid is None:
         return []
-    cid = c.get("id") if isinstance(c, dict) else None
     if cid == "zstd":
-        return [_codec("zstd", level=int(c.get("level", 0)), checksum=bool(c.get("checksum")))]  # type: ignore[union-attr]
-    if cid == "blosc" and c.get("shuffle", 1) in _BLOSC_SHUFFLE:  # type: ignore[union-attr]
+        return [_codec("zstd", level=int(c.get("level", 0)), checksum=bool(c.get("checksum")))]
+    if cid == "blosc" and c.get("shuffle", 1) in (-1, 0, 1, 2):
         # numcodecs blosc-compresses the framed chunk as bytes (typesize 1); blosc frames carry
         # their own parameters, so these values only make zarr v3 write the same kind of frames.
-        c = dict(c)  # type: ignore[arg-type]
+        shuffle = shuffles.get(c.get("shuffle", 1), "bitshuffle")
+        options = {"cname": c.get("cname", "lz4"), "clevel": int(c.get("clevel", 5))}
         return [
-            _codec("blosc", typesize=1, cname=c.get("cname", "lz4"), clevel=int(c.get("clevel", 5)),
-                   shuffle=_BLOSC_SHUFFLE[c.get("shuffle", 1)], blocksize=int(c.get("blocksize", 0)))
-        ]  # fmt: skip
-    if cid == "zlib":
-        return [_codec("numcodecs.zlib", level=c.get("level", 1))]  # type: ignore[union-attr]
-    if cid == "lz4":
-        return [_codec("numcodecs.lz4", acceleration=c.get("acceleration", 1))]  # type: ignore[union-attr]
+            _codec(
+                "blosc",
+                typesize=1,
+                **options,
+                shuffle=shuffle,
+                blocksize=int(c.get("blocksize", 0)),
+            )
+        ]
+    if cid in ("zlib", "lz4"):
+        key = "level" if cid == "zlib" else "acceleration"
+        return [_codec(f"numcodecs.{cid}", **{key: c.get(key, 1)})]
     raise Refused(
         f"{where}: the compressor {json.dumps(c)} has no byte-identical Zarr v3 codec this tool "
-        "maps (zstd, blosc, zlib, lz4 or none); recompress the array, or read it with "
-        "zarr-python 2."
+        "maps (zstd, blosc, zlib, lz4 or none); recompress the array, or read it with zarr 2."
     )
 
 
-def _ragged_element_type(
-    zarray: dict[str, Any], dtype: str | None, shape: Pattern | None, where: str
-) -> ElementType:
-    """The element type of a v2 object array of one ``VLenArray`` or ``VLenBytes`` filter."""
+def v3_from_v2(zarray_text: str, zattrs_text: str | None, dtype: str | None, shape: Pattern | None,
+               where: str) -> tuple[dict[str, Any], ElementType]:  # fmt: skip
+    """The v3 ``zarr.json`` for a v2 ragged array (an object array of one ``VLenArray`` or
+    ``VLenBytes`` filter), and its element type: ``dtype``/``shape`` (``--dtype``/``--shape``)
+    are optional for ``VLenArray`` (its dtype, ``[null]``), required for ``VLenBytes``."""
+    try:
+        zarray, attrs = json.loads(zarray_text), json.loads(zattrs_text or "{}")
+    except ValueError as exc:
+        raise Refused(f"{where}: {ZARRAY} or {ZATTRS} is not valid JSON ({exc}).") from exc
+    if (
+        not isinstance(zarray, dict)
+        or zarray.get("zarr_format") != 2
+        or not isinstance(attrs, dict)
+    ):
+        raise Refused(
+            f"{where}: {ZARRAY} is not a Zarr v2 array document, or {ZATTRS} not an object."
+        )
+    filters = zarray.get("filters") or []
+    ids = [f.get("id") if isinstance(f, dict) else f for f in filters]
     if zarray.get("dtype") != "|O":
         raise Refused(
             f"{where}: the Zarr v2 dtype is {zarray.get('dtype')!r}; only object arrays ('|O') "
             "with a VLenArray or VLenBytes filter hold ragged elements."
         )
-    filters = zarray.get("filters") or []
-    ids = [f.get("id") if isinstance(f, dict) else f for f in filters]
     if ids not in (["vlen-array"], ["vlen-bytes"]):
         raise Refused(
             f"{where}: the filters are {json.dumps(zarray.get('filters'))}; upgrade needs exactly "
             "one VLenArray or VLenBytes filter (other filters change the chunk bytes)."
         )
-    if ids == ["vlen-bytes"]:
-        if dtype is None or shape is None:
+    if ids == ["vlen-bytes"] and (dtype is None or shape is None):
+        raise Refused(
+            f"{where}: a VLenBytes array holds raw bytes; give the element type with --dtype and "
+            "--shape (e.g. --dtype float32 --shape null,2)."
+        )
+    if ids == ["vlen-array"]:
+        text = filters[0].get("dtype")
+        try:
+            big = np.dtype(text).byteorder == ">"
+        except TypeError as exc:
             raise Refused(
-                f"{where}: a VLenBytes array holds raw bytes; give the element type with "
-                "--dtype and --shape (e.g. --dtype float32 --shape null,2)."
+                f"{where}: the VLenArray filter's dtype {text!r} is not a dtype."
+            ) from exc
+        if big:
+            raise Refused(
+                f"{where}: the VLenArray filter's dtype {text!r} is big-endian; vlen-ndarray "
+                "elements are little-endian, so these chunks are not byte-compatible (rewrite "
+                "the array with a little-endian dtype)."
             )
-        return new_element_type(dtype, shape)
-    text = filters[0].get("dtype")
-    try:
-        np_dtype = np.dtype(text)
-    except TypeError as exc:
-        raise Refused(f"{where}: the VLenArray filter's dtype {text!r} is not a dtype.") from exc
-    if np_dtype.byteorder == ">":
-        raise Refused(
-            f"{where}: the VLenArray filter's dtype {text!r} is big-endian; vlen-ndarray "
-            "elements are little-endian, so these chunks are not byte-compatible (rewrite the "
-            "array with a little-endian dtype)."
-        )
-    name = make_element_type(
-        np_dtype.str, (None,), f"{where}: the VLenArray filter's dtype {text!r}"
-    ).name
-    if dtype is not None and dtype != name:
-        raise Refused(
-            f"{where}: --dtype {dtype} disagrees with the VLenArray filter's dtype {text!r} "
-            f"({name}); leave --dtype out or give {name}."
-        )
-    return new_element_type(name, shape if shape is not None else (None,))
-
-
-def v3_from_v2(
-    zarray_text: str, zattrs_text: str | None, dtype: str | None, shape: Pattern | None, where: str
-) -> tuple[dict[str, Any], ElementType]:
-    """The v3 ``zarr.json`` for a v2 ragged array, and its element type. ``dtype``/``shape``
-    (``--dtype``/``--shape``) are optional for ``VLenArray``, required for ``VLenBytes``."""
-    zarray = _load(zarray_text, ZARRAY, where)
-    attrs = {} if zattrs_text is None else _load(zattrs_text, ZATTRS, where)
-    if not isinstance(zarray, dict) or zarray.get("zarr_format") != 2:
-        raise Refused(f"{where}: {ZARRAY} is not a Zarr v2 array document.")
-    if not isinstance(attrs, dict):
-        raise Refused(f"{where}: {ZATTRS} is not a JSON object.")
-    etype = _ragged_element_type(zarray, dtype, shape, where)
+        name = make_element_type(np.dtype(text).str, (None,), f"{where}: the VLenArray filter's "
+                                 f"dtype {text!r}").name  # fmt: skip
+        if dtype is not None and dtype != name:
+            raise Refused(
+                f"{where}: --dtype {dtype} disagrees with the VLenArray filter's dtype {text!r} "
+                f"({name}); leave --dtype out or give {name}."
+            )
+        dtype, shape = name, shape or (None,)
+    etype = new_element_type(dtype, shape)  # type: ignore[arg-type]
     array_shape, chunks = zarray.get("shape"), zarray.get("chunks")
-    if not (
-        isinstance(array_shape, list) and isinstance(chunks, list) and len(chunks) == len(array_shape)
-        and all(type(s) is int and s >= 0 for s in array_shape)
-        and all(type(c) is int and c >= 1 for c in chunks)
-    ):  # fmt: skip
+    if not (isinstance(array_shape, list) and isinstance(chunks, list) and len(chunks) == len(array_shape)
+            and all(type(s) is int and s >= 0 for s in array_shape)
+            and all(type(c) is int and c >= 1 for c in chunks)):  # fmt: skip
         raise Refused(f"{where}: shape {array_shape!r} / chunks {chunks!r} are not valid.")
-    order = zarray.get("order", "C")
+    order, separator = zarray.get("order", "C"), zarray.get("dimension_separator", ".")
     if order not in ("C", "F") or (order == "F" and len(array_shape) > 1):
         raise Refused(
             f"{where}: order {order!r} with {len(array_shape)} dimensions stores chunks "
             "transposed, which a v3 array cannot describe without a transpose codec on object "
             "elements; rewrite the array in C order."
         )
-    separator = zarray.get("dimension_separator", ".")
     if separator not in (".", "/"):
         raise Refused(f"{where}: dimension_separator {separator!r} is not '.' or '/'.")
     meta: dict[str, Any] = {
@@ -581,18 +505,15 @@ def v3_from_v2(
 def original_documents(meta: dict[str, Any], where: str) -> tuple[str, str | None] | None:
     """The v2 ``.zarray``/``.zattrs`` texts an upgraded array keeps (None for other arrays);
     Refused when the document changed since the upgrade (a downgrade would drop the change)."""
-    attrs = meta.get("attributes")
-    kept = attrs.get(V2_ATTRIBUTE) if isinstance(attrs, dict) else None
-    if kept is None:
+    if (kept := (meta.get("attributes") or {}).get(V2_ATTRIBUTE)) is None:
         return None
     zarray, zattrs = (kept.get(ZARRAY), kept.get(ZATTRS)) if isinstance(kept, dict) else (0, 0)
-    if not isinstance(zarray, str) or not (zattrs is None or isinstance(zattrs, str)):
+    if not isinstance(zarray, str) or not isinstance(zattrs, str | None):
         raise Refused(f"{where}: the attribute {V2_ATTRIBUTE!r} is not what upgrade wrote.")
     config = meta.get("data_type", {}).get("configuration", {})
     shape = tuple(config.get("shape", [None]))
-    expected, _ = v3_from_v2(zarray, zattrs, config.get("dtype"), shape, where)
-    changed = sorted(k for k in set(expected) | set(meta) if expected.get(k) != meta.get(k))
-    if changed:
+    expected = v3_from_v2(zarray, zattrs, config.get("dtype"), shape, where)[0]
+    if changed := sorted(k for k in set(expected) | set(meta) if expected.get(k) != meta.get(k)):
         raise Refused(
             f"{where}: {', '.join(changed)} changed since the array was upgraded from Zarr v2; "
             "restoring the v2 documents would lose that, so downgrade refuses."
@@ -600,21 +521,12 @@ def original_documents(meta: dict[str, Any], where: str) -> tuple[str, str | Non
     return zarray, zattrs
 
 
-# ------------------------------------------------------------------------------ HyperSpy
-
-# HyperSpy stores a ragged signal's cells flattened, as a VLenArray array K, and each cell's
-# shape in a sibling array, _ragged_shapes_K (ragged_shapes before RosettaSciIO 0.2, preferred by
-# its reader when present). When every cell has one rank k >= 1 and the same trailing extents,
-# the flattened cells are the bytes of [null, d1..d(k-1)] cells.
-SIBLING_PREFIX, LEGACY_SIBLING = "_ragged_shapes_", "ragged_shapes"
-
-
 def sibling_of(name: str, arrays: set[str]) -> str | None:
-    """The shape sibling of the ragged array ``name`` among its group's arrays, found as
-    RosettaSciIO's reader finds it; None when it has none (a sibling has none itself)."""
-    if name == LEGACY_SIBLING or name.startswith(SIBLING_PREFIX):
+    """The HyperSpy shape sibling of the ragged array ``name`` among its group's arrays, as
+    RosettaSciIO's reader finds it (``ragged_shapes`` first); None for a sibling itself."""
+    if name == "ragged_shapes" or name.startswith("_ragged_shapes_"):
         return None
-    return next((c for c in (LEGACY_SIBLING, SIBLING_PREFIX + name) if c in arrays), None)
+    return next((c for c in ("ragged_shapes", f"_ragged_shapes_{name}") if c in arrays), None)
 
 
 def pattern_of(
@@ -624,9 +536,11 @@ def pattern_of(
     grid: tuple[int, ...],
     where: str,
 ) -> tuple[Pattern, str]:
-    """The pattern of a ragged array whose cells (C order over ``grid``) have the ranks
-    ``ranks``, their extents back to back in ``extents`` and ``sizes`` items each; and why, in
-    words. Refused when a shape does not give its cell's item count."""
+    """The pattern of a HyperSpy ragged array, whose cells (C order over ``grid``) hold
+    ``sizes`` items flattened and whose shape sibling gives their ``ranks`` and ``extents``
+    (back to back); and why, in words. When every cell has one rank k >= 1 and the same
+    trailing extents, the cells are the bytes of ``[null, d1..d(k-1)]`` cells. Refused when a
+    shape does not give its cell's item count."""
     ends = np.cumsum(ranks)
     starts = ends - ranks
     items = np.ones(ranks.size, dtype=np.int64)  # a 0-d cell holds one item
@@ -637,8 +551,7 @@ def pattern_of(
         shape = tuple(int(e) for e in extents[starts[at] : ends[at]])
         return f"cell {tuple(int(i) for i in np.unravel_index(at, grid))} is {shape}"
 
-    bad = np.flatnonzero(items != sizes)
-    if bad.size:
+    if (bad := np.flatnonzero(items != sizes)).size:
         at = int(bad[0])
         raise Refused(
             f"{where}: the shape sibling says {cell(at)} ({int(items[at])} items), but the data "
@@ -647,23 +560,17 @@ def pattern_of(
         )
     if not ranks.size:
         return (None,), "it holds no cells"
-    rank = int(ranks[0])
-    if not (ranks == rank).all():
-        other = int(np.flatnonzero(ranks != rank)[0])
+    flat = "so the cells stay flattened"
+    if (other := np.flatnonzero(ranks != ranks[0])).size:
+        return (None,), f"its cells differ in rank ({cell(0)} but {cell(int(other[0]))}), {flat}"
+    if ranks[0] <= 1:
+        return (None,), "every cell is (n,)" if ranks[0] else "every cell is 0-d (one item)"
+    table = extents.reshape(-1, int(ranks[0]))[:, 1:]
+    if (odd := np.flatnonzero((table != table[0]).any(axis=1))).size:
         return (
             None,
-        ), f"its cells differ in rank ({cell(0)} but {cell(other)}), so the cells stay flattened"
-    if rank <= 1:
-        return (None,), "every cell is (n,)" if rank else "every cell is 0-d (one item)"
-    table = extents.reshape(-1, rank)[:, 1:]
-    odd = np.flatnonzero((table != table[0]).any(axis=1))
-    if odd.size:
-        return (None,), (
-            f"its cells differ in trailing extents ({cell(0)} but {cell(int(odd[0]))}), so the "
-            "cells stay flattened"
-        )
-    trailing = tuple(int(d) for d in table[0])
-    return (None, *trailing), f"every cell is (n, {', '.join(map(str, trailing))})"
+        ), f"its cells differ in trailing extents ({cell(0)} but {cell(int(odd[0]))}), {flat}"
+    return (None, *map(int, table[0])), f"every cell is (n, {', '.join(map(str, table[0]))})"
 
 
 # ------------------------------------------------------------------------------ the command line
@@ -671,22 +578,15 @@ def pattern_of(
 
 def parse_shape_arg(text: str) -> Pattern:
     """``--shape``: ``null,2``, ``None,2``, ``[null, 2]``, ``(None, 2)`` or ``null``."""
-    body = text.strip()
-    if body[:1] in "[(" and body[-1:] in "])":
-        body = body[1:-1]
-    tokens = [t.strip() for t in body.split(",")]
-    if len(tokens) > 1 and tokens[-1] == "":
-        tokens.pop()  # a trailing comma, as in "(None,)"
-    entries: list[int | None] = []
+    tokens = [t.strip() for t in re.sub(r"^\s*[\[(](.*)[\])]\s*$", r"\1", text).split(",")]
+    tokens = tokens[:-1] if len(tokens) > 1 and not tokens[-1] else tokens  # as in "(None,)"
     for token in tokens:
-        if token.lower() not in ("null", "none") and not re.fullmatch(r"[0-9]+", token):
-            raise ValueError(
-                f"--shape {text!r}: entry {token!r} is neither null/None nor an integer; "
-                "give e.g. null,2"
-            )
-        entries.append(int(token) if token.isdigit() else None)
-    NDArrayDType(dtype="uint8", shape=tuple(entries))  # ShapePatternError names a bad entry
-    return tuple(entries)
+        if token.lower() not in ("null", "none") and not token.isdecimal():
+            raise ValueError(f"--shape {text!r}: entry {token!r} is neither null/None nor an "
+                             "integer; give e.g. null,2")  # fmt: skip
+    entries = tuple(int(t) if t.isdecimal() else None for t in tokens)
+    NDArrayDType(dtype="uint8", shape=entries)  # ShapePatternError names a bad entry
+    return entries
 
 
 def parse_dtype_arg(text: str) -> str:
@@ -695,64 +595,32 @@ def parse_dtype_arg(text: str) -> str:
 
 
 def parse_selection(text: str) -> Any:
-    """``--select``: numpy's basic indexing as written in Python (``"0:10, 5"``, ``"..., -1"``)
-    parsed without evaluating anything; ValueError naming the part that is not an int, a slice
-    of ints or ``...``."""
-    problem = f"{text!r} is not numpy index syntax (e.g. '0:10, 5')"
-    try:
-        tree = ast.parse(f"_[{text}]", mode="eval").body
-    except SyntaxError as exc:
-        raise ValueError(problem) from exc
-    if not (isinstance(tree, ast.Subscript) and isinstance(tree.value, ast.Name)):
-        raise ValueError(problem)  # text that closed the bracket: "0] + [1"
-    parts = tree.slice.elts if isinstance(tree.slice, ast.Tuple) else [tree.slice]
-
-    def number(node: ast.expr | None) -> int | None:
-        if node is None:
-            return None
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-            value = number(node.operand)
-            if value is not None:
-                return -value
-        if isinstance(node, ast.Constant) and type(node.value) is int:
-            return node.value
-        raise ValueError(f"{ast.unparse(node)!r} in {text!r} is not an integer")
-
+    """``--select``: numpy's basic indexing as written in Python (``"0:10, 5"``, ``"..., -1"``:
+    ints, slices of ints and ``...``), parsed without evaluating anything."""
     out: list[Any] = []
-    for part in parts:
-        if isinstance(part, ast.Constant) and part.value is Ellipsis:
+    for part in text.split(","):
+        match = re.fullmatch(r"\s*(-?\d+)?\s*(?:(:)\s*(-?\d+)?\s*(?::\s*(-?\d+)?\s*)?)?", part)
+        if part.strip() == "...":
             out.append(Ellipsis)
-        elif isinstance(part, ast.Slice):
-            out.append(slice(number(part.lower), number(part.upper), number(part.step)))
+        elif match is None or not part.strip():
+            raise ValueError(
+                f"{part.strip()!r} in {text!r} is not an int, a slice of ints or '...'"
+            )
         else:
-            out.append(number(part))
+            a, colon, b, step = (g if g in (None, ":") else int(g) for g in match.groups())
+            out.append(a if colon is None else slice(a, b, step))
     return tuple(out)
 
 
 def parse_count(text: str) -> int:
     """``--sample``, ``--max-errors``: a positive integer."""
-    if not text.isdigit() or int(text) < 1:
+    if not text.isdecimal() or int(text) < 1:
         raise ValueError(f"{text!r} is not a positive integer")
     return int(text)
 
 
 def parse_names(text: str) -> list[str]:
     """``--dims``: comma-separated names."""
-    names = [n.strip() for n in text.split(",")]
-    if not all(names):
+    if not all(names := [n.strip() for n in text.split(",")]):
         raise ValueError(f"{text!r}: give comma-separated names, e.g. n,xy")
     return names
-
-
-def parse_storage_options(text: str | None) -> dict[str, Any]:
-    """``--storage-options``: a JSON object; Refused otherwise."""
-    try:
-        value = json.loads(text) if text else {}
-    except ValueError as exc:
-        raise Refused(f"--storage-options {text!r} is not valid JSON ({exc}).") from exc
-    if not isinstance(value, dict):
-        raise Refused(
-            f"--storage-options {text!r} is not a JSON object; give e.g. "
-            '\'{"endpoint_url": "http://127.0.0.1:9000"}\'.'
-        )
-    return value

@@ -1,9 +1,8 @@
 """``export``: an ``ndarray`` array's cells as ``nd_arrow.array`` rows, one per cell of a
-selection, with an ``int64`` coordinate column per array dimension, to a Parquet file (one row
-group per chunk or shard) or an Arrow IPC file (``.arrow``, ``.feather``, ``.ipc``), compressed
-as a Parquet writer is. Cells are read by nd-arrow's zarr bridge in slabs of whole rows of
-inner chunks, so the progress moves within a shard. Nothing appears at the output unless the
-whole export succeeded.
+selection, with an ``int64`` coordinate column per array dimension, to a Parquet file (a row
+group per chunk or shard) or an Arrow IPC file, compressed as a Parquet writer is. nd-arrow's
+zarr bridge reads slabs of whole rows of inner chunks (so the progress moves within a shard).
+Nothing appears at the output unless the whole export succeeded.
 """
 
 from __future__ import annotations
@@ -31,71 +30,45 @@ Box = tuple[tuple[int, ...], tuple[int, ...]]  # starts, stops
 
 
 def resolve(select: Any, shape: tuple[int, ...]) -> Box:
-    """The box of cells ``select`` names (ints, slices of step 1 and ``...``, as numpy's basic
-    indexing reads them); ValueError saying why not."""
+    """The box of cells ``select`` names (ints, slices of step 1, ``...``); ValueError if none."""
     parts = select if isinstance(select, tuple) else (select,)
-    if parts.count(...) > 1:
-        raise ValueError("--select: an index can only have a single ellipsis ('...')")
     if ... in parts:
-        i = parts.index(...)
-        parts = parts[:i] + (slice(None),) * (len(shape) - len(parts) + 1) + parts[i + 1 :]
-    if len(parts) > len(shape):
+        at = parts.index(...)
+        parts = parts[:at] + (slice(None),) * (len(shape) - len(parts) + 1) + parts[at + 1 :]
+    if len(parts) > len(shape) or ... in parts:
         raise ValueError(
             f"--select: the array has {len(shape)} dimensions, got a selection of {len(parts)}"
         )
-    starts, stops = [], []
-    for axis, (part, n) in enumerate(
-        zip(parts + (slice(None),) * (len(shape) - len(parts)), shape)
-    ):
+    box: tuple[list[int], list[int]] = ([], [])
+    for axis, (part, n) in enumerate(itertools.zip_longest(parts, shape, fillvalue=slice(None))):
         if isinstance(part, slice):
-            a, b, step = part.indices(n)
+            start, stop, step = part.indices(n)  # type: ignore[arg-type]
             if step != 1:
                 raise ValueError(f"--select: only contiguous selections (step 1), got {part}")
-            starts.append(a), stops.append(max(a, b))
-            continue
-        i = operator.index(part)
-        if not -n <= i < n:
-            raise ValueError(f"--select: index {i} is out of bounds for axis {axis} of size {n}")
-        starts.append(i % n), stops.append(i % n + 1)
-    return tuple(starts), tuple(stops)
-
-
-def _parts(node: Node, box: Box) -> Iterator[Box]:
-    """The part of ``box`` in every chunk (or shard) it overlaps, in C order of the grid."""
-    chunks = node.grid.chunks
-    ranges = [range(a // c, -(-b // c)) for a, b, c in zip(*box, chunks)]
-    for index in itertools.product(*ranges):
-        region = node.grid.region(index)
-        yield (
-            tuple(max(r.start, a) for r, a in zip(region, box[0])),
-            tuple(min(r.stop, b) for r, b in zip(region, box[1])),
-        )
+        elif not -n <= (start := operator.index(part)) < n:  # type: ignore[operator]
+            raise ValueError(
+                f"--select: index {start} is out of bounds for axis {axis} of size {n}"
+            )
+        else:
+            start, stop = start % n, start % n + 1  # type: ignore[operator]
+        box[0].append(start), box[1].append(max(start, stop))
+    return tuple(box[0]), tuple(box[1])
 
 
 def export(
-    node: Node,
-    out: Path,
-    *,
-    column: str | None = None,
-    dims: list[str] | None = None,
-    select: Any = ...,
-    overwrite: bool = False,
-    compression: str = "zstd",
-    compression_level: int | None = None,
-    progress: Progress | None = None,
-) -> int:
+    node: Node, out: Path, column: str | None, dims: list[str] | None, select: Any,
+    compression: str, level: int | None, overwrite: bool, progress: Progress | None,
+) -> int:  # fmt: skip
     """Write the cells ``select`` of ``node`` to the local file ``out``; the rows written."""
     kind = data_type_kind(node.meta.get("data_type"))
     if kind != "ndarray":
-        need = {"bytes": "upgrade", "legacy": "migrate"}.get(kind)
+        need = {"bytes": "; run `upgrade` first", "legacy": "; run `migrate` first"}.get(kind, "")
         raise Refused(
-            f"{node.where}: export expects an ndarray array, found data_type "
-            f"{node.meta.get('data_type')!r}" + (f"; run `{need}` first." if need else ".")
+            f"{node.where}: export expects an ndarray array, found data_type {node.meta.get('data_type')!r}{need}."
         )
     etype = element_type(node.meta, node.where)
-    assert etype is not None
-    rank = len(etype.shape)
-    if dims is not None and (len(dims) != rank or len(set(dims)) != len(dims)):
+    rank = len(etype.shape)  # type: ignore[union-attr]
+    if dims is not None and (len(dims) != rank or len(set(dims)) != rank):
         problem = "a name twice" if len(dims) == rank else counted(len(dims), "name")
         example = ",".join(["n", "xy", "z", "t"][:rank]) if rank <= 4 else "d0,d1,..."
         raise Refused(
@@ -106,21 +79,20 @@ def export(
         box = resolve(select, node.grid.shape)
     except (IndexError, TypeError, ValueError) as exc:
         raise Refused(f"{node.where} (shape {list(node.grid.shape)}): {exc}.") from exc
-    total = math.prod(b - a for a, b in zip(*box))
-    if not total:
+    if not (total := math.prod(b - a for a, b in zip(*box))):
         text = ", ".join(f"{a}:{b}" for a, b in zip(*box))
         raise Refused(
             f"{node.where} has no cells to export there (shape {list(node.grid.shape)}, selection [{text}])."
         )
     _check_output(out, overwrite)
     ipc = out.suffix.lower() in IPC_SUFFIXES
-    codec = _codec(out, ipc, compression, compression_level)
+    codec = _codec(out, ipc, compression, level)
     name = column or node.loc.name or "cells"
     coords = node.meta.get("dimension_names")
     if not (
         isinstance(coords, list)
         and len(coords) == len(box[0])
-        and all(isinstance(n, str) for n in coords)
+        and all(isinstance(c, str) for c in coords)
     ):
         coords = ["index"] if len(box[0]) == 1 else [f"index_{i}" for i in range(len(box[0]))]
     if name in coords:
@@ -131,9 +103,8 @@ def export(
     from nd_arrow.errors import NdArrowError
     from nd_arrow.zarr_bridge import from_zarr
 
-    advance = steps(progress, total)
+    advance, per_cell = steps(progress, total), [0.0]  # bytes per cell of the slabs read so far
     step = (inner_chunks(node.meta) or node.grid.chunks or (1,))[0]
-    per_cell = [0.0]  # bytes per cell of the slabs read so far
 
     def table(array: Any, part: Box) -> Any:
         try:
@@ -151,33 +122,31 @@ def export(
         )
         return pa.table({**{c: g.reshape(-1) for c, g in zip(coords, grids)}, name: cells})
 
-    def slabs(part: Box) -> Iterator[Box]:
-        """``part`` cut along its first axis at inner-chunk rows, about SLAB_BYTES each."""
-        if not part[0]:
-            yield part
-            return
-        starts, stops = part
-        a, row = starts[0], math.prod(b - a for a, b in zip(starts[1:], stops[1:]))
-        while a < stops[0]:
-            cells = SLAB_BYTES / per_cell[0] if per_cell[0] else 1
-            b = min(stops[0], (a // step + max(1, int(cells // max(row * step, 1)))) * step)
-            yield (a, *starts[1:]), (b, *stops[1:])
+    def slabs(starts: tuple[int, ...], stops: tuple[int, ...]) -> Iterator[Box]:
+        """A chunk's part cut along its first axis at inner-chunk rows, about SLAB_BYTES each."""
+        row, a = math.prod(b - a for a, b in zip(starts[1:], stops[1:])), starts[0] if starts else 0
+        while a < (stops[0] if stops else 1):
+            rows = int(SLAB_BYTES / per_cell[0] // max(row * step, 1)) if per_cell[0] else 1
+            b = min(stops[0], (a // step + max(1, rows)) * step) if stops else 1
+            yield (a, *starts[1:])[: len(starts)], (b, *stops[1:])[: len(stops)]
             a = b
 
     def write(fh: BinaryIO) -> int:
-        writer, rows = None, 0
+        writer, rows, grid = None, 0, node.grid
+        ranges = [range(a // c, -(-b // c)) for a, b, c in zip(*box, grid.chunks)]
         try:
             with open_array(node.loc, node.meta) as array:
-                for part in _parts(node, box):
-                    data = pa.concat_tables([table(array, slab) for slab in slabs(part)])
+                for index in itertools.product(*ranges):  # a row group per chunk, in C order
+                    region = grid.region(index)
+                    starts = tuple(max(r.start, a) for r, a in zip(region, box[0]))
+                    stops = tuple(min(r.stop, b) for r, b in zip(region, box[1]))
+                    data = pa.concat_tables([table(array, part) for part in slabs(starts, stops)])
                     if writer is None and ipc:
                         options = pa.ipc.IpcWriteOptions(compression=codec)
                         writer = pa.ipc.new_file(fh, data.schema, options=options)
                     elif writer is None:  # list items keep the name "item", as nd-arrow writes them
-                        writer = pq.ParquetWriter(
-                            fh, data.schema, compression=compression, compression_level=compression_level,
-                            use_compliant_nested_type=False,
-                        )  # fmt: skip
+                        writer = pq.ParquetWriter(fh, data.schema, compression=compression,
+                                                  compression_level=level, use_compliant_nested_type=False)  # fmt: skip
                     writer.write_table(data)
                     rows += data.num_rows
         finally:
@@ -189,8 +158,7 @@ def export(
 
 
 def _codec(out: Path, ipc: bool, compression: str, level: int | None) -> Any:
-    """The Arrow codec of ``--compression`` (None for ``none``), checked before any work;
-    Refused naming what an Arrow IPC file or the codec's levels allow."""
+    """The Arrow codec of ``compression`` (None for ``none``), checked before any work."""
     try:
         import pyarrow as pa
 
@@ -206,18 +174,16 @@ def _codec(out: Path, ipc: bool, compression: str, level: int | None) -> Any:
             f"{out}: an Arrow IPC file ({', '.join(IPC_SUFFIXES)}) is compressed with zstd, lz4 "
             f"or none, not {compression}; pass --compression zstd, or write a .parquet file."
         )
-    if compression == "none":
-        if level is not None:
-            raise Refused("--compression-level needs a compression; --compression none takes none.")
-        return None
+    if compression == "none" and level is not None:
+        raise Refused("--compression-level needs a compression; --compression none takes none.")
     try:
-        return pa.Codec(compression, level)
+        return None if compression == "none" else pa.Codec(compression, level)
     except (ValueError, OSError, pa.ArrowException) as exc:
         levels = "no level"
         if pa.Codec.supports_compression_level(compression):
             low, high = (
-                pa.Codec.minimum_compression_level(compression),
-                pa.Codec.maximum_compression_level(compression),
+                f(compression)
+                for f in (pa.Codec.minimum_compression_level, pa.Codec.maximum_compression_level)
             )
             levels = f"levels {low} to {high}"
         raise Refused(

@@ -1,8 +1,8 @@
 """Where an array lives and how the tool reads and writes it. Every read goes through zarr's
 store API (a directory is a LocalStore, a zip file a ZipStore, a URL an FsspecStore or
 ObjectStore). The tool writes itself only what zarr's stores cannot: a local file or a zip
-archive replaced atomically. Elsewhere a rewrite compares the key with what was read, then sets
-it: one writer at a time.
+archive replaced atomically. Elsewhere a rewrite compares each key with what was read, then
+sets it: one writer at a time.
 """
 
 from __future__ import annotations
@@ -20,9 +20,8 @@ import time
 import warnings
 import zipfile
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple, TypeVar
 from urllib.parse import urlparse
 from urllib.request import url2pathname
 
@@ -38,7 +37,7 @@ T = TypeVar("T")
 ZARR_JSON, ZIP_SEPARATOR, BACKENDS = "zarr.json", "::", ("fsspec", "obstore")
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class Location:
     """A node: the path ``inner`` in ``store``, named ``label`` in messages. A directory or zip
     file opened from a path is written by the tool itself, atomically."""
@@ -64,7 +63,7 @@ class Location:
 
     @property
     def name(self) -> str:
-        """The node's name (its last path component), for column names."""
+        """The node's name (its last path component, a zip file's stem), for column names."""
         if self.inner or self.zip_file is None:
             return PurePosixPath(self.inner or self.label.rstrip("/")).name
         return self.zip_file.stem
@@ -90,8 +89,7 @@ def location(
     if options:
         raise Refused("storage_options apply to a URL only; pass them when opening the store.")
     if isinstance(store, StorePath):
-        path = f"{store.path.strip('/')}/{path}"
-        store = store.store
+        store, path = store.store, f"{store.path.strip('/')}/{path}"
     elif isinstance(store, dict):
         store = MemoryStore(store)
     elif not isinstance(store, Store):
@@ -99,32 +97,47 @@ def location(
         if mapping is None or not isinstance(store, mapping.FSMap):
             raise Refused(
                 f"got {type(store).__name__} {reprlib.repr(store)}; give a path or URL, a zarr "
-                "store (zarr.storage.LocalStore(...), FsspecStore, ObjectStore, ...) or a StorePath."
+                "store (zarr.storage.LocalStore(...), FsspecStore, ...) or a StorePath."
             )
         store = FsspecStore.from_mapper(store, read_only=store.readonly)
+    label = (str(store).strip() or type(store).__name__).splitlines()[0]
     if isinstance(store, LocalStore | ZipStore):
         label = str(store.root if isinstance(store, LocalStore) else store.path)
     elif isinstance(store, FsspecStore):
         label = str(store.fs.unstrip_protocol(store.path))
-    else:
-        label = (str(store).strip() or type(store).__name__).splitlines()[0]
     return Location(store, path.strip("/"), label)
 
 
 def _locate(path: str, options: dict[str, Any] | None, backend: str) -> Location:
     """Resolve a command-line ``PATH`` or URL; :class:`Refused` if nothing usable is there."""
     if path.startswith("file://"):
-        url = urlparse(path)
-        if url.netloc not in ("", "localhost"):
+        if (url := urlparse(path)).netloc not in ("", "localhost"):
             raise Refused(f"{path}: a file:// URL names a local path (file:///path/to/array).")
         path = url2pathname(url.path)
     elif "://" in path:
-        return Location(_open_url(path, options or {}, backend), "", path.rstrip("/"))
+        try:
+            if backend == "obstore":
+                import obstore.store
+                from zarr.storage import ObjectStore
+
+                store = ObjectStore(
+                    obstore.store.from_url(path, **(options or {})), read_only=False
+                )
+            else:
+                from zarr.storage import FsspecStore
+
+                store = FsspecStore.from_url(path, storage_options=options or None, read_only=False)
+        except ImportError as exc:
+            package = "obstore" if backend == "obstore" else "fsspec and its file system for it"
+            raise Refused(f"{path}: opening it needs {package} ({exc}); pip install it.") from exc
+        except (ValueError, TypeError, KeyError) as exc:
+            what = f"{type(exc).__name__}: {exc}"
+            raise Refused(f"{path}: cannot open it as a zarr store ({what}).") from exc
+        return Location(store, "", path.rstrip("/"))
     if options:
         raise Refused(f"{path}: --storage-options apply to URLs only (s3://..., gs://...).")
     file, _, inner = path.partition(ZIP_SEPARATOR)
-    p = Path(file)
-    if p.is_file() and zipfile.is_zipfile(p):
+    if (p := Path(file)).is_file() and zipfile.is_zipfile(p):
         return Location(_compat.open_zip_store_read(p), inner.strip("/"), str(p), zip_file=p)
     if ZIP_SEPARATOR in path:
         raise Refused(f"{file}: not a zip file (PATH{ZIP_SEPARATOR}inner names a zip store).")
@@ -135,25 +148,6 @@ def _locate(path: str, options: dict[str, Any] | None, backend: str) -> Location
     if p.is_file():
         raise Refused(f"{path} is a file but not a zip store; give a store directory or a .zip.")
     raise Refused(f"{path} does not exist.")
-
-
-def _open_url(url: str, options: dict[str, Any], backend: str) -> Any:
-    try:
-        if backend == "obstore":
-            import obstore.store
-            from zarr.storage import ObjectStore
-
-            return ObjectStore(obstore.store.from_url(url, **options), read_only=False)
-        from zarr.storage import FsspecStore
-
-        return FsspecStore.from_url(url, storage_options=options or None, read_only=False)
-    except ImportError as exc:
-        package = "obstore" if backend == "obstore" else "fsspec and its file system for the URL"
-        raise Refused(f"{url}: opening it needs {package} ({exc}); pip install it.") from exc
-    except (ValueError, TypeError, KeyError) as exc:
-        raise Refused(
-            f"{url}: cannot open it as a zarr store ({type(exc).__name__}: {exc})."
-        ) from exc
 
 
 def list_sizes(loc: Location) -> dict[str, int]:
@@ -174,9 +168,8 @@ def list_sizes(loc: Location) -> dict[str, int]:
 
         async def collect() -> dict[str, int]:
             keys = list(dict.fromkeys([k async for k in store.list_prefix(base)]))
-            return dict(
-                zip(keys, map(int, await asyncio.gather(*map(store.getsize, keys))), strict=True)
-            )
+            found = await asyncio.gather(*map(store.getsize, keys))
+            return dict(zip(keys, map(int, found), strict=True))
 
         sizes = sync(collect())
     return {k[len(base) :]: n for k, n in sizes.items() if k.startswith(base)}
@@ -204,19 +197,14 @@ def read_document(loc: Location, raw: bytes | None) -> tuple[Any, str]:
     except (UnicodeDecodeError, ValueError) as exc:
         raise Refused(f"{loc}: zarr.json is not valid JSON ({exc}).") from exc
     if isinstance(meta, dict) and meta.get("node_type") == "group":
-        arrays: list[str] = []
+        arrays, sep = [], ZIP_SEPARATOR if loc.zip_file is not None else "/"
         for rel in sorted(k for k in list_sizes(loc) if k.endswith(f"/{ZARR_JSON}")):
             with contextlib.suppress(ValueError, UnicodeDecodeError, AttributeError):
                 if len(arrays) < 8 and json.loads(loc.read(rel) or b"").get("node_type") == "array":
-                    arrays.append(rel[: -len(ZARR_JSON) - 1])
-        sep = ZIP_SEPARATOR if loc.zip_file is not None else "/"
-        inside = ", ".join(f"{loc}{sep}{a}" for a in arrays)
-        hint = f"arrays inside: {inside}" if arrays else "it holds no arrays"
+                    arrays.append(f"{loc}{sep}{rel[: -len(ZARR_JSON) - 1]}")
+        hint = f"arrays inside: {', '.join(arrays)}" if arrays else "it holds no arrays"
         raise Refused(f"{loc} is a Zarr group, not an array; name an array inside it ({hint}).")
     return meta, text
-
-
-# ------------------------------------------------------------------------------ writing
 
 
 def write(loc: Location, changes: Mapping[str, bytes | None], expect: Mapping[str, Any]) -> None:
@@ -230,9 +218,7 @@ def write(loc: Location, changes: Mapping[str, bytes | None], expect: Mapping[st
     if loc.zip_file is not None:  # zarr's ZipStore can neither replace nor delete a member
         _compat.close_store(loc.store)  # reads after the rewrite must not see the old archive
         return _rewrite_zip(loc.zip_file, {loc.key(k): v for k, v in changes.items()})
-    if any(v is None for v in changes.values()) and not getattr(
-        loc.store, "supports_deletes", True
-    ):
+    if None in changes.values() and not getattr(loc.store, "supports_deletes", True):
         raise Refused(
             f"{loc}: this {type(loc.store).__name__} cannot delete keys, and a Zarr v2 <-> v3 "
             "switch replaces the metadata documents; for a zip store run the CLI on the file "
@@ -247,18 +233,16 @@ def write(loc: Location, changes: Mapping[str, bytes | None], expect: Mapping[st
     done: list[str] = []
     try:
         for name, data in sorted(changes.items(), key=lambda c: c[1] is None):  # writes first
-            path = None if loc.directory is None else loc.directory / loc.key(name)
-            if data is None and path is not None:
-                path.unlink(missing_ok=True)
+            key = loc.key(name)
+            if loc.directory is not None and data is None:
+                (loc.directory / key).unlink(missing_ok=True)
+            elif loc.directory is not None:  # zarr's LocalStore writes a file in place
+                atomic_replace(loc.directory / key, lambda fh, data=data: fh.write(data))
             elif data is None:
-                sync(loc.store.delete(loc.key(name)))
-            elif path is not None:  # zarr's LocalStore writes a file in place
-                atomic_replace(path, lambda fh, data=data: fh.write(data))
+                sync(loc.store.delete(key))
             else:
-                sync(
-                    loc.store.set(loc.key(name), default_buffer_prototype().buffer.from_bytes(data))
-                )
-            done += [name] if expect.get(name, 0) is None else []
+                sync(loc.store.set(key, default_buffer_prototype().buffer.from_bytes(data)))
+            done += [name] * (expect.get(name, 0) is None)
     except BaseException:
         if done:
             write(loc, dict.fromkeys(done[::-1]), {})
@@ -303,14 +287,7 @@ def _rewrite_zip(path: Path, changes: dict[str, bytes | None]) -> None:
     """Rewrite the zip file ``path`` atomically with ``changes`` (member -> new bytes, or None to
     remove it). A changed member replaces the last entry of its name (shadowed ones dropped) or
     is appended; every other member is copied with its metadata and content."""
-    fields = (
-        "compress_type",
-        "comment",
-        "extra",
-        "create_system",
-        "external_attr",
-        "internal_attr",
-    )
+    fields = "compress_type comment extra create_system external_attr internal_attr".split()
 
     def copy(out: BinaryIO) -> None:
         with zipfile.ZipFile(path) as src, zipfile.ZipFile(out, "w") as dst:
@@ -318,17 +295,14 @@ def _rewrite_zip(path: Path, changes: dict[str, bytes | None]) -> None:
             last = {info.filename: i for i, info in enumerate(infos)}
             dst.comment = src.comment
             for i, info in enumerate(infos):
-                data = changes.get(info.filename, b"")
-                if info.filename in changes and (data is None or i != last[info.filename]):
-                    continue
-                new = zipfile.ZipInfo(
-                    info.filename, now if info.filename in changes else info.date_time
-                )
-                for name in fields:
-                    setattr(new, name, getattr(info, name))
-                with warnings.catch_warnings():  # archives zarr appended to hold duplicate names
-                    warnings.filterwarnings("ignore", "Duplicate name", UserWarning)
-                    dst.writestr(new, src.read(info) if info.filename not in changes else data)  # type: ignore[arg-type]
+                name, data = info.filename, changes.get(info.filename, b"")
+                if name not in changes or (data is not None and i == last[name]):
+                    new = zipfile.ZipInfo(name, now if name in changes else info.date_time)
+                    for field in fields:
+                        setattr(new, field, getattr(info, field))
+                    with warnings.catch_warnings():  # archives zarr appended to hold duplicates
+                        warnings.filterwarnings("ignore", "Duplicate name", UserWarning)
+                        dst.writestr(new, data if name in changes else src.read(info))  # type: ignore[arg-type]
             for name, data in changes.items():
                 if data is not None and name not in last:
                     dst.writestr(zipfile.ZipInfo(name, now), data)
@@ -336,11 +310,7 @@ def _rewrite_zip(path: Path, changes: dict[str, bytes | None]) -> None:
     atomic_replace(path, copy)
 
 
-# ------------------------------------------------------------------------------ chunks
-
-
-@dataclass(frozen=True)
-class ChunkObject:
+class ChunkObject(NamedTuple):
     """One stored chunk (or shard) object: its key relative to the array, index and size."""
 
     key: str
@@ -359,30 +329,15 @@ def key_encoding(meta: dict[str, Any], where: str) -> Any:
         ) from exc
 
 
-def chunk_index(key: str, encoding: Any, grid: Grid) -> tuple[int, ...] | None:
-    """The chunk a key names: an index inside the grid that zarr's encoding reads from it and
-    writes back as exactly this key; None for any other key."""
-    if not grid.shape:  # the one chunk of a 0-d array ("c", or "0" that v2 reads as (0,))
-        return () if key == encoding.encode_chunk_key(()) else None
-    try:
-        index = _compat.decode_chunk_key(encoding, key)
-    except ValueError:
-        return None
-    if len(index) != len(grid.shape) or encoding.encode_chunk_key(index) != key:
-        return None
-    return index if all(0 <= i < n for i, n in zip(index, grid.grid_shape, strict=True)) else None
-
-
 def chunk_objects(loc: Location, meta: dict[str, Any], grid: Grid) -> list[ChunkObject]:
-    """Every stored chunk object of the array, in C order of the chunk grid."""
+    """Every stored chunk object of the array (a key zarr's encoding gives a chunk of the grid),
+    in C order of the grid."""
     encoding, sizes = key_encoding(meta, str(loc)), list_sizes(loc)
-    found = ((key, chunk_index(key, encoding, grid)) for key in sizes)
-    objects = [ChunkObject(key, index, sizes[key]) for key, index in found if index is not None]
-    return sorted(objects, key=lambda c: c.index)
+    keys = ((encoding.encode_chunk_key(index), index) for index in grid.indices())
+    return [ChunkObject(key, index, sizes[key]) for key, index in keys if key in sizes]
 
 
-@dataclass(frozen=True)
-class Node:
+class Node(NamedTuple):
     """One array: where it is, its document (parsed and as text), grid and stored objects."""
 
     loc: Location
@@ -411,12 +366,9 @@ def open_array(loc: Location, meta: dict[str, Any]) -> Iterator[Any]:
     from zarr.storage import StorePath
 
     element_type(meta, str(loc))  # an ndarray type zarr cannot resolve, named by its rule
-    with warnings.catch_warnings():
-        # zarr warns that variable_length_bytes (and on 3.1.0 vlen-bytes) have no Zarr v3
-        # specification; the tool reads such arrays on purpose.
-        warnings.filterwarnings(
-            "ignore", message=r".*(does not have a Zarr V3 spec|not part in the Zarr)"
-        )
+    with warnings.catch_warnings():  # zarr warns that variable_length_bytes (and on 3.1.0
+        # vlen-bytes) has no Zarr v3 specification; the tool reads such arrays on purpose
+        warnings.filterwarnings("ignore", message=r".*(not have a Zarr V3 spec|part in the Zarr)")
         try:
             array = zarr.AsyncArray(meta, StorePath(loc.store, loc.inner))  # type: ignore[call-overload]
         except (ValueError, TypeError, KeyError) as exc:

@@ -51,21 +51,10 @@ class Options:
     dry_run: bool = False
     progress: Progress | None = None
 
-
-def _check(loc: Location, new: dict[str, Any], objects: list[ChunkObject], options: Options,
-           compressor: Any = False) -> tuple[str | None, str]:  # fmt: skip
-    """Check the chunk objects an upgrade picks (spread evenly, first and last included) against
-    the planned document ``new``: the first problem, and what the message says was checked."""
-    picked = objects
-    if not options.verify_all and options.sample < len(objects):
-        at = np.linspace(0, len(objects) - 1, options.sample).round().astype(np.int64)
-        picked = [objects[int(i)] for i in np.unique(at)]
-    checked = f"checked {len(picked)} of {counted(len(objects), 'chunk object')}"
-    checked += " (--verify-all checks every one)" * (len(picked) < len(objects))
-    grid = docs.grid_of(new, str(loc))
-    return check_chunks(
-        loc, new, grid, picked, steps(options.progress, len(picked)), compressor
-    ), checked
+    @property
+    def checks(self) -> tuple[int | None, Progress | None]:
+        """How many chunk objects to check (None: all), and the progress."""
+        return None if self.verify_all else self.sample, self.progress
 
 
 def rewrite(node: Node, new: dict[str, Any], what: str, dry_run: bool) -> Outcome:
@@ -86,7 +75,7 @@ def upgrade(node: Node, options: Options) -> Outcome:
     """Raw bytes + ``vlen-bytes`` -> ``ndarray`` + ``vlen-ndarray``, after checking chunks."""
     assert options.dtype is not None and options.shape is not None
     new = docs.upgrade(node.meta, options.dtype, options.shape, node.where)
-    problem, checked = _check(node.loc, new, node.objects, options)
+    problem, checked = check_chunks(node.loc, new, node.objects, *options.checks)
     if problem is not None:
         raise Refused(f"{node.where}: not upgraded (nothing written): {problem}")
     return rewrite(node, new, f"upgrade to {docs.element_type(new)}; {checked}", options.dry_run)
@@ -99,7 +88,7 @@ def downgrade(node: Node, dry_run: bool = False) -> Outcome:
     kept = docs.original_documents(node.meta, node.where)
     if kept is None:
         new = docs.downgrade(node.meta, node.where)
-        return rewrite(node, new, f"downgrade to {docs.DOWNGRADE_DTYPE_NAME} + vlen-bytes", dry_run)
+        return rewrite(node, new, f"downgrade to {docs.BYTES_DTYPE_NAMES[0]} + vlen-bytes", dry_run)
     texts = {name: text for name, text in zip((ZARRAY, ZATTRS), kept) if text is not None}
     what = f"downgrade to Zarr v2 (restore {', '.join(texts)}, remove zarr.json)"
     if dry_run:
@@ -134,7 +123,8 @@ def _plan_v2(
     zattrs = document_text(found[ZATTRS], ZATTRS, str(loc))
     new, _ = docs.v3_from_v2(zarray, zattrs, options.dtype, options.shape, str(loc))
     objects = chunk_objects(loc, new, docs.grid_of(new, str(loc)))
-    problem, checked = _check(loc, new, objects, options, json.loads(zarray).get("compressor"))
+    compressor = json.loads(zarray).get("compressor")
+    problem, checked = check_chunks(loc, new, objects, *options.checks, compressor)
     return new, checked, problem, found
 
 

@@ -1,37 +1,42 @@
 """The store tool as a Python API: each function is the subcommand of the same name (the CLI
 calls it). Its one positional argument is the array (for ``upgrade`` and ``downgrade`` also a
-Zarr v2 hierarchy's group) as the command line names it (a path or URL, with
-``storage_options`` and ``backend``) or any ``zarr.storage.StoreLike`` (an icechunk session's
-store included), with ``path=`` the array's path inside it. Each returns an :class:`Outcome`
-(``message``, the text the command prints, and the command's data); a refusal raises
-:class:`~.errors.Refused` having changed nothing. ``progress(done, total)`` is called as a
-command advances. The tool never commits an icechunk session.
+Zarr v2 hierarchy's group) as the command line names it, a path or URL, or any
+``zarr.storage.StoreLike`` (an icechunk session's store included); the keywords of
+:class:`Where` say more. Each returns an :class:`Outcome`: ``message``, what the command prints,
+and the command's data. A refusal raises :class:`~.errors.Refused` having changed nothing.
+``progress(done, total)`` is called as a command advances. The tool never commits a session.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from zarr_ndarray_tool import _export, _inspect, _tree
-from zarr_ndarray_tool._stores import Node, load_node, location
+from zarr_ndarray_tool._stores import Location, Node, load_node, location
 from zarr_ndarray_tool._tree import DEFAULT_SAMPLE, Options, Outcome
 from zarr_ndarray_tool.errors import Progress, Refused
 
 if TYPE_CHECKING:
     from zarr.storage import StoreLike
 
-__all__ = [
-    "Export", "Info", "Outcome", "Verify", "downgrade", "export", "info", "migrate", "node",
-    "upgrade", "verify",
-]  # fmt: skip
+__all__ = ["Export", "Info", "Outcome", "Verify", "Where", "downgrade", "export", "info",
+           "migrate", "node", "upgrade", "verify"]  # fmt: skip
+
+
+class Where(TypedDict, total=False):
+    """Where the array is, besides the positional store: ``path`` inside it (default its root);
+    for a URL, ``storage_options`` for its ``backend``, ``"fsspec"`` (default) or ``"obstore"``."""
+
+    path: str
+    storage_options: dict[str, Any] | None
+    backend: str
 
 
 @dataclass(frozen=True)
 class Info(Outcome):
-    """``info``: ``report`` is what ``info --json`` prints (``info["extent"]`` reads it too),
-    ``message`` the text ``info`` prints."""
+    """``info``: ``report`` is what ``info --json`` prints (``info["extent"]`` reads it too)."""
 
     report: dict[str, Any] = field(default_factory=dict)
 
@@ -41,8 +46,8 @@ class Info(Outcome):
 
 @dataclass(frozen=True)
 class Verify(Outcome):
-    """``verify``: ``problems`` lists the first ``max_errors`` failures as (key of the stored
-    object, what is wrong), ``failed`` counts them all; ``ok`` when none failed."""
+    """``verify``: the first ``max_errors`` failures as (key of the stored object, what is
+    wrong), and how many failed in all."""
 
     problems: tuple[tuple[str, str], ...] = ()
     failed: int = 0
@@ -60,47 +65,34 @@ class Export(Outcome):
     out: Path = Path()
 
 
-def node(
-    store: StoreLike,
-    *,
-    path: str = "",
-    storage_options: dict[str, Any] | None = None,
-    backend: str = "fsspec",
-) -> Node:
+def _at(store: StoreLike, where: Where) -> Location:
+    return location(
+        store, where.get("path", ""), where.get("storage_options"), where.get("backend", "fsspec")
+    )
+
+
+def node(store: StoreLike, **where: Unpack[Where]) -> Node:
     """Load the array (its document, grid and stored chunk objects)."""
-    return load_node(location(store, path, storage_options, backend))
+    return load_node(_at(store, where))
 
 
-def info(
-    store: StoreLike,
-    *,
-    path: str = "",
-    storage_options: dict[str, Any] | None = None,
-    backend: str = "fsspec",
-    progress: Progress | None = None,
-) -> Info:
+def info(store: StoreLike, *, progress: Progress | None = None, **where: Unpack[Where]) -> Info:
     """``info``: data type, codecs, chunks, and the distribution of the cells' extents over the
     written chunks; chunks that cannot be read are counted (``report["unreadable_chunks"]``)."""
-    report = _inspect.info(
-        node(store, path=path, storage_options=storage_options, backend=backend), progress
-    )
+    report = _inspect.info(node(store, **where), progress)
     return Info(_inspect.render(report), report=report)
 
 
 def verify(
     store: StoreLike,
     *,
-    path: str = "",
     max_errors: int = 20,
-    storage_options: dict[str, Any] | None = None,
-    backend: str = "fsspec",
     progress: Progress | None = None,
+    **where: Unpack[Where],
 ) -> Verify:
-    """``verify``: decode every stored chunk object; every failure is listed (up to
-    ``max_errors``) and counted. The message also counts the chunks of the grid that have no
-    object (they read as the fill value)."""
-    loaded = node(store, path=path, storage_options=storage_options, backend=backend)
-    message, problems, failed = _inspect.verify(loaded, progress, max_errors)
+    """``verify``: decode every stored chunk object, listing every failure (up to
+    ``max_errors``); the message also counts the chunks of the grid that have no object."""
+    message, problems, failed = _inspect.verify(node(store, **where), progress, max_errors)
     return Verify(message, problems=tuple(problems), failed=failed)
 
 
@@ -108,27 +100,22 @@ def export(
     store: StoreLike,
     *,
     parquet: str | Path,
-    path: str = "",
     column: str | None = None,
     dims: list[str] | None = None,
     select: Any = ...,
     compression: str = "zstd",
     compression_level: int | None = None,
     overwrite: bool = False,
-    storage_options: dict[str, Any] | None = None,
-    backend: str = "fsspec",
     progress: Progress | None = None,
+    **where: Unpack[Where],
 ) -> Export:
-    """``export``: the cells of ``select`` (ints, slices of step 1, ``...``; default all) to the
-    local file ``parquet``: Parquet, or an Arrow IPC file if it ends in ``.arrow``,
-    ``.feather`` or ``.ipc``; ``compression`` one of zstd, snappy, gzip, brotli, lz4, none
-    (IPC: zstd, lz4, none)."""
-    loaded = node(store, path=path, storage_options=storage_options, backend=backend)
-    out = Path(parquet)
+    """``export``: the cells ``select`` (ints, slices of step 1, ``...``; default all) to the
+    local file ``parquet``, an Arrow IPC file if it ends in ``.arrow``, ``.feather`` or
+    ``.ipc``; ``compression``: zstd, snappy, gzip, brotli, lz4 or none (IPC: zstd, lz4, none)."""
+    loaded, out = node(store, **where), Path(parquet)
     rows = _export.export(
-        loaded, out, column=column, dims=dims, select=select, overwrite=overwrite,
-        compression=compression, compression_level=compression_level, progress=progress,
-    )  # fmt: skip
+        loaded, out, column, dims, select, compression, compression_level, overwrite, progress
+    )
     return Export(
         f"{loaded.where}: wrote {rows} row{'s' * (rows != 1)} to {out}", rows=rows, out=out
     )
@@ -137,23 +124,20 @@ def export(
 def upgrade(
     store: StoreLike,
     *,
-    path: str = "",
     dtype: str | None = None,
     shape: tuple[int | None, ...] | None = None,
     verify_all: bool = False,
     sample: int = DEFAULT_SAMPLE,
     dry_run: bool = False,
-    storage_options: dict[str, Any] | None = None,
-    backend: str = "fsspec",
     progress: Progress | None = None,
+    **where: Unpack[Where],
 ) -> Outcome:
     """``upgrade``: type a raw-bytes array as ``ndarray`` (``dtype``, pattern ``shape``). A Zarr
     v2 ``VLenArray`` array needs neither (default: its dtype, ``[null]``); a v2 ``VLenBytes``
     array needs both; a Zarr v2 group is upgraded whole."""
     if dtype is not None and shape is None:
         raise Refused("dtype needs shape, the element pattern (e.g. shape=(None, 2)).")
-    loc = location(store, path, storage_options, backend)
-    options = Options(dtype, shape, verify_all, sample, dry_run, progress)
+    loc, options = _at(store, where), Options(dtype, shape, verify_all, sample, dry_run, progress)
     if _tree.is_v2(loc, _tree.ZGROUP) or _tree.is_upgraded_tree(loc):
         return _tree.upgrade_tree(loc, options)
     if _tree.is_v2(loc):
@@ -167,31 +151,15 @@ def upgrade(
     return _tree.upgrade(loaded, options)
 
 
-def downgrade(
-    store: StoreLike,
-    *,
-    path: str = "",
-    dry_run: bool = False,
-    storage_options: dict[str, Any] | None = None,
-    backend: str = "fsspec",
-) -> Outcome:
+def downgrade(store: StoreLike, *, dry_run: bool = False, **where: Unpack[Where]) -> Outcome:
     """``downgrade``: ``ndarray`` + ``vlen-ndarray`` -> raw bytes + ``vlen-bytes``; a hierarchy
     ``upgrade`` turned from Zarr v2 to v3 gets its v2 documents back."""
-    loc = location(store, path, storage_options, backend)
+    loc = _at(store, where)
     if _tree.is_upgraded_tree(loc):
         return _tree.downgrade_tree(loc, dry_run)
     return _tree.downgrade(load_node(loc), dry_run)
 
 
-def migrate(
-    store: StoreLike,
-    *,
-    path: str = "",
-    dry_run: bool = False,
-    storage_options: dict[str, Any] | None = None,
-    backend: str = "fsspec",
-) -> Outcome:
+def migrate(store: StoreLike, *, dry_run: bool = False, **where: Unpack[Where]) -> Outcome:
     """``migrate``: the zarr-vlen-ndarray 0.1.x data type -> ``ndarray``."""
-    return _tree.migrate(
-        node(store, path=path, storage_options=storage_options, backend=backend), dry_run
-    )
+    return _tree.migrate(node(store, **where), dry_run)

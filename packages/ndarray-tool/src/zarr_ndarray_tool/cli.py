@@ -2,8 +2,8 @@
 
 Exit status: 0 success; 1 the store was refused or holds bad chunks (nothing changed), or the
 environment failed (one line with what to do, :func:`.errors.explain`); 2 a usage error; 128 +
-the signal when interrupted (SIGINT, SIGTERM: temporary files removed); 141 the reader of the
-output went away (``| head``). Anything else is a bug, reported on one line
+the signal when interrupted (SIGINT, SIGTERM: temporary files are removed); 141 the reader of
+the output went away (``| head``). Anything else is a bug, reported on one line
 (``ZARR_NDARRAY_TRACEBACK=1`` shows its traceback).
 """
 
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import functools
 import json
 import os
 import platform
@@ -22,7 +21,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from zarr_ndarray_tool import _documents as docs
 from zarr_ndarray_tool import api
@@ -33,26 +32,55 @@ from zarr_ndarray_tool.errors import Progress, Refused, explain, settings
 
 __all__ = ["build_parser", "main"]
 
-T = TypeVar("T")
 PROG = "zarr-ndarray"
-#: What ``--version`` reports: this tool, the packages it works with, and the host libraries.
-DISTRIBUTIONS = (
-    "zarr-ndarray-tool", "zarr-ndarray-dtype", "zarr-vlen-ndarray", "zarr-ragged-ndarray",
-    "nd-arrow", "zarr", "numcodecs", "numpy", "pyarrow",
-)  # fmt: skip
-_PATH_HELP = (
-    "the array (for upgrade and downgrade also a Zarr v2 hierarchy's group): a directory "
-    "(store.zarr/group/array), a zip store (store.zip), an array inside one "
-    "(store.zip::group/array), or a URL zarr understands "
-    "(s3://bucket/store.zarr/array, gs://..., az://..., memory://..., file://...)"
-)
+_COMMANDS = {  # name: (summary, description)
+    "info": (
+        "data type, codecs, chunks, extents",
+        "Describe the array: data type and pattern, chunk grid, codecs, fill value, stored and "
+        "payload bytes, and the distribution of the cells' variable extents, from every written "
+        "chunk (decoded, no cell copied). Chunks that do not decode are counted and left out "
+        "(exit status 1).",
+    ),
+    "upgrade": (
+        "variable_length_bytes + vlen-bytes (or Zarr v2 VLenArray / VLenBytes) -> ndarray",
+        "Type a raw-bytes array as ndarray + vlen-ndarray (every element the little-endian "
+        "bytes of an ndarray of --dtype and --shape), or give a Zarr v2 VLenArray or VLenBytes "
+        "array a v3 zarr.json over its unchanged chunks, or upgrade a whole Zarr v2 hierarchy "
+        "(a HyperSpy .zspy store: groups and plain arrays by zarr's own migration, zarr >= "
+        "3.1.3; ragged arrays with the pattern their shape sibling gives). Chunks are checked "
+        "first; `downgrade` restores every v2 document byte for byte.",
+    ),
+    "downgrade": (
+        "ndarray + vlen-ndarray -> variable_length_bytes + vlen-bytes",
+        "Make the array readable by zarr-python without this package (elements read as their "
+        "raw bytes); an array or hierarchy upgraded from Zarr v2 gets its v2 documents back.",
+    ),
+    "migrate": (
+        "zarr-vlen-ndarray 0.1.x vlen-ndarray/inner_shape data type -> ndarray",
+        "Rewrite the data type zarr-vlen-ndarray 0.1.x wrote (vlen-ndarray with inner_shape) "
+        "as the ndarray data type; the chunks are not touched.",
+    ),
+    "verify": (
+        "decode every chunk; report every bad one",
+        "Decode every stored chunk object (every inner chunk of a shard, edge chunks whole) "
+        "with all the rules of its codec, a raw-bytes array as vlen-bytes. Every chunk that "
+        "does not decode is named with the reason (up to --max-errors); exit status 1.",
+    ),
+    "export": (
+        "write the cells to Parquet or Arrow IPC (needs nd-arrow)",
+        "Write one row per cell (an nd_arrow.array column and an int64 coordinate column per "
+        "array dimension), in C order, to a Parquet file (a row group per chunk) or an Arrow "
+        "IPC file (OUT ending in .arrow, .feather or .ipc). OUT appears only when the whole "
+        f"export succeeded. Needs {INSTALL_HINT}.",
+    ),
+}
+_ALL, _REWRITES = " ".join(_COMMANDS), "upgrade downgrade migrate"
 
 
-def _usage(parse: Callable[[str], T]) -> Callable[[str], T]:
+def _usage(parse: Callable[[str], Any]) -> Callable[[str], Any]:
     """``parse`` as argparse's ``type``: its ValueError becomes a usage error with its message."""
 
-    @functools.wraps(parse)
-    def convert(text: str) -> T:
+    def convert(text: str) -> Any:
         try:
             return parse(text)
         except ValueError as exc:
@@ -61,155 +89,80 @@ def _usage(parse: Callable[[str], T]) -> Callable[[str], T]:
     return convert
 
 
+_OPTIONS: list[tuple[str, tuple[str, ...], dict[str, Any]]] = [  # (commands, flags, options)
+    (_ALL, ("path",), {"metavar": "PATH", "help": "the array (for upgrade and downgrade also a "
+     "Zarr v2 hierarchy's group): a directory (store.zarr/group/array), a zip store "
+     "(store.zip), an array inside one (store.zip::group/array), or a URL zarr understands "
+     "(s3://bucket/store.zarr/array, gs://..., az://..., memory://..., file://...)"}),
+    (_ALL, ("-q", "--quiet"), {"action": "store_true", "help": "no progress bar (it is shown "
+     "on a terminal)"}),
+    (_ALL, ("--storage-options",), {"metavar": "JSON", "help": "for a URL: options of the "
+     "store, a JSON object (e.g. '{\"endpoint_url\": \"http://127.0.0.1:9000\"}'); credentials "
+     "come from the environment and config files as usual"}),
+    (_ALL, ("--backend",), {"choices": BACKENDS, "default": "fsspec", "help": "for a URL: open "
+     "it with fsspec (zarr.storage.FsspecStore, the default) or obstore "
+     "(zarr.storage.ObjectStore); the storage options are that library's"}),
+    (_REWRITES, ("--dry-run",), {"action": "store_true", "help": "print the zarr.json diff; "
+     "write nothing"}),
+    ("info", ("--json",), {"action": "store_true", "help": "print the report as JSON"}),
+    ("upgrade", ("--dtype",), {"type": _usage(docs.parse_dtype_arg), "help": "element dtype, "
+     "e.g. float32 (a Zarr v2 VLenArray array: default its own dtype)"}),
+    ("upgrade", ("--shape",), {"type": _usage(docs.parse_shape_arg), "help": "element pattern "
+     "[null, d1, ..., dk], written null,2 or None,2 or [null,2] (Zarr v2 VLenArray: default null)"}),
+    ("upgrade", ("--verify-all",), {"action": "store_true", "help": "check every chunk object"}),
+    ("upgrade", ("--sample",), {"type": _usage(docs.parse_count), "metavar": "N", "help": "check "
+     f"N chunk objects spread over the array (default {DEFAULT_SAMPLE})"}),
+    ("verify", ("--max-errors",), {"type": _usage(docs.parse_count), "default": 20, "metavar": "N",
+     "help": "list at most N bad chunks (default 20); the rest are counted"}),
+    ("export", ("--parquet",), {"required": True, "type": Path, "metavar": "OUT", "help": "the "
+     "file to write: Parquet, or Arrow IPC if it ends in .arrow, .feather or .ipc"}),
+    ("export", ("--compression",), {"choices": COMPRESSIONS, "default": "zstd", "help": "the "
+     "codec (default zstd; an Arrow IPC file: zstd, lz4 or none)"}),
+    ("export", ("--compression-level",), {"type": int, "metavar": "N", "help": "the codec's "
+     "level (default the codec's own)"}),
+    ("export", ("--column",), {"help": "name of the cell column (default: the array's name)"}),
+    ("export", ("--dims",), {"type": _usage(docs.parse_names), "help": "names of the element "
+     "axes, comma-separated (e.g. n,xy)"}),
+    ("export", ("--select",), {"type": _usage(docs.parse_selection), "default": ...,
+     "metavar": "INDEX", "help": "export only these cells, in numpy's index syntax: ints and "
+     "slices (step 1), one per array dimension, and '...' (e.g. --select '0:10, 5')"}),
+    ("export", ("--overwrite",), {"action": "store_true", "help": "replace OUT if it exists"}),
+]  # fmt: skip
+
+
 class _Version(argparse.Action):
     def __call__(self, parser: argparse.ArgumentParser, *args: Any) -> None:
-        lines = []
-        for dist in DISTRIBUTIONS:
+        lines = [f"Python {platform.python_version()}"]
+        for dist in ("zarr-ndarray-tool", "zarr-ndarray-dtype", "zarr-vlen-ndarray",
+                     "zarr-ragged-ndarray", "nd-arrow", "zarr", "numcodecs", "numpy", "pyarrow"):  # fmt: skip
             try:
-                lines.append(f"{dist} {metadata.version(dist)}")
+                lines.insert(-1, f"{dist} {metadata.version(dist)}")
             except metadata.PackageNotFoundError:
                 note = f" (export needs it: {INSTALL_HINT})" * (dist in ("nd-arrow", "pyarrow"))
-                lines.append(f"{dist}: not installed{note}")
-        _say("\n".join([*lines, f"Python {platform.python_version()}"]))
+                lines.insert(-1, f"{dist}: not installed{note}")
+        _say("\n".join(lines))
         parser.exit()
 
 
 def build_parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("path", metavar="PATH", help=_PATH_HELP)
-    common.add_argument(
-        "-q", "--quiet", action="store_true", help="no progress bar (it is shown on a terminal)"
-    )
-    common.add_argument(
-        "--storage-options",
-        metavar="JSON",
-        help="for a URL: options of the store, a JSON object (e.g. "
-        '\'{"endpoint_url": "http://127.0.0.1:9000"}\'); credentials come from the '
-        "environment and config files as usual",
-    )
-    common.add_argument(
-        "--backend",
-        choices=BACKENDS,
-        default="fsspec",
-        help="for a URL: open it with fsspec (zarr.storage.FsspecStore, the default) or "
-        "obstore (zarr.storage.ObjectStore); the storage options are that library's",
-    )
-    rewrite = argparse.ArgumentParser(add_help=False)
-    rewrite.add_argument(
-        "--dry-run", action="store_true", help="print the zarr.json diff; write nothing"
-    )
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="Inspect, convert, verify and export Zarr v3 arrays of ragged ndarray "
         "elements (the ndarray data type, with the vlen-ndarray or the ragged-ndarray codec). "
-        "Metadata rewrites change only the array's zarr.json, atomically; chunks are never "
-        "rewritten.",
+        "Rewrites change only metadata documents, atomically; chunks are never rewritten.",
         epilog="Exit status: 0 ok, 1 refused or invalid store (nothing changed) or a failure "
         "of the environment (disk, file system, network, credentials), 2 usage, 128 + the "
         "signal when interrupted, 141 output pipe closed.",
     )
-    parser.add_argument(
-        "--version", action=_Version, nargs=0,
-        help="print the version of this tool and of the packages it works with, and exit",
-    )  # fmt: skip
+    parser.add_argument("--version", action=_Version, nargs=0, help="print the version of "
+                        "this tool and of the packages it works with, and exit")  # fmt: skip
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    def command(name: str, help: str, description: str, *parents: Any) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, parents=[common, *parents], help=help, description=description)
+    for name, (summary, description) in _COMMANDS.items():
+        p = sub.add_parser(name, help=summary, description=description)
         p.set_defaults(func=globals()[f"_run_{name}"], parser=p)
-        return p
-
-    p = command(
-        "info", "data type, codecs, chunks, extents",
-        "Describe the array: data type and pattern, chunk grid, codecs, fill value, stored and "
-        "payload bytes, and the distribution of the cells' variable extents. Every written chunk "
-        "is decoded (no cell values are copied); chunks that do not decode are counted and "
-        "named, the report made of the others (exit status 1).",
-    )  # fmt: skip
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
-    p = command(
-        "upgrade",
-        "variable_length_bytes + vlen-bytes (or a Zarr v2 VLenArray / VLenBytes array) "
-        "-> ndarray + vlen-ndarray",
-        "Type a raw-bytes array: every element must be the little-endian C-order bytes of an "
-        "ndarray of the given dtype and pattern. Chunks are checked first (a sample, or all "
-        "with --verify-all); the fill value is kept and must fit the pattern. A Zarr v2 array "
-        "with a numcodecs VLenArray filter (or VLenBytes, with --dtype and --shape) gets a v3 "
-        "zarr.json that reads its chunks unchanged; its v2 documents are kept in the "
-        "attributes, so `downgrade` restores them byte for byte. PATH may also be a Zarr v2 "
-        "group (a HyperSpy .zspy store, say): every node below it is upgraded, groups and "
-        "ordinary arrays by zarr's own v2 -> v3 migration (zarr >= 3.1.3), ragged arrays as "
-        "above, a HyperSpy ragged array with the pattern its shape sibling gives; every node is "
-        "checked before anything is written, and `downgrade` restores every v2 document.",
-        rewrite,
-    )
-    p.add_argument(
-        "--dtype", type=_usage(docs.parse_dtype_arg),
-        help="element dtype, e.g. float32 (a Zarr v2 VLenArray array: default its own dtype)",
-    )  # fmt: skip
-    p.add_argument(
-        "--shape", type=_usage(docs.parse_shape_arg),
-        help="element pattern [null, d1, ..., dk], written null,2 or None,2 or [null,2] "
-        "(a Zarr v2 VLenArray array: default null)",
-    )  # fmt: skip
-    check = p.add_mutually_exclusive_group()
-    check.add_argument("--verify-all", action="store_true", help="check every chunk object")
-    check.add_argument(
-        "--sample", type=_usage(docs.parse_count), default=DEFAULT_SAMPLE, metavar="N",
-        help=f"check N chunk objects spread over the array (default {DEFAULT_SAMPLE})",
-    )  # fmt: skip
-    command(
-        "downgrade", "ndarray + vlen-ndarray -> variable_length_bytes + vlen-bytes",
-        "Make the array readable by zarr-python without this package: elements read as their "
-        "raw little-endian bytes. On a hierarchy `upgrade` turned from Zarr v2 to v3, restore "
-        "every v2 document byte for byte and remove the zarr.json files.",
-        rewrite,
-    )  # fmt: skip
-    command(
-        "migrate", "zarr-vlen-ndarray 0.1.x vlen-ndarray/inner_shape data type -> ndarray",
-        "Rewrite the data type zarr-vlen-ndarray 0.1.x wrote (name vlen-ndarray, configuration "
-        "inner_shape) as the ndarray data type; the chunks, already in the vlen-ndarray format, "
-        "are not touched.",
-        rewrite,
-    )  # fmt: skip
-    p = command(
-        "verify", "decode every chunk; report every bad one",
-        "Decode every stored chunk object of an ndarray array (every inner chunk of a shard, "
-        "edge chunks whole) with all the rules of its codec, or of a raw-bytes array as "
-        "vlen-bytes. Every chunk that does not decode is named with the reason (up to "
-        "--max-errors, the rest counted); exit status 1.",
-    )  # fmt: skip
-    p.add_argument(
-        "--max-errors", type=_usage(docs.parse_count), default=20, metavar="N",
-        help="list at most N bad chunks (default 20); the rest are counted",
-    )  # fmt: skip
-    p = command(
-        "export", "write the cells to Parquet or Arrow IPC (needs nd-arrow)",
-        "Write one row per cell (an nd_arrow.array column plus one int64 coordinate column per "
-        "array dimension), in C order: a Parquet file with one row group per chunk, or an Arrow "
-        "IPC file when OUT ends in .arrow, .feather or .ipc. OUT appears only when the whole "
-        f"export succeeded. Needs {INSTALL_HINT}.",
-    )  # fmt: skip
-    p.add_argument("--parquet", required=True, type=Path, metavar="OUT", help="output file")
-    p.add_argument(
-        "--compression", choices=COMPRESSIONS, default="zstd",
-        help="compression codec (default zstd; an Arrow IPC file: zstd, lz4 or none)",
-    )  # fmt: skip
-    p.add_argument(
-        "--compression-level", type=int, metavar="N", help="the codec's level (default its own)"
-    )
-    p.add_argument("--column", help="name of the cell column (default: the array's name)")
-    p.add_argument(
-        "--dims",
-        type=_usage(docs.parse_names),
-        help="names of the element axes, comma-separated (e.g. n,xy)",
-    )
-    p.add_argument(
-        "--select", type=_usage(docs.parse_selection), default=..., metavar="INDEX",
-        help="export only these cells, in numpy's index syntax: ints and slices (step 1), one "
-        "per array dimension, and '...' (e.g. --select '0:10, 5'; default: every cell)",
-    )  # fmt: skip
-    p.add_argument("--overwrite", action="store_true", help="replace OUT if it exists")
+        for commands, flags, options in _OPTIONS:
+            if name in commands.split():
+                p.add_argument(*flags, **options)
     return parser
 
 
@@ -247,14 +200,23 @@ def _say(text: str) -> None:
 
 
 def _where(args: argparse.Namespace) -> dict[str, Any]:
-    """The array as the API takes it: PATH, its storage options and backend."""
-    options = docs.parse_storage_options(args.storage_options)
+    """The array as the API takes it: PATH, its storage options (a JSON object) and backend."""
+    try:
+        options = json.loads(args.storage_options or "{}")
+    except ValueError as exc:
+        raise Refused(
+            f"--storage-options {args.storage_options!r} is not valid JSON ({exc})."
+        ) from exc
+    if not isinstance(options, dict):
+        example = '\'{"endpoint_url": "http://127.0.0.1:9000"}\''
+        raise Refused(
+            f"--storage-options {args.storage_options!r} is not a JSON object; give e.g. {example}."
+        )
     return {"store": args.path, "storage_options": options, "backend": args.backend}
 
 
 def _show(outcome: Outcome) -> int:
-    if outcome.diff:
-        sys.stdout.write(outcome.diff)
+    sys.stdout.write(outcome.diff)
     _say(outcome.message)
     return 0
 
@@ -263,32 +225,23 @@ def _run_info(args: argparse.Namespace) -> int:
     with _bar(args, "reading chunks") as bar:
         result = api.info(**_where(args), progress=bar)
     _say(json.dumps(result.report, indent=2) if args.json else result.message)
-    if result.report.get("unreadable_chunks"):
-        bad, objects = result.report["unreadable_chunks"], result.report["written_chunks"]
-        print(
-            f"{PROG} info: {result.report['path']}: {result.report['unreadable'][0]}; {bad} of "
-            f"{objects} chunk objects could not be read; run `verify` to check every chunk.",
-            file=sys.stderr,
-        )
-        return 1
-    return 0
+    if not (bad := result.report.get("unreadable_chunks")):
+        return 0
+    first, objects = result.report["unreadable"][0], result.report["written_chunks"]
+    print(f"{PROG} info: {result.report['path']}: {first}; {bad} of {objects} chunk objects could "
+          "not be read; run `verify` to check every chunk.", file=sys.stderr)  # fmt: skip
+    return 1
 
 
 def _run_upgrade(args: argparse.Namespace) -> int:
     if args.dtype is not None and args.shape is None:
         args.parser.error("--dtype needs --shape (the element pattern, e.g. --shape null,2)")
+    if args.verify_all and args.sample is not None:
+        args.parser.error("argument --sample: not allowed with argument --verify-all")
     with _bar(args, "checking chunks") as bar:
-        return _show(
-            api.upgrade(
-                **_where(args),
-                dtype=args.dtype,
-                shape=args.shape,
-                verify_all=args.verify_all,
-                sample=args.sample,
-                dry_run=args.dry_run,
-                progress=bar,
-            )  # fmt: skip
-        )
+        return _show(api.upgrade(**_where(args), dtype=args.dtype, shape=args.shape,
+                                 verify_all=args.verify_all, sample=args.sample or DEFAULT_SAMPLE,
+                                 dry_run=args.dry_run, progress=bar))  # fmt: skip
 
 
 def _run_downgrade(args: argparse.Namespace) -> int:
@@ -310,27 +263,10 @@ def _run_verify(args: argparse.Namespace) -> int:
 
 def _run_export(args: argparse.Namespace) -> int:
     with _bar(args, "exporting cells") as bar:
-        result = api.export(
-            **_where(args), parquet=args.parquet, column=args.column, dims=args.dims,
-            select=args.select, compression=args.compression,
-            compression_level=args.compression_level, overwrite=args.overwrite, progress=bar,
-        )  # fmt: skip
-    return _show(result)
-
-
-def _report(exc: Exception, args: argparse.Namespace) -> str:
-    """The one line for any failure: the environment's (what to do), a refusal, or a bug."""
-    if isinstance(exc, Refused):
-        return str(exc)
-    found = explain(exc, args.path, settings(args.path, args.backend))
-    if found is not None:
-        return found
-    if os.environ.get("ZARR_NDARRAY_TRACEBACK"):
-        raise exc
-    return (
-        f"unexpected {type(exc).__name__}: {exc} (a bug: please report it with the command; "
-        "ZARR_NDARRAY_TRACEBACK=1 prints the traceback)"
-    )
+        return _show(api.export(**_where(args), parquet=args.parquet, column=args.column,
+                                dims=args.dims, select=args.select, compression=args.compression,
+                                compression_level=args.compression_level,
+                                overwrite=args.overwrite, progress=bar))  # fmt: skip
 
 
 def _silence_stdout() -> None:
@@ -348,7 +284,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     in_main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _interrupt) if in_main else None
     try:
-        status: int = args.func(args)
+        return int(args.func(args))
     except BrokenPipeError:  # whoever read the output stopped (| head): end quietly
         _silence_stdout()
         return 141
@@ -358,10 +294,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{PROG} {args.command}: interrupted ({signal.Signals(signum).name})", file=sys.stderr
         )
         return 128 + signum
-    except Exception as exc:
-        print(f"{PROG} {args.command}: {_report(exc, args)}", file=sys.stderr)
+    except Exception as exc:  # the one line: the environment's failure, a refusal, or a bug
+        line = (
+            str(exc)
+            if isinstance(exc, Refused)
+            else explain(exc, args.path, settings(args.path, args.backend))
+        )
+        if line is None and os.environ.get("ZARR_NDARRAY_TRACEBACK"):
+            raise
+        bug = f"unexpected {type(exc).__name__}: {exc} (a bug: please report it with the command; "
+        print(f"{PROG} {args.command}: {line or bug + 'ZARR_NDARRAY_TRACEBACK=1 prints the traceback)'}",
+              file=sys.stderr)  # fmt: skip
         return 1
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
-    return status
