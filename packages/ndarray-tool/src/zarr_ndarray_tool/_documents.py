@@ -62,8 +62,8 @@ def data_type_kind(data_type: Any) -> str:
     """``bytes`` (zarr's raw bytes), ``ndarray``, ``legacy`` (0.1.x's vlen-ndarray) or ``other``."""
     if isinstance(data_type, str):
         return "bytes" if data_type in BYTES_DTYPE_NAMES else "other"
-    name, config = (data_type.get("name"), data_type.get("configuration")) if isinstance(
-        data_type, dict) else (None, None)  # fmt: skip
+    spec = data_type if isinstance(data_type, dict) else {}
+    name, config = spec.get("name"), spec.get("configuration")
     if name == "ndarray":
         return "ndarray"
     if name == VLEN_NDARRAY and isinstance(config, dict) and "inner_shape" in config:
@@ -89,14 +89,10 @@ class ElementType(NamedTuple):
         return f"{self.name} {compact(self.shape).replace(',', ', ')}"
 
 
-def make_element_type(
-    dtype: Any, shape: Any, where: str = "", data_type: Any = None
-) -> ElementType:
-    """The element type ``dtype``, ``shape`` (or the JSON ``data_type``), or the data type's
-    refusal, with ``where``."""
+def make_element_type(dtype: Any, shape: Any, where: str = "", json_: Any = None) -> ElementType:
+    """The element type ``dtype``, ``shape`` (or JSON), or the data type's refusal at ``where``."""
     try:
-        dt = NDArrayDType.from_json(data_type, zarr_format=3) if data_type else NDArrayDType(
-            dtype=dtype, shape=shape)  # fmt: skip
+        dt = NDArrayDType.from_json(json_, zarr_format=3) if json_ else NDArrayDType(dtype, shape)
     except (NDArrayDTypeError, TypeError) as exc:
         raise Refused(f"{where}: {exc}" if where else str(exc)) from exc
     dims, size = [None if d is None else int(d) for d in dt.shape], np.dtype(dt.dtype).itemsize
@@ -110,10 +106,8 @@ def element_type(meta: dict[str, Any], at: str = "") -> ElementType | None:
     kind = data_type_kind(data_type)
     if kind != "legacy":
         return make_element_type(None, None, at, data_type) if kind == "ndarray" else None
-    config, where = (
-        data_type["configuration"],
-        f"{at}: " * bool(at) + f"data_type {compact(data_type)}",
-    )
+    where = f"{at}: " * bool(at) + f"data_type {compact(data_type)}"
+    config = data_type["configuration"]
     dtype, inner = config.get("dtype"), config.get("inner_shape")
     if set(config) != {"dtype", "inner_shape"} or not isinstance(inner, list):
         raise Refused(
@@ -133,8 +127,7 @@ def element_type(meta: dict[str, Any], at: str = "") -> ElementType | None:
 
 
 def _entries(codecs: Any, name: str) -> list[tuple[list[Any], int]]:
-    """Where the codec entries named ``name`` are (the list holding one, its index), at the top
-    level and inside sharding."""
+    """Where the codec entries ``name`` are (the list, the index), at the top or in sharding."""
     found: list[tuple[list[Any], int]] = []
     for i, entry in enumerate(codecs if isinstance(codecs, list) else ()):
         entry = entry if isinstance(entry, dict) else {"name": entry}
@@ -173,9 +166,8 @@ def inner_chunks(meta: dict[str, Any]) -> tuple[int, ...] | None:
 
 def _rewritten(meta: dict[str, Any], where: str, command: str, kind: str, expects: str,
                data_type: Any, old: str, new: str) -> dict:  # fmt: skip
-    """A copy of ``meta`` (of the data type ``kind``) with ``data_type`` and the one ``old``
-    codec entry replaced by ``new``'s, in place: every other key and the key order kept. The
-    fill value is kept, so it must be one of the new data type."""
+    """A copy of ``meta`` (its data type of ``kind``) with ``data_type`` and the one ``old`` codec
+    entry replaced by ``new``'s, in place (every other key and the order kept); the fill kept."""
     found = data_type_kind(check_array_document(meta, where).get("data_type"))
     if found != kind:
         hint = {
@@ -197,11 +189,10 @@ def _rewritten(meta: dict[str, Any], where: str, command: str, kind: str, expect
             "codec (at the top level or inside sharding)."
         )
     holder, at = entries[0]
-    entry, config = (
-        holder[at],
-        holder[at].get("configuration", {}) if isinstance(holder[at], dict) else 0,
-    )
-    if command == "migrate" and (config != {} or set(entry) - {"name", "configuration"}):
+    entry = holder[at] if isinstance(holder[at], dict) else {"": holder[at]}
+    if command == "migrate" and (
+        entry.get("configuration", {}) != {} or set(entry) - {"name", "configuration"}
+    ):
         raise Refused(
             f"{where}: the codec entry {compact(entry)} is not "
             '{"name": "vlen-ndarray", "configuration": {}}; the codec takes no parameters.'
@@ -295,8 +286,8 @@ def dumps_like(meta: dict[str, Any], original: str) -> str:
     that a downgrade after an upgrade gives the original bytes back."""
     indent = match.group(1) if (match := re.match(r"\{\r?\n([ \t]+)\"", original)) else None
     tight = indent is None and re.search(r'"\s*:\S', original) and not re.search(r'":\s', original)
-    text = json.dumps(meta, indent=indent, separators=(",", ":") if tight else None,
-                      ensure_ascii=original.isascii())  # fmt: skip
+    separators = (",", ":") if tight else None
+    text = json.dumps(meta, indent=indent, separators=separators, ensure_ascii=original.isascii())
     return text + "\n" * original.endswith("\n")
 
 
@@ -326,9 +317,7 @@ class Grid(NamedTuple):
 
     def padded(self) -> Grid:
         """The grid of whole chunks (edge chunks read whole, as the codecs decode them)."""
-        return Grid(
-            tuple(g * c for g, c in zip(self.grid_shape, self.chunks, strict=True)), self.chunks
-        )
+        return Grid(tuple(math.prod(p) for p in zip(self.grid_shape, self.chunks)), self.chunks)
 
     def region(self, index: tuple[int, ...]) -> tuple[slice, ...]:
         bounds = zip(index, self.chunks, self.shape, strict=True)
@@ -338,9 +327,7 @@ class Grid(NamedTuple):
 def grid_of(meta: dict[str, Any], where: str) -> Grid:
     """The array's regular chunk grid; :class:`Refused` naming what is wrong with it."""
     grid, shape = meta.get("chunk_grid"), meta.get("shape")
-    chunks = (
-        (grid.get("configuration") or {}).get("chunk_shape") if isinstance(grid, dict) else None
-    )
+    chunks = (grid.get("configuration") or {}).get("chunk_shape") if isinstance(grid, dict) else 0
     if not isinstance(shape, list) or any(type(s) is not int or s < 0 for s in shape):
         raise Refused(f"{where}: zarr.json's shape {json.dumps(shape)} is not a list of sizes.")
     if grid is None:
@@ -391,15 +378,8 @@ def compressor_twin(c: Any, where: str) -> list[dict[str, Any]]:
         # their own parameters, so these values only make zarr v3 write the same kind of frames.
         shuffle = shuffles.get(c.get("shuffle", 1), "bitshuffle")
         options = {"cname": c.get("cname", "lz4"), "clevel": int(c.get("clevel", 5))}
-        return [
-            _codec(
-                "blosc",
-                typesize=1,
-                **options,
-                shuffle=shuffle,
-                blocksize=int(c.get("blocksize", 0)),
-            )
-        ]
+        options |= {"shuffle": shuffle, "blocksize": int(c.get("blocksize", 0))}
+        return [_codec("blosc", typesize=1, **options)]
     if cid in ("zlib", "lz4"):
         key = "level" if cid == "zlib" else "acceleration"
         return [_codec(f"numcodecs.{cid}", **{key: c.get(key, 1)})]
@@ -418,14 +398,10 @@ def v3_from_v2(zarray_text: str, zattrs_text: str | None, dtype: str | None, sha
         zarray, attrs = json.loads(zarray_text), json.loads(zattrs_text or "{}")
     except ValueError as exc:
         raise Refused(f"{where}: {ZARRAY} or {ZATTRS} is not valid JSON ({exc}).") from exc
-    if (
-        not isinstance(zarray, dict)
-        or zarray.get("zarr_format") != 2
-        or not isinstance(attrs, dict)
+    if not (
+        isinstance(zarray, dict) and zarray.get("zarr_format") == 2 and isinstance(attrs, dict)
     ):
-        raise Refused(
-            f"{where}: {ZARRAY} is not a Zarr v2 array document, or {ZATTRS} not an object."
-        )
+        raise Refused(f"{where}: {ZARRAY} is no Zarr v2 array document or {ZATTRS} no object.")
     filters = zarray.get("filters") or []
     ids = [f.get("id") if isinstance(f, dict) else f for f in filters]
     if zarray.get("dtype") != "|O":
@@ -448,17 +424,14 @@ def v3_from_v2(zarray_text: str, zattrs_text: str | None, dtype: str | None, sha
         try:
             big = np.dtype(text).byteorder == ">"
         except TypeError as exc:
-            raise Refused(
-                f"{where}: the VLenArray filter's dtype {text!r} is not a dtype."
-            ) from exc
+            raise Refused(f"{where}: the VLenArray filter's dtype {text!r} is no dtype.") from exc
         if big:
             raise Refused(
                 f"{where}: the VLenArray filter's dtype {text!r} is big-endian; vlen-ndarray "
                 "elements are little-endian, so these chunks are not byte-compatible (rewrite "
                 "the array with a little-endian dtype)."
             )
-        name = make_element_type(np.dtype(text).str, (None,), f"{where}: the VLenArray filter's "
-                                 f"dtype {text!r}").name  # fmt: skip
+        name = make_element_type(np.dtype(text).str, (None,), f"{where}: dtype {text!r}").name
         if dtype is not None and dtype != name:
             raise Refused(
                 f"{where}: --dtype {dtype} disagrees with the VLenArray filter's dtype {text!r} "
@@ -467,10 +440,10 @@ def v3_from_v2(zarray_text: str, zattrs_text: str | None, dtype: str | None, sha
         dtype, shape = name, shape or (None,)
     etype = new_element_type(dtype, shape)  # type: ignore[arg-type]
     array_shape, chunks = zarray.get("shape"), zarray.get("chunks")
-    if not (isinstance(array_shape, list) and isinstance(chunks, list) and len(chunks) == len(array_shape)
-            and all(type(s) is int and s >= 0 for s in array_shape)
-            and all(type(c) is int and c >= 1 for c in chunks)):  # fmt: skip
-        raise Refused(f"{where}: shape {array_shape!r} / chunks {chunks!r} are not valid.")
+    try:
+        grid_of({"shape": array_shape, "chunk_grid": _codec("regular", chunk_shape=chunks)}, "")
+    except Refused as exc:
+        raise Refused(f"{where}: shape {array_shape!r} / chunks {chunks!r} are not valid.") from exc
     order, separator = zarray.get("order", "C"), zarray.get("dimension_separator", ".")
     if order not in ("C", "F") or (order == "F" and len(array_shape) > 1):
         raise Refused(
@@ -493,11 +466,7 @@ def v3_from_v2(zarray_text: str, zattrs_text: str | None, dtype: str | None, sha
         "storage_transformers": [],
     }
     names = attrs.get("_ARRAY_DIMENSIONS")  # xarray's v2 convention
-    if (
-        isinstance(names, list)
-        and len(names) == len(array_shape)
-        and all(isinstance(n, str) for n in names)
-    ):
+    if isinstance(names, list) and [type(n) for n in names] == [str] * len(array_shape):
         meta["dimension_names"] = names
     return meta, etype
 
@@ -536,11 +505,9 @@ def pattern_of(
     grid: tuple[int, ...],
     where: str,
 ) -> tuple[Pattern, str]:
-    """The pattern of a HyperSpy ragged array, whose cells (C order over ``grid``) hold
-    ``sizes`` items flattened and whose shape sibling gives their ``ranks`` and ``extents``
-    (back to back); and why, in words. When every cell has one rank k >= 1 and the same
-    trailing extents, the cells are the bytes of ``[null, d1..d(k-1)]`` cells. Refused when a
-    shape does not give its cell's item count."""
+    """The pattern of a HyperSpy ragged array whose cells (C order over ``grid``) hold ``sizes``
+    items flattened, their shape sibling's ``ranks`` and ``extents`` (back to back); and why. One
+    rank k >= 1 and one trailing shape: the bytes of ``[null, d1..d(k-1)]`` cells."""
     ends = np.cumsum(ranks)
     starts = ends - ranks
     items = np.ones(ranks.size, dtype=np.int64)  # a 0-d cell holds one item
@@ -567,9 +534,8 @@ def pattern_of(
         return (None,), "every cell is (n,)" if ranks[0] else "every cell is 0-d (one item)"
     table = extents.reshape(-1, int(ranks[0]))[:, 1:]
     if (odd := np.flatnonzero((table != table[0]).any(axis=1))).size:
-        return (
-            None,
-        ), f"its cells differ in trailing extents ({cell(0)} but {cell(int(odd[0]))}), {flat}"
+        why = f"its cells differ in trailing extents ({cell(0)} but {cell(int(odd[0]))})"
+        return (None,), f"{why}, {flat}"
     return (None, *map(int, table[0])), f"every cell is (n, {', '.join(map(str, table[0]))})"
 
 
@@ -582,8 +548,9 @@ def parse_shape_arg(text: str) -> Pattern:
     tokens = tokens[:-1] if len(tokens) > 1 and not tokens[-1] else tokens  # as in "(None,)"
     for token in tokens:
         if token.lower() not in ("null", "none") and not token.isdecimal():
-            raise ValueError(f"--shape {text!r}: entry {token!r} is neither null/None nor an "
-                             "integer; give e.g. null,2")  # fmt: skip
+            raise ValueError(
+                f"--shape {text!r}: entry {token!r} is no null/None or integer; e.g. null,2"
+            )
     entries = tuple(int(t) if t.isdecimal() else None for t in tokens)
     NDArrayDType(dtype="uint8", shape=entries)  # ShapePatternError names a bad entry
     return entries
@@ -603,9 +570,7 @@ def parse_selection(text: str) -> Any:
         if part.strip() == "...":
             out.append(Ellipsis)
         elif match is None or not part.strip():
-            raise ValueError(
-                f"{part.strip()!r} in {text!r} is not an int, a slice of ints or '...'"
-            )
+            raise ValueError(f"{part.strip()!r} in {text!r} is not an int, int slice or '...'")
         else:
             a, colon, b, step = (g if g in (None, ":") else int(g) for g in match.groups())
             out.append(a if colon is None else slice(a, b, step))

@@ -7,11 +7,11 @@ are checked before anything is written, and never rewritten.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib.util
 import json
 import warnings
-from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -20,8 +20,8 @@ from zarr_ndarray_dtype import iter_columnar, read_columnar
 from zarr_ndarray_tool import _documents as docs
 from zarr_ndarray_tool._documents import ZARRAY, ZATTRS, Pattern, document_text
 from zarr_ndarray_tool._inspect import check_chunks
-from zarr_ndarray_tool._stores import ZARR_JSON, ChunkObject, Location, Node, chunk_objects
-from zarr_ndarray_tool._stores import list_sizes, open_array, write
+from zarr_ndarray_tool._stores import ZARR_JSON, Location, Node, chunk_objects, list_sizes
+from zarr_ndarray_tool._stores import open_array, write
 from zarr_ndarray_tool.errors import Progress, Refused, counted, steps
 
 #: Chunk objects ``upgrade`` checks unless told to check all.
@@ -34,7 +34,7 @@ KEPT = "zarr-ndarray-v2.json"
 MIGRATION_RELEASE = "3.1.3"
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class Outcome:
     """What a command did: its message, and for a dry run the ``zarr.json`` diff."""
 
@@ -42,7 +42,7 @@ class Outcome:
     diff: str = ""
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class Options:
     dtype: str | None = None
     shape: Pattern | None = None
@@ -62,10 +62,8 @@ def rewrite(node: Node, new: dict[str, Any], what: str, dry_run: bool) -> Outcom
     with open_array(node.loc, new):
         pass  # zarr parses the new document (data type, codecs, fill value) or we refuse
     if dry_run:
-        return Outcome(
-            f"dry run: {what}; nothing written",
-            docs.json_diff(node.meta, new, f"{node.where}/{ZARR_JSON}"),
-        )
+        diff = docs.json_diff(node.meta, new, f"{node.where}/{ZARR_JSON}")
+        return Outcome(f"dry run: {what}; nothing written", diff)
     data = docs.dumps_like(new, node.text).encode("utf-8")
     write(node.loc, {ZARR_JSON: data}, {ZARR_JSON: node.text.encode("utf-8")})
     return Outcome(f"{node.where}: {what}; rewrote zarr.json")
@@ -73,8 +71,7 @@ def rewrite(node: Node, new: dict[str, Any], what: str, dry_run: bool) -> Outcom
 
 def upgrade(node: Node, options: Options) -> Outcome:
     """Raw bytes + ``vlen-bytes`` -> ``ndarray`` + ``vlen-ndarray``, after checking chunks."""
-    assert options.dtype is not None and options.shape is not None
-    new = docs.upgrade(node.meta, options.dtype, options.shape, node.where)
+    new = docs.upgrade(node.meta, options.dtype, options.shape, node.where)  # type: ignore[arg-type]
     problem, checked = check_chunks(node.loc, new, node.objects, *options.checks)
     if problem is not None:
         raise Refused(f"{node.where}: not upgraded (nothing written): {problem}")
@@ -84,18 +81,16 @@ def upgrade(node: Node, options: Options) -> Outcome:
 def downgrade(node: Node, dry_run: bool = False) -> Outcome:
     """``ndarray`` + ``vlen-ndarray`` -> raw bytes + ``vlen-bytes``; an array upgraded from Zarr
     v2 gets its v2 documents back instead."""
-    docs.check_array_document(node.meta, node.where)
-    kept = docs.original_documents(node.meta, node.where)
+    kept = docs.original_documents(docs.check_array_document(node.meta, node.where), node.where)
     if kept is None:
         new = docs.downgrade(node.meta, node.where)
-        return rewrite(node, new, f"downgrade to {docs.BYTES_DTYPE_NAMES[0]} + vlen-bytes", dry_run)
-    texts = {name: text for name, text in zip((ZARRAY, ZATTRS), kept) if text is not None}
+        return rewrite(node, new, f"downgrade to {new['data_type']} + vlen-bytes", dry_run)
+    texts = {name: text for name, text in zip((ZARRAY, ZATTRS), kept, strict=True) if text}
     what = f"downgrade to Zarr v2 (restore {', '.join(texts)}, remove zarr.json)"
     if dry_run:
         return Outcome(f"dry run: {what}; nothing written")
-    for name in texts:
-        if node.loc.read(name) is not None:
-            raise Refused(f"{node.where}: {name} exists already; nothing written.")
+    if present := [name for name in texts if node.loc.read(name) is not None]:
+        raise Refused(f"{node.where}: {present[0]} exists already; nothing written.")
     changes = {**{k: t.encode("utf-8") for k, t in texts.items()}, ZARR_JSON: None}
     write(node.loc, changes, {**dict.fromkeys(texts), ZARR_JSON: node.text.encode("utf-8")})
     return Outcome(f"{node.where}: {what}")
@@ -112,18 +107,14 @@ def is_v2(loc: Location, doc: str = ZARRAY) -> bool:
     return loc.read() is None and loc.read(doc) is not None
 
 
-def _plan_v2(
-    loc: Location, options: Options
-) -> tuple[dict[str, Any], str, str | None, dict[str, Any]]:
+def _plan_v2(loc: Location, options: Options) -> tuple[dict[str, Any], str, str | None, dict]:
     """A Zarr v2 ragged array's v3 document, what was checked, the first chunk that does not
-    fit, and the v2 documents read."""
+    fit (or None), and the v2 documents read."""
     found = {name: loc.read(name) for name in (ZARRAY, ZATTRS)}
-    zarray = document_text(found[ZARRAY], ZARRAY, str(loc))
-    assert zarray is not None
-    zattrs = document_text(found[ZATTRS], ZATTRS, str(loc))
-    new, _ = docs.v3_from_v2(zarray, zattrs, options.dtype, options.shape, str(loc))
+    zarray, zattrs = (document_text(found[k], k, str(loc)) for k in (ZARRAY, ZATTRS))
+    new, _ = docs.v3_from_v2(zarray or "", zattrs, options.dtype, options.shape, str(loc))
     objects = chunk_objects(loc, new, docs.grid_of(new, str(loc)))
-    compressor = json.loads(zarray).get("compressor")
+    compressor = json.loads(zarray or "").get("compressor")
     problem, checked = check_chunks(loc, new, objects, *options.checks, compressor)
     return new, checked, problem, found
 
@@ -144,9 +135,6 @@ def upgrade_v2(loc: Location, options: Options) -> Outcome:
     return Outcome(f"{loc}: {what}; wrote zarr.json, kept the v2 documents in its attributes")
 
 
-# ------------------------------------------------------------------------------ hierarchies
-
-
 def has_migration() -> bool:
     """True where zarr-python has its v2 -> v3 migration (zarr >= 3.1.3)."""
     try:
@@ -155,33 +143,30 @@ def has_migration() -> bool:
         return False
 
 
-def _alone(texts: dict[str, str]) -> Any:
-    """A MemoryStore holding only a node's v2 documents ``texts`` at its root."""
+def _open_v2(texts: dict[str, str]) -> Any:
+    """The v2 node whose documents are ``texts``, opened by zarr (from memory)."""
+    import zarr
     from zarr.buffer import default_buffer_prototype
-    from zarr.storage import MemoryStore
 
-    buffer = default_buffer_prototype().buffer
-    return MemoryStore({name: buffer.from_bytes(text.encode()) for name, text in texts.items()})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # zarr's notes on v2 codecs; the result is checked
+        store = {
+            k: default_buffer_prototype().buffer.from_bytes(t.encode()) for k, t in texts.items()
+        }
+        if ZGROUP in texts:
+            return zarr.open_group(store, mode="r", zarr_format=2, use_consolidated=False)
+        return zarr.open_array(store, mode="r", zarr_format=2)
 
 
 def migrated_document(texts: dict[str, str], where: str) -> str:
     """The ``zarr.json`` text zarr's own migration writes for one group or ordinary array,
     given its v2 documents (``.zgroup`` or ``.zarray``, and ``.zattrs`` if any) as texts."""
-    import zarr
     from zarr.metadata.migrate_v3 import migrate_to_v3
     from zarr.storage import MemoryStore, StorePath
 
     written: dict[str, Any] = {}  # what zarr's migration writes, read back from the dict itself
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # zarr's notes on v2 codecs; the result is checked
-            if ZGROUP in texts:
-                node: Any = zarr.open_group(
-                    _alone(texts), mode="r", zarr_format=2, use_consolidated=False
-                )
-            else:
-                node = zarr.open_array(_alone(texts), mode="r", zarr_format=2)
-            migrate_to_v3(node, StorePath(MemoryStore(written), ""))
+        migrate_to_v3(_open_v2(texts), StorePath(MemoryStore(written), ""))
     except Exception as exc:  # whatever zarr's migration refuses, it names
         raise Refused(
             f"{where}: zarr's own v2 -> v3 migration cannot convert this node "
@@ -190,29 +175,11 @@ def migrated_document(texts: dict[str, str], where: str) -> str:
     return str(written[ZARR_JSON].to_bytes().decode("utf-8"))
 
 
-def _strings_document(texts: dict[str, str], where: str) -> str:
-    """A v2 ``vlen-utf8`` object array as zarr's v3 ``string`` array over the same chunks (zarr's
-    migration stops at object arrays)."""
-    import zarr
-
-    as_bytes = {**json.loads(texts[ZARRAY]), "dtype": "|u1", "filters": None, "fill_value": 0}
-    meta = json.loads(migrated_document({**texts, ZARRAY: json.dumps(as_bytes)}, where))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        fill = zarr.open_array(_alone(texts), mode="r", zarr_format=2).metadata.fill_value
-    meta["data_type"], meta["fill_value"] = "string", "" if fill is None else str(fill)
-    codecs = [c for c in meta["codecs"] if c.get("name") != "bytes"]
-    meta["codecs"] = [{"name": "vlen-utf8", "configuration": {}}, *codecs]
-    return json.dumps(meta, indent=2)
-
-
 def is_upgraded_tree(loc: Location) -> bool:
     """True for the root of a hierarchy this tool upgraded: a group that holds :data:`KEPT`."""
     try:
-        return (
-            json.loads(loc.read() or b"{}").get("node_type") == "group"
-            and loc.read(KEPT) is not None
-        )
+        group = json.loads(loc.read() or b"{}").get("node_type") == "group"
+        return group and loc.read(KEPT) is not None
     except Exception:  # not a group's document (the array commands say what is wrong), or a
         return False  # store of zarr's own keys only (icechunk), which never holds it
 
@@ -221,11 +188,9 @@ def _join(path: str, name: str) -> str:
     return f"{path}/{name}" if path else name
 
 
-def _plan_tree(
-    loc: Location, options: Options
-) -> tuple[dict[str, dict[str, bytes]], list[tuple[str, str, str]]]:
-    """Every v2 node's documents (by path, the root first) and its new document with a line for
-    ``--dry-run``, each checked; Refused naming the first node that cannot be upgraded."""
+def _plan_tree(loc: Location, options: Options) -> tuple[dict[str, dict[str, bytes]], list]:
+    """Every v2 node's documents (by path, the root first), and each node's new document with
+    a line for ``--dry-run``, checked; Refused naming the first node that cannot be upgraded."""
     found: dict[str, dict[str, bytes]] = {}
     v3 = []
     for key in list_sizes(loc):
@@ -243,25 +208,26 @@ def _plan_tree(
     arrays = {p for p, d in nodes.items() if ZGROUP not in d}
     advance, planned = steps(options.progress, len(nodes)), []
     for path, stored in nodes.items():
-        advance(1)
-        where = f"{loc}: {path or '/'}"
-        texts = {
-            k: t
-            for k in (ZGROUP, ZARRAY, ZATTRS)
-            if (t := document_text(stored.get(k), k, path or "/"))
-        }
+        where, texts = f"{loc}: {path or '/'}", {}
+        for k in (ZGROUP, ZARRAY, ZATTRS):
+            texts |= {k: t} if (t := document_text(stored.get(k), k, path or "/")) else {}
+        zarray = json.loads(texts.get(ZARRAY, "{}"))
+        codec = ((zarray.get("filters") or [{}])[0] or {}).get("id")
         if ZGROUP in stored:
             planned.append((path, migrated_document(texts, where), "group (zarr's migration)"))
-            continue
-        zarray = json.loads(texts[ZARRAY])
-        codec = ((zarray.get("filters") or [{}])[0] or {}).get("id")
-        if zarray.get("dtype") != "|O":
+        elif zarray.get("dtype") != "|O":
             text = migrated_document(texts, where)
-            kind = docs.codec_chain(json.loads(text).get("codecs"))
-            planned.append((path, text, f"array {zarray.get('dtype')} ({kind}; zarr's migration)"))
-        elif codec == "vlen-utf8":
+            kind = f"{docs.codec_chain(json.loads(text).get('codecs'))}; zarr's migration"
+            planned.append((path, text, f"array {zarray.get('dtype')} ({kind})"))
+        elif codec == "vlen-utf8":  # zarr's own v3 string array, over the same chunks
+            as_bytes = {**zarray, "dtype": "|u1", "filters": None, "fill_value": 0}
+            meta = json.loads(migrated_document({**texts, ZARRAY: json.dumps(as_bytes)}, where))
+            fill = _open_v2(texts).metadata.fill_value
+            meta["data_type"], meta["fill_value"] = "string", "" if fill is None else str(fill)
+            codecs = [c for c in meta["codecs"] if c.get("name") != "bytes"]
+            meta["codecs"] = [{"name": "vlen-utf8", "configuration": {}}, *codecs]
             planned.append(
-                (path, _strings_document(texts, where), "array of strings (string, vlen-utf8)")
+                (path, json.dumps(meta, indent=2), "array of strings (string, vlen-utf8)")
             )
         elif codec in ("vlen-array", "vlen-bytes"):
             planned.append((path, *_ragged(loc, path, arrays, codec, options)))
@@ -271,53 +237,47 @@ def _plan_tree(
                 "Zarr v3 data type; nothing written. Rewrite it (HyperSpy >= 2 saves lists of "
                 "strings as vlen-utf8) or remove it, then upgrade again."
             )
+        advance(1)
     return found, planned
 
 
-def _ragged(
-    loc: Location, path: str, arrays: set[str], codec: str, options: Options
-) -> tuple[str, str]:
+def _ragged(loc: Location, path: str, arrays: set[str], codec: str, options: Options) -> tuple:
     """A ragged array's document: ``[null]`` (or ``--dtype``/``--shape`` for VLenBytes), or the
-    pattern its HyperSpy shape sibling gives, every stored chunk checked against it."""
+    pattern its HyperSpy shape sibling gives, every stored chunk checked against it; and why."""
     child = loc.child(path)
     if codec == "vlen-bytes" and (options.dtype is None or options.shape is None):
         raise Refused(
             f"{child}: a VLenBytes array of raw element bytes; give its element type with "
             "--dtype and --shape (they apply to every VLenBytes array of the hierarchy)."
         )
-    flat = options if codec == "vlen-bytes" else replace(options, dtype=None, shape=None)
-    new, checked, problem, _ = _plan_v2(child, replace(flat, progress=None))
+    flat = dataclasses.replace(options, progress=None)
+    if codec == "vlen-array":
+        flat = dataclasses.replace(flat, dtype=None, shape=None)
+    new, checked, problem, _ = _plan_v2(child, flat)
     if problem is not None:
         raise Refused(f"{child}: not upgraded (nothing written): {problem}")
-    etype = docs.element_type(new)
-    note = f"array ndarray {etype} (vlen-ndarray); {checked}"
+    note = f"array ndarray {docs.element_type(new)} (vlen-ndarray); {checked}"
     parent, _, name = path.rpartition("/")
-    sibling = docs.sibling_of(
-        name, {p.rpartition("/")[2] for p in arrays if p.rpartition("/")[0] == parent}
-    )
-    if sibling is not None and codec == "vlen-array":
-        pattern, why = _sibling_pattern(loc, path, _join(parent, sibling), new)
-        note = f"array ndarray {etype}: {why}"
-        if pattern != (None,):
-            wide = _plan_v2(child, Options(None, pattern, verify_all=True))
-            if wide[2] is None:
-                new, note = (
-                    wide[0],
-                    f"array ndarray {docs.element_type(wide[0])}: {why} ({wide[1]})",
-                )
-            else:
-                note += f", but {wide[2]}; so the cells stay flattened"
-        note += f" (shapes in {sibling})"
-    return json.dumps(new, indent=2), note
+    group = {p.rpartition("/")[2] for p in arrays if p.rpartition("/")[0] == parent}
+    if (sibling := docs.sibling_of(name, group)) is None or codec != "vlen-array":
+        return json.dumps(new, indent=2), note
+    pattern, why = _sibling_pattern(loc, path, _join(parent, sibling), new)
+    note = f"array ndarray {docs.element_type(new)}: {why}"
+    if pattern != (None,):
+        wide, wide_checked, wide_problem, _ = _plan_v2(child, Options(None, pattern, True))
+        if wide_problem is None:
+            new, note = wide, f"array ndarray {docs.element_type(wide)}: {why} ({wide_checked})"
+        else:
+            note += f", but {wide_problem}; so the cells stay flattened"
+    return json.dumps(new, indent=2), f"{note} (shapes in {sibling})"
 
 
-def _sibling_pattern(
-    loc: Location, path: str, sibling: str, meta: dict[str, Any]
-) -> tuple[Pattern, str]:
+def _sibling_pattern(loc: Location, path: str, sibling: str, meta: dict) -> tuple[Pattern, str]:
     """The pattern the shape sibling gives the array of ``meta`` (its ``[null]`` document)."""
-    texts = {k: document_text(loc.read(_join(sibling, k)), k, sibling) for k in (ZARRAY, ZATTRS)}
-    assert texts[ZARRAY] is not None
-    shapes, etype = docs.v3_from_v2(texts[ZARRAY], texts[ZATTRS], None, None, sibling)
+    zarray, zattrs = (
+        document_text(loc.read(_join(sibling, k)), k, sibling) for k in (ZARRAY, ZATTRS)
+    )
+    shapes, etype = docs.v3_from_v2(zarray or "", zattrs, None, None, sibling)
     where = f"{loc}: {path}"
     if etype.name not in ("int64", "int32") or shapes["shape"] != meta["shape"]:
         raise Refused(
@@ -329,8 +289,8 @@ def _sibling_pattern(
     with open_array(loc.child(path), meta) as array:
         sizes = [col.shapes[:, 0] for _, col in iter_columnar(array, values=False)]
     items = np.concatenate(sizes) if sizes else np.zeros(0, np.int64)
-    extents = table.values.astype(np.int64).reshape(-1)
-    return docs.pattern_of(np.diff(table.offsets), extents, items, tuple(meta["shape"]), where)
+    extents, ranks = table.values.astype(np.int64).reshape(-1), np.diff(table.offsets)
+    return docs.pattern_of(ranks, extents, items, tuple(meta["shape"]), where)
 
 
 def _digest(text: str) -> str:
@@ -350,24 +310,21 @@ def upgrade_tree(loc: Location, options: Options) -> Outcome:
         )
     if is_upgraded_tree(loc):
         raise Refused(
-            f"{loc}: this hierarchy was upgraded before ({KEPT} is there); `downgrade` "
-            "restores its Zarr v2 documents."
+            f"{loc}: this hierarchy was upgraded before ({KEPT} is there); `downgrade` restores "
+            "its Zarr v2 documents."
         )
     found, planned = _plan_tree(loc, options)
     lines = [f"  {path or '/'}: {note}" for path, _, note in planned]
-    lines += [
-        f"  {_join(path, ZMETADATA)}: removed (consolidated v2 metadata; kept for downgrade)"
-        for path, stored in found.items()
-        if ZMETADATA in stored
-    ]
+    consolidated = [path for path, stored in found.items() if ZMETADATA in stored]
+    lines += [f"  {_join(p, ZMETADATA)}: removed (consolidated v2 metadata; kept for downgrade)"
+              for p in consolidated]  # fmt: skip
     what = f"upgrade {counted(len(planned), 'node')} of a Zarr v2 hierarchy to Zarr v3"
     if options.dry_run:
         return Outcome(f"dry run: {what}; nothing written", "\n".join(lines) + "\n")
-    v2 = {
-        _join(path, name): data for path, stored in found.items() for name, data in stored.items()
-    }
+    v2 = {_join(path, k): data for path, stored in found.items() for k, data in stored.items()}
     kept = {
-        "about": "Zarr v2 documents kept by `zarr-ndarray upgrade`; `zarr-ndarray downgrade` writes them back",
+        "about": "Zarr v2 documents kept by `zarr-ndarray upgrade`; `zarr-ndarray downgrade` "
+        "writes them back",
         "v2": {key: data.decode("utf-8") for key, data in v2.items()},
         "v3": {_join(path, ZARR_JSON): _digest(text) for path, text, _ in planned},
     }
@@ -386,16 +343,13 @@ def downgrade_tree(loc: Location, dry_run: bool = False) -> Outcome:
         v2, v3 = dict(kept["v2"]), dict(kept["v3"])
     except (ValueError, KeyError, TypeError) as exc:
         raise Refused(f"{loc}: {KEPT} is not what upgrade wrote ({exc}).") from exc
-    changed = [
-        k for k, d in v3.items() if _digest((loc.read(k) or b"").decode("utf-8", "replace")) != d
-    ]
-    if changed:
+    text = lambda key: (loc.read(key) or b"").decode("utf-8", "replace")  # noqa: E731
+    if changed := [key for key, digest in v3.items() if _digest(text(key)) != digest]:
         raise Refused(
             f"{loc}: {', '.join(changed[:5])} changed since the upgrade (or is gone); restoring "
             "the v2 documents would lose that, so downgrade refuses (nothing written)."
         )
-    present = [key for key in v2 if loc.read(key) is not None]
-    if present:
+    if present := [key for key in v2 if loc.read(key) is not None]:
         raise Refused(f"{loc}: {', '.join(present[:5])} exist already; nothing written.")
     what = (
         f"downgrade {counted(len(v3), 'node')} to Zarr v2 (restore "

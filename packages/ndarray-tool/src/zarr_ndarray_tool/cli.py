@@ -34,46 +34,30 @@ __all__ = ["build_parser", "main"]
 
 PROG = "zarr-ndarray"
 _COMMANDS = {  # name: (summary, description)
-    "info": (
-        "data type, codecs, chunks, extents",
-        "Describe the array: data type and pattern, chunk grid, codecs, fill value, stored and "
-        "payload bytes, and the distribution of the cells' variable extents, from every written "
-        "chunk (decoded, no cell copied). Chunks that do not decode are counted and left out "
-        "(exit status 1).",
-    ),
-    "upgrade": (
-        "variable_length_bytes + vlen-bytes (or Zarr v2 VLenArray / VLenBytes) -> ndarray",
-        "Type a raw-bytes array as ndarray + vlen-ndarray (every element the little-endian "
-        "bytes of an ndarray of --dtype and --shape), or give a Zarr v2 VLenArray or VLenBytes "
-        "array a v3 zarr.json over its unchanged chunks, or upgrade a whole Zarr v2 hierarchy "
-        "(a HyperSpy .zspy store: groups and plain arrays by zarr's own migration, zarr >= "
-        "3.1.3; ragged arrays with the pattern their shape sibling gives). Chunks are checked "
-        "first; `downgrade` restores every v2 document byte for byte.",
-    ),
-    "downgrade": (
-        "ndarray + vlen-ndarray -> variable_length_bytes + vlen-bytes",
-        "Make the array readable by zarr-python without this package (elements read as their "
-        "raw bytes); an array or hierarchy upgraded from Zarr v2 gets its v2 documents back.",
-    ),
-    "migrate": (
-        "zarr-vlen-ndarray 0.1.x vlen-ndarray/inner_shape data type -> ndarray",
-        "Rewrite the data type zarr-vlen-ndarray 0.1.x wrote (vlen-ndarray with inner_shape) "
-        "as the ndarray data type; the chunks are not touched.",
-    ),
-    "verify": (
-        "decode every chunk; report every bad one",
-        "Decode every stored chunk object (every inner chunk of a shard, edge chunks whole) "
-        "with all the rules of its codec, a raw-bytes array as vlen-bytes. Every chunk that "
-        "does not decode is named with the reason (up to --max-errors); exit status 1.",
-    ),
-    "export": (
-        "write the cells to Parquet or Arrow IPC (needs nd-arrow)",
-        "Write one row per cell (an nd_arrow.array column and an int64 coordinate column per "
-        "array dimension), in C order, to a Parquet file (a row group per chunk) or an Arrow "
-        "IPC file (OUT ending in .arrow, .feather or .ipc). OUT appears only when the whole "
-        f"export succeeded. Needs {INSTALL_HINT}.",
-    ),
-}
+    "info": ("data type, codecs, chunks, extents", "Describe the array: data type and pattern, "
+             "chunk grid, codecs, fill value, stored and payload bytes, and the distribution of "
+             "the cells' extents, from every written chunk (decoded, no cell copied); chunks "
+             "that do not decode are counted and left out (exit status 1)."),
+    "upgrade": ("variable_length_bytes + vlen-bytes (or Zarr v2 VLenArray/VLenBytes) -> ndarray",
+                "Type a raw-bytes array as ndarray + vlen-ndarray (--dtype, --shape), give a Zarr "
+                "v2 VLenArray or VLenBytes array a v3 zarr.json over its chunks, or upgrade a "
+                "whole Zarr v2 hierarchy (a HyperSpy .zspy store; zarr >= 3.1.3). Chunks are "
+                "checked first; `downgrade` restores every v2 document byte for byte."),
+    "downgrade": ("ndarray + vlen-ndarray -> variable_length_bytes + vlen-bytes", "Make the "
+                  "array readable by zarr-python without this package (elements read as raw "
+                  "bytes); an array or hierarchy upgraded from Zarr v2 gets its v2 documents back."),
+    "migrate": ("zarr-vlen-ndarray 0.1.x vlen-ndarray/inner_shape data type -> ndarray", "Rewrite "
+                "the data type zarr-vlen-ndarray 0.1.x wrote (vlen-ndarray with inner_shape) as "
+                "the ndarray data type; the chunks are not touched."),
+    "verify": ("decode every chunk; report every bad one", "Decode every stored chunk object "
+               "(every inner chunk of a shard, edge chunks whole) with all the rules of its "
+               "codec, a raw-bytes array as vlen-bytes; name every chunk that does not decode "
+               "and why (up to --max-errors; exit status 1)."),
+    "export": ("write the cells to Parquet or Arrow IPC (needs nd-arrow)", "One row per cell (an "
+               "nd_arrow.array column, an int64 coordinate column per array dimension) in C "
+               "order, to a Parquet file (a row group per chunk) or an Arrow IPC file (.arrow, "
+               f".feather, .ipc); OUT appears only if all succeeded. Needs {INSTALL_HINT}."),
+}  # fmt: skip
 _ALL, _REWRITES = " ".join(_COMMANDS), "upgrade downgrade migrate"
 
 
@@ -90,42 +74,36 @@ def _usage(parse: Callable[[str], Any]) -> Callable[[str], Any]:
 
 
 _OPTIONS: list[tuple[str, tuple[str, ...], dict[str, Any]]] = [  # (commands, flags, options)
-    (_ALL, ("path",), {"metavar": "PATH", "help": "the array (for upgrade and downgrade also a "
-     "Zarr v2 hierarchy's group): a directory (store.zarr/group/array), a zip store "
-     "(store.zip), an array inside one (store.zip::group/array), or a URL zarr understands "
-     "(s3://bucket/store.zarr/array, gs://..., az://..., memory://..., file://...)"}),
-    (_ALL, ("-q", "--quiet"), {"action": "store_true", "help": "no progress bar (it is shown "
-     "on a terminal)"}),
-    (_ALL, ("--storage-options",), {"metavar": "JSON", "help": "for a URL: options of the "
-     "store, a JSON object (e.g. '{\"endpoint_url\": \"http://127.0.0.1:9000\"}'); credentials "
-     "come from the environment and config files as usual"}),
-    (_ALL, ("--backend",), {"choices": BACKENDS, "default": "fsspec", "help": "for a URL: open "
-     "it with fsspec (zarr.storage.FsspecStore, the default) or obstore "
-     "(zarr.storage.ObjectStore); the storage options are that library's"}),
-    (_REWRITES, ("--dry-run",), {"action": "store_true", "help": "print the zarr.json diff; "
-     "write nothing"}),
+    (_ALL, ("path",), {"metavar": "PATH", "help": "the array (upgrade, downgrade: or a Zarr v2 "
+     "hierarchy): a directory (s.zarr/group/array), a zip store (s.zip), an array in one "
+     "(s.zip::group/array), or a URL (s3://bucket/s.zarr/array, gs://, az://, memory://, file://)"}),
+    (_ALL, ("-q", "--quiet"), {"action": "store_true", "help": "no progress bar on a terminal"}),
+    (_ALL, ("--storage-options",), {"metavar": "JSON", "help": "for a URL: the store's options, "
+     "a JSON object, e.g. '{\"endpoint_url\": \"http://127.0.0.1:9000\"}'"}),
+    (_ALL, ("--backend",), {"choices": BACKENDS, "default": "fsspec", "help": "for a URL: "
+     "zarr.storage.FsspecStore (default) or ObjectStore (obstore)"}),
+    (_REWRITES, ("--dry-run",), {"action": "store_true", "help": "print the diff; write nothing"}),
     ("info", ("--json",), {"action": "store_true", "help": "print the report as JSON"}),
     ("upgrade", ("--dtype",), {"type": _usage(docs.parse_dtype_arg), "help": "element dtype, "
-     "e.g. float32 (a Zarr v2 VLenArray array: default its own dtype)"}),
+     "e.g. float32 (a Zarr v2 VLenArray array: default its own)"}),
     ("upgrade", ("--shape",), {"type": _usage(docs.parse_shape_arg), "help": "element pattern "
-     "[null, d1, ..., dk], written null,2 or None,2 or [null,2] (Zarr v2 VLenArray: default null)"}),
+     "[null, d1, ..., dk]: null,2 or None,2 or [null,2] (Zarr v2 VLenArray: default null)"}),
     ("upgrade", ("--verify-all",), {"action": "store_true", "help": "check every chunk object"}),
     ("upgrade", ("--sample",), {"type": _usage(docs.parse_count), "metavar": "N", "help": "check "
      f"N chunk objects spread over the array (default {DEFAULT_SAMPLE})"}),
     ("verify", ("--max-errors",), {"type": _usage(docs.parse_count), "default": 20, "metavar": "N",
-     "help": "list at most N bad chunks (default 20); the rest are counted"}),
+     "help": "list at most N bad chunks (default 20), count the rest"}),
     ("export", ("--parquet",), {"required": True, "type": Path, "metavar": "OUT", "help": "the "
-     "file to write: Parquet, or Arrow IPC if it ends in .arrow, .feather or .ipc"}),
-    ("export", ("--compression",), {"choices": COMPRESSIONS, "default": "zstd", "help": "the "
-     "codec (default zstd; an Arrow IPC file: zstd, lz4 or none)"}),
-    ("export", ("--compression-level",), {"type": int, "metavar": "N", "help": "the codec's "
-     "level (default the codec's own)"}),
+     "file: Parquet, or Arrow IPC if it ends in .arrow, .feather or .ipc"}),
+    ("export", ("--compression",), {"choices": COMPRESSIONS, "default": "zstd", "help": "default "
+     "zstd; Arrow IPC: zstd, lz4 or none"}),
+    ("export", ("--compression-level",), {"type": int, "metavar": "N", "help": "the codec's level"}),
     ("export", ("--column",), {"help": "name of the cell column (default: the array's name)"}),
     ("export", ("--dims",), {"type": _usage(docs.parse_names), "help": "names of the element "
      "axes, comma-separated (e.g. n,xy)"}),
     ("export", ("--select",), {"type": _usage(docs.parse_selection), "default": ...,
-     "metavar": "INDEX", "help": "export only these cells, in numpy's index syntax: ints and "
-     "slices (step 1), one per array dimension, and '...' (e.g. --select '0:10, 5')"}),
+     "metavar": "INDEX", "help": "only these cells, in numpy's index syntax: ints, slices of "
+     "step 1 and '...' (e.g. --select '0:10, 5')"}),
     ("export", ("--overwrite",), {"action": "store_true", "help": "replace OUT if it exists"}),
 ]  # fmt: skip
 
@@ -201,17 +179,13 @@ def _say(text: str) -> None:
 
 def _where(args: argparse.Namespace) -> dict[str, Any]:
     """The array as the API takes it: PATH, its storage options (a JSON object) and backend."""
-    try:
+    options = None
+    with contextlib.suppress(ValueError):
         options = json.loads(args.storage_options or "{}")
-    except ValueError as exc:
-        raise Refused(
-            f"--storage-options {args.storage_options!r} is not valid JSON ({exc})."
-        ) from exc
     if not isinstance(options, dict):
         example = '\'{"endpoint_url": "http://127.0.0.1:9000"}\''
-        raise Refused(
-            f"--storage-options {args.storage_options!r} is not a JSON object; give e.g. {example}."
-        )
+        raise Refused(f"--storage-options {args.storage_options!r} is not valid JSON, or is not "
+                      f"a JSON object; give e.g. {example}.")  # fmt: skip
     return {"store": args.path, "storage_options": options, "backend": args.backend}
 
 
@@ -289,17 +263,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         _silence_stdout()
         return 141
     except KeyboardInterrupt as exc:
-        signum = exc.args[0] if exc.args else signal.SIGINT
-        print(
-            f"{PROG} {args.command}: interrupted ({signal.Signals(signum).name})", file=sys.stderr
-        )
+        signum = signal.Signals(exc.args[0] if exc.args else signal.SIGINT)
+        print(f"{PROG} {args.command}: interrupted ({signum.name})", file=sys.stderr)
         return 128 + signum
     except Exception as exc:  # the one line: the environment's failure, a refusal, or a bug
-        line = (
-            str(exc)
-            if isinstance(exc, Refused)
-            else explain(exc, args.path, settings(args.path, args.backend))
-        )
+        line = explain(exc, args.path, settings(args.path, args.backend))
+        line = str(exc) if isinstance(exc, Refused) else line
         if line is None and os.environ.get("ZARR_NDARRAY_TRACEBACK"):
             raise
         bug = f"unexpected {type(exc).__name__}: {exc} (a bug: please report it with the command; "
