@@ -18,8 +18,8 @@ import zarr
 from zarr.core.dtype import VariableLengthBytes
 from zarr.storage import ZipStore
 
-from zarr_ndarray_tool.cli import main
 from zarr_ndarray_dtype import NDArrayDType
+from zarr_ndarray_tool.cli import main
 from zarr_vlen_ndarray import VlenNDArrayCodec
 
 

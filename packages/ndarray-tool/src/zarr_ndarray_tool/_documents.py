@@ -42,15 +42,14 @@ def check_array_document(meta: Any, where: str) -> dict[str, Any]:
     if not isinstance(meta, dict):
         raise Refused(f"{where}: zarr.json holds {compact(meta)}, not a JSON object.")
     if meta.get("zarr_format") != 3:
-        raise Refused(
-            f"{where}: zarr.json has zarr_format {meta.get('zarr_format')!r}; this tool handles "
-            "Zarr v3 arrays only (the ndarray data type is not defined for Zarr v2)."
-        )
+        fmt = meta.get("zarr_format")
+        raise Refused(f"{where}: zarr.json has zarr_format {fmt!r}; this tool handles Zarr "
+                      "v3 arrays only (the ndarray data type is not defined for Zarr "
+                      "v2).")  # fmt: skip
     if meta.get("node_type") == "group":
-        raise Refused(
-            f"{where} is a Zarr group, not an array; name an array inside it (e.g. PATH/name "
-            "for a directory store, FILE.zip::name for a zip store)."
-        )
+        raise Refused(f"{where} is a Zarr group, not an array; name an array inside it "
+                      "(e.g. PATH/name for a directory store, FILE.zip::name for a zip "
+                      "store).")  # fmt: skip
     if meta.get("node_type") != "array":
         raise Refused(f"{where}: zarr.json has node_type {meta.get('node_type')!r}, not 'array'.")
     if not isinstance(meta.get("codecs"), list):
@@ -102,7 +101,7 @@ def make_element_type(dtype: Any, shape: Any, where: str = "", json_: Any = None
 
 def element_type(meta: dict[str, Any], at: str = "") -> ElementType | None:
     """The checked element type of an ``ndarray`` or 0.1.x document at ``at``, else None."""
-    data_type = meta.get("data_type")
+    data_type: Any = meta.get("data_type")
     kind = data_type_kind(data_type)
     if kind != "legacy":
         return make_element_type(None, None, at, data_type) if kind == "ndarray" else None
@@ -110,16 +109,13 @@ def element_type(meta: dict[str, Any], at: str = "") -> ElementType | None:
     config = data_type["configuration"]
     dtype, inner = config.get("dtype"), config.get("inner_shape")
     if set(config) != {"dtype", "inner_shape"} or not isinstance(inner, list):
-        raise Refused(
-            f"{where}: a zarr-vlen-ndarray 0.1.x data type has a configuration with exactly "
-            "dtype and inner_shape (a list of integers >= 1)."
-        )
+        raise Refused(f"{where}: a zarr-vlen-ndarray 0.1.x data type has a configuration with "
+                      "exactly dtype and inner_shape (a list of integers >= 1).")  # fmt: skip
     if not (dtype in ELEMENT_DTYPES or re.fullmatch(r"[<|][biufc][0-9]{1,2}", str(dtype))):
-        raise Refused(
-            f"{where}: element dtype {compact(dtype)} is neither one of the 14 names "
-            f"{', '.join(ELEMENT_DTYPES)} nor an explicit little-endian typestr such as '<f4'; "
-            "it is not allowed (a guess could mistype every element)."
-        )
+        raise Refused(f"{where}: element dtype {compact(dtype)} is neither one of "
+                      f"the 14 names {', '.join(ELEMENT_DTYPES)} nor an explicit "
+                      "little-endian typestr such as '<f4'; it is not allowed (a "
+                      "guess could mistype every element).")  # fmt: skip
     try:
         return make_element_type(dtype, ShapePattern.from_json([None, *inner]).to_json(), where)
     except NDArrayDTypeError as exc:
@@ -176,27 +172,22 @@ def _rewritten(meta: dict[str, Any], where: str, command: str, kind: str, expect
             "legacy": "it has the zarr-vlen-ndarray 0.1.x data type (use `migrate`)",
             "other": "this tool converts only raw-bytes, ndarray and 0.1.x vlen-ndarray arrays",
         }[found]
-        raise Refused(
-            f"{where}: {command} expects {expects}, but the data_type is "
-            f"{compact(meta.get('data_type'))}: {hint}."
-        )
+        raise Refused(f"{where}: {command} expects {expects}, but the data_type is "
+                      f"{compact(meta.get('data_type'))}: {hint}.")  # fmt: skip
     data_type = data_type() if callable(data_type) else data_type  # checked after the kind
     out = copy.deepcopy(meta)
     if len(entries := _entries(out["codecs"], old)) != 1:
-        raise Refused(
-            f"{where}: the codec chain {codec_chain(meta['codecs'])} has {len(entries) or 'no'} "
-            f"{old!r} codec{'s' * (len(entries) != 1)}; {command} expects exactly one {old} "
-            "codec (at the top level or inside sharding)."
-        )
+        raise Refused(f"{where}: the codec chain {codec_chain(meta['codecs'])} has "
+                      f"{len(entries) or 'no'} {old!r} "
+                      f"codec{'s' * (len(entries) != 1)}; {command} expects exactly "
+                      f"one {old} codec (at the top level or inside sharding).")  # fmt: skip
     holder, at = entries[0]
     entry = holder[at] if isinstance(holder[at], dict) else {"": holder[at]}
     if command == "migrate" and (
         entry.get("configuration", {}) != {} or set(entry) - {"name", "configuration"}
     ):
-        raise Refused(
-            f"{where}: the codec entry {compact(entry)} is not "
-            '{"name": "vlen-ndarray", "configuration": {}}; the codec takes no parameters.'
-        )
+        raise Refused(f'{where}: the codec entry {compact(entry)} is not {{"name": "vlen-ndarray", '
+                      f'"configuration": {{}}}}; the codec takes no parameters.')  # fmt: skip
     holder[at], out["data_type"], fill = (
         {"name": new, "configuration": {}},
         data_type,
@@ -207,15 +198,12 @@ def _rewritten(meta: dict[str, Any], where: str, command: str, kind: str, expect
         try:
             etype.dtype.from_json_scalar(fill, zarr_format=3)
         except (ValueError, TypeError) as exc:
-            raise Refused(
-                f"{where}: the fill_value {compact(fill)} is not a valid fill for {etype} ({exc}); "
-                f"{command} keeps the fill value as it is, so it refuses this store."
-            ) from exc
+            raise Refused(f"{where}: the fill_value {compact(fill)} is not a valid fill for "
+                          f"{etype} ({exc}); {command} keeps the fill value as it is, so it "
+                          "refuses this store.") from exc  # fmt: skip
     elif not isinstance(fill, str):
-        raise Refused(
-            f"{where}: the fill_value {compact(fill)} is not a base64 string; zarr's "
-            "variable_length_bytes type could not read it."
-        )
+        raise Refused(f"{where}: the fill_value {compact(fill)} is not a base64 string; zarr's "
+                      "variable_length_bytes type could not read it.")  # fmt: skip
     return out
 
 
@@ -223,11 +211,10 @@ def new_element_type(dtype: str, shape: Pattern) -> ElementType:
     """The element type an ``upgrade`` writes; :class:`Refused` if vlen-ndarray cannot serve it."""
     etype = make_element_type(dtype, shape)
     if not etype.pattern.is_leading_variable:
-        raise Refused(
-            f"--shape {compact(etype.shape)}: the vlen-ndarray codec serves only patterns with "
-            "one leading variable axis, [null, d1, ..., dk]; a vlen-bytes store can only become "
-            "one of those (e.g. --shape null or --shape null,2)."
-        )
+        raise Refused(f"--shape {compact(etype.shape)}: the vlen-ndarray codec "
+                      "serves only patterns with one leading variable axis, [null, "
+                      "d1, ..., dk]; a vlen-bytes store can only become one of those "
+                      "(e.g. --shape null or --shape null,2).")  # fmt: skip
     return etype
 
 
@@ -244,11 +231,10 @@ def downgrade(meta: dict[str, Any], where: str) -> dict:
     def new() -> str:
         etype = element_type(meta, where)
         if etype is not None and not etype.pattern.is_leading_variable:
-            raise Refused(
-                f"{where}: the pattern {compact(etype.shape)} is not [null, d1, ..., dk], so its "
-                f"chunks are not vlen-bytes framed (codec chain {codec_chain(meta['codecs'])}); "
-                "only vlen-ndarray arrays downgrade by a metadata rewrite."
-            )
+            raise Refused(f"{where}: the pattern {compact(etype.shape)} is not [null, d1, ..., "
+                          "dk], so its chunks are not vlen-bytes framed (codec chain "
+                          f"{codec_chain(meta['codecs'])}); only vlen-ndarray arrays downgrade by "
+                          "a metadata rewrite.")  # fmt: skip
         return BYTES_DTYPE_NAMES[0]
 
     expects = "an ndarray array with the vlen-ndarray codec"
@@ -269,10 +255,8 @@ def bytes_view(meta: dict[str, Any], where: str) -> dict:
     if kind == "bytes":
         return {**meta, "data_type": BYTES_DTYPE_NAMES[0]}
     if kind == "other":
-        raise Refused(
-            f"{where}: this command expects a raw-bytes, ndarray or 0.1.x vlen-ndarray array, but "
-            f"the data_type is {compact(meta.get('data_type'))}."
-        )
+        raise Refused(f"{where}: this command expects a raw-bytes, ndarray or 0.1.x vlen-ndarray "
+                      f"array, but the data_type is {compact(meta.get('data_type'))}.")  # fmt: skip
     return downgrade(migrate(meta, where) if kind == "legacy" else meta, where)
 
 
@@ -317,7 +301,9 @@ class Grid(NamedTuple):
 
     def padded(self) -> Grid:
         """The grid of whole chunks (edge chunks read whole, as the codecs decode them)."""
-        return Grid(tuple(math.prod(p) for p in zip(self.grid_shape, self.chunks)), self.chunks)
+        return Grid(
+            tuple(math.prod(p) for p in zip(self.grid_shape, self.chunks, strict=True)), self.chunks
+        )
 
     def region(self, index: tuple[int, ...]) -> tuple[slice, ...]:
         bounds = zip(index, self.chunks, self.shape, strict=True)
@@ -327,6 +313,7 @@ class Grid(NamedTuple):
 def grid_of(meta: dict[str, Any], where: str) -> Grid:
     """The array's regular chunk grid; :class:`Refused` naming what is wrong with it."""
     grid, shape = meta.get("chunk_grid"), meta.get("shape")
+    chunks: Any
     chunks = (grid.get("configuration") or {}).get("chunk_shape") if isinstance(grid, dict) else 0
     if not isinstance(shape, list) or any(type(s) is not int or s < 0 for s in shape):
         raise Refused(f"{where}: zarr.json's shape {json.dumps(shape)} is not a list of sizes.")
@@ -337,15 +324,12 @@ def grid_of(meta: dict[str, Any], where: str) -> Grid:
             f"{where}: chunk_grid {json.dumps(grid)}; this tool reads regular chunk grids only."
         )
     if not isinstance(chunks, list) or any(type(c) is not int or c < 1 for c in chunks):
-        raise Refused(
-            f"{where}: the regular chunk_grid's chunk_shape {json.dumps(chunks)} is not a list "
-            "of positive integers."
-        )
+        raise Refused(f"{where}: the regular chunk_grid's chunk_shape {json.dumps(chunks)} is not "
+                      "a list of positive integers.")  # fmt: skip
     if len(chunks) != len(shape):
-        raise Refused(
-            f"{where}: the shape {json.dumps(shape)} has {len(shape)} dimensions but the "
-            f"chunk_shape {json.dumps(chunks)} has {len(chunks)}; zarr.json contradicts itself."
-        )
+        raise Refused(f"{where}: the shape {json.dumps(shape)} has {len(shape)} dimensions but the "
+                      f"chunk_shape {json.dumps(chunks)} has {len(chunks)}; zarr.json contradicts "
+                      "itself.")  # fmt: skip
     return Grid(tuple(shape), tuple(chunks))
 
 
@@ -383,10 +367,9 @@ def compressor_twin(c: Any, where: str) -> list[dict[str, Any]]:
     if cid in ("zlib", "lz4"):
         key = "level" if cid == "zlib" else "acceleration"
         return [_codec(f"numcodecs.{cid}", **{key: c.get(key, 1)})]
-    raise Refused(
-        f"{where}: the compressor {json.dumps(c)} has no byte-identical Zarr v3 codec this tool "
-        "maps (zstd, blosc, zlib, lz4 or none); recompress the array, or read it with zarr 2."
-    )
+    raise Refused(f"{where}: the compressor {json.dumps(c)} has no byte-identical Zarr v3 codec "
+                  "this tool maps (zstd, blosc, zlib, lz4 or none); recompress the array, or read "
+                  "it with zarr 2.")  # fmt: skip
 
 
 def v3_from_v2(zarray_text: str, zattrs_text: str | None, dtype: str | None, shape: Pattern | None,
@@ -405,20 +388,16 @@ def v3_from_v2(zarray_text: str, zattrs_text: str | None, dtype: str | None, sha
     filters = zarray.get("filters") or []
     ids = [f.get("id") if isinstance(f, dict) else f for f in filters]
     if zarray.get("dtype") != "|O":
-        raise Refused(
-            f"{where}: the Zarr v2 dtype is {zarray.get('dtype')!r}; only object arrays ('|O') "
-            "with a VLenArray or VLenBytes filter hold ragged elements."
-        )
+        raise Refused(f"{where}: the Zarr v2 dtype is {zarray.get('dtype')!r}; only "
+                      "object arrays ('|O') with a VLenArray or VLenBytes filter "
+                      "hold ragged elements.")  # fmt: skip
     if ids not in (["vlen-array"], ["vlen-bytes"]):
-        raise Refused(
-            f"{where}: the filters are {json.dumps(zarray.get('filters'))}; upgrade needs exactly "
-            "one VLenArray or VLenBytes filter (other filters change the chunk bytes)."
-        )
+        raise Refused(f"{where}: the filters are {json.dumps(zarray.get('filters'))}; upgrade "
+                      "needs exactly one VLenArray or VLenBytes filter (other filters change the "
+                      "chunk bytes).")  # fmt: skip
     if ids == ["vlen-bytes"] and (dtype is None or shape is None):
-        raise Refused(
-            f"{where}: a VLenBytes array holds raw bytes; give the element type with --dtype and "
-            "--shape (e.g. --dtype float32 --shape null,2)."
-        )
+        raise Refused(f"{where}: a VLenBytes array holds raw bytes; give the element type with "
+                      "--dtype and --shape (e.g. --dtype float32 --shape null,2).")  # fmt: skip
     if ids == ["vlen-array"]:
         text = filters[0].get("dtype")
         try:
@@ -426,31 +405,27 @@ def v3_from_v2(zarray_text: str, zattrs_text: str | None, dtype: str | None, sha
         except TypeError as exc:
             raise Refused(f"{where}: the VLenArray filter's dtype {text!r} is no dtype.") from exc
         if big:
-            raise Refused(
-                f"{where}: the VLenArray filter's dtype {text!r} is big-endian; vlen-ndarray "
-                "elements are little-endian, so these chunks are not byte-compatible (rewrite "
-                "the array with a little-endian dtype)."
-            )
+            raise Refused(f"{where}: the VLenArray filter's dtype {text!r} is "
+                          "big-endian; vlen-ndarray elements are little-endian, so "
+                          "these chunks are not byte-compatible (rewrite the array "
+                          "with a little-endian dtype).")  # fmt: skip
         name = make_element_type(np.dtype(text).str, (None,), f"{where}: dtype {text!r}").name
         if dtype is not None and dtype != name:
-            raise Refused(
-                f"{where}: --dtype {dtype} disagrees with the VLenArray filter's dtype {text!r} "
-                f"({name}); leave --dtype out or give {name}."
-            )
+            raise Refused(f"{where}: --dtype {dtype} disagrees with the VLenArray filter's dtype "
+                          f"{text!r} ({name}); leave --dtype out or give {name}.")  # fmt: skip
         dtype, shape = name, shape or (None,)
     etype = new_element_type(dtype, shape)  # type: ignore[arg-type]
-    array_shape, chunks = zarray.get("shape"), zarray.get("chunks")
+    array_shape: Any = zarray.get("shape")
+    chunks = zarray.get("chunks")
     try:
         grid_of({"shape": array_shape, "chunk_grid": _codec("regular", chunk_shape=chunks)}, "")
     except Refused as exc:
         raise Refused(f"{where}: shape {array_shape!r} / chunks {chunks!r} are not valid.") from exc
     order, separator = zarray.get("order", "C"), zarray.get("dimension_separator", ".")
     if order not in ("C", "F") or (order == "F" and len(array_shape) > 1):
-        raise Refused(
-            f"{where}: order {order!r} with {len(array_shape)} dimensions stores chunks "
-            "transposed, which a v3 array cannot describe without a transpose codec on object "
-            "elements; rewrite the array in C order."
-        )
+        raise Refused(f"{where}: order {order!r} with {len(array_shape)} dimensions stores chunks "
+                      "transposed, which a v3 array cannot describe without a transpose codec on "
+                      "object elements; rewrite the array in C order.")  # fmt: skip
     if separator not in (".", "/"):
         raise Refused(f"{where}: dimension_separator {separator!r} is not '.' or '/'.")
     meta: dict[str, Any] = {
@@ -483,10 +458,9 @@ def original_documents(meta: dict[str, Any], where: str) -> tuple[str, str | Non
     shape = tuple(config.get("shape", [None]))
     expected = v3_from_v2(zarray, zattrs, config.get("dtype"), shape, where)[0]
     if changed := sorted(k for k in set(expected) | set(meta) if expected.get(k) != meta.get(k)):
-        raise Refused(
-            f"{where}: {', '.join(changed)} changed since the array was upgraded from Zarr v2; "
-            "restoring the v2 documents would lose that, so downgrade refuses."
-        )
+        raise Refused(f"{where}: {', '.join(changed)} changed since the array was "
+                      "upgraded from Zarr v2; restoring the v2 documents would lose "
+                      "that, so downgrade refuses.")  # fmt: skip
     return zarray, zattrs
 
 
@@ -520,11 +494,10 @@ def pattern_of(
 
     if (bad := np.flatnonzero(items != sizes)).size:
         at = int(bad[0])
-        raise Refused(
-            f"{where}: the shape sibling says {cell(at)} ({int(items[at])} items), but the data "
-            f"holds {int(sizes[at])} items there; the two arrays disagree, so the store cannot "
-            "be upgraded as it is (check that HyperSpy wrote both)."
-        )
+        raise Refused(f"{where}: the shape sibling says {cell(at)} ({int(items[at])} "
+                      f"items), but the data holds {int(sizes[at])} items there; the "
+                      "two arrays disagree, so the store cannot be upgraded as it is "
+                      "(check that HyperSpy wrote both).")  # fmt: skip
     if not ranks.size:
         return (None,), "it holds no cells"
     flat = "so the cells stay flattened"

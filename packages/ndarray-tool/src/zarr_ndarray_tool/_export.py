@@ -49,7 +49,8 @@ def resolve(select: Any, shape: tuple[int, ...]) -> Box:
             )
         else:
             start, stop = start % n, start % n + 1  # type: ignore[operator]
-        box[0].append(start), box[1].append(max(start, stop))
+        box[0].append(start)
+        box[1].append(max(start, stop))
     return tuple(box[0]), tuple(box[1])
 
 
@@ -75,10 +76,9 @@ def _codec(out: Path, overwrite: bool, compression: str, level: int | None) -> A
     if compression not in COMPRESSIONS:
         raise Refused(f"--compression {compression!r}: choose one of {', '.join(COMPRESSIONS)}.")
     if out.suffix.lower() in IPC_SUFFIXES and compression not in ("zstd", "lz4", "none"):
-        raise Refused(
-            f"{out}: an Arrow IPC file ({', '.join(IPC_SUFFIXES)}) is compressed with zstd, lz4 "
-            f"or none, not {compression}; pass --compression zstd, or write a .parquet file."
-        )
+        raise Refused(f"{out}: an Arrow IPC file ({', '.join(IPC_SUFFIXES)}) is compressed with "
+                      f"zstd, lz4 or none, not {compression}; pass --compression zstd, or write a "
+                      ".parquet file.")  # fmt: skip
     try:
         if compression == "none" and level is not None:
             raise ValueError("a level needs a compression")
@@ -108,10 +108,9 @@ def export(
     if dims is not None and (len(dims) != rank or len(set(dims)) != rank):
         problem = "a name twice" if len(dims) == rank else counted(len(dims), "name")
         example = ",".join(["n", "xy", "z", "t"][:rank]) if rank <= 4 else "d0,d1,..."
-        raise Refused(
-            f"--dims {','.join(dims)} gives {problem}, but every cell of {node.where} has "
-            f"{rank} axes ({etype}); name each axis once, comma-separated (e.g. --dims {example})."
-        )
+        raise Refused(f"--dims {','.join(dims)} gives {problem}, but every cell of {node.where} "
+                      f"has {rank} axes ({etype}); name each axis once, comma-separated (e.g. "
+                      f"--dims {example}).")  # fmt: skip
     try:
         box = resolve(select, node.grid.shape)
     except (IndexError, TypeError, ValueError) as exc:
@@ -178,8 +177,10 @@ def export(
                         options = pa.ipc.IpcWriteOptions(compression=codec)
                         writer = pa.ipc.new_file(fh, data.schema, options=options)
                     elif writer is None:  # list items keep the name "item", as nd-arrow writes them
-                        writer = pq.ParquetWriter(fh, data.schema, compression=compression,
-                                                  compression_level=level, use_compliant_nested_type=False)  # fmt: skip
+                        options = {"compression": compression, "compression_level": level}
+                        writer = pq.ParquetWriter(
+                            fh, data.schema, **options, use_compliant_nested_type=False
+                        )
                     writer.write_table(data)
                     rows += data.num_rows
         finally:

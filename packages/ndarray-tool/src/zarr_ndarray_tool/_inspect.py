@@ -41,10 +41,8 @@ def _read(array: Any, region: Region, key: str, typed: bool) -> Any:
             raise failure from None
         if typed and isinstance(exc, ValueError):  # every codec and stored-chunk error is one
             raise
-        raise ValueError(
-            f"the stored chunk {key!r} does not decode ({type(exc).__name__}: {exc}): it is "
-            "corrupt or was written with other codecs"
-        ) from exc
+        raise ValueError(f"the stored chunk {key!r} does not decode ({type(exc).__name__}: {exc}): "
+                         "it is corrupt or was written with other codecs") from exc  # fmt: skip
 
 
 def info(node: Node, progress: Progress | None = None) -> dict[str, Any]:
@@ -105,10 +103,9 @@ def info(node: Node, progress: Progress | None = None) -> dict[str, Any]:
         "not_whole_rows": 0,
         "extent": _distribution(table[:, 0] if rows else items),
     }
-    if not rows:
-        report["extents"] = {
-            str(a): _distribution(table[:, a]) for a in etype.pattern.variable_axes
-        }
+    if not rows:  # the distribution of each variable axis' extent
+        axes = etype.pattern.variable_axes
+        report["extents"] = {str(a): _distribution(table[:, a]) for a in axes}
     return report
 
 
@@ -123,15 +120,13 @@ def _distribution(extents: npt.NDArray[np.int64]) -> dict[str, Any] | None:
     width = -(-(high - low + 1) // 10)  # at most 10 bins of one width: comparable counts
     edges = np.arange(low, high + width + 1, width, dtype=np.int64)
     counts = np.histogram(extents, bins=edges)[0]
-    out["histogram"] = [[int(a), int(a) + width - 1, int(c)] for a, c in zip(edges, counts)]
+    out["histogram"] = [[int(a), int(a) + width - 1, int(c)] for a, c in zip(edges, counts)]  # noqa: B905
     return out
 
 
 def _size(n: int) -> str:
-    for power, suffix in ((3, "GiB"), (2, "MiB"), (1, "KiB")):
-        if n >= 1024**power or suffix == "KiB" and n >= 1024:
-            return f"{n / 1024**power:.1f} {suffix}"
-    return f"{n} B"
+    power = next((p for p in (3, 2, 1) if n >= 1024**p), 0)
+    return f"{n / 1024**power:.1f} {('KiB', 'MiB', 'GiB')[power - 1]}" if power else f"{n} B"
 
 
 def render(report: dict[str, Any]) -> str:
@@ -139,7 +134,8 @@ def render(report: dict[str, Any]) -> str:
     element, kind = report["element"], report["kind"]
     text = json.dumps(report["data_type"])
     if element is not None:
-        text = f"ndarray {element['dtype']} {json.dumps(element['shape'])} (unit {element['unit_bytes']} B)"
+        text = f"ndarray {element['dtype']} {json.dumps(element['shape'])} "
+        text += f"(unit {element['unit_bytes']} B)"
     text += " - zarr-vlen-ndarray 0.1.x metadata: run `migrate`" * (kind == "legacy")
     text += " (raw bytes: `upgrade --dtype D --shape S` types it)" * (kind == "bytes")
     grid = f"{report['shape']} in chunks of {report['chunk_shape']}"
@@ -153,16 +149,14 @@ def render(report: dict[str, Any]) -> str:
         rows.append(("dimensions", json.dumps(report["dimension_names"])))
     rows += [("codecs", report["codecs"]), ("fill value", json.dumps(report["fill_value"]))]
     rows.append(("cells", f"{report['cells']} ({written})"))
-    if report.get("unreadable_chunks"):
-        bad = counted(report["unreadable_chunks"], "chunk object")
-        rows.append(
-            ("unreadable", f"{bad} could not be read, left out of the figures (run `verify`)")
-        )
+    if bad := report.get("unreadable_chunks"):
+        bad = f"{counted(bad, 'chunk object')} could not be read, left out of the figures"
+        rows.append(("unreadable", f"{bad} (run `verify`)"))
     stored = f"{_size(report['stored_bytes'])} stored"
-    if payload := report.get("payload_bytes", 0):
-        stored += f"; element payload {_size(payload)} (stored/payload {report['stored_bytes'] / payload:.3f})"
-    elif "payload_bytes" in report:
-        stored += "; element payload 0 B"
+    if "payload_bytes" in report:
+        stored += f"; element payload {_size(payload := report['payload_bytes'])}"
+        if payload:
+            stored += f" (stored/payload {report['stored_bytes'] / payload:.3f})"
     rows.append(("bytes", stored))
     if "framing_backend" in report:
         rows.append(("framing", f"{report['framing_backend']} (zarr_vlen_ndarray.framing.BACKEND)"))
@@ -171,10 +165,8 @@ def render(report: dict[str, Any]) -> str:
         return "\n".join(lines)
 
     def stats(d: dict[str, Any]) -> str:
-        return (
-            ", ".join(f"{k} {d[k]}" for k in ("min", *_QUANTILES, "max"))
-            + f", mean {d['mean']:.2f}"
-        )
+        quantiles = ", ".join(f"{k} {d[k]}" for k in ("min", *_QUANTILES, "max"))
+        return f"{quantiles}, mean {d['mean']:.2f}"
 
     lines.append(f"{'extent':<11}: {report['extent_unit']} per element: {stats(dist)}")
     lines.append(f"{'':<13}empty elements: {dist['empty']}")
@@ -195,15 +187,11 @@ def verify(node: Node, progress: Progress | None, max_errors: int) -> tuple[str,
     first ``max_errors`` failures as (object key, what is wrong), and how many failed."""
     kind, where = data_type_kind(node.meta.get("data_type")), node.where
     if kind == "legacy":
-        raise Refused(
-            f"{where}: the data type is zarr-vlen-ndarray 0.1.x metadata, which no longer "
-            "resolves; run `migrate` first."
-        )
+        raise Refused(f"{where}: the data type is zarr-vlen-ndarray 0.1.x metadata, which no "
+                      "longer resolves; run `migrate` first.")  # fmt: skip
     if kind not in ("ndarray", "bytes"):
-        raise Refused(
-            f"{where}: verify decodes ndarray and raw-bytes arrays; this one's data type is "
-            f"{node.meta.get('data_type')!r}."
-        )
+        raise Refused(f"{where}: verify decodes ndarray and raw-bytes arrays; this one's data type "
+                      f"is {node.meta.get('data_type')!r}.")  # fmt: skip
     padded, typed, failed = node.grid.padded(), kind == "ndarray", []
     meta = with_shape(node.meta if typed else docs.bytes_view(node.meta, where), padded.shape)
     inner, advance = inner_chunks(node.meta) if typed else None, steps(progress, len(node.objects))
@@ -221,8 +209,13 @@ def verify(node: Node, progress: Progress | None, max_errors: int) -> tuple[str,
             found = problems(obj.key, region)
             if found and inner is not None:  # a shard: name every bad inner chunk in it
                 shard = Grid(tuple(r.stop - r.start for r in region), inner)
-                parts = (tuple(slice(r.start + p.start, r.start + p.stop) for r, p in
-                               zip(region, shard.region(i))) for i in shard.indices())  # fmt: skip
+                parts = (
+                    tuple(
+                        slice(r.start + p.start, r.start + p.stop)
+                        for r, p in zip(region, inner_region, strict=True)
+                    )
+                    for inner_region in map(shard.region, shard.indices())
+                )
                 found = list(dict.fromkeys(t for p in parts for t in problems(obj.key, p))) or found
             failed += [(obj.key, text) for text in found]
             advance(1)
@@ -231,9 +224,8 @@ def verify(node: Node, progress: Progress | None, max_errors: int) -> tuple[str,
         decoded = f"all {n} chunk objects decode" if n else "no chunk object is stored"
         return f"{where}: {'the one chunk object decodes' if n == 1 else decoded}{absent}", [], 0
     bad = len({key for key, _ in failed})
-    lines = [
-        f"{where}: {bad} of {counted(n, 'chunk object')} {'does' if bad == 1 else 'do'} not decode{absent}:"
-    ]
+    verb = "does" if bad == 1 else "do"
+    lines = [f"{where}: {bad} of {counted(n, 'chunk object')} {verb} not decode{absent}:"]
     lines += [f"  {text}" for _, text in failed[:max_errors]]
     more = len(failed) - max_errors
     lines += [f"  ... and {more} more (--max-errors N lists more)"] if more > 0 else []
@@ -256,66 +248,54 @@ def _absent(node: Node, named: int = 5) -> str:
     )
 
 
-def check_chunks(loc: Location, new: dict[str, Any], objects: list[ChunkObject], sample: int | None,
-                 progress: Progress | None, compressor: Any = False) -> tuple[str | None, str]:  # fmt: skip
+def check_chunks(
+    loc: Location, new: dict[str, Any], objects: list[ChunkObject], sample: int | None,
+    progress: Progress | None,
+) -> tuple[str | None, str]:  # fmt: skip
     """Check chunk objects against the planned document ``new``, all or ``sample`` spread evenly
     (first and last included): the first problem, and what was checked. Each is read as raw
     bytes (every element whole rows of the element type, edge chunks whole, their padding
-    included), then decoded with ``new`` (every rule of its codec). The chunks of a Zarr v2
-    array (``compressor``: its v2 compressor, or None) must also read as zarr 2 reads them."""
+    included), then decoded with ``new`` (every rule of its codec)."""
     picked = objects
     if sample is not None and sample < len(objects):
         at = np.unique(np.linspace(0, len(objects) - 1, sample).round().astype(np.int64))
         picked = [objects[int(i)] for i in at]
     checked = f"checked {len(picked)} of {counted(len(objects), 'chunk object')}"
     checked += " (--verify-all checks every one)" * (len(picked) < len(objects))
-    etype, grid, advance = (
-        docs.element_type(new),
-        docs.grid_of(new, str(loc)),
-        steps(progress, len(picked)),
-    )
+    etype, grid = docs.element_type(new), docs.grid_of(new, str(loc))
     assert etype is not None
-    padded = grid.padded()
+    padded, advance = grid.padded(), steps(progress, len(picked))
+
+    def problem(obj: ChunkObject, raw: Any, typed: Any) -> str | None:
+        region = padded.region(obj.index)
+        try:
+            cells = _read(raw, region, obj.key, False)
+        except ValueError as exc:
+            return f"zarr cannot read it as {etype}: {exc}"
+        lengths = np.array(list(map(len, cells)), dtype=np.int64)
+        if (bad := np.flatnonzero(lengths % etype.unit)).size:
+            local = np.unravel_index(int(bad[0]), tuple(r.stop - r.start for r in region))
+            coords = tuple(r.start + int(i) for r, i in zip(region, local, strict=True))
+            place = str(coords) + (
+                f" (beyond the array's shape {grid.shape}, in the edge chunk's padding, which "
+                "zarr decodes with the chunk: a fill value its writer left there)"
+            ) * any(c >= n for c, n in zip(coords, grid.shape, strict=True))
+            return (
+                f"the element at {place} is {lengths[bad[0]]} bytes, not a whole number of "
+                f"{etype.unit}-byte rows of {etype}{_nul_hint(new, cells[bad[0]])}; check "
+                "--dtype and --shape."
+            )
+        try:
+            _read(typed, region, obj.key, True)
+        except ValueError as exc:
+            return str(exc)
+        return None
+
     raw_meta = with_shape(docs.bytes_view(new, str(loc)), padded.shape)
     with open_array(loc, raw_meta) as raw, open_array(loc, with_shape(new, padded.shape)) as typed:
         for obj in picked:
-            region = padded.region(obj.index)
-            try:
-                cells = _read(raw, region, obj.key, False)
-            except ValueError as exc:
-                return f"chunk {obj.key}: zarr cannot read it as {etype}: {exc}", checked
-            if compressor is not False:
-                import numcodecs
-
-                try:
-                    data = loc.read(obj.key) or b""
-                    framed = (
-                        numcodecs.get_codec(dict(compressor)).decode(data) if compressor else data
-                    )
-                    if cells != list(numcodecs.VLenBytes().decode(framed)):
-                        return (
-                            f"chunk {obj.key}: its elements read differently through zarr",
-                            checked,
-                        )
-                except Exception as exc:  # any failure to decode marks the chunk incompatible
-                    return f"chunk {obj.key}: {type(exc).__name__}: {exc}", checked
-            lengths = np.array(list(map(len, cells)), dtype=np.int64)
-            if (bad := np.flatnonzero(lengths % etype.unit)).size:
-                local = np.unravel_index(int(bad[0]), tuple(r.stop - r.start for r in region))
-                coords = tuple(r.start + int(i) for r, i in zip(region, local))
-                place = str(coords) + (
-                    f" (beyond the array's shape {grid.shape}, in the edge chunk's padding, which "
-                    "zarr decodes with the chunk: a fill value its writer left there)"
-                ) * any(c >= n for c, n in zip(coords, grid.shape))
-                return (
-                    f"chunk {obj.key}: the element at {place} is {lengths[bad[0]]} bytes, not a "
-                    f"whole number of {etype.unit}-byte rows of {etype}"
-                    f"{_nul_hint(new, cells[bad[0]])}; check --dtype and --shape."
-                ), checked
-            try:
-                _read(typed, region, obj.key, True)
-            except ValueError as exc:
-                return f"chunk {obj.key}: {exc}", checked
+            if (found := problem(obj, raw, typed)) is not None:
+                return f"chunk {obj.key}: {found}", checked
             advance(1)
     return None, checked
 

@@ -12,6 +12,7 @@ import contextlib
 import dataclasses
 import errno
 import json
+import operator
 import os
 import reprlib
 import secrets
@@ -89,16 +90,16 @@ def location(
     if options:
         raise Refused("storage_options apply to a URL only; pass them when opening the store.")
     if isinstance(store, StorePath):
-        store, path = store.store, f"{store.path.strip('/')}/{path}"
+        path = f"{store.path.strip('/')}/{path}"
+        store = store.store
     elif isinstance(store, dict):
         store = MemoryStore(store)
     elif not isinstance(store, Store):
         mapping = sys.modules.get("fsspec.mapping")
         if mapping is None or not isinstance(store, mapping.FSMap):
-            raise Refused(
-                f"got {type(store).__name__} {reprlib.repr(store)}; give a path or URL, a zarr "
-                "store (zarr.storage.LocalStore(...), FsspecStore, ...) or a StorePath."
-            )
+            raise Refused(f"got {type(store).__name__} {reprlib.repr(store)}; give a path or URL, "
+                          "a zarr store (zarr.storage.LocalStore(...), FsspecStore, ...) or a "
+                          "StorePath.")  # fmt: skip
         store = FsspecStore.from_mapper(store, read_only=store.readonly)
     label = (str(store).strip() or type(store).__name__).splitlines()[0]
     if isinstance(store, LocalStore | ZipStore):
@@ -115,6 +116,7 @@ def _locate(path: str, options: dict[str, Any] | None, backend: str) -> Location
             raise Refused(f"{path}: a file:// URL names a local path (file:///path/to/array).")
         path = url2pathname(url.path)
     elif "://" in path:
+        store: Any
         try:
             if backend == "obstore":
                 import obstore.store
@@ -180,11 +182,10 @@ def read_document(loc: Location, raw: bytes | None) -> tuple[Any, str]:
     if raw is None:
         for v2 in (".zarray", ".zgroup"):
             if loc.read(v2) is not None:
-                raise Refused(
-                    f"{loc}: found {v2} but no zarr.json: this is a Zarr v2 node; this command "
-                    "handles Zarr v3 arrays only (the ndarray data type is not defined for v2; "
-                    "`upgrade` turns a v2 VLenArray or VLenBytes array into a v3 one)."
-                )
+                raise Refused(f"{loc}: found {v2} but no zarr.json: this is a Zarr v2 node; this "
+                              "command handles Zarr v3 arrays only (the ndarray data type is not "
+                              "defined for v2; `upgrade` turns a v2 VLenArray or VLenBytes array "
+                              "into a v3 one).")  # fmt: skip
         if loc.directory is not None:  # an empty directory is still there
             empty = not (loc.directory / loc.inner).exists()
         else:
@@ -197,7 +198,8 @@ def read_document(loc: Location, raw: bytes | None) -> tuple[Any, str]:
     except (UnicodeDecodeError, ValueError) as exc:
         raise Refused(f"{loc}: zarr.json is not valid JSON ({exc}).") from exc
     if isinstance(meta, dict) and meta.get("node_type") == "group":
-        arrays, sep = [], ZIP_SEPARATOR if loc.zip_file is not None else "/"
+        arrays: list[str] = []
+        sep = ZIP_SEPARATOR if loc.zip_file is not None else "/"
         for rel in sorted(k for k in list_sizes(loc) if k.endswith(f"/{ZARR_JSON}")):
             with contextlib.suppress(ValueError, UnicodeDecodeError, AttributeError):
                 if len(arrays) < 8 and json.loads(loc.read(rel) or b"").get("node_type") == "array":
@@ -219,11 +221,10 @@ def write(loc: Location, changes: Mapping[str, bytes | None], expect: Mapping[st
         _compat.close_store(loc.store)  # reads after the rewrite must not see the old archive
         return _rewrite_zip(loc.zip_file, {loc.key(k): v for k, v in changes.items()})
     if None in changes.values() and not getattr(loc.store, "supports_deletes", True):
-        raise Refused(
-            f"{loc}: this {type(loc.store).__name__} cannot delete keys, and a Zarr v2 <-> v3 "
-            "switch replaces the metadata documents; for a zip store run the CLI on the file "
-            "(FILE.zip::path/to/array), which rewrites the archive."
-        )
+        raise Refused(f"{loc}: this {type(loc.store).__name__} cannot delete keys, "
+                      "and a Zarr v2 <-> v3 switch replaces the metadata documents; "
+                      "for a zip store run the CLI on the file "
+                      "(FILE.zip::path/to/array), which rewrites the archive.")  # fmt: skip
     if loc.directory is None and getattr(loc.store, "read_only", False):
         raise Refused(
             f"{loc}: the store is read-only (open it with read_only=False); nothing written."
@@ -237,7 +238,7 @@ def write(loc: Location, changes: Mapping[str, bytes | None], expect: Mapping[st
             if loc.directory is not None and data is None:
                 (loc.directory / key).unlink(missing_ok=True)
             elif loc.directory is not None:  # zarr's LocalStore writes a file in place
-                atomic_replace(loc.directory / key, lambda fh, data=data: fh.write(data))
+                atomic_replace(loc.directory / key, operator.methodcaller("write", data))
             elif data is None:
                 sync(loc.store.delete(key))
             else:
@@ -287,7 +288,7 @@ def _rewrite_zip(path: Path, changes: dict[str, bytes | None]) -> None:
     """Rewrite the zip file ``path`` atomically with ``changes`` (member -> new bytes, or None to
     remove it). A changed member replaces the last entry of its name (shadowed ones dropped) or
     is appended; every other member is copied with its metadata and content."""
-    fields = "compress_type comment extra create_system external_attr internal_attr".split()
+    fields = "compress_type comment extra create_system external_attr internal_attr"
 
     def copy(out: BinaryIO) -> None:
         with zipfile.ZipFile(path) as src, zipfile.ZipFile(out, "w") as dst:
@@ -298,7 +299,7 @@ def _rewrite_zip(path: Path, changes: dict[str, bytes | None]) -> None:
                 name, data = info.filename, changes.get(info.filename, b"")
                 if name not in changes or (data is not None and i == last[name]):
                     new = zipfile.ZipInfo(name, now if name in changes else info.date_time)
-                    for field in fields:
+                    for field in fields.split():
                         setattr(new, field, getattr(info, field))
                     with warnings.catch_warnings():  # archives zarr appended to hold duplicates
                         warnings.filterwarnings("ignore", "Duplicate name", UserWarning)
@@ -310,7 +311,8 @@ def _rewrite_zip(path: Path, changes: dict[str, bytes | None]) -> None:
     atomic_replace(path, copy)
 
 
-class ChunkObject(NamedTuple):
+@dataclasses.dataclass(frozen=True)
+class ChunkObject:
     """One stored chunk (or shard) object: its key relative to the array, index and size."""
 
     key: str

@@ -1,10 +1,9 @@
-"""The store tool as a Python API: each function is the subcommand of the same name (the CLI
-calls it). Its one positional argument is the array (for ``upgrade`` and ``downgrade`` also a
-Zarr v2 hierarchy's group) as the command line names it, a path or URL, or any
-``zarr.storage.StoreLike`` (an icechunk session's store included); the keywords of
-:class:`Where` say more. Each returns an :class:`Outcome`: ``message``, what the command prints,
-and the command's data. A refusal raises :class:`~.errors.Refused` having changed nothing.
-``progress(done, total)`` is called as a command advances. The tool never commits a session.
+"""The store tool as a Python API: each function is the subcommand of the same name. Its one
+positional argument is the array (``upgrade``, ``downgrade``: or a Zarr v2 hierarchy's group): a
+path or URL as the CLI takes it, or any ``zarr.storage.StoreLike`` (an icechunk session's store:
+the tool never commits), with the keywords of :class:`Where`. Each returns an :class:`Outcome`,
+its ``message`` what the command prints; a refusal raises :class:`~.errors.Refused`, nothing
+changed. ``progress(done, total)`` is called as a command advances.
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 from zarr_ndarray_tool import _export, _inspect, _tree
 from zarr_ndarray_tool._stores import Location, Node, load_node, location
 from zarr_ndarray_tool._tree import DEFAULT_SAMPLE, Options, Outcome
-from zarr_ndarray_tool.errors import Progress, Refused
+from zarr_ndarray_tool.errors import Progress, Refused, counted
 
 if TYPE_CHECKING:
     from zarr.storage import StoreLike
@@ -66,9 +65,8 @@ class Export(Outcome):
 
 
 def _at(store: StoreLike, where: Where) -> Location:
-    return location(
-        store, where.get("path", ""), where.get("storage_options"), where.get("backend", "fsspec")
-    )
+    path, options = where.get("path", ""), where.get("storage_options")
+    return location(store, path, options, where.get("backend", "fsspec"))
 
 
 def node(store: StoreLike, **where: Unpack[Where]) -> Node:
@@ -113,12 +111,9 @@ def export(
     local file ``parquet``, an Arrow IPC file if it ends in ``.arrow``, ``.feather`` or
     ``.ipc``; ``compression``: zstd, snappy, gzip, brotli, lz4 or none (IPC: zstd, lz4, none)."""
     loaded, out = node(store, **where), Path(parquet)
-    rows = _export.export(
-        loaded, out, column, dims, select, compression, compression_level, overwrite, progress
-    )
-    return Export(
-        f"{loaded.where}: wrote {rows} row{'s' * (rows != 1)} to {out}", rows=rows, out=out
-    )
+    options = (column, dims, select, compression, compression_level, overwrite, progress)
+    rows = _export.export(loaded, out, *options)
+    return Export(f"{loaded.where}: wrote {counted(rows, 'row')} to {out}", rows=rows, out=out)
 
 
 def upgrade(
@@ -144,10 +139,9 @@ def upgrade(
         return _tree.upgrade_v2(loc, options)
     loaded = load_node(loc)  # refuses what is not there, or not an array
     if dtype is None or shape is None:
-        raise Refused(
-            f"{loaded.where}: upgrading a Zarr v3 raw-bytes array needs the element type: "
-            "--dtype D --shape S (API: dtype=, shape=), e.g. --dtype float32 --shape null,2."
-        )
+        raise Refused(f"{loaded.where}: upgrading a Zarr v3 raw-bytes array needs the element "
+                      "type: --dtype D --shape S (API: dtype=, shape=), e.g. --dtype float32 "
+                      "--shape null,2.")  # fmt: skip
     return _tree.upgrade(loaded, options)
 
 

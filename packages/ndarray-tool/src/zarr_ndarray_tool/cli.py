@@ -45,7 +45,8 @@ _COMMANDS = {  # name: (summary, description)
                 "checked first; `downgrade` restores every v2 document byte for byte."),
     "downgrade": ("ndarray + vlen-ndarray -> variable_length_bytes + vlen-bytes", "Make the "
                   "array readable by zarr-python without this package (elements read as raw "
-                  "bytes); an array or hierarchy upgraded from Zarr v2 gets its v2 documents back."),
+                  "bytes); an array or hierarchy upgraded from Zarr v2 gets its v2 documents "
+                  "back."),
     "migrate": ("zarr-vlen-ndarray 0.1.x vlen-ndarray/inner_shape data type -> ndarray", "Rewrite "
                 "the data type zarr-vlen-ndarray 0.1.x wrote (vlen-ndarray with inner_shape) as "
                 "the ndarray data type; the chunks are not touched."),
@@ -97,7 +98,7 @@ _OPTIONS: list[tuple[str, tuple[str, ...], dict[str, Any]]] = [  # (commands, fl
      "file: Parquet, or Arrow IPC if it ends in .arrow, .feather or .ipc"}),
     ("export", ("--compression",), {"choices": COMPRESSIONS, "default": "zstd", "help": "default "
      "zstd; Arrow IPC: zstd, lz4 or none"}),
-    ("export", ("--compression-level",), {"type": int, "metavar": "N", "help": "the codec's level"}),
+    ("export", ("--compression-level",), {"type": int, "metavar": "N", "help": "its level"}),
     ("export", ("--column",), {"help": "name of the cell column (default: the array's name)"}),
     ("export", ("--dims",), {"type": _usage(docs.parse_names), "help": "names of the element "
      "axes, comma-separated (e.g. n,xy)"}),
@@ -111,8 +112,8 @@ _OPTIONS: list[tuple[str, tuple[str, ...], dict[str, Any]]] = [  # (commands, fl
 class _Version(argparse.Action):
     def __call__(self, parser: argparse.ArgumentParser, *args: Any) -> None:
         lines = [f"Python {platform.python_version()}"]
-        for dist in ("zarr-ndarray-tool", "zarr-ndarray-dtype", "zarr-vlen-ndarray",
-                     "zarr-ragged-ndarray", "nd-arrow", "zarr", "numcodecs", "numpy", "pyarrow"):  # fmt: skip
+        dists = "zarr-ndarray-tool zarr-ndarray-dtype zarr-vlen-ndarray zarr-ragged-ndarray"
+        for dist in f"{dists} nd-arrow zarr numcodecs numpy pyarrow".split():
             try:
                 lines.insert(-1, f"{dist} {metadata.version(dist)}")
             except metadata.PackageNotFoundError:
@@ -271,9 +272,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         line = str(exc) if isinstance(exc, Refused) else line
         if line is None and os.environ.get("ZARR_NDARRAY_TRACEBACK"):
             raise
-        bug = f"unexpected {type(exc).__name__}: {exc} (a bug: please report it with the command; "
-        print(f"{PROG} {args.command}: {line or bug + 'ZARR_NDARRAY_TRACEBACK=1 prints the traceback)'}",
-              file=sys.stderr)  # fmt: skip
+        bug = f"unexpected {type(exc).__name__}: {exc} (a bug: please report it with the "
+        bug += "command; ZARR_NDARRAY_TRACEBACK=1 prints the traceback)"
+        print(f"{PROG} {args.command}: {line or bug}", file=sys.stderr)
         return 1
     finally:
         if previous is not None:

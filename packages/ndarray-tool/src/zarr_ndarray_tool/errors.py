@@ -9,7 +9,7 @@ import errno
 import os
 import socket
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from urllib.parse import urlsplit
 
 __all__ = ["Progress", "Refused", "environment_failure", "explain"]
@@ -80,8 +80,8 @@ _SETTINGS = {  # where each backend finds credentials and the endpoint, by URL s
     "~/.aws/credentials, and the endpoint from AWS_ENDPOINT_URL or --storage-options "
     '\'{"endpoint_url": "http://host:port"}\'',
     ("s3", "obstore"): f"obstore reads the credentials from {_AWS}, the region from AWS_REGION, "
-    "and the endpoint from AWS_ENDPOINT_URL (AWS_ALLOW_HTTP=true for http://) or "
-    '--storage-options \'{"endpoint": "http://host:port", "client_options": {"allow_http": true}}\'',
+    "and the endpoint from AWS_ENDPOINT_URL (AWS_ALLOW_HTTP=true for http://) or --storage-options "
+    '\'{"endpoint": "http://host:port", "client_options": {"allow_http": true}}\'',
     ("gs", "fsspec"): "gcsfs reads the credentials from GOOGLE_APPLICATION_CREDENTIALS (a "
     "service account's JSON file) or `gcloud auth application-default login`, and the endpoint "
     "from STORAGE_EMULATOR_HOST or --storage-options '{\"endpoint_url\": ...}'",
