@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import re
 import shlex
 import subprocess
+import sys
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -606,3 +608,32 @@ def test_an_unknown_element_dtype_gets_one_message_from_every_command(
     # the data type's own rule, as zarr's registry reports it
     assert message.startswith(f"{path}: ") and "'int128' must be one of bool" in message
     assert message.endswith("spelled exactly so (SPEC 1.3/3).\n")
+
+
+def test_info_of_empty_cells_has_no_payload_ratio(tmp_path: Path, capsys: CaptureFixture) -> None:
+    write_ndarray_array(tmp_path / "a", [np.zeros((0, 2), "<f4")] * 3, F32X2)
+    status, out, err = run(capsys, "info", str(tmp_path / "a"))
+    assert status == 0, err
+    assert "; element payload 0 B\n" in out and "stored/payload" not in out
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_progress_line_is_drawn_on_a_terminal_only_and_erased(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from zarr_ndarray_tool.cli import _bar
+
+    for stream, quiet, drawn in ((_Terminal(), False, True), (_Terminal(), True, False),
+                                 (io.StringIO(), False, False)):  # fmt: skip
+        monkeypatch.setattr(sys, "stderr", stream)
+        with _bar(argparse.Namespace(quiet=quiet), "reading") as draw:
+            assert (draw is not None) == drawn
+            for done in range(5) if draw else ():
+                draw(done, 4)
+        text = stream.getvalue()
+        assert (f"\rreading [{'#' * 30}] 4/4" in text) == drawn
+        assert text.endswith("\r\x1b[2K") == drawn
