@@ -82,12 +82,9 @@ def info(store: StoreLike, *, progress: Progress | None = None, **where: Unpack[
 
 
 def verify(
-    store: StoreLike,
-    *,
-    max_errors: int = 20,
-    progress: Progress | None = None,
+    store: StoreLike, *, max_errors: int = 20, progress: Progress | None = None,
     **where: Unpack[Where],
-) -> Verify:
+) -> Verify:  # fmt: skip
     """``verify``: decode every stored chunk object, listing every failure (up to
     ``max_errors``); the message also counts the chunks of the grid that have no object."""
     message, problems, failed = _inspect.verify(node(store, **where), progress, max_errors)
@@ -95,18 +92,11 @@ def verify(
 
 
 def export(
-    store: StoreLike,
-    *,
-    parquet: str | Path,
-    column: str | None = None,
-    dims: list[str] | None = None,
-    select: Any = ...,
-    compression: str = "zstd",
-    compression_level: int | None = None,
-    overwrite: bool = False,
-    progress: Progress | None = None,
-    **where: Unpack[Where],
-) -> Export:
+    store: StoreLike, *, parquet: str | Path, column: str | None = None,
+    dims: list[str] | None = None, select: Any = ..., compression: str = "zstd",
+    compression_level: int | None = None, overwrite: bool = False,
+    progress: Progress | None = None, **where: Unpack[Where],
+) -> Export:  # fmt: skip
     """``export``: the cells ``select`` (ints, slices of step 1, ``...``; default all) to the
     local file ``parquet``, an Arrow IPC file if it ends in ``.arrow``, ``.feather`` or
     ``.ipc``; ``compression``: zstd, snappy, gzip, brotli, lz4 or none (IPC: zstd, lz4, none)."""
@@ -117,16 +107,10 @@ def export(
 
 
 def upgrade(
-    store: StoreLike,
-    *,
-    dtype: str | None = None,
-    shape: tuple[int | None, ...] | None = None,
-    verify_all: bool = False,
-    sample: int = DEFAULT_SAMPLE,
-    dry_run: bool = False,
-    progress: Progress | None = None,
-    **where: Unpack[Where],
-) -> Outcome:
+    store: StoreLike, *, dtype: str | None = None, shape: tuple[int | None, ...] | None = None,
+    verify_all: bool = False, sample: int = DEFAULT_SAMPLE, dry_run: bool = False,
+    progress: Progress | None = None, **where: Unpack[Where],
+) -> Outcome:  # fmt: skip
     """``upgrade``: type a raw-bytes array as ``ndarray`` (``dtype``, pattern ``shape``). A Zarr
     v2 ``VLenArray`` array needs neither (default: its dtype, ``[null]``); a v2 ``VLenBytes``
     array needs both; a Zarr v2 group is upgraded whole."""
