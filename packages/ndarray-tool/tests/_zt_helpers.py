@@ -1,4 +1,5 @@
-"""Builders of small real stores for the tool tests (written by zarr itself)."""
+"""Builders of small real stores for the tool tests (written by zarr itself), and the runner of
+the README's examples."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+import textwrap
 import warnings
 from pathlib import Path
 from typing import Any
@@ -16,8 +18,9 @@ import zarr
 from zarr.core.dtype import VariableLengthBytes
 from zarr.storage import ZipStore
 
+from zarr_ndarray_dtype import NDArrayDType
 from zarr_ndarray_tool.cli import main
-from zarr_vlen_ndarray import NDArray, VlenNDArrayCodec
+from zarr_vlen_ndarray import VlenNDArrayCodec
 
 
 def cells_f32x2(n: int, seed: int = 0) -> list[np.ndarray]:
@@ -53,7 +56,12 @@ def write_bytes_array(
 
 
 def write_ndarray_array(
-    store: Any, cells: list[np.ndarray], dtype: NDArray, *, name: str | None = None, **kwargs: Any
+    store: Any,
+    cells: list[np.ndarray],
+    dtype: NDArrayDType,
+    *,
+    name: str | None = None,
+    **kwargs: Any,
 ) -> zarr.Array:
     """A zarr ``ndarray`` array holding ``cells`` (``vlen-ndarray`` unless ``serializer=``)."""
     kwargs.setdefault("chunks", (4,))
@@ -170,3 +178,30 @@ def write_v2_ragged(
         raw = bytes(data) if compressor is None else compressor.encode(data)
         (path / separator.join(map(str, index))).parent.mkdir(parents=True, exist_ok=True)
         (path / separator.join(map(str, index))).write_bytes(raw)
+
+
+def readme_examples(readme: Path) -> dict[str, str]:
+    """The ```` ```python ```` blocks of a Markdown file, keyed ``block0``, ``block1``..."""
+    blocks = re.findall(r"^```python\n(.*?)^```", readme.read_text(encoding="utf-8"), re.M | re.S)
+    return {f"block{i}": code for i, code in enumerate(blocks)}
+
+
+def run_readme_example(code: str, cwd: Path) -> None:
+    """Run a README block in a fresh interpreter (skipped unless the modules its first line
+    ``# needs: module>=version, ...`` names import); each ``print(...)  # X`` line printed X (a
+    colon in X starts a remark, not compared)."""
+    import pytest
+
+    needs = re.match(r"# needs: (.*)\n", code)
+    for requirement in needs.group(1).split(",") if needs else ():
+        module, _, minversion = requirement.strip().partition(">=")
+        pytest.importorskip(module, minversion=minversion or None)
+    (cwd / "script.py").write_text(textwrap.dedent(code), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-W", "ignore", "script.py"], cwd=cwd, capture_output=True, text=True,
+        timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    expected = re.findall(r"print\(.*\)  # (.*)", code)
+    for want, got in zip(expected, done.stdout.splitlines(), strict=True):
+        assert got == want.split(":")[0].strip(), (got, want)

@@ -5,13 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from zarr_ndarray_dtype.testing import (
-    assert_printed_as_commented,
-    readme_examples,
-    run_script,
-    skip_unless_importable,
-)
+from _zt_helpers import readme_examples, run_readme_example
 
 BLOCKS = readme_examples(Path(__file__).resolve().parents[1] / "README.md")
 
@@ -23,5 +17,4 @@ def test_the_readme_has_examples() -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("code", BLOCKS.values(), ids=BLOCKS.keys())
 def test_readme_example_runs(code: str, tmp_path: Path) -> None:
-    skip_unless_importable(code)  # a whole hierarchy's upgrade needs zarr >= 3.1.3
-    assert_printed_as_commented(code, run_script(code, tmp_path).stdout)
+    run_readme_example(code, tmp_path)  # a whole hierarchy's upgrade needs zarr >= 3.1.3

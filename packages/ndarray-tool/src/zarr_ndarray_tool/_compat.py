@@ -1,7 +1,5 @@
-"""Shims for the zarr-python releases the tool supports (3.1.0 .. 3.4.x), in one place.
-
-Each shim names the release that needs it; everything else uses APIs the same in every release.
-"""
+"""Shims for the zarr-python releases the tool supports (3.1.0 .. 3.4.x), each naming the
+release that needs it, and the only place the tool touches zarr's private names."""
 
 from __future__ import annotations
 
@@ -13,16 +11,15 @@ from zarr.core.sync import sync as sync
 
 
 def open_zip_store_read(path: Any) -> Any:
-    """A read-only ``zarr.storage.ZipStore`` over ``path``, opened before first use."""
+    """A read-only ``zarr.storage.ZipStore`` over ``path``, opened before first use (zarr
+    3.1.0's ZipStore fails on some reads of a store that was not opened explicitly)."""
     from zarr.storage import ZipStore
 
-    # zarr 3.1.0's ZipStore fails on some reads of a store that was not opened explicitly.
     return sync(ZipStore.open(path, mode="r"))
 
 
 def close_store(store: Any) -> None:
-    """Close a store the tool opened (a no-op for one that never opened)."""
-    # zarr 3.1.0's ZipStore.close fails on a store it never opened (the private ``_is_open``).
+    """Close a store the tool opened (zarr 3.1.0's ZipStore.close fails on one never opened)."""
     if getattr(store, "_is_open", True):
         store.close()
 
@@ -34,17 +31,4 @@ def chunk_key_encoding(data: Any) -> Any:
     parse = getattr(chunk_key_encodings, "parse_chunk_key_encoding", None)
     if parse is not None:  # zarr >= 3.1.6
         return parse(data)
-    # zarr 3.1.0 .. 3.1.5: the base class dispatches on the name.
-    return chunk_key_encodings.ChunkKeyEncoding.from_dict(data)
-
-
-def decode_chunk_key(encoding: Any, key: str) -> tuple[int, ...]:
-    """The chunk index zarr's ``encoding`` reads from ``key``; ValueError when it reads none."""
-    try:
-        return tuple(encoding.decode_chunk_key(key))
-    except ValueError:
-        if encoding.name != "default" or not key.startswith(f"c{encoding.separator}"):
-            raise
-        # zarr 3.1.0 .. 3.2.x drop only the "c" of a default key and split the rest, "/1/2", into
-        # an empty first part; zarr 3.3.0 drops "c/" (and refuses a key without it).
-        return tuple(encoding.decode_chunk_key("c" + key[2:]))
+    return chunk_key_encodings.ChunkKeyEncoding.from_dict(data)  # 3.1.0 .. 3.1.5

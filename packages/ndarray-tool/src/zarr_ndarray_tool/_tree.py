@@ -1,318 +1,350 @@
-"""Whole Zarr v2 hierarchies (HyperSpy's zspy stores) upgraded to Zarr v3 in place, and back
-byte for byte: groups and plain arrays as zarr's own migration writes them, ragged arrays as
-``ndarray`` arrays (a HyperSpy array with the pattern its shape sibling gives). Every node is
-checked before anything is written; the v2 documents are kept at the root, in :data:`KEPT`.
+"""The rewrites: one array's ``zarr.json`` (upgrade, downgrade, migrate), a Zarr v2 ragged array
+to v3 and back, and whole Zarr v2 hierarchies (HyperSpy's zspy stores) upgraded in place and
+back byte for byte: groups and plain arrays as zarr-python's own v2 -> v3 migration writes them,
+ragged arrays as ``ndarray`` arrays (with the pattern a HyperSpy shape sibling gives). Chunks
+are checked before anything is written, and never rewritten.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import importlib.util
 import json
-from dataclasses import dataclass
+import warnings
 from typing import Any
 
 import numpy as np
 
-from zarr_ndarray_dtype.columnar import read_columnar, scan_cells
-from zarr_ndarray_tool import _metadata as md
-from zarr_ndarray_tool._commands import DEFAULT_SAMPLE, Outcome, plan_v2
-from zarr_ndarray_tool._migration import check_migration, migrated_document, strings_document
+from zarr_ndarray_dtype import iter_columnar, read_columnar
+from zarr_ndarray_tool import _documents as docs
+from zarr_ndarray_tool._documents import ZARRAY, ZATTRS, Pattern, document_text
+from zarr_ndarray_tool._inspect import check_chunks
 from zarr_ndarray_tool._stores import (
     ZARR_JSON,
     Location,
-    check_deletes,
-    listing,
+    Node,
+    chunk_objects,
+    list_sizes,
     open_array,
-    read_versioned,
-    switch_documents,
+    write,
 )
-from zarr_ndarray_tool._text import counted
-from zarr_ndarray_tool._v2 import ZARRAY, ZATTRS, document_text, v3_from_v2
-from zarr_ndarray_tool._zspy import pattern_of, sibling_of
-from zarr_ndarray_tool.errors import Refused
-from zarr_ndarray_tool.progress import Progress, counting
+from zarr_ndarray_tool.errors import Progress, Refused, counted, steps
 
-ZGROUP = ".zgroup"
-ZMETADATA = ".zmetadata"
-V2_DOCUMENTS = (ZGROUP, ZARRAY, ZATTRS, ZMETADATA)
-#: The object at an upgraded hierarchy's root that keeps its v2 documents for ``downgrade`` (zarr
-#: ignores it, and the nodes' attributes stay HyperSpy's own).
+#: Chunk objects ``upgrade`` checks unless told to check all.
+DEFAULT_SAMPLE = 16
+ZGROUP, ZMETADATA = ".zgroup", ".zmetadata"
+#: Kept at an upgraded hierarchy's root: its v2 documents, for ``downgrade`` (zarr ignores it,
+#: and the nodes' attributes stay HyperSpy's own).
 KEPT = "zarr-ndarray-v2.json"
+#: The first zarr-python release with ``zarr.metadata.migrate_v3``.
+MIGRATION_RELEASE = "3.1.3"
 
 
-def is_v2_tree(loc: Location) -> bool:
-    """True for a Zarr v2 group (a ``.zgroup`` and no ``zarr.json``): a hierarchy to upgrade."""
-    return read_versioned(loc).data is None and read_versioned(loc, ZGROUP).data is not None
+@dataclasses.dataclass(frozen=True)
+class Outcome:
+    """What a command did: its message, and for a dry run the ``zarr.json`` diff."""
+
+    message: str
+    diff: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class Options:
+    dtype: str | None = None
+    shape: Pattern | None = None
+    verify_all: bool = False
+    sample: int = DEFAULT_SAMPLE
+    dry_run: bool = False
+    progress: Progress | None = None
+
+    @property
+    def checks(self) -> tuple[int | None, Progress | None]:
+        """How many chunk objects to check (None: all), and the progress."""
+        return None if self.verify_all else self.sample, self.progress
+
+
+def rewrite(node: Node, new: dict[str, Any], what: str, dry_run: bool) -> Outcome:
+    """Check that zarr reads ``new``, then return its diff (dry run) or write it."""
+    with open_array(node.loc, new):
+        pass  # zarr parses the new document (data type, codecs, fill value) or we refuse
+    if dry_run:
+        diff = docs.json_diff(node.meta, new, f"{node.where}/{ZARR_JSON}")
+        return Outcome(f"dry run: {what}; nothing written", diff)
+    data = docs.dumps_like(new, node.text).encode("utf-8")
+    write(node.loc, {ZARR_JSON: data}, {ZARR_JSON: node.text.encode("utf-8")})
+    return Outcome(f"{node.where}: {what}; rewrote zarr.json")
+
+
+def upgrade(node: Node, options: Options) -> Outcome:
+    """Raw bytes + ``vlen-bytes`` -> ``ndarray`` + ``vlen-ndarray``, after checking chunks."""
+    new = docs.upgrade(node.meta, options.dtype, options.shape, node.where)  # type: ignore[arg-type]
+    problem, checked = check_chunks(node.loc, new, node.objects, *options.checks)
+    if problem is not None:
+        raise Refused(f"{node.where}: not upgraded (nothing written): {problem}")
+    return rewrite(node, new, f"upgrade to {docs.element_type(new)}; {checked}", options.dry_run)
+
+
+def downgrade(node: Node, dry_run: bool = False) -> Outcome:
+    """``ndarray`` + ``vlen-ndarray`` -> raw bytes + ``vlen-bytes``; an array upgraded from Zarr
+    v2 gets its v2 documents back instead."""
+    kept = docs.original_documents(docs.check_array_document(node.meta, node.where), node.where)
+    if kept is None:
+        new = docs.downgrade(node.meta, node.where)
+        return rewrite(node, new, f"downgrade to {new['data_type']} + vlen-bytes", dry_run)
+    texts = {name: text for name, text in zip((ZARRAY, ZATTRS), kept, strict=True) if text}
+    what = f"downgrade to Zarr v2 (restore {', '.join(texts)}, remove zarr.json)"
+    if dry_run:
+        return Outcome(f"dry run: {what}; nothing written")
+    if present := [name for name in texts if node.loc.read(name) is not None]:
+        raise Refused(f"{node.where}: {present[0]} exists already; nothing written.")
+    changes = {**{k: t.encode("utf-8") for k, t in texts.items()}, ZARR_JSON: None}
+    write(node.loc, changes, {**dict.fromkeys(texts), ZARR_JSON: node.text.encode("utf-8")})
+    return Outcome(f"{node.where}: {what}")
+
+
+def migrate(node: Node, dry_run: bool = False) -> Outcome:
+    """zarr-vlen-ndarray 0.1.x data type -> ``ndarray``."""
+    new = docs.migrate(node.meta, node.where)
+    return rewrite(node, new, f"migrate to ndarray {docs.element_type(new)}", dry_run)
+
+
+def is_v2(loc: Location, doc: str = ZARRAY) -> bool:
+    """True for a Zarr v2 array node (``doc`` ``.zgroup``: group) without a ``zarr.json``."""
+    return loc.read() is None and loc.read(doc) is not None
+
+
+def _plan_v2(loc: Location, options: Options) -> tuple[dict[str, Any], str, str | None, dict]:
+    """A Zarr v2 ragged array's v3 document, what was checked, the first chunk that does not
+    fit (or None), and the v2 documents read."""
+    found = {name: loc.read(name) for name in (ZARRAY, ZATTRS)}
+    zarray, zattrs = (document_text(found[k], k, str(loc)) for k in (ZARRAY, ZATTRS))
+    new, _ = docs.v3_from_v2(zarray or "", zattrs, options.dtype, options.shape, str(loc))
+    objects = chunk_objects(loc, new, docs.grid_of(new, str(loc)))
+    problem, checked = check_chunks(loc, new, objects, *options.checks)
+    return new, checked, problem, found
+
+
+def upgrade_v2(loc: Location, options: Options) -> Outcome:
+    """A Zarr v2 ``VLenArray``/``VLenBytes`` array -> ``ndarray`` + ``vlen-ndarray`` (v3): its
+    chunks checked, then ``zarr.json`` written and the v2 documents (kept in its attributes)
+    deleted; no chunk is touched."""
+    new, checked, problem, found = _plan_v2(loc, options)
+    if problem is not None:
+        raise Refused(f"{loc}: not upgraded (nothing written): {problem}")
+    what = f"upgrade Zarr v2 to ndarray {docs.element_type(new)}; {checked}"
+    if options.dry_run:
+        diff = docs.json_diff({}, new, f"{loc}/{ZARR_JSON}")
+        return Outcome(f"dry run: {what}; would remove {ZARRAY}, {ZATTRS}; nothing written", diff)
+    text = json.dumps(new, indent=2).encode("utf-8")
+    write(loc, {ZARR_JSON: text, ZARRAY: None, ZATTRS: None}, {ZARR_JSON: None, **found})
+    return Outcome(f"{loc}: {what}; wrote zarr.json, kept the v2 documents in its attributes")
+
+
+def has_migration() -> bool:
+    """True where zarr-python has its v2 -> v3 migration (zarr >= 3.1.3)."""
+    try:
+        return importlib.util.find_spec("zarr.metadata.migrate_v3") is not None
+    except ModuleNotFoundError:  # zarr < 3.1.3 has no zarr.metadata package at all
+        return False
+
+
+def _open_v2(texts: dict[str, str]) -> Any:
+    """The v2 node whose documents are ``texts``, opened by zarr (from memory)."""
+    import zarr
+    from zarr.buffer import default_buffer_prototype
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # zarr's notes on v2 codecs; the result is checked
+        store = {
+            k: default_buffer_prototype().buffer.from_bytes(t.encode()) for k, t in texts.items()
+        }
+        if ZGROUP in texts:
+            return zarr.open_group(store, mode="r", zarr_format=2, use_consolidated=False)
+        return zarr.open_array(store, mode="r", zarr_format=2)
+
+
+def migrated_document(texts: dict[str, str], where: str) -> str:
+    """The ``zarr.json`` text zarr's own migration writes for one group or ordinary array,
+    given its v2 documents (``.zgroup`` or ``.zarray``, and ``.zattrs`` if any) as texts."""
+    from zarr.metadata.migrate_v3 import migrate_to_v3
+    from zarr.storage import MemoryStore, StorePath
+
+    written: dict[str, Any] = {}  # what zarr's migration writes, read back from the dict itself
+    try:
+        migrate_to_v3(_open_v2(texts), StorePath(MemoryStore(written), ""))
+    except Exception as exc:  # whatever zarr's migration refuses, it names
+        raise Refused(f"{where}: zarr's own v2 -> v3 migration cannot convert this node "
+                      f"({type(exc).__name__}: {exc}); nothing was written.") from exc  # fmt: skip
+    return str(written[ZARR_JSON].to_bytes().decode("utf-8"))
 
 
 def is_upgraded_tree(loc: Location) -> bool:
     """True for the root of a hierarchy this tool upgraded: a group that holds :data:`KEPT`."""
     try:
-        if json.loads(read_versioned(loc).data or b"{}").get("node_type") != "group":
-            return False
-    except (ValueError, AttributeError):
-        return False  # not a group's document: the array commands say what is wrong
-    try:
-        return read_versioned(loc, KEPT).data is not None
-    except Exception:  # stores of zarr's own keys only (icechunk) refuse it: they never hold it
-        return False
-
-
-# ------------------------------------------------------------------------------ reading
-
-
-@dataclass
-class _Node:
-    """One v2 node: its path below the root and its v2 documents, as stored."""
-
-    path: str
-    docs: dict[str, bytes]
-
-    def text(self, name: str) -> str | None:
-        return document_text(self.docs.get(name), name, self.label)
-
-    @property
-    def label(self) -> str:
-        return self.path or "/"
-
-    @property
-    def is_group(self) -> bool:
-        return ZGROUP in self.docs
-
-    @property
-    def name(self) -> str:
-        return self.path.rsplit("/", 1)[-1]
-
-    @property
-    def parent(self) -> str:
-        return self.path.rsplit("/", 1)[0] if "/" in self.path else ""
+        group = json.loads(loc.read() or b"{}").get("node_type") == "group"
+        return group and loc.read(KEPT) is not None
+    except Exception:  # not a group's document (the array commands say what is wrong), or a
+        return False  # store of zarr's own keys only (icechunk), which never holds it
 
 
 def _join(path: str, name: str) -> str:
     return f"{path}/{name}" if path else name
 
 
-def _v2_nodes(loc: Location) -> list[_Node]:
-    """Every v2 node below ``loc`` (the root first), from the store's listing; Refused where a
-    node holds a ``zarr.json`` already."""
+def _plan_tree(loc: Location, options: Options) -> tuple[dict[str, dict[str, bytes]], list]:
+    """Every v2 node's documents (by path, the root first), and each node's new document with
+    a line for ``--dry-run``, checked; Refused naming the first node that cannot be upgraded."""
     found: dict[str, dict[str, bytes]] = {}
     v3 = []
-    for key in listing(loc):
+    for key in list_sizes(loc):
         path, _, name = key.rpartition("/")
-        if name == ZARR_JSON:
-            v3.append(path or "/")
-        if name in V2_DOCUMENTS:
-            data = read_versioned(loc, key).data
-            if data is not None:
-                found.setdefault(path, {})[name] = data
+        v3 += [path or "/"] * (name == ZARR_JSON)
+        if name in (ZGROUP, ZARRAY, ZATTRS, ZMETADATA) and (data := loc.read(key)) is not None:
+            found.setdefault(path, {})[name] = data
     if v3:
-        raise Refused(
-            f"{loc}: {', '.join(sorted(v3)[:5])} hold a zarr.json already, so this hierarchy is "
-            "(partly) Zarr v3; nothing written. A hierarchy this tool upgraded is restored with "
-            "`downgrade`."
-        )
-    nodes = [_Node(p, d) for p, d in sorted(found.items()) if ZGROUP in d or ZARRAY in d]
-    return nodes
-
-
-# ------------------------------------------------------------------------------ planning
-
-
-@dataclass(frozen=True)
-class _Step:
-    """What one node becomes: its ``zarr.json`` text and a line for ``--dry-run``."""
-
-    node: _Node
-    text: str
-    note: str
-
-
-@dataclass(frozen=True)
-class _Options:
-    dtype: str | None
-    shape: tuple[int | None, ...] | None
-    verify_all: bool
-    sample_size: int
-    progress: Progress
-
-
-def _object_codec(zarray: dict[str, Any]) -> str | None:
-    """The numcodecs object codec of a v2 object array (``vlen-array``, ``json2``, ...)."""
-    filters = zarray.get("filters") or []
-    first = filters[0] if filters and isinstance(filters[0], dict) else {}
-    return str(first.get("id")) if zarray.get("dtype") == "|O" else None
-
-
-def _plan(loc: Location, nodes: list[_Node], options: _Options) -> list[_Step]:
-    """Every node's new document, each checked; Refused naming the first that cannot be."""
-    arrays: dict[str, set[str]] = {}  # group -> the names of its arrays
-    for n in nodes:
-        if not n.is_group:
-            arrays.setdefault(n.parent, set()).add(n.name)
-    by_path = {n.path: n for n in nodes}
-    steps = []
-    for node in nodes:
-        options.progress.advance()
-        where = f"{loc}: {node.label}"
-        docs = {k: t for k in (ZGROUP, ZARRAY, ZATTRS) if (t := node.text(k)) is not None}
-        if node.is_group:
-            steps.append(_Step(node, migrated_document(docs, where), "group (zarr's migration)"))
-            continue
-        zarray = json.loads(docs[ZARRAY])
-        codec = _object_codec(zarray)
-        if codec is None:
-            text = migrated_document(docs, where)
-            kind = md.codec_chain(json.loads(text).get("codecs"))
-            steps.append(
-                _Step(node, text, f"array {zarray.get('dtype')} ({kind}; zarr's migration)")
-            )
-        elif codec == "vlen-utf8":
-            steps.append(
-                _Step(node, strings_document(docs, where), "array of strings (string, vlen-utf8)")
+        raise Refused(f"{loc}: {', '.join(sorted(v3)[:5])} hold a zarr.json already, so this "
+                      "hierarchy is (partly) Zarr v3; nothing written. A hierarchy this tool "
+                      "upgraded is restored with `downgrade`.")  # fmt: skip
+    nodes = {p: d for p, d in sorted(found.items()) if ZGROUP in d or ZARRAY in d}
+    arrays = {p for p, d in nodes.items() if ZGROUP not in d}
+    advance, planned = steps(options.progress, len(nodes)), []
+    for path, stored in nodes.items():
+        where, texts = f"{loc}: {path or '/'}", dict[str, str]()
+        for k in (ZGROUP, ZARRAY, ZATTRS):
+            texts |= {k: t} if (t := document_text(stored.get(k), k, path or "/")) else {}
+        zarray = json.loads(texts.get(ZARRAY, "{}"))
+        codec = ((zarray.get("filters") or [{}])[0] or {}).get("id")
+        if ZGROUP in stored:
+            planned.append((path, migrated_document(texts, where), "group (zarr's migration)"))
+        elif zarray.get("dtype") != "|O":
+            text = migrated_document(texts, where)
+            kind = f"{docs.codec_chain(json.loads(text).get('codecs'))}; zarr's migration"
+            planned.append((path, text, f"array {zarray.get('dtype')} ({kind})"))
+        elif codec == "vlen-utf8":  # zarr's own v3 string array, over the same chunks
+            as_bytes = {**zarray, "dtype": "|u1", "filters": None, "fill_value": 0}
+            meta = json.loads(migrated_document({**texts, ZARRAY: json.dumps(as_bytes)}, where))
+            fill = _open_v2(texts).metadata.fill_value
+            meta["data_type"], meta["fill_value"] = "string", "" if fill is None else str(fill)
+            codecs = [c for c in meta["codecs"] if c.get("name") != "bytes"]
+            meta["codecs"] = [{"name": "vlen-utf8", "configuration": {}}, *codecs]
+            planned.append(
+                (path, json.dumps(meta, indent=2), "array of strings (string, vlen-utf8)")
             )
         elif codec in ("vlen-array", "vlen-bytes"):
-            sibling = sibling_of(node.name, arrays.get(node.parent, set()))
-            shapes = by_path.get(_join(node.parent, sibling)) if sibling else None
-            steps.append(_ragged(loc, node, shapes, codec, options))
+            planned.append((path, *_ragged(loc, path, arrays, codec, options)))
         else:
-            raise Refused(
-                f"{where}: an object array of the numcodecs object codec {codec!r}, which has no "
-                "Zarr v3 data type; nothing written. Rewrite it (HyperSpy >= 2 saves lists of "
-                "strings as vlen-utf8) or remove it, then upgrade again."
-            )
-    return steps
+            raise Refused(f"{where}: an object array of the numcodecs object codec {codec!r}, "
+                          "which has no Zarr v3 data type; nothing written. Rewrite it (HyperSpy "
+                          ">= 2 saves lists of strings as vlen-utf8) or remove it, then upgrade "
+                          "again.")  # fmt: skip
+        advance(1)
+    return found, planned
 
 
-def _ragged(
-    loc: Location, node: _Node, shapes: _Node | None, codec: str, options: _Options
-) -> _Step:
-    """A ragged array: ``[null]`` (or ``--dtype``/``--shape`` for VLenBytes), or the pattern its
-    HyperSpy shape sibling gives, every stored chunk checked against it."""
-    child = loc.child(node.path)
-    if codec == "vlen-bytes":
-        if options.dtype is None or options.shape is None:
-            raise Refused(
-                f"{child}: a VLenBytes array of raw element bytes; give its element type with "
-                "--dtype and --shape (they apply to every VLenBytes array of the hierarchy)."
-            )
-        dtype, shape = options.dtype, options.shape
-    else:
-        dtype, shape = None, None
-    plan = plan_v2(
-        child, dtype, shape, verify_all=options.verify_all, sample_size=options.sample_size
-    )
-    if plan.problem is not None:
-        raise Refused(f"{child}: not upgraded (nothing written): {plan.problem}")
-    note = f"array ndarray {plan.etype} (vlen-ndarray); {plan.checked}"
-    if shapes is not None and codec == "vlen-array":
-        pattern, why = _pattern(loc, node, shapes, plan.meta)
-        note = f"array ndarray {plan.etype}: {why}"
-        if pattern != (None,):
-            wide = plan_v2(child, None, pattern, verify_all=True)
-            if wide.problem is None:
-                plan, note = wide, f"array ndarray {wide.etype}: {why} ({wide.checked})"
-            else:
-                note += f", but {wide.problem}; so the cells stay flattened"
-        note += f" (shapes in {shapes.name})"
-    return _Step(node, json.dumps(plan.meta, indent=2), note)
+def _ragged(loc: Location, path: str, arrays: set[str], codec: str, options: Options) -> tuple:
+    """A ragged array's document: ``[null]`` (or ``--dtype``/``--shape`` for VLenBytes), or the
+    pattern its HyperSpy shape sibling gives, every stored chunk checked against it; and why."""
+    child = loc.child(path)
+    if codec == "vlen-bytes" and (options.dtype is None or options.shape is None):
+        raise Refused(f"{child}: a VLenBytes array of raw element bytes; give its element type "
+                      "with --dtype and --shape (they apply to every VLenBytes array of the "
+                      "hierarchy).")  # fmt: skip
+    flat = dataclasses.replace(options, progress=None)
+    if codec == "vlen-array":
+        flat = dataclasses.replace(flat, dtype=None, shape=None)
+    new, checked, problem, _ = _plan_v2(child, flat)
+    if problem is not None:
+        raise Refused(f"{child}: not upgraded (nothing written): {problem}")
+    note = f"array ndarray {docs.element_type(new)} (vlen-ndarray); {checked}"
+    parent, _, name = path.rpartition("/")
+    group = {p.rpartition("/")[2] for p in arrays if p.rpartition("/")[0] == parent}
+    if (sibling := docs.sibling_of(name, group)) is None or codec != "vlen-array":
+        return json.dumps(new, indent=2), note
+    pattern, why = _sibling_pattern(loc, path, _join(parent, sibling), new)
+    note = f"array ndarray {docs.element_type(new)}: {why}"
+    if pattern != (None,):
+        wide, wide_checked, wide_problem, _ = _plan_v2(child, Options(None, pattern, True))
+        if wide_problem is None:
+            new, note = wide, f"array ndarray {docs.element_type(wide)}: {why} ({wide_checked})"
+        else:
+            note += f", but {wide_problem}; so the cells stay flattened"
+    return json.dumps(new, indent=2), f"{note} (shapes in {sibling})"
 
 
-def _pattern(
-    loc: Location, node: _Node, shapes: _Node, meta: dict[str, Any]
-) -> tuple[tuple[int | None, ...], str]:
+def _sibling_pattern(loc: Location, path: str, sibling: str, meta: dict) -> tuple[Pattern, str]:
     """The pattern the shape sibling gives the array of ``meta`` (its ``[null]`` document)."""
-    text = shapes.text(ZARRAY)
-    assert text is not None
-    sibling_meta, etype = v3_from_v2(text, shapes.text(ZATTRS), None, None, str(shapes.path))
-    where = f"{loc}: {node.label}"
-    if etype.dtype not in ("int64", "int32") or sibling_meta["shape"] != meta["shape"]:
-        raise Refused(
-            f"{where}: its shape sibling {shapes.name} is not an integer array of the same "
-            f"shape ({etype.dtype}, {sibling_meta['shape']} vs {meta['shape']}); nothing written."
-        )
-    with open_array(loc.child(shapes.path), sibling_meta) as sibling:
-        table = read_columnar(sibling)
-    with open_array(loc.child(node.path), meta) as data:
-        sizes = scan_cells(data, ..., "upgrade").cells.sizes
-    ranks = np.diff(table.offsets)
-    grid = tuple(int(n) for n in meta["shape"])
-    return pattern_of(ranks, table.values.astype(np.int64), sizes, grid, where)
-
-
-# ------------------------------------------------------------------------------ commands
+    zarray, zattrs = (
+        document_text(loc.read(_join(sibling, k)), k, sibling) for k in (ZARRAY, ZATTRS)
+    )
+    shapes, etype = docs.v3_from_v2(zarray or "", zattrs, None, None, sibling)
+    where = f"{loc}: {path}"
+    if etype.name not in ("int64", "int32") or shapes["shape"] != meta["shape"]:
+        raise Refused(f"{where}: its shape sibling {sibling.rpartition('/')[2]} is not an integer "
+                      f"array of the same shape ({etype.name}, {shapes['shape']} vs "
+                      f"{meta['shape']}); nothing written.")  # fmt: skip
+    with open_array(loc.child(sibling), shapes) as array:
+        table = read_columnar(array)
+    with open_array(loc.child(path), meta) as array:
+        sizes = [col.shapes[:, 0] for _, col in iter_columnar(array, values=False)]
+    items = np.concatenate(sizes) if sizes else np.zeros(0, np.int64)
+    extents, ranks = table.values.astype(np.int64).reshape(-1), np.diff(table.offsets)
+    return docs.pattern_of(ranks, extents, items, tuple(meta["shape"]), where)
 
 
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def upgrade_tree(
-    loc: Location,
-    dtype: str | None = None,
-    shape: tuple[int | None, ...] | None = None,
-    *,
-    verify_all: bool = False,
-    sample_size: int = DEFAULT_SAMPLE,
-    dry_run: bool = False,
-    progress: Progress | None = None,
-) -> Outcome:
+def upgrade_tree(loc: Location, options: Options) -> Outcome:
     """Upgrade the Zarr v2 hierarchy at ``loc`` in place (see the module docstring)."""
-    check_migration(str(loc))
-    check_deletes(loc)
+    if not has_migration():
+        import zarr
+
+        raise Refused(f"{loc}: a whole Zarr v2 hierarchy is upgraded with zarr-python's own v2 -> "
+                      f"v3 migration (zarr.metadata.migrate_v3), which zarr {MIGRATION_RELEASE} "
+                      f"and later have; this is zarr {zarr.__version__}: pip install "
+                      f"'zarr>={MIGRATION_RELEASE}'. A single ragged array upgrades on any release "
+                      "(name the array).")  # fmt: skip
     if is_upgraded_tree(loc):
-        raise Refused(
-            f"{loc}: this hierarchy was upgraded before ({KEPT} is there); `downgrade` "
-            "restores its Zarr v2 documents."
-        )
-    nodes = _v2_nodes(loc)
-    options = _Options(dtype, shape, verify_all, sample_size, counting(progress, len(nodes)))
-    steps = _plan(loc, nodes, options)
-    lines = [f"  {s.node.label}: {s.note}" for s in steps]
-    lines += [
-        f"  {_join(n.path, ZMETADATA)}: removed (consolidated v2 metadata; kept for downgrade)"
-        for n in nodes
-        if ZMETADATA in n.docs
-    ]
-    what = f"upgrade {counted(len(steps), 'node')} of a Zarr v2 hierarchy to Zarr v3"
-    if dry_run:
+        raise Refused(f"{loc}: this hierarchy was upgraded before ({KEPT} is there); `downgrade` "
+                      "restores its Zarr v2 documents.")  # fmt: skip
+    found, planned = _plan_tree(loc, options)
+    lines = [f"  {path or '/'}: {note}" for path, _, note in planned]
+    consolidated = [path for path, stored in found.items() if ZMETADATA in stored]
+    lines += [f"  {_join(p, ZMETADATA)}: removed (consolidated v2 metadata; kept for downgrade)"
+              for p in consolidated]  # fmt: skip
+    what = f"upgrade {counted(len(planned), 'node')} of a Zarr v2 hierarchy to Zarr v3"
+    if options.dry_run:
         return Outcome(f"dry run: {what}; nothing written", "\n".join(lines) + "\n")
-    v2 = {_join(n.path, name): n.docs[name].decode("utf-8") for n in nodes for name in n.docs}
+    v2 = {_join(path, k): data for path, stored in found.items() for k, data in stored.items()}
     kept = {
         "about": "Zarr v2 documents kept by `zarr-ndarray upgrade`; `zarr-ndarray downgrade` "
         "writes them back",
-        "v2": v2,
-        "v3": {_join(s.node.path, ZARR_JSON): _digest(s.text) for s in steps},
+        "v2": {key: data.decode("utf-8") for key, data in v2.items()},
+        "v3": {_join(path, ZARR_JSON): _digest(text) for path, text, _ in planned},
     }
-    writes = {KEPT: json.dumps(kept, indent=1).encode()}
+    changes: dict[str, bytes | None] = {KEPT: json.dumps(kept, indent=1).encode()}
     # children first, the root's zarr.json last: an interrupted run leaves a v2 root
-    for step in sorted(steps, key=lambda s: -s.node.path.count("/") - bool(s.node.path)):
-        writes[_join(step.node.path, ZARR_JSON)] = step.text.encode("utf-8")
-    unchanged = {_join(n.path, name): data for n in nodes for name, data in n.docs.items()}
-    switch_documents(loc, writes, list(v2), unchanged)
+    for path, text, _ in sorted(planned, key=lambda s: -s[0].count("/") - bool(s[0])):
+        changes[_join(path, ZARR_JSON)] = text.encode("utf-8")
+    write(loc, {**changes, **dict.fromkeys(v2)}, {**dict.fromkeys(changes), **v2})
     return Outcome(f"{loc}: {what}; kept the v2 documents in {KEPT}\n" + "\n".join(lines))
 
 
-def downgrade_tree(loc: Location, *, dry_run: bool = False) -> Outcome:
-    """Restore an upgraded hierarchy's v2 documents byte for byte (see the module docstring)."""
-    check_deletes(loc)
-    raw = read_versioned(loc, KEPT).data
+def downgrade_tree(loc: Location, dry_run: bool = False) -> Outcome:
+    """Restore an upgraded hierarchy's v2 documents byte for byte."""
     try:
-        kept = json.loads(raw or b"")
+        kept = json.loads(loc.read(KEPT) or b"")
         v2, v3 = dict(kept["v2"]), dict(kept["v3"])
     except (ValueError, KeyError, TypeError) as exc:
         raise Refused(f"{loc}: {KEPT} is not what upgrade wrote ({exc}).") from exc
-    changed = [
-        key
-        for key, digest in v3.items()
-        if _digest((read_versioned(loc, key).data or b"").decode("utf-8", "replace")) != digest
-    ]
-    if changed:
-        raise Refused(
-            f"{loc}: {', '.join(changed[:5])} changed since the upgrade (or is gone); restoring "
-            "the v2 documents would lose that, so downgrade refuses (nothing written)."
-        )
-    present = [key for key in v2 if read_versioned(loc, key).data is not None]
-    if present:
+    now = {key: (loc.read(key) or b"").decode("utf-8", "replace") for key in v3}
+    if changed := [key for key, digest in v3.items() if _digest(now[key]) != digest]:
+        raise Refused(f"{loc}: {', '.join(changed[:5])} changed since the upgrade (or is gone); "
+                      "restoring the v2 documents would lose that, so downgrade refuses (nothing "
+                      "written).")  # fmt: skip
+    if present := [key for key in v2 if loc.read(key) is not None]:
         raise Refused(f"{loc}: {', '.join(present[:5])} exist already; nothing written.")
     what = (
         f"downgrade {counted(len(v3), 'node')} to Zarr v2 (restore "
@@ -320,6 +352,6 @@ def downgrade_tree(loc: Location, *, dry_run: bool = False) -> Outcome:
     )
     if dry_run:
         return Outcome(f"dry run: {what}; nothing written")
-    writes = {key: text.encode("utf-8") for key, text in v2.items()}
-    switch_documents(loc, writes, [*v3, KEPT], {})
+    changes = {**{k: t.encode("utf-8") for k, t in v2.items()}, **dict.fromkeys([*v3, KEPT])}
+    write(loc, changes, dict.fromkeys(v2))
     return Outcome(f"{loc}: {what}")

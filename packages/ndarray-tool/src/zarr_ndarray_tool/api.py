@@ -1,158 +1,143 @@
-"""The store tool as a Python API: each function is the subcommand of the same name (the CLI
-calls it), on the array as the command line names it (a path or URL, with ``storage_options``
-and ``backend``) or as zarr does (any ``zarr.storage.StoreLike``, an icechunk session's store
-included) with the array's path in it. A refusal raises :class:`~.errors.Refused` having
-changed nothing; the tool never commits an icechunk session.
+"""The store tool as a Python API: each function is the subcommand of the same name. Its one
+positional argument is the array (``upgrade``, ``downgrade``: or a Zarr v2 hierarchy's group): a
+path or URL as the CLI takes it, or any ``zarr.storage.StoreLike`` (an icechunk session's store:
+the tool never commits), with the keywords of :class:`Where`. Each returns an :class:`Outcome`,
+its ``message`` what the command prints; a refusal raises :class:`~.errors.Refused`, nothing
+changed. ``progress(done, total)`` is called as a command advances.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
-from zarr_ndarray_dtype.chunks import Selection
-from zarr_ndarray_tool import _commands as commands
-from zarr_ndarray_tool import _tree as tree
-from zarr_ndarray_tool._commands import DEFAULT_SAMPLE, Outcome
-from zarr_ndarray_tool._export import export as _export
-from zarr_ndarray_tool._info import gather
-from zarr_ndarray_tool._scan import Node, load_location
-from zarr_ndarray_tool._stores import location
-from zarr_ndarray_tool.errors import Refused
-from zarr_ndarray_tool.progress import Progress, counting
+from zarr_ndarray_tool import _export, _inspect, _tree
+from zarr_ndarray_tool._stores import Location, Node, load_node, location
+from zarr_ndarray_tool._tree import DEFAULT_SAMPLE, Options, Outcome
+from zarr_ndarray_tool.errors import Progress, Refused, counted
 
 if TYPE_CHECKING:
     from zarr.storage import StoreLike
 
-__all__ = ["Outcome", "downgrade", "export", "info", "migrate", "node", "upgrade", "verify"]
+__all__ = ["Export", "Info", "Outcome", "Verify", "Where", "downgrade", "export", "info",
+           "migrate", "node", "upgrade", "verify"]  # fmt: skip
 
 
-def node(
-    store: StoreLike,
-    path: str = "",
-    *,
-    storage_options: dict[str, Any] | None = None,
-    backend: str = "fsspec",
-) -> Node:
+class Where(TypedDict, total=False):
+    """Where the array is, besides the positional store: ``path`` inside it (default its root);
+    for a URL, ``storage_options`` for its ``backend``, ``"fsspec"`` (default) or ``"obstore"``."""
+
+    path: str
+    storage_options: dict[str, Any] | None
+    backend: str
+
+
+@dataclass(frozen=True)
+class Info(Outcome):
+    """``info``: ``report`` is what ``info --json`` prints (``info["extent"]`` reads it too)."""
+
+    report: dict[str, Any] = field(default_factory=dict)
+
+    def __getitem__(self, key: str) -> Any:
+        return self.report[key]
+
+
+@dataclass(frozen=True)
+class Verify(Outcome):
+    """``verify``: the first ``max_errors`` failures as (key of the stored object, what is
+    wrong), and how many failed in all."""
+
+    problems: tuple[tuple[str, str], ...] = ()
+    failed: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed
+
+
+@dataclass(frozen=True)
+class Export(Outcome):
+    """``export``: ``rows`` written to ``out``."""
+
+    rows: int = 0
+    out: Path = Path()
+
+
+def _at(store: StoreLike, where: Where) -> Location:
+    path, options = where.get("path", ""), where.get("storage_options")
+    return location(store, path, options, where.get("backend", "fsspec"))
+
+
+def node(store: StoreLike, **where: Unpack[Where]) -> Node:
     """Load the array (its document, grid and stored chunk objects)."""
-    return load_location(location(store, path, storage_options, backend))
+    return load_node(_at(store, where))
 
 
-def info(
-    store: StoreLike,
-    path: str = "",
-    *,
-    storage_options: dict[str, Any] | None = None,
-    backend: str = "fsspec",
-    progress: Progress | None = None,
-) -> dict[str, Any]:
-    """The ``info`` report (what ``info --json`` prints) of the array."""
-    loaded = node(store, path, storage_options=storage_options, backend=backend)
-    return gather(loaded, counting(progress, len(loaded.objects)))
-
-
-def upgrade(
-    store: StoreLike,
-    path: str = "",
-    *,
-    dtype: str | None = None,
-    shape: tuple[int | None, ...] | None = None,
-    verify_all: bool = False,
-    sample: int = DEFAULT_SAMPLE,
-    dry_run: bool = False,
-    storage_options: dict[str, Any] | None = None,
-    backend: str = "fsspec",
-    progress: Progress | None = None,
-) -> Outcome:
-    """``upgrade``: type a raw-bytes array as ``ndarray`` (``dtype``, pattern ``shape``).
-
-    A Zarr v2 ``VLenArray`` array needs neither (default: its dtype, ``[null]``); a v2
-    ``VLenBytes`` array needs both; a Zarr v2 group is upgraded whole.
-    """
-    if dtype is not None and shape is None:
-        raise Refused("dtype needs shape, the element pattern (e.g. shape=(None, 2)).")
-    loc = location(store, path, storage_options, backend)
-    options: dict[str, Any] = {
-        "verify_all": verify_all, "sample_size": sample, "dry_run": dry_run, "progress": progress
-    }  # fmt: skip
-    if tree.is_v2_tree(loc) or tree.is_upgraded_tree(loc):
-        return tree.upgrade_tree(loc, dtype, shape, **options)
-    if commands.is_v2(loc):
-        return commands.upgrade_v2(loc, dtype, shape, **options)
-    loaded = load_location(loc)  # refuses what is not there, or not an array
-    if dtype is None or shape is None:
-        raise Refused(
-            f"{loaded.where}: upgrading a Zarr v3 raw-bytes array needs the element type: "
-            "--dtype D --shape S (API: dtype=, shape=), e.g. --dtype float32 --shape null,2."
-        )
-    return commands.upgrade(loaded, dtype, shape, **options)
-
-
-def downgrade(
-    store: StoreLike,
-    path: str = "",
-    *,
-    dry_run: bool = False,
-    storage_options: dict[str, Any] | None = None,
-    backend: str = "fsspec",
-) -> Outcome:
-    """``downgrade``: ``ndarray`` + ``vlen-ndarray`` -> raw bytes + ``vlen-bytes``; a hierarchy
-    ``upgrade`` turned from Zarr v2 to v3 gets its v2 documents back."""
-    loc = location(store, path, storage_options, backend)
-    if tree.is_upgraded_tree(loc):
-        return tree.downgrade_tree(loc, dry_run=dry_run)
-    return commands.downgrade(load_location(loc), dry_run=dry_run)
-
-
-def migrate(
-    store: StoreLike,
-    path: str = "",
-    *,
-    dry_run: bool = False,
-    storage_options: dict[str, Any] | None = None,
-    backend: str = "fsspec",
-) -> Outcome:
-    """``migrate``: the zarr-vlen-ndarray 0.1.x data type -> ``ndarray``."""
-    loaded = node(store, path, storage_options=storage_options, backend=backend)
-    return commands.migrate(loaded, dry_run=dry_run)
+def info(store: StoreLike, *, progress: Progress | None = None, **where: Unpack[Where]) -> Info:
+    """``info``: data type, codecs, chunks, and the distribution of the cells' extents over the
+    written chunks; chunks that cannot be read are counted (``report["unreadable_chunks"]``)."""
+    report = _inspect.info(node(store, **where), progress)
+    return Info(_inspect.render(report), report=report)
 
 
 def verify(
-    store: StoreLike,
-    path: str = "",
-    *,
-    storage_options: dict[str, Any] | None = None,
-    backend: str = "fsspec",
-    progress: Progress | None = None,
-) -> Outcome:
-    """``verify``: decode every stored chunk object; Refused naming the first bad one. The
-    message also counts the chunks of the grid that have no object (they read as fill)."""
-    loaded = node(store, path, storage_options=storage_options, backend=backend)
-    return commands.verify(loaded, progress=progress)
+    store: StoreLike, *, max_errors: int = 20, progress: Progress | None = None,
+    **where: Unpack[Where],
+) -> Verify:  # fmt: skip
+    """``verify``: decode every stored chunk object, listing every failure (up to
+    ``max_errors``); the message also counts the chunks of the grid that have no object."""
+    message, problems, failed = _inspect.verify(node(store, **where), progress, max_errors)
+    return Verify(message, problems=tuple(problems), failed=failed)
 
 
 def export(
-    store: StoreLike,
-    path: str,
-    out: str | Path,
-    *,
-    column: str | None = None,
-    dims: list[str] | None = None,
-    select: Selection = ...,
-    overwrite: bool = False,
-    storage_options: dict[str, Any] | None = None,
-    backend: str = "fsspec",
-    progress: Progress | None = None,
-) -> int:
-    """``export``: write the cells of ``select`` (numpy basic indexing: ints, slices of step 1,
-    ``...``; default all) to the local Parquet file ``out``; the number of rows written."""
-    loaded = node(store, path, storage_options=storage_options, backend=backend)
-    return _export(
-        loaded,
-        Path(out),
-        column=column,
-        dims=dims,
-        select=select,
-        overwrite=overwrite,
-        progress=progress,
-    )
+    store: StoreLike, *, parquet: str | Path, column: str | None = None,
+    dims: list[str] | None = None, select: Any = ..., compression: str = "zstd",
+    compression_level: int | None = None, overwrite: bool = False,
+    progress: Progress | None = None, **where: Unpack[Where],
+) -> Export:  # fmt: skip
+    """``export``: the cells ``select`` (ints, slices of step 1, ``...``; default all) to the
+    local file ``parquet``, an Arrow IPC file if it ends in ``.arrow``, ``.feather`` or
+    ``.ipc``; ``compression``: zstd, snappy, gzip, brotli, lz4 or none (IPC: zstd, lz4, none)."""
+    loaded, out = node(store, **where), Path(parquet)
+    options = (column, dims, select, compression, compression_level, overwrite, progress)
+    rows = _export.export(loaded, out, *options)
+    return Export(f"{loaded.where}: wrote {counted(rows, 'row')} to {out}", rows=rows, out=out)
+
+
+def upgrade(
+    store: StoreLike, *, dtype: str | None = None, shape: tuple[int | None, ...] | None = None,
+    verify_all: bool = False, sample: int = DEFAULT_SAMPLE, dry_run: bool = False,
+    progress: Progress | None = None, **where: Unpack[Where],
+) -> Outcome:  # fmt: skip
+    """``upgrade``: type a raw-bytes array as ``ndarray`` (``dtype``, pattern ``shape``). A Zarr
+    v2 ``VLenArray`` array needs neither (default: its dtype, ``[null]``); a v2 ``VLenBytes``
+    array needs both; a Zarr v2 group is upgraded whole."""
+    if dtype is not None and shape is None:
+        raise Refused("dtype needs shape, the element pattern (e.g. shape=(None, 2)).")
+    loc, options = _at(store, where), Options(dtype, shape, verify_all, sample, dry_run, progress)
+    if _tree.is_v2(loc, _tree.ZGROUP) or _tree.is_upgraded_tree(loc):
+        return _tree.upgrade_tree(loc, options)
+    if _tree.is_v2(loc):
+        return _tree.upgrade_v2(loc, options)
+    loaded = load_node(loc)  # refuses what is not there, or not an array
+    if dtype is None or shape is None:
+        raise Refused(f"{loaded.where}: upgrading a Zarr v3 raw-bytes array needs the element "
+                      "type: --dtype D --shape S (API: dtype=, shape=), e.g. --dtype float32 "
+                      "--shape null,2.")  # fmt: skip
+    return _tree.upgrade(loaded, options)
+
+
+def downgrade(store: StoreLike, *, dry_run: bool = False, **where: Unpack[Where]) -> Outcome:
+    """``downgrade``: ``ndarray`` + ``vlen-ndarray`` -> raw bytes + ``vlen-bytes``; a hierarchy
+    ``upgrade`` turned from Zarr v2 to v3 gets its v2 documents back."""
+    loc = _at(store, where)
+    if _tree.is_upgraded_tree(loc):
+        return _tree.downgrade_tree(loc, dry_run)
+    return _tree.downgrade(load_node(loc), dry_run)
+
+
+def migrate(store: StoreLike, *, dry_run: bool = False, **where: Unpack[Where]) -> Outcome:
+    """``migrate``: the zarr-vlen-ndarray 0.1.x data type -> ``ndarray``."""
+    return _tree.migrate(node(store, **where), dry_run)

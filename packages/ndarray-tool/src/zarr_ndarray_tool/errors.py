@@ -1,7 +1,6 @@
-"""What the store tool reports: :class:`Refused`, the one exception for a store or request it
-will not act on, and :func:`explain`, the one line a failure of the user's environment (the
-disk, the file system, the network, the credentials) gets from the command line, saying what
-to do.
+"""What the tool reports: :class:`Refused` (a store or request it will not act on, nothing
+changed), and :func:`explain`, the one line a failure of the user's environment (disk, file
+system, network, credentials) gets, saying what to do; the wording of counts; progress.
 """
 
 from __future__ import annotations
@@ -10,21 +9,38 @@ import errno
 import os
 import socket
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable
 from urllib.parse import urlsplit
 
-__all__ = ["Refused", "environment_failure", "explain"]
+__all__ = ["Progress", "Refused", "environment_failure", "explain"]
+
+#: A progress callback: ``progress(done, total)``, called as an operation advances.
+Progress = Callable[[int, int], None]
 
 
 class Refused(Exception):
-    """The store is not what the command expects, or it is invalid; nothing was changed.
-
-    The message names what was found and what the command expects (the CLI prints it and exits
-    with status 1).
-    """
+    """The store is not what the command expects, or it is invalid; nothing was changed. The
+    message names what was found and what was expected (the CLI exits with status 1)."""
 
 
-# errno families: what the user can do about each.
+def counted(n: int, noun: str) -> str:
+    """``n`` and ``noun``, plural unless ``n`` is 1 ("1 cell", "2 cells")."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def steps(progress: Progress | None, total: int) -> Callable[[int], None]:
+    """``advance(n)``, reporting ``n`` more steps done of ``total`` to ``progress`` (if any)."""
+    done = [0]
+
+    def advance(n: int) -> None:
+        done[0] = min(done[0] + n, total)
+        if progress is not None:
+            progress(done[0], total)
+
+    advance(0)
+    return advance
+
+
 _DENIED = (errno.EACCES, errno.EPERM)
 _NETWORK = {
     errno.ECONNREFUSED, errno.ECONNRESET, errno.ECONNABORTED, errno.ETIMEDOUT,
@@ -33,34 +49,24 @@ _NETWORK = {
 _ADVICE = {
     **dict.fromkeys((errno.ENOSPC, errno.EDQUOT), "free some space there, or write somewhere else"),
     errno.EROFS: "copy the store to a writable place and run the command there",
-    **dict.fromkeys(
-        _DENIED,
-        "check its permissions and those of its directory (ls -l), or run as a user allowed "
-        "to access it",
-    ),
-    **dict.fromkeys(
-        (errno.ENOENT, errno.ENOTDIR), "check the path (was it moved or deleted meanwhile?)"
-    ),
+    **dict.fromkeys(_DENIED, "check its permissions and those of its directory (ls -l), or run "
+                    "as a user allowed to access it"),
+    **dict.fromkeys((errno.ENOENT, errno.ENOTDIR), "check the path (was it moved or deleted "
+                    "meanwhile?)"),
     errno.EIO: "the disk or network file system failed; check it (dmesg) and try again",
     errno.EMFILE: "too many files are open; raise the limit (ulimit -n) and try again",
     errno.ENFILE: "the system has too many files open; try again later",
     errno.ENOMEM: "the system ran out of memory; free some, or work on a smaller selection",
-}
-_OTHER = "the system refused the operation; fix what it names and try again"
-# botocore's (under s3fs) and obstore's errors for an unreachable endpoint, for missing or
-# refused credentials, and for any other failure of the object store: (module, class name).
-_CONNECTION = (
-    ("botocore.exceptions", "ConnectionError"),
-    ("botocore.exceptions", "HTTPClientError"),
-)
+}  # fmt: skip
+# botocore's (under s3fs) and obstore's errors, looked up only in modules already imported (a
+# library that was never imported cannot have raised).
+_CONNECTION = ("botocore.exceptions.ConnectionError", "botocore.exceptions.HTTPClientError")
 _CREDENTIALS = (
-    ("botocore.exceptions", "NoCredentialsError"),
-    ("botocore.exceptions", "PartialCredentialsError"),
-    ("botocore.exceptions", "CredentialRetrievalError"),
-    ("obstore.exceptions", "UnauthenticatedError"),
-    ("obstore.exceptions", "PermissionDeniedError"),
-)
-_OBJECT_STORE = (("obstore.exceptions", "BaseError"),)
+    "botocore.exceptions.NoCredentialsError", "botocore.exceptions.PartialCredentialsError",
+    "botocore.exceptions.CredentialRetrievalError", "obstore.exceptions.UnauthenticatedError",
+    "obstore.exceptions.PermissionDeniedError",
+)  # fmt: skip
+_OBJECT_STORE = ("obstore.exceptions.BaseError",)
 # Where an AWS client asks the instance metadata service for credentials when it found none.
 _IMDS_TOKEN = "/latest/api/token"
 # S3 error codes (botocore's ClientError) that mean the credentials are wrong or lack a right.
@@ -68,93 +74,98 @@ _DENIED_CODES = {
     "AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken",
     "InvalidToken", "AllBucketsDisabled", "Forbidden", "403",
 }  # fmt: skip
+_AWS = "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN)"
+_SETTINGS = {  # where each backend finds credentials and the endpoint, by URL scheme
+    ("s3", "fsspec"): f"s3fs (botocore) reads the credentials from {_AWS}, AWS_PROFILE or "
+    "~/.aws/credentials, and the endpoint from AWS_ENDPOINT_URL or --storage-options "
+    '\'{"endpoint_url": "http://host:port"}\'',
+    ("s3", "obstore"): f"obstore reads the credentials from {_AWS}, the region from AWS_REGION, "
+    "and the endpoint from AWS_ENDPOINT_URL (AWS_ALLOW_HTTP=true for http://) or --storage-options "
+    '\'{"endpoint": "http://host:port", "client_options": {"allow_http": true}}\'',
+    ("gs", "fsspec"): "gcsfs reads the credentials from GOOGLE_APPLICATION_CREDENTIALS (a "
+    "service account's JSON file) or `gcloud auth application-default login`, and the endpoint "
+    "from STORAGE_EMULATOR_HOST or --storage-options '{\"endpoint_url\": ...}'",
+    ("gs", "obstore"): "obstore reads the credentials from GOOGLE_SERVICE_ACCOUNT (a JSON "
+    "file), GOOGLE_SERVICE_ACCOUNT_KEY or GOOGLE_APPLICATION_CREDENTIALS",
+    ("az", "fsspec"): "adlfs reads the credentials from AZURE_STORAGE_CONNECTION_STRING, or "
+    "AZURE_STORAGE_ACCOUNT_NAME with AZURE_STORAGE_ACCOUNT_KEY or AZURE_STORAGE_SAS_TOKEN",
+    ("az", "obstore"): "obstore reads the credentials from AZURE_STORAGE_ACCOUNT_NAME with "
+    "AZURE_STORAGE_ACCOUNT_KEY or AZURE_STORAGE_SAS_TOKEN, and the endpoint from "
+    "AZURE_STORAGE_ENDPOINT",
+}
+_SCHEMES = {"s3a": "s3", "gcs": "gs", "abfs": "az", "abfss": "az", "azure": "az"}
 
 
-def _types(names: tuple[tuple[str, str], ...]) -> tuple[type[BaseException], ...]:
-    """The named exception classes of the modules already loaded (a library that was never
-    imported cannot have raised)."""
-    modules = ((sys.modules.get(module), name) for module, name in names)
-    return tuple(getattr(m, name) for m, name in modules if hasattr(m, name))
+def settings(url: str, backend: str) -> str | None:
+    """Where ``backend`` finds credentials and the endpoint for ``url`` (None if local)."""
+    scheme = url.split("://", 1)[0].lower() if "://" in url else ""
+    if scheme in ("", "file", "memory"):
+        return None
+    return _SETTINGS.get((_SCHEMES.get(scheme, scheme), backend)) or (
+        f"{backend} reads the credentials and endpoint of {scheme}:// as it documents; "
+        "--storage-options JSON (passed to it as they are)"
+    )
 
 
-def _chain(exc: BaseException) -> Iterator[BaseException]:
-    """``exc`` and the exceptions it was raised from or while handling, outermost first."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        yield current
-        current = current.__cause__ or (
-            None if current.__suppress_context__ else current.__context__
-        )
+def _types(names: tuple[str, ...]) -> tuple[type[BaseException], ...]:
+    found = (name.rpartition(".") for name in names)
+    return tuple(getattr(sys.modules[m], n) for m, _, n in found if hasattr(sys.modules.get(m), n))
 
 
-def _client_code(exc: BaseException) -> str | None:
+def _code(exc: BaseException) -> str | None:
+    """The error code of botocore's ClientError."""
     response = getattr(exc, "response", None)
-    code = response.get("Error", {}).get("Code") if isinstance(response, dict) else None
-    return str(code) if code is not None else None
+    return str((response.get("Error") or {}).get("Code")) if isinstance(response, dict) else None
 
 
 def environment_failure(exc: BaseException) -> BaseException | None:
-    """The failure of the environment in ``exc``'s chain (outermost first), or None."""
-    ours = (*_types(_CONNECTION), *_types(_CREDENTIALS), *_types(_OBJECT_STORE), OSError)
-    for failure in _chain(exc):
-        if isinstance(failure, ours) or _client_code(failure) in _DENIED_CODES:
-            return failure
-    return None
-
-
-def _said(failure: BaseException) -> str:
-    """What the system or library said: the first line, without the file name OSError adds."""
-    if isinstance(failure, OSError) and failure.strerror:
-        text = failure.strerror
-    else:
-        text = str(failure) or type(failure).__name__
-    return text.strip().splitlines()[0].strip() if text.strip() else type(failure).__name__
-
-
-def _endpoint(failure: BaseException) -> str | None:
-    """The endpoint (scheme://host:port) a connection failure names, if it names one."""
-    kwargs = getattr(failure, "kwargs", None)  # botocore's errors keep their arguments
-    url = kwargs.get("endpoint_url") if isinstance(kwargs, dict) else None
-    host = getattr(failure, "host", None)
-    if url:
-        parts = urlsplit(str(url))
-        return f"{parts.scheme}://{parts.netloc}"
-    if host:
-        port = getattr(failure, "port", None)
-        return f"{host}:{port}" if port else str(host)
+    """The failure of the environment in ``exc``'s chain (``exc`` and the exceptions it was
+    raised from or while handling, outermost first), or None."""
+    ours = (*_types(_CONNECTION + _CREDENTIALS + _OBJECT_STORE), OSError)
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, ours) or _code(current) in _DENIED_CODES:
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or (
+            None if current.__suppress_context__ else current.__context__
+        )
     return None
 
 
 def explain(exc: BaseException, where: str, remote: str | None = None) -> str | None:
-    """The one line the CLI prints for a failure of the environment in ``exc``'s chain (None
-    when there is none: the caller reports a bug). A :class:`Refused` is reported as it is:
-    where the tool refuses after a store's error (a conditional PUT that failed), that error
-    is its reason, not the environment's failure.
-
-    ``where`` is what the command worked on (its PATH); ``remote``, for a URL, says which
-    variables and options its backend reads for credentials and the endpoint
-    (:func:`zarr_ndarray_tool._remote.settings`).
-    """
+    """The one line for a failure of the environment in ``exc``'s chain, or None (the caller
+    reports a bug). ``where`` is the command's PATH; ``remote``, for a URL, which variables and
+    options its backend reads (:func:`settings`)."""
     failure = environment_failure(exc)
     if failure is None:
         return None
-    said = _said(failure)
+    text = failure.strerror if isinstance(failure, OSError) and failure.strerror else str(failure)
+    said = text.strip().splitlines()[0].strip() if text.strip() else type(failure).__name__
     code: int = failure.errno if isinstance(failure, OSError) and failure.errno else 0
+    # obstore asks the instance metadata service for credentials when it found none
     if (
         isinstance(failure, _types(_CREDENTIALS))
-        or _client_code(failure) in _DENIED_CODES
-        or _IMDS_TOKEN in said  # obstore found no credentials and asked the instance metadata
+        or _code(failure) in _DENIED_CODES
+        or _IMDS_TOKEN in said
     ):
         fix = remote or "check the credentials the store's library reads"
         return f"{where}: the credentials are missing or refused ({said}); {fix}."
     if isinstance(failure, (*_types(_CONNECTION), socket.gaierror)) or code in _NETWORK:
-        target = _endpoint(failure) or "the store"
-        fix = f"; {remote}" if remote else ""
+        kwargs, host = getattr(failure, "kwargs", None), getattr(failure, "host", None)
+        url = urlsplit(str(kwargs.get("endpoint_url") or "")) if isinstance(kwargs, dict) else None
+        port = f":{failure.port}" if getattr(failure, "port", None) else ""  # type: ignore[attr-defined]
+        target = (
+            f"{url.scheme}://{url.netloc}"
+            if url and url.netloc
+            else f"{host}{port}"
+            if host
+            else None
+        )
         return (
-            f"{where}: cannot connect to {target} ({said}); check that the server runs and "
-            f"that the endpoint is right{fix}."
+            f"{where}: cannot connect to {target or 'the store'} ({said}); check that the server "
+            f"runs and that the endpoint is right{f'; {remote}' if remote else ''}."
         )
     if isinstance(failure, _types(_OBJECT_STORE)):
         fix = remote or "check the store's options"
@@ -164,6 +175,6 @@ def explain(exc: BaseException, where: str, remote: str | None = None) -> str | 
     if code in _DENIED and remote is not None:
         return f"{where}: access denied ({said}); {remote}."
     filename = getattr(failure, "filename", None)
-    subject = os.fsdecode(filename) if filename else where
     name = f" ({errno.errorcode[code]})" if code in errno.errorcode else ""
-    return f"{subject}: {said}{name}; {_ADVICE.get(code, _OTHER)}."
+    advice = _ADVICE.get(code, "the system refused the operation; fix what it names and try again")
+    return f"{os.fsdecode(filename) if filename else where}: {said}{name}; {advice}."

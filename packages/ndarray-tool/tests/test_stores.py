@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import zipfile
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 import pytest
@@ -13,52 +13,57 @@ import zarr
 from _zt_helpers import snapshot, write_bytes_array, zip_store
 
 from zarr_ndarray_tool import _stores as stores
-from zarr_ndarray_tool._stores import Grid
+from zarr_ndarray_tool._documents import Grid, grid_of
+from zarr_ndarray_tool._stores import atomic_replace
 from zarr_ndarray_tool.errors import Refused
+
+
+def document(loc: stores.Location) -> Any:
+    return stores.read_document(loc, loc.read())
 
 
 def test_locate_directory_zip_and_inner(tmp_path: Path) -> None:
     write_bytes_array(tmp_path / "d.zarr", [b"ab"])
-    assert stores.locate(str(tmp_path / "d.zarr")).directory == tmp_path / "d.zarr"
+    assert stores.location(str(tmp_path / "d.zarr")).directory == tmp_path / "d.zarr"
     zs = zip_store(tmp_path / "s.zip")
     write_bytes_array(zs, [b"ab"], name="grp/arr")
     zs.close()
-    loc = stores.locate(f"{tmp_path / 's.zip'}::grp/arr")
+    loc = stores.location(f"{tmp_path / 's.zip'}::grp/arr")
     assert (loc.zip_file, loc.inner, loc.key("zarr.json"), loc.name) == (
         tmp_path / "s.zip",
         "grp/arr",
         "grp/arr/zarr.json",
         "arr",
     )
-    meta, _text = stores.read_document(loc)
+    meta, _text = document(loc)
     assert meta["data_type"] == "variable_length_bytes"
 
 
 def test_locate_refusals(tmp_path: Path) -> None:
     with pytest.raises(Refused, match="does not exist"):
-        stores.locate(str(tmp_path / "nope"))
+        stores.location(str(tmp_path / "nope"))
     (tmp_path / "f.txt").write_text("x")
     with pytest.raises(Refused, match="not a zip store"):
-        stores.locate(str(tmp_path / "f.txt"))
+        stores.location(str(tmp_path / "f.txt"))
     with pytest.raises(Refused, match="not a zip file"):
-        stores.locate(f"{tmp_path / 'f.txt'}::a")
+        stores.location(f"{tmp_path / 'f.txt'}::a")
 
 
 def test_read_document_refuses_v2_groups_and_empty_dirs(tmp_path: Path) -> None:
     zarr.create_array(tmp_path / "v2", shape=(2,), dtype="int32", zarr_format=2)
     with pytest.raises(Refused, match=r"found \.zarray.*Zarr v2"):
-        stores.read_document(stores.locate(str(tmp_path / "v2")))
+        document(stores.location(str(tmp_path / "v2")))
     group = zarr.open_group(tmp_path / "g", mode="w")
     write_bytes_array(group.store, [b"a"], name="inner/arr")
     with pytest.raises(Refused, match=r"is a Zarr group.*g/inner/arr"):
-        stores.read_document(stores.locate(str(tmp_path / "g")))
+        document(stores.location(str(tmp_path / "g")))
     (tmp_path / "empty").mkdir()
     with pytest.raises(Refused, match=r"no zarr\.json"):
-        stores.read_document(stores.locate(str(tmp_path / "empty")))
+        document(stores.location(str(tmp_path / "empty")))
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / "zarr.json").write_text("{not json")
     with pytest.raises(Refused, match="not valid JSON"):
-        stores.read_document(stores.locate(str(tmp_path / "bad")))
+        document(stores.location(str(tmp_path / "bad")))
 
 
 def test_zip_group_refusal_names_the_inner_syntax(tmp_path: Path) -> None:
@@ -66,15 +71,15 @@ def test_zip_group_refusal_names_the_inner_syntax(tmp_path: Path) -> None:
     write_bytes_array(zs, [b"a"], name="arr")
     zs.close()
     with pytest.raises(Refused, match=r"s\.zip::arr"):
-        stores.read_document(stores.locate(str(tmp_path / "s.zip")))
+        document(stores.location(str(tmp_path / "s.zip")))
 
 
 def test_directory_rewrite_is_atomic_and_keeps_the_mode(tmp_path: Path) -> None:
     write_bytes_array(tmp_path / "a", [b"ab", b"c"])
     target = tmp_path / "a" / "zarr.json"
     os.chmod(target, 0o640)
-    loc = stores.locate(str(tmp_path / "a"))
-    stores.write_key(loc, "zarr.json", b'{"new": 1}')
+    loc = stores.location(str(tmp_path / "a"))
+    stores.write(loc, {"zarr.json": b'{"new": 1}'}, {})
     assert target.read_text() == '{"new": 1}'
     assert target.stat().st_mode & 0o777 == 0o640
     assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["c", "zarr.json"]
@@ -95,7 +100,7 @@ def test_a_crash_during_the_rename_leaves_the_original(
     monkeypatch.setattr(os, "replace", crash)
     for path in (str(tmp_path / "a"), f"{tmp_path / 's.zip'}::arr"):
         with pytest.raises(OSError, match="simulated crash"):
-            stores.write_key(stores.locate(path), "zarr.json", b"{}")
+            stores.write(stores.location(path), {"zarr.json": b"{}"}, {})
     assert {**snapshot(tmp_path / "a"), **snapshot(tmp_path / "s.zip")} == before
     leftovers = [p for p in tmp_path.rglob("*") if p.name.endswith(".tmp")]
     assert leftovers == []
@@ -114,7 +119,7 @@ def test_zip_rewrite_keeps_every_other_member(tmp_path: Path) -> None:
             for i in zf.infolist()
         }
         order = zf.namelist()
-    stores.write_key(stores.locate(f"{tmp_path / 's.zip'}::g/arr"), "zarr.json", b'{"x": 1}')
+    stores.write(stores.location(f"{tmp_path / 's.zip'}::g/arr"), {"zarr.json": b'{"x": 1}'}, {})
     with zipfile.ZipFile(tmp_path / "s.zip") as zf:
         after = {
             i.filename: (zf.read(i), i.date_time, i.compress_type, i.external_attr)
@@ -134,40 +139,44 @@ def test_zip_rewrite_drops_shadowed_duplicates_of_the_document(tmp_path: Path) -
         zf.writestr("c/0", b"chunk")
         with pytest.warns(UserWarning, match="Duplicate"):
             zf.writestr("zarr.json", b"newer")
-    stores.write_key(stores.locate(str(path)), "zarr.json", b"newest")
+    stores.write(stores.location(str(path)), {"zarr.json": b"newest"}, {})
     with zipfile.ZipFile(path) as zf:
         assert zf.namelist() == ["c/0", "zarr.json"]
         assert zf.read("zarr.json") == b"newest"
 
 
 @pytest.mark.parametrize(
-    ("encoding", "key", "expected"),
+    ("encoding", "keys"),
     [
-        ({"name": "default", "configuration": {"separator": "/"}}, "c/1/2", (1, 2)),
-        ({"name": "default", "configuration": {"separator": "."}}, "c.1.2", (1, 2)),
-        ({"name": "default"}, "c/0/0", (0, 0)),
-        ({"name": "v2", "configuration": {"separator": "."}}, "1.2", (1, 2)),
-        ({"name": "v2", "configuration": {"separator": "/"}}, "1/2", (1, 2)),
-        ({"name": "v2"}, "0.1", (0, 1)),
-        ({"name": "default", "configuration": {"separator": "/"}}, "c/1", None),  # rank
-        ({"name": "default", "configuration": {"separator": "/"}}, "c/2/0", None),  # outside
-        ({"name": "default", "configuration": {"separator": "/"}}, "zarr.json", None),
-        ({"name": "v2", "configuration": {"separator": "."}}, "c/1/2", None),
-        ({"name": "default", "configuration": {"separator": "/"}}, "c/1/x", None),
+        ({"name": "default", "configuration": {"separator": "/"}}, ["c/0/0", "c/1/2"]),
+        ({"name": "default", "configuration": {"separator": "."}}, ["c.0.0", "c.1.2"]),
+        ({"name": "v2", "configuration": {"separator": "."}}, ["0.0", "1.2"]),
+        ({"name": "v2", "configuration": {"separator": "/"}}, ["0/0", "1/2"]),
     ],
 )
-def test_chunk_index(encoding: dict[str, object], key: str, expected: object) -> None:
-    grid = Grid((4, 9), (2, 3))  # grid shape (2, 3)
-    zarr_encoding = stores.key_encoding({"chunk_key_encoding": encoding}, "x")
-    assert stores.chunk_index(key, zarr_encoding, grid) == expected
+def test_chunk_objects_are_the_keys_of_the_grid(encoding: dict[str, Any], keys: list[str]) -> None:
+    """Keys zarr's encoding gives the grid's chunks; other keys (outside the grid, of another
+    rank or encoding, documents) are not chunk objects."""
+    strays = ["c/1", "c/2/0", "c/1/x", "zarr.json", "0.1.2", "c.2.0", "2.0", "2/0", "c"]
+    buffers = {
+        key: zarr.buffer.default_buffer_prototype().buffer.from_bytes(b"x" * len(key))
+        for key in keys + strays
+    }
+    loc = stores.location(buffers)
+    found = stores.chunk_objects(loc, {"chunk_key_encoding": encoding}, Grid((4, 9), (2, 3)))
+    assert [(o.key, o.index, o.nbytes) for o in found] == [
+        (keys[0], (0, 0), len(keys[0])),
+        (keys[1], (1, 2), len(keys[1])),
+    ]
 
 
-def test_chunk_index_zero_dimensional() -> None:
-    grid = Grid((), ())
-    default = stores.key_encoding({"chunk_key_encoding": {"name": "default"}}, "x")
-    v2 = stores.key_encoding({"chunk_key_encoding": {"name": "v2"}}, "x")
-    assert stores.chunk_index("c", default, grid) == ()
-    assert stores.chunk_index("0", v2, grid) == ()
+def test_the_one_chunk_of_a_zero_dimensional_array() -> None:
+    for encoding, key in (({"name": "default"}, "c"), ({"name": "v2"}, "0")):
+        buffers = {key: zarr.buffer.default_buffer_prototype().buffer.from_bytes(b"x")}
+        found = stores.chunk_objects(
+            stores.location(buffers), {"chunk_key_encoding": encoding}, Grid((), ())
+        )
+        assert [(o.key, o.index) for o in found] == [(key, ())]
     with pytest.raises(Refused, match="is not one zarr knows"):
         stores.key_encoding({"chunk_key_encoding": {"name": "nope"}}, "x")
 
@@ -177,15 +186,15 @@ def test_chunk_objects_with_v2_keys_and_sharding(tmp_path: Path) -> None:
     write_bytes_array(
         tmp_path / "v2keys", cells, chunk_key_encoding={"name": "v2", "separator": "."}
     )
-    loc = stores.locate(str(tmp_path / "v2keys"))
-    meta, _ = stores.read_document(loc)
-    objs = stores.chunk_objects(loc, meta, stores.grid_of(meta, "x"))
+    loc = stores.location(str(tmp_path / "v2keys"))
+    meta, _ = document(loc)
+    objs = stores.chunk_objects(loc, meta, grid_of(meta, "x"))
     assert [(o.key, o.index) for o in objs] == [("0", (0,)), ("1", (1,)), ("2", (2,))]
     assert all(o.nbytes == (tmp_path / "v2keys" / o.key).stat().st_size for o in objs)
     write_bytes_array(tmp_path / "sh", cells, chunks=(2,), shards=(4,))
-    loc = stores.locate(str(tmp_path / "sh"))
-    meta, _ = stores.read_document(loc)
-    grid = stores.grid_of(meta, "x")
+    loc = stores.location(str(tmp_path / "sh"))
+    meta, _ = document(loc)
+    grid = grid_of(meta, "x")
     assert grid.chunks == (4,)
     assert [o.key for o in stores.chunk_objects(loc, meta, grid)] == ["c/0", "c/1", "c/2"]
 
@@ -193,7 +202,7 @@ def test_chunk_objects_with_v2_keys_and_sharding(tmp_path: Path) -> None:
 def test_grid_of_refuses_irregular_grids() -> None:
     meta = {"shape": [4], "chunk_grid": {"name": "rectilinear", "configuration": {}}}
     with pytest.raises(Refused, match="regular chunk grids only"):
-        stores.grid_of(meta, "x")
+        grid_of(meta, "x")
 
 
 @pytest.mark.parametrize(
@@ -218,15 +227,15 @@ def test_grid_of_refuses_irregular_grids() -> None:
 def test_grid_of_names_what_is_wrong(meta: dict[str, Any], named: str) -> None:
     """A regular grid that does not fit the shape is named for that, not as "irregular"."""
     with pytest.raises(Refused) as info:
-        stores.grid_of(meta, "x")
+        grid_of(meta, "x")
     assert str(info.value) == named
     assert "regular chunk grids only" not in named
 
 
 def test_open_array_reads_through_another_document(tmp_path: Path) -> None:
     write_bytes_array(tmp_path / "a", [b"\x01\x00", b""])
-    loc = stores.locate(str(tmp_path / "a"))
-    meta, _ = stores.read_document(loc)
+    loc = stores.location(str(tmp_path / "a"))
+    meta, _ = document(loc)
     meta["data_type"] = {"name": "ndarray", "configuration": {"dtype": "int16", "shape": [None]}}
     meta["codecs"][0] = {"name": "vlen-ndarray", "configuration": {}}
     with stores.open_array(loc, meta) as arr:
@@ -234,3 +243,38 @@ def test_open_array_reads_through_another_document(tmp_path: Path) -> None:
     meta["data_type"] = "no-such-type"
     with pytest.raises(Refused, match="zarr cannot read"), stores.open_array(loc, meta):
         pass
+
+
+# ------------------------------------------------------------------ the one local atomic replace
+
+
+def test_a_new_file_gets_the_umask_default_and_the_fill_result(tmp_path: Path) -> None:
+    old = os.umask(0o027)
+    try:
+        assert atomic_replace(tmp_path / "new.bin", lambda fh: fh.write(b"abc")) == 3
+    finally:
+        os.umask(old)
+    assert (tmp_path / "new.bin").read_bytes() == b"abc"
+    assert (tmp_path / "new.bin").stat().st_mode & 0o777 == 0o640
+
+
+def test_a_replaced_file_keeps_its_mode(tmp_path: Path) -> None:
+    target = tmp_path / "t"
+    target.write_bytes(b"old")
+    os.chmod(target, 0o604)
+    atomic_replace(target, lambda fh: fh.write(b"new"))
+    assert target.read_bytes() == b"new" and target.stat().st_mode & 0o777 == 0o604
+
+
+def test_a_failing_fill_leaves_the_target_and_no_temporary_file(tmp_path: Path) -> None:
+    target = tmp_path / "t"
+    target.write_bytes(b"old")
+
+    def fill(fh: BinaryIO) -> None:
+        fh.write(b"partial")
+        raise RuntimeError("disk full")
+
+    with pytest.raises(RuntimeError, match="disk full"):
+        atomic_replace(target, fill)
+    assert target.read_bytes() == b"old"
+    assert [p.name for p in tmp_path.iterdir()] == ["t"]

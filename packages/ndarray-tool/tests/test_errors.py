@@ -21,8 +21,7 @@ import zarr
 from _zt_helpers import CLI, cells_f32x2, run_cli, tool_output, write_bytes_array
 
 from zarr_ndarray_tool import api
-from zarr_ndarray_tool._remote import settings
-from zarr_ndarray_tool.errors import Refused, environment_failure, explain
+from zarr_ndarray_tool.errors import Refused, counted, environment_failure, explain, settings
 
 UPGRADE = ("--dtype", "float32", "--shape", "null,2")
 
@@ -229,16 +228,24 @@ class _FailingReads(zarr.storage.WrapperStore[Any]):
 
 @pytest.mark.parametrize("operation", ["info", "verify"])
 def test_a_failed_read_is_the_stores_not_a_corrupt_chunk(tmp_path: Path, operation: str) -> None:
-    from zarr_ndarray_dtype import NDArray
+    from zarr_ndarray_dtype import NDArrayDType
 
     store = zarr.storage.LocalStore(tmp_path)
     arr = zarr.create_array(
-        store, name="v", shape=(4,), chunks=(2,), dtype=NDArray(dtype="float32", shape=(None, 2))
+        store,
+        name="v",
+        shape=(4,),
+        chunks=(2,),
+        dtype=NDArrayDType(dtype="float32", shape=(None, 2)),
     )
     cells = np.empty(4, dtype=object)
     cells[:] = cells_f32x2(4)
     arr[:] = cells
     with pytest.raises(ConnectionResetError) as info:
-        getattr(api, operation)(_FailingReads(store), "v")
+        getattr(api, operation)(_FailingReads(store), path="v")
     line = explain(info.value, "remote")
     assert line is not None and line.startswith("remote: cannot connect to the store")
+
+
+def test_counts_of_one_are_singular() -> None:
+    assert [counted(n, "cell") for n in (0, 1, 2)] == ["0 cells", "1 cell", "2 cells"]

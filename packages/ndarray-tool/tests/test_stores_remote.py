@@ -1,6 +1,6 @@
 """The tool on object stores: a real S3-compatible server on 127.0.0.1 (moto's server mode),
 through s3fs (zarr's FsspecStore) and obstore (zarr's ObjectStore), plus icechunk and memory://.
-"""
+A rewrite compares zarr.json with what was read, then sets it (one writer at a time)."""
 
 from __future__ import annotations
 
@@ -16,9 +16,8 @@ import zarr
 from _zt_helpers import cells_f32x2, run, write_bytes_array, write_v2_ragged
 from _zt_zspy import SIGNAL, write_zspy
 
-from zarr_ndarray_tool import _metadata as md
-from zarr_ndarray_tool import _migration as migration
-from zarr_ndarray_tool import _remote as remote
+from zarr_ndarray_tool import _documents as md
+from zarr_ndarray_tool import _tree as migration
 from zarr_ndarray_tool import api
 from zarr_ndarray_tool.errors import Refused
 
@@ -76,15 +75,6 @@ def _key(url: str) -> str:
     return url.removeprefix(f"s3://{BUCKET}/") + "/zarr.json"
 
 
-def _conditional_puts_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The tool's unconditional write fails the test: every S3 write must be a conditional PUT."""
-
-    def no_unconditional_write(*args: Any) -> None:
-        raise AssertionError("S3 writes must be conditional PUTs")
-
-    monkeypatch.setattr(remote, "_set", no_unconditional_write)
-
-
 def _objects(s3: Any, prefix: str) -> dict[str, bytes]:
     """Every object under ``prefix``/, by its key below it."""
     found = s3.list_objects_v2(Bucket=BUCKET, Prefix=prefix + "/").get("Contents", [])
@@ -98,7 +88,7 @@ def _objects(s3: Any, prefix: str) -> dict[str, bytes]:
 
 @pytest.mark.parametrize("backend", ["fsspec", "obstore"])
 def test_info_upgrade_verify_downgrade_on_s3(
-    backend: str, s3_endpoint: str, capsys: CaptureFixture, monkeypatch: pytest.MonkeyPatch
+    backend: str, s3_endpoint: str, capsys: CaptureFixture
 ) -> None:
     pytest.importorskip("s3fs" if backend == "fsspec" else "obstore")
     cells = cells_f32x2(9)
@@ -107,7 +97,6 @@ def test_info_upgrade_verify_downgrade_on_s3(
     original = s3.get_object(Bucket=BUCKET, Key=_key(url))["Body"].read()
     opts = ("--storage-options", json.dumps(_options(backend, s3_endpoint)), "--backend", backend)
 
-    _conditional_puts_only(monkeypatch)
     status, out, err = run(capsys, "info", url, *opts, "--json")
     assert status == 0, err
     report = json.loads(out)
@@ -141,11 +130,7 @@ def test_a_concurrent_change_on_s3_is_refused(
         s3.put_object(Bucket=BUCKET, Key=key, Body=concurrent)  # another worker writes
         return real(*args, **kwargs)
 
-    def no_compare(*args: Any) -> None:
-        raise AssertionError("the conditional PUT, not a compare, must refuse")
-
     monkeypatch.setattr(md, "upgrade", racing_upgrade)
-    monkeypatch.setattr(remote, "_set", no_compare)
     opts = ("--storage-options", json.dumps(_options(backend, s3_endpoint)), "--backend", backend)
     status, out, err = run(capsys, "upgrade", url, *opts, *UPGRADE)
     assert (status, out) == (1, "")
@@ -160,17 +145,17 @@ def test_the_python_api_on_an_object_store(s3_endpoint: str) -> None:
     store = zarr.storage.ObjectStore(
         obstore_store.S3Store(BUCKET, **_options("obstore", s3_endpoint)), read_only=False
     )
-    assert api.info(store, prefix)["written_chunks"] == 2
-    outcome = api.upgrade(store, prefix, dtype="float32", shape=(None, 2), dry_run=True)
+    assert api.info(store, path=prefix)["written_chunks"] == 2
+    outcome = api.upgrade(store, path=prefix, dtype="float32", shape=(None, 2), dry_run=True)
     assert outcome.diff and "nothing written" in outcome.message
-    api.upgrade(store, prefix, dtype="float32", shape=(None, 2), verify_all=True)
-    assert "all 2 chunk objects decode" in api.verify(store, prefix).message
+    api.upgrade(store, path=prefix, dtype="float32", shape=(None, 2), verify_all=True)
+    assert "all 2 chunk objects decode" in api.verify(store, path=prefix).message
     with pytest.raises(Refused, match="already has the ndarray data type"):
-        api.upgrade(store, prefix, dtype="float32", shape=(None, 2))
+        api.upgrade(store, path=prefix, dtype="float32", shape=(None, 2))
     read_only = zarr.storage.ObjectStore(store.store, read_only=True)
     with pytest.raises(Refused, match="the store is read-only"):
-        api.downgrade(read_only, prefix)
-    assert api.info(read_only, prefix)["kind"] == "ndarray"
+        api.downgrade(read_only, path=prefix)
+    assert api.info(read_only, path=prefix)["kind"] == "ndarray"
 
 
 def test_icechunk_session(tmp_path: Path) -> None:
@@ -182,9 +167,9 @@ def test_icechunk_session(tmp_path: Path) -> None:
     write_bytes_array(group.store, [c.tobytes() for c in cells], name="grp/raw")
     session.commit("raw bytes")
     session = repo.writable_session("main")
-    outcome = api.upgrade(session.store, "grp/raw", dtype="float32", shape=(None, 2))
+    outcome = api.upgrade(session.store, path="grp/raw", dtype="float32", shape=(None, 2))
     assert "rewrote zarr.json" in outcome.message
-    assert api.verify(session.store, "grp/raw").message.endswith("all 2 chunk objects decode")
+    assert api.verify(session.store, path="grp/raw").message.endswith("all 2 chunk objects decode")
     session.commit("upgrade")  # the user commits; the tool never does
     readonly = repo.readonly_session("main")
     arr = zarr.open_array(readonly.store, path="grp/raw", mode="r")
@@ -232,7 +217,6 @@ def test_zarr_v2_upgrade_and_downgrade_on_s3(
     s3_endpoint: str,
     tmp_path: Path,
     capsys: CaptureFixture,
-    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     pytest.importorskip("s3fs" if backend == "fsspec" else "obstore")
     numcodecs = pytest.importorskip("numcodecs")
@@ -245,7 +229,6 @@ def test_zarr_v2_upgrade_and_downgrade_on_s3(
         s3.put_object(Bucket=BUCKET, Key=f"{prefix}/{name}", Body=data)
     url = f"s3://{BUCKET}/{prefix}"
 
-    _conditional_puts_only(monkeypatch)
     opts = ("--storage-options", json.dumps(_options(backend, s3_endpoint)), "--backend", backend)
     status, _out, err = run(capsys, "upgrade", url, *opts, "--shape", "null,2")
     assert status == 0, err
@@ -266,11 +249,13 @@ def test_api_upgrade_needs_the_element_type_and_api_export(tmp_path: Path) -> No
     write_bytes_array(tmp_path / "raw", [c.tobytes() for c in cells])
     store = zarr.storage.LocalStore(tmp_path)
     with pytest.raises(Refused, match="needs the element type"):
-        api.upgrade(store, "raw")
-    api.upgrade(store, "raw", dtype="float32", shape=(None, 2))
-    assert api.info(store, "raw")["element"]["shape"] == [None, 2]
+        api.upgrade(store, path="raw")
+    api.upgrade(store, path="raw", dtype="float32", shape=(None, 2))
+    assert api.info(store, path="raw")["element"]["shape"] == [None, 2]
     pytest.importorskip("nd_arrow")
-    assert api.export(store, "raw", tmp_path / "raw.parquet", dims=["n", "xy"]) == 5
+    assert (
+        api.export(store, path="raw", parquet=tmp_path / "raw.parquet", dims=["n", "xy"]).rows == 5
+    )
     assert (tmp_path / "raw.parquet").stat().st_size > 0
 
 
@@ -281,7 +266,6 @@ def test_a_whole_zspy_hierarchy_upgrades_and_downgrades_on_s3(
     s3_endpoint: str,
     tmp_path: Path,
     capsys: CaptureFixture,
-    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     pytest.importorskip("s3fs" if backend == "fsspec" else "obstore")
     if not migration.has_migration():
@@ -301,7 +285,6 @@ def test_a_whole_zspy_hierarchy_upgrades_and_downgrades_on_s3(
         s3.put_object(Bucket=BUCKET, Key=f"{prefix}/{name}", Body=data)
     url = f"s3://{BUCKET}/{prefix}"
 
-    _conditional_puts_only(monkeypatch)
     opts = ("--storage-options", json.dumps(_options(backend, s3_endpoint)), "--backend", backend)
     status, out, err = run(capsys, "upgrade", url, *opts)
     assert status == 0, err

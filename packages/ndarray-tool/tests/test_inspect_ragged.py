@@ -13,11 +13,11 @@ from _zt_helpers import run
 from zarr.codecs import ZstdCodec
 
 import zarr_ragged_ndarray as zrn
-from zarr_ndarray_dtype import NDArray
+from zarr_ndarray_dtype import NDArrayDType
 from zarr_ndarray_tool import api
 
 CaptureFixture = pytest.CaptureFixture[str]
-HW = NDArray(dtype="float32", shape=(None, None))
+HW = NDArrayDType(dtype="float32", shape=(None, None))
 
 
 def chips(n: int, seed: int = 0) -> list[np.ndarray]:
@@ -30,7 +30,7 @@ def chips(n: int, seed: int = 0) -> list[np.ndarray]:
 
 
 def write_ragged(
-    path: Path, cells: list[np.ndarray], shape: tuple[int, ...], dtype: NDArray = HW, **kw: Any
+    path: Path, cells: list[np.ndarray], shape: tuple[int, ...], dtype: NDArrayDType = HW, **kw: Any
 ) -> zarr.Array:
     kw.setdefault("chunks", (2,) * len(shape))
     arr = zarr.create_array(
@@ -109,8 +109,8 @@ def test_api_verify_and_info_on_a_memory_store() -> None:
     for i, c in enumerate(cells):
         grid[i] = c
     arr[:, :] = grid.reshape(2, 3)
-    assert "all 2 chunk objects decode" in api.verify(store, "x").message
-    assert api.info(store, "x")["cells_in_written_chunks"] == 6
+    assert "all 2 chunk objects decode" in api.verify(store, path="x").message
+    assert api.info(store, path="x")["cells_in_written_chunks"] == 6
 
 
 def test_export_a_2d_ragged_array_to_parquet(tmp_path: Path, capsys: CaptureFixture) -> None:

@@ -14,7 +14,7 @@ from _zt_helpers import cells_f32x2, run, snapshot, write_v2_ragged
 
 from zarr_ndarray_tool import api
 from zarr_ndarray_tool._compat import open_zip_store_read
-from zarr_ndarray_tool._v2 import V2_ATTRIBUTE
+from zarr_ndarray_tool._documents import V2_ATTRIBUTE
 from zarr_ndarray_tool.errors import Refused
 
 CaptureFixture = pytest.CaptureFixture[str]
@@ -220,7 +220,7 @@ def test_zip_store_cli_and_the_api_refusal(tmp_path: Path, capsys: CaptureFixtur
     store = open_zip_store_read(zpath)  # opened up front, as zarr 3.1.0 needs
     try:
         with pytest.raises(Refused, match="cannot delete keys"):
-            api.upgrade(store, "grp/arr")
+            api.upgrade(store, path="grp/arr")
     finally:
         if store._is_open:  # zarr 3.1.0's ZipStore.close fails on a store it never opened
             store.close()

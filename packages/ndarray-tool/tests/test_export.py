@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 import zarr
-from _zt_helpers import as_objects, cells_f32x2, run, write_ndarray_array
+from _zt_helpers import CLI, as_objects, cells_f32x2, run, tool_output, write_ndarray_array
 
-from zarr_ndarray_tool.progress import Progress
-from zarr_vlen_ndarray import NDArray, VlenNDArrayCodec
+from zarr_ndarray_dtype import NDArrayDType
+from zarr_vlen_ndarray import VlenNDArrayCodec
 
-F32X2 = NDArray(dtype="float32", shape=(None, 2))
+F32X2 = NDArrayDType(dtype="float32", shape=(None, 2))
 CaptureFixture = pytest.CaptureFixture[str]
 
 
@@ -63,7 +66,7 @@ def test_export_a_2d_array(tmp_path: Path, capsys: CaptureFixture) -> None:
 
 def test_export_a_fixed_pattern_array(tmp_path: Path, capsys: CaptureFixture) -> None:
     pytest.importorskip("nd_arrow")
-    dtype = NDArray(dtype="int16", shape=(3, 2))
+    dtype = NDArrayDType(dtype="int16", shape=(3, 2))
     cells = [np.arange(6, dtype="<i2").reshape(3, 2) + 10 * i for i in range(5)]
     arr = zarr.create_array(tmp_path / "f", shape=(5,), chunks=(2,), dtype=dtype)  # type: ignore[arg-type]
     arr[:] = as_objects(cells)
@@ -154,7 +157,7 @@ def test_export_a_region(
     [
         ("1:3, 9", "--select: index 9 is out of bounds for axis 1 of size 8"),
         ("::2", "--select: only contiguous selections (step 1)"),
-        ("0, 0, 0", "--select: the array has 2 dimensions, got a selection of 3"),
+        ("0, 0, 0", "--select: the array has 2 dimensions, got 3"),
         ("3:3", "has no cells to export there"),
     ],
 )
@@ -189,7 +192,7 @@ def test_a_region_outside_the_array_is_refused(
 def test_select_takes_numpy_index_syntax_and_nothing_else(
     capsys: CaptureFixture, text: str
 ) -> None:
-    from zarr_ndarray_tool._arguments import parse_selection
+    from zarr_ndarray_tool._documents import parse_selection
 
     assert parse_selection("0:10, 5") == (slice(0, 10), 5)
     assert parse_selection("..., -1") == (..., -1)
@@ -217,34 +220,151 @@ def test_dims_that_do_not_fit_the_cells_name_dims(tmp_path: Path, capsys: Captur
     assert not out.exists()
 
 
-class _Steps(Progress):
-    """A progress bar that records every step."""
-
-    def __init__(self) -> None:
-        super().__init__(0, "", enabled=False)
-        self.steps: list[int] = []
-
-    def advance(self, steps: int = 1) -> None:
-        self.steps.append(steps)
-        super().advance(steps)
-
-
 def test_progress_steps_within_a_shard(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """One shard of 4 x 8 cells in inner chunks of 2 x 4: the bar moves at every row of inner
-    chunks read (a slab of about SLAB_BYTES, here 1 byte), not once for the whole shard; the
-    rows come out as a whole-shard read gives them."""
+    """One shard of 4 x 8 cells in inner chunks of 2 x 4: the progress moves at every row of
+    inner chunks read (a slab of about SLAB_BYTES, here 1 byte), not once for the whole shard;
+    the rows come out as a whole-shard read gives them, in one row group."""
     pytest.importorskip("nd_arrow")
     from zarr_ndarray_tool import _export as export_module
     from zarr_ndarray_tool import api
 
     _grid_array(tmp_path / "g", (4, 8), chunks=(2, 4), shards=(4, 8))
     whole = tmp_path / "whole.parquet"
-    api.export(tmp_path / "g", "", whole)
+    api.export(tmp_path / "g", parquet=whole)
     monkeypatch.setattr(export_module, "SLAB_BYTES", 1)
-    bar = _Steps()
+    calls: list[tuple[int, int]] = []
     out = tmp_path / "steps.parquet"
-    assert api.export(tmp_path / "g", "", out, progress=bar) == 32
-    assert bar.steps == [16, 16] and (bar.done, bar.total) == (32, 32)
+    assert api.export(tmp_path / "g", parquet=out, progress=lambda *a: calls.append(a)).rows == 32
+    assert calls == [(0, 32), (16, 32), (32, 32)]
     pq = pytest.importorskip("pyarrow.parquet")
     assert pq.read_table(out).equals(pq.read_table(whole))
     assert pq.ParquetFile(out).metadata.num_row_groups == 1  # one row group per shard
+
+
+# ------------------------------------------------------------------ like a Parquet writer
+
+
+@pytest.mark.parametrize(
+    ("compression", "level", "stored"),
+    [
+        (None, None, "ZSTD"),  # the default
+        ("zstd", "19", "ZSTD"),
+        ("snappy", None, "SNAPPY"),
+        ("gzip", "9", "GZIP"),
+        ("brotli", "5", "BROTLI"),
+        ("lz4", None, "LZ4"),
+        ("none", None, "UNCOMPRESSED"),
+    ],
+)
+def test_parquet_compression_and_level(
+    tmp_path: Path, capsys: CaptureFixture, compression: str | None, level: str | None, stored: str
+) -> None:
+    pq = pytest.importorskip("pyarrow.parquet")
+    write_ndarray_array(tmp_path / "a", cells_f32x2(9), F32X2)
+    out = tmp_path / "a.parquet"
+    argv = ["--compression", compression] * bool(compression) + [
+        "--compression-level",
+        level,
+    ] * bool(level)
+    status, _, err = run(capsys, "export", str(tmp_path / "a"), "--parquet", str(out), *argv)
+    assert status == 0, err
+    meta = pq.ParquetFile(out).metadata.row_group(0)
+    assert {meta.column(i).compression for i in range(meta.num_columns)} in (
+        {stored},
+        {stored + "_RAW"},
+    )
+    _, got = _read_cells(out, "a")
+    assert [c.tolist() for c in got] == [c.tolist() for c in cells_f32x2(9)]
+
+
+@pytest.mark.parametrize("suffix", [".arrow", ".feather", ".ipc"])
+@pytest.mark.parametrize("compression", ["zstd", "lz4", "none"])
+def test_an_arrow_ipc_file_read_by_pyarrow_polars_and_duckdb(
+    tmp_path: Path, capsys: CaptureFixture, suffix: str, compression: str
+) -> None:
+    pa = pytest.importorskip("pyarrow")
+    nd_arrow = pytest.importorskip("nd_arrow")
+    pl, duckdb = pytest.importorskip("polars"), pytest.importorskip("duckdb")
+    import pyarrow.dataset as ds
+
+    cells = [np.zeros((n, 2), "<f4") + n for n in range(50)]
+    write_ndarray_array(tmp_path / "a", cells, F32X2, chunks=(16,))
+    out = tmp_path / f"a{suffix}"
+    argv = ("export", str(tmp_path / "a"), "--parquet", str(out), "--compression", compression)
+    status, text, err = run(capsys, *argv)
+    assert status == 0 and "wrote 50 rows" in text, err
+    with pa.ipc.open_file(out) as reader:  # pyarrow: the cells come back
+        table = reader.read_all()
+    column = nd_arrow.NdColumn.from_arrow(table.column("a").combine_chunks())
+    assert [row.values.tolist() for row in column] == [c.tolist() for c in cells]
+    assert pl.read_ipc(out)["index"].to_list() == list(range(50))  # polars
+    dataset = ds.dataset(out, format="ipc")  # noqa: F841  (DuckDB scans it by name)
+    rows = duckdb.sql('select index, len(a."values") from dataset order by index').fetchall()
+    assert rows == [(n, 2 * n) for n in range(50)]  # DuckDB
+    if compression != "none":  # compressed: smaller than the same file uncompressed
+        plain = tmp_path / f"plain{suffix}"
+        assert run(capsys, *argv[:3], str(plain), "--compression", "none")[0] == 0
+        assert out.stat().st_size < plain.stat().st_size
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["--parquet", "{dir}/a.arrow", "--compression", "snappy"], "an Arrow IPC file (.arrow, "),
+        (
+            ["--parquet", "{dir}/a.parquet", "--compression", "snappy", "--compression-level", "3"],
+            "snappy takes no level",
+        ),
+        (
+            ["--parquet", "{dir}/a.parquet", "--compression", "gzip", "--compression-level", "12"],
+            "gzip takes levels ",
+        ),
+        (
+            ["--parquet", "{dir}/a.feather", "--compression", "none", "--compression-level", "1"],
+            "none takes no level",
+        ),
+    ],
+)
+def test_compressions_a_format_does_not_have_are_refused_before_any_work(
+    tmp_path: Path, capsys: CaptureFixture, argv: list[str], said: str
+) -> None:
+    pytest.importorskip("nd_arrow")
+    write_ndarray_array(tmp_path / "a", cells_f32x2(3), F32X2)
+    status, out, err = run(
+        capsys, "export", str(tmp_path / "a"), *(a.format(dir=tmp_path) for a in argv)
+    )
+    assert (status, out) == (1, "") and said in err and err.count("\n") == 1, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a"]
+    status, _, err = run(capsys, "export", "x", "--parquet", "x.parquet", "--compression", "lzo")
+    assert status == 2 and "invalid choice: 'lzo'" in err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_an_interrupted_export_leaves_nothing(tmp_path: Path, signum: int) -> None:
+    """SIGTERM or SIGINT mid-export: the temporary file is removed, the exit status 128 + the
+    signal, one line on stderr."""
+    pytest.importorskip("nd_arrow")
+    from zarr_ndarray_dtype import write_columnar
+
+    n = 400_000
+    arr = zarr.create_array(tmp_path / "big", shape=(n,), chunks=(500,), dtype=F32X2)  # type: ignore[arg-type]
+    offsets = np.arange(n + 1, dtype=np.int64) * 4
+    write_columnar(arr, np.ones((4 * n, 2), "<f4"), offsets)
+    out = tmp_path / "big.parquet"
+    with subprocess.Popen(
+        [*CLI, "export", str(tmp_path / "big"), "--parquet", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as child:
+        deadline = time.monotonic() + 60
+        while not list(tmp_path.glob(".big.parquet.*.tmp")) and child.poll() is None:
+            assert time.monotonic() < deadline, "the export never started writing"
+            time.sleep(0.005)
+        assert child.poll() is None, "the export ended before it could be interrupted"
+        child.send_signal(signum)
+        _, err = child.communicate(timeout=60)
+    assert child.returncode == 128 + signum, err
+    assert tool_output(err) == f"zarr-ndarray export: interrupted ({signal.Signals(signum).name})\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big"]

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import re
 import shlex
 import subprocess
+import sys
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -29,11 +31,11 @@ from _zt_helpers import (
 )
 from zarr.codecs import ZstdCodec
 
-from zarr_ndarray_tool import _metadata as md
+from zarr_ndarray_dtype import NDArrayDType
+from zarr_ndarray_tool import _documents as md
 from zarr_ndarray_tool.cli import build_parser
-from zarr_vlen_ndarray import NDArray
 
-F32X2 = NDArray(dtype="float32", shape=(None, 2))
+F32X2 = NDArrayDType(dtype="float32", shape=(None, 2))
 CaptureFixture = pytest.CaptureFixture[str]
 
 
@@ -135,7 +137,10 @@ def test_bool_bytes_are_checked(tmp_path: Path, capsys: CaptureFixture) -> None:
         capsys, "upgrade", str(tmp_path / "a"), "--dtype", "bool", "--shape", "null"
     )
     assert status == 1
-    assert "the element at (1,): bool payload byte 0 is 0x02" in err
+    assert (
+        "not upgraded (nothing written): chunk c/0: cannot decode the 'vlen-ndarray' chunk" in err
+    )
+    assert "element 1 (C order) holds the byte 0x02, but bool items must be 0x00 or 0x01" in err
 
 
 @pytest.mark.parametrize(
@@ -262,7 +267,7 @@ def corrupt_chunk(path: Path, key: str) -> None:
     (path / key).write_bytes(zstd.encode(bytes(raw[:-1])))
 
 
-def test_verify_reports_the_first_bad_chunk(tmp_path: Path, capsys: CaptureFixture) -> None:
+def test_verify_reports_every_bad_chunk(tmp_path: Path, capsys: CaptureFixture) -> None:
     path = tmp_path / "a"
     cells = [np.ones((2, 2), "<f4")] * 12
     write_ndarray_array(path, cells, F32X2, compressors=[ZstdCodec(level=1)])
@@ -271,8 +276,13 @@ def test_verify_reports_the_first_bad_chunk(tmp_path: Path, capsys: CaptureFixtu
     corrupt_chunk(path, "c/2")
     status, out, err = run(capsys, "verify", str(path))
     assert (status, out) == (1, "")
-    assert "cannot decode the 'vlen-ndarray' chunk 'c/1'" in err  # the first in order
-    assert "not a whole number" in err and "run `verify`" not in err
+    lines = err.splitlines()
+    assert lines[0] == f"zarr-ndarray verify: {path}: 2 of 3 chunk objects do not decode:"
+    assert lines[1].startswith("  cannot decode the 'vlen-ndarray' chunk 'c/1'")
+    assert lines[2].startswith("  cannot decode the 'vlen-ndarray' chunk 'c/2'")
+    assert "not a whole number" in err and "run `verify`" not in err and len(lines) == 3
+    status, _, err = run(capsys, "verify", str(path), "--max-errors", "1")
+    assert status == 1 and err.splitlines()[2] == "  ... and 1 more (--max-errors N lists more)"
 
 
 def test_verify_names_the_inner_chunk_of_a_shard(tmp_path: Path, capsys: CaptureFixture) -> None:
@@ -287,6 +297,7 @@ def test_verify_names_the_inner_chunk_of_a_shard(tmp_path: Path, capsys: Capture
     status, _, err = run(capsys, "verify", str(path))
     assert status == 1
     assert "cannot decode the 'vlen-ndarray' inner chunk 1 of shard 'c/1'" in err
+    assert "inner chunk 0 of" not in err  # the good inner chunk of the shard is not listed
 
 
 def test_zip_store_round_trip(tmp_path: Path, capsys: CaptureFixture) -> None:
@@ -414,10 +425,29 @@ def test_every_command_reports_a_chunk_that_does_not_decode_the_same_way(
             continue  # export refuses raw bytes before reading a chunk
         extra = ["--parquet", str(tmp_path / f"{name}.parquet")] if command == "export" else []
         done = run_cli(*command.split(), str(path), *extra)
-        assert (done.returncode, done.stdout) == (1, ""), (name, done)
-        assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1, done.stderr
-        assert done.stderr.startswith(f"zarr-ndarray {command.split()[0]}: {path}: {named}")
-        assert ("run `verify`" in done.stderr) == (command != "verify"), done.stderr
+        assert done.returncode == 1 and "Traceback" not in done.stderr, (name, done)
+        prefix = f"zarr-ndarray {command.split()[0]}: {path}: "
+        if command == "verify":  # every bad chunk, one a line
+            assert done.stdout == "" and done.stderr.startswith(prefix + "1 of 3 chunk objects"), (
+                done
+            )
+            assert (
+                done.stderr.splitlines()[1]
+                == "  "
+                + named.split(" (")[0]
+                + done.stderr.split(named.split(" (")[0], 1)[1].splitlines()[0]
+            )
+        else:  # one line; info still prints its summary, the bad chunk left out
+            assert done.stderr.startswith(prefix + named) and done.stderr.count("\n") == 1, done
+            assert "run `verify`" in done.stderr
+            assert ("1 of 3 chunk objects could not be read" in done.stderr) == command.startswith(
+                "info"
+            )
+            assert (done.stdout == "") == (command == "export"), done.stdout
+        if command == "info":
+            assert "unreadable : 1 chunk object could not be read" in done.stdout
+        if command == "info --json":
+            assert json.loads(done.stdout)["unreadable_chunks"] == 1
         assert not (tmp_path / f"{name}.parquet").exists()
 
 
@@ -575,6 +605,35 @@ def test_an_unknown_element_dtype_gets_one_message_from_every_command(
         assert (status, out) == (1, ""), err
         said.add(err.split(": ", 1)[1])
     (message,) = said
-    assert message.startswith(f"{path}: data_type ")
-    assert 'element dtype "int128" is not one of the 14 names' in message
-    assert "No Zarr data type" not in message
+    # the data type's own rule, as zarr's registry reports it
+    assert message.startswith(f"{path}: ") and "'int128' must be one of bool" in message
+    assert message.endswith("spelled exactly so (SPEC 1.3/3).\n")
+
+
+def test_info_of_empty_cells_has_no_payload_ratio(tmp_path: Path, capsys: CaptureFixture) -> None:
+    write_ndarray_array(tmp_path / "a", [np.zeros((0, 2), "<f4")] * 3, F32X2)
+    status, out, err = run(capsys, "info", str(tmp_path / "a"))
+    assert status == 0, err
+    assert "; element payload 0 B\n" in out and "stored/payload" not in out
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_progress_line_is_drawn_on_a_terminal_only_and_erased(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from zarr_ndarray_tool.cli import _bar
+
+    for stream, quiet, drawn in ((_Terminal(), False, True), (_Terminal(), True, False),
+                                 (io.StringIO(), False, False)):  # fmt: skip
+        monkeypatch.setattr(sys, "stderr", stream)
+        with _bar(argparse.Namespace(quiet=quiet), "reading") as draw:
+            assert (draw is not None) == drawn
+            for done in range(5) if draw else ():
+                draw(done, 4)
+        text = stream.getvalue()
+        assert (f"\rreading [{'#' * 30}] 4/4" in text) == drawn
+        assert text.endswith("\r\x1b[2K") == drawn

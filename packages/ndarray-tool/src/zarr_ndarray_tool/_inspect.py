@@ -1,0 +1,315 @@
+"""Reading every stored chunk object: ``info`` (what an array is, the distribution of its cells'
+extents), ``verify`` (every bad chunk, with its rule) and the checks an ``upgrade`` makes before
+it writes. ``ndarray`` chunks are decoded by the columnar engine with every rule of their codec,
+no value copied; raw-bytes chunks are read through zarr as ``vlen-bytes``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import itertools
+import json
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from zarr_ndarray_dtype import iter_columnar
+from zarr_ndarray_tool import _documents as docs
+from zarr_ndarray_tool._documents import Grid, data_type_kind, inner_chunks, with_shape
+from zarr_ndarray_tool._stores import ChunkObject, Location, Node, key_encoding, open_array
+from zarr_ndarray_tool.errors import Progress, Refused, counted, environment_failure, steps
+from zarr_vlen_ndarray.framing import BACKEND
+
+_QUANTILES = {"p25": 0.25, "median": 0.5, "p75": 0.75, "p99": 0.99}
+Region = tuple[slice, ...]
+
+
+def _read(array: Any, region: Region, key: str, typed: bool) -> Any:
+    """``typed``: the shape table of the cells of ``region`` of an ``ndarray`` array (every
+    chunk decoded with its codec's rules, no value copied); else the cells of an array read as
+    raw bytes, flat. A chunk that does not decode raises a ValueError naming it; a failure of
+    the store or the machine (a connection, a disk) is raised as it is."""
+    try:
+        if typed:
+            tables = [col.shapes for _, col in iter_columnar(array, region, values=False)]
+            return np.concatenate(tables) if tables else np.zeros((0, 1), np.int64)
+        return list(np.asarray(array[region], dtype=object).reshape(-1))
+    except Exception as exc:  # a codec's, compressor's or checksum's failure, whatever its type
+        if (failure := environment_failure(exc)) is not None:
+            raise failure from None
+        if typed and isinstance(exc, ValueError):  # every codec and stored-chunk error is one
+            raise
+        raise ValueError(f"the stored chunk {key!r} does not decode ({type(exc).__name__}: {exc}): "
+                         "it is corrupt or was written with other codecs") from exc  # fmt: skip
+
+
+def info(node: Node, progress: Progress | None = None) -> dict[str, Any]:
+    """The ``info`` report (what ``info --json`` prints), from every written chunk; chunks that
+    cannot be read are counted and named, the statistics made of the others."""
+    meta, kind, grid = node.meta, data_type_kind(node.meta.get("data_type")), node.grid
+    etype = docs.element_type(meta, node.where) if kind in ("ndarray", "legacy") else None
+    report: dict[str, Any] = {
+        "path": node.where,
+        "data_type": meta.get("data_type"),
+        "kind": kind,
+        "element": etype and {"dtype": etype.name, "shape": etype.shape, "unit_bytes": etype.unit},
+        "shape": list(grid.shape),
+        "chunk_shape": list(grid.chunks),
+        "inner_chunk_shape": list(inner_chunks(meta) or []) or None,
+        "codecs": docs.codec_chain(meta.get("codecs")),
+        "fill_value": meta.get("fill_value"),
+        "dimension_names": meta.get("dimension_names"),
+        "cells": int(np.prod(grid.shape)),
+        "chunks": grid.nchunks,
+        "written_chunks": len(node.objects),
+        "stored_bytes": sum(o.nbytes for o in node.objects),
+    }
+    try:
+        view = meta if kind == "ndarray" else docs.bytes_view(meta, node.where)
+    except Refused:
+        return report  # not an array whose chunks the tool reads: metadata only
+    parts, bad, advance = [], [], steps(progress, len(node.objects))
+    with open_array(node.loc, view) as array:
+        for obj in node.objects:
+            try:
+                found = _read(array, grid.region(obj.index), obj.key, kind == "ndarray")
+                parts.append(found if kind == "ndarray" else np.array(list(map(len, found))))
+            except ValueError as exc:
+                bad.append(str(exc))
+            advance(1)
+    report |= {"unreadable_chunks": len(bad), "unreadable": bad[:5]}
+    if kind != "ndarray":
+        sizes = np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, np.int64)
+        unit = etype.unit if etype is not None else 1  # a legacy 0.1.x array: rows of its element
+        return report | {
+            "cells_in_written_chunks": int(sizes.size),
+            "payload_bytes": int(sizes.sum()),
+            "encoded_bytes": int(sizes.sum()) + 4 * (len(parts) + sizes.size),
+            "extent_unit": "rows" if etype is not None else "bytes",
+            "not_whole_rows": int(np.count_nonzero(sizes % unit)),
+            "extent": _distribution(sizes // unit),
+        }
+    assert etype is not None  # statistics of the shape table (cells beyond the shape left out)
+    table = np.concatenate(parts) if parts else np.zeros((0, len(etype.shape)), np.int64)
+    items, rows = np.prod(table, axis=1, dtype=np.int64), etype.pattern.is_leading_variable
+    if '"vlen-ndarray"' in json.dumps(meta["codecs"]):  # the vlen-ndarray framing kernel in use
+        report["framing_backend"] = BACKEND
+    report |= {
+        "cells_in_written_chunks": int(items.size),
+        "payload_bytes": int(items.sum()) * etype.itemsize,
+        "extent_unit": "rows" if rows else "items",
+        "not_whole_rows": 0,
+        "extent": _distribution(table[:, 0] if rows else items),
+    }
+    if not rows:  # the distribution of each variable axis' extent
+        axes = etype.pattern.variable_axes
+        report["extents"] = {str(a): _distribution(table[:, a]) for a in axes}
+    return report
+
+
+def _distribution(extents: npt.NDArray[np.int64]) -> dict[str, Any] | None:
+    if not extents.size:
+        return None
+    low, high = int(np.min(extents)), int(np.max(extents))
+    out: dict[str, Any] = {"min": low}
+    for name, q in _QUANTILES.items():
+        out[name] = int(np.quantile(extents, q, method="inverted_cdf"))
+    out |= {"max": high, "mean": float(extents.mean()), "empty": int(np.sum(extents == 0))}
+    width = -(-(high - low + 1) // 10)  # at most 10 bins of one width: comparable counts
+    edges = np.arange(low, high + width + 1, width, dtype=np.int64)
+    counts = np.histogram(extents, bins=edges)[0]
+    out["histogram"] = [[int(a), int(a) + width - 1, int(c)] for a, c in zip(edges, counts)]  # noqa: B905
+    return out
+
+
+def _size(n: int) -> str:
+    power = next((p for p in (3, 2, 1) if n >= 1024**p), 0)
+    return f"{n / 1024**power:.1f} {('KiB', 'MiB', 'GiB')[power - 1]}" if power else f"{n} B"
+
+
+def render(report: dict[str, Any]) -> str:
+    """The report as aligned text lines."""
+    element, kind = report["element"], report["kind"]
+    text = json.dumps(report["data_type"])
+    if element is not None:
+        text = f"ndarray {element['dtype']} {json.dumps(element['shape'])} "
+        text += f"(unit {element['unit_bytes']} B)"
+    text += " - zarr-vlen-ndarray 0.1.x metadata: run `migrate`" * (kind == "legacy")
+    text += " (raw bytes: `upgrade --dtype D --shape S` types it)" * (kind == "bytes")
+    grid = f"{report['shape']} in chunks of {report['chunk_shape']}"
+    if report["inner_chunk_shape"] is not None:
+        grid += f" (shards; inner chunks {report['inner_chunk_shape']})"
+    written = f"{report['written_chunks']} of {counted(report['chunks'], 'chunk object')} written"
+    if "cells_in_written_chunks" in report:
+        written += f", holding {counted(report['cells_in_written_chunks'], 'cell')}"
+    rows = [("path", report["path"]), ("data type", text), ("shape", grid)]
+    if report["dimension_names"] is not None:
+        rows.append(("dimensions", json.dumps(report["dimension_names"])))
+    rows += [("codecs", report["codecs"]), ("fill value", json.dumps(report["fill_value"]))]
+    rows.append(("cells", f"{report['cells']} ({written})"))
+    if bad := report.get("unreadable_chunks"):
+        bad = f"{counted(bad, 'chunk object')} could not be read, left out of the figures"
+        rows.append(("unreadable", f"{bad} (run `verify`)"))
+    stored = f"{_size(report['stored_bytes'])} stored"
+    if "payload_bytes" in report:
+        stored += f"; element payload {_size(payload := report['payload_bytes'])}"
+        if payload:
+            stored += f" (stored/payload {report['stored_bytes'] / payload:.3f})"
+    rows.append(("bytes", stored))
+    if "framing_backend" in report:
+        rows.append(("framing", f"{report['framing_backend']} (zarr_vlen_ndarray.framing.BACKEND)"))
+    lines = [f"{k:<11}: {v}" for k, v in rows]
+    if (dist := report.get("extent")) is None:
+        return "\n".join(lines)
+
+    def stats(d: dict[str, Any]) -> str:
+        quantiles = ", ".join(f"{k} {d[k]}" for k in ("min", *_QUANTILES, "max"))
+        return f"{quantiles}, mean {d['mean']:.2f}"
+
+    lines.append(f"{'extent':<11}: {report['extent_unit']} per element: {stats(dist)}")
+    lines.append(f"{'':<13}empty elements: {dist['empty']}")
+    for axis, axis_dist in (report.get("extents") or {}).items():
+        lines += [f"{'':<13}axis {axis} (variable): {stats(axis_dist)}"] if axis_dist else []
+    if report["not_whole_rows"]:
+        bad = counted(report["not_whole_rows"], "element")
+        lines.append(f"{'':<13}WARNING: not a whole number of rows: {bad} (run `verify`)")
+    top = max(c for _, _, c in dist["histogram"]) or 1
+    for lo, hi, count in dist["histogram"]:
+        bar = "#" * max(1 if count else 0, round(40 * count / top))
+        lines.append(f"{'':<13}{lo if lo == hi else f'{lo}-{hi}':>15} | {bar} {count}")
+    return "\n".join(lines)
+
+
+def verify(node: Node, progress: Progress | None, max_errors: int) -> tuple[str, list[Any], int]:
+    """Decode every (inner) chunk of every stored object, edge chunks whole: the message, the
+    first ``max_errors`` failures as (object key, what is wrong), and how many failed."""
+    kind, where = data_type_kind(node.meta.get("data_type")), node.where
+    if kind == "legacy":
+        raise Refused(f"{where}: the data type is zarr-vlen-ndarray 0.1.x metadata, which no "
+                      "longer resolves; run `migrate` first.")  # fmt: skip
+    if kind not in ("ndarray", "bytes"):
+        raise Refused(f"{where}: verify decodes ndarray and raw-bytes arrays; this one's data type "
+                      f"is {node.meta.get('data_type')!r}.")  # fmt: skip
+    padded, typed, failed = node.grid.padded(), kind == "ndarray", []
+    meta = with_shape(node.meta if typed else docs.bytes_view(node.meta, where), padded.shape)
+    inner, advance = inner_chunks(node.meta) if typed else None, steps(progress, len(node.objects))
+    with open_array(node.loc, meta) as array:
+
+        def problems(key: str, region: Region) -> list[str]:
+            try:
+                _read(array, region, key, typed)
+            except ValueError as exc:
+                return [str(exc)]
+            return []
+
+        for obj in node.objects:
+            region = padded.region(obj.index)
+            found = problems(obj.key, region)
+            if found and inner is not None:  # a shard: name every bad inner chunk in it
+                shard = Grid(tuple(r.stop - r.start for r in region), inner)
+                parts = (
+                    tuple(
+                        slice(r.start + p.start, r.start + p.stop)
+                        for r, p in zip(region, inner_region, strict=True)
+                    )
+                    for inner_region in map(shard.region, shard.indices())
+                )
+                found = list(dict.fromkeys(t for p in parts for t in problems(obj.key, p))) or found
+            failed += [(obj.key, text) for text in found]
+            advance(1)
+    n, absent = len(node.objects), _absent(node)
+    if not failed:
+        decoded = f"all {n} chunk objects decode" if n else "no chunk object is stored"
+        return f"{where}: {'the one chunk object decodes' if n == 1 else decoded}{absent}", [], 0
+    bad = len({key for key, _ in failed})
+    verb = "does" if bad == 1 else "do"
+    lines = [f"{where}: {bad} of {counted(n, 'chunk object')} {verb} not decode{absent}:"]
+    lines += [f"  {text}" for _, text in failed[:max_errors]]
+    more = len(failed) - max_errors
+    lines += [f"  ... and {more} more (--max-errors N lists more)"] if more > 0 else []
+    return "\n".join(lines), failed[:max_errors], len(failed)
+
+
+def _absent(node: Node, named: int = 5) -> str:
+    """How many chunks of the grid have no object (they read as the fill value), naming the
+    first few: an unwritten chunk is legal, a deleted one is often an accident."""
+    stored = {obj.index for obj in node.objects}
+    if not (missing := node.grid.nchunks - len(stored)):
+        return ""
+    first = itertools.islice((i for i in node.grid.indices() if i not in stored), named)
+    keys = ", ".join(map(key_encoding(node.meta, node.where).encode_chunk_key, first))
+    verbs = ("has no object", "reads") if missing == 1 else ("have no objects", "read")
+    return (
+        f"; {missing} of the grid's {counted(node.grid.nchunks, 'chunk')} {verbs[0]} "
+        f"({keys}{', ...' * (missing > named)}) and {verbs[1]} as the fill value: unwritten, "
+        "or deleted?"
+    )
+
+
+def check_chunks(
+    loc: Location, new: dict[str, Any], objects: list[ChunkObject], sample: int | None,
+    progress: Progress | None,
+) -> tuple[str | None, str]:  # fmt: skip
+    """Check chunk objects against the planned document ``new``, all or ``sample`` spread evenly
+    (first and last included): the first problem, and what was checked. Each is read as raw
+    bytes (every element whole rows of the element type, edge chunks whole, their padding
+    included), then decoded with ``new`` (every rule of its codec)."""
+    picked = objects
+    if sample is not None and sample < len(objects):
+        at = np.unique(np.linspace(0, len(objects) - 1, sample).round().astype(np.int64))
+        picked = [objects[int(i)] for i in at]
+    checked = f"checked {len(picked)} of {counted(len(objects), 'chunk object')}"
+    checked += " (--verify-all checks every one)" * (len(picked) < len(objects))
+    etype, grid = docs.element_type(new), docs.grid_of(new, str(loc))
+    assert etype is not None
+    padded, advance = grid.padded(), steps(progress, len(picked))
+
+    def problem(obj: ChunkObject, raw: Any, typed: Any) -> str | None:
+        region = padded.region(obj.index)
+        try:
+            cells = _read(raw, region, obj.key, False)
+        except ValueError as exc:
+            return f"zarr cannot read it as {etype}: {exc}"
+        lengths = np.array(list(map(len, cells)), dtype=np.int64)
+        if (bad := np.flatnonzero(lengths % etype.unit)).size:
+            local = np.unravel_index(int(bad[0]), tuple(r.stop - r.start for r in region))
+            coords = tuple(r.start + int(i) for r, i in zip(region, local, strict=True))
+            place = str(coords) + (
+                f" (beyond the array's shape {grid.shape}, in the edge chunk's padding, which "
+                "zarr decodes with the chunk: a fill value its writer left there)"
+            ) * any(c >= n for c, n in zip(coords, grid.shape, strict=True))
+            return (
+                f"the element at {place} is {lengths[bad[0]]} bytes, not a whole number of "
+                f"{etype.unit}-byte rows of {etype}{_nul_hint(new, cells[bad[0]])}; check "
+                "--dtype and --shape."
+            )
+        try:
+            _read(typed, region, obj.key, True)
+        except ValueError as exc:
+            return str(exc)
+        return None
+
+    raw_meta = with_shape(docs.bytes_view(new, str(loc)), padded.shape)
+    with open_array(loc, raw_meta) as raw, open_array(loc, with_shape(new, padded.shape)) as typed:
+        for obj in picked:
+            if (found := problem(obj, raw, typed)) is not None:
+                return f"chunk {obj.key}: {found}", checked
+            advance(1)
+    return None, checked
+
+
+def _nul_hint(meta: dict[str, Any], cell: bytes) -> str:
+    """zarr-python strips trailing NUL bytes from a bytes fill when it writes fill cells."""
+    try:
+        fill = base64.b64decode(str(meta.get("fill_value")), validate=True)
+    except (binascii.Error, ValueError):
+        return ""
+    if fill == cell or fill.rstrip(b"\x00") != cell:
+        return ""
+    return (
+        f" (it is the fill value {meta.get('fill_value')!r} with its trailing NUL bytes "
+        "stripped, as zarr-python stores fill elements of variable_length_bytes arrays; "
+        "such chunks must be rewritten with whole elements before an upgrade)"
+    )
