@@ -5,7 +5,7 @@ import pyarrow as pa
 import pytest
 
 from nd_arrow import InvalidAttributeError
-from nd_arrow._attrs import AttrDecoder, attr_type, attrs_equal, encode_attrs
+from nd_arrow._storage import AttrDecoder, attr_type, attrs_equal, encode_attrs
 
 
 def test_types() -> None:

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from nd_arrow import (
     InvalidArgumentError,
     InvalidDimensionsError,
-    NdArray,
-    NdArrayType,
+    NdVariable,
+    NdType,
     NdColumn,
     SchemaMismatchError,
 )
@@ -36,7 +36,7 @@ def ipc_roundtrip(arr: pa.Array) -> pa.ChunkedArray:
 
 @given(columns())
 @settings(max_examples=150, deadline=None)
-def test_roundtrip_rows(case: tuple[str, list[NdArray | None]]) -> None:
+def test_roundtrip_rows(case: tuple[str, list[NdVariable | None]]) -> None:
     _, rows = case
     col = NdColumn.from_arrays(rows)
     assert len(col) == len(rows)
@@ -51,7 +51,7 @@ def test_roundtrip_rows(case: tuple[str, list[NdArray | None]]) -> None:
             continue
         want = row.to_numpy()
         assert isinstance(got, np.ma.MaskedArray) == isinstance(want, np.ma.MaskedArray)
-        assert NdArray(got, row.dims, row.attrs) == row
+        assert NdVariable(got, row.dims, row.attrs) == row
 
 
 @given(st.sampled_from(DTYPES), st.data())
@@ -68,7 +68,7 @@ def test_plain_numpy_fast_path_matches_general_path(dtype: str, data: st.DataObj
             arrays.append(None)
     dims = [f"d{i}" for i in range(1 + len(shape_tail))]
     fast = NdColumn.from_arrays(arrays, dims=dims)
-    general = NdColumn.from_arrays([None if a is None else NdArray(a, dims) for a in arrays])
+    general = NdColumn.from_arrays([None if a is None else NdVariable(a, dims) for a in arrays])
     assert storage_bytes(fast.storage) == storage_bytes(general.storage)
     assert fast.to_pylist() == general.to_pylist()
 
@@ -126,7 +126,7 @@ def test_string_rows_of_other_lengths() -> None:
     """numpy string rows of other lengths (<U3, <U6) are one value type, on the fast path too."""
     arrays = [np.array(["a", "bcd"]), np.array(["efghij"]), None]
     fast = NdColumn.from_arrays(arrays, dims=["x"])
-    general = NdColumn.from_arrays([None if a is None else NdArray(a, ["x"]) for a in arrays])
+    general = NdColumn.from_arrays([None if a is None else NdVariable(a, ["x"]) for a in arrays])
     assert storage_bytes(fast.storage) == storage_bytes(general.storage)
     assert fast.value_type == pa.string()
     assert [None if v is None else v.tolist() for v in fast.to_numpy_list()] == [
@@ -139,7 +139,7 @@ def test_string_rows_of_other_lengths() -> None:
 def test_type_and_extension_array() -> None:
     col = NdColumn.from_arrays([np.zeros(2, np.int16)], dims=["x"])
     arr = col.to_arrow()
-    assert isinstance(arr.type, NdArrayType)
+    assert isinstance(arr.type, NdType)
     assert arr.type.value_type == pa.int16()
     assert arr.type.attr_fields == ()
     assert arr.to_numpy_list()[0].dtype == np.int16
@@ -150,11 +150,11 @@ def test_slicing_and_negative_index() -> None:
     col = NdColumn.from_arrays(arrays, dims=["x"])
     sub = col[1:4]
     assert len(sub) == 3
-    assert sub[0] == NdArray(arrays[1], ["x"])
-    assert col[-1] == NdArray(arrays[4], ["x"])
-    assert col[::2].to_pylist() == [NdArray(arrays[i], ["x"]) for i in (0, 2, 4)]
+    assert sub[0] == NdVariable(arrays[1], ["x"])
+    assert col[-1] == NdVariable(arrays[4], ["x"])
+    assert col[::2].to_pylist() == [NdVariable(arrays[i], ["x"]) for i in (0, 2, 4)]
     sliced = NdColumn.from_arrow(col.to_arrow().slice(2, 2))
-    assert sliced.to_pylist() == [NdArray(arrays[i], ["x"]) for i in (2, 3)]
+    assert sliced.to_pylist() == [NdVariable(arrays[i], ["x"]) for i in (2, 3)]
     with pytest.raises(IndexError, match="row 5 is out of range"):
         col[5]
 
@@ -199,7 +199,7 @@ def test_mixed_ranks_with_default_names() -> None:
 
 
 def test_scalar_as_py() -> None:
-    row = NdArray(np.arange(4).reshape(2, 2), ["a", "b"], {"k": 1})
+    row = NdVariable(np.arange(4).reshape(2, 2), ["a", "b"], {"k": 1})
     arr = NdColumn.from_arrays([row, None]).to_arrow()
     assert arr[0].as_py() == row
     assert arr[1].as_py() is None

@@ -11,8 +11,8 @@ import pytest
 import nd_arrow
 from nd_arrow import (
     InvalidEncodingError,
-    NdArray,
-    NdArrayType,
+    NdVariable,
+    NdType,
     NdColumn,
     NotSupportedError,
     encoded_field,
@@ -51,7 +51,7 @@ def test_registered_and_idempotent() -> None:
     register()
     register()
     # A second copy of the module (as pytest's import modes can produce) registers again.
-    spec = importlib.util.spec_from_file_location("nd_arrow_ext_copy", nd_arrow._extension.__file__)
+    spec = importlib.util.spec_from_file_location("nd_arrow_ext_copy", nd_arrow._column.__file__)
     assert spec is not None and spec.loader is not None
     spec.loader.exec_module(importlib.util.module_from_spec(spec))
     col = NdColumn.from_arrays([np.ones(2)], dims=["x"])
@@ -61,7 +61,7 @@ def test_registered_and_idempotent() -> None:
 
 
 def test_serialized_metadata_and_field_tags() -> None:
-    t = NdArrayType.from_value_type(pa.float32())
+    t = NdType.from_value_type(pa.float32())
     assert t.__arrow_ext_serialize__() == b'{"version":1}'
     assert t.extension_name == "nd_arrow.array"
     schema = write_read(pa.table({"a": NdColumn.from_arrays([np.ones(1, np.float32)]).to_arrow()}))
@@ -90,23 +90,23 @@ def test_bad_metadata_fails_the_read(meta: bytes, error: type, match: str) -> No
 
 def test_extra_metadata_keys_are_ignored() -> None:
     storage = NdColumn.from_arrays([np.ones(1)]).storage
-    t = NdArrayType.__arrow_ext_deserialize__(storage.type, b'{"version":1,"future":true}')
-    assert t == NdArrayType(storage.type)
+    t = NdType.__arrow_ext_deserialize__(storage.type, b'{"version":1,"future":true}')
+    assert t == NdType(storage.type)
 
 
 def test_deserialize_builds_from_the_given_storage() -> None:
-    storage = NdColumn.from_arrays([NdArray(np.ones(1, np.int8), ["x"], {"u": "m"})]).storage
-    t = NdArrayType.__arrow_ext_deserialize__(storage.type, b'{"version":1}')
+    storage = NdColumn.from_arrays([NdVariable(np.ones(1, np.int8), ["x"], {"u": "m"})]).storage
+    t = NdType.__arrow_ext_deserialize__(storage.type, b'{"version":1}')
     assert t.value_type == pa.int8()
     assert [f.name for f in t.attr_fields] == ["u"]
     with pytest.raises(InvalidEncodingError):
-        NdArrayType.__arrow_ext_deserialize__(pa.int32(), b'{"version":1}')
+        NdType.__arrow_ext_deserialize__(pa.int32(), b'{"version":1}')
 
 
 def test_hash_eq_pickle() -> None:
-    a = NdArrayType.from_value_type(pa.int32())
-    b = NdArrayType.from_value_type(pa.int32())
-    c = NdArrayType.from_value_type(pa.int64())
+    a = NdType.from_value_type(pa.int32())
+    b = NdType.from_value_type(pa.int32())
+    c = NdType.from_value_type(pa.int64())
     assert a == b and hash(a) == hash(b)
     assert a != c
     assert pickle.loads(pickle.dumps(a)) == a
@@ -116,7 +116,7 @@ def test_hash_eq_pickle() -> None:
 def test_foreign_class_under_the_same_name_decodes() -> None:
     storage = NdColumn.from_arrays([np.arange(3.0)], dims=["x"]).storage
     arr = pa.ExtensionArray.from_storage(OtherVersion(storage.type, b'{"version":1}'), storage)
-    assert NdColumn.from_arrow(arr)[0] == NdArray(np.arange(3.0), ["x"])
+    assert NdColumn.from_arrow(arr)[0] == NdVariable(np.arange(3.0), ["x"])
     bad = pa.ExtensionArray.from_storage(OtherVersion(storage.type, b'{"version":3}'), storage)
     with pytest.raises(NotSupportedError):
         NdColumn.from_arrow(bad)
@@ -142,7 +142,7 @@ def test_plain_struct_with_field_tags() -> None:
 def test_logical_and_encoded_fields() -> None:
     logical = pa.field("t", pa.float32(), metadata={"units": "K"})
     enc = encoded_field(logical)
-    assert isinstance(enc.type, NdArrayType) and enc.nullable
+    assert isinstance(enc.type, NdType) and enc.nullable
     assert enc.metadata == {b"units": b"K"}
     back = logical_field(enc)
     assert back.type == pa.float32() and back.metadata == {b"units": b"K"}

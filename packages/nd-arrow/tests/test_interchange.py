@@ -16,10 +16,10 @@ import pytest
 from nd_arrow import (
     EXTENSION_NAME,
     InvalidArgumentError,
-    NdArray,
-    NdArrayType,
+    NdVariable,
+    NdType,
     NdColumn,
-    NdRecordBatch,
+    NdDataset,
     decode_batches,
     encode_batches,
 )
@@ -31,18 +31,18 @@ TAGS = {EXTENSION_NAME_KEY: EXTENSION_NAME.encode(), EXTENSION_METADATA_KEY: EXT
 def column() -> NdColumn:
     return NdColumn.from_arrays(
         [
-            NdArray(np.arange(6.0).reshape(2, 3), ["time", "lat"], {"units": "K"}),
+            NdVariable(np.arange(6.0).reshape(2, 3), ["time", "lat"], {"units": "K"}),
             None,
-            NdArray(np.ma.masked_array([1.0, 2.0, 3.0], mask=[False, True, False]), ["lat"]),
+            NdVariable(np.ma.masked_array([1.0, 2.0, 3.0], mask=[False, True, False]), ["lat"]),
         ]
     )
 
 
-def batch() -> NdRecordBatch:
-    return NdRecordBatch(
+def batch() -> NdDataset:
+    return NdDataset(
         {
-            "t": NdArray(np.arange(6.0).reshape(2, 3), ["time", "lat"], {"units": "K"}),
-            "lat": NdArray(np.array([1.0, 2.0, 3.0]), ["lat"]),
+            "t": NdVariable(np.arange(6.0).reshape(2, 3), ["time", "lat"], {"units": "K"}),
+            "lat": NdVariable(np.array([1.0, 2.0, 3.0]), ["lat"]),
         },
         {"title": "demo"},
     )
@@ -64,10 +64,10 @@ def tags_of(metadata: Any) -> dict[bytes, bytes]:
 def test_column_exports_the_tagged_schema() -> None:
     col = column()
     field = pa.Field._import_from_c_capsule(col.__arrow_c_schema__())
-    assert isinstance(field.type, NdArrayType) and field.type == col.type
+    assert isinstance(field.type, NdType) and field.type == col.type
     schema_capsule, array_capsule = col.__arrow_c_array__()
     arr = pa.Array._import_from_c_capsule(schema_capsule, array_capsule)
-    assert isinstance(arr.type, NdArrayType)
+    assert isinstance(arr.type, NdType)
     assert NdColumn.from_arrow(arr) == col
 
 
@@ -75,9 +75,9 @@ def test_pyarrow_imports_columns_and_batches() -> None:
     col, b = column(), batch()
     assert NdColumn.from_arrow(pa.array(col)) == col
     rb = pa.record_batch(b)
-    assert rb.num_rows == 1 and isinstance(rb.schema.field("t").type, NdArrayType)
-    assert NdRecordBatch.from_arrow(rb) == b
-    assert NdRecordBatch.from_arrow(pa.table(b)) == b
+    assert rb.num_rows == 1 and isinstance(rb.schema.field("t").type, NdType)
+    assert NdDataset.from_arrow(rb) == b
+    assert NdDataset.from_arrow(pa.table(b)) == b
     reader = pa.RecordBatchReader.from_stream(b)
     assert decode_batches(reader.read_all()) == [b]
 
@@ -103,7 +103,7 @@ def test_from_arrow_accepts_any_exporter(stream: bool) -> None:
     table = pa.Table.from_batches([encoded]) if stream else encoded
     assert decode_batches(Exporter(table, stream)) == [b, b]
     with pytest.raises(InvalidArgumentError, match="has 2 rows"):
-        NdRecordBatch.from_arrow(Exporter(table, stream))
+        NdDataset.from_arrow(Exporter(table, stream))
 
 
 def test_non_arrow_input_is_refused() -> None:
@@ -126,9 +126,9 @@ def test_arro3_keeps_the_extension_both_ways() -> None:
     assert len(NdColumn.from_arrow(chunked)) == 2 * len(col)
     rb = arro3.RecordBatch.from_arrow(b)
     assert tags_of(rb.schema.field("t").metadata) == TAGS
-    assert NdRecordBatch.from_arrow(rb) == b
+    assert NdDataset.from_arrow(rb) == b
     table = arro3.Table.from_arrow(b)
-    assert NdRecordBatch.from_arrow(table) == b
+    assert NdDataset.from_arrow(table) == b
 
 
 # ------------------------------------------------------------------------------------ polars
@@ -144,8 +144,8 @@ def test_polars_both_ways() -> None:
         assert series.dtype.ext_name() == EXTENSION_NAME
         assert series.dtype.ext_metadata() == EXTENSION_METADATA.decode()
         back = pa.chunked_array(series)
-        assert isinstance(back.type, NdArrayType)
-        assert NdRecordBatch.from_arrow(df) == b
+        assert isinstance(back.type, NdType)
+        assert NdDataset.from_arrow(df) == b
     assert NdColumn.from_arrow(series) == col
     assert NdColumn.from_arrow(df.get_column("t")).to_pylist() == [b["t"]]
 
@@ -183,4 +183,4 @@ def test_nanoarrow_keeps_the_extension_both_ways() -> None:
     assert NdColumn.from_arrow(na.c_array(col)) == col
     stream = na.ArrayStream(b)
     assert tags_of(stream.schema.field(0).metadata) == TAGS
-    assert NdRecordBatch.from_arrow(na.Array(b)) == b
+    assert NdDataset.from_arrow(na.Array(b)) == b

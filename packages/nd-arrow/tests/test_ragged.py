@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nd_arrow._ragged import offsets_of, range_ids, range_positions
+from nd_arrow._format import offsets_of, range_ids, range_positions
 
 
 def test_ranges_of_an_example() -> None:

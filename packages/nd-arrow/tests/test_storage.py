@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from nd_arrow import (
     InvalidDimensionsError,
     InvalidEncodingError,
-    NdArray,
+    NdVariable,
     NdColumn,
     NotSupportedError,
     ShapeMismatchError,
@@ -22,7 +22,7 @@ from nd_arrow._storage import (
     storage_type,
     uniform_rank,
 )
-from nd_arrow._storage_check import validate_storage
+from nd_arrow._storage import validate_storage
 
 
 def lst(offsets: list[int], values: pa.Array, item: str = "item", large: bool = False) -> pa.Array:
@@ -56,8 +56,8 @@ def good(**over: pa.Array) -> pa.Array:
 def test_good_storage_decodes() -> None:
     col = NdColumn.from_arrow(good())
     assert col.to_pylist() == [
-        NdArray(np.arange(4.0).reshape(2, 2), ["a", "b"]),
-        NdArray(np.arange(4.0, 7.0), ["a"]),
+        NdVariable(np.arange(4.0).reshape(2, 2), ["a", "b"]),
+        NdVariable(np.arange(4.0, 7.0), ["a"]),
     ]
 
 
@@ -206,7 +206,7 @@ def test_null_rows_are_not_checked() -> None:
     values = lst([0, 4, 7], pa.array(np.arange(7.0)))
     arr = struct([values, names, bad_sizes], STD, mask=[True, False])
     col = NdColumn.from_arrow(arr)
-    assert col.to_pylist() == [None, NdArray(np.arange(4.0, 7.0), ["a"])]
+    assert col.to_pylist() == [None, NdVariable(np.arange(4.0, 7.0), ["a"])]
 
 
 def test_lenient_read_variants() -> None:

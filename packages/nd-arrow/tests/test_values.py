@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from nd_arrow._values import numpy_to_arrow, numpy_view, primitive_array
+from nd_arrow._storage import numpy_to_arrow, numpy_view, primitive_array
 
 DTYPES = [
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -85,9 +85,9 @@ _NO_PANDAS = (
     + RECORD_PANDAS_IMPORTS
     + """
 import numpy as np, pyarrow as pa
-from nd_arrow import NdArray, NdColumn
+from nd_arrow import NdVariable, NdColumn
 rows = [
-    NdArray(np.ma.masked_array([1.0, 2.0], mask=[False, True]), ["x"]),
+    NdVariable(np.ma.masked_array([1.0, 2.0], mask=[False, True]), ["x"]),
     None,
     np.ones((2, 3)),
     np.array([True, False]),

@@ -1,49 +1,349 @@
-"""The Arrow storage layout of ``nd_arrow.array``: its type, writing it, and the parts a column
-is decoded from.
+"""The Arrow storage of ``nd_arrow.array`` (FORMAT.md sections 3-6): element values between numpy
+and Arrow, per-row attributes, the storage type, writing it, and reading it back checked against
+every row rule, vectorized.
 
-Writers produce exactly the layout of FORMAT.md ("Storage layout"); readers are more lenient
-(:func:`parse_storage_type`) and check every row rule in :mod:`nd_arrow._storage_check`.
+Arrays are built from numpy buffers, never through ``pa.array`` or ``to_numpy``, which import
+pandas (seconds, where it is installed). Element nulls are a boolean mask on the numpy side
+(True = null) and the validity buffer on the Arrow side; numpy's NaT is written as null.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from nd_arrow._format import (
     ATTRS_FIELD,
     DIM_NAMES_FIELD,
     DIM_SIZES_FIELD,
-    INT32_MAX,
+    INT64_MAX,
     ITEM_FIELD,
     VALUES_FIELD,
+    check_attr_keys,
+    check_int32,
+    merge_keys,
+    offsets_of,
+    range_ids,
+    range_positions,
+    size_products,
 )
-from nd_arrow._ragged import offsets_of
-from nd_arrow._values import primitive_array
-from nd_arrow.errors import InvalidArgumentError, InvalidEncodingError
+from nd_arrow.errors import (
+    InvalidArgumentError,
+    InvalidAttributeError,
+    InvalidDimensionsError,
+    InvalidEncodingError,
+    NdArrowError,
+    NotSupportedError,
+    ShapeMismatchError,
+)
 
-__all__ = [
-    "Dims",
-    "RowNames",
-    "RowShape",
-    "StorageLayout",
-    "StorageParts",
-    "assemble_parts",
-    "build_storage",
-    "make_parts",
-    "parse_storage_type",
-    "repeated_names",
-    "row_shape",
-    "storage_type",
-    "tile_names",
-    "uniform_rank",
-]
+# ----------------------------------------------------------------------------- element values
+
+_TIME_UNITS = ("s", "ms", "us", "ns")
+
+
+def is_string_dtype(dtype: np.dtype[Any]) -> bool:
+    """True for numpy str dtypes (``U``, numpy 2's ``StringDType``) and object (assumed str)."""
+    return dtype.kind in ("U", "T", "O")
+
+
+def arrow_type_for_dtype(dtype: np.dtype[Any], where: str = "values") -> pa.DataType:
+    """The Arrow value type written for a numpy dtype."""
+    kind = dtype.kind
+    if kind in "biuf":
+        return pa.from_numpy_dtype(dtype)
+    if kind in "mM":
+        unit, count = np.datetime_data(dtype)
+        if unit == "D" and kind == "M" and count == 1:
+            return pa.date32()
+        if unit not in _TIME_UNITS or count != 1:
+            raise NotSupportedError(
+                f"{where}: numpy {dtype} has unit {unit!r}; Arrow timestamps and durations use "
+                f"s, ms, us or ns. Convert with .astype('{kind}8[ns]') first"
+            )
+        return pa.timestamp(unit) if kind == "M" else pa.duration(unit)
+    if is_string_dtype(dtype) or kind == "S":
+        return pa.binary() if kind == "S" else pa.string()
+    raise NotSupportedError(
+        f"{where}: numpy dtype {dtype} has no Arrow value type in nd-arrow; use a numeric, bool, "
+        "datetime64, timedelta64 or string dtype (complex numbers: store real and imag apart)"
+    )
+
+
+def _raw_values(arr: pa.Array) -> npt.NDArray[Any] | None:
+    """The values buffer of a fixed-width array as numpy whatever the validity says (zero-copy,
+    read-only; booleans unpacked): numbers, timestamps and durations. None for other types."""
+    t, n = arr.type, len(arr)
+    if pa.types.is_boolean(t):
+        if not n:
+            return np.zeros(0, np.bool_)
+        bits = np.unpackbits(np.frombuffer(arr.buffers()[1], np.uint8), bitorder="little")
+        return bits[arr.offset : arr.offset + n].astype(np.bool_)
+    if pa.types.is_integer(t) or pa.types.is_floating(t):
+        dtype = np.dtype(t.to_pandas_dtype())
+    elif pa.types.is_timestamp(t) or pa.types.is_duration(t):
+        dtype = np.dtype(f"{'M' if pa.types.is_timestamp(t) else 'm'}8[{t.unit}]")
+    else:
+        return None
+    if not n:
+        return np.zeros(0, dtype)
+    return np.frombuffer(arr.buffers()[1], dtype, count=n, offset=arr.offset * dtype.itemsize)
+
+
+def numpy_view(arr: pa.Array) -> npt.NDArray[Any]:
+    """``arr.to_numpy(zero_copy_only=False)``, read from the buffers (zero-copy, read-only) where
+    Arrow's layout is numpy's: fixed-width values without nulls, booleans unpacked."""
+    raw = _raw_values(arr) if arr.null_count == 0 else None
+    return arr.to_numpy(zero_copy_only=False) if raw is None else raw
+
+
+def primitive_array(
+    values: npt.NDArray[Any], arrow_type: pa.DataType, mask: npt.NDArray[np.bool_] | None = None
+) -> pa.Array:
+    """A fixed-width Arrow array over a flat native-endian numpy array of its layout (no copy;
+    booleans are bit-packed); ``mask`` is True = null."""
+    nulls = 0 if mask is None else int(np.count_nonzero(mask))
+    validity = pa.py_buffer(np.packbits(~mask, bitorder="little")) if nulls else None  # type: ignore[operator]
+    if values.dtype.kind == "b":
+        data = pa.py_buffer(np.packbits(values, bitorder="little"))
+    else:
+        data = pa.py_buffer(np.ascontiguousarray(values))
+    return pa.Array.from_buffers(arrow_type, len(values), [validity, data], null_count=nulls)
+
+
+def string_array(strings: Sequence[str], count: int = 1, where: str = "nd column") -> pa.Array:
+    """A Utf8 array of ``strings`` repeated ``count`` times, built from numpy buffers."""
+    encoded = [s.encode("utf-8") for s in strings]
+    lengths = np.fromiter(map(len, encoded), np.int64, len(encoded))
+    check_int32(int(lengths.sum()) * count, "bytes of strings", where)
+    offsets = offsets_of(np.tile(lengths, count), np.int32)
+    data = np.tile(np.frombuffer(b"".join(encoded), np.uint8), count)
+    return pa.StringArray.from_buffers(len(offsets) - 1, pa.py_buffer(offsets), pa.py_buffer(data))
+
+
+def _from_buffers(flat: npt.NDArray[Any], mask: npt.NDArray[np.bool_] | None) -> pa.Array | None:
+    """``flat`` as an Arrow array built from buffers, or None where ``pa.array`` is needed."""
+    kind = flat.dtype.kind
+    if flat.ndim != 1 or not flat.dtype.isnative or kind not in "biufmM":
+        return None
+    if kind in "biuf":
+        return primitive_array(flat, pa.from_numpy_dtype(flat.dtype), mask)
+    unit, count = np.datetime_data(flat.dtype)
+    if unit not in _TIME_UNITS or count != 1:
+        return None  # dates go through pa.array
+    nat = np.isnat(flat)
+    if nat.any():
+        mask = nat if mask is None else (mask | nat)
+    arrow_type = pa.timestamp(unit) if kind == "M" else pa.duration(unit)
+    return primitive_array(flat.view(np.int64), arrow_type, mask)
+
+
+def numpy_to_arrow(
+    flat: npt.NDArray[Any],
+    mask: npt.NDArray[np.bool_] | None,
+    value_type: pa.DataType | None = None,
+    where: str = "values",
+) -> pa.Array:
+    """One flat Arrow array of a flat numpy array and a null mask (True = null), cast to
+    ``value_type`` when given. Numbers without a cast are wrapped without copying."""
+    arrow_type = arrow_type_for_dtype(flat.dtype, where) if value_type is None else None
+    if flat.dtype.kind == "T":
+        flat = flat.astype(object)
+    if mask is not None and not mask.any():
+        mask = None
+    try:
+        arr = _from_buffers(flat, mask)
+        if arr is None:
+            arr = pa.array(
+                flat, mask=mask, type=value_type if flat.dtype.kind == "O" else arrow_type
+            )
+        return arr if value_type is None or arr.type == value_type else arr.cast(value_type)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, TypeError) as exc:
+        raise InvalidArgumentError(
+            f"{where}: cannot convert numpy {flat.dtype} values to Arrow "
+            f"{value_type or arrow_type}: {exc}"
+        ) from exc
+
+
+def fill_nulls(values: npt.NDArray[Any], mask: npt.NDArray[np.bool_] | None) -> npt.NDArray[Any]:
+    """Values with nulls filled as xarray and pandas expect: NaN (integers and booleans turn
+    float64), NaT for times, None for anything else; a copy (``values`` without a mask)."""
+    if mask is None:
+        return values
+    kind = values.dtype.kind
+    fill: Any = np.nan
+    if kind in "mM":
+        out, fill = values.copy(), np.array("NaT", values.dtype)
+    elif kind in "iubf":
+        out = values.astype(values.dtype if kind == "f" else np.float64)  # a copy
+    else:
+        out, fill = values.astype(object), None
+    out[mask] = fill
+    return out
+
+
+def arrow_to_numpy(arr: pa.Array) -> tuple[npt.NDArray[Any], npt.NDArray[np.bool_] | None]:
+    """Flat numpy values and null mask (None without nulls) of one Arrow array; fixed-width
+    values without nulls are a zero-copy view of Arrow's buffer."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if pa.types.is_string_view(arr.type) or pa.types.is_large_string(arr.type):
+        arr = arr.cast(pa.string())
+    if arr.null_count == 0:
+        return numpy_view(arr), None
+    t, mask = arr.type, numpy_view(arr.is_null())
+    raw = _raw_values(arr)
+    if raw is not None:  # a copy with a filler under the nulls: NaT for times, else 0 / False
+        out = raw.copy()
+        out[mask] = np.array("NaT", raw.dtype) if raw.dtype.kind in "mM" else 0
+        return out, mask
+    if pa.types.is_string(t) or pa.types.is_binary(t) or pa.types.is_large_binary(t):
+        arr = pc.fill_null(arr, pa.scalar("" if pa.types.is_string(t) else b"", t))
+    return arr.to_numpy(zero_copy_only=False), mask  # dates and times of day: NaT under nulls
+
+
+# --------------------------------------------------------------------------------- attributes
+
+
+def attr_type(value: object, where: str) -> pa.DataType:
+    """The Arrow type one attribute value is written with (FORMAT 6)."""
+    if isinstance(value, pa.Scalar):
+        return value.type
+    for kind, arrow_type in (
+        (bool | np.bool_, pa.bool_()),
+        (int, pa.int64()),
+        (float, pa.float64()),
+    ):
+        if isinstance(value, kind):
+            return arrow_type
+    if isinstance(value, str | bytes):
+        return pa.string() if isinstance(value, str) else pa.binary()
+    if isinstance(value, list | tuple | np.generic | np.ndarray):
+        arr = np.asarray(value)
+        try:
+            item = arrow_type_for_dtype(arr.dtype, where)
+        except NdArrowError as exc:
+            raise InvalidAttributeError(f"{where}: {exc}") from exc
+        if arr.ndim <= 1:
+            return pa.list_(item) if arr.ndim else item
+        raise InvalidAttributeError(
+            f"{where}: value has shape {arr.shape}; attributes are scalars, strings or 1-D arrays"
+        )
+    raise InvalidAttributeError(
+        f"{where}: value {value!r} of type {type(value).__name__} is not supported; attributes "
+        "are scalars, strings or 1-D arrays"
+    )
+
+
+def _normalize(value: object) -> object:
+    if isinstance(value, pa.Scalar):
+        return value.as_py()
+    if isinstance(value, list | tuple):
+        return np.asarray(value)
+    return value[()] if isinstance(value, np.ndarray) and value.ndim == 0 else value
+
+
+def encode_attrs(
+    rows: Sequence[Mapping[str, Any] | None], where: str = "row"
+) -> pa.StructArray | None:
+    """One Struct with a child per key (the union of the rows' keys, in first-seen order) of
+    per-row dicts; a null row or a missing key is a null child value. None when no row has any.
+    One key has one Arrow type in all rows (FORMAT 6)."""
+    for i, r in enumerate(rows):
+        check_attr_keys(r or {}, f"{where} {i}")
+    keys = merge_keys(r for r in rows if r)
+    if not keys:
+        return None
+    fields, children = [], []
+    for key in keys:
+        col: list[object] = []
+        key_type, first = None, -1
+        for i, r in enumerate(rows):
+            v = r.get(key) if r else None
+            if v is not None:
+                t = attr_type(v, f"{where} {i}: attribute {key!r}")
+                if key_type is None:
+                    key_type, first = t, i
+                elif t != key_type:
+                    raise InvalidAttributeError(
+                        f"{where} {i}: attribute {key!r} has type {t} but {key_type} in {where} "
+                        f"{first}; one key has one type in a column. Convert the values to one "
+                        "type"
+                    )
+            col.append(None if v is None else _normalize(v))
+        try:
+            children.append(pa.array(col, type=key_type))
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError) as exc:
+            raise InvalidAttributeError(
+                f"{where}: attribute {key!r} cannot be stored as {key_type}: {exc}"
+            ) from exc
+        fields.append(pa.field(key, children[-1].type, nullable=True))
+    return pa.StructArray.from_arrays(children, fields=fields)
+
+
+class AttrDecoder:
+    """Per-row attribute dicts of an attrs Struct, each child converted once for all rows.
+
+    Numbers, booleans and times come back as numpy scalars (their dtype survives a round trip),
+    strings as str, lists of those as 1-D numpy arrays, anything else as ``as_py()`` gives it.
+    """
+
+    def __init__(self, attrs: pa.StructArray | None) -> None:
+        self._getters: list[tuple[str, npt.NDArray[np.bool_], Callable[[int], object]]] = []
+        if attrs is None:
+            return
+        row_valid = numpy_view(attrs.is_valid()) if attrs.null_count else True
+        for j, field in enumerate(attrs.type):
+            child = attrs.field(j)
+            valid = numpy_view(child.is_valid()) & row_valid
+            self._getters.append((field.name, valid, _getter(child)))
+
+    def row(self, i: int) -> dict[str, Any]:
+        return {k: get(i) for k, valid, get in self._getters if valid[i]}
+
+
+def _numpy_scalar(t: pa.DataType) -> bool:
+    types = pa.types
+    kinds = (types.is_integer, types.is_floating, types.is_boolean, types.is_timestamp)
+    return _is_any(t, *kinds, types.is_duration)
+
+
+def _getter(child: pa.Array) -> Callable[[int], object]:
+    t = child.type
+    if _numpy_scalar(t):
+        return arrow_to_numpy(child)[0].__getitem__  # type: ignore[no-any-return]
+    is_list = pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)
+    if is_list and (_numpy_scalar(t.value_type) or pa.types.is_string(t.value_type)):
+        if pa.types.is_fixed_size_list(t):
+            child = child.cast(pa.list_(t.value_field))
+        flat, off = arrow_to_numpy(child.values)[0], numpy_view(child.offsets)
+        return lambda i: flat[off[i] : off[i + 1]].copy()
+    return child.to_pylist().__getitem__  # type: ignore[no-any-return]
+
+
+def _value_equal(a: object, b: object) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        x, y = np.asarray(a), np.asarray(b)
+        nan = x.dtype.kind == "f" and y.dtype.kind == "f"
+        return x.shape == y.shape and bool(np.array_equal(x, y, equal_nan=nan))
+    if isinstance(a, float | np.floating) and isinstance(b, float | np.floating):
+        return bool(a == b or (np.isnan(a) and np.isnan(b)))
+    return bool(a == b)
+
+
+def attrs_equal(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Equality of attribute dicts: same keys, equal values (NaN equals NaN, arrays elementwise)."""
+    return a.keys() == b.keys() and all(_value_equal(a[k], b[k]) for k in a)
+
+
+# ------------------------------------------------------------------------------ storage layout
 
 NAMES_TYPE = pa.list_(pa.field(ITEM_FIELD, pa.string(), nullable=False))
 SIZES_TYPE = pa.list_(pa.field(ITEM_FIELD, pa.uint32(), nullable=False))
@@ -52,7 +352,7 @@ SIZES_TYPE = pa.list_(pa.field(ITEM_FIELD, pa.uint32(), nullable=False))
 def storage_type(
     value_type: pa.DataType, attr_fields: Sequence[pa.Field] = (), *, values_nullable: bool = True
 ) -> pa.StructType:
-    """The storage struct type written for a value type and attribute fields::
+    """The storage type written for a value type and attribute fields (FORMAT 3)::
 
     Struct {
       values:    List<item: T>               (non-nullable child; nullable items)
@@ -61,12 +361,9 @@ def storage_type(
       attrs:     Struct {key: any, ...}      (optional; non-nullable child; nullable members)
     }
     """
+    item = pa.field(ITEM_FIELD, value_type, nullable=values_nullable)
     fields = [
-        pa.field(
-            VALUES_FIELD,
-            pa.list_(pa.field(ITEM_FIELD, value_type, nullable=values_nullable)),
-            nullable=False,
-        ),
+        pa.field(VALUES_FIELD, pa.list_(item), nullable=False),
         pa.field(DIM_NAMES_FIELD, NAMES_TYPE, nullable=False),
         pa.field(DIM_SIZES_FIELD, SIZES_TYPE, nullable=False),
     ]
@@ -88,96 +385,68 @@ class StorageLayout:
         return self.value_field.type
 
 
-def _is_list_like(t: pa.DataType) -> bool:
-    return bool(
-        pa.types.is_list(t)
-        or pa.types.is_large_list(t)
-        or pa.types.is_list_view(t)
-        or pa.types.is_large_list_view(t)
+def _is_any(t: pa.DataType, *kinds: Callable[[pa.DataType], bool]) -> bool:
+    return any(kind(t) for kind in kinds)
+
+
+def _is_list(t: pa.DataType) -> bool:
+    types = pa.types
+    return _is_any(
+        t, types.is_list, types.is_large_list, types.is_list_view, types.is_large_list_view
     )
 
 
-def _is_string_like(t: pa.DataType) -> bool:
-    return bool(pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t))
-
-
 def parse_storage_type(t: pa.DataType) -> StorageLayout:
-    """Check a storage type against the layout (:class:`InvalidEncodingError` if it breaks it).
-
-    Readers also accept other list item names, nullable children and items, LargeList / ListView
-    children, LargeUtf8 / Utf8View names and a zero-field ``attrs``.
-    """
+    """Check a storage type against the layout (FORMAT 3/1, 3/2, 6/1). Readers also accept other
+    item names, nullable children and items, LargeList / ListView children, LargeUtf8 / Utf8View
+    names and a zero-field ``attrs``."""
+    where = "nd_arrow.array storage"
     if not pa.types.is_struct(t):
         raise InvalidEncodingError(
-            f"nd_arrow.array storage must be a Struct of values, dim_names, dim_sizes[, attrs]; "
-            f"got {t} (FORMAT 3/1)"
+            f"{where} must be a Struct of values, dim_names, dim_sizes[, attrs]; got {t} "
+            "(FORMAT 3/1)"
         )
-    names = [t.field(i).name for i in range(t.num_fields)]
+    names = [f.name for f in t]
     expected = [VALUES_FIELD, DIM_NAMES_FIELD, DIM_SIZES_FIELD]
-    if names[:3] != expected or len(names) > 4 or (len(names) == 4 and names[3] != ATTRS_FIELD):
+    if names[:3] != expected or names[3:] not in ([], [ATTRS_FIELD]):
         raise InvalidEncodingError(
-            f"nd_arrow.array storage children are {names}; the layout requires exactly "
-            f"{expected} in this order, optionally followed by {ATTRS_FIELD!r} (FORMAT 3/1)"
+            f"{where} children are {names}; the layout requires exactly {expected} in this "
+            f"order, optionally followed by {ATTRS_FIELD!r} (FORMAT 3/1)"
         )
-    values, dim_names, dim_sizes = (t.field(i) for i in range(3))
+    values, dim_names, dim_sizes = t.field(0), t.field(1), t.field(2)
     for f in (values, dim_names, dim_sizes):
-        if not _is_list_like(f.type):
+        if not _is_list(f.type):
             raise InvalidEncodingError(
-                f"nd_arrow.array storage child {f.name!r} has type {f.type}; it must be a List "
-                "(FORMAT 3/2)"
+                f"{where} child {f.name!r} has type {f.type}; it must be a List (FORMAT 3/2)"
             )
-    if not _is_string_like(dim_names.type.value_type):
+    name_type, size_type = dim_names.type.value_type, dim_sizes.type.value_type
+    if not _is_any(
+        name_type, pa.types.is_string, pa.types.is_large_string, pa.types.is_string_view
+    ):
         raise InvalidEncodingError(
-            f"nd_arrow.array storage child 'dim_names' has items of type "
-            f"{dim_names.type.value_type}; they must be Utf8 (FORMAT 3/2)"
+            f"{where} child 'dim_names' has items of type {name_type}; they must be Utf8 "
+            "(FORMAT 3/2)"
         )
-    if dim_sizes.type.value_type != pa.uint32():
+    if size_type != pa.uint32():
         raise InvalidEncodingError(
-            f"nd_arrow.array storage child 'dim_sizes' has items of type "
-            f"{dim_sizes.type.value_type}; they must be UInt32 (FORMAT 3/2)"
+            f"{where} child 'dim_sizes' has items of type {size_type}; they must be UInt32 "
+            "(FORMAT 3/2)"
         )
     attr_fields: tuple[pa.Field, ...] = ()
     if len(names) == 4:
-        attrs_t = t.field(3).type
-        if not pa.types.is_struct(attrs_t):
+        attrs_type = t.field(3).type
+        if not pa.types.is_struct(attrs_type):
             raise InvalidEncodingError(
-                f"nd_arrow.array storage child 'attrs' has type {attrs_t}; it must be a Struct "
-                "(FORMAT 3/2)"
+                f"{where} child 'attrs' has type {attrs_type}; it must be a Struct (FORMAT 3/2)"
             )
-        attr_fields = tuple(attrs_t.field(i) for i in range(attrs_t.num_fields))
+        attr_fields = tuple(attrs_type)
         keys = [f.name for f in attr_fields]
-        if len(set(keys)) != len(keys):
-            dup = next(k for k in keys if keys.count(k) > 1)
-            raise InvalidEncodingError(
-                f"nd_arrow.array storage child 'attrs' has the key {dup!r} twice; keys are unique "
-                "(FORMAT 6/1)"
-            )
+        for key in keys:
+            if keys.count(key) > 1:
+                raise InvalidEncodingError(
+                    f"{where} child 'attrs' has the key {key!r} twice; keys are unique (FORMAT 6/1)"
+                )
     return StorageLayout(values.type.value_field, attr_fields)
-
-
-@dataclass(frozen=True)
-class StorageParts:
-    """A validated storage array taken apart into numpy offsets and flat Arrow children."""
-
-    storage: pa.StructArray
-    layout: StorageLayout
-    valid: npt.NDArray[np.bool_]  # per row: False for a null row
-    values: pa.Array  # flat values child (not sliced to the rows)
-    value_offsets: npt.NDArray[np.int64]  # len n+1, into ``values``
-    dim_offsets: npt.NDArray[np.int64]  # len n+1, into ``sizes`` and ``name_codes``
-    sizes: npt.NDArray[np.int64]  # flat dim sizes
-    name_codes: npt.NDArray[np.int64]  # flat indices into ``name_dict``
-    name_dict: list[str]
-    attrs: pa.StructArray | None  # sliced to the rows; None without attributes
-    # The shape every row shares (see row_shape), None otherwise.
-    row_shape: RowShape | None = None
-
-    def __len__(self) -> int:
-        return len(self.valid)
-
-    @property
-    def null_count(self) -> int:
-        return int(len(self.valid) - np.count_nonzero(self.valid))
 
 
 class RowShape(NamedTuple):
@@ -192,12 +461,33 @@ class RowShape(NamedTuple):
         """Values per row, None where the first size varies."""
         return None if self.first is None else self.first * math.prod(self.inner)
 
+
+@dataclass(frozen=True)
+class StorageParts:
+    """A checked storage array taken apart into numpy offsets and flat Arrow children."""
+
+    storage: pa.StructArray
+    layout: StorageLayout
+    valid: npt.NDArray[np.bool_]  # per row: False for a null row
+    values: pa.Array  # flat values child (not sliced to the rows)
+    value_offsets: npt.NDArray[np.int64]  # len n+1, into ``values``
+    dim_offsets: npt.NDArray[np.int64]  # len n+1, into ``sizes`` and ``name_codes``
+    sizes: npt.NDArray[np.int64]  # flat dim sizes
+    name_codes: npt.NDArray[np.int64]  # flat indices into ``name_dict``
+    name_dict: list[str]
+    row_shape: RowShape | None  # the shape every row shares (see row_shape), or None
+
+    def __len__(self) -> int:
+        return len(self.valid)
+
     @property
-    def nonzero_product(self) -> int | None:
-        """The product of the non-zero sizes (the one FORMAT 4/4 bounds), None as ``product``."""
-        if self.first is None:
-            return None
-        return max(self.first, 1) * math.prod(max(s, 1) for s in self.inner)
+    def null_count(self) -> int:
+        return int(len(self.valid) - np.count_nonzero(self.valid))
+
+    @property
+    def attrs(self) -> pa.StructArray | None:
+        """The attributes sliced to the rows; None without attributes."""
+        return self.storage.field(3) if self.layout.attr_fields else None
 
 
 def uniform_rank(dim_offsets: npt.NDArray[np.int64], valid: npt.NDArray[np.bool_]) -> int | None:
@@ -220,8 +510,7 @@ def row_shape(
     rows; None without one, for rank 0, or where sizes after the first differ."""
     if not rank:
         return None
-    n = len(dim_offsets) - 1
-    off0 = int(dim_offsets[0])
+    off0, n = int(dim_offsets[0]), len(dim_offsets) - 1
     block = sizes[off0 : off0 + n * rank].reshape(n, rank)
     first = block[0].tolist()
     # Column by column: a compare broadcast over short rows is many times slower.
@@ -230,82 +519,7 @@ def row_shape(
     return RowShape(first[0] if (block[:, 0] == first[0]).all() else None, tuple(first[1:]))
 
 
-class Dims(NamedTuple):
-    """Every row's dimensions: sizes and name codes laid out by one set of offsets."""
-
-    offsets: npt.NDArray[np.int64]  # len n+1, into ``sizes`` and ``codes``
-    sizes: npt.NDArray[np.int64]
-    codes: npt.NDArray[np.int64]  # indices into ``names``
-    names: list[str]
-
-
-def make_parts(
-    storage: pa.StructArray,
-    layout: StorageLayout,
-    valid: npt.NDArray[np.bool_],
-    values: pa.Array,
-    value_offsets: npt.NDArray[np.int64],
-    dims: Dims,
-    shape: RowShape | None,
-) -> StorageParts:
-    """The one place a :class:`StorageParts` is made, for checked reads and for fresh builds."""
-    attrs: pa.StructArray | None = storage.field(3) if layout.attr_fields else None
-    return StorageParts(
-        storage=storage,
-        layout=layout,
-        valid=valid,
-        values=values,
-        value_offsets=value_offsets,
-        dim_offsets=dims.offsets,
-        sizes=dims.sizes,
-        name_codes=dims.codes,
-        name_dict=dims.names,
-        attrs=attrs,
-        row_shape=shape,
-    )
-
-
-def build_storage(
-    *,
-    value_field: pa.Field,
-    values: pa.Array,
-    value_offsets: npt.NDArray[np.int64],
-    names: pa.Array,
-    sizes: npt.NDArray[np.integer],
-    dim_offsets: npt.NDArray[np.int64],
-    null_rows: npt.NDArray[np.bool_] | None,
-    attrs: pa.StructArray | None,
-) -> pa.StructArray:
-    """Assemble a storage array from flat children and offsets (the writer's layout).
-
-    ``null_rows`` (True = null row) is only turned into a validity buffer when some row is null.
-    """
-    for offsets, what in ((value_offsets, "values"), (dim_offsets, "dimensions")):
-        if len(offsets) and int(offsets[-1]) > INT32_MAX:
-            raise InvalidArgumentError(
-                f"nd column: {int(offsets[-1])} {what} exceed the 2**31 - 1 a List can hold; "
-                "split the arrays over several columns or record batches"
-            )
-    # Children from numpy buffers, not pa.array: that imports pandas when it is installed.
-    vtype = pa.list_(value_field)
-    value_off = primitive_array(np.asarray(value_offsets, np.int32), pa.int32())
-    values_list = pa.ListArray.from_arrays(value_off, values, type=vtype)
-    dim_off = primitive_array(np.asarray(dim_offsets, np.int32), pa.int32())
-    names_list = pa.ListArray.from_arrays(dim_off, names, type=NAMES_TYPE)
-    sizes_list = pa.ListArray.from_arrays(
-        dim_off, primitive_array(np.asarray(sizes, np.uint32), pa.uint32()), type=SIZES_TYPE
-    )
-    children: list[pa.Array] = [values_list, names_list, sizes_list]
-    attr_fields: list[pa.Field] = []
-    if attrs is not None and attrs.type.num_fields:
-        children.append(attrs)
-        attr_fields = [attrs.type.field(i) for i in range(attrs.type.num_fields)]
-    st = storage_type(value_field.type, attr_fields, values_nullable=value_field.nullable)
-    fields = [st.field(i) for i in range(st.num_fields)]
-    mask = None
-    if null_rows is not None and null_rows.any():
-        mask = primitive_array(null_rows, pa.bool_())
-    return pa.StructArray.from_arrays(children, fields=fields, mask=mask)
+# ------------------------------------------------------------------------------------- writing
 
 
 class RowNames(NamedTuple):
@@ -319,66 +533,226 @@ class RowNames(NamedTuple):
 def repeated_names(names: Sequence[str], count: int) -> RowNames:
     """The names of ``count`` rows that all have ``names``."""
     codes = np.tile(np.arange(len(names), dtype=np.int64), count)
-    return RowNames(tile_names(names, count), codes, list(names))
+    return RowNames(string_array(names, count), codes, list(names))
 
 
-def assemble_parts(
+def assemble(
     values: pa.Array,
-    counts: npt.NDArray[np.int64],
-    ranks: npt.NDArray[np.int64],
+    value_offsets: npt.NDArray[np.int64],
+    dim_offsets: npt.NDArray[np.int64],
     names: RowNames,
-    sizes: npt.NDArray[np.int64],
-    null_rows: npt.NDArray[np.bool_] | None,
-    attrs: pa.StructArray | None,
+    sizes: npt.NDArray[Any],
+    null_rows: npt.NDArray[np.bool_] | None = None,
+    attrs: pa.StructArray | None = None,
 ) -> StorageParts:
-    """Storage and its parts from the value counts and ranks of the non-null rows, whose rules the
-    caller checked; ``null_rows`` (True = null row) places them among all rows, None: no null row.
+    """Storage in the writer's layout, and its parts, from flat children and int64 offsets over
+    all rows (null rows, True in ``null_rows``, own no values and no dimensions).
 
-    For writers (the column builder, tensor imports): re-checking storage just built from
-    checked parts would only repeat those checks.
+    For writers (the column builder, tensor imports, the zarr bridge), which checked the rules:
+    re-checking storage just built from checked parts would only repeat those checks.
     """
-    valid = np.ones(len(counts), np.bool_) if null_rows is None else ~null_rows
-    if null_rows is not None:  # null rows own no values and no dimensions
-        counts, ranks = _on_rows(counts, valid), _on_rows(ranks, valid)
-    value_offsets = offsets_of(counts)
-    dim_offsets = offsets_of(ranks)
-    storage = build_storage(
-        value_field=pa.field(ITEM_FIELD, values.type, nullable=True),
-        values=values,
-        value_offsets=value_offsets,
-        names=names.flat,
-        sizes=sizes,
-        dim_offsets=dim_offsets,
-        null_rows=null_rows,
-        attrs=attrs,
-    )
-    layout = parse_storage_type(storage.type)
-    shape = row_shape(sizes, dim_offsets, uniform_rank(dim_offsets, valid))
-    dims = Dims(dim_offsets, sizes, names.codes, names.distinct)
-    return make_parts(storage, layout, valid, values, value_offsets, dims, shape)
+    check_int32(int(value_offsets[-1]), "values", "nd column")
+    check_int32(int(dim_offsets[-1]), "dimensions", "nd column")
+    st_attrs = () if attrs is None else tuple(attrs.type)
+    st = storage_type(values.type, st_attrs)
 
-
-def _on_rows(present: npt.NDArray[np.int64], valid: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
-    """Numbers of the non-null rows placed on all rows, 0 on null rows."""
-    out = np.zeros(len(valid), np.int64)
-    out[valid] = present
-    return out
-
-
-def tile_names(names: Sequence[str], count: int) -> pa.Array:
-    """``count`` repetitions of one row's names as one flat Utf8 array, built from numpy buffers."""
-    if not names or count == 0:
-        return pa.array([], pa.string())
-    encoded = [n.encode("utf-8") for n in names]
-    lens = np.array([len(b) for b in encoded], np.int64)
-    total = int(lens.sum()) * count
-    if total > INT32_MAX:
-        raise InvalidArgumentError(
-            f"nd column: {total} bytes of dimension names exceed what one Utf8 array can hold; "
-            "split the arrays over several columns or record batches"
+    def as_list(offsets: npt.NDArray[np.int64], child: pa.Array, t: pa.DataType) -> pa.Array:
+        return pa.ListArray.from_arrays(
+            primitive_array(offsets.astype(np.int32), pa.int32()), child, type=t
         )
-    offsets = offsets_of(np.tile(lens.astype(np.int32), count), np.int32)
-    data = np.tile(np.frombuffer(b"".join(encoded), np.uint8), count)
-    return pa.StringArray.from_buffers(
-        len(names) * count, pa.py_buffer(offsets), pa.py_buffer(data)
+
+    sizes_child = primitive_array(np.asarray(sizes, np.uint32), pa.uint32())
+    children = [
+        as_list(value_offsets, values, st.field(0).type),
+        as_list(dim_offsets, names.flat, NAMES_TYPE),
+        as_list(dim_offsets, sizes_child, SIZES_TYPE),
+        *([] if attrs is None else [attrs]),
+    ]
+    some_null = null_rows is not None and bool(null_rows.any())
+    mask = primitive_array(null_rows, pa.bool_()) if some_null else None  # type: ignore[arg-type]
+    storage = pa.StructArray.from_arrays(children, fields=list(st), mask=mask)
+    valid = ~null_rows if some_null else np.ones(len(value_offsets) - 1, np.bool_)  # type: ignore[operator]
+    sizes = np.asarray(sizes, np.int64)
+    shape = row_shape(sizes, dim_offsets, uniform_rank(dim_offsets, valid))
+    layout = StorageLayout(st.field(0).type.value_field, st_attrs)
+    return StorageParts(
+        storage, layout, valid, values, value_offsets, dim_offsets, sizes, names.codes,
+        names.distinct, shape,
+    )  # fmt: skip
+
+
+# ------------------------------------------------------------------------------------- reading
+
+
+def validate_storage(
+    storage: pa.Array, where: str = "nd column", layout: StorageLayout | None = None
+) -> StorageParts:
+    """Check a storage array against every rule of FORMAT 3, 4 and 6 and take it apart.
+
+    The rules are checked over whole arrays with numpy and the first offending row is named;
+    null rows are not checked, their contents carry no meaning. What all rows share (one rank,
+    names, shape: the common case) is found first and checked once. ``layout`` is the parsed
+    storage type where the caller has it.
+    """
+    layout = parse_storage_type(storage.type) if layout is None else layout
+    try:  # Arrow's own structural checks: offsets within their children (FORMAT 4/6), UTF-8
+        storage.validate(full=True)
+    except pa.ArrowInvalid as exc:
+        raise InvalidEncodingError(
+            f"{where}: the storage is not valid Arrow data ({exc}); list offsets must stay "
+            "within their child arrays (FORMAT 4/6)"
+        ) from exc
+    n = len(storage)
+    valid = numpy_view(storage.is_valid()) if storage.null_count else np.ones(n, np.bool_)
+    values, value_offsets = _list(storage.field(0), valid, VALUES_FIELD, where)
+    names, name_offsets = _list(storage.field(1), valid, DIM_NAMES_FIELD, where)
+    sizes_child, dim_offsets = _list(storage.field(2), valid, DIM_SIZES_FIELD, where)
+    rank = np.where(valid, np.diff(dim_offsets), 0)
+    uniform = uniform_rank(dim_offsets, valid)
+    same_layout = np.array_equal(name_offsets, dim_offsets)
+    if uniform is None or not same_layout:
+        name_counts = np.where(valid, np.diff(name_offsets), 0)
+        if (bad := name_counts != rank).any():
+            i = _first(bad)
+            raise InvalidDimensionsError(
+                f"{where}: row {i} has {int(name_counts[i])} dimension names but {int(rank[i])} "
+                "sizes; dim_names and dim_sizes must have one entry per axis (FORMAT 4/1)"
+            )
+    sizes = numpy_view(sizes_child).astype(np.int64, copy=False)
+    shape = row_shape(sizes, dim_offsets, uniform)
+    _check_value_counts(np.diff(value_offsets), sizes, dim_offsets, rank, valid, shape, where)
+    if pa.types.is_large_string(names.type) or pa.types.is_string_view(names.type):
+        names = names.cast(pa.string())
+    codes, name_dict = _name_codes(names, name_offsets, rank, valid, uniform, same_layout, where)
+    if not same_layout:  # codes laid out like the sizes, so that one set of offsets serves both
+        aligned = np.zeros(int(np.max(dim_offsets, initial=0)), np.int64)
+        src = range_positions(np.where(valid, name_offsets[:-1], 0), rank)
+        aligned[range_positions(np.where(valid, dim_offsets[:-1], 0), rank)] = codes[src]
+        codes = aligned
+    return StorageParts(
+        storage, layout, valid, values, value_offsets, dim_offsets, sizes, codes, name_dict, shape
     )
+
+
+def _first(mask: npt.NDArray[np.bool_]) -> int:
+    return int(np.flatnonzero(mask)[0])
+
+
+def _list(
+    arr: pa.Array, valid: npt.NDArray[np.bool_], name: str, where: str
+) -> tuple[pa.Array, npt.NDArray[np.int64]]:
+    """(flat child, int64 offsets) of a list child, with no null list (FORMAT 4/5, 4/2) and no
+    null name or size (4/2) in a valid row; ListViews are compacted."""
+    if arr.null_count and (bad := valid & numpy_view(arr.is_null())).any():
+        raise InvalidEncodingError(
+            f"{where}: row {_first(bad)} is not null but its {name!r} list is null; only whole "
+            f"rows may be null (FORMAT {'4/5' if name == VALUES_FIELD else '4/2'})"
+        )
+    if pa.types.is_list_view(arr.type) or pa.types.is_large_list_view(arr.type):
+        # Compacted into one flat child (casting ListView to List is broken in some pyarrow
+        # releases); null views contribute nothing.
+        lengths = numpy_view(arr.sizes).astype(np.int64)
+        lengths[numpy_view(arr.is_null())] = 0
+        child, offsets = pc.list_flatten(arr), offsets_of(lengths)
+    else:
+        child, offsets = arr.values, numpy_view(arr.offsets).astype(np.int64, copy=False)
+    if name != VALUES_FIELD and child.null_count and len(valid):
+        null_pos = np.flatnonzero(numpy_view(child.is_null()))
+        rows = np.clip(np.searchsorted(offsets, null_pos, side="right") - 1, 0, len(valid) - 1)
+        bad = valid[rows] & (offsets[rows] <= null_pos) & (null_pos < offsets[rows + 1])
+        if bad.any():
+            raise InvalidEncodingError(
+                f"{where}: row {int(rows[_first(bad)])} has a null item in {name!r}; dimension "
+                "names and sizes are never null (FORMAT 4/2)"
+            )
+    return child, offsets
+
+
+def _check_value_counts(
+    lengths: npt.NDArray[np.int64],
+    sizes: npt.NDArray[np.int64],
+    dim_offsets: npt.NDArray[np.int64],
+    rank: npt.NDArray[np.int64],
+    valid: npt.NDArray[np.bool_],
+    shape: RowShape | None,
+    where: str,
+) -> None:
+    """Every row's non-zero sizes multiply within int64, and all its sizes to its number of
+    values (FORMAT 4/4)."""
+    starts = np.where(valid, dim_offsets[:-1], 0)
+    products = None
+    if shape is not None:  # one rank and inner shape (the common case): one product per row
+        firsts = sizes[starts] if shape.first is None else np.full(len(valid), shape.first)
+        bound = max(int(np.max(firsts, initial=1)), 1) * math.prod(max(s, 1) for s in shape.inner)
+        if bound <= INT64_MAX:
+            products, overflow = firsts * math.prod(shape.inner), np.zeros(len(valid), np.bool_)
+    if products is None:
+        products, overflow = size_products(sizes, starts, starts + rank)
+
+    def row_sizes(i: int) -> list[int]:
+        return sizes[starts[i] : starts[i] + rank[i]].tolist()  # type: ignore[no-any-return]
+
+    if overflow.any():
+        i = _first(overflow)
+        raise InvalidDimensionsError(
+            f"{where}: row {i} has dimension sizes {row_sizes(i)} whose non-zero sizes multiply "
+            "past int64; no array has that shape (FORMAT 4/4)"
+        )
+    if (bad := valid & (lengths != products)).any():
+        i = _first(bad)
+        raise ShapeMismatchError(
+            f"{where}: row {i} has {int(lengths[i])} values but dimension sizes {row_sizes(i)} "
+            f"(product {int(products[i])}); the number of values must equal the product of the "
+            "sizes (1 for rank 0) (FORMAT 4/4)"
+        )
+
+
+def _name_codes(
+    names: pa.Array,
+    name_offsets: npt.NDArray[np.int64],
+    rank: npt.NDArray[np.int64],
+    valid: npt.NDArray[np.bool_],
+    uniform: int | None,
+    same_layout: bool,
+    where: str,
+) -> tuple[npt.NDArray[np.int64], list[str]]:
+    """Every name as a code into the distinct names, and those names; each row's names checked
+    to be non-empty and unique (FORMAT 4/3)."""
+    n, off0 = len(valid), int(name_offsets[0])
+    r = uniform if same_layout else None
+    if r is not None and names.slice(off0 + r, (n - 1) * r).equals(names.slice(off0, (n - 1) * r)):
+        # Every row repeats row 0's names (the common case): check that row once.
+        row: list[str] = names.slice(off0, r).to_pylist()
+        name_dict = list(dict.fromkeys(row))
+        row_codes = np.array([name_dict.index(x) for x in row], np.int64)
+        _check_names(row_codes, np.array([r]), name_dict, where)
+        codes = np.zeros(off0 + n * r, np.int64)
+        codes[off0:] = np.tile(row_codes, n)
+        return codes, name_dict
+    encoded = pc.dictionary_encode(names)
+    codes = _raw_values(encoded.indices).astype(np.int64)  # type: ignore[union-attr]
+    name_dict = encoded.dictionary.to_pylist()
+    _check_names(
+        codes[range_positions(np.where(valid, name_offsets[:-1], 0), rank)], rank, name_dict, where
+    )
+    return codes, name_dict
+
+
+def _check_names(
+    codes: npt.NDArray[np.int64], rank: npt.NDArray[np.int64], name_dict: list[str], where: str
+) -> None:
+    """``codes`` are the rows' names back to back, ``rank[i]`` of them for row ``i``."""
+    row_of = range_ids(rank)
+    if "" in name_dict and (empty := codes == name_dict.index("")).any():
+        raise InvalidDimensionsError(
+            f"{where}: row {int(row_of[_first(empty)])} has an empty dimension name; names must "
+            "not be empty (FORMAT 4/3)"
+        )
+    nd = max(len(name_dict), 1)
+    keys = np.sort(row_of * nd + codes)
+    if len(dup := np.flatnonzero(keys[1:] == keys[:-1])):
+        k = int(keys[dup[0]])
+        raise InvalidDimensionsError(
+            f"{where}: row {k // nd} has the dimension name {name_dict[k % nd]!r} twice; names "
+            "must be unique within a row (FORMAT 4/3)"
+        )

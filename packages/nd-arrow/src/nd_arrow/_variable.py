@@ -1,4 +1,5 @@
-"""``NdArray``: one N-d array with named dimensions, attributes and element nulls as a mask."""
+"""``NdVariable``: one N-d array with named dimensions, attributes and element nulls as a mask
+(one row of an nd column, one variable of a dataset)."""
 
 from __future__ import annotations
 
@@ -8,18 +9,21 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from nd_arrow._attrs import attr_type, attrs_equal
-from nd_arrow._format import MAX_DIM_SIZE, check_attr_keys, check_dim_names, default_dim_names
-from nd_arrow._values import arrow_type_for_dtype, fill_nulls, is_string_dtype
-from nd_arrow.errors import InvalidArgumentError, InvalidDimensionsError
+from nd_arrow._format import check_attr_keys, check_dim_names, check_dim_size, default_dim_names
+from nd_arrow._storage import (
+    arrow_type_for_dtype,
+    attr_type,
+    attrs_equal,
+    fill_nulls,
+    is_string_dtype,
+)
+from nd_arrow.errors import InvalidArgumentError
 
 if TYPE_CHECKING:
     import xarray
 
-__all__ = ["NdArray", "str_dims", "trusted_array"]
 
-
-class NdArray:
+class NdVariable:
     """One array: values, one name per axis, attributes ``{str: scalar | str | 1-D array}``.
 
     Element nulls are a boolean ``mask`` (True = null) beside the values; :meth:`to_numpy` returns
@@ -27,7 +31,7 @@ class NdArray:
     held as an object array of ``str``. NaT in datetime64 / timedelta64 values counts as null.
 
     >>> import numpy as np
-    >>> a = NdArray.from_numpy(np.zeros((2, 3)), dims=["time", "lat"], attrs={"units": "K"})
+    >>> a = NdVariable.from_numpy(np.zeros((2, 3)), dims=["time", "lat"], attrs={"units": "K"})
     >>> a.sizes
     {'time': 2, 'lat': 3}
     """
@@ -47,44 +51,32 @@ class NdArray:
         *,
         mask: npt.ArrayLike | None = None,
     ) -> None:
+        where = type(self).__name__
         if isinstance(values, np.ma.MaskedArray):
-            if mask is None:
-                mask = np.ma.getmaskarray(values)
+            mask = np.ma.getmaskarray(values) if mask is None else mask
             values = np.ma.getdata(values)
         arr = np.asarray(values)
         if is_string_dtype(arr.dtype) and arr.dtype.kind != "O":
             arr = arr.astype(object)
-        arrow_type_for_dtype(arr.dtype, "NdArray values")
-        for size in arr.shape:
-            if size > MAX_DIM_SIZE:
-                raise InvalidDimensionsError(
-                    f"NdArray: axis size {size} of shape {arr.shape} exceeds {MAX_DIM_SIZE}, "
-                    "the largest UInt32 dimension size"
-                )
+        arrow_type_for_dtype(arr.dtype, f"{where} values")
+        check_dim_size(max(arr.shape, default=0), f"{where} (shape {arr.shape})")
         names = (
-            default_dim_names(arr.ndim)
-            if dims is None
-            else check_dim_names(dims, arr.ndim, "NdArray")
+            default_dim_names(arr.ndim) if dims is None else check_dim_names(dims, arr.ndim, where)
         )
-        m: npt.NDArray[np.bool_] | None = None
-        if mask is not None:
-            m = np.asarray(mask, dtype=np.bool_)
-            if m.shape != arr.shape:
-                raise InvalidArgumentError(
-                    f"NdArray: mask shape {m.shape} differs from values shape {arr.shape}; "
-                    "the mask has one flag per value"
-                )
-        if arr.dtype.kind in "mM":
-            nat = np.isnat(arr)
-            if nat.any():
-                m = nat if m is None else (m | nat)
-        if m is not None and not m.any():
-            m = None
+        m = None if mask is None else np.asarray(mask, dtype=np.bool_)
+        if m is not None and m.shape != arr.shape:
+            raise InvalidArgumentError(
+                f"{where}: mask shape {m.shape} differs from values shape {arr.shape}; the mask "
+                "has one flag per value"
+            )
+        if arr.dtype.kind in "mM" and (nat := np.isnat(arr)).any():
+            m = nat if m is None else (m | nat)
         attr_dict = dict(attrs) if attrs else {}
-        check_attr_keys(attr_dict, "NdArray")
+        check_attr_keys(attr_dict, where)
         for key, value in attr_dict.items():
-            attr_type(value, f"NdArray attribute {key!r}")
-        self._values, self._mask, self._dims, self._attrs = arr, m, names, attr_dict
+            attr_type(value, f"{where} attribute {key!r}")
+        self._values, self._dims, self._attrs = arr, names, attr_dict
+        self._mask = m if m is not None and m.any() else None
 
     @classmethod
     def from_numpy(
@@ -92,19 +84,15 @@ class NdArray:
         arr: npt.ArrayLike,
         dims: Sequence[str] | None = None,
         attrs: Mapping[str, Any] | None = None,
-    ) -> NdArray:
-        """An NdArray from a numpy (or masked) array; ``dims`` default to ``dim_0, dim_1, ...``."""
+    ) -> NdVariable:
+        """A variable of a numpy (or masked) array; ``dims`` default to ``dim_0, dim_1, ...``."""
         return cls(arr, dims, attrs)
 
     @classmethod
-    def from_xarray(cls, data_array: xarray.DataArray | xarray.Variable) -> NdArray:
-        """An NdArray from an ``xarray.DataArray`` or ``Variable`` (its dims, values and attrs;
+    def from_xarray(cls, data_array: xarray.DataArray | xarray.Variable) -> NdVariable:
+        """A variable of an ``xarray.DataArray`` or ``Variable`` (its dims, values and attrs;
         NaN stays a value)."""
-        return cls(
-            np.asarray(data_array.values),
-            str_dims(data_array.dims, "DataArray"),
-            dict(data_array.attrs),
-        )
+        return cls(np.asarray(data_array.values), str_dims(data_array.dims), dict(data_array.attrs))
 
     def to_xarray(self, name: str | None = None) -> xarray.DataArray:
         """An ``xarray.DataArray``; nulls become NaN / NaT / None (ints and bools turn float)."""
@@ -154,54 +142,48 @@ class NdArray:
         return np.ma.MaskedArray(self._values, mask=self._mask)
 
     def __eq__(self, other: object) -> bool:
-        if not isinstance(other, NdArray):
+        if not isinstance(other, NdVariable):
             return NotImplemented
-        if self._dims != other._dims or self.shape != other.shape:
-            return False
         a, b = self._values, other._values
+        if self._dims != other._dims or a.shape != b.shape:
+            return False
         if a.dtype != b.dtype and not (is_string_dtype(a.dtype) and is_string_dtype(b.dtype)):
             return False
         ma = np.zeros(a.shape, np.bool_) if self._mask is None else self._mask
         mb = np.zeros(b.shape, np.bool_) if other._mask is None else other._mask
         if not np.array_equal(ma, mb):
             return False
-        keep = ~ma
-        x, y = a[keep], b[keep]
-        if a.dtype.kind in "fc":
-            same = np.array_equal(x, y, equal_nan=True)
-        elif a.dtype.kind in "mM":
-            same = np.array_equal(x.view(np.int64), y.view(np.int64))
-        else:
-            same = np.array_equal(x, y)
+        x, y = a[~ma], b[~ma]
+        if a.dtype.kind in "mM":
+            x, y = x.view(np.int64), y.view(np.int64)
+        same = np.array_equal(x, y, equal_nan=a.dtype.kind == "f")
         return bool(same) and attrs_equal(self._attrs, other._attrs)
 
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        sizes = ", ".join(f"{d}={s}" for d, s in zip(self._dims, self.shape, strict=True))
+        sizes = ", ".join(f"{d}={s}" for d, s in self.sizes.items())
         nulls = "" if self._mask is None else f", nulls={int(self._mask.sum())}"
-        return f"NdArray<{self.dtype}>({sizes}{nulls}, attrs={sorted(self._attrs)})"
+        return f"{type(self).__name__}<{self.dtype}>({sizes}{nulls}, attrs={sorted(self._attrs)})"
 
 
-def trusted_array(
+def trusted_variable(
     values: npt.NDArray[Any],
     mask: npt.NDArray[np.bool_] | None,
     dims: tuple[str, ...],
     attrs: dict[str, Any],
-) -> NdArray:
-    """An NdArray without checks, from decoded storage that was validated already."""
-    out = NdArray.__new__(NdArray)
+) -> NdVariable:
+    """A variable without checks, of storage that was decoded and checked already."""
+    out = NdVariable.__new__(NdVariable)
     out._values, out._mask, out._dims, out._attrs = values, mask, dims, attrs
     return out
 
 
-def str_dims(dims: Sequence[Any], where: str) -> list[str]:
+def str_dims(dims: Sequence[Any], where: str = "DataArray") -> list[str]:
     """xarray dimension names, each checked to be a string (xarray allows any hashable)."""
-    out = []
     for d in dims:
         if not isinstance(d, str):
             raise InvalidArgumentError(
                 f"{where}: dimension {d!r} is not a string; nd arrays name dimensions with strings"
             )
-        out.append(d)
-    return out
+    return list(dims)
