@@ -1,7 +1,7 @@
 """The ``nd_arrow.array`` pyarrow extension type (:class:`NdType`, registered on import) and
-:class:`NdColumn`: a column built from numpy arrays and variables, or from checked Arrow data
-(pyarrow or any Arrow PyCapsule exporter), decoded to numpy (zero-copy views where values have
-no nulls). The type's array and scalar classes decode through the column."""
+:class:`NdColumn`: built from numpy arrays and variables, or from checked Arrow data (pyarrow or
+any Arrow PyCapsule exporter), decoded to numpy (zero-copy views where values have no nulls).
+The type's array and scalar classes decode through the column."""
 
 from __future__ import annotations
 
@@ -16,24 +16,11 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from nd_arrow._format import (
-    ENCODING_VERSION,
-    EXTENSION_METADATA,
-    EXTENSION_METADATA_KEY,
-    EXTENSION_NAME,
-    EXTENSION_NAME_KEY,
-    GLOBAL_ATTRIBUTES_EXTENSION,
-    GLOBAL_ATTRIBUTES_FIELD,
-    check_dim_names,
-    check_dim_size,
-    default_dim_names,
-    offsets_of,
-    offsets_on_rows,
-    parse_extension_metadata,
-)
+from nd_arrow import _format as fmt
+from nd_arrow import errors
+from nd_arrow._format import Mask
 from nd_arrow._storage import (
     AttrDecoder,
-    RowNames,
     StorageLayout,
     StorageParts,
     arrow_to_numpy,
@@ -42,36 +29,23 @@ from nd_arrow._storage import (
     is_string_dtype,
     numpy_to_arrow,
     parse_storage_type,
-    repeated_names,
     storage_type,
-    string_array,
     validate_storage,
 )
 from nd_arrow._variable import NdVariable, trusted_variable
-from nd_arrow.errors import (
-    InvalidArgumentError,
-    InvalidDimensionsError,
-    NotSupportedError,
-    SchemaMismatchError,
-)
-
-# --------------------------------------------------------------------------------------- type
 
 
 class NdType(pa.ExtensionType):  # type: ignore[misc]
-    """``nd_arrow.array``: one named N-d array per row, on a Struct storage.
+    """``nd_arrow.array``: one named N-d array per row, on a Struct storage (checked against the
+    layout: :class:`InvalidEncodingError`); serializes ``{"version":1}``."""
 
-    Built from a storage type (checked against the layout; :class:`InvalidEncodingError` if it
-    breaks it) or with :meth:`from_value_type`. Serializes ``{"version":1}``.
-    """
-
-    # The classes pyarrow wraps this type's arrays and scalars in (set below, once).
+    # The classes pyarrow wraps this type's arrays and scalars in (set once, below).
     _array_class: ClassVar[type[pa.ExtensionArray]] = pa.ExtensionArray
     _scalar_class: ClassVar[type[pa.ExtensionScalar]] = pa.ExtensionScalar
 
     def __init__(self, storage: pa.DataType) -> None:
         self._layout: StorageLayout = parse_storage_type(storage)
-        super().__init__(storage, EXTENSION_NAME)
+        super().__init__(storage, fmt.EXTENSION_NAME)
 
     @classmethod
     def from_value_type(
@@ -91,7 +65,6 @@ class NdType(pa.ExtensionType):  # type: ignore[misc]
 
     @property
     def value_type(self) -> pa.DataType:
-        """Arrow type of the elements."""
         return self._layout.value_type
 
     @property
@@ -106,14 +79,14 @@ class NdType(pa.ExtensionType):  # type: ignore[misc]
 
     @property
     def version(self) -> int:
-        return ENCODING_VERSION
+        return fmt.ENCODING_VERSION
 
     def __arrow_ext_serialize__(self) -> bytes:
-        return EXTENSION_METADATA
+        return fmt.EXTENSION_METADATA
 
     @classmethod
     def __arrow_ext_deserialize__(cls, storage_type: pa.DataType, serialized: bytes) -> NdType:
-        parse_extension_metadata(serialized)
+        fmt.parse_extension_metadata(serialized)
         return cls(storage_type)
 
     def __arrow_ext_class__(self) -> type[pa.ExtensionArray]:
@@ -126,7 +99,7 @@ class NdType(pa.ExtensionType):  # type: ignore[misc]
         return type(self), (self.storage_type,)
 
     def __hash__(self) -> int:
-        return hash((EXTENSION_NAME, str(self.storage_type)))
+        return hash((fmt.EXTENSION_NAME, str(self.storage_type)))
 
     def __repr__(self) -> str:
         return f"NdType(value_type={self.value_type}, attrs={[f.name for f in self.attr_fields]})"
@@ -142,38 +115,32 @@ def register() -> None:
 def _extension_name(field: pa.Field) -> str | None:
     if isinstance(field.type, pa.BaseExtensionType):
         return str(field.type.extension_name)
-    name = (field.metadata or {}).get(EXTENSION_NAME_KEY)
+    name = (field.metadata or {}).get(fmt.EXTENSION_NAME_KEY)
     return None if name is None else name.decode("utf-8", "replace")
 
 
 def is_nd_field(field: pa.Field) -> bool:
     """True when ``field`` is an nd column, registered or read as a plain tagged struct."""
-    return _extension_name(field) == EXTENSION_NAME
+    return _extension_name(field) == fmt.EXTENSION_NAME
 
 
 def is_global_attributes_field(field: pa.Field) -> bool:
     """True when ``field`` is the global-attributes column of an encoded record batch."""
-    return _extension_name(field) == GLOBAL_ATTRIBUTES_EXTENSION
+    return _extension_name(field) == fmt.GLOBAL_ATTRIBUTES_EXTENSION
 
 
 def global_attributes_field(attrs_type: pa.StructType) -> pa.Field:
     """The ``__global_attrs__`` field: a Struct tagged ``nd_arrow.global_attributes``."""
     # Key order as pyarrow writes registered extension types: metadata, then name.
-    tags = {
-        EXTENSION_METADATA_KEY: EXTENSION_METADATA,
-        EXTENSION_NAME_KEY: GLOBAL_ATTRIBUTES_EXTENSION.encode(),
-    }
-    return pa.field(GLOBAL_ATTRIBUTES_FIELD, attrs_type, nullable=True, metadata=tags)
+    tag = fmt.GLOBAL_ATTRIBUTES_EXTENSION.encode()
+    meta = {fmt.EXTENSION_METADATA_KEY: fmt.EXTENSION_METADATA, fmt.EXTENSION_NAME_KEY: tag}
+    return pa.field(fmt.GLOBAL_ATTRIBUTES_FIELD, attrs_type, nullable=True, metadata=meta)
 
 
 def untagged(meta: dict[bytes, bytes] | None) -> dict[bytes, bytes] | None:
     """Field metadata without the extension keys (None when nothing is left)."""
-    keep = {
-        k: v
-        for k, v in (meta or {}).items()
-        if k not in (EXTENSION_NAME_KEY, EXTENSION_METADATA_KEY)
-    }
-    return keep or None
+    tags = (fmt.EXTENSION_NAME_KEY, fmt.EXTENSION_METADATA_KEY)
+    return {k: v for k, v in (meta or {}).items() if k not in tags} or None
 
 
 def encoded_field(logical: pa.Field) -> pa.Field:
@@ -185,9 +152,7 @@ def encoded_field(logical: pa.Field) -> pa.Field:
 def logical_field(encoded: pa.Field) -> pa.Field:
     """The logical field of an nd field: element type, field metadata minus the extension keys."""
     t = encoded.type
-    item = parse_storage_type(
-        t.storage_type if isinstance(t, pa.BaseExtensionType) else t
-    ).value_field
+    item = parse_storage_type(getattr(t, "storage_type", t)).value_field
     return pa.field(encoded.name, item.type, item.nullable, metadata=untagged(encoded.metadata))
 
 
@@ -202,42 +167,30 @@ def logical_schema(encoded: pa.Schema) -> pa.Schema:
     return pa.schema(fields, metadata=encoded.metadata)
 
 
-# -------------------------------------------------------------------- Arrow PyCapsule import
-
-
-def import_array(data: Any, where: str) -> pa.Array | pa.ChunkedArray:
-    """pyarrow arrays pass; other Arrow libraries' objects (``__arrow_c_array__`` or
-    ``__arrow_c_stream__``: arro3, polars, DuckDB, nanoarrow, ...) are imported by pyarrow,
-    which restores registered extension types from the exported schema."""
-    if isinstance(data, pa.Array | pa.ChunkedArray):
+def import_arrow(data: Any, where: str, *, table: bool = False) -> Any:
+    """pyarrow arrays (``table``: RecordBatches and Tables) as they are; other Arrow libraries'
+    objects (arro3, polars, DuckDB, nanoarrow, ...) through pyarrow's PyCapsule import, which
+    restores registered extension types from the exported schema."""
+    importers: dict[str, Callable[[Any], Any]]
+    if table:  # a stream is a whole table
+        kinds, importers = (pa.RecordBatch, pa.Table), {"__arrow_c_stream__": pa.table}
+        importers["__arrow_c_array__"] = pa.record_batch
+    else:
+        kinds, importers = (pa.Array, pa.ChunkedArray), {"__arrow_c_array__": pa.array}
+        importers["__arrow_c_stream__"] = pa.chunked_array
+    if isinstance(data, kinds):
         return data
-    importers = (("__arrow_c_array__", pa.array), ("__arrow_c_stream__", pa.chunked_array))
-    return _import(data, where, "Array or ChunkedArray", importers)  # type: ignore[no-any-return]
-
-
-def import_table(data: Any, where: str) -> pa.RecordBatch | pa.Table:
-    """pyarrow RecordBatches and Tables pass; PyCapsule exporters are imported (a stream as a
-    Table, an array as a RecordBatch)."""
-    if isinstance(data, pa.RecordBatch | pa.Table):
-        return data
-    importers = (("__arrow_c_stream__", pa.table), ("__arrow_c_array__", pa.record_batch))
-    return _import(data, where, "RecordBatch or Table", importers)  # type: ignore[no-any-return]
-
-
-def _import(
-    data: Any, where: str, expected: str, importers: tuple[tuple[str, Callable[[Any], Any]], ...]
-) -> Any:
     try:
-        for method, importer in importers:
+        for method, importer in importers.items():
             if hasattr(data, method):
                 return importer(data)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
-        raise InvalidArgumentError(
+        raise errors.InvalidArgumentError(
             f"{where}: pyarrow could not import the Arrow data of {type(data).__name__}: {exc}"
         ) from exc
-    raise InvalidArgumentError(
-        f"{where}: expected a pyarrow {expected}, or an object of the Arrow PyCapsule interface "
-        f"({' / '.join(m for m, _ in importers)}), got {type(data).__name__}"
+    raise errors.InvalidArgumentError(
+        f"{where}: expected a pyarrow {' or '.join(k.__name__ for k in kinds)}, or an object of the Arrow PyCapsule interface ({' / '.join(importers)}), got "
+        f"{type(data).__name__}"
     )
 
 
@@ -245,8 +198,7 @@ def _import(
 
 
 def _common_dtype(arrays: Sequence[np.ndarray | None], where: str) -> np.dtype[Any] | None:
-    """The value dtype of the non-null rows (object for strings), or a SchemaMismatchError
-    naming the first row of another."""
+    """The value dtype of the non-null rows (object for strings), refusing a row of another."""
     first = None
     for i, a in enumerate(arrays):
         if a is None:
@@ -254,128 +206,90 @@ def _common_dtype(arrays: Sequence[np.ndarray | None], where: str) -> np.dtype[A
         if first is None:
             first = a.dtype
         elif a.dtype != first and not (is_string_dtype(a.dtype) and is_string_dtype(first)):
-            raise SchemaMismatchError(
+            raise errors.SchemaMismatchError(
                 f"{where}: row {i} has dtype {a.dtype} but earlier rows have {first}; all rows "
                 "of a column share one value type. Cast first or pass value_type="
             )
     return np.dtype(object) if first is not None and is_string_dtype(first) else first
 
 
-def _join(arrays: list[np.ndarray], dtype: Any, casting: Any) -> np.ndarray | None:
-    """All rows' values in one new array (0-d rows stacked), None where ranks or trailing shapes
-    differ; ``casting="no"`` makes numpy refuse other dtypes (TypeError)."""
-    with contextlib.suppress(ValueError):
-        return (np.stack if arrays[0].ndim == 0 else np.concatenate)(
-            arrays, dtype=dtype, casting=casting
-        )
-    return None
-
-
-def build_parts(
-    items: Sequence[Any], dims: Sequence[str] | None, value_type: pa.DataType | None, where: str
-) -> StorageParts:
+def build_parts(items: Sequence[Any], dims: Any, value_type: Any, where: str) -> StorageParts:
     """Storage of rows given as variables, numpy arrays or None (a null row): the values of all
     rows are copied once, and of each row only its shape is read."""
     items = list(items)
     kinds = set(map(type, items))
+    parts = None
     if np.ndarray in kinds and kinds <= {np.ndarray, type(None)}:
-        built = _build_uniform(items, dims, value_type, where)
-        if built is not None:
-            return built
-    return _build_general(items, dims, value_type, where)
+        parts = _build_joined(items, dims, value_type, where)
+    return _build_rows(items, dims, value_type, where) if parts is None else parts
 
 
-def _build_uniform(
-    items: list[np.ndarray | None],
-    dims: Sequence[str] | None,
-    value_type: pa.DataType | None,
-    where: str,
-) -> StorageParts | None:
-    """Plain numpy arrays of one rank and trailing shape sharing ``dims``: numpy's join checks
-    ranks, trailing shapes and dtypes in one copy of the values. None: take the general path."""
+def _build_joined(items: list[Any], dims: Any, value_type: Any, where: str) -> StorageParts | None:
+    """Plain numpy arrays: numpy's join checks ranks, trailing shapes and dtypes in one copy of
+    the values; None where ranks or trailing shapes differ (then row by row)."""
     arrays = [a for a in items if a is not None]
+    k, rank = len(arrays), arrays[0].ndim
+    join = np.stack if rank == 0 else np.concatenate
     try:
-        joined = _join(arrays, arrays[0].dtype, "no")
-    except TypeError:  # dtypes differ: refused with the row named, or strings made objects
-        joined = _join(arrays, _common_dtype(items, where), "same_kind")
-    if joined is None:
+        try:
+            joined = join(arrays, dtype=arrays[0].dtype, casting="no")
+        except TypeError:  # dtypes differ: refused with the row named, or strings made objects
+            joined = join(arrays, dtype=_common_dtype(items, where), casting="same_kind")
+    except errors.NdArrowError:
+        raise
+    except ValueError:
         return None
-    k, rank, inner = len(arrays), arrays[0].ndim, joined.shape[1:]
-    names = default_dim_names(rank) if dims is None else check_dim_names(dims, rank, where)
+    names = fmt.default_dim_names(rank) if dims is None else fmt.check_dim_names(dims, rank, where)
     lead = np.fromiter(map(len, arrays), np.int64, k) if rank else np.ones(k, np.int64)
-    check_dim_size(max(int(np.max(lead)) if rank else 0, *inner, 0), where)
+    inner = joined.shape[1:]
+    fmt.check_dim_size(max(int(np.max(lead)) if rank else 0, *inner, 0), where)
     sizes = np.empty((k, rank), np.int64)
     for j, size in enumerate(inner, 1):  # column by column (broadcasting short rows is slow)
         sizes[:, j] = size
     if rank:
         sizes[:, 0] = lead
     flat = joined.reshape(-1)
-    values = numpy_to_arrow(
-        flat.astype(object) if is_string_dtype(flat.dtype) else flat, None, value_type, where
-    )
-    valid = (
-        np.fromiter((a is not None for a in items), np.bool_, len(items))
-        if k < len(items)
-        else None
-    )
-    value_offsets = offsets_on_rows(lead * math.prod(inner), valid)
-    dim_offsets = offsets_on_rows(np.full(k, rank, np.int64), valid)
-    null_rows = None if valid is None else ~valid
-    return assemble(
-        values, value_offsets, dim_offsets, repeated_names(names, k), sizes.reshape(-1), null_rows
-    )
+    flat = flat.astype(object) if flat.dtype.kind == "U" else flat
+    values = numpy_to_arrow(flat, None, value_type, where)
+    null_rows = None if k == len(items) else np.fromiter((a is None for a in items), np.bool_)
+    valid = None if null_rows is None else ~null_rows
+    value_offsets = fmt.offsets_of(lead * math.prod(inner), np.int64, valid)
+    dim_offsets = fmt.offsets_of(np.full(k, rank), np.int64, valid)
+    return assemble(values, value_offsets, dim_offsets, sizes.reshape(-1), names, None, null_rows)
 
 
-def _build_general(
-    items: list[Any], dims: Sequence[str] | None, value_type: pa.DataType | None, where: str
-) -> StorageParts:
+def _build_rows(items: list[Any], dims: Any, value_type: Any, where: str) -> StorageParts:
     """Any mix of variables, numpy arrays and None, row by row."""
     rows: list[NdVariable | None] = []
     for i, item in enumerate(items):
         try:
-            rows.append(
-                item if item is None or isinstance(item, NdVariable) else NdVariable(item, dims)
-            )
-        except (InvalidDimensionsError, InvalidArgumentError) as exc:
+            is_row = item is None or isinstance(item, NdVariable)
+            rows.append(item if is_row else NdVariable(item, dims))
+        except (errors.InvalidDimensionsError, errors.InvalidArgumentError) as exc:
             raise type(exc)(f"{where}: row {i}: {exc}") from exc
     present = [r for r in rows if r is not None]
     if not present and value_type is None:
-        raise InvalidArgumentError(
+        raise errors.InvalidArgumentError(
             f"{where}: no row has values to take the value type from; pass value_type="
         )
     dtype = _common_dtype([None if r is None else r.values for r in rows], where)
     if present:
-        flat = np.concatenate([r.values.reshape(-1) for r in present])
-        mask = None
-        if any(r.mask is not None for r in present):
-            masks = [
-                np.zeros(r.values.size, np.bool_) if r.mask is None else r.mask.reshape(-1)
-                for r in present
-            ]
-            mask = np.concatenate(masks)
-        values = numpy_to_arrow(flat.astype(dtype), mask, value_type, where)
+        flat = np.concatenate([r.values.reshape(-1) for r in present]).astype(dtype, copy=False)
+        masks = [np.zeros(r.values.shape, np.bool_) if r.mask is None else r.mask for r in present]
+        has_mask = any(r.mask is not None for r in present)
+        mask = np.concatenate([m.reshape(-1) for m in masks]) if has_mask else None
+        values = numpy_to_arrow(flat, mask, value_type, where)
     else:
         values = pa.array([], value_type)
-    dim_sets = {r.dims for r in present}
-    if len(dim_sets) == 1:
-        names = repeated_names(dim_sets.pop(), len(present))
-    else:  # a dictionary of the distinct names
-        flat_names = [name for r in present for name in r.dims]
-        index: dict[str, int] = {}
-        codes = np.fromiter(
-            (index.setdefault(n, len(index)) for n in flat_names), np.int64, len(flat_names)
-        )
-        names = RowNames(string_array(flat_names), codes, list(index))
+    index: dict[str, int] = {}  # the distinct names, and every row's names as codes into them
+    codes = np.array([index.setdefault(n, len(index)) for r in present for n in r.dims], np.int64)
     sizes = np.fromiter(itertools.chain.from_iterable(r.shape for r in present), np.int64)
-    value_offsets = offsets_of(
-        np.fromiter((0 if r is None else r.values.size for r in rows), np.int64, len(rows))
-    )
-    dim_offsets = offsets_of(
-        np.fromiter((0 if r is None else r.ndim for r in rows), np.int64, len(rows))
-    )
-    null_rows = np.fromiter((r is None for r in rows), np.bool_, len(rows))
+    counts = np.array([(0, 0) if r is None else (r.values.size, r.ndim) for r in rows], np.int64)
+    counts = counts.reshape(-1, 2)  # (values, rank) per row
+    null_rows = np.array([r is None for r in rows], np.bool_)
     attrs = encode_attrs([None if r is None else r.attrs for r in rows], f"{where} row")
-    return assemble(values, value_offsets, dim_offsets, names, sizes, null_rows, attrs)
+    offsets = fmt.offsets_of(counts[:, 0]), fmt.offsets_of(counts[:, 1])
+    return assemble(values, *offsets, sizes, list(index), codes, null_rows, attrs)
 
 
 # ------------------------------------------------------------------------------------- column
@@ -387,7 +301,7 @@ def _shaped(values: npt.NDArray[Any], shape: Sequence[int], row: int) -> npt.NDA
     try:
         return values.reshape(shape)
     except ValueError as exc:
-        raise NotSupportedError(
+        raise errors.NotSupportedError(
             f"nd column: row {row} has the sizes {list(shape)} and no values, a valid row (FORMAT "
             f"4/4) whose shape numpy cannot hold: its non-zero sizes times the {values.itemsize}-"
             "byte items pass 2**63 - 1 bytes"
@@ -409,7 +323,7 @@ class NdColumn:
         """Wrap checked parts; ``dtype`` is their type when the caller has it."""
         self._parts = parts
         self._type = NdType(parts.storage.type) if dtype is None else dtype
-        self._flat: tuple[npt.NDArray[Any], npt.NDArray[np.bool_] | None] | None = None
+        self._flat: tuple[npt.NDArray[Any], Mask | None] | None = None
         self._attrs: AttrDecoder | None = None
         self._names: list[tuple[str, ...] | None] | None = None
 
@@ -423,43 +337,36 @@ class NdColumn:
     ) -> NdColumn:
         """A column with one row per item: an :class:`NdVariable`, a numpy array or None (a null
         row). ``dims`` names the axes of plain numpy arrays (default ``dim_0, dim_1, ...``);
-        variables keep their own. ``value_type`` casts the values to an Arrow type (required when
-        no row has values to take it from)."""
+        ``value_type`` casts the values (required when no row has values to take it from)."""
         return cls(build_parts(arrays, dims, value_type, "nd column"))
 
     @classmethod
     def from_arrow(
         cls, data: pa.Array | pa.ChunkedArray, field: pa.Field | None = None
     ) -> NdColumn:
-        """A column of Arrow data, checking every rule of the format.
-
-        Accepts an extension array of ``nd_arrow.array`` (this package's class or another
-        registered under the name), a chunked array of them, the plain storage Struct as read
-        without registration, or any object of the Arrow PyCapsule interface
-        (``__arrow_c_array__`` or ``__arrow_c_stream__``: arro3, polars, nanoarrow, ...). With
-        ``field`` given, a plain struct must carry the extension keys in its metadata.
-        """
-        data = import_array(data, "NdColumn.from_arrow")
-        chunks = data.chunks if isinstance(data, pa.ChunkedArray) else [data]
-        dtype = data.type
+        """A column of Arrow data, checked against every rule of the format: an ``nd_arrow.array``
+        extension array (of this package's class or another registered under the name), chunked
+        or not, its plain storage Struct (with ``field``, the struct must carry the extension
+        keys), or any object of the Arrow PyCapsule interface (arro3, polars, nanoarrow, ...)."""
+        data = import_arrow(data, "NdColumn.from_arrow")
+        chunks, dtype = data.chunks if isinstance(data, pa.ChunkedArray) else [data], data.type
         own = dtype if isinstance(dtype, NdType) else None  # its layout is known
         if isinstance(dtype, pa.BaseExtensionType):
-            if dtype.extension_name != EXTENSION_NAME:
-                raise SchemaMismatchError(
-                    f"NdColumn.from_arrow: extension type {dtype.extension_name!r} is not "
-                    f"{EXTENSION_NAME!r}"
+            if dtype.extension_name != fmt.EXTENSION_NAME:
+                raise errors.SchemaMismatchError(
+                    f"NdColumn.from_arrow: extension type {dtype.extension_name!r} is not {fmt.EXTENSION_NAME!r}"
                 )
             if own is None and hasattr(dtype, "__arrow_ext_serialize__"):
-                parse_extension_metadata(dtype.__arrow_ext_serialize__())
+                fmt.parse_extension_metadata(dtype.__arrow_ext_serialize__())
             chunks, dtype = [c.storage for c in chunks], dtype.storage_type
         elif field is not None:
             meta = field.metadata or {}
-            if (name := meta.get(EXTENSION_NAME_KEY)) != EXTENSION_NAME.encode():
-                raise SchemaMismatchError(
+            if (name := meta.get(fmt.EXTENSION_NAME_KEY)) != fmt.EXTENSION_NAME.encode():
+                raise errors.SchemaMismatchError(
                     f"NdColumn.from_arrow: field {field.name!r} is not tagged "
-                    f"{EXTENSION_NAME!r} (ARROW:extension:name is {name!r})"
+                    f"{fmt.EXTENSION_NAME!r} (ARROW:extension:name is {name!r})"
                 )
-            parse_extension_metadata(meta.get(EXTENSION_METADATA_KEY, b""))
+            fmt.parse_extension_metadata(meta.get(fmt.EXTENSION_METADATA_KEY, b""))
         storage = (
             chunks[0]
             if len(chunks) == 1
@@ -473,8 +380,7 @@ class NdColumn:
         """The column as a pyarrow extension array of :class:`NdType`."""
         return pa.ExtensionArray.from_storage(self._type, self._parts.storage)
 
-    # Arrow PyCapsule interface: any Arrow library imports the column with its extension type
-    # (the name and metadata travel in the exported schema).
+    # The Arrow PyCapsule interface: any Arrow library imports the column with its type.
 
     def __arrow_c_schema__(self) -> object:
         """An ArrowSchema capsule: the storage Struct tagged ``nd_arrow.array``."""
@@ -507,14 +413,18 @@ class NdColumn:
     def __repr__(self) -> str:
         return f"NdColumn(len={len(self)}, value_type={self.value_type}, nulls={self.null_count})"
 
-    def _flat_values(self) -> tuple[npt.NDArray[Any], npt.NDArray[np.bool_] | None]:
+    def _flat_values(self) -> tuple[npt.NDArray[Any], Mask | None]:
         if self._flat is None:
             self._flat = arrow_to_numpy(self._parts.values)
         return self._flat
 
+    def _attr_row(self) -> Callable[[int], dict[str, Any]]:
+        if self._attrs is None:
+            self._attrs = AttrDecoder(self._parts.attrs)
+        return self._attrs.row
+
     def _row_dims(self) -> list[tuple[str, ...] | None]:
-        """Every row's dimension names (None for null rows), made once per distinct row where
-        all rows share them."""
+        """Every row's dimension names (None for null rows), made once where all rows share them."""
         if self._names is None:
             p = self._parts
             valid, words, codes = p.valid.tolist(), p.name_dict, p.name_codes
@@ -532,7 +442,7 @@ class NdColumn:
             ]
         return self._names
 
-    def _views(self) -> tuple[list[npt.NDArray[Any] | None], list[npt.NDArray[np.bool_] | None]]:
+    def _views(self) -> tuple[list[npt.NDArray[Any] | None], list[Mask | None]]:
         """Per-row value views and masks (None for null rows and rows without nulls)."""
         p, n = self._parts, len(self._parts)
         flat, mask = self._flat_values()
@@ -543,12 +453,11 @@ class NdColumn:
                 with contextlib.suppress(ValueError):
                     return list(flat[lo:hi].reshape(n, shape.first, *shape.inner)), [None] * n
             if inner := math.prod(shape.inner):  # rows of one block, sliced
-                block = flat[lo:hi].reshape(-1, *shape.inner)
-                rows = ((off - lo) // inner).tolist()
+                block, rows = flat[lo:hi].reshape(-1, *shape.inner), ((off - lo) // inner).tolist()
                 return [block[a:b] for a, b in itertools.pairwise(rows)], [None] * n
         sizes, ol, dl = p.sizes.tolist(), off.tolist(), p.dim_offsets.tolist()
         views: list[npt.NDArray[Any] | None] = [None] * n
-        masks: list[npt.NDArray[np.bool_] | None] = [None] * n
+        masks: list[Mask | None] = [None] * n
         for i in np.flatnonzero(p.valid).tolist():
             row_shape = sizes[dl[i] : dl[i + 1]]
             views[i] = _shaped(flat[ol[i] : ol[i + 1]], row_shape, i)
@@ -557,10 +466,8 @@ class NdColumn:
         return views, masks
 
     def to_numpy_list(self) -> list[npt.NDArray[Any] | None]:
-        """One numpy array per row (None for null rows; masked arrays where values are null).
-
-        Without element nulls the arrays are zero-copy views of the column's value buffer.
-        """
+        """One numpy array per row (None for null rows; masked arrays where values are null);
+        zero-copy views of the column's value buffer where values have no nulls."""
         views, masks = self._views()
         return [
             v if m is None else np.ma.MaskedArray(v, mask=m)
@@ -569,17 +476,11 @@ class NdColumn:
 
     def to_pylist(self) -> list[NdVariable | None]:
         """One :class:`NdVariable` per row (None for null rows)."""
-        views, masks = self._views()
-        names, row = self._row_dims(), self._attr_row()
+        (views, masks), names, attrs = self._views(), self._row_dims(), self._attr_row()
         return [
-            None if v is None else trusted_variable(v, masks[i], names[i] or (), row(i))
+            None if v is None else trusted_variable(v, masks[i], names[i] or (), attrs(i))
             for i, v in enumerate(views)
         ]
-
-    def _attr_row(self) -> Callable[[int], dict[str, Any]]:
-        if self._attrs is None:
-            self._attrs = AttrDecoder(self._parts.attrs)
-        return self._attrs.row
 
     def __iter__(self) -> Iterator[NdVariable | None]:
         return iter(self.to_pylist())
@@ -593,9 +494,9 @@ class NdColumn:
         if isinstance(index, slice):
             start, stop, step = index.indices(n)
             rows = (
-                p.storage.slice(start, stop - start)
-                if step == 1
-                else p.storage.take(pa.array(np.arange(start, stop, step)))
+                p.storage.take(pa.array(range(start, stop, step)))
+                if step != 1
+                else p.storage.slice(start, stop - start)
             )
             return NdColumn(validate_storage(rows))
         if not -n <= index < n:
@@ -603,10 +504,12 @@ class NdColumn:
         i = int(index) % n
         if not p.valid[i]:
             return None
-        flat, mask = self._flat_values()
-        a, b = int(p.value_offsets[i]), int(p.value_offsets[i + 1])
-        d0, d1 = int(p.dim_offsets[i]), int(p.dim_offsets[i + 1])
-        shape = tuple(p.sizes[d0:d1].tolist())
+        (flat, mask), (a, b), (d0, d1) = (
+            self._flat_values(),
+            p.value_offsets[i : i + 2],
+            p.dim_offsets[i : i + 2],
+        )
+        shape = p.sizes[d0:d1].tolist()
         m = None if mask is None or not mask[a:b].any() else mask[a:b].reshape(shape)
         dims = tuple(p.name_dict[c] for c in p.name_codes[d0:d1].tolist())
         return trusted_variable(_shaped(flat[a:b], shape, i), m, dims, self._attr_row()(i))
@@ -637,9 +540,7 @@ class NdExtensionArray(pa.ExtensionArray):  # type: ignore[misc]
 class NdScalar(pa.ExtensionScalar):  # type: ignore[misc]
     """One row of an nd column; ``as_py()`` gives an :class:`NdVariable`, None for a null row."""
 
-    def as_py(
-        self, **kwargs: Any
-    ) -> NdVariable | None:  # kwargs: pyarrow 20-24 pass maps_as_pydicts
+    def as_py(self, **kwargs: Any) -> NdVariable | None:  # pyarrow 20-24 pass maps_as_pydicts
         return NdColumn.from_arrow(pa.repeat(self.value, 1))[0] if self.is_valid else None
 
 
@@ -648,7 +549,5 @@ try:
     register()
 except Exception as exc:  # never break the import: columns still read as tagged plain structs
     warnings.warn(
-        f"nd_arrow: {EXTENSION_NAME} is not registered with pyarrow: {exc}",
-        RuntimeWarning,
-        stacklevel=1,
+        f"nd_arrow: {fmt.EXTENSION_NAME} is not registered: {exc}", RuntimeWarning, stacklevel=1
     )

@@ -10,27 +10,18 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
+from nd_arrow import _format as fmt
+from nd_arrow import errors
 from nd_arrow._column import (
     NdColumn,
     build_parts,
     global_attributes_field,
-    import_table,
+    import_arrow,
     is_global_attributes_field,
     is_nd_field,
 )
-from nd_arrow._format import (
-    EXTENSION_METADATA_KEY,
-    GLOBAL_ATTRIBUTES_EXTENSION,
-    GLOBAL_ATTRIBUTES_FIELD,
-    check_attr_keys,
-    check_variable_name,
-    infer_grid,
-    merge_keys,
-    parse_extension_metadata,
-)
-from nd_arrow._storage import AttrDecoder, attr_type, attrs_equal, encode_attrs, fill_nulls
+from nd_arrow._storage import AttrDecoder, attrs_equal, checked_attrs, encode_attrs, fill_nulls
 from nd_arrow._variable import NdVariable
-from nd_arrow.errors import InvalidArgumentError, NdArrowError, SchemaMismatchError
 
 if TYPE_CHECKING:
     import xarray
@@ -51,17 +42,13 @@ class NdDataset:
     def __init__(
         self, arrays: Mapping[str, NdVariable | np.ndarray], attrs: Mapping[str, Any] | None = None
     ) -> None:
-        where = type(self).__name__
-        out: dict[str, NdVariable] = {}
-        for name, arr in arrays.items():
-            check_variable_name(name, where)
-            out[name] = arr if isinstance(arr, NdVariable) else NdVariable(arr)
-        attr_dict = dict(attrs) if attrs else {}
-        check_attr_keys(attr_dict, where)
-        for key, value in attr_dict.items():
-            attr_type(value, f"{where} global attribute {key!r}")
-        self._sizes = infer_grid(((k, a.dims, a.shape) for k, a in out.items()), where)
-        self._arrays, self._attrs = out, attr_dict
+        where = "NdDataset"
+        self._arrays = {
+            fmt.check_variable_name(name, where): a if isinstance(a, NdVariable) else NdVariable(a)
+            for name, a in arrays.items()
+        }
+        self._attrs = checked_attrs(attrs, f"{where} global")
+        self._sizes = fmt.infer_grid(((k, a.dims, a.shape) for k, a in self._arrays.items()), where)
 
     @property
     def arrays(self) -> dict[str, NdVariable]:
@@ -104,7 +91,7 @@ class NdDataset:
         """Data variables and coordinates as variables, ``Dataset.attrs`` as global attributes."""
         variables = dataset.variables.items()
         arrays = {
-            check_variable_name(n, "Dataset"): NdVariable.from_xarray(v) for n, v in variables
+            fmt.check_variable_name(n, "Dataset"): NdVariable.from_xarray(v) for n, v in variables
         }
         return cls(arrays, dict(dataset.attrs))
 
@@ -116,7 +103,9 @@ class NdDataset:
 
         wanted = set(coords or ())
         if missing := wanted - set(self._arrays):
-            raise InvalidArgumentError(f"coords {sorted(missing)} are not arrays of the dataset")
+            raise errors.InvalidArgumentError(
+                f"coords {sorted(missing)} are not arrays of the dataset"
+            )
         data_vars: dict[str, xr.Variable] = {}
         coord_vars: dict[str, xr.Variable] = {}
         for name, arr in self._arrays.items():
@@ -132,7 +121,7 @@ class NdDataset:
         PyCapsule interface exporting one (``__arrow_c_array__`` or ``__arrow_c_stream__``)."""
         batches = decode_batches(data)
         if len(batches) != 1:
-            raise InvalidArgumentError(
+            raise errors.InvalidArgumentError(
                 f"{cls.__name__}.from_arrow: the data has {len(batches)} rows; an encoded dataset "
                 "is one row. Use decode_batches for several"
             )
@@ -166,12 +155,12 @@ def encode_batches(
     types = dict(value_types or {})
     columns: list[pa.Array] = []
     fields: list[pa.Field] = []
-    for name in merge_keys(b.arrays for b in batches):
+    for name in fmt.merge_keys(b.arrays for b in batches):
         items = [b.arrays.get(name) for b in batches]
         try:
             col = NdColumn(build_parts(items, None, types.get(name), f"variable {name!r}"))
-        except SchemaMismatchError as exc:
-            raise SchemaMismatchError(f"{exc} (rows are datasets)") from exc
+        except errors.SchemaMismatchError as exc:
+            raise errors.SchemaMismatchError(f"{exc} (rows are datasets)") from exc
         columns.append(col.to_arrow())
         fields.append(pa.field(name, col.type, nullable=True))
     global_attrs = encode_attrs([b.attrs for b in batches], "dataset")
@@ -186,41 +175,41 @@ def decode_batches(data: Any) -> list[NdDataset]:
     row. The ``__global_attrs__`` column is recognised by its extension tag (registered or as
     plain field metadata) wherever it stands; any column that is neither an nd column nor the
     global attributes is a :class:`SchemaMismatchError` (FORMAT 7)."""
-    data = import_table(data, "encoded batch")
+    data = import_arrow(data, "encoded batch", table=True)
     columns: dict[str, NdColumn] = {}
     global_attrs: AttrDecoder | None = None
     for field, col in zip(data.schema, data.columns, strict=True):
         if is_nd_field(field):
-            if field.name == GLOBAL_ATTRIBUTES_FIELD:
-                raise InvalidArgumentError(
-                    f"encoded batch: the nd column {GLOBAL_ATTRIBUTES_FIELD!r} uses the name "
+            if field.name == fmt.GLOBAL_ATTRIBUTES_FIELD:
+                raise errors.InvalidArgumentError(
+                    f"encoded batch: the nd column {fmt.GLOBAL_ATTRIBUTES_FIELD!r} uses the name "
                     "reserved for global attributes; variables may not be named so (FORMAT 7/2)"
                 )
             columns[field.name] = NdColumn.from_arrow(col, field)
         elif is_global_attributes_field(field):
             if global_attrs is not None:
-                raise SchemaMismatchError(
+                raise errors.SchemaMismatchError(
                     "encoded batch: two global attributes columns (FORMAT 7/1)"
                 )
-            if EXTENSION_METADATA_KEY in (meta := field.metadata or {}):
+            if fmt.EXTENSION_METADATA_KEY in (meta := field.metadata or {}):
                 try:
-                    parse_extension_metadata(
-                        meta[EXTENSION_METADATA_KEY], GLOBAL_ATTRIBUTES_EXTENSION
+                    fmt.parse_extension_metadata(
+                        meta[fmt.EXTENSION_METADATA_KEY], fmt.GLOBAL_ATTRIBUTES_EXTENSION
                     )
-                except NdArrowError as exc:
+                except errors.NdArrowError as exc:
                     raise type(exc)(f"encoded batch: {exc} (FORMAT 7/4)") from exc
             arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
             arr = arr.storage if isinstance(arr.type, pa.BaseExtensionType) else arr
             if not pa.types.is_struct(arr.type):
-                raise SchemaMismatchError(
+                raise errors.SchemaMismatchError(
                     f"encoded batch: column {field.name!r} is tagged as global attributes but has "
                     f"type {arr.type}; it must be a Struct with one child per key (FORMAT 7/4)"
                 )
             global_attrs = AttrDecoder(arr)
         else:
-            raise SchemaMismatchError(
+            raise errors.SchemaMismatchError(
                 f"encoded batch: column {field.name!r} of type {field.type} is neither an nd "
-                f"column nor the {GLOBAL_ATTRIBUTES_FIELD!r} column (FORMAT 7/1)"
+                f"column nor the {fmt.GLOBAL_ATTRIBUTES_FIELD!r} column (FORMAT 7/1)"
             )
     rows = {name: col.to_pylist() for name, col in columns.items()}
     out: list[NdDataset] = []
@@ -228,6 +217,6 @@ def decode_batches(data: Any) -> list[NdDataset]:
         arrays = {name: vals[r] for name, vals in rows.items() if vals[r] is not None}
         try:
             out.append(NdDataset(arrays, {} if global_attrs is None else global_attrs.row(r)))  # type: ignore[arg-type]
-        except NdArrowError as exc:
+        except errors.NdArrowError as exc:
             raise type(exc)(f"encoded batch row {r}: {exc}") from exc
     return out

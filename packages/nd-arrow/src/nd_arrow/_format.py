@@ -12,14 +12,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from nd_arrow.errors import (
-    InvalidArgumentError,
-    InvalidAttributeError,
-    InvalidDimensionsError,
-    InvalidEncodingError,
-    NotSupportedError,
-    ShapeMismatchError,
-)
+from nd_arrow import errors
+
+#: Annotations: int64 offsets, sizes and codes; boolean masks of rows or values.
+Ints = npt.NDArray[np.int64]
+Mask = npt.NDArray[np.bool_]
 
 #: Field metadata keys of the Arrow extension type mechanism.
 EXTENSION_NAME_KEY = b"ARROW:extension:name"
@@ -58,7 +55,7 @@ def check_int32(total: int, what: str, where: str, fix: str = "") -> None:
     """Arrow's List and Utf8 arrays (32-bit offsets, as written) hold at most INT32_MAX items or
     bytes: an :class:`InvalidArgumentError` naming ``total`` beyond it (FORMAT 3)."""
     if total > INT32_MAX:
-        raise InvalidArgumentError(
+        raise errors.InvalidArgumentError(
             f"{where}: {total} {what} exceed the 2**31 - 1 ({INT32_MAX}) one Arrow List or Utf8 "
             f"array can hold; {fix or 'split the arrays over several columns or record batches'}"
         )
@@ -67,37 +64,35 @@ def check_int32(total: int, what: str, where: str, fix: str = "") -> None:
 def check_dim_size(size: int, where: str) -> None:
     """Dimension sizes are UInt32 (FORMAT 3)."""
     if size > MAX_DIM_SIZE:
-        raise InvalidDimensionsError(
+        raise errors.InvalidDimensionsError(
             f"{where}: dimension size {size} exceeds {MAX_DIM_SIZE}, the largest UInt32 "
             "dimension size"
         )
 
 
 def parse_extension_metadata(serialized: bytes, extension: str = EXTENSION_NAME) -> int:
-    """The encoding version of ``ARROW:extension:metadata``, checked (FORMAT 2/1, 2/2).
-
-    Unknown keys are ignored; a reader refuses what it could misread.
-    """
+    """The encoding version of ``ARROW:extension:metadata``, checked (FORMAT 2/1, 2/2); unknown
+    keys are ignored, and a reader refuses what it could misread."""
     text = bytes(serialized)
     like = f"it must be an object like {EXTENSION_METADATA.decode()} (FORMAT 2/1)"
     try:
         meta = json.loads(text.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
-        raise InvalidEncodingError(
+        raise errors.InvalidEncodingError(
             f"{extension}: extension metadata {text!r} is not JSON; {like}"
         ) from exc
     if not isinstance(meta, dict) or "version" not in meta:
-        raise InvalidEncodingError(
+        raise errors.InvalidEncodingError(
             f"{extension}: extension metadata {text!r} has no 'version' key; {like}"
         )
     version = meta["version"]
     if isinstance(version, bool) or not isinstance(version, int):
-        raise InvalidEncodingError(
+        raise errors.InvalidEncodingError(
             f"{extension}: extension metadata version {version!r} is not an integer written "
             "as one (no fraction, no exponent) (FORMAT 2/1)"
         )
     if version != ENCODING_VERSION:
-        raise NotSupportedError(
+        raise errors.NotSupportedError(
             f"{extension}: encoding version {version} is not supported; this reader supports "
             f"version {ENCODING_VERSION}. Upgrade nd-arrow to read it (FORMAT 2/2)."
         )
@@ -112,43 +107,38 @@ def default_dim_names(rank: int) -> tuple[str, ...]:
 def check_dim_names(names: Sequence[object], rank: int, where: str) -> tuple[str, ...]:
     """One array's dimension names, checked against its rank: strings, non-empty, unique."""
     if isinstance(names, str):
-        raise InvalidArgumentError(
+        raise errors.InvalidArgumentError(
             f"{where}: dims must be a sequence of names, got the string {names!r}; "
             f"write dims=[{names!r}] for one dimension"
         )
     out = tuple(names)
     if len(out) != rank:
-        raise InvalidDimensionsError(
+        raise errors.InvalidDimensionsError(
             f"{where}: {len(out)} dimension names {list(out)!r} for an array of rank {rank}; "
             "the rule is one name per axis"
         )
     for name in out:
         if not isinstance(name, str):
-            raise InvalidDimensionsError(
+            raise errors.InvalidDimensionsError(
                 f"{where}: dimension name {name!r} is a {type(name).__name__}; names are strings"
             )
         if not name:
-            raise InvalidDimensionsError(
+            raise errors.InvalidDimensionsError(
                 f"{where}: empty dimension name in {list(out)!r}; names must not be empty"
             )
         if out.count(name) > 1:
-            raise InvalidDimensionsError(
+            raise errors.InvalidDimensionsError(
                 f"{where}: dimension name {name!r} appears twice in {list(out)!r}; "
                 "names must be unique within an array"
             )
     return out  # type: ignore[return-value]
 
 
-def size_products(
-    sizes: npt.NDArray[np.integer], starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64]
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
+def size_products(sizes: npt.NDArray[Any], starts: Ints, ends: Ints) -> tuple[Ints, Mask]:
     """Per row, the product of ``sizes[starts[i]:ends[i]]`` (1 for rank 0) and whether the
-    product of its non-zero sizes passes int64 (FORMAT 4/4: then the product is -1).
-
-    Vectorized per rank, column by column (``np.prod(axis=1)`` over short rows is many times
-    slower); rows whose float64 product reaches 2**53, where it may be inexact, are recounted
-    with Python integers.
-    """
+    product of its non-zero sizes passes int64 (FORMAT 4/4; the product is then -1). Vectorized
+    per rank, column by column (``np.prod(axis=1)`` over short rows is many times slower); rows
+    whose float64 product reaches 2**53, where it may be inexact, are recounted in Python."""
     counts = ends - starts
     products = np.ones(len(starts), np.int64)
     overflow = np.zeros(len(starts), np.bool_)
@@ -171,22 +161,18 @@ def size_products(
 def infer_grid(
     variables: Iterable[tuple[str, Sequence[str], Sequence[int]]], where: str = "nd batch"
 ) -> dict[str, int]:
-    """The shared grid of a dataset from its variables ``(name, dims, shape)`` (FORMAT 7/3).
-
-    The highest-rank variable (the first one on a tie) sets the axis order; axes only lower-rank
-    variables carry follow in the order met; axes align by name; a size-1 axis takes a larger
-    size; any other disagreement is a :class:`ShapeMismatchError` naming both variables.
-    """
-    items = list(variables)
+    """The shared grid of a dataset from its variables ``(name, dims, shape)`` (FORMAT 7/3):
+    the highest-rank variable (the first on a tie) sets the axis order, other axes follow as met;
+    axes align by name; a size-1 axis takes a larger size; other disagreements are refused."""
     grid: dict[str, int] = {}
     owner: dict[str, str] = {}
-    for var, dims, shape in sorted(items, key=lambda item: -len(item[1])):  # stable on ties
+    for var, dims, shape in sorted(variables, key=lambda item: -len(item[1])):  # stable on ties
         for dim, size in zip(dims, map(int, shape), strict=True):
             known = grid.get(dim)
             if known is None or known == 1:
                 grid[dim], owner[dim] = size, var
             elif known != size and size != 1:
-                raise ShapeMismatchError(
+                raise errors.ShapeMismatchError(
                     f"{where}: dimension {dim!r} has size {known} in variable {owner[dim]!r} "
                     f"but {size} in variable {var!r}; variables share one grid and a "
                     "dimension's sizes must agree (or be 1) (FORMAT 7/3)"
@@ -202,9 +188,9 @@ def merge_keys(key_lists: Iterable[Iterable[str]]) -> list[str]:
 def check_variable_name(name: object, where: str) -> str:
     """A variable of a dataset has a string name other than the global-attributes column."""
     if not isinstance(name, str):
-        raise InvalidArgumentError(f"{where}: variable name {name!r} is not a string")
+        raise errors.InvalidArgumentError(f"{where}: variable name {name!r} is not a string")
     if name == GLOBAL_ATTRIBUTES_FIELD:
-        raise InvalidArgumentError(
+        raise errors.InvalidArgumentError(
             f"{where}: a variable may not be named {GLOBAL_ATTRIBUTES_FIELD!r}: that column "
             "holds the global attributes; rename the variable"
         )
@@ -215,39 +201,30 @@ def check_attr_keys(attrs: Mapping[Any, Any], where: str) -> None:
     """Attribute keys are strings."""
     for key in attrs:
         if not isinstance(key, str):
-            raise InvalidAttributeError(
+            raise errors.InvalidAttributeError(
                 f"{where}: attribute key {key!r} is a {type(key).__name__}; keys are strings"
             )
 
 
 def offsets_of(
-    lengths: npt.NDArray[Any], dtype: type[np.integer[Any]] = np.int64
+    lengths: npt.NDArray[Any], dtype: type[np.integer[Any]] = np.int64, valid: Mask | None = None
 ) -> npt.NDArray[Any]:
-    """``[0, l0, l0 + l1, ...]``: the offsets of rows of the given lengths (or running counts)."""
+    """``[0, l0, l0 + l1, ...]``: the offsets of rows of the given lengths; with ``valid``, the
+    lengths are those of the valid rows and the other rows own none."""
+    if valid is not None:
+        lengths, placed = np.zeros(len(valid), np.int64), lengths
+        lengths[valid] = placed
     out = np.zeros(len(lengths) + 1, dtype)
     np.cumsum(lengths, out=out[1:])
     return out
 
 
-def offsets_on_rows(
-    counts: npt.NDArray[np.int64], valid: npt.NDArray[np.bool_] | None
-) -> npt.NDArray[np.int64]:
-    """Offsets over all rows of ``counts`` given for the valid rows only (the rest own none)."""
-    if valid is None:
-        return offsets_of(counts)
-    out = np.zeros(len(valid), np.int64)
-    out[valid] = counts
-    return offsets_of(out)
-
-
-def range_positions(
-    starts: npt.NDArray[np.int64], lengths: npt.NDArray[np.int64]
-) -> npt.NDArray[np.int64]:
+def range_positions(starts: Ints, lengths: Ints) -> Ints:
     """``starts[k] + 0 .. lengths[k] - 1`` for every range ``k``, back to back."""
     begins = offsets_of(lengths)  # where each range begins in the result
     return np.arange(begins[-1], dtype=np.int64) - np.repeat(begins[:-1] - starts, lengths)
 
 
-def range_ids(lengths: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+def range_ids(lengths: Ints) -> Ints:
     """The range of each of those positions: ``k`` repeated ``lengths[k]`` times."""
     return np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)

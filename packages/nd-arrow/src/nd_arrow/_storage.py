@@ -1,10 +1,10 @@
 """The Arrow storage of ``nd_arrow.array`` (FORMAT.md sections 3-6): element values between numpy
 and Arrow, per-row attributes, the storage type, writing it, and reading it back checked against
-every row rule, vectorized.
+every rule, vectorized.
 
-Arrays are built from numpy buffers, never through ``pa.array`` or ``to_numpy``, which import
-pandas (seconds, where it is installed). Element nulls are a boolean mask on the numpy side
-(True = null) and the validity buffer on the Arrow side; numpy's NaT is written as null.
+Arrays are built from and read through numpy buffers: ``pa.array`` and ``to_numpy`` import
+pandas (seconds, where it is installed). Element nulls are a mask on the numpy side (True =
+null) and the validity buffer on the Arrow side; numpy's NaT is written as null.
 """
 
 from __future__ import annotations
@@ -19,39 +19,20 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from nd_arrow._format import (
-    ATTRS_FIELD,
-    DIM_NAMES_FIELD,
-    DIM_SIZES_FIELD,
-    INT64_MAX,
-    ITEM_FIELD,
-    VALUES_FIELD,
-    check_attr_keys,
-    check_int32,
-    merge_keys,
-    offsets_of,
-    range_ids,
-    range_positions,
-    size_products,
-)
-from nd_arrow.errors import (
-    InvalidArgumentError,
-    InvalidAttributeError,
-    InvalidDimensionsError,
-    InvalidEncodingError,
-    NdArrowError,
-    NotSupportedError,
-    ShapeMismatchError,
-)
-
-# ----------------------------------------------------------------------------- element values
+from nd_arrow import _format as fmt
+from nd_arrow._format import Ints, Mask
+from nd_arrow import errors
 
 _TIME_UNITS = ("s", "ms", "us", "ns")
 
 
+def _is_any(t: pa.DataType, *kinds: Callable[[pa.DataType], bool]) -> bool:
+    return any(kind(t) for kind in kinds)
+
+
 def is_string_dtype(dtype: np.dtype[Any]) -> bool:
     """True for numpy str dtypes (``U``, numpy 2's ``StringDType``) and object (assumed str)."""
-    return dtype.kind in ("U", "T", "O")
+    return dtype.kind in "UTO"
 
 
 def arrow_type_for_dtype(dtype: np.dtype[Any], where: str = "values") -> pa.DataType:
@@ -59,76 +40,70 @@ def arrow_type_for_dtype(dtype: np.dtype[Any], where: str = "values") -> pa.Data
     kind = dtype.kind
     if kind in "biuf":
         return pa.from_numpy_dtype(dtype)
-    if kind in "mM":
-        unit, count = np.datetime_data(dtype)
-        if unit == "D" and kind == "M" and count == 1:
-            return pa.date32()
-        if unit not in _TIME_UNITS or count != 1:
-            raise NotSupportedError(
-                f"{where}: numpy {dtype} has unit {unit!r}; Arrow timestamps and durations use "
-                f"s, ms, us or ns. Convert with .astype('{kind}8[ns]') first"
-            )
-        return pa.timestamp(unit) if kind == "M" else pa.duration(unit)
-    if is_string_dtype(dtype) or kind == "S":
+    if kind in "SUTO":
         return pa.binary() if kind == "S" else pa.string()
-    raise NotSupportedError(
+    unit, count = np.datetime_data(dtype) if kind in "mM" else ("", 0)
+    if kind == "M" and (unit, count) == ("D", 1):
+        return pa.date32()
+    if unit in _TIME_UNITS and count == 1:
+        return pa.timestamp(unit) if kind == "M" else pa.duration(unit)
+    if kind in "mM":
+        raise errors.NotSupportedError(
+            f"{where}: numpy {dtype} has unit {unit!r}; Arrow timestamps and durations use "
+            f"s, ms, us or ns. Convert with .astype('{kind}8[ns]') first"
+        )
+    raise errors.NotSupportedError(
         f"{where}: numpy dtype {dtype} has no Arrow value type in nd-arrow; use a numeric, bool, "
         "datetime64, timedelta64 or string dtype (complex numbers: store real and imag apart)"
     )
 
 
-def _raw_values(arr: pa.Array) -> npt.NDArray[Any] | None:
-    """The values buffer of a fixed-width array as numpy whatever the validity says (zero-copy,
+def raw_values(arr: pa.Array) -> npt.NDArray[Any] | None:
+    """The values buffer of a fixed-width array as numpy, whatever the validity says (zero-copy,
     read-only; booleans unpacked): numbers, timestamps and durations. None for other types."""
     t, n = arr.type, len(arr)
     if pa.types.is_boolean(t):
-        if not n:
-            return np.zeros(0, np.bool_)
-        bits = np.unpackbits(np.frombuffer(arr.buffers()[1], np.uint8), bitorder="little")
+        bits = np.unpackbits(np.frombuffer(arr.buffers()[1] or b"", np.uint8), bitorder="little")
         return bits[arr.offset : arr.offset + n].astype(np.bool_)
-    if pa.types.is_integer(t) or pa.types.is_floating(t):
+    if _is_any(t, pa.types.is_integer, pa.types.is_floating):
         dtype = np.dtype(t.to_pandas_dtype())
-    elif pa.types.is_timestamp(t) or pa.types.is_duration(t):
+    elif _is_any(t, pa.types.is_timestamp, pa.types.is_duration):
         dtype = np.dtype(f"{'M' if pa.types.is_timestamp(t) else 'm'}8[{t.unit}]")
     else:
         return None
-    if not n:
-        return np.zeros(0, dtype)
-    return np.frombuffer(arr.buffers()[1], dtype, count=n, offset=arr.offset * dtype.itemsize)
+    data = arr.buffers()[1] if n else b""
+    return np.frombuffer(data, dtype, count=n, offset=arr.offset * dtype.itemsize if n else 0)
 
 
 def numpy_view(arr: pa.Array) -> npt.NDArray[Any]:
     """``arr.to_numpy(zero_copy_only=False)``, read from the buffers (zero-copy, read-only) where
     Arrow's layout is numpy's: fixed-width values without nulls, booleans unpacked."""
-    raw = _raw_values(arr) if arr.null_count == 0 else None
+    raw = raw_values(arr) if arr.null_count == 0 else None
     return arr.to_numpy(zero_copy_only=False) if raw is None else raw
 
 
 def primitive_array(
-    values: npt.NDArray[Any], arrow_type: pa.DataType, mask: npt.NDArray[np.bool_] | None = None
+    values: npt.NDArray[Any], arrow_type: pa.DataType, mask: Mask | None = None
 ) -> pa.Array:
     """A fixed-width Arrow array over a flat native-endian numpy array of its layout (no copy;
     booleans are bit-packed); ``mask`` is True = null."""
     nulls = 0 if mask is None else int(np.count_nonzero(mask))
     validity = pa.py_buffer(np.packbits(~mask, bitorder="little")) if nulls else None  # type: ignore[operator]
-    if values.dtype.kind == "b":
-        data = pa.py_buffer(np.packbits(values, bitorder="little"))
-    else:
-        data = pa.py_buffer(np.ascontiguousarray(values))
+    packed = np.packbits(values, bitorder="little") if values.dtype.kind == "b" else None
+    data = pa.py_buffer(np.ascontiguousarray(values) if packed is None else packed)
     return pa.Array.from_buffers(arrow_type, len(values), [validity, data], null_count=nulls)
 
 
-def string_array(strings: Sequence[str], count: int = 1, where: str = "nd column") -> pa.Array:
-    """A Utf8 array of ``strings`` repeated ``count`` times, built from numpy buffers."""
+def string_array(strings: Sequence[str], where: str = "nd column") -> pa.Array:
+    """A Utf8 array of Python strings, built from numpy buffers."""
     encoded = [s.encode("utf-8") for s in strings]
     lengths = np.fromiter(map(len, encoded), np.int64, len(encoded))
-    check_int32(int(lengths.sum()) * count, "bytes of strings", where)
-    offsets = offsets_of(np.tile(lengths, count), np.int32)
-    data = np.tile(np.frombuffer(b"".join(encoded), np.uint8), count)
-    return pa.StringArray.from_buffers(len(offsets) - 1, pa.py_buffer(offsets), pa.py_buffer(data))
+    fmt.check_int32(int(lengths.sum()), "bytes of strings", where)
+    offsets = pa.py_buffer(fmt.offsets_of(lengths, np.int32))
+    return pa.StringArray.from_buffers(len(encoded), offsets, pa.py_buffer(b"".join(encoded)))
 
 
-def _from_buffers(flat: npt.NDArray[Any], mask: npt.NDArray[np.bool_] | None) -> pa.Array | None:
+def _from_buffers(flat: npt.NDArray[Any], mask: Mask | None) -> pa.Array | None:
     """``flat`` as an Arrow array built from buffers, or None where ``pa.array`` is needed."""
     kind = flat.dtype.kind
     if flat.ndim != 1 or not flat.dtype.isnative or kind not in "biufmM":
@@ -138,8 +113,7 @@ def _from_buffers(flat: npt.NDArray[Any], mask: npt.NDArray[np.bool_] | None) ->
     unit, count = np.datetime_data(flat.dtype)
     if unit not in _TIME_UNITS or count != 1:
         return None  # dates go through pa.array
-    nat = np.isnat(flat)
-    if nat.any():
+    if (nat := np.isnat(flat)).any():
         mask = nat if mask is None else (mask | nat)
     arrow_type = pa.timestamp(unit) if kind == "M" else pa.duration(unit)
     return primitive_array(flat.view(np.int64), arrow_type, mask)
@@ -147,17 +121,15 @@ def _from_buffers(flat: npt.NDArray[Any], mask: npt.NDArray[np.bool_] | None) ->
 
 def numpy_to_arrow(
     flat: npt.NDArray[Any],
-    mask: npt.NDArray[np.bool_] | None,
+    mask: Mask | None,
     value_type: pa.DataType | None = None,
     where: str = "values",
 ) -> pa.Array:
     """One flat Arrow array of a flat numpy array and a null mask (True = null), cast to
     ``value_type`` when given. Numbers without a cast are wrapped without copying."""
     arrow_type = arrow_type_for_dtype(flat.dtype, where) if value_type is None else None
-    if flat.dtype.kind == "T":
-        flat = flat.astype(object)
-    if mask is not None and not mask.any():
-        mask = None
+    flat = flat.astype(object) if flat.dtype.kind == "T" else flat
+    mask = mask if mask is not None and mask.any() else None
     try:
         arr = _from_buffers(flat, mask)
         if arr is None:
@@ -166,45 +138,38 @@ def numpy_to_arrow(
             )
         return arr if value_type is None or arr.type == value_type else arr.cast(value_type)
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, TypeError) as exc:
-        raise InvalidArgumentError(
-            f"{where}: cannot convert numpy {flat.dtype} values to Arrow "
-            f"{value_type or arrow_type}: {exc}"
+        raise errors.InvalidArgumentError(
+            f"{where}: cannot convert numpy {flat.dtype} values to Arrow {value_type or arrow_type}: {exc}"
         ) from exc
 
 
-def fill_nulls(values: npt.NDArray[Any], mask: npt.NDArray[np.bool_] | None) -> npt.NDArray[Any]:
-    """Values with nulls filled as xarray and pandas expect: NaN (integers and booleans turn
-    float64), NaT for times, None for anything else; a copy (``values`` without a mask)."""
+def fill_nulls(values: npt.NDArray[Any], mask: Mask | None) -> npt.NDArray[Any]:
+    """A copy of ``values`` with nulls filled as xarray and pandas expect: NaN (integers and
+    booleans turn float64), NaT for times, None for anything else (no mask: ``values``)."""
     if mask is None:
         return values
     kind = values.dtype.kind
-    fill: Any = np.nan
-    if kind in "mM":
-        out, fill = values.copy(), np.array("NaT", values.dtype)
-    elif kind in "iubf":
-        out = values.astype(values.dtype if kind == "f" else np.float64)  # a copy
-    else:
-        out, fill = values.astype(object), None
+    fill: Any = (
+        np.array("NaT", values.dtype) if kind in "mM" else np.nan if kind in "iubf" else None
+    )
+    out = values.astype(np.float64 if kind in "iub" else object if fill is None else values.dtype)
     out[mask] = fill
     return out
 
 
-def arrow_to_numpy(arr: pa.Array) -> tuple[npt.NDArray[Any], npt.NDArray[np.bool_] | None]:
+def arrow_to_numpy(arr: pa.Array) -> tuple[npt.NDArray[Any], Mask | None]:
     """Flat numpy values and null mask (None without nulls) of one Arrow array; fixed-width
     values without nulls are a zero-copy view of Arrow's buffer."""
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
-    if pa.types.is_string_view(arr.type) or pa.types.is_large_string(arr.type):
+    if _is_any(arr.type, pa.types.is_string_view, pa.types.is_large_string):
         arr = arr.cast(pa.string())
     if arr.null_count == 0:
         return numpy_view(arr), None
     t, mask = arr.type, numpy_view(arr.is_null())
-    raw = _raw_values(arr)
-    if raw is not None:  # a copy with a filler under the nulls: NaT for times, else 0 / False
+    if (raw := raw_values(arr)) is not None:  # a copy with a filler under the nulls
         out = raw.copy()
         out[mask] = np.array("NaT", raw.dtype) if raw.dtype.kind in "mM" else 0
         return out, mask
-    if pa.types.is_string(t) or pa.types.is_binary(t) or pa.types.is_large_binary(t):
+    if _is_any(t, pa.types.is_string, pa.types.is_binary, pa.types.is_large_binary):
         arr = pc.fill_null(arr, pa.scalar("" if pa.types.is_string(t) else b"", t))
     return arr.to_numpy(zero_copy_only=False), mask  # dates and times of day: NaT under nulls
 
@@ -212,34 +177,46 @@ def arrow_to_numpy(arr: pa.Array) -> tuple[npt.NDArray[Any], npt.NDArray[np.bool
 # --------------------------------------------------------------------------------- attributes
 
 
+_SIMPLE_ATTRS = (
+    (bool | np.bool_, pa.bool_()),
+    (int, pa.int64()),
+    (float, pa.float64()),
+    (str, pa.string()),
+    (bytes, pa.binary()),
+)
+
+
 def attr_type(value: object, where: str) -> pa.DataType:
     """The Arrow type one attribute value is written with (FORMAT 6)."""
     if isinstance(value, pa.Scalar):
         return value.type
-    for kind, arrow_type in (
-        (bool | np.bool_, pa.bool_()),
-        (int, pa.int64()),
-        (float, pa.float64()),
-    ):
+    for kind, arrow_type in _SIMPLE_ATTRS:  # before numpy: np.float64 is a float, np.str_ a str
         if isinstance(value, kind):
             return arrow_type
-    if isinstance(value, str | bytes):
-        return pa.string() if isinstance(value, str) else pa.binary()
-    if isinstance(value, list | tuple | np.generic | np.ndarray):
-        arr = np.asarray(value)
-        try:
-            item = arrow_type_for_dtype(arr.dtype, where)
-        except NdArrowError as exc:
-            raise InvalidAttributeError(f"{where}: {exc}") from exc
-        if arr.ndim <= 1:
-            return pa.list_(item) if arr.ndim else item
-        raise InvalidAttributeError(
+    if not isinstance(value, list | tuple | np.generic | np.ndarray):
+        raise errors.InvalidAttributeError(
+            f"{where}: value {value!r} of type {type(value).__name__} is not supported; "
+            "attributes are scalars, strings or 1-D arrays"
+        )
+    arr = np.asarray(value)
+    try:
+        item = arrow_type_for_dtype(arr.dtype, where)
+    except errors.NdArrowError as exc:
+        raise errors.InvalidAttributeError(f"{where}: {exc}") from exc
+    if arr.ndim > 1:
+        raise errors.InvalidAttributeError(
             f"{where}: value has shape {arr.shape}; attributes are scalars, strings or 1-D arrays"
         )
-    raise InvalidAttributeError(
-        f"{where}: value {value!r} of type {type(value).__name__} is not supported; attributes "
-        "are scalars, strings or 1-D arrays"
-    )
+    return pa.list_(item) if arr.ndim else item
+
+
+def checked_attrs(attrs: Mapping[str, Any] | None, where: str) -> dict[str, Any]:
+    """A copy of one variable's or dataset's attributes, each key and value checked."""
+    out = dict(attrs or {})
+    fmt.check_attr_keys(out, where)
+    for key, value in out.items():
+        attr_type(value, f"{where} attribute {key!r}")
+    return out
 
 
 def _normalize(value: object) -> object:
@@ -254,38 +231,33 @@ def encode_attrs(
     rows: Sequence[Mapping[str, Any] | None], where: str = "row"
 ) -> pa.StructArray | None:
     """One Struct with a child per key (the union of the rows' keys, in first-seen order) of
-    per-row dicts; a null row or a missing key is a null child value. None when no row has any.
+    per-row dicts, a null child value where a row lacks the key; None when no row has any.
     One key has one Arrow type in all rows (FORMAT 6)."""
     for i, r in enumerate(rows):
-        check_attr_keys(r or {}, f"{where} {i}")
-    keys = merge_keys(r for r in rows if r)
-    if not keys:
-        return None
-    fields, children = [], []
-    for key in keys:
+        fmt.check_attr_keys(r or {}, f"{where} {i}")
+    children = []
+    for key in fmt.merge_keys(r for r in rows if r):
         col: list[object] = []
         key_type, first = None, -1
         for i, r in enumerate(rows):
-            v = r.get(key) if r else None
-            if v is not None:
+            if (v := r.get(key) if r else None) is not None:
                 t = attr_type(v, f"{where} {i}: attribute {key!r}")
                 if key_type is None:
                     key_type, first = t, i
                 elif t != key_type:
-                    raise InvalidAttributeError(
+                    raise errors.InvalidAttributeError(
                         f"{where} {i}: attribute {key!r} has type {t} but {key_type} in {where} "
-                        f"{first}; one key has one type in a column. Convert the values to one "
-                        "type"
+                        f"{first}; one key has one type in a column. Convert the values to one type"
                     )
             col.append(None if v is None else _normalize(v))
         try:
-            children.append(pa.array(col, type=key_type))
+            children.append((key, pa.array(col, type=key_type)))
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError) as exc:
-            raise InvalidAttributeError(
+            raise errors.InvalidAttributeError(
                 f"{where}: attribute {key!r} cannot be stored as {key_type}: {exc}"
             ) from exc
-        fields.append(pa.field(key, children[-1].type, nullable=True))
-    return pa.StructArray.from_arrays(children, fields=fields)
+    fields = [pa.field(key, child.type) for key, child in children]
+    return pa.StructArray.from_arrays([c for _, c in children], fields=fields) if children else None
 
 
 class AttrDecoder:
@@ -296,33 +268,30 @@ class AttrDecoder:
     """
 
     def __init__(self, attrs: pa.StructArray | None) -> None:
-        self._getters: list[tuple[str, npt.NDArray[np.bool_], Callable[[int], object]]] = []
-        if attrs is None:
-            return
-        row_valid = numpy_view(attrs.is_valid()) if attrs.null_count else True
-        for j, field in enumerate(attrs.type):
-            child = attrs.field(j)
-            valid = numpy_view(child.is_valid()) & row_valid
-            self._getters.append((field.name, valid, _getter(child)))
+        # flatten() merges the struct's validity into its children: a null struct row has none.
+        children = [] if attrs is None else zip(attrs.type, attrs.flatten(), strict=True)
+        self._getters = [(f.name, numpy_view(c.is_valid()), _getter(c)) for f, c in children]
 
     def row(self, i: int) -> dict[str, Any]:
         return {k: get(i) for k, valid, get in self._getters if valid[i]}
 
 
-def _numpy_scalar(t: pa.DataType) -> bool:
-    types = pa.types
-    kinds = (types.is_integer, types.is_floating, types.is_boolean, types.is_timestamp)
-    return _is_any(t, *kinds, types.is_duration)
+_NUMPY_SCALARS = (
+    pa.types.is_integer,
+    pa.types.is_floating,
+    pa.types.is_boolean,
+    pa.types.is_timestamp,
+    pa.types.is_duration,
+)
 
 
 def _getter(child: pa.Array) -> Callable[[int], object]:
     t = child.type
-    if _numpy_scalar(t):
+    if _is_any(t, *_NUMPY_SCALARS):
         return arrow_to_numpy(child)[0].__getitem__  # type: ignore[no-any-return]
-    is_list = pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)
-    if is_list and (_numpy_scalar(t.value_type) or pa.types.is_string(t.value_type)):
-        if pa.types.is_fixed_size_list(t):
-            child = child.cast(pa.list_(t.value_field))
+    lists = (pa.types.is_list, pa.types.is_large_list, pa.types.is_fixed_size_list)
+    if _is_any(t, *lists) and _is_any(t.value_type, *_NUMPY_SCALARS, pa.types.is_string):
+        child = child.cast(pa.list_(t.value_field)) if pa.types.is_fixed_size_list(t) else child
         flat, off = arrow_to_numpy(child.values)[0], numpy_view(child.offsets)
         return lambda i: flat[off[i] : off[i + 1]].copy()
     return child.to_pylist().__getitem__  # type: ignore[no-any-return]
@@ -345,8 +314,8 @@ def attrs_equal(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
 
 # ------------------------------------------------------------------------------ storage layout
 
-NAMES_TYPE = pa.list_(pa.field(ITEM_FIELD, pa.string(), nullable=False))
-SIZES_TYPE = pa.list_(pa.field(ITEM_FIELD, pa.uint32(), nullable=False))
+NAMES_TYPE = pa.list_(pa.field(fmt.ITEM_FIELD, pa.string(), nullable=False))
+SIZES_TYPE = pa.list_(pa.field(fmt.ITEM_FIELD, pa.uint32(), nullable=False))
 
 
 def storage_type(
@@ -361,16 +330,18 @@ def storage_type(
       attrs:     Struct {key: any, ...}      (optional; non-nullable child; nullable members)
     }
     """
-    item = pa.field(ITEM_FIELD, value_type, nullable=values_nullable)
-    fields = [
-        pa.field(VALUES_FIELD, pa.list_(item), nullable=False),
-        pa.field(DIM_NAMES_FIELD, NAMES_TYPE, nullable=False),
-        pa.field(DIM_SIZES_FIELD, SIZES_TYPE, nullable=False),
+    values = pa.list_(pa.field(fmt.ITEM_FIELD, value_type, nullable=values_nullable))
+    children = [
+        (fmt.VALUES_FIELD, values),
+        (fmt.DIM_NAMES_FIELD, NAMES_TYPE),
+        (fmt.DIM_SIZES_FIELD, SIZES_TYPE),
     ]
     if attr_fields:
-        attrs = [pa.field(f.name, f.type, nullable=True, metadata=f.metadata) for f in attr_fields]
-        fields.append(pa.field(ATTRS_FIELD, pa.struct(attrs), nullable=False))
-    return pa.struct(fields)
+        attrs = pa.struct(
+            [pa.field(f.name, f.type, nullable=True, metadata=f.metadata) for f in attr_fields]
+        )
+        children.append((fmt.ATTRS_FIELD, attrs))
+    return pa.struct([pa.field(name, t, nullable=False) for name, t in children])
 
 
 @dataclass(frozen=True)
@@ -385,68 +356,56 @@ class StorageLayout:
         return self.value_field.type
 
 
-def _is_any(t: pa.DataType, *kinds: Callable[[pa.DataType], bool]) -> bool:
-    return any(kind(t) for kind in kinds)
-
-
-def _is_list(t: pa.DataType) -> bool:
-    types = pa.types
-    return _is_any(
-        t, types.is_list, types.is_large_list, types.is_list_view, types.is_large_list_view
-    )
-
-
 def parse_storage_type(t: pa.DataType) -> StorageLayout:
     """Check a storage type against the layout (FORMAT 3/1, 3/2, 6/1). Readers also accept other
     item names, nullable children and items, LargeList / ListView children, LargeUtf8 / Utf8View
     names and a zero-field ``attrs``."""
     where = "nd_arrow.array storage"
     if not pa.types.is_struct(t):
-        raise InvalidEncodingError(
-            f"{where} must be a Struct of values, dim_names, dim_sizes[, attrs]; got {t} "
-            "(FORMAT 3/1)"
+        raise errors.InvalidEncodingError(
+            f"{where} must be a Struct of values, dim_names, dim_sizes[, attrs]; got {t} (FORMAT 3/1)"
         )
-    names = [f.name for f in t]
-    expected = [VALUES_FIELD, DIM_NAMES_FIELD, DIM_SIZES_FIELD]
-    if names[:3] != expected or names[3:] not in ([], [ATTRS_FIELD]):
-        raise InvalidEncodingError(
+    names, expected = (
+        [f.name for f in t],
+        [fmt.VALUES_FIELD, fmt.DIM_NAMES_FIELD, fmt.DIM_SIZES_FIELD],
+    )
+    if names[:3] != expected or names[3:] not in ([], [fmt.ATTRS_FIELD]):
+        raise errors.InvalidEncodingError(
             f"{where} children are {names}; the layout requires exactly {expected} in this "
-            f"order, optionally followed by {ATTRS_FIELD!r} (FORMAT 3/1)"
+            f"order, optionally followed by {fmt.ATTRS_FIELD!r} (FORMAT 3/1)"
         )
-    values, dim_names, dim_sizes = t.field(0), t.field(1), t.field(2)
-    for f in (values, dim_names, dim_sizes):
-        if not _is_list(f.type):
-            raise InvalidEncodingError(
-                f"{where} child {f.name!r} has type {f.type}; it must be a List (FORMAT 3/2)"
-            )
-    name_type, size_type = dim_names.type.value_type, dim_sizes.type.value_type
+
+    def refuse(child: str, what: str, want: str) -> errors.InvalidEncodingError:
+        return errors.InvalidEncodingError(
+            f"{where} child {child!r} has {what}; {want} (FORMAT 3/2)"
+        )
+
+    lists = (
+        pa.types.is_list,
+        pa.types.is_large_list,
+        pa.types.is_list_view,
+        pa.types.is_large_list_view,
+    )
+    for f in list(t)[:3]:
+        if not _is_any(f.type, *lists):
+            raise refuse(f.name, f"type {f.type}", "it must be a List")
+    name_type, size_type = t.field(1).type.value_type, t.field(2).type.value_type
     if not _is_any(
         name_type, pa.types.is_string, pa.types.is_large_string, pa.types.is_string_view
     ):
-        raise InvalidEncodingError(
-            f"{where} child 'dim_names' has items of type {name_type}; they must be Utf8 "
-            "(FORMAT 3/2)"
-        )
+        raise refuse("dim_names", f"items of type {name_type}", "they must be Utf8")
     if size_type != pa.uint32():
-        raise InvalidEncodingError(
-            f"{where} child 'dim_sizes' has items of type {size_type}; they must be UInt32 "
-            "(FORMAT 3/2)"
-        )
-    attr_fields: tuple[pa.Field, ...] = ()
-    if len(names) == 4:
-        attrs_type = t.field(3).type
-        if not pa.types.is_struct(attrs_type):
-            raise InvalidEncodingError(
-                f"{where} child 'attrs' has type {attrs_type}; it must be a Struct (FORMAT 3/2)"
+        raise refuse("dim_sizes", f"items of type {size_type}", "they must be UInt32")
+    attrs_type = t.field(3).type if len(names) == 4 else pa.struct([])
+    if not pa.types.is_struct(attrs_type):
+        raise refuse("attrs", f"type {attrs_type}", "it must be a Struct")
+    keys = [f.name for f in attrs_type]
+    for key in keys:
+        if keys.count(key) > 1:
+            raise errors.InvalidEncodingError(
+                f"{where} child 'attrs' has the key {key!r} twice; keys are unique (FORMAT 6/1)"
             )
-        attr_fields = tuple(attrs_type)
-        keys = [f.name for f in attr_fields]
-        for key in keys:
-            if keys.count(key) > 1:
-                raise InvalidEncodingError(
-                    f"{where} child 'attrs' has the key {key!r} twice; keys are unique (FORMAT 6/1)"
-                )
-    return StorageLayout(values.type.value_field, attr_fields)
+    return StorageLayout(t.field(0).type.value_field, tuple(attrs_type))
 
 
 class RowShape(NamedTuple):
@@ -468,12 +427,12 @@ class StorageParts:
 
     storage: pa.StructArray
     layout: StorageLayout
-    valid: npt.NDArray[np.bool_]  # per row: False for a null row
+    valid: Mask  # per row: False for a null row
     values: pa.Array  # flat values child (not sliced to the rows)
-    value_offsets: npt.NDArray[np.int64]  # len n+1, into ``values``
-    dim_offsets: npt.NDArray[np.int64]  # len n+1, into ``sizes`` and ``name_codes``
-    sizes: npt.NDArray[np.int64]  # flat dim sizes
-    name_codes: npt.NDArray[np.int64]  # flat indices into ``name_dict``
+    value_offsets: Ints  # len n+1, into ``values``
+    dim_offsets: Ints  # len n+1, into ``sizes`` and ``name_codes``
+    sizes: Ints  # flat dim sizes
+    name_codes: Ints  # flat indices into ``name_dict``
     name_dict: list[str]
     row_shape: RowShape | None  # the shape every row shares (see row_shape), or None
 
@@ -490,22 +449,17 @@ class StorageParts:
         return self.storage.field(3) if self.layout.attr_fields else None
 
 
-def uniform_rank(dim_offsets: npt.NDArray[np.int64], valid: npt.NDArray[np.bool_]) -> int | None:
+def uniform_rank(dim_offsets: Ints, valid: Mask) -> int | None:
     """The rank of every row when all rows are valid and laid out back to back (row i's
     dimensions start at ``dim_offsets[0] + i * rank``); None otherwise and for zero rows."""
-    n = len(valid)
+    n, off0 = len(valid), int(dim_offsets[0])
     if n == 0 or not valid.all():
         return None
-    off0 = int(dim_offsets[0])
     r, rest = divmod(int(dim_offsets[-1]) - off0, n)
-    if rest or r < 0 or not np.array_equal(dim_offsets, off0 + r * np.arange(n + 1)):
-        return None
-    return r
+    return None if rest or not np.array_equal(dim_offsets, off0 + r * np.arange(n + 1)) else r
 
 
-def row_shape(
-    sizes: npt.NDArray[np.int64], dim_offsets: npt.NDArray[np.int64], rank: int | None
-) -> RowShape | None:
+def row_shape(sizes: Ints, dim_offsets: Ints, rank: int | None) -> RowShape | None:
     """The shape every row shares (see :class:`RowShape`), given the :func:`uniform_rank` of the
     rows; None without one, for rank 0, or where sizes after the first differ."""
     if not rank:
@@ -519,66 +473,53 @@ def row_shape(
     return RowShape(first[0] if (block[:, 0] == first[0]).all() else None, tuple(first[1:]))
 
 
-# ------------------------------------------------------------------------------------- writing
-
-
-class RowNames(NamedTuple):
-    """Every non-null row's dimension names back to back, as Utf8 and as codes into ``distinct``."""
-
-    flat: pa.Array
-    codes: npt.NDArray[np.int64]
-    distinct: list[str]
-
-
-def repeated_names(names: Sequence[str], count: int) -> RowNames:
-    """The names of ``count`` rows that all have ``names``."""
-    codes = np.tile(np.arange(len(names), dtype=np.int64), count)
-    return RowNames(string_array(names, count), codes, list(names))
-
-
 def assemble(
     values: pa.Array,
-    value_offsets: npt.NDArray[np.int64],
-    dim_offsets: npt.NDArray[np.int64],
-    names: RowNames,
+    value_offsets: Ints,
+    dim_offsets: Ints,
     sizes: npt.NDArray[Any],
-    null_rows: npt.NDArray[np.bool_] | None = None,
+    names: Sequence[str],
+    codes: Ints | None = None,
+    null_rows: Mask | None = None,
     attrs: pa.StructArray | None = None,
 ) -> StorageParts:
     """Storage in the writer's layout, and its parts, from flat children and int64 offsets over
-    all rows (null rows, True in ``null_rows``, own no values and no dimensions).
+    all rows (null rows, True in ``null_rows``, own no values and no dimensions). ``codes`` are
+    the rows' names back to back as indices into ``names`` (default: every row has ``names``).
 
     For writers (the column builder, tensor imports, the zarr bridge), which checked the rules:
     re-checking storage just built from checked parts would only repeat those checks.
     """
-    check_int32(int(value_offsets[-1]), "values", "nd column")
-    check_int32(int(dim_offsets[-1]), "dimensions", "nd column")
-    st_attrs = () if attrs is None else tuple(attrs.type)
-    st = storage_type(values.type, st_attrs)
-
-    def as_list(offsets: npt.NDArray[np.int64], child: pa.Array, t: pa.DataType) -> pa.Array:
-        return pa.ListArray.from_arrays(
-            primitive_array(offsets.astype(np.int32), pa.int32()), child, type=t
-        )
-
-    sizes_child = primitive_array(np.asarray(sizes, np.uint32), pa.uint32())
-    children = [
-        as_list(value_offsets, values, st.field(0).type),
-        as_list(dim_offsets, names.flat, NAMES_TYPE),
-        as_list(dim_offsets, sizes_child, SIZES_TYPE),
-        *([] if attrs is None else [attrs]),
-    ]
+    fmt.check_int32(int(value_offsets[-1]), "values", "nd column")
+    fmt.check_int32(int(dim_offsets[-1]), "dimensions", "nd column")
     some_null = null_rows is not None and bool(null_rows.any())
-    mask = primitive_array(null_rows, pa.bool_()) if some_null else None  # type: ignore[arg-type]
-    storage = pa.StructArray.from_arrays(children, fields=list(st), mask=mask)
     valid = ~null_rows if some_null else np.ones(len(value_offsets) - 1, np.bool_)  # type: ignore[operator]
+    if codes is None:
+        codes = np.tile(np.arange(len(names), dtype=np.int64), int(np.count_nonzero(valid)))
+    attr_fields = () if attrs is None else tuple(attrs.type)
+    st = storage_type(values.type, attr_fields)
+    flat_names = string_array(names).take(primitive_array(codes, pa.int64()))
     sizes = np.asarray(sizes, np.int64)
+    lists = [
+        (value_offsets, values),
+        (dim_offsets, flat_names),
+        (dim_offsets, primitive_array(sizes.astype(np.uint32), pa.uint32())),
+    ]
+    children = [
+        pa.ListArray.from_arrays(
+            primitive_array(off.astype(np.int32), pa.int32()), child, type=f.type
+        )
+        for (off, child), f in zip(lists, st, strict=False)
+    ]
+    mask = primitive_array(null_rows, pa.bool_()) if some_null else None  # type: ignore[arg-type]
+    storage = pa.StructArray.from_arrays(
+        [*children, *([] if attrs is None else [attrs])], fields=list(st), mask=mask
+    )
     shape = row_shape(sizes, dim_offsets, uniform_rank(dim_offsets, valid))
-    layout = StorageLayout(st.field(0).type.value_field, st_attrs)
+    layout = StorageLayout(st.field(0).type.value_field, attr_fields)
     return StorageParts(
-        storage, layout, valid, values, value_offsets, dim_offsets, sizes, names.codes,
-        names.distinct, shape,
-    )  # fmt: skip
+        storage, layout, valid, values, value_offsets, dim_offsets, sizes, codes, list(names), shape
+    )
 
 
 # ------------------------------------------------------------------------------------- reading
@@ -598,70 +539,79 @@ def validate_storage(
     try:  # Arrow's own structural checks: offsets within their children (FORMAT 4/6), UTF-8
         storage.validate(full=True)
     except pa.ArrowInvalid as exc:
-        raise InvalidEncodingError(
+        raise errors.InvalidEncodingError(
             f"{where}: the storage is not valid Arrow data ({exc}); list offsets must stay "
             "within their child arrays (FORMAT 4/6)"
         ) from exc
-    n = len(storage)
-    valid = numpy_view(storage.is_valid()) if storage.null_count else np.ones(n, np.bool_)
-    values, value_offsets = _list(storage.field(0), valid, VALUES_FIELD, where)
-    names, name_offsets = _list(storage.field(1), valid, DIM_NAMES_FIELD, where)
-    sizes_child, dim_offsets = _list(storage.field(2), valid, DIM_SIZES_FIELD, where)
+    valid = (
+        numpy_view(storage.is_valid()) if storage.null_count else np.ones(len(storage), np.bool_)
+    )
+    values, value_offsets = _list(storage.field(0), valid, fmt.VALUES_FIELD, where)
+    names, name_offsets = _list(storage.field(1), valid, fmt.DIM_NAMES_FIELD, where)
+    sizes_child, dim_offsets = _list(storage.field(2), valid, fmt.DIM_SIZES_FIELD, where)
     rank = np.where(valid, np.diff(dim_offsets), 0)
     uniform = uniform_rank(dim_offsets, valid)
     same_layout = np.array_equal(name_offsets, dim_offsets)
-    if uniform is None or not same_layout:
-        name_counts = np.where(valid, np.diff(name_offsets), 0)
-        if (bad := name_counts != rank).any():
-            i = _first(bad)
-            raise InvalidDimensionsError(
-                f"{where}: row {i} has {int(name_counts[i])} dimension names but {int(rank[i])} "
-                "sizes; dim_names and dim_sizes must have one entry per axis (FORMAT 4/1)"
-            )
+    name_counts = np.where(valid, np.diff(name_offsets), 0)
+    if (uniform is None or not same_layout) and (bad := name_counts != rank).any():
+        i = _first(bad)
+        raise errors.InvalidDimensionsError(
+            f"{where}: row {i} has {int(name_counts[i])} dimension names but {int(rank[i])} "
+            "sizes; dim_names and dim_sizes must have one entry per axis (FORMAT 4/1)"
+        )
     sizes = numpy_view(sizes_child).astype(np.int64, copy=False)
     shape = row_shape(sizes, dim_offsets, uniform)
-    _check_value_counts(np.diff(value_offsets), sizes, dim_offsets, rank, valid, shape, where)
-    if pa.types.is_large_string(names.type) or pa.types.is_string_view(names.type):
+    _check_value_counts(
+        np.diff(value_offsets),
+        sizes,
+        np.where(valid, dim_offsets[:-1], 0),
+        rank,
+        valid,
+        shape,
+        where,
+    )
+    if _is_any(names.type, pa.types.is_large_string, pa.types.is_string_view):
         names = names.cast(pa.string())
-    codes, name_dict = _name_codes(names, name_offsets, rank, valid, uniform, same_layout, where)
+    codes, name_dict = _name_codes(
+        names, name_offsets, rank, valid, uniform if same_layout else None, where
+    )
     if not same_layout:  # codes laid out like the sizes, so that one set of offsets serves both
         aligned = np.zeros(int(np.max(dim_offsets, initial=0)), np.int64)
-        src = range_positions(np.where(valid, name_offsets[:-1], 0), rank)
-        aligned[range_positions(np.where(valid, dim_offsets[:-1], 0), rank)] = codes[src]
+        src = fmt.range_positions(np.where(valid, name_offsets[:-1], 0), rank)
+        aligned[fmt.range_positions(np.where(valid, dim_offsets[:-1], 0), rank)] = codes[src]
         codes = aligned
     return StorageParts(
         storage, layout, valid, values, value_offsets, dim_offsets, sizes, codes, name_dict, shape
     )
 
 
-def _first(mask: npt.NDArray[np.bool_]) -> int:
+def _first(mask: Mask) -> int:
     return int(np.flatnonzero(mask)[0])
 
 
-def _list(
-    arr: pa.Array, valid: npt.NDArray[np.bool_], name: str, where: str
-) -> tuple[pa.Array, npt.NDArray[np.int64]]:
+def _list(arr: pa.Array, valid: Mask, name: str, where: str) -> tuple[pa.Array, Ints]:
     """(flat child, int64 offsets) of a list child, with no null list (FORMAT 4/5, 4/2) and no
     null name or size (4/2) in a valid row; ListViews are compacted."""
     if arr.null_count and (bad := valid & numpy_view(arr.is_null())).any():
-        raise InvalidEncodingError(
+        raise errors.InvalidEncodingError(
             f"{where}: row {_first(bad)} is not null but its {name!r} list is null; only whole "
-            f"rows may be null (FORMAT {'4/5' if name == VALUES_FIELD else '4/2'})"
+            f"rows may be null (FORMAT {'4/5' if name == fmt.VALUES_FIELD else '4/2'})"
         )
-    if pa.types.is_list_view(arr.type) or pa.types.is_large_list_view(arr.type):
+    if _is_any(arr.type, pa.types.is_list_view, pa.types.is_large_list_view):
         # Compacted into one flat child (casting ListView to List is broken in some pyarrow
         # releases); null views contribute nothing.
         lengths = numpy_view(arr.sizes).astype(np.int64)
         lengths[numpy_view(arr.is_null())] = 0
-        child, offsets = pc.list_flatten(arr), offsets_of(lengths)
+        child, offsets = pc.list_flatten(arr), fmt.offsets_of(lengths)
     else:
         child, offsets = arr.values, numpy_view(arr.offsets).astype(np.int64, copy=False)
-    if name != VALUES_FIELD and child.null_count and len(valid):
+    if name != fmt.VALUES_FIELD and child.null_count and len(valid):
         null_pos = np.flatnonzero(numpy_view(child.is_null()))
         rows = np.clip(np.searchsorted(offsets, null_pos, side="right") - 1, 0, len(valid) - 1)
-        bad = valid[rows] & (offsets[rows] <= null_pos) & (null_pos < offsets[rows + 1])
-        if bad.any():
-            raise InvalidEncodingError(
+        if (
+            bad := valid[rows] & (offsets[rows] <= null_pos) & (null_pos < offsets[rows + 1])
+        ).any():
+            raise errors.InvalidEncodingError(
                 f"{where}: row {int(rows[_first(bad)])} has a null item in {name!r}; dimension "
                 "names and sizes are never null (FORMAT 4/2)"
             )
@@ -669,38 +619,37 @@ def _list(
 
 
 def _check_value_counts(
-    lengths: npt.NDArray[np.int64],
-    sizes: npt.NDArray[np.int64],
-    dim_offsets: npt.NDArray[np.int64],
-    rank: npt.NDArray[np.int64],
-    valid: npt.NDArray[np.bool_],
+    lengths: Ints,
+    sizes: Ints,
+    starts: Ints,
+    rank: Ints,
+    valid: Mask,
     shape: RowShape | None,
     where: str,
 ) -> None:
     """Every row's non-zero sizes multiply within int64, and all its sizes to its number of
-    values (FORMAT 4/4)."""
-    starts = np.where(valid, dim_offsets[:-1], 0)
+    values (FORMAT 4/4); row ``i``'s sizes are ``sizes[starts[i]:][:rank[i]]``."""
     products = None
     if shape is not None:  # one rank and inner shape (the common case): one product per row
         firsts = sizes[starts] if shape.first is None else np.full(len(valid), shape.first)
         bound = max(int(np.max(firsts, initial=1)), 1) * math.prod(max(s, 1) for s in shape.inner)
-        if bound <= INT64_MAX:
+        if bound <= fmt.INT64_MAX:
             products, overflow = firsts * math.prod(shape.inner), np.zeros(len(valid), np.bool_)
     if products is None:
-        products, overflow = size_products(sizes, starts, starts + rank)
+        products, overflow = fmt.size_products(sizes, starts, starts + rank)
 
     def row_sizes(i: int) -> list[int]:
         return sizes[starts[i] : starts[i] + rank[i]].tolist()  # type: ignore[no-any-return]
 
     if overflow.any():
         i = _first(overflow)
-        raise InvalidDimensionsError(
+        raise errors.InvalidDimensionsError(
             f"{where}: row {i} has dimension sizes {row_sizes(i)} whose non-zero sizes multiply "
             "past int64; no array has that shape (FORMAT 4/4)"
         )
     if (bad := valid & (lengths != products)).any():
         i = _first(bad)
-        raise ShapeMismatchError(
+        raise errors.ShapeMismatchError(
             f"{where}: row {i} has {int(lengths[i])} values but dimension sizes {row_sizes(i)} "
             f"(product {int(products[i])}); the number of values must equal the product of the "
             "sizes (1 for rank 0) (FORMAT 4/4)"
@@ -708,43 +657,32 @@ def _check_value_counts(
 
 
 def _name_codes(
-    names: pa.Array,
-    name_offsets: npt.NDArray[np.int64],
-    rank: npt.NDArray[np.int64],
-    valid: npt.NDArray[np.bool_],
-    uniform: int | None,
-    same_layout: bool,
-    where: str,
-) -> tuple[npt.NDArray[np.int64], list[str]]:
-    """Every name as a code into the distinct names, and those names; each row's names checked
-    to be non-empty and unique (FORMAT 4/3)."""
-    n, off0 = len(valid), int(name_offsets[0])
-    r = uniform if same_layout else None
+    names: pa.Array, name_offsets: Ints, rank: Ints, valid: Mask, uniform: int | None, where: str
+) -> tuple[Ints, list[str]]:
+    """Every name as a code into the distinct names, and those names, each row's names checked
+    to be non-empty and unique (FORMAT 4/3). ``uniform``: every row has that many names, back
+    to back."""
+    n, off0, r = len(valid), int(name_offsets[0]), uniform
     if r is not None and names.slice(off0 + r, (n - 1) * r).equals(names.slice(off0, (n - 1) * r)):
         # Every row repeats row 0's names (the common case): check that row once.
         row: list[str] = names.slice(off0, r).to_pylist()
         name_dict = list(dict.fromkeys(row))
         row_codes = np.array([name_dict.index(x) for x in row], np.int64)
         _check_names(row_codes, np.array([r]), name_dict, where)
-        codes = np.zeros(off0 + n * r, np.int64)
-        codes[off0:] = np.tile(row_codes, n)
-        return codes, name_dict
+        return np.concatenate([np.zeros(off0, np.int64), np.tile(row_codes, n)]), name_dict
     encoded = pc.dictionary_encode(names)
-    codes = _raw_values(encoded.indices).astype(np.int64)  # type: ignore[union-attr]
+    codes = raw_values(encoded.indices).astype(np.int64)  # type: ignore[union-attr]
     name_dict = encoded.dictionary.to_pylist()
-    _check_names(
-        codes[range_positions(np.where(valid, name_offsets[:-1], 0), rank)], rank, name_dict, where
-    )
+    positions = fmt.range_positions(np.where(valid, name_offsets[:-1], 0), rank)
+    _check_names(codes[positions], rank, name_dict, where)
     return codes, name_dict
 
 
-def _check_names(
-    codes: npt.NDArray[np.int64], rank: npt.NDArray[np.int64], name_dict: list[str], where: str
-) -> None:
+def _check_names(codes: Ints, rank: Ints, name_dict: list[str], where: str) -> None:
     """``codes`` are the rows' names back to back, ``rank[i]`` of them for row ``i``."""
-    row_of = range_ids(rank)
+    row_of = fmt.range_ids(rank)
     if "" in name_dict and (empty := codes == name_dict.index("")).any():
-        raise InvalidDimensionsError(
+        raise errors.InvalidDimensionsError(
             f"{where}: row {int(row_of[_first(empty)])} has an empty dimension name; names must "
             "not be empty (FORMAT 4/3)"
         )
@@ -752,7 +690,7 @@ def _check_names(
     keys = np.sort(row_of * nd + codes)
     if len(dup := np.flatnonzero(keys[1:] == keys[:-1])):
         k = int(keys[dup[0]])
-        raise InvalidDimensionsError(
+        raise errors.InvalidDimensionsError(
             f"{where}: row {k // nd} has the dimension name {name_dict[k % nd]!r} twice; names "
             "must be unique within a row (FORMAT 4/3)"
         )

@@ -9,15 +9,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from nd_arrow._format import check_attr_keys, check_dim_names, check_dim_size, default_dim_names
+from nd_arrow import _format as fmt
+from nd_arrow import errors
+from nd_arrow._format import Mask
 from nd_arrow._storage import (
     arrow_type_for_dtype,
-    attr_type,
     attrs_equal,
+    checked_attrs,
     fill_nulls,
     is_string_dtype,
 )
-from nd_arrow.errors import InvalidArgumentError
 
 if TYPE_CHECKING:
     import xarray
@@ -38,11 +39,6 @@ class NdVariable:
 
     __slots__ = ("_attrs", "_dims", "_mask", "_values")
 
-    _values: npt.NDArray[Any]
-    _mask: npt.NDArray[np.bool_] | None
-    _dims: tuple[str, ...]
-    _attrs: dict[str, Any]
-
     def __init__(
         self,
         values: npt.ArrayLike,
@@ -56,27 +52,25 @@ class NdVariable:
             mask = np.ma.getmaskarray(values) if mask is None else mask
             values = np.ma.getdata(values)
         arr = np.asarray(values)
-        if is_string_dtype(arr.dtype) and arr.dtype.kind != "O":
-            arr = arr.astype(object)
+        arr = arr.astype(object) if arr.dtype.kind in "UT" else arr  # strings as str objects
         arrow_type_for_dtype(arr.dtype, f"{where} values")
-        check_dim_size(max(arr.shape, default=0), f"{where} (shape {arr.shape})")
-        names = (
-            default_dim_names(arr.ndim) if dims is None else check_dim_names(dims, arr.ndim, where)
-        )
+        fmt.check_dim_size(max(arr.shape, default=0), f"{where} (shape {arr.shape})")
         m = None if mask is None else np.asarray(mask, dtype=np.bool_)
         if m is not None and m.shape != arr.shape:
-            raise InvalidArgumentError(
+            raise errors.InvalidArgumentError(
                 f"{where}: mask shape {m.shape} differs from values shape {arr.shape}; the mask "
                 "has one flag per value"
             )
         if arr.dtype.kind in "mM" and (nat := np.isnat(arr)).any():
             m = nat if m is None else (m | nat)
-        attr_dict = dict(attrs) if attrs else {}
-        check_attr_keys(attr_dict, where)
-        for key, value in attr_dict.items():
-            attr_type(value, f"{where} attribute {key!r}")
-        self._values, self._dims, self._attrs = arr, names, attr_dict
-        self._mask = m if m is not None and m.any() else None
+        self._values: npt.NDArray[Any] = arr
+        self._mask: Mask | None = m if m is not None and m.any() else None
+        self._dims = (
+            fmt.default_dim_names(arr.ndim)
+            if dims is None
+            else fmt.check_dim_names(dims, arr.ndim, where)
+        )
+        self._attrs = checked_attrs(attrs, where)
 
     @classmethod
     def from_numpy(
@@ -90,9 +84,14 @@ class NdVariable:
 
     @classmethod
     def from_xarray(cls, data_array: xarray.DataArray | xarray.Variable) -> NdVariable:
-        """A variable of an ``xarray.DataArray`` or ``Variable`` (its dims, values and attrs;
-        NaN stays a value)."""
-        return cls(np.asarray(data_array.values), str_dims(data_array.dims), dict(data_array.attrs))
+        """A variable of an ``xarray.DataArray`` or ``Variable``: its dims, values and attrs (NaN
+        stays a value)."""
+        for d in data_array.dims:
+            if not isinstance(d, str):
+                raise errors.InvalidArgumentError(
+                    f"DataArray: dimension {d!r} is not a string; nd arrays name dimensions with strings"
+                )
+        return cls(np.asarray(data_array.values), list(data_array.dims), dict(data_array.attrs))  # type: ignore[arg-type]
 
     def to_xarray(self, name: str | None = None) -> xarray.DataArray:
         """An ``xarray.DataArray``; nulls become NaN / NaT / None (ints and bools turn float)."""
@@ -107,7 +106,7 @@ class NdVariable:
         return self._values
 
     @property
-    def mask(self) -> npt.NDArray[np.bool_] | None:
+    def mask(self) -> Mask | None:
         """Null flags (True = null), or None when no element is null."""
         return self._mask
 
@@ -137,9 +136,9 @@ class NdVariable:
 
     def to_numpy(self) -> npt.NDArray[Any]:
         """Plain ndarray without nulls, ``numpy.ma.MaskedArray`` with nulls."""
-        if self._mask is None:
-            return self._values
-        return np.ma.MaskedArray(self._values, mask=self._mask)
+        return (
+            self._values if self._mask is None else np.ma.MaskedArray(self._values, mask=self._mask)
+        )
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, NdVariable):
@@ -164,26 +163,13 @@ class NdVariable:
     def __repr__(self) -> str:
         sizes = ", ".join(f"{d}={s}" for d, s in self.sizes.items())
         nulls = "" if self._mask is None else f", nulls={int(self._mask.sum())}"
-        return f"{type(self).__name__}<{self.dtype}>({sizes}{nulls}, attrs={sorted(self._attrs)})"
+        return f"NdVariable<{self.dtype}>({sizes}{nulls}, attrs={sorted(self._attrs)})"
 
 
 def trusted_variable(
-    values: npt.NDArray[Any],
-    mask: npt.NDArray[np.bool_] | None,
-    dims: tuple[str, ...],
-    attrs: dict[str, Any],
+    values: npt.NDArray[Any], mask: Mask | None, dims: tuple[str, ...], attrs: dict[str, Any]
 ) -> NdVariable:
     """A variable without checks, of storage that was decoded and checked already."""
     out = NdVariable.__new__(NdVariable)
     out._values, out._mask, out._dims, out._attrs = values, mask, dims, attrs
     return out
-
-
-def str_dims(dims: Sequence[Any], where: str = "DataArray") -> list[str]:
-    """xarray dimension names, each checked to be a string (xarray allows any hashable)."""
-    for d in dims:
-        if not isinstance(d, str):
-            raise InvalidArgumentError(
-                f"{where}: dimension {d!r} is not a string; nd arrays name dimensions with strings"
-            )
-    return list(dims)

@@ -1,6 +1,6 @@
 """Zarr <-> Arrow: the cells of a zarr ``ndarray`` array as an ``nd_arrow.array`` column or as
 ``arrow.variable_shape_tensor`` (one row per cell, in C order of the selection), and back,
-through zarr-ndarray-dtype's columnar engine. The values are shared with its ``Columnar``, not
+through zarr-ndarray-dtype's columnar engine. Values are shared with its ``Columnar``, not
 copied; offsets and shapes are converted once to the widths the format fixes (Int32, UInt32).
 
 Needs the extra ``nd-arrow[zarr]``; zarr-ndarray-dtype is imported only when a function is
@@ -15,31 +15,18 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import numpy.typing as npt
 import pyarrow as pa
 
+from nd_arrow import _format as fmt
+from nd_arrow import errors
 from nd_arrow._column import NdColumn, parts_of
-from nd_arrow._format import (
-    check_dim_names,
-    check_dim_size,
-    check_int32,
-    default_dim_names,
-    offsets_of,
-)
-from nd_arrow._storage import (
-    arrow_type_for_dtype,
-    assemble,
-    numpy_to_arrow,
-    numpy_view,
-    repeated_names,
-)
+from nd_arrow._storage import arrow_type_for_dtype, assemble, numpy_to_arrow, numpy_view
 from nd_arrow._tensor import (
     from_variable_shape_tensor,
     require_variable_shape_tensor,
     variable_shape_tensor_from_parts,
     variable_shape_tensor_parts,
 )
-from nd_arrow.errors import InvalidArgumentError, NotSupportedError, ShapeMismatchError
 
 if TYPE_CHECKING:
     from zarr_ndarray_dtype import Columnar, NDArrayDType
@@ -52,19 +39,14 @@ __all__ = [
     "zarr_to_variable_shape_tensor",
 ]
 
-_NEEDS_ZARR = (
-    "nd_arrow.from_zarr / to_zarr need zarr: install the extra: pip install 'nd-arrow[zarr]'"
-)
-
 
 def _data_type(array: Any, where: str) -> NDArrayDType:
-    """The ``ndarray`` data type of a zarr array; for anything else an error naming what was
-    given and what to do."""
+    """The data type of an ``ndarray`` zarr array; anything else is refused, naming it."""
     data_type = getattr(getattr(array, "metadata", None), "data_type", None)
     try:
         from zarr_ndarray_dtype import NDArrayDType
     except ImportError:
-        hint = f"; {_NEEDS_ZARR}"
+        hint = "; nd_arrow.from_zarr / to_zarr need zarr: install the extra: pip install 'nd-arrow[zarr]'"
     else:
         if isinstance(data_type, NDArrayDType):
             return data_type
@@ -72,25 +54,18 @@ def _data_type(array: Any, where: str) -> NDArrayDType:
     if data_type is not None:
         given = f"a zarr array of the data type {data_type!r}"
     else:
-        cls = type(array)
-        kind = (
-            cls.__qualname__
-            if cls.__module__ == "builtins"
-            else f"{cls.__module__}.{cls.__qualname__}"
-        )
-        text = repr(array) if len(repr(array)) <= 60 else repr(array)[:57] + "..."
-        given = f"{kind} {text}"
+        cls, text = type(array), repr(array) if len(repr(array)) <= 60 else repr(array)[:57] + "..."
+        given = f"{'' if cls.__module__ == 'builtins' else cls.__module__ + '.'}{cls.__qualname__} {text}"
         if isinstance(array, str | os.PathLike):
             given += f"; open it first: zarr.open_array({os.fspath(array)!r}, mode='r')"
-    raise InvalidArgumentError(
+    raise errors.InvalidArgumentError(
         f"{where}: expected a zarr array of the 'ndarray' data type, got {given}{hint}"
     )
 
 
 def _read(array: Any, selection: Any, where: str) -> Columnar:
     """The cells ``selection`` of an ``ndarray`` array (either codec, any rank)."""
-    data_type = _data_type(array, where)
-    arrow_type_for_dtype(np.dtype(data_type.dtype), where)  # complex is refused before reading
+    arrow_type_for_dtype(np.dtype(_data_type(array, where).dtype), where)  # complex: refused here
     from zarr_ndarray_dtype import read_columnar
 
     try:
@@ -98,27 +73,25 @@ def _read(array: Any, selection: Any, where: str) -> Columnar:
     except ValueError as exc:  # a serializer without columnar access
         if "plain zarr array" not in str(exc):
             raise
-        raise NotSupportedError(f"{where}: {exc}") from exc
+        raise errors.NotSupportedError(f"{where}: {exc}") from exc
 
 
 def to_column(
-    columnar: Columnar, dims: Sequence[str] | None = None, *, where: str = "nd_arrow.to_column"
+    columnar: Columnar, dims: Sequence[str] | None = None, *, where: str = "to_column"
 ) -> NdColumn:
     """The cells of a zarr-ndarray-dtype ``Columnar`` as an nd column, one non-null row per cell
     without attributes; the values are shared, not copied. ``dims`` names the axes of each cell
     (as many as the pattern has), default ``dim_0, ..., dim_k``."""
     shapes = columnar.shapes
     n, rank = shapes.shape
-    names = default_dim_names(rank) if dims is None else check_dim_names(dims, rank, where)
-    check_dim_size(int(np.max(shapes, initial=0)), f"{where}: a cell's shape")
+    names = fmt.default_dim_names(rank) if dims is None else fmt.check_dim_names(dims, rank, where)
+    fmt.check_dim_size(int(np.max(shapes, initial=0)), f"{where}: a cell's shape")
     row_items = math.prod(columnar.values.shape[1:])  # [null, d1..dk]: offsets count rows
     offsets = columnar.offsets * row_items if row_items != 1 else columnar.offsets
-    check_int32(int(offsets[-1]), "values", where, "read a smaller selection at a time")
+    fmt.check_int32(int(offsets[-1]), "values", where, "read a smaller selection at a time")
     values = numpy_to_arrow(columnar.values.reshape(-1), None, None, where)
     dim_offsets = np.arange(n + 1, dtype=np.int64) * rank
-    return NdColumn(
-        assemble(values, offsets, dim_offsets, repeated_names(names, n), shapes.reshape(-1))
-    )
+    return NdColumn(assemble(values, offsets, dim_offsets, shapes.reshape(-1), names))
 
 
 def from_zarr(
@@ -126,11 +99,10 @@ def from_zarr(
 ) -> pa.ExtensionArray:
     """The cells ``selection`` of a zarr ``ndarray`` array as an ``nd_arrow.array`` column.
 
-    ``dims`` names the axes of each cell (as many as the pattern has), default
-    ``dim_0, ..., dim_k`` (the zarr array's ``dimension_names`` name its own axes, which index
-    the rows). ``selection`` is an int, a slice with step 1, ``...`` or a tuple of those (one
-    per axis of the zarr array); the cells come in C order of the selection, one non-null row
-    each, without attributes; unwritten cells are the array's fill cells (empty by default).
+    ``dims`` names the axes of each cell (the zarr array's ``dimension_names`` name the axes
+    that index the rows), default ``dim_0, ..., dim_k``. ``selection`` is an int, a step-1
+    slice, ``...`` or a tuple of those; the cells come in C order of the selection, one non-null
+    row each, without attributes; unwritten cells are the array's fill cells.
 
     Raises :class:`InvalidDimensionsError` for bad names, :class:`NotSupportedError` for
     patterns no installed codec path serves or element dtypes Arrow has no type for (complex),
@@ -148,7 +120,7 @@ def _cells(column: NdColumn, pattern: tuple[int | None, ...], where: str) -> tup
     ranks = np.diff(p.dim_offsets)
     if (bad := p.valid & (ranks != rank)).any():
         i = int(np.argmax(bad))
-        raise ShapeMismatchError(
+        raise errors.ShapeMismatchError(
             f"{where}: row {i} has rank {int(ranks[i])}, but the zarr array's cells have the "
             f"pattern {text} of rank {rank}"
         )
@@ -157,33 +129,31 @@ def _cells(column: NdColumn, pattern: tuple[int | None, ...], where: str) -> tup
     for axis, extent in enumerate(pattern):
         if extent is not None and (wrong := shapes[:, axis] != extent).any():
             i = int(np.argmax(wrong))
-            raise ShapeMismatchError(
+            raise errors.ShapeMismatchError(
                 f"{where}: row {i} has sizes {shapes[i].tolist()}, but axis {axis} of the zarr "
                 f"array's cells is fixed at {extent} (pattern {text})"
             )
     if p.values.null_count:
-        raise NotSupportedError(
+        raise errors.NotSupportedError(
             f"{where}: the column has null values inside its arrays; zarr cells cannot hold "
             "nulls. Fill them first (e.g. pyarrow.compute.fill_null on the values)"
         )
     lengths = np.diff(p.value_offsets)
-    values: npt.NDArray[Any] = numpy_view(p.values)[p.value_offsets[0] : p.value_offsets[-1]]
+    values = numpy_view(p.values)[p.value_offsets[0] : p.value_offsets[-1]]
     if not p.valid.all():  # null rows carry no meaning: leave out whatever values they hold
         values, lengths = values[np.repeat(p.valid, lengths)], np.where(p.valid, lengths, 0)
-    return values, offsets_of(lengths), shapes
+    return values, fmt.offsets_of(lengths), shapes
 
 
 def to_zarr(column: Any, array: Any, selection: Any = slice(None)) -> None:
     """Write an ``nd_arrow.array`` column into the cells ``selection`` of a zarr array.
 
     ``column`` is an :class:`NdColumn`, an ``nd_arrow.array`` extension array (chunked or not)
-    or its storage struct; its rules are checked first. Every non-null row must have the rank of
-    the zarr array's pattern and its fixed extents (dimension names are not checked: zarr does
-    not store them). Null rows are written as empty cells (every variable extent 0); null values
-    inside a row are refused. Values must convert to the element dtype without loss.
-
-    The rows fill the selection in C order, through the columnar engine (either codec, any
-    rank); the chunks are byte-identical to writing the cells through zarr.
+    or its storage struct, checked first. Every non-null row must have the rank of the zarr
+    array's pattern and its fixed extents (names are not checked: zarr does not store them).
+    Null rows are written as empty cells (every variable extent 0); null values inside a row are
+    refused; values must convert to the element dtype without loss. The rows fill the selection
+    in C order; the chunks are byte-identical to writing the cells through zarr.
     """
     where = "nd_arrow.to_zarr"
     pattern = tuple(_data_type(array, where).shape)
@@ -197,24 +167,20 @@ def to_zarr(column: Any, array: Any, selection: Any = slice(None)) -> None:
 def zarr_to_variable_shape_tensor(
     array: Any, dims: Sequence[str] | None = None, selection: Any = slice(None)
 ) -> pa.ExtensionArray:
-    """The cells ``selection`` of a zarr ``ndarray`` array as ``arrow.variable_shape_tensor``.
-
-    One tensor per cell (C order of the selection), of rank ``len(pattern)``: the ``shape``
-    child is the cells' shape table, the ``data`` child their flat values. ``dims`` become the
-    type's ``dim_names`` (none without ``dims``). Selections and codecs as for
-    :func:`from_zarr`. Needs pyarrow >= 24 (:class:`NotSupportedError` before; on older pyarrow
-    ``nd_arrow.variable_shape_tensor_storage(NdColumn.from_arrow(from_zarr(...)))`` gives the
-    tagged storage). Extents beyond int32 (the canonical type's shape type) are refused.
-    """
+    """The cells ``selection`` of a zarr ``ndarray`` array as ``arrow.variable_shape_tensor``:
+    one tensor per cell, the ``shape`` child the cells' shape table, the ``data`` child their
+    values; ``dims`` become the type's ``dim_names`` (none without ``dims``). Selections and
+    codecs as for :func:`from_zarr`. Needs pyarrow >= 24 (before, :class:`NotSupportedError`;
+    ``variable_shape_tensor_storage(NdColumn.from_arrow(from_zarr(...)))`` gives the tagged
+    storage). Extents beyond int32 (the canonical type's shape type) are refused."""
     where = "nd_arrow.zarr_to_variable_shape_tensor"
     require_variable_shape_tensor()
     cells = _read(array, selection, where)
     column = to_column(cells, dims, where=where)
-    names = [] if dims is None else list(check_dim_names(dims, cells.shapes.shape[1], where))
+    names = [] if dims is None else list(fmt.check_dim_names(dims, cells.shapes.shape[1], where))
     valid = np.ones(len(column), np.bool_)
-    return variable_shape_tensor_from_parts(
-        *variable_shape_tensor_parts(column.storage.field(0), cells.shapes, names, valid)
-    )
+    parts = variable_shape_tensor_parts(column.storage.field(0), cells.shapes, names, valid)
+    return variable_shape_tensor_from_parts(*parts)
 
 
 def variable_shape_tensor_to_zarr(
@@ -223,11 +189,7 @@ def variable_shape_tensor_to_zarr(
     selection: Any = slice(None),
     field: pa.Field | None = None,
 ) -> None:
-    """Write ``arrow.variable_shape_tensor`` rows into the cells ``selection`` of a zarr array.
-
-    ``tensor`` is the extension array (pyarrow >= 24) or its storage with the tagged ``field``
-    (any pyarrow). Each row's ``shape`` must match the zarr array's pattern (rank and fixed
-    extents); null rows become empty cells. The rules and the bytes written are those of
-    :func:`to_zarr` (``dim_names`` are not stored: zarr has no place for them).
-    """
+    """Write ``arrow.variable_shape_tensor`` rows into the cells ``selection`` of a zarr array:
+    the extension array (pyarrow >= 24) or its storage with the tagged ``field`` (any pyarrow).
+    Rules and bytes as for :func:`to_zarr` (``dim_names`` are not stored)."""
     to_zarr(from_variable_shape_tensor(tensor, field), array, selection)
