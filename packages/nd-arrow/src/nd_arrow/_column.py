@@ -189,8 +189,8 @@ def import_arrow(data: Any, where: str, *, table: bool = False) -> Any:
             f"{where}: pyarrow could not import the Arrow data of {type(data).__name__}: {exc}"
         ) from exc
     raise errors.InvalidArgumentError(
-        f"{where}: expected a pyarrow {' or '.join(k.__name__ for k in kinds)}, or an object of the Arrow PyCapsule interface ({' / '.join(importers)}), got "
-        f"{type(data).__name__}"
+        f"{where}: expected a pyarrow {' or '.join(k.__name__ for k in kinds)}, or an object of "
+        f"the Arrow PyCapsule interface ({' / '.join(importers)}), got {type(data).__name__}"
     )
 
 
@@ -239,7 +239,7 @@ def _build_joined(items: list[Any], dims: Any, value_type: Any, where: str) -> S
         raise
     except ValueError:
         return None
-    names = fmt.default_dim_names(rank) if dims is None else fmt.check_dim_names(dims, rank, where)
+    names = fmt.check_dim_names(dims, rank, where)
     lead = np.fromiter(map(len, arrays), np.int64, k) if rank else np.ones(k, np.int64)
     inner = joined.shape[1:]
     fmt.check_dim_size(max(int(np.max(lead)) if rank else 0, *inner, 0), where)
@@ -354,7 +354,8 @@ class NdColumn:
         if isinstance(dtype, pa.BaseExtensionType):
             if dtype.extension_name != fmt.EXTENSION_NAME:
                 raise errors.SchemaMismatchError(
-                    f"NdColumn.from_arrow: extension type {dtype.extension_name!r} is not {fmt.EXTENSION_NAME!r}"
+                    f"NdColumn.from_arrow: extension type {dtype.extension_name!r} is not "
+                    f"{fmt.EXTENSION_NAME!r}"
                 )
             if own is None and hasattr(dtype, "__arrow_ext_serialize__"):
                 fmt.parse_extension_metadata(dtype.__arrow_ext_serialize__())

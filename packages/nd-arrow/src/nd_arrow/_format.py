@@ -104,8 +104,11 @@ def default_dim_names(rank: int) -> tuple[str, ...]:
     return tuple(f"dim_{i}" for i in range(rank))
 
 
-def check_dim_names(names: Sequence[object], rank: int, where: str) -> tuple[str, ...]:
-    """One array's dimension names, checked against its rank: strings, non-empty, unique."""
+def check_dim_names(names: Sequence[object] | None, rank: int, where: str) -> tuple[str, ...]:
+    """One array's dimension names, checked against its rank: strings, non-empty, unique (None:
+    the default names)."""
+    if names is None:
+        return default_dim_names(rank)
     if isinstance(names, str):
         raise errors.InvalidArgumentError(
             f"{where}: dims must be a sequence of names, got the string {names!r}; "

@@ -1,11 +1,7 @@
 """The Arrow storage of ``nd_arrow.array`` (FORMAT.md sections 3-6): element values between numpy
-and Arrow, per-row attributes, the storage type, writing it, and reading it back checked against
-every rule, vectorized.
-
-Arrays are built from and read through numpy buffers: ``pa.array`` and ``to_numpy`` import
-pandas (seconds, where it is installed). Element nulls are a mask on the numpy side (True =
-null) and the validity buffer on the Arrow side; numpy's NaT is written as null.
-"""
+and Arrow (through buffers: ``pa.array`` and ``to_numpy`` import pandas, seconds where it is
+installed), per-row attributes, the storage type, writing it, and reading it back checked
+against every rule, vectorized. Element nulls are a mask in numpy (True = null); NaT is null."""
 
 from __future__ import annotations
 
@@ -18,12 +14,22 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
+from pyarrow import types as pat
 
 from nd_arrow import _format as fmt
-from nd_arrow._format import Ints, Mask
 from nd_arrow import errors
+from nd_arrow._format import Ints, Mask
 
 _TIME_UNITS = ("s", "ms", "us", "ns")
+_LISTS = (pat.is_list, pat.is_large_list, pat.is_list_view, pat.is_large_list_view)
+_STRINGS = (pat.is_string, pat.is_large_string, pat.is_string_view)
+_NUMPY_SCALARS = (
+    pat.is_integer,
+    pat.is_floating,
+    pat.is_boolean,
+    pat.is_timestamp,
+    pat.is_duration,
+)
 
 
 def _is_any(t: pa.DataType, *kinds: Callable[[pa.DataType], bool]) -> bool:
@@ -62,13 +68,13 @@ def raw_values(arr: pa.Array) -> npt.NDArray[Any] | None:
     """The values buffer of a fixed-width array as numpy, whatever the validity says (zero-copy,
     read-only; booleans unpacked): numbers, timestamps and durations. None for other types."""
     t, n = arr.type, len(arr)
-    if pa.types.is_boolean(t):
+    if pat.is_boolean(t):
         bits = np.unpackbits(np.frombuffer(arr.buffers()[1] or b"", np.uint8), bitorder="little")
         return bits[arr.offset : arr.offset + n].astype(np.bool_)
-    if _is_any(t, pa.types.is_integer, pa.types.is_floating):
+    if _is_any(t, pat.is_integer, pat.is_floating):
         dtype = np.dtype(t.to_pandas_dtype())
-    elif _is_any(t, pa.types.is_timestamp, pa.types.is_duration):
-        dtype = np.dtype(f"{'M' if pa.types.is_timestamp(t) else 'm'}8[{t.unit}]")
+    elif _is_any(t, pat.is_timestamp, pat.is_duration):
+        dtype = np.dtype(f"{'M' if pat.is_timestamp(t) else 'm'}8[{t.unit}]")
     else:
         return None
     data = arr.buffers()[1] if n else b""
@@ -82,16 +88,14 @@ def numpy_view(arr: pa.Array) -> npt.NDArray[Any]:
     return arr.to_numpy(zero_copy_only=False) if raw is None else raw
 
 
-def primitive_array(
-    values: npt.NDArray[Any], arrow_type: pa.DataType, mask: Mask | None = None
-) -> pa.Array:
+def primitive_array(values: npt.NDArray[Any], t: pa.DataType, mask: Mask | None = None) -> pa.Array:
     """A fixed-width Arrow array over a flat native-endian numpy array of its layout (no copy;
     booleans are bit-packed); ``mask`` is True = null."""
     nulls = 0 if mask is None else int(np.count_nonzero(mask))
     validity = pa.py_buffer(np.packbits(~mask, bitorder="little")) if nulls else None  # type: ignore[operator]
-    packed = np.packbits(values, bitorder="little") if values.dtype.kind == "b" else None
-    data = pa.py_buffer(np.ascontiguousarray(values) if packed is None else packed)
-    return pa.Array.from_buffers(arrow_type, len(values), [validity, data], null_count=nulls)
+    bits = values.dtype.kind == "b"
+    data = np.packbits(values, bitorder="little") if bits else np.ascontiguousarray(values)
+    return pa.Array.from_buffers(t, len(values), [validity, pa.py_buffer(data)], null_count=nulls)
 
 
 def string_array(strings: Sequence[str], where: str = "nd column") -> pa.Array:
@@ -120,26 +124,22 @@ def _from_buffers(flat: npt.NDArray[Any], mask: Mask | None) -> pa.Array | None:
 
 
 def numpy_to_arrow(
-    flat: npt.NDArray[Any],
-    mask: Mask | None,
-    value_type: pa.DataType | None = None,
-    where: str = "values",
-) -> pa.Array:
+    flat: Any, mask: Mask | None, value_type: Any = None, where: str = "values"
+) -> Any:
     """One flat Arrow array of a flat numpy array and a null mask (True = null), cast to
     ``value_type`` when given. Numbers without a cast are wrapped without copying."""
     arrow_type = arrow_type_for_dtype(flat.dtype, where) if value_type is None else None
     flat = flat.astype(object) if flat.dtype.kind == "T" else flat
     mask = mask if mask is not None and mask.any() else None
     try:
-        arr = _from_buffers(flat, mask)
-        if arr is None:
-            arr = pa.array(
-                flat, mask=mask, type=value_type if flat.dtype.kind == "O" else arrow_type
-            )
+        if (arr := _from_buffers(flat, mask)) is None:
+            kind = value_type if flat.dtype.kind == "O" else arrow_type
+            arr = pa.array(flat, mask=mask, type=kind)
         return arr if value_type is None or arr.type == value_type else arr.cast(value_type)
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, TypeError) as exc:
+        want = value_type or arrow_type
         raise errors.InvalidArgumentError(
-            f"{where}: cannot convert numpy {flat.dtype} values to Arrow {value_type or arrow_type}: {exc}"
+            f"{where}: cannot convert numpy {flat.dtype} values to Arrow {want}: {exc}"
         ) from exc
 
 
@@ -149,9 +149,8 @@ def fill_nulls(values: npt.NDArray[Any], mask: Mask | None) -> npt.NDArray[Any]:
     if mask is None:
         return values
     kind = values.dtype.kind
-    fill: Any = (
-        np.array("NaT", values.dtype) if kind in "mM" else np.nan if kind in "iubf" else None
-    )
+    fill: Any = np.array("NaT", values.dtype) if kind in "mM" else None
+    fill = np.nan if kind in "iubf" else fill
     out = values.astype(np.float64 if kind in "iub" else object if fill is None else values.dtype)
     out[mask] = fill
     return out
@@ -160,7 +159,7 @@ def fill_nulls(values: npt.NDArray[Any], mask: Mask | None) -> npt.NDArray[Any]:
 def arrow_to_numpy(arr: pa.Array) -> tuple[npt.NDArray[Any], Mask | None]:
     """Flat numpy values and null mask (None without nulls) of one Arrow array; fixed-width
     values without nulls are a zero-copy view of Arrow's buffer."""
-    if _is_any(arr.type, pa.types.is_string_view, pa.types.is_large_string):
+    if _is_any(arr.type, pat.is_string_view, pat.is_large_string):
         arr = arr.cast(pa.string())
     if arr.null_count == 0:
         return numpy_view(arr), None
@@ -169,8 +168,8 @@ def arrow_to_numpy(arr: pa.Array) -> tuple[npt.NDArray[Any], Mask | None]:
         out = raw.copy()
         out[mask] = np.array("NaT", raw.dtype) if raw.dtype.kind in "mM" else 0
         return out, mask
-    if _is_any(t, pa.types.is_string, pa.types.is_binary, pa.types.is_large_binary):
-        arr = pc.fill_null(arr, pa.scalar("" if pa.types.is_string(t) else b"", t))
+    if _is_any(t, pat.is_string, pat.is_binary, pat.is_large_binary):
+        arr = pc.fill_null(arr, pa.scalar("" if pat.is_string(t) else b"", t))
     return arr.to_numpy(zero_copy_only=False), mask  # dates and times of day: NaT under nulls
 
 
@@ -227,9 +226,7 @@ def _normalize(value: object) -> object:
     return value[()] if isinstance(value, np.ndarray) and value.ndim == 0 else value
 
 
-def encode_attrs(
-    rows: Sequence[Mapping[str, Any] | None], where: str = "row"
-) -> pa.StructArray | None:
+def encode_attrs(rows: Sequence[Mapping[str, Any] | None], where: str = "row") -> Any:
     """One Struct with a child per key (the union of the rows' keys, in first-seen order) of
     per-row dicts, a null child value where a row lacks the key; None when no row has any.
     One key has one Arrow type in all rows (FORMAT 6)."""
@@ -247,7 +244,8 @@ def encode_attrs(
                 elif t != key_type:
                     raise errors.InvalidAttributeError(
                         f"{where} {i}: attribute {key!r} has type {t} but {key_type} in {where} "
-                        f"{first}; one key has one type in a column. Convert the values to one type"
+                        f"{first}; one key has one type in a column. Convert the values to one "
+                        "type"
                     )
             col.append(None if v is None else _normalize(v))
         try:
@@ -257,7 +255,7 @@ def encode_attrs(
                 f"{where}: attribute {key!r} cannot be stored as {key_type}: {exc}"
             ) from exc
     fields = [pa.field(key, child.type) for key, child in children]
-    return pa.StructArray.from_arrays([c for _, c in children], fields=fields) if children else None
+    return pa.StructArray.from_arrays([c for _, c in children], fields=fields) if fields else None
 
 
 class AttrDecoder:
@@ -276,22 +274,13 @@ class AttrDecoder:
         return {k: get(i) for k, valid, get in self._getters if valid[i]}
 
 
-_NUMPY_SCALARS = (
-    pa.types.is_integer,
-    pa.types.is_floating,
-    pa.types.is_boolean,
-    pa.types.is_timestamp,
-    pa.types.is_duration,
-)
-
-
 def _getter(child: pa.Array) -> Callable[[int], object]:
     t = child.type
     if _is_any(t, *_NUMPY_SCALARS):
         return arrow_to_numpy(child)[0].__getitem__  # type: ignore[no-any-return]
-    lists = (pa.types.is_list, pa.types.is_large_list, pa.types.is_fixed_size_list)
-    if _is_any(t, *lists) and _is_any(t.value_type, *_NUMPY_SCALARS, pa.types.is_string):
-        child = child.cast(pa.list_(t.value_field)) if pa.types.is_fixed_size_list(t) else child
+    lists = (pat.is_list, pat.is_large_list, pat.is_fixed_size_list)
+    if _is_any(t, *lists) and _is_any(t.value_type, *_NUMPY_SCALARS, pat.is_string):
+        child = child.cast(pa.list_(t.value_field)) if pat.is_fixed_size_list(t) else child
         flat, off = arrow_to_numpy(child.values)[0], numpy_view(child.offsets)
         return lambda i: flat[off[i] : off[i + 1]].copy()
     return child.to_pylist().__getitem__  # type: ignore[no-any-return]
@@ -314,6 +303,7 @@ def attrs_equal(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
 
 # ------------------------------------------------------------------------------ storage layout
 
+_CHILDREN = (fmt.VALUES_FIELD, fmt.DIM_NAMES_FIELD, fmt.DIM_SIZES_FIELD, fmt.ATTRS_FIELD)
 NAMES_TYPE = pa.list_(pa.field(fmt.ITEM_FIELD, pa.string(), nullable=False))
 SIZES_TYPE = pa.list_(pa.field(fmt.ITEM_FIELD, pa.uint32(), nullable=False))
 
@@ -331,17 +321,12 @@ def storage_type(
     }
     """
     values = pa.list_(pa.field(fmt.ITEM_FIELD, value_type, nullable=values_nullable))
-    children = [
-        (fmt.VALUES_FIELD, values),
-        (fmt.DIM_NAMES_FIELD, NAMES_TYPE),
-        (fmt.DIM_SIZES_FIELD, SIZES_TYPE),
-    ]
+    types = [values, NAMES_TYPE, SIZES_TYPE]
     if attr_fields:
-        attrs = pa.struct(
-            [pa.field(f.name, f.type, nullable=True, metadata=f.metadata) for f in attr_fields]
-        )
-        children.append((fmt.ATTRS_FIELD, attrs))
-    return pa.struct([pa.field(name, t, nullable=False) for name, t in children])
+        types.append(pa.struct([f.with_nullable(True) for f in attr_fields]))
+    return pa.struct(
+        [pa.field(name, t, nullable=False) for name, t in zip(_CHILDREN, types, strict=False)]
+    )
 
 
 @dataclass(frozen=True)
@@ -361,14 +346,12 @@ def parse_storage_type(t: pa.DataType) -> StorageLayout:
     item names, nullable children and items, LargeList / ListView children, LargeUtf8 / Utf8View
     names and a zero-field ``attrs``."""
     where = "nd_arrow.array storage"
-    if not pa.types.is_struct(t):
+    if not pat.is_struct(t):
         raise errors.InvalidEncodingError(
-            f"{where} must be a Struct of values, dim_names, dim_sizes[, attrs]; got {t} (FORMAT 3/1)"
+            f"{where} must be a Struct of values, dim_names, dim_sizes[, attrs]; got {t} "
+            "(FORMAT 3/1)"
         )
-    names, expected = (
-        [f.name for f in t],
-        [fmt.VALUES_FIELD, fmt.DIM_NAMES_FIELD, fmt.DIM_SIZES_FIELD],
-    )
+    names, expected = [f.name for f in t], list(_CHILDREN[:3])
     if names[:3] != expected or names[3:] not in ([], [fmt.ATTRS_FIELD]):
         raise errors.InvalidEncodingError(
             f"{where} children are {names}; the layout requires exactly {expected} in this "
@@ -380,24 +363,16 @@ def parse_storage_type(t: pa.DataType) -> StorageLayout:
             f"{where} child {child!r} has {what}; {want} (FORMAT 3/2)"
         )
 
-    lists = (
-        pa.types.is_list,
-        pa.types.is_large_list,
-        pa.types.is_list_view,
-        pa.types.is_large_list_view,
-    )
     for f in list(t)[:3]:
-        if not _is_any(f.type, *lists):
+        if not _is_any(f.type, *_LISTS):
             raise refuse(f.name, f"type {f.type}", "it must be a List")
     name_type, size_type = t.field(1).type.value_type, t.field(2).type.value_type
-    if not _is_any(
-        name_type, pa.types.is_string, pa.types.is_large_string, pa.types.is_string_view
-    ):
+    if not _is_any(name_type, *_STRINGS):
         raise refuse("dim_names", f"items of type {name_type}", "they must be Utf8")
     if size_type != pa.uint32():
         raise refuse("dim_sizes", f"items of type {size_type}", "they must be UInt32")
     attrs_type = t.field(3).type if len(names) == 4 else pa.struct([])
-    if not pa.types.is_struct(attrs_type):
+    if not pat.is_struct(attrs_type):
         raise refuse("attrs", f"type {attrs_type}", "it must be a Struct")
     keys = [f.name for f in attrs_type]
     for key in keys:
@@ -498,43 +473,37 @@ def assemble(
         codes = np.tile(np.arange(len(names), dtype=np.int64), int(np.count_nonzero(valid)))
     attr_fields = () if attrs is None else tuple(attrs.type)
     st = storage_type(values.type, attr_fields)
-    flat_names = string_array(names).take(primitive_array(codes, pa.int64()))
     sizes = np.asarray(sizes, np.int64)
-    lists = [
-        (value_offsets, values),
-        (dim_offsets, flat_names),
-        (dim_offsets, primitive_array(sizes.astype(np.uint32), pa.uint32())),
-    ]
+    names_child = string_array(names).take(primitive_array(codes, pa.int64()))
+    sizes_child = primitive_array(sizes.astype(np.uint32), pa.uint32())
     children = [
         pa.ListArray.from_arrays(
             primitive_array(off.astype(np.int32), pa.int32()), child, type=f.type
         )
-        for (off, child), f in zip(lists, st, strict=False)
+        for off, child, f in zip(
+            (value_offsets, dim_offsets, dim_offsets),
+            (values, names_child, sizes_child),
+            st,
+            strict=False,
+        )
     ]
+    children += [] if attrs is None else [attrs]
     mask = primitive_array(null_rows, pa.bool_()) if some_null else None  # type: ignore[arg-type]
-    storage = pa.StructArray.from_arrays(
-        [*children, *([] if attrs is None else [attrs])], fields=list(st), mask=mask
-    )
+    storage = pa.StructArray.from_arrays(children, fields=list(st), mask=mask)
     shape = row_shape(sizes, dim_offsets, uniform_rank(dim_offsets, valid))
     layout = StorageLayout(st.field(0).type.value_field, attr_fields)
-    return StorageParts(
-        storage, layout, valid, values, value_offsets, dim_offsets, sizes, codes, list(names), shape
-    )
+    parts = (storage, layout, valid, values, value_offsets, dim_offsets, sizes, codes, list(names))
+    return StorageParts(*parts, shape)
 
 
 # ------------------------------------------------------------------------------------- reading
 
 
-def validate_storage(
-    storage: pa.Array, where: str = "nd column", layout: StorageLayout | None = None
-) -> StorageParts:
-    """Check a storage array against every rule of FORMAT 3, 4 and 6 and take it apart.
-
-    The rules are checked over whole arrays with numpy and the first offending row is named;
-    null rows are not checked, their contents carry no meaning. What all rows share (one rank,
-    names, shape: the common case) is found first and checked once. ``layout`` is the parsed
-    storage type where the caller has it.
-    """
+def validate_storage(storage: Any, where: str = "nd column", layout: Any = None) -> StorageParts:
+    """Check a storage array against every rule of FORMAT 3, 4 and 6 and take it apart: over
+    whole arrays with numpy, naming the first offending row; null rows carry no meaning and are
+    not checked. What all rows share (one rank, names, shape: the common case) is found first
+    and checked once. ``layout`` is the parsed storage type where the caller has it."""
     layout = parse_storage_type(storage.type) if layout is None else layout
     try:  # Arrow's own structural checks: offsets within their children (FORMAT 4/6), UTF-8
         storage.validate(full=True)
@@ -543,9 +512,8 @@ def validate_storage(
             f"{where}: the storage is not valid Arrow data ({exc}); list offsets must stay "
             "within their child arrays (FORMAT 4/6)"
         ) from exc
-    valid = (
-        numpy_view(storage.is_valid()) if storage.null_count else np.ones(len(storage), np.bool_)
-    )
+    valid = np.ones(len(storage), np.bool_)
+    valid = numpy_view(storage.is_valid()) if storage.null_count else valid
     values, value_offsets = _list(storage.field(0), valid, fmt.VALUES_FIELD, where)
     names, name_offsets = _list(storage.field(1), valid, fmt.DIM_NAMES_FIELD, where)
     sizes_child, dim_offsets = _list(storage.field(2), valid, fmt.DIM_SIZES_FIELD, where)
@@ -561,28 +529,18 @@ def validate_storage(
         )
     sizes = numpy_view(sizes_child).astype(np.int64, copy=False)
     shape = row_shape(sizes, dim_offsets, uniform)
-    _check_value_counts(
-        np.diff(value_offsets),
-        sizes,
-        np.where(valid, dim_offsets[:-1], 0),
-        rank,
-        valid,
-        shape,
-        where,
-    )
-    if _is_any(names.type, pa.types.is_large_string, pa.types.is_string_view):
-        names = names.cast(pa.string())
-    codes, name_dict = _name_codes(
-        names, name_offsets, rank, valid, uniform if same_layout else None, where
-    )
+    starts = np.where(valid, dim_offsets[:-1], 0)
+    _check_value_counts(np.diff(value_offsets), sizes, starts, rank, valid, shape, where)
+    names = names if pat.is_string(names.type) else names.cast(pa.string())
+    uniform = uniform if same_layout else None
+    codes, name_dict = _name_codes(names, name_offsets, rank, valid, uniform, where)
     if not same_layout:  # codes laid out like the sizes, so that one set of offsets serves both
         aligned = np.zeros(int(np.max(dim_offsets, initial=0)), np.int64)
         src = fmt.range_positions(np.where(valid, name_offsets[:-1], 0), rank)
-        aligned[fmt.range_positions(np.where(valid, dim_offsets[:-1], 0), rank)] = codes[src]
+        aligned[fmt.range_positions(starts, rank)] = codes[src]
         codes = aligned
-    return StorageParts(
-        storage, layout, valid, values, value_offsets, dim_offsets, sizes, codes, name_dict, shape
-    )
+    parts = (storage, layout, valid, values, value_offsets, dim_offsets, sizes, codes, name_dict)
+    return StorageParts(*parts, shape)
 
 
 def _first(mask: Mask) -> int:
@@ -597,7 +555,7 @@ def _list(arr: pa.Array, valid: Mask, name: str, where: str) -> tuple[pa.Array, 
             f"{where}: row {_first(bad)} is not null but its {name!r} list is null; only whole "
             f"rows may be null (FORMAT {'4/5' if name == fmt.VALUES_FIELD else '4/2'})"
         )
-    if _is_any(arr.type, pa.types.is_list_view, pa.types.is_large_list_view):
+    if _is_any(arr.type, pat.is_list_view, pat.is_large_list_view):
         # Compacted into one flat child (casting ListView to List is broken in some pyarrow
         # releases); null views contribute nothing.
         lengths = numpy_view(arr.sizes).astype(np.int64)
@@ -608,9 +566,8 @@ def _list(arr: pa.Array, valid: Mask, name: str, where: str) -> tuple[pa.Array, 
     if name != fmt.VALUES_FIELD and child.null_count and len(valid):
         null_pos = np.flatnonzero(numpy_view(child.is_null()))
         rows = np.clip(np.searchsorted(offsets, null_pos, side="right") - 1, 0, len(valid) - 1)
-        if (
-            bad := valid[rows] & (offsets[rows] <= null_pos) & (null_pos < offsets[rows + 1])
-        ).any():
+        bad = valid[rows] & (offsets[rows] <= null_pos) & (null_pos < offsets[rows + 1])
+        if bad.any():
             raise errors.InvalidEncodingError(
                 f"{where}: row {int(rows[_first(bad)])} has a null item in {name!r}; dimension "
                 "names and sizes are never null (FORMAT 4/2)"
@@ -619,13 +576,7 @@ def _list(arr: pa.Array, valid: Mask, name: str, where: str) -> tuple[pa.Array, 
 
 
 def _check_value_counts(
-    lengths: Ints,
-    sizes: Ints,
-    starts: Ints,
-    rank: Ints,
-    valid: Mask,
-    shape: RowShape | None,
-    where: str,
+    lengths: Ints, sizes: Ints, starts: Ints, rank: Ints, valid: Mask, shape: Any, where: str
 ) -> None:
     """Every row's non-zero sizes multiply within int64, and all its sizes to its number of
     values (FORMAT 4/4); row ``i``'s sizes are ``sizes[starts[i]:][:rank[i]]``."""

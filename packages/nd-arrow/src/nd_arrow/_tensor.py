@@ -157,7 +157,8 @@ def variable_shape_tensor_parts(
         raise errors.InvalidArgumentError(f"{len(names)} dim_names for shapes of rank {r}")
     if table.size and int(table.max()) > fmt.INT32_MAX:
         raise errors.NotSupportedError(
-            f"{VARIABLE_SHAPE_TENSOR} stores shapes as int32; a size of {int(table.max())} does not fit"
+            f"{VARIABLE_SHAPE_TENSOR} stores shapes as int32; a size of {int(table.max())} does "
+            "not fit"
         )
     full = primitive_array(
         np.where(valid[:, None], table, 0).astype(np.int32).reshape(-1), pa.int32()
@@ -279,6 +280,7 @@ def _variable_shape_storage(
     names = [f.name for f in st] if pa.types.is_struct(st) else []
     if names != ["data", "shape"] or not pa.types.is_fixed_size_list(st.field(1).type):
         raise errors.InvalidEncodingError(
-            f"{VARIABLE_SHAPE_TENSOR} storage must be Struct<data: List, shape: FixedSizeList<int32>>; got {st}"
+            f"{VARIABLE_SHAPE_TENSOR} storage must be Struct<data: List, shape: "
+            f"FixedSizeList<int32>>; got {st}"
         )
     return storage, params

@@ -65,11 +65,7 @@ class NdVariable:
             m = nat if m is None else (m | nat)
         self._values: npt.NDArray[Any] = arr
         self._mask: Mask | None = m if m is not None and m.any() else None
-        self._dims = (
-            fmt.default_dim_names(arr.ndim)
-            if dims is None
-            else fmt.check_dim_names(dims, arr.ndim, where)
-        )
+        self._dims = fmt.check_dim_names(dims, arr.ndim, where)
         self._attrs = checked_attrs(attrs, where)
 
     @classmethod
@@ -86,11 +82,6 @@ class NdVariable:
     def from_xarray(cls, data_array: xarray.DataArray | xarray.Variable) -> NdVariable:
         """A variable of an ``xarray.DataArray`` or ``Variable``: its dims, values and attrs (NaN
         stays a value)."""
-        for d in data_array.dims:
-            if not isinstance(d, str):
-                raise errors.InvalidArgumentError(
-                    f"DataArray: dimension {d!r} is not a string; nd arrays name dimensions with strings"
-                )
         return cls(np.asarray(data_array.values), list(data_array.dims), dict(data_array.attrs))  # type: ignore[arg-type]
 
     def to_xarray(self, name: str | None = None) -> xarray.DataArray:

@@ -46,7 +46,8 @@ def _data_type(array: Any, where: str) -> NDArrayDType:
     try:
         from zarr_ndarray_dtype import NDArrayDType
     except ImportError:
-        hint = "; nd_arrow.from_zarr / to_zarr need zarr: install the extra: pip install 'nd-arrow[zarr]'"
+        hint = "; nd_arrow.from_zarr / to_zarr need zarr: install the extra: "
+        hint += "pip install 'nd-arrow[zarr]'"
     else:
         if isinstance(data_type, NDArrayDType):
             return data_type
@@ -55,7 +56,8 @@ def _data_type(array: Any, where: str) -> NDArrayDType:
         given = f"a zarr array of the data type {data_type!r}"
     else:
         cls, text = type(array), repr(array) if len(repr(array)) <= 60 else repr(array)[:57] + "..."
-        given = f"{'' if cls.__module__ == 'builtins' else cls.__module__ + '.'}{cls.__qualname__} {text}"
+        module = "" if cls.__module__ == "builtins" else cls.__module__ + "."
+        given = f"{module}{cls.__qualname__} {text}"
         if isinstance(array, str | os.PathLike):
             given += f"; open it first: zarr.open_array({os.fspath(array)!r}, mode='r')"
     raise errors.InvalidArgumentError(
@@ -84,7 +86,7 @@ def to_column(
     (as many as the pattern has), default ``dim_0, ..., dim_k``."""
     shapes = columnar.shapes
     n, rank = shapes.shape
-    names = fmt.default_dim_names(rank) if dims is None else fmt.check_dim_names(dims, rank, where)
+    names = fmt.check_dim_names(dims, rank, where)
     fmt.check_dim_size(int(np.max(shapes, initial=0)), f"{where}: a cell's shape")
     row_items = math.prod(columnar.values.shape[1:])  # [null, d1..dk]: offsets count rows
     offsets = columnar.offsets * row_items if row_items != 1 else columnar.offsets
