@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 
 from nd_arrow import (
     InvalidArgumentError,
-    NdVariable,
     NdColumn,
     NdDataset,
+    NdVariable,
     SchemaMismatchError,
     ShapeMismatchError,
     decode_batches,

@@ -10,9 +10,9 @@ from _nd_strategies import columns
 from hypothesis import HealthCheck, given, settings
 
 from nd_arrow import (
-    NdVariable,
-    NdType,
     NdColumn,
+    NdType,
+    NdVariable,
     NotSupportedError,
     ShapeMismatchError,
     read_ipc,
@@ -53,7 +53,9 @@ def test_parquet_round_trip(case: tuple) -> None:
     got = NdColumn.from_arrow(back.column("c")).to_pylist()
     if dtype == "datetime64[s]":  # Parquet has no seconds: read back in milliseconds
         rows = [
-            None if r is None else NdVariable(r.values.astype("M8[ms]"), r.dims, r.attrs, mask=r.mask)
+            None
+            if r is None
+            else NdVariable(r.values.astype("M8[ms]"), r.dims, r.attrs, mask=r.mask)
             for r in rows
         ]
     assert got == rows
@@ -114,7 +116,11 @@ def test_parquet_timestamp_seconds_read_back_in_milliseconds() -> None:
     """The timestamp[s] branch of write_parquet, every time (not only when hypothesis draws it):
     values (with a null element, a null row and a timezone) come back exactly, in milliseconds."""
     secs = np.array(["1970-01-01T00:00:01", "NaT", "2262-04-11T23:47:16"], "M8[s]")
-    rows = [NdVariable(secs, ["t"], {"units": "s"}), None, NdVariable(secs[:1].reshape(1, 1), ["a", "b"])]
+    rows = [
+        NdVariable(secs, ["t"], {"units": "s"}),
+        None,
+        NdVariable(secs[:1].reshape(1, 1), ["a", "b"]),
+    ]
     col = NdColumn.from_arrays(rows)
     assert col.value_type == pa.timestamp("s")
     tz_col = NdColumn.from_arrays(rows, value_type=pa.timestamp("s", "UTC"))

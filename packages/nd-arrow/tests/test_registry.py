@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from nd_arrow import NdVariable, NdColumn, NdDataset, decode_batches, encode_batches, errors
+from nd_arrow import NdColumn, NdDataset, NdVariable, decode_batches, encode_batches, errors
 
 DOC = json.loads((Path(__file__).parent / "golden" / "registry" / "nd_arrow.json").read_text())
 KINDS = {

@@ -10,8 +10,8 @@ from hypothesis.extra import numpy as hnp
 
 from nd_arrow import (
     InvalidArgumentError,
-    NdVariable,
     NdColumn,
+    NdVariable,
     NotSupportedError,
     from_fixed_shape_tensor,
     from_variable_shape_tensor,
@@ -36,7 +36,8 @@ def test_fixed_shape_round_trip(
 ) -> None:
     dims = [f"d{i}" for i in range(len(shape))]
     rows = [
-        NdVariable(data.draw(hnp.arrays(np.dtype(dtype), shape)), dims) if p else None for p in present
+        NdVariable(data.draw(hnp.arrays(np.dtype(dtype), shape)), dims) if p else None
+        for p in present
     ]
     col = NdColumn.from_arrays(rows)
     tensor = to_fixed_shape_tensor(col)

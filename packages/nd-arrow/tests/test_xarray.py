@@ -5,7 +5,7 @@ import pytest
 
 xr = pytest.importorskip("xarray")
 
-from nd_arrow import NdVariable, NdColumn, NdDataset, decode_batches, encode_batches  # noqa: E402
+from nd_arrow import NdColumn, NdDataset, NdVariable, decode_batches, encode_batches  # noqa: E402
 from nd_arrow._storage import fill_nulls  # noqa: E402
 from nd_arrow.xarray import array_to_xarray  # noqa: E402
 

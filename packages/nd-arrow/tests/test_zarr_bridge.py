@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 zarr = pytest.importorskip("zarr")
 zvn = pytest.importorskip("zarr_vlen_ndarray")
 
-from nd_arrow import NdType, NdArrowError, NdColumn  # noqa: E402
+from nd_arrow import NdArrowError, NdColumn, NdType  # noqa: E402
 from nd_arrow.errors import NotSupportedError, ShapeMismatchError  # noqa: E402
 from nd_arrow.zarr_bridge import from_zarr, to_zarr  # noqa: E402
 
