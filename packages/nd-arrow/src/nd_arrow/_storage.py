@@ -71,8 +71,9 @@ def raw_values(arr: pa.Array) -> npt.NDArray[Any] | None:
     if pat.is_boolean(t):
         bits = np.unpackbits(np.frombuffer(arr.buffers()[1] or b"", np.uint8), bitorder="little")
         return bits[arr.offset : arr.offset + n].astype(np.bool_)
-    if _is_any(t, pat.is_integer, pat.is_floating):
-        dtype = np.dtype(t.to_pandas_dtype())
+    if _is_any(t, pat.is_integer, pat.is_floating):  # (to_pandas_dtype imports pandas)
+        kind = "f" if pat.is_floating(t) else "i" if pat.is_signed_integer(t) else "u"
+        dtype = np.dtype(f"{kind}{t.bit_width // 8}")
     elif _is_any(t, pat.is_timestamp, pat.is_duration):
         dtype = np.dtype(f"{'M' if pat.is_timestamp(t) else 'm'}8[{t.unit}]")
     else:
