@@ -34,6 +34,8 @@ from nd_arrow._storage import (
 )
 from nd_arrow._variable import NdVariable, trusted_variable
 
+Row = NdVariable | np.ndarray | None  # a row as given to a builder
+
 
 class NdType(pa.ExtensionType):  # type: ignore[misc]
     """``nd_arrow.array``: one named N-d array per row, on a Struct storage (checked against the
@@ -194,9 +196,6 @@ def import_arrow(data: Any, where: str, *, table: bool = False) -> Any:
     )
 
 
-# ------------------------------------------------------------------------------------ builder
-
-
 def _common_dtype(arrays: Sequence[np.ndarray | None], where: str) -> np.dtype[Any] | None:
     """The value dtype of the non-null rows (object for strings), refusing a row of another."""
     first = None
@@ -292,9 +291,6 @@ def _build_rows(items: list[Any], dims: Any, value_type: Any, where: str) -> Sto
     return assemble(values, *offsets, sizes, list(index), codes, null_rows, attrs)
 
 
-# ------------------------------------------------------------------------------------- column
-
-
 def _shaped(values: npt.NDArray[Any], shape: Sequence[int], row: int) -> npt.NDArray[Any]:
     """Row ``row``'s values in its shape; a valid row numpy cannot hold (no values, but sizes
     whose non-zero ones times the item size pass 2**63 - 1 bytes) is refused (FORMAT 4)."""
@@ -329,11 +325,7 @@ class NdColumn:
 
     @classmethod
     def from_arrays(
-        cls,
-        arrays: Sequence[NdVariable | np.ndarray | None],
-        dims: Sequence[str] | None = None,
-        *,
-        value_type: pa.DataType | None = None,
+        cls, arrays: Sequence[Row], dims: Sequence[str] | None = None, *, value_type: Any = None
     ) -> NdColumn:
         """A column with one row per item: an :class:`NdVariable`, a numpy array or None (a null
         row). ``dims`` names the axes of plain numpy arrays (default ``dim_0, dim_1, ...``);
@@ -341,9 +333,7 @@ class NdColumn:
         return cls(build_parts(arrays, dims, value_type, "nd column"))
 
     @classmethod
-    def from_arrow(
-        cls, data: pa.Array | pa.ChunkedArray, field: pa.Field | None = None
-    ) -> NdColumn:
+    def from_arrow(cls, data: Any, field: pa.Field | None = None) -> NdColumn:
         """A column of Arrow data, checked against every rule of the format: an ``nd_arrow.array``
         extension array (of this package's class or another registered under the name), chunked
         or not, its plain storage Struct (with ``field``, the struct must carry the extension
@@ -368,14 +358,9 @@ class NdColumn:
                     f"{fmt.EXTENSION_NAME!r} (ARROW:extension:name is {name!r})"
                 )
             fmt.parse_extension_metadata(meta.get(fmt.EXTENSION_METADATA_KEY, b""))
-        storage = (
-            chunks[0]
-            if len(chunks) == 1
-            else pa.concat_arrays(chunks)
-            if chunks
-            else pa.array([], dtype)
-        )
-        return cls(validate_storage(storage, layout=None if own is None else own.layout), own)
+        if len(chunks) != 1:
+            chunks = [pa.concat_arrays(chunks) if chunks else pa.array([], dtype)]
+        return cls(validate_storage(chunks[0], layout=None if own is None else own.layout), own)
 
     def to_arrow(self) -> pa.ExtensionArray:
         """The column as a pyarrow extension array of :class:`NdType`."""
@@ -456,15 +441,17 @@ class NdColumn:
             if inner := math.prod(shape.inner):  # rows of one block, sliced
                 block, rows = flat[lo:hi].reshape(-1, *shape.inner), ((off - lo) // inner).tolist()
                 return [block[a:b] for a, b in itertools.pairwise(rows)], [None] * n
-        sizes, ol, dl = p.sizes.tolist(), off.tolist(), p.dim_offsets.tolist()
-        views: list[npt.NDArray[Any] | None] = [None] * n
-        masks: list[Mask | None] = [None] * n
-        for i in np.flatnonzero(p.valid).tolist():
-            row_shape = sizes[dl[i] : dl[i + 1]]
-            views[i] = _shaped(flat[ol[i] : ol[i + 1]], row_shape, i)
-            if mask is not None and (m := mask[ol[i] : ol[i + 1]]).any():
-                masks[i] = m.reshape(row_shape)
-        return views, masks
+        rows = [self._row(i)[:2] if v else (None, None) for i, v in enumerate(p.valid.tolist())]
+        return [v for v, _ in rows], [m for _, m in rows]
+
+    def _row(self, i: int) -> tuple[npt.NDArray[Any], Mask | None, tuple[str, ...]]:
+        """The values, mask and dimension names of valid row ``i``."""
+        (flat, mask), p = self._flat_values(), self._parts
+        (a, b), (d0, d1) = p.value_offsets[i : i + 2].tolist(), p.dim_offsets[i : i + 2].tolist()
+        shape = p.sizes[d0:d1].tolist()
+        m = None if mask is None or not mask[a:b].any() else mask[a:b].reshape(shape)
+        dims = tuple(p.name_dict[c] for c in p.name_codes[d0:d1].tolist())
+        return _shaped(flat[a:b], shape, i), m, dims
 
     def to_numpy_list(self) -> list[npt.NDArray[Any] | None]:
         """One numpy array per row (None for null rows; masked arrays where values are null);
@@ -493,27 +480,14 @@ class NdColumn:
     def __getitem__(self, index: int | slice) -> NdVariable | NdColumn | None:
         p, n = self._parts, len(self)
         if isinstance(index, slice):
-            start, stop, step = index.indices(n)
-            rows = (
-                p.storage.take(pa.array(range(start, stop, step)))
-                if step != 1
-                else p.storage.slice(start, stop - start)
-            )
-            return NdColumn(validate_storage(rows))
+            picked = range(*index.indices(n))
+            if picked.step == 1:
+                return NdColumn(validate_storage(p.storage.slice(picked.start, len(picked))))
+            return NdColumn(validate_storage(p.storage.take(pa.array(picked))))
         if not -n <= index < n:
             raise IndexError(f"row {index} is out of range for an nd column of {n} rows")
         i = int(index) % n
-        if not p.valid[i]:
-            return None
-        (flat, mask), (a, b), (d0, d1) = (
-            self._flat_values(),
-            p.value_offsets[i : i + 2],
-            p.dim_offsets[i : i + 2],
-        )
-        shape = p.sizes[d0:d1].tolist()
-        m = None if mask is None or not mask[a:b].any() else mask[a:b].reshape(shape)
-        dims = tuple(p.name_dict[c] for c in p.name_codes[d0:d1].tolist())
-        return trusted_variable(_shaped(flat[a:b], shape, i), m, dims, self._attr_row()(i))
+        return trusted_variable(*self._row(i), self._attr_row()(i)) if p.valid[i] else None
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, NdColumn):
@@ -549,6 +523,4 @@ NdType._array_class, NdType._scalar_class = NdExtensionArray, NdScalar
 try:
     register()
 except Exception as exc:  # never break the import: columns still read as tagged plain structs
-    warnings.warn(
-        f"nd_arrow: {fmt.EXTENSION_NAME} is not registered: {exc}", RuntimeWarning, stacklevel=1
-    )
+    warnings.warn(f"nd_arrow.array is not registered: {exc}", RuntimeWarning, stacklevel=1)

@@ -1,6 +1,5 @@
 """``NdDataset``: named variables on one shared grid plus global attributes, and the encoding of
-several datasets as one Arrow RecordBatch (FORMAT 7: one row per dataset, one nd column per
-variable, and a last ``__global_attrs__`` column when any dataset has global attributes)."""
+datasets as one RecordBatch (FORMAT 7: a row per dataset, an nd column per variable)."""
 
 from __future__ import annotations
 
@@ -147,11 +146,9 @@ class NdDataset:
 def encode_batches(
     batches: Sequence[NdDataset], value_types: Mapping[str, pa.DataType] | None = None
 ) -> pa.RecordBatch:
-    """One RecordBatch with a row per dataset and an nd column per variable.
-
-    Columns follow the order in which variables first appear; a dataset lacking a variable gets
-    a null cell. ``value_types`` optionally fixes a variable's Arrow value type.
-    """
+    """One RecordBatch with a row per dataset and an nd column per variable (in the order met; a
+    null cell where a dataset lacks it), then ``__global_attrs__`` where any dataset has some.
+    ``value_types`` optionally fixes a variable's Arrow value type."""
     types = dict(value_types or {})
     columns: list[pa.Array] = []
     fields: list[pa.Field] = []

@@ -19,12 +19,8 @@ def _as_table(data: pa.Table | pa.RecordBatch) -> pa.Table:
 
 
 def rewrap(table: pa.Table) -> pa.Table:
-    """Check every nd column of ``table`` and give it the registered extension type.
-
-    Columns read without registration (plain Structs whose field metadata carries
-    ``ARROW:extension:name = nd_arrow.array``) become :class:`NdType` columns; the field's
-    other metadata is kept. Other columns pass through unchanged.
-    """
+    """Every nd column of ``table`` checked and given the registered type, also those read as
+    plain tagged Structs (the field's other metadata is kept); other columns as they are."""
     columns, fields = [], []
     for field, col in zip(table.schema, table.columns, strict=True):
         if is_nd_field(field):
@@ -87,11 +83,8 @@ def _parquet_ready(table: pa.Table) -> pa.Table:
 
 
 def write_parquet(data: pa.Table | pa.RecordBatch, where: Source, **kwargs: Any) -> None:
-    """Write Parquet keeping list item names (``item``) and the Arrow schema (extension type).
-
-    Parquet has no seconds unit, so nd columns of ``timestamp[s]`` values are written (exactly)
-    as ``timestamp[ms]`` and read back in milliseconds.
-    """
+    """Write Parquet keeping list item names (``item``) and the Arrow schema (extension type);
+    ``timestamp[s]`` values are written (exactly) as ``timestamp[ms]``: Parquet has no seconds."""
     # List items keep the name ``item`` (Parquet's compliant name is ``element``; readers take
     # either); Parquet has no slot for extension types: they live in the stored Arrow schema.
     kwargs.setdefault("use_compliant_nested_type", False)

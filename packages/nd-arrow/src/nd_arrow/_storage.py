@@ -174,9 +174,6 @@ def arrow_to_numpy(arr: pa.Array) -> tuple[npt.NDArray[Any], Mask | None]:
     return arr.to_numpy(zero_copy_only=False), mask  # dates and times of day: NaT under nulls
 
 
-# --------------------------------------------------------------------------------- attributes
-
-
 _SIMPLE_ATTRS = (
     (bool | np.bool_, pa.bool_()),
     (int, pa.int64()),
@@ -260,11 +257,8 @@ def encode_attrs(rows: Sequence[Mapping[str, Any] | None], where: str = "row") -
 
 
 class AttrDecoder:
-    """Per-row attribute dicts of an attrs Struct, each child converted once for all rows.
-
-    Numbers, booleans and times come back as numpy scalars (their dtype survives a round trip),
-    strings as str, lists of those as 1-D numpy arrays, anything else as ``as_py()`` gives it.
-    """
+    """Per-row attribute dicts of an attrs Struct, each child converted once: numbers, booleans
+    and times as numpy scalars (their dtype survives), lists of them as 1-D numpy arrays."""
 
     def __init__(self, attrs: pa.StructArray | None) -> None:
         # flatten() merges the struct's validity into its children: a null struct row has none.
@@ -302,8 +296,6 @@ def attrs_equal(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     return a.keys() == b.keys() and all(_value_equal(a[k], b[k]) for k in a)
 
 
-# ------------------------------------------------------------------------------ storage layout
-
 _CHILDREN = (fmt.VALUES_FIELD, fmt.DIM_NAMES_FIELD, fmt.DIM_SIZES_FIELD, fmt.ATTRS_FIELD)
 NAMES_TYPE = pa.list_(pa.field(fmt.ITEM_FIELD, pa.string(), nullable=False))
 SIZES_TYPE = pa.list_(pa.field(fmt.ITEM_FIELD, pa.uint32(), nullable=False))
@@ -312,15 +304,9 @@ SIZES_TYPE = pa.list_(pa.field(fmt.ITEM_FIELD, pa.uint32(), nullable=False))
 def storage_type(
     value_type: pa.DataType, attr_fields: Sequence[pa.Field] = (), *, values_nullable: bool = True
 ) -> pa.StructType:
-    """The storage type written for a value type and attribute fields (FORMAT 3)::
-
-    Struct {
-      values:    List<item: T>               (non-nullable child; nullable items)
-      dim_names: List<item: Utf8 not null>   (non-nullable child)
-      dim_sizes: List<item: UInt32 not null> (non-nullable child)
-      attrs:     Struct {key: any, ...}      (optional; non-nullable child; nullable members)
-    }
-    """
+    """The storage type written (FORMAT 3): non-nullable children ``values: List<item: T>``,
+    ``dim_names: List<item: Utf8 not null>``, ``dim_sizes: List<item: UInt32 not null>`` and,
+    with attributes, ``attrs: Struct {key: any, ...}`` of nullable members."""
     values = pa.list_(pa.field(fmt.ITEM_FIELD, value_type, nullable=values_nullable))
     types = [values, NAMES_TYPE, SIZES_TYPE]
     if attr_fields:
@@ -460,12 +446,8 @@ def assemble(
     attrs: pa.StructArray | None = None,
 ) -> StorageParts:
     """Storage in the writer's layout, and its parts, from flat children and int64 offsets over
-    all rows (null rows, True in ``null_rows``, own no values and no dimensions). ``codes`` are
-    the rows' names back to back as indices into ``names`` (default: every row has ``names``).
-
-    For writers (the column builder, tensor imports, the zarr bridge), which checked the rules:
-    re-checking storage just built from checked parts would only repeat those checks.
-    """
+    all rows (null rows own nothing); ``codes`` index ``names`` (default: every row has them).
+    For writers, who checked the rules: checking what they build would repeat their checks."""
     fmt.check_int32(int(value_offsets[-1]), "values", "nd column")
     fmt.check_int32(int(dim_offsets[-1]), "dimensions", "nd column")
     some_null = null_rows is not None and bool(null_rows.any())
@@ -495,9 +477,6 @@ def assemble(
     layout = StorageLayout(st.field(0).type.value_field, attr_fields)
     parts = (storage, layout, valid, values, value_offsets, dim_offsets, sizes, codes, list(names))
     return StorageParts(*parts, shape)
-
-
-# ------------------------------------------------------------------------------------- reading
 
 
 def validate_storage(storage: Any, where: str = "nd column", layout: Any = None) -> StorageParts:

@@ -25,11 +25,9 @@ if TYPE_CHECKING:
 
 
 class NdVariable:
-    """One array: values, one name per axis, attributes ``{str: scalar | str | 1-D array}``.
-
-    Element nulls are a boolean ``mask`` (True = null) beside the values; :meth:`to_numpy` returns
-    a ``numpy.ma.MaskedArray`` when there are nulls and a plain array otherwise. String values are
-    held as an object array of ``str``. NaT in datetime64 / timedelta64 values counts as null.
+    """One array: values, one name per axis, attributes ``{str: scalar | str | 1-D array}``, and
+    element nulls as a ``mask`` (True = null; NaT counts as null). Strings are held as ``str``
+    objects.
 
     >>> import numpy as np
     >>> a = NdVariable.from_numpy(np.zeros((2, 3)), dims=["time", "lat"], attrs={"units": "K"})

@@ -1,11 +1,7 @@
-"""Zarr <-> Arrow: the cells of a zarr ``ndarray`` array as an ``nd_arrow.array`` column or as
-``arrow.variable_shape_tensor`` (one row per cell, in C order of the selection), and back,
-through zarr-ndarray-dtype's columnar engine. Values are shared with its ``Columnar``, not
-copied; offsets and shapes are converted once to the widths the format fixes (Int32, UInt32).
-
-Needs the extra ``nd-arrow[zarr]``; zarr-ndarray-dtype is imported only when a function is
-called, so ``import nd_arrow`` works without zarr.
-"""
+"""Zarr <-> Arrow (the extra ``nd-arrow[zarr]``): the cells of a zarr ``ndarray`` array as an
+``nd_arrow.array`` column or ``arrow.variable_shape_tensor``, one row per cell in C order of the
+selection, and back, through zarr-ndarray-dtype's ``Columnar`` (its values shared, not copied),
+imported only when a function is called: ``import nd_arrow`` works without zarr."""
 
 from __future__ import annotations
 
@@ -99,17 +95,10 @@ def to_column(
 def from_zarr(
     array: Any, dims: Sequence[str] | None = None, selection: Any = slice(None)
 ) -> pa.ExtensionArray:
-    """The cells ``selection`` of a zarr ``ndarray`` array as an ``nd_arrow.array`` column.
-
-    ``dims`` names the axes of each cell (the zarr array's ``dimension_names`` name the axes
-    that index the rows), default ``dim_0, ..., dim_k``. ``selection`` is an int, a step-1
-    slice, ``...`` or a tuple of those; the cells come in C order of the selection, one non-null
-    row each, without attributes; unwritten cells are the array's fill cells.
-
-    Raises :class:`InvalidDimensionsError` for bad names, :class:`NotSupportedError` for
-    patterns no installed codec path serves or element dtypes Arrow has no type for (complex),
-    and the codec's ValueError for corrupt chunks.
-    """
+    """The cells ``selection`` (an int, a step-1 slice, ``...`` or a tuple of those) of a zarr
+    ``ndarray`` array as an ``nd_arrow.array`` column, as :func:`to_column` makes it (the zarr
+    array's ``dimension_names`` name the axes of the rows, not ``dims``). Complex values are
+    :class:`NotSupportedError`; corrupt chunks raise the codec's ValueError."""
     where = "nd_arrow.from_zarr"
     return to_column(_read(array, selection, where), dims, where=where).to_arrow()
 
@@ -148,15 +137,10 @@ def _cells(column: NdColumn, pattern: tuple[int | None, ...], where: str) -> tup
 
 
 def to_zarr(column: Any, array: Any, selection: Any = slice(None)) -> None:
-    """Write an ``nd_arrow.array`` column into the cells ``selection`` of a zarr array.
-
-    ``column`` is an :class:`NdColumn`, an ``nd_arrow.array`` extension array (chunked or not)
-    or its storage struct, checked first. Every non-null row must have the rank of the zarr
-    array's pattern and its fixed extents (names are not checked: zarr does not store them).
-    Null rows are written as empty cells (every variable extent 0); null values inside a row are
-    refused; values must convert to the element dtype without loss. The rows fill the selection
-    in C order; the chunks are byte-identical to writing the cells through zarr.
-    """
+    """Write a column (:class:`NdColumn`, extension array or storage, checked first) into the
+    cells ``selection`` of a zarr array, in C order: rows must have the pattern's rank and fixed
+    extents (names are not stored), null rows become empty cells, null values are refused, and
+    values must convert without loss. The chunks equal those zarr writes for the same cells."""
     where = "nd_arrow.to_zarr"
     pattern = tuple(_data_type(array, where).shape)
     col = column if isinstance(column, NdColumn) else NdColumn.from_arrow(column)
@@ -169,12 +153,9 @@ def to_zarr(column: Any, array: Any, selection: Any = slice(None)) -> None:
 def zarr_to_variable_shape_tensor(
     array: Any, dims: Sequence[str] | None = None, selection: Any = slice(None)
 ) -> pa.ExtensionArray:
-    """The cells ``selection`` of a zarr ``ndarray`` array as ``arrow.variable_shape_tensor``:
-    one tensor per cell, the ``shape`` child the cells' shape table, the ``data`` child their
-    values; ``dims`` become the type's ``dim_names`` (none without ``dims``). Selections and
-    codecs as for :func:`from_zarr`. Needs pyarrow >= 24 (before, :class:`NotSupportedError`;
-    ``variable_shape_tensor_storage(NdColumn.from_arrow(from_zarr(...)))`` gives the tagged
-    storage). Extents beyond int32 (the canonical type's shape type) are refused."""
+    """The cells ``selection`` as ``arrow.variable_shape_tensor`` (pyarrow >= 24): the cells'
+    shape table is the ``shape`` child, ``dims`` the ``dim_names``; extents beyond int32 are
+    refused. Older pyarrow: ``variable_shape_tensor_storage`` of :func:`from_zarr`'s column."""
     where = "nd_arrow.zarr_to_variable_shape_tensor"
     require_variable_shape_tensor()
     cells = _read(array, selection, where)
