@@ -116,22 +116,13 @@ __all__ = [
     "write_parquet",
 ]
 
-# Names before the renames, kept for one release: importing one warns.
-_RENAMED = {
-    "NdArray": NdVariable,
-    "NdRecordBatch": NdDataset,
-    "NdArrayType": NdType,
-    "NdArrayScalar": NdScalar,
-}
+# The names before the renames, kept for one release: importing one warns.
+_OLD = dict(NdArray=NdVariable, NdRecordBatch=NdDataset, NdArrayType=NdType, NdArrayScalar=NdScalar)
 
 
 def __getattr__(name: str) -> Any:
-    if name in _RENAMED:
-        new = _RENAMED[name]
-        warnings.warn(
-            f"nd_arrow.{name} is deprecated: use nd_arrow.{new.__name__} (the same class)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return new
-    raise AttributeError(f"module 'nd_arrow' has no attribute {name!r}")
+    if name not in _OLD:
+        raise AttributeError(f"module 'nd_arrow' has no attribute {name!r}")
+    message = f"nd_arrow.{name} is deprecated: use nd_arrow.{_OLD[name].__name__}"
+    warnings.warn(message, DeprecationWarning, stacklevel=2)
+    return _OLD[name]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ctypes
-import struct
 
 import pyarrow as pa
 
@@ -29,42 +28,30 @@ class _ArrowSchema(ctypes.Structure):
     ]
 
 
+_RELEASE = ctypes.CFUNCTYPE(None, ctypes.POINTER(_ArrowSchema))
+
+
 def extension_keys(t: pa.DataType) -> dict[bytes, bytes]:
     """``ARROW:extension:*`` keys of a type, also of extension types implemented in C++ only
-    (``arrow.variable_shape_tensor`` on pyarrow >= 24), whose serialized metadata pyarrow does not
-    expose (through 26): the type is exported through the C data interface and the schema's
-    metadata read (int32 count, then int32-length-prefixed keys and values)."""
-    schema = _ArrowSchema()
+    (``arrow.variable_shape_tensor`` on pyarrow >= 24), whose metadata pyarrow does not expose
+    (through 26): read from the type exported through the C data interface."""
+    schema, items = _ArrowSchema(), []
     t._export_to_c(ctypes.addressof(schema))
-    out: dict[bytes, bytes] = {}
     try:
         pos = schema.metadata or 0
-
-        def take() -> bytes:
-            nonlocal pos
-            (size,) = struct.unpack("=i", ctypes.string_at(pos, 4))
+        count = ctypes.c_int32.from_address(pos).value if pos else 0
+        for _ in range(2 * count):  # keys and values alternate, each after its int32 length
+            size = ctypes.c_int32.from_address(pos + 4).value
+            items.append(ctypes.string_at(pos + 8, size))
             pos += 4 + size
-            return ctypes.string_at(pos - size, size)
-
-        if pos:
-            (count,) = struct.unpack("=i", ctypes.string_at(pos, 4))
-            pos += 4
-            for _ in range(count):
-                key = take()
-                out[key] = take()
     finally:
         if schema.release:
-            ctypes.CFUNCTYPE(None, ctypes.POINTER(_ArrowSchema))(schema.release)(
-                ctypes.byref(schema)
-            )
-    return out
+            _RELEASE(schema.release)(ctypes.byref(schema))
+    return dict(zip(items[::2], items[1::2], strict=True))
 
 
 def import_with_field(field: pa.Field, storage: pa.Array) -> pa.Array:
-    """The array ``storage`` typed by ``field``'s metadata, as a C data interface import does.
-
-    With a canonical extension tag the C++ library knows (``arrow.variable_shape_tensor`` on
-    pyarrow >= 24), the result is that extension array; otherwise the storage comes back as it is.
-    """
+    """``storage`` typed by ``field``'s metadata as a C data interface import does it: with a tag
+    the C++ library knows (``arrow.variable_shape_tensor`` on pyarrow >= 24), that type."""
     _, array_capsule = storage.__arrow_c_array__()
     return pa.Array._import_from_c_capsule(field.__arrow_c_schema__(), array_capsule)

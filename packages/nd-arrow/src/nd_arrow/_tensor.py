@@ -82,12 +82,6 @@ def _column_of(
     )
 
 
-def _combined(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
-    if isinstance(arr, pa.ChunkedArray):
-        return pa.concat_arrays(arr.chunks) if arr.num_chunks else pa.array([], arr.type)
-    return arr
-
-
 def to_fixed_shape_tensor(column: NdColumn) -> pa.ExtensionArray:
     """``arrow.fixed_shape_tensor`` of a column whose non-null rows share names and sizes."""
     p, names, sizes = _canonical_rows(column, FIXED_SHAPE_TENSOR, same_sizes=True)
@@ -119,7 +113,7 @@ def to_fixed_shape_tensor(column: NdColumn) -> pa.ExtensionArray:
 
 def from_fixed_shape_tensor(arr: pa.Array | pa.ChunkedArray) -> NdColumn:
     """An nd column of an ``arrow.fixed_shape_tensor`` array (``permutation`` is ignored)."""
-    arr = _combined(arr)
+    arr = arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
     if getattr(arr.type, "extension_name", None) != FIXED_SHAPE_TENSOR:
         raise errors.InvalidArgumentError(
             f"expected an {FIXED_SHAPE_TENSOR} array, got type {arr.type}"
@@ -221,7 +215,8 @@ def from_variable_shape_tensor(
 ) -> NdColumn:
     """An nd column of ``arrow.variable_shape_tensor``: the extension array (pyarrow >= 24) or
     its storage Struct with the tagged ``field`` (any pyarrow)."""
-    storage, params = _variable_shape_storage(_combined(arr), field)
+    arr = arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
+    storage, params = _variable_shape_storage(arr, field)
     r = storage.type.field(1).type.list_size
     names = params.get("dim_names") or list(fmt.default_dim_names(r))
     if len(names) != r or len(set(names)) != r or not all(isinstance(x, str) and x for x in names):
