@@ -188,11 +188,9 @@ def decode_batches(data: Any) -> list[NdDataset]:
                 raise errors.SchemaMismatchError(
                     "encoded batch: two global attributes columns (FORMAT 7/1)"
                 )
-            if fmt.EXTENSION_METADATA_KEY in (meta := field.metadata or {}):
+            if (version := (field.metadata or {}).get(fmt.EXTENSION_METADATA_KEY)) is not None:
                 try:
-                    fmt.parse_extension_metadata(
-                        meta[fmt.EXTENSION_METADATA_KEY], fmt.GLOBAL_ATTRIBUTES_EXTENSION
-                    )
+                    fmt.parse_extension_metadata(version, fmt.GLOBAL_ATTRIBUTES_EXTENSION)
                 except errors.NdArrowError as exc:
                     raise type(exc)(f"encoded batch: {exc} (FORMAT 7/4)") from exc
             arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col

@@ -59,9 +59,8 @@ def _parquet_ready(table: pa.Table) -> pa.Table:
     extension type whose storage changed would come back as a plain struct."""
     for i, field in enumerate(table.schema):
         t = field.type.storage_type if isinstance(field.type, pa.BaseExtensionType) else field.type
-        if not is_nd_field(field) or not pa.types.is_timestamp(vt := t.field(0).type.value_type):
-            continue
-        if vt.unit != "s":
+        vt = t.field(0).type.value_type if is_nd_field(field) else None
+        if vt is None or not pa.types.is_timestamp(vt) or vt.unit != "s":
             continue
         item = t.field(0).type.value_field.with_type(pa.timestamp("ms", vt.tz))
         nd_type = NdType(pa.struct([t.field(0).with_type(pa.list_(item)), *list(t)[1:]]))
@@ -69,14 +68,13 @@ def _parquet_ready(table: pa.Table) -> pa.Table:
         for chunk in table.column(i).chunks:
             storage = chunk.storage if isinstance(chunk.type, pa.BaseExtensionType) else chunk
             try:
-                chunks.append(
-                    pa.ExtensionArray.from_storage(nd_type, storage.cast(nd_type.storage_type))
-                )
+                cast = storage.cast(nd_type.storage_type)
             except pa.ArrowInvalid as exc:
                 raise NotSupportedError(
                     f"Parquet has no seconds unit and these timestamp[s] values do not fit in "
                     f"milliseconds ({exc}); write them with write_ipc instead"
                 ) from exc
+            chunks.append(pa.ExtensionArray.from_storage(nd_type, cast))
         column = pa.chunked_array(chunks, type=nd_type)
         table = table.set_column(i, field.with_type(nd_type), column)
     return table

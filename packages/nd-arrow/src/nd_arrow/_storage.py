@@ -23,13 +23,7 @@ from nd_arrow._format import Ints, Mask
 _TIME_UNITS = ("s", "ms", "us", "ns")
 _LISTS = (pat.is_list, pat.is_large_list, pat.is_list_view, pat.is_large_list_view)
 _STRINGS = (pat.is_string, pat.is_large_string, pat.is_string_view)
-_NUMPY_SCALARS = (
-    pat.is_integer,
-    pat.is_floating,
-    pat.is_boolean,
-    pat.is_timestamp,
-    pat.is_duration,
-)
+_NUMBERS = (pat.is_integer, pat.is_floating, pat.is_boolean, pat.is_timestamp, pat.is_duration)
 
 
 def _is_any(t: pa.DataType, *kinds: Callable[[pa.DataType], bool]) -> bool:
@@ -80,6 +74,11 @@ def raw_values(arr: pa.Array) -> npt.NDArray[Any] | None:
         return None
     data = arr.buffers()[1] if n else b""
     return np.frombuffer(data, dtype, count=n, offset=arr.offset * dtype.itemsize if n else 0)
+
+
+def valid_rows(arr: pa.Array) -> Mask:
+    """Per row of ``arr``: False where it is null."""
+    return numpy_view(arr.is_valid()) if arr.null_count else np.ones(len(arr), np.bool_)
 
 
 def numpy_view(arr: pa.Array) -> npt.NDArray[Any]:
@@ -271,29 +270,24 @@ class AttrDecoder:
 
 def _getter(child: pa.Array) -> Callable[[int], object]:
     t = child.type
-    if _is_any(t, *_NUMPY_SCALARS):
+    if _is_any(t, *_NUMBERS):
         return arrow_to_numpy(child)[0].__getitem__  # type: ignore[no-any-return]
     lists = (pat.is_list, pat.is_large_list, pat.is_fixed_size_list)
-    if _is_any(t, *lists) and _is_any(t.value_type, *_NUMPY_SCALARS, pat.is_string):
+    if _is_any(t, *lists) and _is_any(t.value_type, *_NUMBERS, pat.is_string):
         child = child.cast(pa.list_(t.value_field)) if pat.is_fixed_size_list(t) else child
         flat, off = arrow_to_numpy(child.values)[0], numpy_view(child.offsets)
         return lambda i: flat[off[i] : off[i + 1]].copy()
     return child.to_pylist().__getitem__  # type: ignore[no-any-return]
 
 
-def _value_equal(a: object, b: object) -> bool:
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        x, y = np.asarray(a), np.asarray(b)
-        nan = x.dtype.kind == "f" and y.dtype.kind == "f"
-        return x.shape == y.shape and bool(np.array_equal(x, y, equal_nan=nan))
-    if isinstance(a, float | np.floating) and isinstance(b, float | np.floating):
-        return bool(a == b or (np.isnan(a) and np.isnan(b)))
-    return bool(a == b)
-
-
 def attrs_equal(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     """Equality of attribute dicts: same keys, equal values (NaN equals NaN, arrays elementwise)."""
-    return a.keys() == b.keys() and all(_value_equal(a[k], b[k]) for k in a)
+
+    def same(x: Any, y: Any) -> bool:
+        x, y = np.asarray(x), np.asarray(y)
+        return bool(np.array_equal(x, y, equal_nan=x.dtype.kind == "f" == y.dtype.kind))
+
+    return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
 
 
 _CHILDREN = (fmt.VALUES_FIELD, fmt.DIM_NAMES_FIELD, fmt.DIM_SIZES_FIELD, fmt.ATTRS_FIELD)
@@ -311,9 +305,8 @@ def storage_type(
     types = [values, NAMES_TYPE, SIZES_TYPE]
     if attr_fields:
         types.append(pa.struct([f.with_nullable(True) for f in attr_fields]))
-    return pa.struct(
-        [pa.field(name, t, nullable=False) for name, t in zip(_CHILDREN, types, strict=False)]
-    )
+    fields = zip(_CHILDREN, types, strict=False)
+    return pa.struct([pa.field(name, t, nullable=False) for name, t in fields])
 
 
 @dataclass(frozen=True)
@@ -459,16 +452,15 @@ def assemble(
     sizes = np.asarray(sizes, np.int64)
     names_child = string_array(names).take(primitive_array(codes, pa.int64()))
     sizes_child = primitive_array(sizes.astype(np.uint32), pa.uint32())
+    lists = zip(
+        (value_offsets, dim_offsets, dim_offsets),
+        (values, names_child, sizes_child),
+        st,
+        strict=False,
+    )
     children = [
-        pa.ListArray.from_arrays(
-            primitive_array(off.astype(np.int32), pa.int32()), child, type=f.type
-        )
-        for off, child, f in zip(
-            (value_offsets, dim_offsets, dim_offsets),
-            (values, names_child, sizes_child),
-            st,
-            strict=False,
-        )
+        pa.ListArray.from_arrays(primitive_array(o.astype(np.int32), pa.int32()), c, type=f.type)
+        for o, c, f in lists
     ]
     children += [] if attrs is None else [attrs]
     mask = primitive_array(null_rows, pa.bool_()) if some_null else None  # type: ignore[arg-type]
@@ -492,8 +484,7 @@ def validate_storage(storage: Any, where: str = "nd column", layout: Any = None)
             f"{where}: the storage is not valid Arrow data ({exc}); list offsets must stay "
             "within their child arrays (FORMAT 4/6)"
         ) from exc
-    valid = np.ones(len(storage), np.bool_)
-    valid = numpy_view(storage.is_valid()) if storage.null_count else valid
+    valid = valid_rows(storage)
     values, value_offsets = _list(storage.field(0), valid, fmt.VALUES_FIELD, where)
     names, name_offsets = _list(storage.field(1), valid, fmt.DIM_NAMES_FIELD, where)
     sizes_child, dim_offsets = _list(storage.field(2), valid, fmt.DIM_SIZES_FIELD, where)

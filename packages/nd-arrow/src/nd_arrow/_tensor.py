@@ -18,12 +18,10 @@ from nd_arrow import errors
 from nd_arrow._column import NdColumn, parts_of
 from nd_arrow._compat import VARIABLE_SHAPE_TENSOR_IN_CPP, extension_keys, import_with_field
 from nd_arrow._format import FIXED_SHAPE_TENSOR, VARIABLE_SHAPE_TENSOR, Ints, Mask
-from nd_arrow._storage import StorageParts, assemble, numpy_view, primitive_array
+from nd_arrow._storage import StorageParts, assemble, numpy_view, primitive_array, valid_rows
 
 
-def _canonical_rows(
-    column: NdColumn, target: str, same_sizes: bool
-) -> tuple[StorageParts, list[str], Ints]:
+def _canonical_rows(column: NdColumn, target: str, same: bool) -> tuple[StorageParts, Any, Ints]:
     """The column's parts, the names every non-null row shares, and the ``(rows, rank)`` sizes
     of those rows; refused where ``target`` cannot hold the rows."""
     p = parts_of(column)
@@ -32,13 +30,9 @@ def _canonical_rows(
             f"{target} has no attributes, but rows of this column have some; build the column "
             "from arrays without attributes first"
         )
-    starts, lengths = (
-        np.where(p.valid, x, 0) for x in (p.value_offsets[:-1], np.diff(p.value_offsets))
-    )
-    if (
-        p.values.null_count
-        and numpy_view(p.values.is_null())[fmt.range_positions(starts, lengths)].any()
-    ):
+    starts, lengths = np.where(p.valid, p.value_offsets[:-1], 0), np.diff(p.value_offsets)
+    inside = fmt.range_positions(starts, np.where(p.valid, lengths, 0))
+    if p.values.null_count and numpy_view(p.values.is_null())[inside].any():
         raise errors.NotSupportedError(
             f"{target} elements cannot be null, but this column has null values; fill them "
             "first (for example NdVariable(arr.to_numpy().filled(0), arr.dims))"
@@ -60,7 +54,7 @@ def _canonical_rows(
             f"{target} needs the same dimension names in all rows; row {int(rows[other][0])} "
             f"differs from row {int(rows[0])}"
         )
-    if same_sizes and (other := (sizes != sizes[0]).any(axis=1)).any():
+    if same and (other := (sizes != sizes[0]).any(axis=1)).any():
         raise errors.NotSupportedError(
             f"{target} needs the same sizes in all rows; row {int(rows[other][0])} has "
             f"{sizes[other][0].tolist()} but row {int(rows[0])} has {sizes[0].tolist()}. Use "
@@ -69,22 +63,19 @@ def _canonical_rows(
     return p, [p.name_dict[c] for c in codes[0].tolist()], sizes
 
 
-def _column_of(
-    values: pa.Array, lengths: Ints, sizes: Ints, names: list[str], valid: Mask
-) -> NdColumn:
+def _column_of(values: pa.Array, lengths: Ints, sizes: Ints, names: Any, valid: Mask) -> NdColumn:
     """A column of compacted values (null rows own none), the valid rows' lengths and sizes."""
     rows = None if valid.all() else valid
     value_offsets = fmt.offsets_of(lengths, np.int64, rows)
     dim_offsets = fmt.offsets_of(np.full(len(lengths), len(names)), np.int64, rows)
     null_rows = None if rows is None else ~valid
-    return NdColumn(
-        assemble(values, value_offsets, dim_offsets, sizes.reshape(-1), names, None, null_rows)
-    )
+    sizes = sizes.reshape(-1)
+    return NdColumn(assemble(values, value_offsets, dim_offsets, sizes, names, None, null_rows))
 
 
 def to_fixed_shape_tensor(column: NdColumn) -> pa.ExtensionArray:
     """``arrow.fixed_shape_tensor`` of a column whose non-null rows share names and sizes."""
-    p, names, sizes = _canonical_rows(column, FIXED_SHAPE_TENSOR, same_sizes=True)
+    p, names, sizes = _canonical_rows(column, FIXED_SHAPE_TENSOR, same=True)
     shape = sizes[0].tolist()
     size, n = math.prod(shape), len(p)
     try:
@@ -98,16 +89,13 @@ def to_fixed_shape_tensor(column: NdColumn) -> pa.ExtensionArray:
         values = p.values.slice(int(p.value_offsets[0]), n * size)
     else:  # null rows still occupy list_size slots: point them at the first row's values
         starts = np.where(p.valid, p.value_offsets[:-1], p.value_offsets[:-1][p.valid][0])
-        values = p.values.take(
-            primitive_array((starts[:, None] + np.arange(size)).reshape(-1), pa.int64())
-        )
+        picked = (starts[:, None] + np.arange(size)).reshape(-1)
+        values = p.values.take(primitive_array(picked, pa.int64()))
         validity = primitive_array(p.valid, pa.bool_()).buffers()[1]
     # from_buffers, not FixedSizeListArray.from_arrays: the latter divides by the list size and
     # crashes the process for size 0 (a shape with a zero axis) on pyarrow 18-26.
-    storage_type = tensor_type.storage_type
-    storage = pa.Array.from_buffers(
-        storage_type, n, [validity], null_count=p.null_count, children=[values]
-    )
+    storage_type, nulls = tensor_type.storage_type, p.null_count
+    storage = pa.Array.from_buffers(storage_type, n, [validity], nulls, children=[values])
     return pa.ExtensionArray.from_storage(tensor_type, storage)
 
 
@@ -115,9 +103,7 @@ def from_fixed_shape_tensor(arr: pa.Array | pa.ChunkedArray) -> NdColumn:
     """An nd column of an ``arrow.fixed_shape_tensor`` array (``permutation`` is ignored)."""
     arr = arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
     if getattr(arr.type, "extension_name", None) != FIXED_SHAPE_TENSOR:
-        raise errors.InvalidArgumentError(
-            f"expected an {FIXED_SHAPE_TENSOR} array, got type {arr.type}"
-        )
+        raise errors.InvalidArgumentError(f"expected an {FIXED_SHAPE_TENSOR} array, got {arr.type}")
     shape = [int(s) for s in arr.type.shape]
     names = list(arr.type.dim_names or fmt.default_dim_names(len(shape)))
     if len(names) != len(shape) or len(set(names)) != len(names) or not all(names):
@@ -127,15 +113,11 @@ def from_fixed_shape_tensor(arr: pa.Array | pa.ChunkedArray) -> NdColumn:
         )
     storage, size = arr.storage, math.prod(shape)
     values = storage.values.slice(storage.offset * size, len(storage) * size)
-    valid = (
-        numpy_view(storage.is_valid()) if storage.null_count else np.ones(len(storage), np.bool_)
-    )
-    if not valid.all():
+    if not (valid := valid_rows(storage)).all():
         values = values.filter(primitive_array(np.repeat(valid, size), pa.bool_()))
     k = int(valid.sum())
-    return _column_of(
-        values, np.full(k, size), np.tile(np.asarray(shape, np.int64), k), names, valid
-    )
+    sizes = np.tile(np.asarray(shape, np.int64), k)
+    return _column_of(values, np.full(k, size), sizes, names, valid)
 
 
 def variable_shape_tensor_parts(
@@ -154,12 +136,9 @@ def variable_shape_tensor_parts(
             f"{VARIABLE_SHAPE_TENSOR} stores shapes as int32; a size of {int(table.max())} does "
             "not fit"
         )
-    full = primitive_array(
-        np.where(valid[:, None], table, 0).astype(np.int32).reshape(-1), pa.int32()
-    )
-    shape = pa.Array.from_buffers(
-        pa.list_(pa.field("item", pa.int32()), r), len(valid), [None], children=[full]
-    )
+    full = primitive_array(np.where(valid[:, None], table, 0).astype(np.int32).ravel(), pa.int32())
+    shape_type = pa.list_(pa.field("item", pa.int32()), r)
+    shape = pa.Array.from_buffers(shape_type, len(valid), [None], children=[full])
     mask = None if valid.all() else primitive_array(~valid, pa.bool_())
     fields = [pa.field("data", data.type), pa.field("shape", shape.type)]
     storage = pa.StructArray.from_arrays([data, shape], fields=fields, mask=mask)
@@ -175,7 +154,7 @@ def variable_shape_tensor_storage(column: NdColumn) -> tuple[pa.Field, pa.Struct
     """The ``arrow.variable_shape_tensor`` storage of a column and its tagged field (any pyarrow):
     a table of them, written, is read as the canonical type by readers that know it (pyarrow >=
     24, arrow-rs, ...)."""
-    p, names, sizes = _canonical_rows(column, VARIABLE_SHAPE_TENSOR, same_sizes=False)
+    p, names, sizes = _canonical_rows(column, VARIABLE_SHAPE_TENSOR, same=False)
     full = np.zeros((len(p), len(names)), np.int64)
     full[p.valid] = sizes
     return variable_shape_tensor_parts(column.storage.field(0), full, names, p.valid)
@@ -223,15 +202,13 @@ def from_variable_shape_tensor(
         raise errors.InvalidEncodingError(
             f"{VARIABLE_SHAPE_TENSOR}: dim_names {names} do not name the {r} axes uniquely"
         )
-    valid = (
-        numpy_view(storage.is_valid()) if storage.null_count else np.ones(len(storage), np.bool_)
-    )
+    valid = valid_rows(storage)
     data, shape = storage.field(0), storage.field(1)
     sizes = numpy_view(shape.values.slice(shape.offset * r, len(shape) * r)).astype(np.int64)
     sizes = sizes.reshape(len(shape), r)[valid]
     if (sizes < 0).any():
         raise errors.ShapeMismatchError(
-            f"{VARIABLE_SHAPE_TENSOR}: negative size in {sizes.tolist()}"
+            f"{VARIABLE_SHAPE_TENSOR}: a negative size in {sizes.tolist()}"
         )
     offsets = numpy_view(data.offsets).astype(np.int64)
     lengths = np.diff(offsets)[valid]
@@ -249,19 +226,15 @@ def from_variable_shape_tensor(
     return _column_of(values, lengths, sizes, list(names), valid)
 
 
-def _variable_shape_storage(
-    arr: pa.Array, field: pa.Field | None
-) -> tuple[pa.StructArray, dict[str, Any]]:
+def _variable_shape_storage(arr: pa.Array, field: Any) -> tuple[pa.StructArray, dict[str, Any]]:
     """The storage of an ``arrow.variable_shape_tensor`` array (or of a plain one tagged by
     ``field``) and its parameters, the storage type checked. Only ``dim_names`` is used:
     ``permutation(s)`` and ``uniform_shape`` are view hints."""
+    tag = VARIABLE_SHAPE_TENSOR.encode()
     if getattr(arr.type, "extension_name", None) == VARIABLE_SHAPE_TENSOR:
         meta, storage = extension_keys(arr.type), arr.storage
-    elif (
-        field is not None
-        and (field.metadata or {}).get(fmt.EXTENSION_NAME_KEY) == VARIABLE_SHAPE_TENSOR.encode()
-    ):
-        meta, storage = dict(field.metadata or {}), arr
+    elif (getattr(field, "metadata", None) or {}).get(fmt.EXTENSION_NAME_KEY) == tag:
+        meta, storage = dict(field.metadata), arr
     else:
         raise errors.InvalidArgumentError(
             f"expected an {VARIABLE_SHAPE_TENSOR} array, or its storage with the tagged field; "

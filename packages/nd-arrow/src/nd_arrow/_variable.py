@@ -125,9 +125,8 @@ class NdVariable:
 
     def to_numpy(self) -> npt.NDArray[Any]:
         """Plain ndarray without nulls, ``numpy.ma.MaskedArray`` with nulls."""
-        return (
-            self._values if self._mask is None else np.ma.MaskedArray(self._values, mask=self._mask)
-        )
+        values, mask = self._values, self._mask
+        return values if mask is None else np.ma.MaskedArray(values, mask=mask)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, NdVariable):
