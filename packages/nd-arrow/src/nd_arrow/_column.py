@@ -274,20 +274,28 @@ def _build_rows(items: list[Any], dims: Any, value_type: Any, where: str) -> Sto
     dtype = _common_dtype([None if r is None else r.values for r in rows], where)
     if present:
         flat = np.concatenate([r.values.reshape(-1) for r in present]).astype(dtype, copy=False)
-        masks = [np.zeros(r.values.shape, np.bool_) if r.mask is None else r.mask for r in present]
-        has_mask = any(r.mask is not None for r in present)
-        mask = np.concatenate([m.reshape(-1) for m in masks]) if has_mask else None
+        mask = None
+        if any(r.mask is not None for r in present):
+            masks = [
+                np.zeros(r.values.size, np.bool_) if r.mask is None else r.mask for r in present
+            ]
+            mask = np.concatenate([m.reshape(-1) for m in masks])
         values = numpy_to_arrow(flat, mask, value_type, where)
     else:
         values = pa.array([], value_type)
     index: dict[str, int] = {}  # the distinct names, and every row's names as codes into them
-    codes = np.array([index.setdefault(n, len(index)) for r in present for n in r.dims], np.int64)
+    codes = None
+    if len(dim_sets := {r.dims for r in present}) == 1:  # one set of names (the common case)
+        index = dict.fromkeys(dim_sets.pop(), 0)
+    else:
+        every_dim = (d for r in present for d in r.dims)
+        codes = np.fromiter((index.setdefault(d, len(index)) for d in every_dim), np.int64)
     sizes = np.fromiter(itertools.chain.from_iterable(r.shape for r in present), np.int64)
-    counts = np.array([(0, 0) if r is None else (r.values.size, r.ndim) for r in rows], np.int64)
-    counts = counts.reshape(-1, 2)  # (values, rank) per row
+    value_counts = np.fromiter((0 if r is None else r.values.size for r in rows), np.int64)
+    ranks = np.fromiter((0 if r is None else r.ndim for r in rows), np.int64)
     null_rows = np.array([r is None for r in rows], np.bool_)
     attrs = encode_attrs([None if r is None else r.attrs for r in rows], f"{where} row")
-    offsets = fmt.offsets_of(counts[:, 0]), fmt.offsets_of(counts[:, 1])
+    offsets = fmt.offsets_of(value_counts), fmt.offsets_of(ranks)
     return assemble(values, *offsets, sizes, list(index), codes, null_rows, attrs)
 
 
@@ -441,8 +449,14 @@ class NdColumn:
             if inner := math.prod(shape.inner):  # rows of one block, sliced
                 block, rows = flat[lo:hi].reshape(-1, *shape.inner), ((off - lo) // inner).tolist()
                 return [block[a:b] for a, b in itertools.pairwise(rows)], [None] * n
-        rows = [self._row(i)[:2] if v else (None, None) for i, v in enumerate(p.valid.tolist())]
-        return [v for v, _ in rows], [m for _, m in rows]
+        sizes, ol, dl = p.sizes.tolist(), off.tolist(), p.dim_offsets.tolist()  # lists: faster
+        views: list[npt.NDArray[Any] | None] = [None] * n
+        masks: list[Mask | None] = [None] * n
+        for i in np.flatnonzero(p.valid).tolist():
+            views[i] = _shaped(flat[ol[i] : ol[i + 1]], shape := sizes[dl[i] : dl[i + 1]], i)
+            if mask is not None and (m := mask[ol[i] : ol[i + 1]]).any():
+                masks[i] = m.reshape(shape)
+        return views, masks
 
     def _row(self, i: int) -> tuple[npt.NDArray[Any], Mask | None, tuple[str, ...]]:
         """The values, mask and dimension names of valid row ``i``."""
