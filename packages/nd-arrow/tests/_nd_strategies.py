@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from nd_arrow import NdArray
+from nd_arrow import NdVariable
 
 NUMERIC = [
     "bool",
@@ -65,7 +65,7 @@ def nd_arrays(
     dtype: str,
     attr_kinds: dict[str, str] | None = None,
     max_rank: int = 4,
-) -> NdArray:
+) -> NdVariable:
     shape = draw(shapes(max_rank))
     vals = draw(values(dtype, shape))
     dims = draw(st.lists(NAMES, min_size=len(shape), max_size=len(shape), unique=True))
@@ -80,11 +80,11 @@ def nd_arrays(
     elif mask is not None:
         vals = vals.copy()
         vals[mask] = ""
-    return NdArray(vals, dims, attrs, mask=mask)
+    return NdVariable(vals, dims, attrs, mask=mask)
 
 
 @st.composite
-def columns(draw: st.DrawFn, max_rows: int = 6) -> tuple[str, list[NdArray | None]]:
+def columns(draw: st.DrawFn, max_rows: int = 6) -> tuple[str, list[NdVariable | None]]:
     dtype = draw(st.sampled_from(DTYPES))
     keys = draw(st.lists(st.sampled_from(["units", "scale", "flag", "range", "note"]), unique=True))
     kinds = {k: draw(st.sampled_from(ATTR_KINDS)) for k in keys}

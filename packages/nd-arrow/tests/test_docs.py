@@ -7,7 +7,7 @@ import importlib
 
 import pytest
 
-MODULES = ["nd_arrow", "nd_arrow._array", "nd_arrow._column", "nd_arrow._batch"]
+MODULES = ["nd_arrow", "nd_arrow._variable", "nd_arrow._column", "nd_arrow._dataset"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -11,7 +11,10 @@ from nd_arrow._format import (
     default_dim_names,
     infer_grid,
     merge_keys,
+    offsets_of,
     parse_extension_metadata,
+    range_ids,
+    range_positions,
     size_products,
 )
 
@@ -72,3 +75,26 @@ def test_names_and_keys() -> None:
     assert merge_keys([["a", "b"], ["c", "a"]]) == ["a", "b", "c"]
     with pytest.raises(InvalidArgumentError, match="may not be named '__global_attrs__'"):
         check_variable_name("__global_attrs__", "batch")
+
+
+# Ragged index arithmetic against the plain loops it replaces.
+
+
+def test_ranges_of_an_example() -> None:
+    starts, lengths = np.array([5, 0, 2]), np.array([2, 0, 3])
+    assert range_ids(lengths).tolist() == [0, 0, 2, 2, 2]
+    assert range_positions(starts, lengths).tolist() == [5, 6, 2, 3, 4]
+    assert offsets_of(lengths).tolist() == [0, 2, 2, 5]
+
+
+@given(st.lists(st.tuples(st.integers(0, 50), st.integers(0, 6)), max_size=20))
+def test_ranges_match_the_loop(ranges: list[tuple[int, int]]) -> None:
+    starts = np.array([s for s, _ in ranges], np.int64)
+    lengths = np.array([n for _, n in ranges], np.int64)
+    assert range_positions(starts, lengths).tolist() == [s + i for s, n in ranges for i in range(n)]
+    assert range_ids(lengths).tolist() == [k for k, (_, n) in enumerate(ranges) for _ in range(n)]
+    running = [0]
+    for _, n in ranges:
+        running.append(running[-1] + n)
+    assert offsets_of(lengths).tolist() == running
+    assert offsets_of(lengths, np.int32).dtype == np.int32

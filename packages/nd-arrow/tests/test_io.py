@@ -10,9 +10,9 @@ from _nd_strategies import columns
 from hypothesis import HealthCheck, given, settings
 
 from nd_arrow import (
-    NdArray,
-    NdArrayType,
     NdColumn,
+    NdType,
+    NdVariable,
     NotSupportedError,
     ShapeMismatchError,
     read_ipc,
@@ -29,9 +29,9 @@ def table_of(rows: list) -> pa.Table:
 
 
 ROWS = [
-    NdArray(np.arange(6.0).reshape(2, 3), ["time", "lat"], {"units": "K"}),
+    NdVariable(np.arange(6.0).reshape(2, 3), ["time", "lat"], {"units": "K"}),
     None,
-    NdArray(np.ma.masked_array([1.0, 2.0], mask=[False, True]), ["x"]),
+    NdVariable(np.ma.masked_array([1.0, 2.0], mask=[False, True]), ["x"]),
 ]
 
 
@@ -49,11 +49,13 @@ def test_parquet_round_trip(case: tuple) -> None:
         assert (np.abs(secs) > (2**63 - 1) // 1000).any()
         return
     back = read_parquet(pa.BufferReader(sink.getvalue()))
-    assert isinstance(back.schema.field("c").type, NdArrayType)
+    assert isinstance(back.schema.field("c").type, NdType)
     got = NdColumn.from_arrow(back.column("c")).to_pylist()
     if dtype == "datetime64[s]":  # Parquet has no seconds: read back in milliseconds
         rows = [
-            None if r is None else NdArray(r.values.astype("M8[ms]"), r.dims, r.attrs, mask=r.mask)
+            None
+            if r is None
+            else NdVariable(r.values.astype("M8[ms]"), r.dims, r.attrs, mask=r.mask)
             for r in rows
         ]
     assert got == rows
@@ -88,7 +90,7 @@ def test_unregistered_reads_are_rewrapped(tmp_path: Path) -> None:
         assert not isinstance(plain.schema.field("c").type, pa.BaseExtensionType)
         assert plain.schema.field("c").metadata[b"ARROW:extension:name"] == b"nd_arrow.array"
         for table in (read_parquet(path), read_ipc(sink.getvalue()), rewrap(plain)):
-            assert isinstance(table.schema.field("c").type, NdArrayType)
+            assert isinstance(table.schema.field("c").type, NdType)
             assert NdColumn.from_arrow(table.column("c")).to_pylist() == ROWS
     finally:
         register()
@@ -114,7 +116,11 @@ def test_parquet_timestamp_seconds_read_back_in_milliseconds() -> None:
     """The timestamp[s] branch of write_parquet, every time (not only when hypothesis draws it):
     values (with a null element, a null row and a timezone) come back exactly, in milliseconds."""
     secs = np.array(["1970-01-01T00:00:01", "NaT", "2262-04-11T23:47:16"], "M8[s]")
-    rows = [NdArray(secs, ["t"], {"units": "s"}), None, NdArray(secs[:1].reshape(1, 1), ["a", "b"])]
+    rows = [
+        NdVariable(secs, ["t"], {"units": "s"}),
+        None,
+        NdVariable(secs[:1].reshape(1, 1), ["a", "b"]),
+    ]
     col = NdColumn.from_arrays(rows)
     assert col.value_type == pa.timestamp("s")
     tz_col = NdColumn.from_arrays(rows, value_type=pa.timestamp("s", "UTC"))
@@ -126,7 +132,7 @@ def test_parquet_timestamp_seconds_read_back_in_milliseconds() -> None:
     assert back.schema.field("z").type.value_type == pa.timestamp("ms", "UTC")
     got = NdColumn.from_arrow(back.column("c")).to_pylist()
     assert got == [
-        None if r is None else NdArray(r.values.astype("M8[ms]"), r.dims, r.attrs, mask=r.mask)
+        None if r is None else NdVariable(r.values.astype("M8[ms]"), r.dims, r.attrs, mask=r.mask)
         for r in rows
     ]
     first = got[0]
@@ -136,6 +142,6 @@ def test_parquet_timestamp_seconds_read_back_in_milliseconds() -> None:
 
 
 def test_parquet_timestamp_seconds_beyond_milliseconds_is_refused() -> None:
-    far = NdArray(np.array([2**62], "M8[s]"), ["t"])
+    far = NdVariable(np.array([2**62], "M8[s]"), ["t"])
     with pytest.raises(NotSupportedError, match="Parquet has no seconds unit"):
         write_parquet(table_of([far]), pa.BufferOutputStream())

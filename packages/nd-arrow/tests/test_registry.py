@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from nd_arrow import NdArray, NdColumn, NdRecordBatch, decode_batches, encode_batches, errors
+from nd_arrow import NdColumn, NdDataset, NdVariable, decode_batches, encode_batches, errors
 
 DOC = json.loads((Path(__file__).parent / "golden" / "registry" / "nd_arrow.json").read_text())
 KINDS = {
@@ -53,7 +53,7 @@ def plain(value: Any) -> Any:
     return value.tolist() if hasattr(value, "tolist") else value
 
 
-def check_row(got: NdArray | None, want: dict[str, Any] | None, what: str) -> None:
+def check_row(got: NdVariable | None, want: dict[str, Any] | None, what: str) -> None:
     if want is None:
         assert got is None, f"{what}: a null row"
         return
@@ -66,8 +66,8 @@ def check_row(got: NdArray | None, want: dict[str, Any] | None, what: str) -> No
     assert {k: plain(v) for k, v in got.attrs.items()} == want.get("attrs", {}), what
 
 
-def array_of(want: dict[str, Any] | None, value_type: str) -> NdArray | None:
-    """The NdArray a writer is given for a vector row."""
+def array_of(want: dict[str, Any] | None, value_type: str) -> NdVariable | None:
+    """The NdVariable a writer is given for a vector row."""
     if want is None:
         return None
     dtype = (
@@ -79,7 +79,7 @@ def array_of(want: dict[str, Any] | None, value_type: str) -> NdArray | None:
     zero = "" if value_type == "string" else 0
     values = np.array([zero if v is None else v for v in want["values"]], dtype=dtype)
     attrs = want.get("attrs", {})
-    return NdArray(
+    return NdVariable(
         values.reshape(want["dim_sizes"]),
         want["dim_names"],
         attrs,
@@ -102,7 +102,7 @@ def test_valid(vector: dict[str, Any]) -> None:
         if vector["writer"]:
             types = vector["value_types"]
             rebuilt = [
-                NdRecordBatch(
+                NdDataset(
                     {k: array_of(r, types[k]) for k, r in want["arrays"].items()}, want["attrs"]
                 )
                 for want in vector["batches"]

@@ -10,8 +10,8 @@ from hypothesis.extra import numpy as hnp
 
 from nd_arrow import (
     InvalidArgumentError,
-    NdArray,
     NdColumn,
+    NdVariable,
     NotSupportedError,
     from_fixed_shape_tensor,
     from_variable_shape_tensor,
@@ -36,7 +36,8 @@ def test_fixed_shape_round_trip(
 ) -> None:
     dims = [f"d{i}" for i in range(len(shape))]
     rows = [
-        NdArray(data.draw(hnp.arrays(np.dtype(dtype), shape)), dims) if p else None for p in present
+        NdVariable(data.draw(hnp.arrays(np.dtype(dtype), shape)), dims) if p else None
+        for p in present
     ]
     col = NdColumn.from_arrays(rows)
     tensor = to_fixed_shape_tensor(col)
@@ -57,7 +58,7 @@ def test_fixed_shape_import_without_names_and_with_permutation() -> None:
     t = pa.fixed_shape_tensor(pa.float32(), [2, 2], permutation=[1, 0])
     storage = pa.FixedSizeListArray.from_arrays(pa.array(np.arange(8, dtype=np.float32)), 4)
     col = from_fixed_shape_tensor(pa.ExtensionArray.from_storage(t, storage))
-    assert col[1] == NdArray(np.arange(4, 8, dtype=np.float32).reshape(2, 2), ["dim_0", "dim_1"])
+    assert col[1] == NdVariable(np.arange(4, 8, dtype=np.float32).reshape(2, 2), ["dim_0", "dim_1"])
 
 
 def test_fixed_shape_refusals() -> None:
@@ -65,11 +66,11 @@ def test_fixed_shape_refusals() -> None:
         to_fixed_shape_tensor(NdColumn.from_arrays([np.zeros((1, 2)), np.zeros((2, 2))]))
     with pytest.raises(NotSupportedError, match="same dimension names"):
         to_fixed_shape_tensor(
-            NdColumn.from_arrays([NdArray(np.zeros(2), ["a"]), NdArray(np.zeros(2), ["b"])])
+            NdColumn.from_arrays([NdVariable(np.zeros(2), ["a"]), NdVariable(np.zeros(2), ["b"])])
         )
     with pytest.raises(NotSupportedError, match="no attributes"):
-        to_fixed_shape_tensor(NdColumn.from_arrays([NdArray(np.zeros(2), ["a"], {"u": "m"})]))
-    masked = NdArray(np.zeros(2), ["a"], mask=np.array([True, False]))
+        to_fixed_shape_tensor(NdColumn.from_arrays([NdVariable(np.zeros(2), ["a"], {"u": "m"})]))
+    masked = NdVariable(np.zeros(2), ["a"], mask=np.array([True, False]))
     with pytest.raises(NotSupportedError, match="fill them first"):
         to_fixed_shape_tensor(NdColumn.from_arrays([masked]))
     with pytest.raises(NotSupportedError, match="no non-null row"):
@@ -78,12 +79,12 @@ def test_fixed_shape_refusals() -> None:
         from_fixed_shape_tensor(pa.array([1]))
 
 
-def ragged_rows() -> list[NdArray | None]:
+def ragged_rows() -> list[NdVariable | None]:
     return [
-        NdArray(np.arange(6.0).reshape(2, 3), ["a", "b"]),
+        NdVariable(np.arange(6.0).reshape(2, 3), ["a", "b"]),
         None,
-        NdArray(np.ones((1, 3)), ["a", "b"]),
-        NdArray(np.zeros((0, 2)), ["a", "b"]),
+        NdVariable(np.ones((1, 3)), ["a", "b"]),
+        NdVariable(np.zeros((0, 2)), ["a", "b"]),
     ]
 
 

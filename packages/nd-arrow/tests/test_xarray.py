@@ -5,8 +5,8 @@ import pytest
 
 xr = pytest.importorskip("xarray")
 
-from nd_arrow import NdArray, NdColumn, NdRecordBatch, decode_batches, encode_batches  # noqa: E402
-from nd_arrow._values import fill_nulls  # noqa: E402
+from nd_arrow import NdColumn, NdDataset, NdVariable, decode_batches, encode_batches  # noqa: E402
+from nd_arrow._storage import fill_nulls  # noqa: E402
 from nd_arrow.xarray import array_to_xarray  # noqa: E402
 
 
@@ -24,7 +24,7 @@ def dataset() -> xr.Dataset:
 
 def test_dataarray_round_trip() -> None:
     da = dataset()["t"]
-    arr = NdArray.from_xarray(da)
+    arr = NdVariable.from_xarray(da)
     assert arr.sizes == {"time": 2, "lat": 3} and arr.attrs == {"units": "K"}
     back = NdColumn.from_arrays([arr])[0]
     assert back is not None
@@ -32,7 +32,7 @@ def test_dataarray_round_trip() -> None:
 
 
 def test_nulls_become_nan() -> None:
-    arr = NdArray(np.array([1, 2, 3]), ["x"], mask=np.array([False, True, False]))
+    arr = NdVariable(np.array([1, 2, 3]), ["x"], mask=np.array([False, True, False]))
     da = arr.to_xarray()
     assert da.dtype == np.float64
     assert np.isnan(da.values[1])
@@ -40,7 +40,7 @@ def test_nulls_become_nan() -> None:
 
 def test_dataset_round_trip_through_record_batch() -> None:
     ds = dataset()
-    batch = NdRecordBatch.from_xarray(ds)
+    batch = NdDataset.from_xarray(ds)
     assert batch.attrs == {"title": "demo", "version": 3}
     decoded = decode_batches(encode_batches([batch, batch]))
     assert len(decoded) == 2
@@ -64,14 +64,14 @@ def test_null_times_become_nat(kind: str) -> None:
     Nanoseconds: xarray before 2025 converts (with a warning) every other unit to them."""
     dtype = np.dtype(f"{kind}[ns]")
     values = np.array([1, 2, 3], "i8").view(dtype)
-    arr = NdArray(values, ["x"], mask=np.array([False, True, False]))
+    arr = NdVariable(values, ["x"], mask=np.array([False, True, False]))
     via_column = NdColumn.from_arrays([arr])[0]
     assert via_column is not None and via_column.mask is not None
     for da in (arr.to_xarray(), array_to_xarray(via_column)):
         assert da.dtype == dtype
         assert np.isnat(da.values).tolist() == [False, True, False]
         assert da.values[0] == values[0] and da.values[2] == values[2]
-    ds = NdRecordBatch({"t": arr}).to_xarray()
+    ds = NdDataset({"t": arr}).to_xarray()
     assert ds["t"].dtype == dtype
     assert np.isnat(ds["t"].values).tolist() == [False, True, False]
     # The source keeps its values under the mask: the fill works on a copy.
@@ -79,9 +79,9 @@ def test_null_times_become_nat(kind: str) -> None:
 
 
 def test_other_nulls_fill_like_xarray() -> None:
-    floats = NdArray(np.array([1.5, 2.5]), ["x"], mask=np.array([True, False])).to_xarray()
+    floats = NdVariable(np.array([1.5, 2.5]), ["x"], mask=np.array([True, False])).to_xarray()
     assert floats.dtype == np.float64 and np.isnan(floats.values[0])
-    bools = NdArray(np.array([True, False]), ["x"], mask=np.array([False, True])).to_xarray()
+    bools = NdVariable(np.array([True, False]), ["x"], mask=np.array([False, True])).to_xarray()
     assert bools.dtype == np.float64 and bools.values[0] == 1.0 and np.isnan(bools.values[1])
-    text = NdArray(np.array(["a", "b"], object), ["x"], mask=np.array([False, True])).to_xarray()
+    text = NdVariable(np.array(["a", "b"], object), ["x"], mask=np.array([False, True])).to_xarray()
     assert text.values[0] == "a" and text.isnull().values.tolist() == [False, True]

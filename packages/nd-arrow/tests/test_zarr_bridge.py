@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 zarr = pytest.importorskip("zarr")
 zvn = pytest.importorskip("zarr_vlen_ndarray")
 
-from nd_arrow import NdArrayType, NdArrowError, NdColumn  # noqa: E402
+from nd_arrow import NdArrowError, NdColumn, NdType  # noqa: E402
 from nd_arrow.errors import NotSupportedError, ShapeMismatchError  # noqa: E402
 from nd_arrow.zarr_bridge import from_zarr, to_zarr  # noqa: E402
 
@@ -68,7 +68,7 @@ def test_from_zarr_builds_one_row_per_cell() -> None:
     array = make(9, 4)
     array[:] = stage(cells)
     column = from_zarr(array, dims=("point", "xy"))
-    assert isinstance(column, pa.ExtensionArray) and isinstance(column.type, NdArrayType)
+    assert isinstance(column, pa.ExtensionArray) and isinstance(column.type, NdType)
     assert len(column) == 9 and column.null_count == 0
     col = NdColumn.from_arrow(column)  # checks every rule of the format
     for i, cell in enumerate(cells):
@@ -188,7 +188,7 @@ def _parquet(tmp_path: Path) -> tuple[Path, list[np.ndarray]]:
 def test_parquet_round_trip_keeps_the_extension_type(tmp_path: Path) -> None:
     path, cells = _parquet(tmp_path)
     table = pq.read_table(path)
-    assert isinstance(table.schema.field("cells").type, NdArrayType)
+    assert isinstance(table.schema.field("cells").type, NdType)
     got = NdColumn.from_arrow(table.column("cells")).to_numpy_list()
     assert all(np.array_equal(g, c) for g, c in zip(got, cells, strict=True))
 

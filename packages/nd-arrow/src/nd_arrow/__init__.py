@@ -1,21 +1,24 @@
 """nd-arrow: the ``nd_arrow.array`` Arrow extension type for named N-dimensional arrays.
 
-Importing it registers :class:`NdArrayType` with pyarrow; xarray and zarr (the extras) are
-imported only when a function needs them.
+Importing it registers :class:`NdType` with pyarrow; xarray and zarr (the extras) are imported
+only when a function needs them.
 
 >>> import numpy as np
->>> col = NdColumn.from_arrays([NdArray(np.zeros((2, 3)), ["time", "lat"], {"units": "K"})])
+>>> col = NdColumn.from_arrays([NdVariable(np.zeros((2, 3)), ["time", "lat"], {"units": "K"})])
 >>> col[0].sizes
 {'time': 2, 'lat': 3}
 """
 
 from __future__ import annotations
 
-from nd_arrow._array import NdArray
-from nd_arrow._batch import NdRecordBatch, decode_batches, encode_batches
-from nd_arrow._column import NdArrayScalar, NdColumn, NdExtensionArray
-from nd_arrow._extension import (
-    NdArrayType,
+import warnings
+from typing import Any
+
+from nd_arrow._column import (
+    NdColumn,
+    NdExtensionArray,
+    NdScalar,
+    NdType,
     encoded_field,
     encoded_schema,
     global_attributes_field,
@@ -25,6 +28,7 @@ from nd_arrow._extension import (
     logical_schema,
     register,
 )
+from nd_arrow._dataset import NdDataset, decode_batches, encode_batches
 from nd_arrow._format import (
     ATTRS_FIELD,
     DIM_NAMES_FIELD,
@@ -44,6 +48,7 @@ from nd_arrow._tensor import (
     to_variable_shape_tensor,
     variable_shape_tensor_storage,
 )
+from nd_arrow._variable import NdVariable
 from nd_arrow.errors import (
     InvalidArgumentError,
     InvalidAttributeError,
@@ -75,13 +80,13 @@ __all__ = [
     "InvalidAttributeError",
     "InvalidDimensionsError",
     "InvalidEncodingError",
-    "NdArray",
-    "NdArrayScalar",
-    "NdArrayType",
     "NdArrowError",
     "NdColumn",
+    "NdDataset",
     "NdExtensionArray",
-    "NdRecordBatch",
+    "NdScalar",
+    "NdType",
+    "NdVariable",
     "NotSupportedError",
     "SchemaMismatchError",
     "ShapeMismatchError",
@@ -110,3 +115,14 @@ __all__ = [
     "write_ipc",
     "write_parquet",
 ]
+
+# The names before the renames, kept for one release: importing one warns.
+_OLD = dict(NdArray=NdVariable, NdRecordBatch=NdDataset, NdArrayType=NdType, NdArrayScalar=NdScalar)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _OLD:
+        raise AttributeError(f"module 'nd_arrow' has no attribute {name!r}")
+    message = f"nd_arrow.{name} is deprecated: use nd_arrow.{_OLD[name].__name__}"
+    warnings.warn(message, DeprecationWarning, stacklevel=2)
+    return _OLD[name]

@@ -3,29 +3,13 @@
 from __future__ import annotations
 
 import ctypes
-import struct
 
 import pyarrow as pa
-
-__all__ = [
-    "PYARROW_VERSION",
-    "VARIABLE_SHAPE_TENSOR_IN_CPP",
-    "extension_keys",
-    "import_with_field",
-]
-
-
-def _version(text: str) -> tuple[int, int]:
-    major, minor = text.split(".")[:2]
-    return int(major), int("".join(ch for ch in minor if ch.isdigit()) or 0)
-
-
-PYARROW_VERSION = _version(pa.__version__)
 
 # pyarrow >= 24: the C++ library registers arrow.variable_shape_tensor, so an array imported
 # through the C data interface with that tag becomes the extension type. pyarrow 18-23 has no such
 # type (and Python has no factory for it through 26): callers get the tagged storage instead.
-VARIABLE_SHAPE_TENSOR_IN_CPP = PYARROW_VERSION >= (24, 0)
+VARIABLE_SHAPE_TENSOR_IN_CPP = int(pa.__version__.split(".")[0]) >= 24
 
 
 class _ArrowSchema(ctypes.Structure):
@@ -47,45 +31,27 @@ class _ArrowSchema(ctypes.Structure):
 _RELEASE = ctypes.CFUNCTYPE(None, ctypes.POINTER(_ArrowSchema))
 
 
-def _read_metadata(address: int) -> dict[bytes, bytes]:
-    """Decode the C data interface metadata encoding: int32 count, then (int32 len, bytes) pairs."""
-    out: dict[bytes, bytes] = {}
-    if not address:
-        return out
-    (count,) = struct.unpack("=i", ctypes.string_at(address, 4))
-    pos = address + 4
-    for _ in range(count):
-        (klen,) = struct.unpack("=i", ctypes.string_at(pos, 4))
-        key = ctypes.string_at(pos + 4, klen)
-        pos += 4 + klen
-        (vlen,) = struct.unpack("=i", ctypes.string_at(pos, 4))
-        value = ctypes.string_at(pos + 4, vlen)
-        pos += 4 + vlen
-        out[key] = value
-    return out
-
-
 def extension_keys(t: pa.DataType) -> dict[bytes, bytes]:
-    """``ARROW:extension:*`` keys of a type, including C++-only extension types.
-
-    pyarrow exposes no serialized metadata for extension types implemented in C++ (such as
-    ``arrow.variable_shape_tensor`` on pyarrow >= 24); exporting the type through the C data
-    interface yields it, as every pyarrow >= 14 supports.
-    """
-    schema = _ArrowSchema()
+    """``ARROW:extension:*`` keys of a type, also of extension types implemented in C++ only
+    (``arrow.variable_shape_tensor`` on pyarrow >= 24), whose metadata pyarrow does not expose
+    (through 26): read from the type exported through the C data interface."""
+    schema, items = _ArrowSchema(), []
     t._export_to_c(ctypes.addressof(schema))
     try:
-        return _read_metadata(schema.metadata or 0)
+        pos = schema.metadata or 0
+        count = ctypes.c_int32.from_address(pos).value if pos else 0
+        for _ in range(2 * count):  # keys and values alternate, each after its int32 length
+            size = ctypes.c_int32.from_address(pos + 4).value
+            items.append(ctypes.string_at(pos + 8, size))
+            pos += 4 + size
     finally:
         if schema.release:
             _RELEASE(schema.release)(ctypes.byref(schema))
+    return dict(zip(items[::2], items[1::2], strict=True))
 
 
 def import_with_field(field: pa.Field, storage: pa.Array) -> pa.Array:
-    """The array ``storage`` typed by ``field``'s metadata, as a C data interface import does.
-
-    With a canonical extension tag the C++ library knows (``arrow.variable_shape_tensor`` on
-    pyarrow >= 24), the result is that extension array; otherwise the storage comes back as it is.
-    """
+    """``storage`` typed by ``field``'s metadata as a C data interface import does it: with a tag
+    the C++ library knows (``arrow.variable_shape_tensor`` on pyarrow >= 24), that type."""
     _, array_capsule = storage.__arrow_c_array__()
     return pa.Array._import_from_c_capsule(field.__arrow_c_schema__(), array_capsule)

@@ -1,79 +1,310 @@
-"""The Arrow storage layout of ``nd_arrow.array``: its type, writing it, and the parts a column
-is decoded from.
-
-Writers produce exactly the layout of FORMAT.md ("Storage layout"); readers are more lenient
-(:func:`parse_storage_type`) and check every row rule in :mod:`nd_arrow._storage_check`.
-"""
+"""The Arrow storage of ``nd_arrow.array`` (FORMAT.md sections 3-6): element values between numpy
+and Arrow (through buffers: ``pa.array`` and ``to_numpy`` import pandas, seconds where it is
+installed), per-row attributes, the storage type, writing it, and reading it back checked
+against every rule, vectorized. Element nulls are a mask in numpy (True = null); NaT is null."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
+import pyarrow.compute as pc
+from pyarrow import types as pat
 
-from nd_arrow._format import (
-    ATTRS_FIELD,
-    DIM_NAMES_FIELD,
-    DIM_SIZES_FIELD,
-    INT32_MAX,
-    ITEM_FIELD,
-    VALUES_FIELD,
+from nd_arrow import _format as fmt
+from nd_arrow import errors
+from nd_arrow._format import Ints, Mask
+
+_TIME_UNITS = ("s", "ms", "us", "ns")
+_LISTS = (pat.is_list, pat.is_large_list, pat.is_list_view, pat.is_large_list_view)
+_STRINGS = (pat.is_string, pat.is_large_string, pat.is_string_view)
+_NUMBERS = (pat.is_integer, pat.is_floating, pat.is_boolean, pat.is_timestamp, pat.is_duration)
+
+
+def _is_any(t: pa.DataType, *kinds: Callable[[pa.DataType], bool]) -> bool:
+    return any(kind(t) for kind in kinds)
+
+
+def is_string_dtype(dtype: np.dtype[Any]) -> bool:
+    """True for numpy str dtypes (``U``, numpy 2's ``StringDType``) and object (assumed str)."""
+    return dtype.kind in "UTO"
+
+
+def arrow_type_for_dtype(dtype: np.dtype[Any], where: str = "values") -> pa.DataType:
+    """The Arrow value type written for a numpy dtype."""
+    kind = dtype.kind
+    if kind in "biuf":
+        return pa.from_numpy_dtype(dtype)
+    if kind in "SUTO":
+        return pa.binary() if kind == "S" else pa.string()
+    unit, count = np.datetime_data(dtype) if kind in "mM" else ("", 0)
+    if kind == "M" and (unit, count) == ("D", 1):
+        return pa.date32()
+    if unit in _TIME_UNITS and count == 1:
+        return pa.timestamp(unit) if kind == "M" else pa.duration(unit)
+    if kind in "mM":
+        raise errors.NotSupportedError(
+            f"{where}: numpy {dtype} has unit {unit!r}; Arrow timestamps and durations use "
+            f"s, ms, us or ns. Convert with .astype('{kind}8[ns]') first"
+        )
+    raise errors.NotSupportedError(
+        f"{where}: numpy dtype {dtype} has no Arrow value type in nd-arrow; use a numeric, bool, "
+        "datetime64, timedelta64 or string dtype (complex numbers: store real and imag apart)"
+    )
+
+
+def raw_values(arr: pa.Array) -> npt.NDArray[Any] | None:
+    """The values buffer of a fixed-width array as numpy, whatever the validity says (zero-copy,
+    read-only; booleans unpacked): numbers, timestamps and durations. None for other types."""
+    t, n = arr.type, len(arr)
+    if pat.is_boolean(t):
+        bits = np.unpackbits(np.frombuffer(arr.buffers()[1] or b"", np.uint8), bitorder="little")
+        return bits[arr.offset : arr.offset + n].astype(np.bool_)
+    if _is_any(t, pat.is_integer, pat.is_floating):  # (to_pandas_dtype imports pandas)
+        kind = "f" if pat.is_floating(t) else "i" if pat.is_signed_integer(t) else "u"
+        dtype = np.dtype(f"{kind}{t.bit_width // 8}")
+    elif _is_any(t, pat.is_timestamp, pat.is_duration):
+        dtype = np.dtype(f"{'M' if pat.is_timestamp(t) else 'm'}8[{t.unit}]")
+    else:
+        return None
+    data = arr.buffers()[1] if n else b""
+    return np.frombuffer(data, dtype, count=n, offset=arr.offset * dtype.itemsize if n else 0)
+
+
+def valid_rows(arr: pa.Array) -> Mask:
+    """Per row of ``arr``: False where it is null."""
+    return numpy_view(arr.is_valid()) if arr.null_count else np.ones(len(arr), np.bool_)
+
+
+def numpy_view(arr: pa.Array) -> npt.NDArray[Any]:
+    """``arr.to_numpy(zero_copy_only=False)``, read from the buffers (zero-copy, read-only) where
+    Arrow's layout is numpy's: fixed-width values without nulls, booleans unpacked."""
+    raw = raw_values(arr) if arr.null_count == 0 else None
+    return arr.to_numpy(zero_copy_only=False) if raw is None else raw
+
+
+def primitive_array(values: npt.NDArray[Any], t: pa.DataType, mask: Mask | None = None) -> pa.Array:
+    """A fixed-width Arrow array over a flat native-endian numpy array of its layout (no copy;
+    booleans are bit-packed); ``mask`` is True = null."""
+    nulls = 0 if mask is None else int(np.count_nonzero(mask))
+    validity = pa.py_buffer(np.packbits(~mask, bitorder="little")) if nulls else None  # type: ignore[operator]
+    bits = values.dtype.kind == "b"
+    data = np.packbits(values, bitorder="little") if bits else np.ascontiguousarray(values)
+    return pa.Array.from_buffers(t, len(values), [validity, pa.py_buffer(data)], null_count=nulls)
+
+
+def string_array(strings: Sequence[str], where: str = "nd column") -> pa.Array:
+    """A Utf8 array of Python strings, built from numpy buffers."""
+    encoded = [s.encode("utf-8") for s in strings]
+    lengths = np.fromiter(map(len, encoded), np.int64, len(encoded))
+    fmt.check_int32(int(lengths.sum()), "bytes of strings", where)
+    offsets = pa.py_buffer(fmt.offsets_of(lengths, np.int32))
+    return pa.StringArray.from_buffers(len(encoded), offsets, pa.py_buffer(b"".join(encoded)))
+
+
+def _from_buffers(flat: npt.NDArray[Any], mask: Mask | None) -> pa.Array | None:
+    """``flat`` as an Arrow array built from buffers, or None where ``pa.array`` is needed."""
+    kind = flat.dtype.kind
+    if flat.ndim != 1 or not flat.dtype.isnative or kind not in "biufmM":
+        return None
+    if kind in "biuf":
+        return primitive_array(flat, pa.from_numpy_dtype(flat.dtype), mask)
+    unit, count = np.datetime_data(flat.dtype)
+    if unit not in _TIME_UNITS or count != 1:
+        return None  # dates go through pa.array
+    if (nat := np.isnat(flat)).any():
+        mask = nat if mask is None else (mask | nat)
+    arrow_type = pa.timestamp(unit) if kind == "M" else pa.duration(unit)
+    return primitive_array(flat.view(np.int64), arrow_type, mask)
+
+
+def numpy_to_arrow(
+    flat: Any, mask: Mask | None, value_type: Any = None, where: str = "values"
+) -> Any:
+    """One flat Arrow array of a flat numpy array and a null mask (True = null), cast to
+    ``value_type`` when given. Numbers without a cast are wrapped without copying."""
+    arrow_type = arrow_type_for_dtype(flat.dtype, where) if value_type is None else None
+    flat = flat.astype(object) if flat.dtype.kind == "T" else flat
+    mask = mask if mask is not None and mask.any() else None
+    try:
+        if (arr := _from_buffers(flat, mask)) is None:
+            kind = value_type if flat.dtype.kind == "O" else arrow_type
+            arr = pa.array(flat, mask=mask, type=kind)
+        return arr if value_type is None or arr.type == value_type else arr.cast(value_type)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, TypeError) as exc:
+        want = value_type or arrow_type
+        raise errors.InvalidArgumentError(
+            f"{where}: cannot convert numpy {flat.dtype} values to Arrow {want}: {exc}"
+        ) from exc
+
+
+def fill_nulls(values: npt.NDArray[Any], mask: Mask | None) -> npt.NDArray[Any]:
+    """A copy of ``values`` with nulls filled as xarray and pandas expect: NaN (integers and
+    booleans turn float64), NaT for times, None for anything else (no mask: ``values``)."""
+    if mask is None:
+        return values
+    kind = values.dtype.kind
+    fill: Any = np.array("NaT", values.dtype) if kind in "mM" else None
+    fill = np.nan if kind in "iubf" else fill
+    out = values.astype(np.float64 if kind in "iub" else object if fill is None else values.dtype)
+    out[mask] = fill
+    return out
+
+
+def arrow_to_numpy(arr: pa.Array) -> tuple[npt.NDArray[Any], Mask | None]:
+    """Flat numpy values and null mask (None without nulls) of one Arrow array; fixed-width
+    values without nulls are a zero-copy view of Arrow's buffer."""
+    if _is_any(arr.type, pat.is_string_view, pat.is_large_string):
+        arr = arr.cast(pa.string())
+    if arr.null_count == 0:
+        return numpy_view(arr), None
+    t, mask = arr.type, numpy_view(arr.is_null())
+    if (raw := raw_values(arr)) is not None:  # a copy with a filler under the nulls
+        out = raw.copy()
+        out[mask] = np.array("NaT", raw.dtype) if raw.dtype.kind in "mM" else 0
+        return out, mask
+    if _is_any(t, pat.is_string, pat.is_binary, pat.is_large_binary):
+        arr = pc.fill_null(arr, pa.scalar("" if pat.is_string(t) else b"", t))
+    return arr.to_numpy(zero_copy_only=False), mask  # dates and times of day: NaT under nulls
+
+
+_SIMPLE_ATTRS = (
+    (bool | np.bool_, pa.bool_()),
+    (int, pa.int64()),
+    (float, pa.float64()),
+    (str, pa.string()),
+    (bytes, pa.binary()),
 )
-from nd_arrow._ragged import offsets_of
-from nd_arrow._values import primitive_array
-from nd_arrow.errors import InvalidArgumentError, InvalidEncodingError
 
-__all__ = [
-    "Dims",
-    "RowNames",
-    "RowShape",
-    "StorageLayout",
-    "StorageParts",
-    "assemble_parts",
-    "build_storage",
-    "make_parts",
-    "parse_storage_type",
-    "repeated_names",
-    "row_shape",
-    "storage_type",
-    "tile_names",
-    "uniform_rank",
-]
 
-NAMES_TYPE = pa.list_(pa.field(ITEM_FIELD, pa.string(), nullable=False))
-SIZES_TYPE = pa.list_(pa.field(ITEM_FIELD, pa.uint32(), nullable=False))
+def attr_type(value: object, where: str) -> pa.DataType:
+    """The Arrow type one attribute value is written with (FORMAT 6)."""
+    if isinstance(value, pa.Scalar):
+        return value.type
+    for kind, arrow_type in _SIMPLE_ATTRS:  # before numpy: np.float64 is a float, np.str_ a str
+        if isinstance(value, kind):
+            return arrow_type
+    if not isinstance(value, list | tuple | np.generic | np.ndarray):
+        raise errors.InvalidAttributeError(
+            f"{where}: value {value!r} of type {type(value).__name__} is not supported; "
+            "attributes are scalars, strings or 1-D arrays"
+        )
+    arr = np.asarray(value)
+    try:
+        item = arrow_type_for_dtype(arr.dtype, where)
+    except errors.NdArrowError as exc:
+        raise errors.InvalidAttributeError(f"{where}: {exc}") from exc
+    if arr.ndim > 1:
+        raise errors.InvalidAttributeError(
+            f"{where}: value has shape {arr.shape}; attributes are scalars, strings or 1-D arrays"
+        )
+    return pa.list_(item) if arr.ndim else item
+
+
+def checked_attrs(attrs: Mapping[str, Any] | None, where: str) -> dict[str, Any]:
+    """A copy of one variable's or dataset's attributes, each key and value checked."""
+    out = dict(attrs or {})
+    fmt.check_attr_keys(out, where)
+    for key, value in out.items():
+        attr_type(value, f"{where} attribute {key!r}")
+    return out
+
+
+def _normalize(value: object) -> object:
+    if isinstance(value, pa.Scalar):
+        return value.as_py()
+    if isinstance(value, list | tuple):
+        return np.asarray(value)
+    return value[()] if isinstance(value, np.ndarray) and value.ndim == 0 else value
+
+
+def encode_attrs(rows: Sequence[Mapping[str, Any] | None], where: str = "row") -> Any:
+    """One Struct with a child per key (the union of the rows' keys, in first-seen order) of
+    per-row dicts, a null child value where a row lacks the key; None when no row has any.
+    One key has one Arrow type in all rows (FORMAT 6); the keys were checked (``checked_attrs``)."""
+    children = []
+    for key in fmt.merge_keys(r for r in rows if r):
+        col: list[object] = []
+        key_type, first = None, -1
+        for i, r in enumerate(rows):
+            if (v := r.get(key) if r else None) is not None:
+                t = attr_type(v, f"{where} {i}: attribute {key!r}")
+                if key_type is None:
+                    key_type, first = t, i
+                elif t != key_type:
+                    raise errors.InvalidAttributeError(
+                        f"{where} {i}: attribute {key!r} has type {t} but {key_type} in {where} "
+                        f"{first}; one key has one type in a column. Convert the values to one "
+                        "type"
+                    )
+            col.append(None if v is None else _normalize(v))
+        try:
+            children.append((key, pa.array(col, type=key_type)))
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError) as exc:
+            raise errors.InvalidAttributeError(
+                f"{where}: attribute {key!r} cannot be stored as {key_type}: {exc}"
+            ) from exc
+    fields = [pa.field(key, child.type) for key, child in children]
+    return pa.StructArray.from_arrays([c for _, c in children], fields=fields) if fields else None
+
+
+class AttrDecoder:
+    """Per-row attribute dicts of an attrs Struct, each child converted once: numbers, booleans
+    and times as numpy scalars (their dtype survives), lists of them as 1-D numpy arrays."""
+
+    def __init__(self, attrs: pa.StructArray | None) -> None:
+        # flatten() merges the struct's validity into its children: a null struct row has none.
+        children = [] if attrs is None else zip(attrs.type, attrs.flatten(), strict=True)
+        self._getters = [(f.name, numpy_view(c.is_valid()), _getter(c)) for f, c in children]
+
+    def row(self, i: int) -> dict[str, Any]:
+        return {k: get(i) for k, valid, get in self._getters if valid[i]}
+
+
+def _getter(child: pa.Array) -> Callable[[int], object]:
+    t = child.type
+    if _is_any(t, *_NUMBERS):
+        return arrow_to_numpy(child)[0].__getitem__  # type: ignore[no-any-return]
+    lists = (pat.is_list, pat.is_large_list, pat.is_fixed_size_list)
+    if _is_any(t, *lists) and _is_any(t.value_type, *_NUMBERS, pat.is_string):
+        child = child.cast(pa.list_(t.value_field)) if pat.is_fixed_size_list(t) else child
+        flat, off = arrow_to_numpy(child.values)[0], numpy_view(child.offsets)
+        return lambda i: flat[off[i] : off[i + 1]].copy()
+    return child.to_pylist().__getitem__  # type: ignore[no-any-return]
+
+
+def attrs_equal(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Equality of attribute dicts: same keys, equal values (NaN equals NaN, arrays elementwise)."""
+
+    def same(x: Any, y: Any) -> bool:
+        x, y = np.asarray(x), np.asarray(y)
+        return bool(np.array_equal(x, y, equal_nan=x.dtype.kind == "f" == y.dtype.kind))
+
+    return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+
+
+_CHILDREN = (fmt.VALUES_FIELD, fmt.DIM_NAMES_FIELD, fmt.DIM_SIZES_FIELD, fmt.ATTRS_FIELD)
+NAMES_TYPE = pa.list_(pa.field(fmt.ITEM_FIELD, pa.string(), nullable=False))
+SIZES_TYPE = pa.list_(pa.field(fmt.ITEM_FIELD, pa.uint32(), nullable=False))
 
 
 def storage_type(
     value_type: pa.DataType, attr_fields: Sequence[pa.Field] = (), *, values_nullable: bool = True
 ) -> pa.StructType:
-    """The storage struct type written for a value type and attribute fields::
-
-    Struct {
-      values:    List<item: T>               (non-nullable child; nullable items)
-      dim_names: List<item: Utf8 not null>   (non-nullable child)
-      dim_sizes: List<item: UInt32 not null> (non-nullable child)
-      attrs:     Struct {key: any, ...}      (optional; non-nullable child; nullable members)
-    }
-    """
-    fields = [
-        pa.field(
-            VALUES_FIELD,
-            pa.list_(pa.field(ITEM_FIELD, value_type, nullable=values_nullable)),
-            nullable=False,
-        ),
-        pa.field(DIM_NAMES_FIELD, NAMES_TYPE, nullable=False),
-        pa.field(DIM_SIZES_FIELD, SIZES_TYPE, nullable=False),
-    ]
+    """The storage type written (FORMAT 3): non-nullable children ``values: List<item: T>``,
+    ``dim_names: List<item: Utf8 not null>``, ``dim_sizes: List<item: UInt32 not null>`` and,
+    with attributes, ``attrs: Struct {key: any, ...}`` of nullable members."""
+    values = pa.list_(pa.field(fmt.ITEM_FIELD, value_type, nullable=values_nullable))
+    types = [values, NAMES_TYPE, SIZES_TYPE]
     if attr_fields:
-        attrs = [pa.field(f.name, f.type, nullable=True, metadata=f.metadata) for f in attr_fields]
-        fields.append(pa.field(ATTRS_FIELD, pa.struct(attrs), nullable=False))
-    return pa.struct(fields)
+        types.append(pa.struct([f.with_nullable(True) for f in attr_fields]))
+    fields = zip(_CHILDREN, types, strict=False)
+    return pa.struct([pa.field(name, t, nullable=False) for name, t in fields])
 
 
 @dataclass(frozen=True)
@@ -88,96 +319,46 @@ class StorageLayout:
         return self.value_field.type
 
 
-def _is_list_like(t: pa.DataType) -> bool:
-    return bool(
-        pa.types.is_list(t)
-        or pa.types.is_large_list(t)
-        or pa.types.is_list_view(t)
-        or pa.types.is_large_list_view(t)
-    )
-
-
-def _is_string_like(t: pa.DataType) -> bool:
-    return bool(pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t))
-
-
 def parse_storage_type(t: pa.DataType) -> StorageLayout:
-    """Check a storage type against the layout (:class:`InvalidEncodingError` if it breaks it).
+    """Check a storage type against the layout (FORMAT 3/1, 3/2, 6/1). Readers also accept other
+    item names, nullable children and items, LargeList / ListView children, LargeUtf8 / Utf8View
+    names and a zero-field ``attrs``."""
+    where = "nd_arrow.array storage"
+    if not pat.is_struct(t):
+        raise errors.InvalidEncodingError(
+            f"{where} must be a Struct of values, dim_names, dim_sizes[, attrs]; got {t} "
+            "(FORMAT 3/1)"
+        )
+    names, expected = [f.name for f in t], list(_CHILDREN[:3])
+    if names[:3] != expected or names[3:] not in ([], [fmt.ATTRS_FIELD]):
+        raise errors.InvalidEncodingError(
+            f"{where} children are {names}; the layout requires exactly {expected} in this "
+            f"order, optionally followed by {fmt.ATTRS_FIELD!r} (FORMAT 3/1)"
+        )
 
-    Readers also accept other list item names, nullable children and items, LargeList / ListView
-    children, LargeUtf8 / Utf8View names and a zero-field ``attrs``.
-    """
-    if not pa.types.is_struct(t):
-        raise InvalidEncodingError(
-            f"nd_arrow.array storage must be a Struct of values, dim_names, dim_sizes[, attrs]; "
-            f"got {t} (FORMAT 3/1)"
+    def refuse(child: str, what: str, want: str) -> errors.InvalidEncodingError:
+        return errors.InvalidEncodingError(
+            f"{where} child {child!r} has {what}; {want} (FORMAT 3/2)"
         )
-    names = [t.field(i).name for i in range(t.num_fields)]
-    expected = [VALUES_FIELD, DIM_NAMES_FIELD, DIM_SIZES_FIELD]
-    if names[:3] != expected or len(names) > 4 or (len(names) == 4 and names[3] != ATTRS_FIELD):
-        raise InvalidEncodingError(
-            f"nd_arrow.array storage children are {names}; the layout requires exactly "
-            f"{expected} in this order, optionally followed by {ATTRS_FIELD!r} (FORMAT 3/1)"
-        )
-    values, dim_names, dim_sizes = (t.field(i) for i in range(3))
-    for f in (values, dim_names, dim_sizes):
-        if not _is_list_like(f.type):
-            raise InvalidEncodingError(
-                f"nd_arrow.array storage child {f.name!r} has type {f.type}; it must be a List "
-                "(FORMAT 3/2)"
+
+    for f in list(t)[:3]:
+        if not _is_any(f.type, *_LISTS):
+            raise refuse(f.name, f"type {f.type}", "it must be a List")
+    name_type, size_type = t.field(1).type.value_type, t.field(2).type.value_type
+    if not _is_any(name_type, *_STRINGS):
+        raise refuse("dim_names", f"items of type {name_type}", "they must be Utf8")
+    if size_type != pa.uint32():
+        raise refuse("dim_sizes", f"items of type {size_type}", "they must be UInt32")
+    attrs_type = t.field(3).type if len(names) == 4 else pa.struct([])
+    if not pat.is_struct(attrs_type):
+        raise refuse("attrs", f"type {attrs_type}", "it must be a Struct")
+    keys = [f.name for f in attrs_type]
+    for key in keys:
+        if keys.count(key) > 1:
+            raise errors.InvalidEncodingError(
+                f"{where} child 'attrs' has the key {key!r} twice; keys are unique (FORMAT 6/1)"
             )
-    if not _is_string_like(dim_names.type.value_type):
-        raise InvalidEncodingError(
-            f"nd_arrow.array storage child 'dim_names' has items of type "
-            f"{dim_names.type.value_type}; they must be Utf8 (FORMAT 3/2)"
-        )
-    if dim_sizes.type.value_type != pa.uint32():
-        raise InvalidEncodingError(
-            f"nd_arrow.array storage child 'dim_sizes' has items of type "
-            f"{dim_sizes.type.value_type}; they must be UInt32 (FORMAT 3/2)"
-        )
-    attr_fields: tuple[pa.Field, ...] = ()
-    if len(names) == 4:
-        attrs_t = t.field(3).type
-        if not pa.types.is_struct(attrs_t):
-            raise InvalidEncodingError(
-                f"nd_arrow.array storage child 'attrs' has type {attrs_t}; it must be a Struct "
-                "(FORMAT 3/2)"
-            )
-        attr_fields = tuple(attrs_t.field(i) for i in range(attrs_t.num_fields))
-        keys = [f.name for f in attr_fields]
-        if len(set(keys)) != len(keys):
-            dup = next(k for k in keys if keys.count(k) > 1)
-            raise InvalidEncodingError(
-                f"nd_arrow.array storage child 'attrs' has the key {dup!r} twice; keys are unique "
-                "(FORMAT 6/1)"
-            )
-    return StorageLayout(values.type.value_field, attr_fields)
-
-
-@dataclass(frozen=True)
-class StorageParts:
-    """A validated storage array taken apart into numpy offsets and flat Arrow children."""
-
-    storage: pa.StructArray
-    layout: StorageLayout
-    valid: npt.NDArray[np.bool_]  # per row: False for a null row
-    values: pa.Array  # flat values child (not sliced to the rows)
-    value_offsets: npt.NDArray[np.int64]  # len n+1, into ``values``
-    dim_offsets: npt.NDArray[np.int64]  # len n+1, into ``sizes`` and ``name_codes``
-    sizes: npt.NDArray[np.int64]  # flat dim sizes
-    name_codes: npt.NDArray[np.int64]  # flat indices into ``name_dict``
-    name_dict: list[str]
-    attrs: pa.StructArray | None  # sliced to the rows; None without attributes
-    # The shape every row shares (see row_shape), None otherwise.
-    row_shape: RowShape | None = None
-
-    def __len__(self) -> int:
-        return len(self.valid)
-
-    @property
-    def null_count(self) -> int:
-        return int(len(self.valid) - np.count_nonzero(self.valid))
+    return StorageLayout(t.field(0).type.value_field, tuple(attrs_type))
 
 
 class RowShape(NamedTuple):
@@ -192,36 +373,51 @@ class RowShape(NamedTuple):
         """Values per row, None where the first size varies."""
         return None if self.first is None else self.first * math.prod(self.inner)
 
+
+@dataclass(frozen=True)
+class StorageParts:
+    """A checked storage array taken apart into numpy offsets and flat Arrow children."""
+
+    storage: pa.StructArray
+    layout: StorageLayout
+    valid: Mask  # per row: False for a null row
+    values: pa.Array  # flat values child (not sliced to the rows)
+    value_offsets: Ints  # len n+1, into ``values``
+    dim_offsets: Ints  # len n+1, into ``sizes`` and ``name_codes``
+    sizes: Ints  # flat dim sizes
+    name_codes: Ints  # flat indices into ``name_dict``
+    name_dict: list[str]
+    row_shape: RowShape | None  # the shape every row shares (see row_shape), or None
+
+    def __len__(self) -> int:
+        return len(self.valid)
+
     @property
-    def nonzero_product(self) -> int | None:
-        """The product of the non-zero sizes (the one FORMAT 4/4 bounds), None as ``product``."""
-        if self.first is None:
-            return None
-        return max(self.first, 1) * math.prod(max(s, 1) for s in self.inner)
+    def null_count(self) -> int:
+        return int(len(self.valid) - np.count_nonzero(self.valid))
+
+    @property
+    def attrs(self) -> pa.StructArray | None:
+        """The attributes sliced to the rows; None without attributes."""
+        return self.storage.field(3) if self.layout.attr_fields else None
 
 
-def uniform_rank(dim_offsets: npt.NDArray[np.int64], valid: npt.NDArray[np.bool_]) -> int | None:
+def uniform_rank(dim_offsets: Ints, valid: Mask) -> int | None:
     """The rank of every row when all rows are valid and laid out back to back (row i's
     dimensions start at ``dim_offsets[0] + i * rank``); None otherwise and for zero rows."""
-    n = len(valid)
+    n, off0 = len(valid), int(dim_offsets[0])
     if n == 0 or not valid.all():
         return None
-    off0 = int(dim_offsets[0])
     r, rest = divmod(int(dim_offsets[-1]) - off0, n)
-    if rest or r < 0 or not np.array_equal(dim_offsets, off0 + r * np.arange(n + 1)):
-        return None
-    return r
+    return None if rest or not np.array_equal(dim_offsets, off0 + r * np.arange(n + 1)) else r
 
 
-def row_shape(
-    sizes: npt.NDArray[np.int64], dim_offsets: npt.NDArray[np.int64], rank: int | None
-) -> RowShape | None:
+def row_shape(sizes: Ints, dim_offsets: Ints, rank: int | None) -> RowShape | None:
     """The shape every row shares (see :class:`RowShape`), given the :func:`uniform_rank` of the
     rows; None without one, for rank 0, or where sizes after the first differ."""
     if not rank:
         return None
-    n = len(dim_offsets) - 1
-    off0 = int(dim_offsets[0])
+    off0, n = int(dim_offsets[0]), len(dim_offsets) - 1
     block = sizes[off0 : off0 + n * rank].reshape(n, rank)
     first = block[0].tolist()
     # Column by column: a compare broadcast over short rows is many times slower.
@@ -230,155 +426,191 @@ def row_shape(
     return RowShape(first[0] if (block[:, 0] == first[0]).all() else None, tuple(first[1:]))
 
 
-class Dims(NamedTuple):
-    """Every row's dimensions: sizes and name codes laid out by one set of offsets."""
-
-    offsets: npt.NDArray[np.int64]  # len n+1, into ``sizes`` and ``codes``
-    sizes: npt.NDArray[np.int64]
-    codes: npt.NDArray[np.int64]  # indices into ``names``
-    names: list[str]
-
-
-def make_parts(
-    storage: pa.StructArray,
-    layout: StorageLayout,
-    valid: npt.NDArray[np.bool_],
+def assemble(
     values: pa.Array,
-    value_offsets: npt.NDArray[np.int64],
-    dims: Dims,
-    shape: RowShape | None,
+    value_offsets: Ints,
+    dim_offsets: Ints,
+    sizes: npt.NDArray[Any],
+    names: Sequence[str],
+    codes: Ints | None = None,
+    null_rows: Mask | None = None,
+    attrs: pa.StructArray | None = None,
 ) -> StorageParts:
-    """The one place a :class:`StorageParts` is made, for checked reads and for fresh builds."""
-    attrs: pa.StructArray | None = storage.field(3) if layout.attr_fields else None
-    return StorageParts(
-        storage=storage,
-        layout=layout,
-        valid=valid,
-        values=values,
-        value_offsets=value_offsets,
-        dim_offsets=dims.offsets,
-        sizes=dims.sizes,
-        name_codes=dims.codes,
-        name_dict=dims.names,
-        attrs=attrs,
-        row_shape=shape,
+    """Storage in the writer's layout, and its parts, from flat children and int64 offsets over
+    all rows (null rows own nothing); ``codes`` index ``names`` (default: every row has them).
+    For writers, who checked the rules: checking what they build would repeat their checks."""
+    fmt.check_int32(int(value_offsets[-1]), "values", "nd column")
+    fmt.check_int32(int(dim_offsets[-1]), "dimensions", "nd column")
+    some_null = null_rows is not None and bool(null_rows.any())
+    valid = ~null_rows if some_null else np.ones(len(value_offsets) - 1, np.bool_)  # type: ignore[operator]
+    if codes is None:
+        codes = np.tile(np.arange(len(names), dtype=np.int64), int(np.count_nonzero(valid)))
+    attr_fields = () if attrs is None else tuple(attrs.type)
+    st = storage_type(values.type, attr_fields)
+    sizes = np.asarray(sizes, np.int64)
+    names_child = string_array(names).take(primitive_array(codes, pa.int64()))
+    sizes_child = primitive_array(sizes.astype(np.uint32), pa.uint32())
+    lists = zip(
+        (value_offsets, dim_offsets, dim_offsets),
+        (values, names_child, sizes_child),
+        st,
+        strict=False,
     )
-
-
-def build_storage(
-    *,
-    value_field: pa.Field,
-    values: pa.Array,
-    value_offsets: npt.NDArray[np.int64],
-    names: pa.Array,
-    sizes: npt.NDArray[np.integer],
-    dim_offsets: npt.NDArray[np.int64],
-    null_rows: npt.NDArray[np.bool_] | None,
-    attrs: pa.StructArray | None,
-) -> pa.StructArray:
-    """Assemble a storage array from flat children and offsets (the writer's layout).
-
-    ``null_rows`` (True = null row) is only turned into a validity buffer when some row is null.
-    """
-    for offsets, what in ((value_offsets, "values"), (dim_offsets, "dimensions")):
-        if len(offsets) and int(offsets[-1]) > INT32_MAX:
-            raise InvalidArgumentError(
-                f"nd column: {int(offsets[-1])} {what} exceed the 2**31 - 1 a List can hold; "
-                "split the arrays over several columns or record batches"
-            )
-    # Children from numpy buffers, not pa.array: that imports pandas when it is installed.
-    vtype = pa.list_(value_field)
-    value_off = primitive_array(np.asarray(value_offsets, np.int32), pa.int32())
-    values_list = pa.ListArray.from_arrays(value_off, values, type=vtype)
-    dim_off = primitive_array(np.asarray(dim_offsets, np.int32), pa.int32())
-    names_list = pa.ListArray.from_arrays(dim_off, names, type=NAMES_TYPE)
-    sizes_list = pa.ListArray.from_arrays(
-        dim_off, primitive_array(np.asarray(sizes, np.uint32), pa.uint32()), type=SIZES_TYPE
-    )
-    children: list[pa.Array] = [values_list, names_list, sizes_list]
-    attr_fields: list[pa.Field] = []
-    if attrs is not None and attrs.type.num_fields:
-        children.append(attrs)
-        attr_fields = [attrs.type.field(i) for i in range(attrs.type.num_fields)]
-    st = storage_type(value_field.type, attr_fields, values_nullable=value_field.nullable)
-    fields = [st.field(i) for i in range(st.num_fields)]
-    mask = None
-    if null_rows is not None and null_rows.any():
-        mask = primitive_array(null_rows, pa.bool_())
-    return pa.StructArray.from_arrays(children, fields=fields, mask=mask)
-
-
-class RowNames(NamedTuple):
-    """Every non-null row's dimension names back to back, as Utf8 and as codes into ``distinct``."""
-
-    flat: pa.Array
-    codes: npt.NDArray[np.int64]
-    distinct: list[str]
-
-
-def repeated_names(names: Sequence[str], count: int) -> RowNames:
-    """The names of ``count`` rows that all have ``names``."""
-    codes = np.tile(np.arange(len(names), dtype=np.int64), count)
-    return RowNames(tile_names(names, count), codes, list(names))
-
-
-def assemble_parts(
-    values: pa.Array,
-    counts: npt.NDArray[np.int64],
-    ranks: npt.NDArray[np.int64],
-    names: RowNames,
-    sizes: npt.NDArray[np.int64],
-    null_rows: npt.NDArray[np.bool_] | None,
-    attrs: pa.StructArray | None,
-) -> StorageParts:
-    """Storage and its parts from the value counts and ranks of the non-null rows, whose rules the
-    caller checked; ``null_rows`` (True = null row) places them among all rows, None: no null row.
-
-    For writers (the column builder, tensor imports): re-checking storage just built from
-    checked parts would only repeat those checks.
-    """
-    valid = np.ones(len(counts), np.bool_) if null_rows is None else ~null_rows
-    if null_rows is not None:  # null rows own no values and no dimensions
-        counts, ranks = _on_rows(counts, valid), _on_rows(ranks, valid)
-    value_offsets = offsets_of(counts)
-    dim_offsets = offsets_of(ranks)
-    storage = build_storage(
-        value_field=pa.field(ITEM_FIELD, values.type, nullable=True),
-        values=values,
-        value_offsets=value_offsets,
-        names=names.flat,
-        sizes=sizes,
-        dim_offsets=dim_offsets,
-        null_rows=null_rows,
-        attrs=attrs,
-    )
-    layout = parse_storage_type(storage.type)
+    children = [
+        pa.ListArray.from_arrays(primitive_array(o.astype(np.int32), pa.int32()), c, type=f.type)
+        for o, c, f in lists
+    ]
+    children += [] if attrs is None else [attrs]
+    mask = primitive_array(null_rows, pa.bool_()) if some_null else None  # type: ignore[arg-type]
+    storage = pa.StructArray.from_arrays(children, fields=list(st), mask=mask)
     shape = row_shape(sizes, dim_offsets, uniform_rank(dim_offsets, valid))
-    dims = Dims(dim_offsets, sizes, names.codes, names.distinct)
-    return make_parts(storage, layout, valid, values, value_offsets, dims, shape)
+    layout = StorageLayout(st.field(0).type.value_field, attr_fields)
+    parts = (storage, layout, valid, values, value_offsets, dim_offsets, sizes, codes, list(names))
+    return StorageParts(*parts, shape)
 
 
-def _on_rows(present: npt.NDArray[np.int64], valid: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
-    """Numbers of the non-null rows placed on all rows, 0 on null rows."""
-    out = np.zeros(len(valid), np.int64)
-    out[valid] = present
-    return out
-
-
-def tile_names(names: Sequence[str], count: int) -> pa.Array:
-    """``count`` repetitions of one row's names as one flat Utf8 array, built from numpy buffers."""
-    if not names or count == 0:
-        return pa.array([], pa.string())
-    encoded = [n.encode("utf-8") for n in names]
-    lens = np.array([len(b) for b in encoded], np.int64)
-    total = int(lens.sum()) * count
-    if total > INT32_MAX:
-        raise InvalidArgumentError(
-            f"nd column: {total} bytes of dimension names exceed what one Utf8 array can hold; "
-            "split the arrays over several columns or record batches"
+def validate_storage(storage: Any, where: str = "nd column", layout: Any = None) -> StorageParts:
+    """Check a storage array against every rule of FORMAT 3, 4 and 6 and take it apart: over
+    whole arrays with numpy, naming the first offending row; null rows carry no meaning and are
+    not checked. What all rows share (one rank, names, shape: the common case) is found first
+    and checked once. ``layout`` is the parsed storage type where the caller has it."""
+    layout = parse_storage_type(storage.type) if layout is None else layout
+    try:  # Arrow's own structural checks: offsets within their children (FORMAT 4/6), UTF-8
+        storage.validate(full=True)
+    except pa.ArrowInvalid as exc:
+        raise errors.InvalidEncodingError(
+            f"{where}: the storage is not valid Arrow data ({exc}); list offsets must stay "
+            "within their child arrays (FORMAT 4/6)"
+        ) from exc
+    valid = valid_rows(storage)
+    values, value_offsets = _list(storage.field(0), valid, fmt.VALUES_FIELD, where)
+    names, name_offsets = _list(storage.field(1), valid, fmt.DIM_NAMES_FIELD, where)
+    sizes_child, dim_offsets = _list(storage.field(2), valid, fmt.DIM_SIZES_FIELD, where)
+    rank = np.where(valid, np.diff(dim_offsets), 0)
+    uniform = uniform_rank(dim_offsets, valid)
+    same_layout = np.array_equal(name_offsets, dim_offsets)
+    name_counts = np.where(valid, np.diff(name_offsets), 0)
+    if (uniform is None or not same_layout) and (bad := name_counts != rank).any():
+        i = _first(bad)
+        raise errors.InvalidDimensionsError(
+            f"{where}: row {i} has {int(name_counts[i])} dimension names but {int(rank[i])} "
+            "sizes; dim_names and dim_sizes must have one entry per axis (FORMAT 4/1)"
         )
-    offsets = offsets_of(np.tile(lens.astype(np.int32), count), np.int32)
-    data = np.tile(np.frombuffer(b"".join(encoded), np.uint8), count)
-    return pa.StringArray.from_buffers(
-        len(names) * count, pa.py_buffer(offsets), pa.py_buffer(data)
-    )
+    sizes = numpy_view(sizes_child).astype(np.int64, copy=False)
+    shape = row_shape(sizes, dim_offsets, uniform)
+    starts = np.where(valid, dim_offsets[:-1], 0)
+    _check_value_counts(np.diff(value_offsets), sizes, starts, rank, valid, shape, where)
+    names = names if pat.is_string(names.type) else names.cast(pa.string())
+    uniform = uniform if same_layout else None
+    codes, name_dict = _name_codes(names, name_offsets, rank, valid, uniform, where)
+    if not same_layout:  # codes laid out like the sizes, so that one set of offsets serves both
+        aligned = np.zeros(int(np.max(dim_offsets, initial=0)), np.int64)
+        src = fmt.range_positions(np.where(valid, name_offsets[:-1], 0), rank)
+        aligned[fmt.range_positions(starts, rank)] = codes[src]
+        codes = aligned
+    parts = (storage, layout, valid, values, value_offsets, dim_offsets, sizes, codes, name_dict)
+    return StorageParts(*parts, shape)
+
+
+def _first(mask: Mask) -> int:
+    return int(np.flatnonzero(mask)[0])
+
+
+def _list(arr: pa.Array, valid: Mask, name: str, where: str) -> tuple[pa.Array, Ints]:
+    """(flat child, int64 offsets) of a list child, with no null list (FORMAT 4/5, 4/2) and no
+    null name or size (4/2) in a valid row; ListViews are compacted."""
+    if arr.null_count and (bad := valid & numpy_view(arr.is_null())).any():
+        raise errors.InvalidEncodingError(
+            f"{where}: row {_first(bad)} is not null but its {name!r} list is null; only whole "
+            f"rows may be null (FORMAT {'4/5' if name == fmt.VALUES_FIELD else '4/2'})"
+        )
+    if _is_any(arr.type, pat.is_list_view, pat.is_large_list_view):
+        # Compacted into one flat child (casting ListView to List is broken in some pyarrow
+        # releases); null views contribute nothing.
+        lengths = numpy_view(arr.sizes).astype(np.int64)
+        lengths[numpy_view(arr.is_null())] = 0
+        child, offsets = pc.list_flatten(arr), fmt.offsets_of(lengths)
+    else:
+        child, offsets = arr.values, numpy_view(arr.offsets).astype(np.int64, copy=False)
+    if name != fmt.VALUES_FIELD and child.null_count and len(valid):
+        null_pos = np.flatnonzero(numpy_view(child.is_null()))
+        rows = np.clip(np.searchsorted(offsets, null_pos, side="right") - 1, 0, len(valid) - 1)
+        bad = valid[rows] & (offsets[rows] <= null_pos) & (null_pos < offsets[rows + 1])
+        if bad.any():
+            raise errors.InvalidEncodingError(
+                f"{where}: row {int(rows[_first(bad)])} has a null item in {name!r}; dimension "
+                "names and sizes are never null (FORMAT 4/2)"
+            )
+    return child, offsets
+
+
+def _check_value_counts(
+    lengths: Ints, sizes: Ints, starts: Ints, rank: Ints, valid: Mask, shape: Any, where: str
+) -> None:
+    """Every row's non-zero sizes multiply within int64, and all its sizes to its number of
+    values (FORMAT 4/4); row ``i``'s sizes are ``sizes[starts[i]:][:rank[i]]``."""
+    products = None
+    if shape is not None:  # one rank and inner shape (the common case): one product per row
+        firsts = sizes[starts] if shape.first is None else np.full(len(valid), shape.first)
+        bound = max(int(np.max(firsts, initial=1)), 1) * math.prod(max(s, 1) for s in shape.inner)
+        if bound <= fmt.INT64_MAX:
+            products, overflow = firsts * math.prod(shape.inner), np.zeros(len(valid), np.bool_)
+    if products is None:
+        products, overflow = fmt.size_products(sizes, starts, starts + rank)
+
+    def row_sizes(i: int) -> list[int]:
+        return sizes[starts[i] : starts[i] + rank[i]].tolist()  # type: ignore[no-any-return]
+
+    if overflow.any():
+        i = _first(overflow)
+        raise errors.InvalidDimensionsError(
+            f"{where}: row {i} has dimension sizes {row_sizes(i)} whose non-zero sizes multiply "
+            "past int64; no array has that shape (FORMAT 4/4)"
+        )
+    if (bad := valid & (lengths != products)).any():
+        i = _first(bad)
+        raise errors.ShapeMismatchError(
+            f"{where}: row {i} has {int(lengths[i])} values but dimension sizes {row_sizes(i)} "
+            f"(product {int(products[i])}); the number of values must equal the product of the "
+            "sizes (1 for rank 0) (FORMAT 4/4)"
+        )
+
+
+def _name_codes(
+    names: pa.Array, name_offsets: Ints, rank: Ints, valid: Mask, uniform: int | None, where: str
+) -> tuple[Ints, list[str]]:
+    """Every name as a code into the distinct names, and those names, each row's names checked
+    to be non-empty and unique (FORMAT 4/3). ``uniform``: every row has that many names, back
+    to back."""
+    n, off0, r = len(valid), int(name_offsets[0]), uniform
+    if r is not None and names.slice(off0 + r, (n - 1) * r).equals(names.slice(off0, (n - 1) * r)):
+        # Every row repeats row 0's names (the common case): check that row once.
+        row: list[str] = names.slice(off0, r).to_pylist()
+        name_dict = list(dict.fromkeys(row))
+        row_codes = np.array([name_dict.index(x) for x in row], np.int64)
+        _check_names(row_codes, np.array([r]), name_dict, where)
+        return np.concatenate([np.zeros(off0, np.int64), np.tile(row_codes, n)]), name_dict
+    encoded = pc.dictionary_encode(names)
+    codes = raw_values(encoded.indices).astype(np.int64)  # type: ignore[union-attr]
+    name_dict = encoded.dictionary.to_pylist()
+    positions = fmt.range_positions(np.where(valid, name_offsets[:-1], 0), rank)
+    _check_names(codes[positions], rank, name_dict, where)
+    return codes, name_dict
+
+
+def _check_names(codes: Ints, rank: Ints, name_dict: list[str], where: str) -> None:
+    """``codes`` are the rows' names back to back, ``rank[i]`` of them for row ``i``."""
+    row_of = fmt.range_ids(rank)
+    if "" in name_dict and (empty := codes == name_dict.index("")).any():
+        raise errors.InvalidDimensionsError(
+            f"{where}: row {int(row_of[_first(empty)])} has an empty dimension name; names must "
+            "not be empty (FORMAT 4/3)"
+        )
+    nd = max(len(name_dict), 1)
+    keys = np.sort(row_of * nd + codes)
+    if len(dup := np.flatnonzero(keys[1:] == keys[:-1])):
+        k = int(keys[dup[0]])
+        raise errors.InvalidDimensionsError(
+            f"{where}: row {k // nd} has the dimension name {name_dict[k % nd]!r} twice; names "
+            "must be unique within a row (FORMAT 4/3)"
+        )

@@ -1,9 +1,6 @@
-"""Exceptions of nd-arrow: one base class and one subclass per error kind of the format.
-
-The kinds mirror the error kinds of the Rust crate ``nd-arrow-array``, so code that handles errors
-by kind moves between the two implementations. Every message names the offending row or value, the
-rule it breaks and, where there is one, the fix.
-"""
+"""Exceptions of nd-arrow: one subclass per error kind of the format, the kinds of the Rust crate
+``nd-arrow-array``. Messages name the offending row or value, the rule and, where one exists, the
+fix."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""xarray support (the ``xarray`` extra): ``DataArray`` <-> :class:`NdArray` and ``Dataset`` <->
-:class:`NdRecordBatch` as functions, the same as the classes' ``from_xarray`` / ``to_xarray``.
+"""xarray support (the ``xarray`` extra): ``DataArray`` <-> :class:`NdVariable` and ``Dataset``
+<-> :class:`NdDataset` as functions, the classes' ``from_xarray`` / ``to_xarray``.
 
 The format does not record which arrays were coordinates: on the way back an array named like its
 only dimension becomes an (index) coordinate, and ``coords=`` names more. Element nulls become
@@ -8,32 +8,14 @@ NaN (integers and booleans turn float64), NaT or None, as xarray does.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import xarray  # noqa: F401  (the extra: importing this module without it fails here)
 
-import xarray as xr
-
-from nd_arrow._array import NdArray
-from nd_arrow._batch import NdRecordBatch
+from nd_arrow._dataset import NdDataset
+from nd_arrow._variable import NdVariable
 
 __all__ = ["array_from_xarray", "array_to_xarray", "batch_from_xarray", "batch_to_xarray"]
 
-
-def array_from_xarray(data_array: xr.DataArray | xr.Variable) -> NdArray:
-    """An :class:`NdArray` with the DataArray's dims, values and attrs (NaN stays a value)."""
-    return NdArray.from_xarray(data_array)
-
-
-def array_to_xarray(arr: NdArray, name: str | None = None) -> xr.DataArray:
-    """An ``xarray.DataArray`` of an :class:`NdArray` (nulls filled, see the module docs)."""
-    return arr.to_xarray(name)
-
-
-def batch_from_xarray(dataset: xr.Dataset) -> NdRecordBatch:
-    """An :class:`NdRecordBatch` of a Dataset: every variable (data and coordinates) and attrs."""
-    return NdRecordBatch.from_xarray(dataset)
-
-
-def batch_to_xarray(batch: NdRecordBatch, coords: Sequence[str] | None = None) -> xr.Dataset:
-    """An ``xarray.Dataset``: arrays named like their only dimension, and those in ``coords``,
-    become coordinates; the rest data variables; global attributes become ``attrs``."""
-    return batch.to_xarray(coords)
+array_from_xarray = NdVariable.from_xarray
+array_to_xarray = NdVariable.to_xarray
+batch_from_xarray = NdDataset.from_xarray
+batch_to_xarray = NdDataset.to_xarray

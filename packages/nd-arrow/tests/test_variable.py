@@ -7,13 +7,13 @@ from nd_arrow import (
     InvalidArgumentError,
     InvalidAttributeError,
     InvalidDimensionsError,
-    NdArray,
+    NdVariable,
     NotSupportedError,
 )
 
 
 def test_from_numpy_properties() -> None:
-    a = NdArray.from_numpy(np.zeros((2, 3)), dims=["time", "lat"], attrs={"units": "K"})
+    a = NdVariable.from_numpy(np.zeros((2, 3)), dims=["time", "lat"], attrs={"units": "K"})
     assert a.sizes == {"time": 2, "lat": 3}
     assert a.dims == ("time", "lat")
     assert a.shape == (2, 3) and a.ndim == 2
@@ -23,41 +23,41 @@ def test_from_numpy_properties() -> None:
 
 
 def test_default_dims_and_scalar() -> None:
-    assert NdArray(np.zeros((1, 2))).dims == ("dim_0", "dim_1")
-    s = NdArray(np.float32(2.5))
+    assert NdVariable(np.zeros((1, 2))).dims == ("dim_0", "dim_1")
+    s = NdVariable(np.float32(2.5))
     assert s.shape == () and s.dims == ()
 
 
 def test_masked_input_and_output() -> None:
     m = np.ma.masked_array([1, 2, 3], mask=[False, True, False])
-    a = NdArray.from_numpy(m, dims=["x"])
+    a = NdVariable.from_numpy(m, dims=["x"])
     assert a.mask is not None and a.mask.tolist() == [False, True, False]
     out = a.to_numpy()
     assert isinstance(out, np.ma.MaskedArray)
     assert out.mask.tolist() == [False, True, False]
-    assert NdArray(np.ma.masked_array([1, 2], mask=[False, False])).mask is None
+    assert NdVariable(np.ma.masked_array([1, 2], mask=[False, False])).mask is None
 
 
 def test_nat_is_null() -> None:
-    a = NdArray(np.array(["2020-01-01", "NaT"], "M8[s]"), ["t"])
+    a = NdVariable(np.array(["2020-01-01", "NaT"], "M8[s]"), ["t"])
     assert a.mask is not None and a.mask.tolist() == [False, True]
 
 
 def test_strings_become_object() -> None:
-    a = NdArray(np.array(["a", "bcd"]), ["x"])
+    a = NdVariable(np.array(["a", "bcd"]), ["x"])
     assert a.dtype == object
-    assert a == NdArray(np.array(["a", "bcd"], dtype=object), ["x"])
+    assert a == NdVariable(np.array(["a", "bcd"], dtype=object), ["x"])
 
 
 def test_equality() -> None:
-    a = NdArray(np.array([1.0, np.nan]), ["x"], {"r": [1, 2]})
-    assert a == NdArray(np.array([1.0, np.nan]), ["x"], {"r": np.array([1, 2])})
-    assert a != NdArray(np.array([1.0, np.nan]), ["y"], {"r": [1, 2]})
-    assert a != NdArray(np.array([1.0, np.nan], np.float32), ["x"], {"r": [1, 2]})
-    assert a != NdArray(np.array([1.0, np.nan]), ["x"], {"r": [1, 3]})
-    masked = NdArray(np.array([1.0, 5.0]), ["x"], mask=np.array([False, True]))
-    assert masked == NdArray(np.array([1.0, 7.0]), ["x"], mask=np.array([False, True]))
-    assert masked != NdArray(np.array([1.0, 5.0]), ["x"])
+    a = NdVariable(np.array([1.0, np.nan]), ["x"], {"r": [1, 2]})
+    assert a == NdVariable(np.array([1.0, np.nan]), ["x"], {"r": np.array([1, 2])})
+    assert a != NdVariable(np.array([1.0, np.nan]), ["y"], {"r": [1, 2]})
+    assert a != NdVariable(np.array([1.0, np.nan], np.float32), ["x"], {"r": [1, 2]})
+    assert a != NdVariable(np.array([1.0, np.nan]), ["x"], {"r": [1, 3]})
+    masked = NdVariable(np.array([1.0, 5.0]), ["x"], mask=np.array([False, True]))
+    assert masked == NdVariable(np.array([1.0, 7.0]), ["x"], mask=np.array([False, True]))
+    assert masked != NdVariable(np.array([1.0, 5.0]), ["x"])
     assert a.__eq__(3) is NotImplemented
 
 
@@ -77,11 +77,11 @@ def test_equality() -> None:
 )
 def test_bad_input(kwargs: dict, error: type, match: str) -> None:
     with pytest.raises(error, match=match):
-        NdArray(np.zeros((2, 2)), **kwargs)
+        NdVariable(np.zeros((2, 2)), **kwargs)
 
 
 def test_unsupported_dtypes() -> None:
     with pytest.raises(NotSupportedError, match="complex"):
-        NdArray(np.zeros(2, complex))
+        NdVariable(np.zeros(2, complex))
     with pytest.raises(NotSupportedError, match="unit 'h'"):
-        NdArray(np.zeros(2, "M8[h]"))
+        NdVariable(np.zeros(2, "M8[h]"))

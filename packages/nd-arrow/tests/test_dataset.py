@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 
 from nd_arrow import (
     InvalidArgumentError,
-    NdArray,
     NdColumn,
-    NdRecordBatch,
+    NdDataset,
+    NdVariable,
     SchemaMismatchError,
     ShapeMismatchError,
     decode_batches,
@@ -19,11 +19,11 @@ from nd_arrow import (
 )
 
 
-def batch(n: int, with_lat: bool = True, attrs: dict | None = None) -> NdRecordBatch:
-    arrays = {"t": NdArray(np.zeros((n, 3)), ["time", "lat"])}
+def batch(n: int, with_lat: bool = True, attrs: dict | None = None) -> NdDataset:
+    arrays = {"t": NdVariable(np.zeros((n, 3)), ["time", "lat"])}
     if with_lat:
-        arrays["lat"] = NdArray(np.arange(3.0), ["lat"])
-    return NdRecordBatch(arrays, attrs)
+        arrays["lat"] = NdVariable(np.arange(3.0), ["lat"])
+    return NdDataset(arrays, attrs)
 
 
 def test_encode_layout() -> None:
@@ -46,15 +46,15 @@ def test_grid_and_names() -> None:
     assert b.sizes == {"time": 2, "lat": 3} and b.dims == ("time", "lat")
     assert "t" in b and len(b) == 2 and b["lat"].shape == (3,)
     with pytest.raises(ShapeMismatchError, match="'lat' has size 3"):
-        NdRecordBatch(
-            {"t": NdArray(np.zeros((1, 3)), ["x", "lat"]), "u": NdArray(np.zeros(2), ["lat"])}
+        NdDataset(
+            {"t": NdVariable(np.zeros((1, 3)), ["x", "lat"]), "u": NdVariable(np.zeros(2), ["lat"])}
         )
     with pytest.raises(InvalidArgumentError, match="may not be named"):
-        NdRecordBatch({"__global_attrs__": np.zeros(1)})
+        NdDataset({"__global_attrs__": np.zeros(1)})
 
 
 def test_value_type_mismatch_between_batches() -> None:
-    b2 = NdRecordBatch({"t": NdArray(np.zeros((1, 3), np.int32), ["time", "lat"])})
+    b2 = NdDataset({"t": NdVariable(np.zeros((1, 3), np.int32), ["time", "lat"])})
     with pytest.raises(SchemaMismatchError, match="variable 't': row 1 has dtype int32"):
         encode_batches([batch(1), b2])
 
@@ -91,11 +91,11 @@ def test_roundtrip_random_batches(data: st.DataObject) -> None:
             if data.draw(st.booleans()):
                 arr = data.draw(nd_arrays(dtype, {"u": "str"}, max_rank=2))
                 # keep each batch's grid consistent: prefix dims with the variable name
-                arrays[name] = NdArray(
+                arrays[name] = NdVariable(
                     arr.values, [f"{name}{d}" for d in arr.dims], arr.attrs, mask=arr.mask
                 )
         attrs = data.draw(st.dictionaries(st.sampled_from(["title", "id"]), st.text(max_size=3)))
-        batches.append(NdRecordBatch(arrays, attrs))
+        batches.append(NdDataset(arrays, attrs))
     if not any(len(b) for b in batches):
         return
     assert decode_batches(encode_batches(batches)) == batches
