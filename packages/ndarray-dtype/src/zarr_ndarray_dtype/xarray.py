@@ -16,7 +16,7 @@ import numpy as np
 import zarr
 from packaging.version import Version
 
-from zarr_ndarray_dtype import NDArrayDType
+from zarr_ndarray_dtype import Columnar, NDArrayDType, read_columnar, write_columnar
 from zarr_ndarray_dtype.dask import check_blocks, shard_or_chunk
 from zarr_ndarray_dtype.dask import to_zarr as write_blocks
 from zarr_ndarray_dtype.errors import CellError, ElementDTypeError, NDArrayDTypeError
@@ -316,7 +316,7 @@ def _checked(
         fix: Any = {"what": f"variable {name!r}", "keys": dims, "rechunk": "ds.chunk"}
         starts = [s.start for s in selection]
         check_blocks(chunked, starts, unit, kind, **fix, error=RaggedVariableError)
-    cells = None if chunked else _converted(name, variable, dtype)
+    columns = None if chunked else _columns(name, variable, dtype)
 
     def write(root: Any) -> None:
         attrs = _attributes(variable)
@@ -335,10 +335,10 @@ def _checked(
         if axis is not None:
             array.resize(tuple(s.stop for s in selection))
         try:
-            if cells is None:
+            if columns is None:
                 write_blocks(variable.data, array, region=selection)
             else:
-                array[selection] = cells
+                write_columnar(array, *columns, selection, shapes=columns.shapes)
         except BaseException:
             if axis is not None:  # a failed append leaves the array as it was
                 array.resize(old)
@@ -347,22 +347,19 @@ def _checked(
     return write
 
 
-def _converted(name: Hashable, variable: Any, dtype: NDArrayDType) -> np.ndarray:
-    """The cells of a numpy-backed variable converted to ``dtype`` (``None``: the empty cell),
-    so that one that does not fit is refused, naming it, before anything is written."""
+def _columns(name: Hashable, variable: Any, dtype: NDArrayDType) -> Columnar:
+    """The cells of a numpy-backed variable as columns, each converted and checked by zarr's
+    object write of ``dtype`` into an array in memory: a cell that does not fit is refused (and
+    named) before anything is written, and the write itself copies columns."""
     cells = np.asarray(variable.values, dtype=object)
-    out = np.empty(cells.shape, dtype=object)
-    item, dims = dtype.item_dtype, dtype.shape
-    for index, cell in np.ndenumerate(cells):
-        exact = type(cell) is np.ndarray and cell.dtype == item and cell.ndim == len(dims)
-        if not (exact and all(d in (None, n) for d, n in zip(dims, cell.shape, strict=True))):
-            try:
-                cell = dtype.coerce_cell(cell)
-            except CellError as exc:
-                where = dict(zip(variable.dims, map(int, index), strict=True))
-                raise type(exc)(f"variable {name!r}: the cell at {where}: {exc}") from None
-        out[index] = cell
-    return out
+    chunks = tuple(max(n, 1) for n in cells.shape)
+    zarr_dtype: Any = dtype  # zarr's annotation names its own data types
+    scratch = zarr.create_array({}, shape=cells.shape, chunks=chunks, dtype=zarr_dtype)
+    try:
+        scratch[...] = cells
+    except CellError as exc:
+        raise type(exc)(f"variable {name!r} (dimensions {variable.dims}): {exc}") from None
+    return read_columnar(scratch)
 
 
 def _attributes(owner: Any) -> dict[str, Any]:
