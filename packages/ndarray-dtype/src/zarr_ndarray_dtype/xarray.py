@@ -316,7 +316,8 @@ def _checked(
         fix: Any = {"what": f"variable {name!r}", "keys": dims, "rechunk": "ds.chunk"}
         starts = [s.start for s in selection]
         check_blocks(chunked, starts, unit, kind, **fix, error=RaggedVariableError)
-    columns = None if chunked else _columns(name, variable, dtype)
+    fill = encoding.get("fill_value") if stored is None else stored.metadata.fill_value
+    columns = None if chunked else _columns(name, variable, dtype, fill)
 
     def write(root: Any) -> None:
         attrs = _attributes(variable)
@@ -347,14 +348,16 @@ def _checked(
     return write
 
 
-def _columns(name: Hashable, variable: Any, dtype: NDArrayDType) -> Columnar:
+def _columns(name: Hashable, variable: Any, dtype: NDArrayDType, fill: Any) -> Columnar:
     """The cells of a numpy-backed variable as columns, each converted and checked by zarr's
-    object write of ``dtype`` into an array in memory: a cell that does not fit is refused (and
-    named) before anything is written, and the write itself copies columns."""
+    object write of ``dtype`` into an array in memory (``None`` cells: the ``fill`` cell): one
+    that does not fit is refused, and named, before anything is written."""
     cells = np.asarray(variable.values, dtype=object)
     chunks = tuple(max(n, 1) for n in cells.shape)
     zarr_dtype: Any = dtype  # zarr's annotation names its own data types
-    scratch = zarr.create_array({}, shape=cells.shape, chunks=chunks, dtype=zarr_dtype)
+    scratch = zarr.create_array(
+        {}, shape=cells.shape, chunks=chunks, dtype=zarr_dtype, fill_value=fill
+    )
     try:
         scratch[...] = cells
     except CellError as exc:
