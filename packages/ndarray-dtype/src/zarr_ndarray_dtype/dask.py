@@ -5,6 +5,7 @@ which blocks may be written in parallel (the xarray writer asks it too)."""
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, overload
@@ -311,12 +312,9 @@ def read_columnar_blocks(array: zarr.Array, chunks: Any = None) -> np.ndarray:
     ``read_columnar`` as :class:`~zarr_ndarray_dtype.Columnar` when computed."""
     dask = _dask()
     blocks = _blocks(array, chunks, "read_columnar_blocks")
-    edges = [np.cumsum((0, *sizes)).tolist() for sizes in blocks]
     source = dask.delayed(array, pure=False)  # one graph node every task refers to
     read = dask.delayed(read_columnar, pure=True)
-    grid = np.empty(tuple(len(sizes) for sizes in blocks), dtype=object)
-    for index in np.ndindex(grid.shape):
-        grid[index] = read(
-            source, tuple(slice(e[i], e[i + 1]) for e, i in zip(edges, index, strict=True))
-        )
-    return grid
+    grid = np.empty(math.prod(map(len, blocks)), dtype=object)
+    for i, box in enumerate(dask.array.core.slices_from_chunks(blocks)):  # in C order
+        grid[i] = read(source, box)
+    return grid.reshape(tuple(map(len, blocks)))

@@ -184,7 +184,7 @@ def to_zarr(
     numpy-backed ragged variables are checked before anything is written; dask-backed ones
     are written a block a task, and a refused block shrinks an append back.
     """
-    _xarray()
+    _require_xarray()
     if to_zarr_kwargs.pop("zarr_format", 3) != 3 or to_zarr_kwargs.get("compute") is False:
         raise RaggedVariableError(
             "ndarray arrays exist in Zarr format 3 only, and ragged variables are written when "
@@ -239,11 +239,13 @@ def _checked(
     """The write of one ragged variable, everything about it checked first."""
     variable, stored = dataset.variables[name], existing and existing.get(str(name))
     dims, chunked = tuple(variable.dims), variable.chunks
-    if name in dataset.indexes or not isinstance(name, str):
+    if name in dataset.indexes:
         raise RaggedVariableError(
-            f"variable {name!r} is an index coordinate, or its name no string: it cannot hold "
-            "ragged cells. Make it a non-index coordinate (ds.reset_index) or a data variable."
+            f"variable {name!r} is an index coordinate; an index cannot hold ragged cells. "
+            "Make it a non-index coordinate (ds.reset_index) or a data variable."
         )
+    if not isinstance(name, str):
+        raise RaggedVariableError(f"variable name {name!r} is not a string; zarr needs one.")
     if unknown := sorted(set(given) - ENCODING_KEYS):
         raise RaggedVariableError(
             f"variable {name!r}: encoding keys {unknown} are not understood for a ragged "
@@ -316,8 +318,10 @@ def _checked(
         fix: Any = {"what": f"variable {name!r}", "keys": dims, "rechunk": "ds.chunk"}
         starts = [s.start for s in selection]
         check_blocks(chunked, starts, unit, kind, **fix, error=RaggedVariableError)
-    fill = encoding.get("fill_value") if stored is None else stored.metadata.fill_value
-    columns = None if chunked else _columns(name, variable, dtype, fill)
+    like = {"fill_value": encoding.get("fill_value"), "serializer": encoding.get("serializer")}
+    if stored is not None:
+        like = {"fill_value": stored.metadata.fill_value, "serializer": stored.serializer}
+    columns = None if chunked else _columns(name, variable, dtype, like)
 
     def write(root: Any) -> None:
         attrs = _attributes(variable)
@@ -348,15 +352,16 @@ def _checked(
     return write
 
 
-def _columns(name: Hashable, variable: Any, dtype: NDArrayDType, fill: Any) -> Columnar:
+def _columns(name: Hashable, variable: Any, dtype: NDArrayDType, like: Any) -> Columnar:
     """The cells of a numpy-backed variable as columns, each converted and checked by zarr's
-    object write of ``dtype`` into an array in memory (``None`` cells: the ``fill`` cell): one
-    that does not fit is refused, and named, before anything is written."""
+    object write of ``dtype`` into an array in memory ``like`` the target (its fill value and
+    serializer): one that does not fit is refused, and named, before anything is written."""
     cells = np.asarray(variable.values, dtype=object)
     chunks = tuple(max(n, 1) for n in cells.shape)
     zarr_dtype: Any = dtype  # zarr's annotation names its own data types
+    like["serializer"] = like["serializer"] or "auto"
     scratch = zarr.create_array(
-        {}, shape=cells.shape, chunks=chunks, dtype=zarr_dtype, fill_value=fill
+        {}, shape=cells.shape, chunks=chunks, dtype=zarr_dtype, compressors=None, **like
     )
     try:
         scratch[...] = cells
@@ -371,7 +376,7 @@ def _attributes(owner: Any) -> dict[str, Any]:
     return {str(k): v.tolist() if isinstance(v, plain) else v for k, v in owner.attrs.items()}
 
 
-def _xarray() -> Any:
+def _require_xarray() -> None:
     try:
         import xarray as xr
     except ImportError as exc:  # pragma: no cover - exercised only without the extra
@@ -383,4 +388,3 @@ def _xarray() -> Any:
             f"zarr_ndarray_dtype.xarray needs xarray >= {XARRAY_MIN_VERSION} (the first release "
             f"that reads zarr >= 3.1 stores back); found {xr.__version__}. Upgrade xarray."
         )
-    return xr
