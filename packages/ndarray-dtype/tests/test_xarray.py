@@ -263,6 +263,18 @@ def test_encoding_dtype_and_codecs() -> None:
     assert_cells(read(store)["v"].values, cells, dtype)
 
 
+def test_none_cells_are_the_fill_cell() -> None:
+    """As README says: ``None`` is the variable's fill cell, the empty cell without one."""
+    store: dict[str, Any] = {}
+    fill = np.full((1, 2), 7.0)
+    cells = cells_of(np.ones((1, 2)), None)
+    to_zarr(xr.Dataset({"v": (("cell",), cells)}), store, encoding={"v": {"fill_value": fill}})
+    to_zarr(xr.Dataset({"v": (("cell",), cells[::-1].copy())}), store, append_dim="cell")
+    back = read(store)["v"].values
+    np.testing.assert_array_equal(back[1], fill)
+    np.testing.assert_array_equal(back[2], fill)
+
+
 def test_encoding_refusals() -> None:
     ds = xr.Dataset({"v": (("cell",), ragged(3))})
     with pytest.raises(RaggedVariableError, match=r"encoding keys \['units'\]"):

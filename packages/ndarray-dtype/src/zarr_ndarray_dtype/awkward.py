@@ -1,25 +1,15 @@
-"""Columnar cells to and from awkward-array (the ``awkward`` extra; imported only here).
-
-A cell axis of a fixed extent is a ``RegularArray``, a variable one a ``ListOffsetArray``, the
-items a ``NumpyArray`` over :attr:`Columnar.values` itself; the selection's axes are the outer
-dimensions. ``[null, d1..dk]`` cells thus convert without a copy either way
-(``var * d1 * ... * T``, the layout ``ak.from_arrow`` gives a ``list<fixed_size_list>``); other
-patterns need one offsets array per variable axis after the first, built from the shapes.
-"""
+"""Columnar cells to and from awkward-array (the ``awkward`` extra, imported only when used):
+fixed cell axes are ``RegularArray``, variable ones ``ListOffsetArray``, over the values."""
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
-import numpy.typing as npt
 
-from zarr_ndarray_dtype._segments import offsets_of
-from zarr_ndarray_dtype.columnar import Columnar
-from zarr_ndarray_dtype.dtype import NDArray
-from zarr_ndarray_dtype.errors import CellError
-from zarr_ndarray_dtype.pattern import ELEMENT_DTYPES
+from zarr_ndarray_dtype import Columnar, NDArrayDType
+from zarr_ndarray_dtype.errors import CellError, ElementDTypeError
 
 __all__ = ["from_awkward", "to_awkward"]
 
@@ -35,123 +25,90 @@ def _ak() -> Any:
     return awkward
 
 
+def _offsets(sizes: np.ndarray) -> np.ndarray:
+    return np.concatenate(([0], np.cumsum(sizes, dtype=np.int64)))
+
+
 def to_awkward(col: Columnar) -> Any:
-    """``col`` as an ``ak.Array`` of type ``shape[0] * ... * <cell type>``, where the cell type
-    follows the pattern: ``var`` for a variable axis, its extent for a fixed one (``N * var *
-    2 * float32`` for ``[null, 2]``, ``N * 2 * var * int16`` for ``[2, null]``). The items are
-    ``col.values`` itself; a selection of one cell (shape ``()``) gives an array of length 1.
-    """
+    """``col`` as an ``ak.Array`` of type ``shape... * <cell type>``: ``N * var * 2 * float32``
+    for ``[null, 2]``, ``N * 2 * var * int16`` for ``[2, null]``. The items are ``col.values``
+    (and ``[null, ...]`` rows share ``col.offsets``); a one-cell selection gives length 1."""
     ak = _ak()
-    contents, index = ak.contents, ak.index
-    dims = col.data_type.shape
+    contents, dims = ak.contents, col.data_type.shape
+    leading = dims[0] is None and None not in dims[1:]
+    shapes = col.shapes
+    lists = np.cumprod(np.column_stack([np.ones(len(shapes), np.int64), shapes[:, :-1]]), axis=1)
     layout: Any = contents.NumpyArray(col.values.reshape(-1))
-    if col.data_type.pattern.is_leading_variable:  # rows of values: no table needed
-        for extent in reversed(col.values.shape[1:]):
-            layout = contents.RegularArray(layout, extent)
-        layout = contents.ListOffsetArray(index.Index64(col.offsets), layout)
-    else:
-        shapes = col.shapes
-        count = shapes.shape[0]
-        # lists[k]: how many lists each cell has at depth k (its extents before axis k, multiplied)
-        lists = [np.ones(count, dtype=np.int64)]
-        for axis in range(len(dims) - 1):
-            lists.append(lists[-1] * shapes[:, axis])
-        for axis in reversed(range(len(dims))):
-            extent = dims[axis]
-            if extent is not None:
-                layout = contents.RegularArray(layout, extent, zeros_length=int(lists[axis].sum()))
-            else:  # a copy: every list's length at this depth, then their offsets
-                lengths = np.repeat(shapes[:, axis], lists[axis])
-                layout = contents.ListOffsetArray(index.Index64(offsets_of(lengths)), layout)
-    for axis in reversed(range(1, len(col.shape))):  # the selection's axes, innermost first
+    for axis in reversed(range(len(dims))):  # a cell's axes, innermost first
+        if dims[axis] is not None:
+            layout = contents.RegularArray(layout, dims[axis], int(lists[:, axis].sum()))
+            continue
+        lengths = np.repeat(shapes[:, axis], lists[:, axis])
+        offsets = col.offsets if axis == 0 and leading else _offsets(lengths)
+        layout = contents.ListOffsetArray(ak.index.Index64(offsets), layout)
+    for axis in reversed(range(1, len(col.shape))):  # then the selection's axes
         layout = contents.RegularArray(layout, col.shape[axis], math.prod(col.shape[:axis]))
     return ak.Array(layout)
 
 
 def from_awkward(array: Any, ndim: int = 1) -> Columnar:
-    """An awkward array of cells as :class:`Columnar`: its first ``ndim`` dimensions (each of
-    one length: regular) index the cells, the others are each cell's, ``var`` or regular.
+    """An awkward array of cells as :class:`Columnar`: its first ``ndim`` (regular) dimensions
+    index the cells, the others are each cell's, ``var`` or regular (``var * 2 * float32``
+    gives ``[null, 2]``). The items, and ``[null, ...]`` row offsets, are shared where packed.
 
-    The pattern follows the type (``var * 2 * float32`` gives ``[null, 2]``); ``[null, d1..dk]``
-    cells share the items and the offsets with ``array``. Refused, with
-    :class:`~zarr_ndarray_dtype.errors.CellError` naming the type: option types (missing
-    values), records, unions (mixed ranks or dtypes), strings, item types outside the 14
-    element dtypes, and cells that are not rectangular (rows of different lengths in one cell).
-    Awkward has no extent for a variable axis below one of extent 0: such cells read with 0.
+    Refused with :class:`~zarr_ndarray_dtype.errors.CellError` naming the type: option types,
+    records, unions, strings, items outside the element dtypes, and cells that are not
+    rectangular. A variable axis below one of extent 0 reads with extent 0 (awkward has none).
     """
     ak = _ak()
-    layout = ak.to_layout(array)
     if not isinstance(ndim, int) or ndim < 1:
         raise ValueError(f"from_awkward: ndim={ndim!r} must be an int >= 1 (the cells' axes)")
-    shape, layout = _grid(ak, layout, ndim, array)
-    count = math.prod(shape)
-    dims: list[int | None] = []
-    shapes: list[npt.NDArray[np.int64]] = []
-    lists = np.ones(count, dtype=np.int64)  # the lists each cell has at the current depth
-    row_offsets: npt.NDArray[np.int64] | None = None
-    while not isinstance(layout, ak.contents.NumpyArray) or layout.data.ndim > 1:
-        layout = _plain(ak, layout, array)
-        if isinstance(layout, ak.contents.RegularArray):
-            if not layout.size:
-                _refuse(array, "an axis of fixed extent 0, which no ndarray pattern has")
-            dims.append(layout.size)
-            shapes.append(np.full(count, layout.size, dtype=np.int64))
-            lists = lists * layout.size
-            layout = layout.content[: layout.length * layout.size]
-            continue
-        offsets = np.asarray(layout.offsets.data, dtype=np.int64)
-        first = int(offsets[0])
-        lengths = np.diff(offsets)
-        extent = _extents(lengths, lists, array, len(dims))
-        if not dims:
-            row_offsets = offsets - first if first else offsets
-        dims.append(None)
-        shapes.append(extent)
-        lists = lists * extent
-        layout = layout.content[first : int(offsets[-1])]
-    items = np.asarray(layout.data)
-    if items.dtype.name not in ELEMENT_DTYPES:
-        _refuse(array, f"items of dtype {items.dtype}, none of the element dtypes")
-    if not dims:
+    layout = ak.to_packed(ak.to_layout(array), highlevel=False)
+    shape, levels = [layout.length], []
+    while not isinstance(layout, ak.contents.NumpyArray):
+        levels.append(layout := _list(ak, layout, array))
+        layout = layout.content
+    for axis, level in enumerate(levels[: ndim - 1], 1):
+        if not isinstance(level, ak.contents.RegularArray):
+            _refuse(array, f"a var dimension {axis}: the first {ndim} must be regular")
+        shape.append(level.size)
+    if len(levels) < ndim:
         _refuse(array, "no axis below the cells: cells must be arrays (pass a smaller ndim=)")
-    data_type = NDArray(dtype=items.dtype.name, shape=tuple(dims))
-    table = np.stack(shapes, axis=1) if shapes else np.zeros((count, 0), np.int64)
-    if data_type.pattern.is_leading_variable and row_offsets is not None:
-        rows = items[: int(row_offsets[-1]) * data_type.pattern.fixed_items]
-        values = rows.reshape(-1, *data_type.shape[1:])
-        return Columnar(data_type, values, row_offsets, None, shape)
-    sizes = np.prod(table, axis=1, dtype=np.int64)
-    offsets = offsets_of(sizes)
-    return Columnar(data_type, items[: int(offsets[-1])], offsets, table, shape)
+    count = math.prod(shape)
+    lists = np.ones(count, dtype=np.int64)  # how many lists each cell has at this depth
+    dims: list[int | None] = []
+    extents = []
+    for level in levels[ndim - 1 :]:
+        if isinstance(level, ak.contents.RegularArray):
+            if not level.size:
+                _refuse(array, "an axis of fixed extent 0, which no ndarray pattern has")
+            extents.append(np.full(count, level.size, dtype=np.int64))
+        else:  # every list of a cell at this depth has the cell's extent: it is rectangular
+            lengths, owner = np.diff(level.offsets.data), np.repeat(np.arange(count), lists)
+            extents.append(np.zeros(count, dtype=np.int64))
+            extents[-1][owner] = lengths
+            if (wrong := np.flatnonzero(extents[-1][owner] != lengths)).size:
+                why = f"rows of different lengths along its axis {len(dims)}"
+                _refuse(array, f"cell {owner[wrong[0]]} with {why}: a cell must be rectangular")
+        dims.append(level.size if isinstance(level, ak.contents.RegularArray) else None)
+        lists = lists * extents[-1]
+    items = np.asarray(layout.data).reshape(-1)
+    try:
+        data_type = NDArrayDType(dtype=items.dtype.name, shape=tuple(dims))
+    except ElementDTypeError:
+        _refuse(array, f"items of dtype {items.dtype}, none of the element dtypes")
+    if dims[0] is None and None not in dims[1:]:  # rows of values: offsets of the first list
+        rows = np.asarray(levels[ndim - 1].offsets.data, dtype=np.int64)
+        return Columnar(data_type, items.reshape(-1, *dims[1:]), rows, None, tuple(shape))
+    table = np.stack(extents, axis=1)
+    return Columnar(data_type, items, _offsets(table.prod(axis=1)), table, tuple(shape))
 
 
-def _grid(ak: Any, layout: Any, ndim: int, array: Any) -> tuple[tuple[int, ...], Any]:
-    """The cells' own shape (the first ``ndim`` dimensions, which must be regular) and the
-    layout of the cells, one after the other."""
-    shape = [layout.length]
-    for axis in range(1, ndim):
-        layout = _plain(ak, layout, array)
-        if not isinstance(layout, ak.contents.RegularArray):
-            if isinstance(layout, ak.contents.ListOffsetArray):
-                _refuse(array, f"a var dimension {axis}: the first {ndim} must be regular")
-            _refuse(array, f"fewer than {ndim + 1} dimensions")
-        shape.append(layout.size)
-        layout = layout.content[: layout.length * layout.size]
-    return tuple(shape), layout
-
-
-def _plain(ak: Any, layout: Any, array: Any) -> Any:
-    """A list layout as a RegularArray or a ListOffsetArray (what the cells can be made of)."""
-    contents = ak.contents
-    if isinstance(layout, contents.NumpyArray) and layout.data.ndim > 1:
-        return layout.to_RegularArray()
-    if isinstance(layout, contents.ListArray):
-        return layout.to_ListOffsetArray64(False)
-    if isinstance(layout, contents.IndexedArray) and not layout.is_option:
-        return _plain(ak, layout.project(), array)
+def _list(ak: Any, layout: Any, array: Any) -> Any:
+    """A packed layout as a RegularArray or a ListOffsetArray; what no cell is made of refused."""
     if layout.parameter("__array__") in ("string", "bytestring", "char", "byte"):
         _refuse(array, "strings or bytes")
-    if isinstance(layout, contents.RegularArray | contents.ListOffsetArray):
+    if isinstance(layout, ak.contents.RegularArray | ak.contents.ListOffsetArray):
         return layout
     if layout.is_option:
         _refuse(array, "missing values (an option type): fill or drop them first (ak.fill_none)")
@@ -159,35 +116,12 @@ def _plain(ak: Any, layout: Any, array: Any) -> Any:
         _refuse(array, "records: convert one field at a time")
     if layout.is_union:
         _refuse(array, "a union (cells of different ranks or dtypes)")
-    if isinstance(layout, contents.EmptyArray):
+    if isinstance(layout, ak.contents.EmptyArray):
         _refuse(array, "no item type (type unknown): give the items a dtype (ak.values_astype)")
-    if isinstance(layout, contents.NumpyArray):
-        _refuse(array, "fewer dimensions than the cells' axes plus at least one of each cell")
     _refuse(array, f"a {type(layout).__name__} layout")
-    raise AssertionError  # pragma: no cover - _refuse raises
 
 
-def _extents(
-    lengths: npt.NDArray[np.int64], lists: npt.NDArray[np.int64], array: Any, axis: int
-) -> npt.NDArray[np.int64]:
-    """Each cell's extent along a variable axis: the length of its lists there, which must all
-    be the same (a cell is rectangular); 0 for a cell with no list at this depth."""
-    starts = offsets_of(lists)[:-1]
-    has = lists > 0
-    extent = np.zeros(lists.size, dtype=np.int64)
-    extent[has] = lengths[starts[has]]
-    wrong = np.repeat(extent, lists) != lengths
-    if wrong.any():
-        cell = int(np.searchsorted(starts, int(np.argmax(wrong)), side="right")) - 1
-        _refuse(
-            array,
-            f"cell {cell} with rows of different lengths along its axis {axis}: a cell must be "
-            "rectangular (an ndarray)",
-        )
-    return extent
-
-
-def _refuse(array: Any, what: str) -> None:
+def _refuse(array: Any, what: str) -> NoReturn:
     kind = getattr(array, "type", None) or type(array).__name__
     raise CellError(
         f"from_awkward: the awkward type {kind} has {what}; cells of the 'ndarray' data type "

@@ -1,37 +1,25 @@
 """Write xarray Datasets whose variables hold ragged ndarray cells (the ``xarray`` extra,
 imported only when :func:`to_zarr` runs).
 
-``Dataset.to_zarr`` cannot write them: its zarr backend casts an object variable to the dtype of
-its first cell ("setting an array element with a sequence") and creates arrays from the numpy
-dtype ``object``, which zarr refuses; no hook changes either. So :func:`to_zarr` hands every
-other variable and the attributes to ``Dataset.to_zarr`` and writes each ragged variable as an
-``ndarray`` array itself, with the same ``mode``, ``region`` and ``append_dim``, consolidating
-the metadata last; ``xr.open_zarr`` reads them back as object variables of read-only cells.
+xarray's zarr backend casts an object variable to its first cell's dtype and creates arrays of
+dtype ``object``, which zarr refuses. So :func:`to_zarr` lets ``Dataset.to_zarr`` write the other
+variables and writes the ragged ones as ``ndarray`` arrays in the same group itself.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping
-from dataclasses import dataclass, field
+import functools
+from collections.abc import Callable, Hashable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 import zarr
 from packaging.version import Version
 
-from zarr_ndarray_dtype._gather import gather_cells
-from zarr_ndarray_dtype._grid import resolve
-from zarr_ndarray_dtype._infer import (
-    RaggedVariableError,
-    dtype_of,
-    infer_ndarray_dtype,
-    inspect_data,
-)
-from zarr_ndarray_dtype.blocks import Cells
-from zarr_ndarray_dtype.columnar import write_cells
+from zarr_ndarray_dtype import Columnar, NDArrayDType, read_columnar, write_columnar
 from zarr_ndarray_dtype.dask import check_blocks, shard_or_chunk
 from zarr_ndarray_dtype.dask import to_zarr as write_blocks
-from zarr_ndarray_dtype.dtype import NDArray
+from zarr_ndarray_dtype.errors import CellError, ElementDTypeError, NDArrayDTypeError
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -45,334 +33,133 @@ __all__ = [
     "to_zarr",
 ]
 
-#: The oldest xarray release this module is tested with (the ``xarray`` extra's floor). Older
-#: releases fail to read float variables of stores written by zarr >= 3.1 (they expect
-#: ``metadata.data_type.value``), so round trips cannot work there.
+#: The oldest xarray this module works with: older ones cannot read zarr >= 3.1 stores back.
 XARRAY_MIN_VERSION: Final = "2025.6.0"
-
 #: Encoding keys a ragged variable accepts (all others are refused by name).
 ENCODING_KEYS: Final = frozenset(
     {"dtype", "chunks", "shards", "compressors", "serializer", "fill_value", "chunk_key_encoding"}
 )
-#: Keys taken from a variable's own ``.encoding`` (e.g. after ``xr.open_zarr``) when not given.
-_INHERITED_KEYS: Final = ("chunks", "shards", "compressors", "serializer")
-
+_INHERITED_KEYS: Final = ("chunks", "shards", "compressors", "serializer")  # from .encoding
 _MODES: Final = ("w", "w-", "a", "a-", "r+")
+
+
+class RaggedVariableError(NDArrayDTypeError):
+    """A ragged variable cannot be written as asked (cells, encoding, mode or target array)."""
+
+
+# ------------------------------------------------------------------ the data type of cells
+
+_Summary = tuple[set[str], set[np.dtype[Any]], set[tuple[int, ...]]]
+
+
+def _summary(cells: np.ndarray) -> _Summary:
+    """The types of the cells that are not arrays, and the dtypes and shapes of the others."""
+    found: _Summary = (set(), set(), set())
+    for cell in np.asarray(cells, dtype=object).reshape(-1):
+        if cell is None:
+            continue
+        listed = isinstance(cell, list | tuple)
+        try:
+            array = np.asarray(cell) if listed else cell
+        except ValueError:  # numpy refuses ragged nested lists
+            found[0].add("ragged nested list")
+            continue
+        if not isinstance(array, np.ndarray) or array.dtype == object or not array.ndim:
+            found[0].add(type(cell).__name__)
+            continue
+        if array.size or not listed:  # an empty list has no dtype of its own
+            found[1].add(array.dtype.newbyteorder("="))
+        found[2].add(array.shape)
+    return found
+
+
+def _summary_block(block: np.ndarray) -> np.ndarray:
+    out = np.empty((1,) * block.ndim, dtype=object)
+    out.reshape(-1)[0] = _summary(block)
+    return out
+
+
+def _data_type(data: Any, name: Hashable) -> NDArrayDType:
+    """The data type of a variable's cells; a dask array is summarized block by block."""
+    if getattr(data, "chunks", None) is not None and data.ndim:
+        one = tuple((1,) * len(c) for c in data.chunks)
+        parts = data.map_blocks(_summary_block, dtype=object, chunks=one).compute().reshape(-1)
+        others, dtypes, shapes = (set().union(*found) for found in zip(*parts, strict=True))
+    else:
+        others, dtypes, shapes = _summary(data)
+    ranks, convert = sorted({len(s) for s in shapes}), "convert the cells"
+    refusals = [
+        (others, f"mixes ndarray cells with {sorted(others)} cells (a cell is an array, or "
+         "nested sequence, of numbers of at least one dimension, or None)", convert),
+        (not shapes, "has no cell to infer the data type from (every cell is None)", ""),
+        (len(ranks) > 1, f"holds cells of {len(ranks)} different numbers of dimensions {ranks}"
+         "; an ndarray array's cells have the same", "reshape the cells, e.g. to (n, 1)"),
+        (not dtypes, "holds only empty lists, which have no element dtype", ""),
+    ]  # fmt: skip
+    for bad, why, fix in refusals:
+        if bad:
+            raise _refused(name, why, fix)
+    low, high = np.min(list(shapes), axis=0), np.max(list(shapes), axis=0)
+    pattern = tuple(int(h) if lo == h and h else None for lo, h in zip(low, high, strict=True))
+    natives, names = sorted(dtypes, key=str), sorted(map(str, dtypes))
+    try:
+        common = functools.reduce(np.promote_types, natives)
+    except TypeError:
+        raise _refused(name, f"has cells of dtypes {names} with no common numpy dtype") from None
+    mantissa = np.finfo(common).nmant + 1 if common.kind in "fc" else 64  # exact integer bits
+    if wide := [
+        d for d in natives if d.kind in "iu" and d.itemsize * 8 - (d.kind == "i") > mantissa
+    ]:
+        why = f"has cells of dtypes {names} with no lossless common dtype (numpy gives {common}"
+        raise _refused(name, f"{why}, which cannot hold every {wide[0]} value exactly)")
+    try:
+        return NDArrayDType(dtype=common, shape=pattern)
+    except ElementDTypeError:
+        why = f"has cells of dtype {common}, which is not an ndarray element dtype (numbers, bool)"
+        raise _refused(name, why, convert) from None
+
+
+def _refused(name: Hashable, why: str, fix: str = "") -> RaggedVariableError:
+    """The refusal of a variable's cells, offering to pass the data type as the fix."""
+    encoding = f"pass encoding={{{name!r}: {{'dtype': NDArrayDType(...)}}}} to choose one"
+    return RaggedVariableError(f"variable {name!r} {why}; {fix + ' or ' if fix else ''}{encoding}.")
+
+
+def infer_ndarray_dtype(cells: np.ndarray, name: Hashable = None) -> NDArrayDType:
+    """The ``ndarray`` data type of an object array of cells (``None`` cells left out).
+
+    Axes whose extent differs between cells, or is 0 in all, are variable (``None``); the
+    element dtype is the smallest one that holds every value exactly (int64 with float64 cells
+    is refused: no dtype holds both exactly).
+
+    >>> import numpy as np
+    >>> cells = np.empty(2, dtype=object)
+    >>> cells[:] = [np.zeros((3, 2), "int16"), np.ones((1, 2), "float32")]
+    >>> infer_ndarray_dtype(cells)
+    NDArray(dtype='float32', shape=(None, 2))
+    """
+    return _data_type(cells, name)
 
 
 def is_ragged(
     variable: xr.Variable | xr.DataArray, encoding: Mapping[str, Any] | None = None
 ) -> bool:
-    """True if :func:`to_zarr` writes ``variable`` as an ``ndarray`` array.
-
-    That is when ``encoding["dtype"]`` is an :class:`NDArray`, or when the variable has object
-    dtype and its first non-``None`` cell is an ndarray, list or tuple (a dask-backed object
-    variable is inspected by :func:`to_zarr` block by block; here its first block is computed).
-    Object variables of strings or bytes are left to xarray.
-    """
-    if encoding is not None and isinstance(encoding.get("dtype"), NDArray):
+    """True if :func:`to_zarr` writes ``variable`` as an ``ndarray`` array: when
+    ``encoding["dtype"]`` is an :class:`NDArrayDType`, or the variable has object dtype and its
+    first non-``None`` cell is an ndarray, list or tuple (of a dask variable, in its first
+    block). Object variables of strings or bytes are left to xarray."""
+    if encoding is not None and isinstance(encoding.get("dtype"), NDArrayDType):
         return True
     if variable.dtype != object:
         return False
     data = variable.data
     if getattr(variable, "chunks", None) is not None and data.ndim:
         data = data.blocks[(0,) * data.ndim].compute()
-    for cell in np.asarray(data, dtype=object).reshape(-1):
-        if cell is not None:
-            return isinstance(cell, np.ndarray | list | tuple)
-    return False
+    cell = next((c for c in np.asarray(data, dtype=object).reshape(-1) if c is not None), None)
+    return isinstance(cell, np.ndarray | list | tuple)
 
 
 # ---------------------------------------------------------------------------- the writer
-
-
-@dataclass
-class _Plan:
-    """How one ragged variable is written."""
-
-    name: str
-    variable: Any  # xr.Variable
-    chunked: bool
-    dtype: NDArray
-    create: bool
-    encoding: dict[str, Any]
-    selection: tuple[slice, ...] = ()
-    append_axis: int | None = None
-    attrs: dict[str, Any] = field(default_factory=dict)
-    cells: Cells | None = None  # numpy-backed data, already converted to ``dtype``
-
-    def prepare(self, unit: Any, kind: str) -> _Plan:
-        """Check everything that can be checked before writing (see :func:`to_zarr`); ``unit``
-        is what one write rewrites whole, the shard (``kind``) or else the chunk shape."""
-        if self.chunked:
-            start = tuple(s.start for s in self.selection)
-            if isinstance(unit, int):
-                unit = (unit,) * len(start)
-            if isinstance(unit, tuple | list) and all(isinstance(c, int) for c in unit):
-                check_blocks(
-                    self.variable.chunks,
-                    start,
-                    unit,
-                    kind,
-                    what=f"variable {self.name!r}",
-                    keys=self.variable.dims,
-                    rechunk="ds.chunk",
-                    error=RaggedVariableError,
-                )
-        else:  # every cell converted at once, refused before any write if one does not fit
-            values = np.asarray(self.variable.values, dtype=object)
-            dims = self.variable.dims
-
-            def name(i: int) -> str:
-                index = dict(zip(dims, map(int, np.unravel_index(i, values.shape)), strict=True))
-                return f"variable {self.name!r}: the cell at {index}"
-
-            self.cells = gather_cells(list(values.reshape(-1)), self.dtype, name=name)
-        return self
-
-
-def _json_attr(value: Any) -> Any:
-    """A JSON-ready attribute value (numpy scalars and arrays become Python values)."""
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, list | tuple):
-        return [_json_attr(v) for v in value]
-    return value
-
-
-def _check_xarray() -> Any:
-    try:
-        import xarray as xr
-    except ImportError as exc:  # pragma: no cover - exercised only without the extra
-        raise ImportError(
-            "zarr_ndarray_dtype.xarray needs xarray: pip install 'zarr-ndarray-dtype[xarray]'"
-        ) from exc
-    if Version(xr.__version__).release < Version(XARRAY_MIN_VERSION).release:
-        raise ImportError(
-            f"zarr_ndarray_dtype.xarray needs xarray >= {XARRAY_MIN_VERSION} (the first release "
-            f"that reads zarr >= 3.1 stores back); found {xr.__version__}. Upgrade xarray."
-        )
-    return xr
-
-
-def _ragged_encoding(name: str, variable: Any, given: Mapping[str, Any]) -> dict[str, Any]:
-    unknown = sorted(set(given) - ENCODING_KEYS)
-    if unknown:
-        raise RaggedVariableError(
-            f"variable {name!r}: encoding keys {unknown} are not understood for a ragged "
-            f"variable; the keys are {sorted(ENCODING_KEYS)}."
-        )
-    encoding = dict(given)
-    for key in _INHERITED_KEYS:
-        if key not in encoding and key in variable.encoding:
-            encoding[key] = variable.encoding[key]
-    if "dtype" in encoding and not isinstance(encoding["dtype"], NDArray):
-        raise RaggedVariableError(
-            f"variable {name!r}: encoding dtype {encoding['dtype']!r} is not an NDArray; pass "
-            "NDArray(dtype=..., shape=...) or leave it out to infer it from the cells."
-        )
-    return encoding
-
-
-def _region_selection(
-    name: str, dims: tuple[Hashable, ...], region: Mapping[Hashable, Any] | None
-) -> tuple[slice, ...]:
-    region = region or {}
-    selection = []
-    for dim in dims:
-        part = region.get(dim, slice(None))
-        if not isinstance(part, slice) or part.step not in (None, 1):
-            raise RaggedVariableError(
-                f"variable {name!r}: region[{dim!r}] is {part!r}; ragged variables take "
-                "region slices with step 1 (e.g. slice(10, 20)), not 'auto' or indices."
-            )
-        selection.append(part)
-    return tuple(selection)
-
-
-def _dask_chunks(variable: Any) -> tuple[int, ...]:
-    return tuple(max(c[0], 1) if c else 1 for c in variable.chunks)
-
-
-def _open_group(store: Any, group: str | None, mode: str, storage_options: Any) -> Any:
-    kwargs: dict[str, Any] = {"path": group or "", "mode": mode}
-    if storage_options is not None:
-        kwargs["storage_options"] = storage_options
-    return zarr.open_group(store, **kwargs)
-
-
-def _existing_arrays(
-    store: Any, group: str | None, mode: str, storage_options: Any, names: Iterable[str]
-) -> dict[str, Any]:
-    if mode in ("w", "w-"):
-        return {}
-    try:
-        root = _open_group(store, group, "r", storage_options)
-    except FileNotFoundError:
-        if mode == "r+":
-            raise
-        return {}
-    found = {}
-    for name in names:
-        try:
-            node = root[name]
-        except KeyError:
-            continue
-        if not isinstance(node, zarr.Array):
-            raise RaggedVariableError(f"{name!r} exists in the store but is not an array.")
-        found[name] = node
-    return found
-
-
-def _plan(
-    name: str,
-    variable: Any,
-    given: Mapping[str, Any],
-    existing: Any,
-    mode: str,
-    region: Mapping[Hashable, Any] | None,
-    append_dim: Hashable | None,
-) -> _Plan | None:
-    encoding = _ragged_encoding(name, variable, given)
-    if existing is None:
-        return _plan_new(name, variable, encoding, mode, region)
-    return _plan_existing(name, variable, encoding, existing, mode, region, append_dim)
-
-
-def _plan_new(
-    name: str,
-    variable: Any,
-    encoding: dict[str, Any],
-    mode: str,
-    region: Mapping[Hashable, Any] | None,
-) -> _Plan:
-    """The plan of a ragged variable whose array does not exist yet."""
-    chunked = variable.chunks is not None
-    if mode == "r+" or region is not None:
-        raise RaggedVariableError(
-            f"variable {name!r} does not exist in the store; mode='r+' and region= write "
-            "only into existing arrays. Use mode='a' without region to add it."
-        )
-    dtype = encoding.pop("dtype", None)
-    if dtype is None:
-        dtype = dtype_of(inspect_data(variable.data, chunked), name)
-    elif variable.dtype != object:
-        raise RaggedVariableError(
-            f"variable {name!r} has dtype {variable.dtype}, but encoding asks for {dtype!r}; "
-            "an ndarray array needs an object variable whose cells are ndarrays."
-        )
-    if "chunks" not in encoding and chunked:
-        encoding["chunks"] = _dask_chunks(variable)
-    plan = _Plan(name, variable, chunked, dtype, True, encoding)
-    plan.selection = tuple(slice(0, n) for n in variable.shape)
-    plan.attrs = {str(k): _json_attr(v) for k, v in variable.attrs.items()}
-    shards = encoding.get("shards")
-    if shards is None:
-        return plan.prepare(encoding.get("chunks"), "chunk")
-    return plan.prepare(shards, "shard")
-
-
-def _plan_existing(
-    name: str,
-    variable: Any,
-    encoding: dict[str, Any],
-    existing: Any,
-    mode: str,
-    region: Mapping[Hashable, Any] | None,
-    append_dim: Hashable | None,
-) -> _Plan | None:
-    """The plan of a ragged variable written into (or appended to) its stored array."""
-    chunked = variable.chunks is not None
-    dims = tuple(variable.dims)
-    stored = existing.metadata.data_type
-    if not isinstance(stored, NDArray):
-        raise RaggedVariableError(
-            f"variable {name!r}: the store's array {name!r} has data type {stored}, not ndarray; "
-            "write with mode='w' to replace it."
-        )
-    if "dtype" in encoding and encoding["dtype"] != stored:
-        raise RaggedVariableError(
-            f"variable {name!r}: encoding dtype {encoding['dtype']!r} differs from the stored "
-            f"{stored!r}; appending and region writes keep the stored data type."
-        )
-    stored_dims = existing.metadata.dimension_names
-    if stored_dims is not None and tuple(stored_dims) != tuple(str(d) for d in dims):
-        raise RaggedVariableError(
-            f"variable {name!r} has dimensions {dims}, the stored array {tuple(stored_dims)}; "
-            "transpose the variable to match."
-        )
-    if mode == "a-" and append_dim is not None and append_dim not in dims:
-        return None  # like xarray: "a-" leaves variables without the append dimension alone
-    plan = _Plan(name, variable, chunked, stored, False, {})
-    plan.attrs = {str(k): _json_attr(v) for k, v in variable.attrs.items()}
-    shape = tuple(existing.shape)
-    if append_dim is not None and append_dim in dims:
-        axis = dims.index(append_dim)
-        plan.append_axis = axis
-        plan.selection = tuple(
-            slice(shape[i], shape[i] + variable.shape[i]) if i == axis else slice(0, n)
-            for i, n in enumerate(shape)
-        )
-        others = tuple(n for i, n in enumerate(shape) if i != axis)
-        mine = tuple(n for i, n in enumerate(variable.shape) if i != axis)
-        if others != mine:
-            raise RaggedVariableError(
-                f"variable {name!r} of shape {variable.shape} cannot be appended along "
-                f"{append_dim!r} to the stored shape {shape}: the other dimensions differ."
-            )
-        return plan.prepare(*shard_or_chunk(existing))
-    selection = _region_selection(name, dims, region)
-    plan.selection = tuple(slice(*s.indices(n)[:2]) for s, n in zip(selection, shape, strict=True))
-    target = tuple(s.stop - s.start for s in plan.selection)
-    if target != tuple(variable.shape):
-        raise RaggedVariableError(
-            f"variable {name!r} of shape {variable.shape} does not fit the stored array's "
-            f"{'region' if region else 'shape'} {target}; use region= or append_dim=, or "
-            "mode='w' to replace the array."
-        )
-    return plan.prepare(*shard_or_chunk(existing))
-
-
-def _write(plan: _Plan, root: Any, mode: str) -> None:
-    name, variable = plan.name, plan.variable
-    if plan.create:
-        encoding = dict(plan.encoding)
-        kwargs: dict[str, Any] = {
-            key: encoding.pop(key) for key in list(encoding) if key != "chunks"
-        }
-        array = root.create_array(
-            name,
-            shape=variable.shape,
-            dtype=plan.dtype,
-            chunks=encoding.get("chunks", "auto"),
-            dimension_names=[str(d) for d in variable.dims],
-            attributes=plan.attrs,
-            overwrite=mode == "w",
-            **kwargs,
-        )
-    else:
-        array = root[name]
-        if mode in ("a", "a-") and plan.attrs:
-            array.attrs.update(plan.attrs)
-    if variable.size == 0:
-        return
-    old_shape = tuple(array.shape)
-    if plan.append_axis is not None:
-        new_shape = list(old_shape)
-        new_shape[plan.append_axis] += variable.shape[plan.append_axis]
-        array.resize(tuple(new_shape))
-    try:
-        if plan.cells is not None:
-            box = resolve(plan.selection or ..., tuple(array.shape), "to_zarr")
-            write_cells(array, plan.cells, box)
-        else:
-            write_blocks(variable.data, array, region=plan.selection)
-    except BaseException:
-        if plan.append_axis is not None:  # a failed append leaves the array as it was
-            array.resize(old_shape)
-        raise
 
 
 def to_zarr(
@@ -388,84 +175,216 @@ def to_zarr(
     storage_options: Mapping[str, Any] | None = None,
     **to_zarr_kwargs: Any,
 ) -> None:
-    """Write ``dataset`` to a Zarr v3 store; ragged variables become ``ndarray`` arrays.
-
-    A variable is ragged when :func:`is_ragged` says so. Its data type is
-    ``encoding[name]["dtype"]`` or, for a new array, :func:`infer_ndarray_dtype` of its cells;
-    its encoding takes :data:`ENCODING_KEYS`; ``None`` cells are the fill cell. Every other
-    variable, the attributes and the coordinates go
-    through ``dataset.to_zarr`` (``zarr_format=3``, with ``to_zarr_kwargs``); ``mode``,
-    ``region`` (slices) and ``append_dim`` mean what they mean there. Dask-backed ragged
-    variables are written by :func:`zarr_ndarray_dtype.dask.to_zarr`, a block a task; ragged
-    non-index coordinates go in the group's ``coordinates`` attribute; the metadata is
-    consolidated last unless ``consolidated=False``. Everything about the ragged variables
-    (encoding, target arrays, block alignment, every cell of numpy-backed ones) is checked before
-    anything is written; a dask block refused during an append shrinks the ragged array back
-    (xarray's own appends are not rolled back).
+    """Write ``dataset`` to a Zarr v3 store; ragged variables (:func:`is_ragged`) become
+    ``ndarray`` arrays, of data type ``encoding[name]["dtype"]`` or, for a new array,
+    :func:`infer_ndarray_dtype` of the cells, with :data:`ENCODING_KEYS` (``None`` cells: the
+    empty cell). ``dataset.to_zarr`` writes the rest; ``mode``, ``region`` (slices) and
+    ``append_dim`` mean what they mean there, and the metadata is consolidated unless
+    ``consolidated=False``. Encodings, target arrays, block alignment and every cell of
+    numpy-backed ragged variables are checked before anything is written; dask-backed ones
+    are written a block a task, and a refused block shrinks an append back.
     """
-    _check_xarray()
-    mode = _mode(mode, region, append_dim, to_zarr_kwargs)
+    _require_xarray()
+    if to_zarr_kwargs.pop("zarr_format", 3) != 3 or to_zarr_kwargs.get("compute") is False:
+        raise RaggedVariableError(
+            "ndarray arrays exist in Zarr format 3 only, and ragged variables are written when "
+            "to_zarr runs (compute=False is not supported): leave zarr_format and compute out."
+        )
+    mode = mode or ("a" if append_dim is not None else "r+" if region is not None else "w-")
+    if mode not in _MODES:
+        raise RaggedVariableError(f"mode={mode!r} is not one of {_MODES}.")
     encoding = dict(encoding or {})
-    ragged = _ragged_variables(dataset, encoding)
-    existing = _existing_arrays(store, group, mode, storage_options, [str(n) for n in ragged])
-    plans = [
-        _plan(str(n), v, encoding.get(n, {}), existing.get(str(n)), mode, region, append_dim)
-        for n, v in ragged.items()
+    opened: Any = {"storage_options": storage_options} if storage_options else {}
+    ragged = {n: v for n, v in dataset.variables.items() if is_ragged(v, encoding.get(n))}
+    try:
+        existing = (
+            None
+            if mode in ("w", "w-")
+            else zarr.open_group(store, path=group or "", mode="r", **opened)
+        )
+    except FileNotFoundError:
+        existing = None
+    writes = [
+        _checked(dataset, n, encoding.get(n, {}), existing, mode, region, append_dim)
+        for n in ragged
     ]
-
-    plain = dataset.drop_vars(list(ragged))
-    options: dict[str, Any] = dict(mode=mode, group=group, region=region, append_dim=append_dim)
-    options.update(zarr_format=3, consolidated=False, **to_zarr_kwargs)
-    options["encoding"] = {k: v for k, v in encoding.items() if k not in ragged} or None
-    options.update({"storage_options": storage_options} if storage_options is not None else {})
-    if plain.variables or not (region is not None or append_dim is not None or mode == "r+"):
-        plain.to_zarr(store, **options)
-    elif mode in ("a", "a-") and dataset.attrs:  # as xarray does on append, were it called
-        attrs = {str(k): _json_attr(v) for k, v in dataset.attrs.items()}
-        _open_group(store, group, "r+", storage_options).attrs.update(attrs)
-
-    root = _open_group(store, group, "r+", storage_options)
-    for plan in plans:
-        if plan is not None:
-            _write(plan, root, mode)
-
-    coords = sorted(str(n) for n in ragged if n in dataset.coords)
-    if coords and mode != "r+":  # xarray restores coordinates listed there
-        listed = str(root.attrs.get("coordinates", "")).split()
-        root.attrs["coordinates"] = " ".join(sorted(set(listed) | set(coords)))
+    plain: Any = dataset.drop_vars(list(ragged))  # mode, region: checked above
+    if plain.variables or (region is None and append_dim is None and mode != "r+"):
+        plain.to_zarr(
+            store, mode=mode, group=group, region=region, append_dim=append_dim, zarr_format=3,
+            consolidated=False, encoding={k: v for k, v in encoding.items() if k not in ragged},
+            **opened, **to_zarr_kwargs,
+        )  # fmt: skip
+    root = zarr.open_group(store, path=group or "", mode="r+", **opened)
+    if not plain.variables and mode in ("a", "a-"):  # the attributes, as xarray appends them
+        root.attrs.update(_attributes(dataset))
+    for write in writes:
+        write(root)
+    if (coords := {str(n) for n in ragged if n in dataset.coords}) and mode != "r+":
+        listed = str(root.attrs.get("coordinates", "")).split()  # xarray reads them back so
+        root.attrs["coordinates"] = " ".join(sorted(coords.union(listed)))
     if consolidated is not False:
         zarr.consolidate_metadata(root.store_path.store, path=root.store_path.path)
 
 
-def _mode(
-    mode: str | None, region: Any, append_dim: Hashable | None, kwargs: dict[str, Any]
-) -> str:
-    """The write mode, xarray's default for the arguments given; refuses what cannot be."""
-    if kwargs.pop("zarr_format", 3) != 3:
+def _checked(
+    dataset: Any,
+    name: Hashable,
+    given: Mapping[str, Any],
+    existing: zarr.Group | None,
+    mode: str,
+    region: Mapping[Hashable, Any] | None,
+    append_dim: Hashable | None,
+) -> Callable[[Any], None]:
+    """The write of one ragged variable, everything about it checked first."""
+    variable, stored = dataset.variables[name], existing and existing.get(str(name))
+    dims, chunked = tuple(variable.dims), variable.chunks
+    if name in dataset.indexes:
         raise RaggedVariableError(
-            "ndarray arrays exist in Zarr format 3 only: leave zarr_format out or pass 3."
+            f"variable {name!r} is an index coordinate; an index cannot hold ragged cells. "
+            "Make it a non-index coordinate (ds.reset_index) or a data variable."
         )
-    if kwargs.get("compute", True) is not True:
+    if not isinstance(name, str):
+        raise RaggedVariableError(f"variable name {name!r} is not a string; zarr needs one.")
+    if unknown := sorted(set(given) - ENCODING_KEYS):
         raise RaggedVariableError(
-            "compute=False is not supported: ragged variables are written when to_zarr runs."
+            f"variable {name!r}: encoding keys {unknown} are not understood for a ragged "
+            f"variable; the keys are {sorted(ENCODING_KEYS)}."
         )
-    if mode is None:
-        mode = "a" if append_dim is not None else "r+" if region is not None else "w-"
-    if mode not in _MODES:
-        raise RaggedVariableError(f"mode={mode!r} is not one of {_MODES}.")
-    return mode
-
-
-def _ragged_variables(dataset: Any, encoding: Mapping[Hashable, Any]) -> dict[Hashable, Any]:
-    ragged = {
-        name: var for name, var in dataset.variables.items() if is_ragged(var, encoding.get(name))
-    }
-    for name in ragged:
-        if name in dataset.indexes:
+    encoding = {k: variable.encoding[k] for k in _INHERITED_KEYS if k in variable.encoding}
+    dtype = (encoding := encoding | dict(given)).pop("dtype", None)
+    if dtype is not None and not isinstance(dtype, NDArrayDType):
+        raise RaggedVariableError(
+            f"variable {name!r}: encoding dtype {dtype!r} is not an NDArrayDType; pass "
+            "NDArrayDType(dtype=..., shape=...) or leave it out to infer it from the cells."
+        )
+    if stored is not None and not isinstance(stored, zarr.Array):
+        raise RaggedVariableError(f"{name!r} exists in the store but is not an array.")
+    if stored is None:
+        if mode == "r+" or region is not None:
             raise RaggedVariableError(
-                f"variable {name!r} is an index coordinate; an index cannot hold ragged cells. "
-                "Make it a non-index coordinate (ds.reset_index) or a data variable."
+                f"variable {name!r} does not exist in the store; mode='r+' and region= write "
+                "only into existing arrays. Use mode='a' without region to add it."
             )
-        if not isinstance(name, str):
-            raise RaggedVariableError(f"variable name {name!r} is not a string; zarr needs one.")
-    return ragged
+        if dtype is not None and variable.dtype != object:
+            raise RaggedVariableError(
+                f"variable {name!r} has dtype {variable.dtype}, but encoding asks for {dtype!r}; "
+                "an ndarray array needs an object variable whose cells are ndarrays."
+            )
+        dtype = dtype or _data_type(variable.data, name)
+        if chunked and "chunks" not in encoding:
+            encoding["chunks"] = tuple(max(c[0], 1) if c else 1 for c in chunked)
+        selection, axis = tuple(slice(0, n) for n in variable.shape), None
+        unit = encoding.get("shards") or encoding.get("chunks")
+        kind = "shard" if encoding.get("shards") else "chunk"
+    else:
+        metadata: Any = stored.metadata
+        stored_type, names = metadata.data_type, metadata.dimension_names
+        if not isinstance(stored_type, NDArrayDType) or dtype not in (None, stored_type):
+            raise RaggedVariableError(
+                f"variable {name!r}: {dtype or 'an ndarray data type'} differs from the stored "
+                f"data type {stored_type!r}; appends and region writes keep it (mode='w' "
+                "replaces the array)."
+            )
+        if names is not None and tuple(names) != tuple(map(str, dims)):
+            raise RaggedVariableError(
+                f"variable {name!r} has dimensions {dims}, the stored array {tuple(names)}; "
+                "transpose the variable to match."
+            )
+        axis = dims.index(append_dim) if append_dim in dims else None
+        if mode == "a-" and append_dim is not None and axis is None:
+            return lambda root: None  # as xarray: "a-" leaves it alone
+        shape, parts = list(stored.shape), [(region or {}).get(dim, slice(None)) for dim in dims]
+        if axis is not None:  # the appended cells go at the end of the grown array
+            shape[axis] += variable.shape[axis]
+            parts[axis] = slice(shape[axis] - variable.shape[axis], None)
+        for dim, part in zip(dims, parts, strict=True):
+            if not isinstance(part, slice) or part.step not in (None, 1):
+                raise RaggedVariableError(
+                    f"variable {name!r}: region[{dim!r}] is {part!r}; ragged variables take "
+                    "region slices with step 1 (e.g. slice(10, 20)), not 'auto' or indices."
+                )
+        selection = tuple(slice(*p.indices(n)[:2]) for p, n in zip(parts, shape, strict=True))
+        if (fits := tuple(s.stop - s.start for s in selection)) != variable.shape:
+            raise RaggedVariableError(
+                f"variable {name!r} of shape {variable.shape} does not fit the stored array of "
+                f"shape {tuple(stored.shape)} ({fits} there); use region= or append_dim= (the "
+                "other dimensions equal), or mode='w' to replace the array."
+            )
+        dtype, (unit, kind) = stored_type, shard_or_chunk(stored)
+    if chunked and isinstance(unit, int):
+        unit = (unit,) * len(dims)
+    if chunked and isinstance(unit, tuple | list) and all(isinstance(n, int) for n in unit):
+        fix: Any = {"what": f"variable {name!r}", "keys": dims, "rechunk": "ds.chunk"}
+        starts = [s.start for s in selection]
+        check_blocks(chunked, starts, unit, kind, **fix, error=RaggedVariableError)
+    like = {"fill_value": encoding.get("fill_value"), "serializer": encoding.get("serializer")}
+    if stored is not None:
+        like = {"fill_value": stored.metadata.fill_value, "serializer": stored.serializer}
+    columns = None if chunked else _columns(name, variable, dtype, like)
+
+    def write(root: Any) -> None:
+        attrs = _attributes(variable)
+        if stored is None:
+            array = root.create_array(
+                name, shape=variable.shape, dtype=dtype, dimension_names=list(map(str, dims)),
+                attributes=attrs, overwrite=mode == "w", **{"chunks": "auto", **encoding},
+            )  # fmt: skip
+        else:
+            array = root[name]
+            if mode in ("a", "a-"):
+                array.attrs.update(attrs)
+        if not variable.size:
+            return
+        old = tuple(array.shape)
+        if axis is not None:
+            array.resize(tuple(s.stop for s in selection))
+        try:
+            if columns is None:
+                write_blocks(variable.data, array, region=selection)
+            else:
+                write_columnar(array, *columns, selection, shapes=columns.shapes)
+        except BaseException:
+            if axis is not None:  # a failed append leaves the array as it was
+                array.resize(old)
+            raise
+
+    return write
+
+
+def _columns(name: Hashable, variable: Any, dtype: NDArrayDType, like: Any) -> Columnar:
+    """The cells of a numpy-backed variable as columns, each converted and checked by zarr's
+    object write of ``dtype`` into an array in memory ``like`` the target (its fill value and
+    serializer): one that does not fit is refused, and named, before anything is written."""
+    cells = np.asarray(variable.values, dtype=object)
+    chunks = tuple(max(n, 1) for n in cells.shape)
+    zarr_dtype: Any = dtype  # zarr's annotation names its own data types
+    like["serializer"] = like["serializer"] or "auto"
+    scratch = zarr.create_array(
+        {}, shape=cells.shape, chunks=chunks, dtype=zarr_dtype, compressors=None, **like
+    )
+    try:
+        scratch[...] = cells
+    except CellError as exc:
+        raise type(exc)(f"variable {name!r} (dimensions {variable.dims}): {exc}") from None
+    return read_columnar(scratch)
+
+
+def _attributes(owner: Any) -> dict[str, Any]:
+    """``owner.attrs`` as JSON values (numpy scalars and arrays as Python ones)."""
+    plain = (np.ndarray, np.generic)
+    return {str(k): v.tolist() if isinstance(v, plain) else v for k, v in owner.attrs.items()}
+
+
+def _require_xarray() -> None:
+    try:
+        import xarray as xr
+    except ImportError as exc:  # pragma: no cover - exercised only without the extra
+        raise ImportError(
+            "zarr_ndarray_dtype.xarray needs xarray: pip install 'zarr-ndarray-dtype[xarray]'"
+        ) from exc
+    if Version(xr.__version__).release < Version(XARRAY_MIN_VERSION).release:
+        raise ImportError(
+            f"zarr_ndarray_dtype.xarray needs xarray >= {XARRAY_MIN_VERSION} (the first release "
+            f"that reads zarr >= 3.1 stores back); found {xr.__version__}. Upgrade xarray."
+        )
