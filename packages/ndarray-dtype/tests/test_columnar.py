@@ -682,3 +682,83 @@ def test_the_budget_of_a_batch(count: int, batches: list[int], share: int) -> No
     n = int(sixteenth / per_cell)  # the cells of a sixteenth
     assert after_history().observe(n, int(1.2 * sixteenth))
     assert not after_history().observe(n, int(2 * sixteenth))
+
+
+# --------------------------------------------------------------------------- aligned arrays
+
+
+def _zagg_like(tmp_path: Any) -> tuple[Any, np.ndarray]:
+    """A group as zagg writes it: centroids (n, 2) float32 and their locations and times
+    (n,) uint64, row-aligned, sharded; plus a plain count array."""
+    from zarr_ndarray_dtype import write_aligned
+
+    group = zarr.open_group(tmp_path, mode="w")
+    grid = {"shape": (6, 5), "chunks": (2, 2), "shards": (4, 4), "serializer": ToyCodec()}
+    group.create_array("centroids", dtype=NDArray("float32", (None, 2)), **grid)
+    for name in ("locations", "times"):
+        group.create_array(name, dtype=NDArray("uint64", (None,)), **grid)
+    group.create_array("count", shape=(6, 5), chunks=(2, 2), dtype="int32")
+    rng = np.random.default_rng(4)
+    offsets = np.concatenate([[0], np.cumsum(rng.poisson(2, 30))])
+    rows = int(offsets[-1])
+    columns = {
+        "centroids": rng.random((rows, 2)).astype(np.float32),
+        "locations": np.arange(rows, dtype=np.uint64),
+        "times": np.arange(rows, dtype=np.uint64) * 10,
+    }
+    write_aligned(group, columns, offsets)
+    return group, offsets
+
+
+def test_aligned_arrays_read_together_share_one_offsets(tmp_path: Any) -> None:
+    from zarr_ndarray_dtype import read_aligned
+
+    group, _ = _zagg_like(tmp_path)
+    box = (slice(1, 5), slice(2, 5))
+    cols = read_aligned(group, box)
+    assert sorted(cols) == ["centroids", "locations", "times"]  # ndarray arrays only
+    assert len({id(c.offsets) for c in cols.values()}) == 1
+    for name, col in cols.items():
+        alone = read_columnar(group[name], box)
+        assert col.shape == alone.shape == (4, 3)
+        assert np.array_equal(col.offsets, alone.offsets)
+        assert col.values.tobytes() == alone.values.tobytes()
+    two = read_aligned({"a": group["locations"], "b": group["times"]}, 3)
+    assert two["a"].shape == (5,) and np.array_equal(two["b"].values, two["a"].values * 10)
+
+
+def test_misaligned_cells_and_arrays_are_named(tmp_path: Any) -> None:
+    from zarr_ndarray_dtype import AlignmentError, read_aligned
+
+    group, _ = _zagg_like(tmp_path)
+    group["times"][4, 3] = np.arange(9, dtype=np.uint64)
+    with pytest.raises(
+        AlignmentError, match=r"cell \(4, 3\) .*'locations': 2 rows, 'times': 9 rows"
+    ):
+        read_aligned(group, (slice(2, 6), slice(1, 5)))  # array coordinates, not the box's
+    assert read_aligned(group, (slice(0, 4), ...))["times"].shape == (4, 5)
+    other = zarr.create_array({}, shape=(6, 4), chunks=(2, 2), dtype=NDArray("uint64", (None,)))
+    with pytest.raises(AlignmentError, match=r"different shapes \('a' \(6, 5\), 'b' \(6, 4\)\)"):
+        read_aligned({"a": group["times"], "b": other})
+    group.create_array("grid", shape=(6, 5), chunks=(2, 2), dtype=NDArray("int8", (2, None)))
+    with pytest.raises(ValueError, match=r"array 'grid' has the pattern \[2, null\]"):
+        read_aligned(group)
+
+
+def test_aligned_writes_check_everything_before_storing_anything(tmp_path: Any) -> None:
+    from zarr_ndarray_dtype import read_aligned, write_aligned
+
+    group, offsets = _zagg_like(tmp_path)
+    before = {n: read_columnar(group[n]).values.tobytes() for n in ("centroids", "times")}
+    box = (slice(0, 2), slice(0, 2))
+    few = np.array([0, 1, 3, 3, 4])
+    bad = {"centroids": np.ones((4, 2), "f4"), "times": np.ones(5, "u8")}  # 5 rows, not 4
+    with pytest.raises(ValueError, match="offsets end at 4, but values has 5"):
+        write_aligned(group, bad, few, box)
+    with pytest.raises(ValueError, match=r"no array named \['nope'\]"):
+        write_aligned(group, {"times": np.ones(4, "u8"), "nope": np.ones(4, "u8")}, few, box)
+    assert {n: read_columnar(group[n]).values.tobytes() for n in before} == before
+    write_aligned(group, {"centroids": np.ones((4, 2), "f4"), "times": np.ones(4, "u8")}, few, box)
+    cols = read_aligned({"centroids": group["centroids"], "times": group["times"]}, box)
+    assert cols["times"].offsets.tolist() == few.tolist()
+    assert read_columnar(group["locations"]).values.size == int(offsets[-1])  # left as it was

@@ -15,9 +15,17 @@ from importlib.metadata import PackageNotFoundError, version
 from zarr_ndarray_dtype._views import readonly_cells
 from zarr_ndarray_dtype.bytes_codec import FixedCellBytesCodec
 from zarr_ndarray_dtype.cells import VlenScalar, unbox
-from zarr_ndarray_dtype.columnar import Columnar, iter_columnar, read_columnar, write_columnar
+from zarr_ndarray_dtype.columnar import (
+    Columnar,
+    iter_columnar,
+    read_aligned,
+    read_columnar,
+    write_aligned,
+    write_columnar,
+)
 from zarr_ndarray_dtype.dtype import DTYPE_NAME, NDArray, NDArrayDType
 from zarr_ndarray_dtype.errors import (
+    AlignmentError,
     BlockAlignmentError,
     CellError,
     CellTypeError,
@@ -38,6 +46,7 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree wi
     __version__ = "0+unknown"
 
 __all__ = [
+    "AlignmentError",
     "DTYPE_NAME",
     "ELEMENT_DTYPES",
     "BlockAlignmentError",
@@ -58,10 +67,12 @@ __all__ = [
     "VlenScalar",
     "__version__",
     "iter_columnar",
+    "read_aligned",
     "read_columnar",
     "readonly_cells",
     "register",
     "unbox",
+    "write_aligned",
     "write_columnar",
 ]
 

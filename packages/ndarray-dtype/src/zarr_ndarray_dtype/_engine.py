@@ -336,28 +336,15 @@ async def read(
 # ---------------------------------------------------------------------------- writes
 
 
-async def write(layout: Layout, box: Box, cells: Cells) -> None:
-    """Write checked ``cells`` (C order of ``box``) into the array's chunks: the chunks and
-    shards the box covers in part are read and decoded first (a corrupt one stops the write
-    before anything is stored), then every chunk the box touches is rebuilt, encoded and
-    stored (deleted when all fill and empty chunks are not written)."""
-    count = math.prod(box.extents)
-    if not count:
-        return
-    writer = _Writer(layout, box, cells)
-    outer = origins(box, layout.chunks)
-    kept = await asyncio.gather(*(writer.keep(o) for o in outer))
-    group: list[tuple[Shape, Any]] = []
-    cells_in_group = 0
-    step = max(math.prod(layout.chunks), count // 8)
-    for origin, old in zip(outer, kept, strict=True):
-        group.append((origin, old))
-        cells_in_group += math.prod(layout.chunks)
-        if cells_in_group >= step:
-            await writer.store(group)
-            group, cells_in_group = [], 0
-    if group:
-        await writer.store(group)
+async def write(jobs: list[tuple[Layout, Box, Cells]]) -> None:
+    """Write checked cells (C order of each box) into the chunks of one or more arrays: the
+    chunks and shards the boxes cover in part are read and decoded first, of every array (a
+    corrupt one stops the write before anything is stored), then every chunk the boxes touch
+    is rebuilt, encoded and stored (deleted when all fill and empty chunks are not written)."""
+    writers = [_Writer(*job) for job in jobs if math.prod(job[1].extents)]
+    kept = await asyncio.gather(*(w.keep_all() for w in writers))
+    for writer, old in zip(writers, kept, strict=True):
+        await writer.store_all(old)
 
 
 class _Writer:
@@ -367,6 +354,19 @@ class _Writer:
         self.with_shapes = needs_shapes(layout.dtype.pattern)
         self.fill = FillBlock(layout.fill, self.with_shapes)
         self.reader = Reader(layout)
+
+    async def keep_all(self) -> list[tuple[Shape, Any]]:
+        """What the write keeps of every stored object it touches (see :meth:`keep`)."""
+        outer = origins(self.box, self.layout.chunks)
+        return list(zip(outer, await asyncio.gather(*(self.keep(o) for o in outer)), strict=True))
+
+    async def store_all(self, kept: list[tuple[Shape, Any]]) -> None:
+        """Rebuild and store every touched object, a group of them (about an eighth of the
+        write) at a time."""
+        step = max(math.prod(self.layout.chunks), math.prod(self.box.extents) // 8)
+        per = -(-step // math.prod(self.layout.chunks))
+        for at in range(0, len(kept), per):
+            await self.store(kept[at : at + per])
 
     def covers(self, origin: Shape, chunk: Shape, *, clip: bool = True) -> bool:
         """Whether the box holds every cell of the chunk at ``origin`` (those inside the array

@@ -249,7 +249,7 @@ async def write(array: Any, indexer: Any, value: Any, zarr_write: Callable[[Any]
     )
     box = _compat.basic_box(indexer)
     if layout is not None and box is not None:
-        await _engine.write(layout, Box(*box, ()), checked)
+        await _engine.write([(layout, Box(*box, ()), checked)])
         return
     exact = cut_cells(checked.values, checked.offsets, checked.shapes, dtype.pattern).reshape(shape)
     if layout is None:
@@ -262,9 +262,8 @@ async def write(array: Any, indexer: Any, value: Any, zarr_write: Callable[[Any]
         if drop:
             picked = np.expand_dims(picked, drop)
         cells[local] = picked
-    for part, _, _, cells in parts:
-        merged = gather_cells(list(cells.reshape(-1)), dtype)
-        await _engine.write(layout, part, merged)
+    jobs = [(layout, part, gather_cells(list(c.reshape(-1)), dtype)) for part, _, _, c in parts]
+    await _engine.write(jobs)
 
 
 # --------------------------------------------------------------------------- the wrappers

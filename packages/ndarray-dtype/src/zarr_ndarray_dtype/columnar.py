@@ -10,8 +10,10 @@ zarr (an irregular grid, ``transpose``, nested sharding) go through zarr's objec
 
 from __future__ import annotations
 
+import asyncio
+import json
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -21,13 +23,16 @@ import zarr
 from zarr_ndarray_dtype import _compat, _engine
 from zarr_ndarray_dtype._columns import check_columns, check_out
 from zarr_ndarray_dtype._gather import gather_cells
-from zarr_ndarray_dtype._grid import Box, Selection, resolve, slabs
+from zarr_ndarray_dtype._grid import Box, Selection, cell_at, resolve, slabs
 from zarr_ndarray_dtype._store import Layout, block_codec_of
 from zarr_ndarray_dtype._views import cut_cells
 from zarr_ndarray_dtype.blocks import Cells, cell_shapes
 from zarr_ndarray_dtype.dtype import NDArray
+from zarr_ndarray_dtype.errors import AlignmentError
 
-__all__ = ["Columnar", "iter_columnar", "read_columnar", "write_columnar"]
+__all__ = [
+    "Columnar", "iter_columnar", "read_aligned", "read_columnar", "write_aligned", "write_columnar",
+]  # fmt: skip
 
 
 class Columnar:
@@ -259,7 +264,115 @@ def write_cells(array: Any, cells: Cells, box: Box) -> None:
     arrays it leaves to zarr."""
     dtype, layout = layout_of(array, "write")
     if layout is not None:
-        _compat.run(_engine.write(layout, box, cells))
+        _compat.run(_engine.write([(layout, box, cells)]))
         return
     exact = cut_cells(cells.values, cells.offsets, cells.shapes, dtype.pattern)
     array[box.slices] = exact.reshape(box.extents)
+
+
+# ------------------------------------------------------------------------- aligned arrays
+
+
+def aligned_arrays(arrays: Mapping[str, Any] | Any, what: str) -> dict[str, Any]:
+    """The ``ndarray`` arrays of a mapping, or of a group (its own arrays, not its subgroups'),
+    by name: every one of a leading-variable pattern, all of one shape (AlignmentError
+    otherwise, naming them)."""
+    if isinstance(arrays, Mapping):
+        members = dict(arrays)
+    else:  # a zarr.Group: its ndarray arrays (plain ones are a table's business)
+        found = sorted(arrays.arrays(), key=lambda pair: pair[0])
+        members = {k: a for k, a in found if isinstance(a.metadata.data_type, NDArray)}
+    if not members:
+        raise ValueError(f"{what}: no 'ndarray' arrays to read together, got {arrays!r}")
+    for name, array in members.items():
+        dtype = layout_of(array, f"{what} ({name!r})")[0]
+        if not dtype.pattern.is_leading_variable:
+            raise ValueError(
+                f"{what}: array {name!r} has the pattern {json.dumps(dtype.pattern.to_json())}; aligned "
+                "arrays are of leading-variable patterns [null, d1, ..., dk], whose cells "
+                "align by their first extent: leave it out"
+            )
+    shapes = {name: tuple(a.shape) for name, a in members.items()}
+    if len(set(shapes.values())) > 1:
+        listed = ", ".join(f"{n!r} {s}" for n, s in shapes.items())
+        raise AlignmentError(f"{what}: the arrays have different shapes ({listed}); aligned "
+                             "arrays have one shape")  # fmt: skip
+    return members
+
+
+def _misaligned(what: str, box: Box, rows: Mapping[str, Any]) -> AlignmentError:
+    """The error for the first cell (C order) whose row count differs between arrays."""
+    first, *rest = rows.items()
+    sizes = {name: np.diff(offsets) for name, offsets in rows.items()}
+    differ = np.zeros(box_count := math.prod(box.extents), bool)
+    for name, _ in rest:
+        differ |= sizes[name] != sizes[first[0]]
+    at = int(np.argmax(differ)) if box_count else 0
+    extents = ", ".join(f"{n!r}: {int(s[at])} rows" for n, s in sizes.items())
+    return AlignmentError(
+        f"{what}: cell {cell_at(box, at)} has different leading extents ({extents}); aligned "
+        "arrays hold as many rows in each array at every cell"
+    )
+
+
+def read_aligned(
+    arrays: Mapping[str, zarr.Array] | zarr.Group, selection: Selection = ...
+) -> dict[str, Columnar]:
+    """Read ``selection`` of several row-aligned ``ndarray`` arrays as :class:`Columnar`, one
+    per array, sharing one ``offsets`` array (cell ``i`` of every array has rows
+    ``offsets[i]:offsets[i + 1]`` of its values).
+
+    ``arrays`` maps names to arrays, or is a group (its ``ndarray`` arrays). All have one shape
+    and leading-variable patterns ``[null, d1..dk]``; a cell whose row counts differ between
+    them raises :class:`~zarr_ndarray_dtype.errors.AlignmentError` naming its coordinates, the
+    arrays and their extents. The arrays are read at once, through the engine.
+    """
+    members = aligned_arrays(arrays, "read_aligned")
+    shape = tuple(next(iter(members.values())).shape)
+    box = resolve(selection, shape, "read_aligned")
+
+    async def read_all() -> list[Cells]:
+        return list(await asyncio.gather(*(read_cells(a, box) for a in members.values())))
+
+    cols = {
+        name: _columnar(a.metadata.data_type, cells, box.shape)
+        for (name, a), cells in zip(members.items(), _compat.run(read_all()), strict=True)
+    }
+    offsets = next(iter(cols.values())).offsets
+    if any(not np.array_equal(c.offsets, offsets) for c in cols.values()):
+        raise _misaligned("read_aligned", box, {n: c.offsets for n, c in cols.items()})
+    for col in cols.values():
+        col.offsets = offsets  # one array, shared
+    return cols
+
+
+def write_aligned(
+    arrays: Mapping[str, zarr.Array] | zarr.Group,
+    values: Mapping[str, npt.ArrayLike],
+    offsets: npt.ArrayLike,
+    selection: Selection = ...,
+) -> None:
+    """Write the row-aligned columns ``values`` (by array name; rows of ``(total_rows, d1,
+    ..., dk)``) with the one ``offsets`` (rows) into ``selection`` of each named array: the
+    inverse of :func:`read_aligned`. Every column is checked, and every stored chunk a write
+    keeps cells of read, before anything is stored in any array; arrays not named are left
+    as they are."""
+    members = aligned_arrays(arrays, "write_aligned")
+    unknown = sorted(set(values) - set(members))
+    if unknown:
+        raise ValueError(
+            f"write_aligned: no array named {unknown} among {sorted(members)}: name the arrays "
+            "to write by their keys"
+        )
+    shape = tuple(next(iter(members.values())).shape)
+    box = resolve(selection, shape, "write_aligned")
+    count = math.prod(box.extents)
+    jobs = []
+    for name in values:
+        dtype, layout = layout_of(members[name], "write_aligned")
+        cells = check_columns(values[name], offsets, dtype, count)
+        if layout is None:
+            raise ValueError(f"write_aligned: array {name!r} is laid out in a way only zarr's "
+                             "object path writes; write it with write_columnar")  # fmt: skip
+        jobs.append((layout, box, cells))
+    _compat.run(_engine.write(jobs))

@@ -10,6 +10,7 @@ refusal of metadata or of a stored chunk ends with the number of the rule in SPE
 from __future__ import annotations
 
 __all__ = [
+    "AlignmentError",
     "BlockAlignmentError",
     "CellError",
     "CellTypeError",
@@ -75,3 +76,8 @@ class BlockAlignmentError(NDArrayDTypeError):
 
 class HookWarning(UserWarning):
     """zarr lacks a function this package adapts (a zarr release moved it): zarr is left as is."""
+
+
+class AlignmentError(NDArrayDTypeError):
+    """Arrays read or written together as aligned do not align: their shapes differ, or a
+    cell's leading extent differs between them (the message names the cell and the arrays)."""
