@@ -287,10 +287,11 @@ def aligned_arrays(arrays: Mapping[str, Any] | Any, what: str) -> dict[str, Any]
     for name, array in members.items():
         dtype = layout_of(array, f"{what} ({name!r})")[0]
         if not dtype.pattern.is_leading_variable:
+            pattern = json.dumps(dtype.pattern.to_json())
             raise ValueError(
-                f"{what}: array {name!r} has the pattern {json.dumps(dtype.pattern.to_json())}; aligned "
-                "arrays are of leading-variable patterns [null, d1, ..., dk], whose cells "
-                "align by their first extent: leave it out"
+                f"{what}: array {name!r} has the pattern {pattern}; aligned arrays are of "
+                "leading-variable patterns [null, d1, ..., dk], whose cells align by their "
+                "first extent: leave it out"
             )
     shapes = {name: tuple(a.shape) for name, a in members.items()}
     if len(set(shapes.values())) > 1:
