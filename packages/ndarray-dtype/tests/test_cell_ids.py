@@ -14,7 +14,8 @@ from ndarray_dtype_testing import RequestLog, ToyCodec
 from zarr.abc.store import SuffixByteRequest
 from zarr.codecs import Crc32cCodec, ShardingCodec, TransposeCodec, ZstdCodec
 
-from zarr_ndarray_dtype import NDArray, _cell_ids
+from zarr_ndarray_dtype import NDArrayDType as NDArray
+from zarr_ndarray_dtype import _cell_ids
 from zarr_ndarray_dtype._cell_ids import (
     CellIds,
     DiscardWrites,

@@ -18,7 +18,6 @@ from zarr_ndarray_dtype._compat import (
     regular_chunk_shape,
     run,
 )
-from zarr_ndarray_dtype.testing import assert_zarr_private_only_in_compat
 
 
 def test_endian_name() -> None:
@@ -44,21 +43,6 @@ def test_rectilinear_grid_has_no_regular_chunk_shape() -> None:
     with zarr.config.set({"array.rectilinear_chunks": True}):
         array = zarr.create_array({}, shape=(10,), chunks=[[4, 6]], dtype="int16")
         assert regular_chunk_shape(array.metadata) is None
-
-
-#: The private zarr members _compat reaches for, and the releases that need each.
-PRIVATE = {
-    "_async_array": "zarr 3.1.0 .. 3.1.5: zarr.Array has no .config (its AsyncArray holds it)",
-    "_config": "zarr 3.1.0 .. 3.1.5: AsyncArray keeps its ArrayConfig as _config",
-    "_ShardReader": "zarr 3.1.0 .. 3.4.x: no public way to cut a shard's bytes by its index",
-    "_get_chunk_spec": "zarr 3.1.0 .. 3.4.x: the inner chunks' spec, as the sharding codec's",
-    "_codec_supports_sync": "zarr 3.3.0 .. 3.4.x: whether zarr runs a codec synchronously",
-    "_shard_reader_from_bytes_sync": "zarr 3.3.0 .. 3.4.x: a shard cut by its index without a loop",
-}
-
-
-def test_private_zarr_members_only_in_compat() -> None:
-    assert_zarr_private_only_in_compat("zarr_ndarray_dtype", PRIVATE)
 
 
 def test_a_codec_without_a_synchronous_decode_decodes_in_one_batch_through_zarr() -> None:

@@ -3,24 +3,26 @@
 Importing this package registers the data type with zarr-python (idempotently). zarr >= 3.4.1
 also finds it through the ``zarr.data_type`` entry point without the import.
 
->>> from zarr_ndarray_dtype import NDArray
->>> NDArray(dtype="float32", shape=(None, 2))
-NDArray(dtype='float32', shape=(None, 2))
+>>> from zarr_ndarray_dtype import NDArrayDType
+>>> NDArrayDType(dtype="float32", shape=(None, 2))
+NDArrayDType(dtype='float32', shape=(None, 2))
 """
 
 from __future__ import annotations
 
+import warnings
 from importlib.metadata import PackageNotFoundError, version
+from typing import Any
 
-from zarr_ndarray_dtype._views import readonly_cells
-from zarr_ndarray_dtype.bytes_codec import FixedCellBytesCodec
-from zarr_ndarray_dtype.cells import VlenScalar, unbox
+from zarr_ndarray_dtype import _hooks
+from zarr_ndarray_dtype.cells import unbox
 from zarr_ndarray_dtype.columnar import Columnar, iter_columnar, read_columnar, write_columnar
-from zarr_ndarray_dtype.dtype import DTYPE_NAME, NDArray, NDArrayDType
+from zarr_ndarray_dtype.dtype import DTYPE_NAME, NDArrayDType
 from zarr_ndarray_dtype.errors import (
     BlockAlignmentError,
     CellError,
     CellTypeError,
+    CodecMetadataError,
     ElementDTypeError,
     FillValueError,
     FillValueTypeError,
@@ -28,9 +30,9 @@ from zarr_ndarray_dtype.errors import (
     MetadataError,
     NDArrayDTypeError,
     ShapePatternError,
+    StoredChunkError,
 )
 from zarr_ndarray_dtype.pattern import ELEMENT_DTYPES, ShapePattern
-from zarr_ndarray_dtype.registration import register
 
 try:
     __version__ = version("zarr-ndarray-dtype")
@@ -43,26 +45,85 @@ __all__ = [
     "BlockAlignmentError",
     "CellError",
     "CellTypeError",
+    "CodecMetadataError",
     "Columnar",
     "ElementDTypeError",
     "FillValueError",
     "FillValueTypeError",
-    "FixedCellBytesCodec",
     "HookWarning",
     "MetadataError",
-    "NDArray",
     "NDArrayDType",
     "NDArrayDTypeError",
     "ShapePattern",
     "ShapePatternError",
-    "VlenScalar",
+    "StoredChunkError",
     "__version__",
     "iter_columnar",
     "read_columnar",
-    "readonly_cells",
     "register",
     "unbox",
     "write_columnar",
 ]
+
+
+def register() -> None:
+    """Register ``ndarray`` in zarr's data type registry and install the serializer hooks
+    (idempotent; never raises).
+
+    zarr >= 3.4.1 imports this package through the ``zarr.data_type`` entry point while resolving
+    ANY data type, so a surprise here (a zarr release without this registry API) warns and
+    steps aside rather than break every zarr user.
+    """
+    try:
+        from zarr.dtype import data_type_registry
+
+        if data_type_registry.contents.get(DTYPE_NAME) is not NDArrayDType:
+            data_type_registry.register(DTYPE_NAME, NDArrayDType)  # type: ignore[arg-type]
+    except Exception as exc:
+        import zarr
+
+        warnings.warn(
+            f"zarr-ndarray-dtype could not register the 'ndarray' data type with zarr "
+            f"{getattr(zarr, '__version__', '?')} ({type(exc).__name__}: {exc}); arrays of that "
+            "data type cannot be created or opened with this zarr release. Plain zarr is "
+            "unaffected; pip install -U zarr-ndarray-dtype for a release that supports it.",
+            HookWarning,
+            stacklevel=2,
+        )
+    _hooks.install()
+
+
+#: Names renamed or made private, each with what replaces it (kept one release, with a warning).
+_DEPRECATED = {
+    "NDArray": ("zarr_ndarray_dtype.dtype", "NDArrayDType", "use NDArrayDType (the same class)"),
+    "VlenScalar": (
+        "zarr_ndarray_dtype.cells",
+        "_FillCell",
+        "the fill cell's class is private; reads return plain read-only arrays",
+    ),
+    "readonly_cells": (
+        "zarr_ndarray_dtype._columns",
+        "readonly_cells",
+        "read cells with array[...], or slice read_columnar values by its offsets",
+    ),
+    "FixedCellBytesCodec": (
+        "zarr_ndarray_dtype.codecs",
+        "FixedCellBytesCodec",
+        "pass zarr.codecs.BytesCodec(endian='little'), which this package adapts",
+    ),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _DEPRECATED:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    module, attribute, instead = _DEPRECATED[name]
+    warnings.warn(
+        f"zarr_ndarray_dtype.{name} is deprecated: {instead}", DeprecationWarning, stacklevel=2
+    )
+    return getattr(importlib.import_module(module), attribute)
+
 
 register()

@@ -40,7 +40,7 @@ from zarr.storage import StorePath, WrapperStore
 from zarr_ndarray_dtype import _compat
 from zarr_ndarray_dtype._grid import untile
 from zarr_ndarray_dtype.blocks import BlockCodec
-from zarr_ndarray_dtype.dtype import NDArray
+from zarr_ndarray_dtype.dtype import NDArrayDType as NDArray
 
 __all__ = [
     "CellIds",

@@ -19,15 +19,16 @@ from zarr import AsyncArray
 from zarr.codecs.bytes import BytesCodec
 
 from zarr_ndarray_dtype import _compat, _objects
-from zarr_ndarray_dtype.bytes_codec import FixedCellBytesCodec, check_bytes_codec
-from zarr_ndarray_dtype.codec_rules import (
+from zarr_ndarray_dtype.codecs import (
     BYTES,
     VLEN,
+    FixedCellBytesCodec,
+    check_bytes_codec,
     check_codecs,
     check_document,
     serializer_name,
 )
-from zarr_ndarray_dtype.dtype import NDArray
+from zarr_ndarray_dtype.dtype import NDArrayDType as NDArray
 from zarr_ndarray_dtype.errors import HookWarning, NDArrayDTypeError
 
 __all__ = ["install", "installed", "serializer_for"]

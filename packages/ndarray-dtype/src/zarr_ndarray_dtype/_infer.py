@@ -10,7 +10,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from zarr_ndarray_dtype.dtype import NDArray
+from zarr_ndarray_dtype.dtype import NDArrayDType as NDArray
 from zarr_ndarray_dtype.errors import NDArrayDTypeError
 from zarr_ndarray_dtype.pattern import ELEMENT_DTYPES
 

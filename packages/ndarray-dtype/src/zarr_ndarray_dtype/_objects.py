@@ -22,11 +22,12 @@ import numpy as np
 from zarr_ndarray_dtype import _compat
 from zarr_ndarray_dtype._cell_ids import data_type_and_codec, serializer_of
 from zarr_ndarray_dtype._columns import FillCell
-from zarr_ndarray_dtype._gather import gather_cells
-from zarr_ndarray_dtype._views import cut_cells
+from zarr_ndarray_dtype._columns import cut as cut_cells
+from zarr_ndarray_dtype._columns import gather as gather_cells
 from zarr_ndarray_dtype._write import write_cells
-from zarr_ndarray_dtype.cells import VlenScalar, frozen_cell
-from zarr_ndarray_dtype.dtype import NDArray
+from zarr_ndarray_dtype.cells import _FillCell as VlenScalar
+from zarr_ndarray_dtype.cells import frozen_cell
+from zarr_ndarray_dtype.dtype import NDArrayDType as NDArray
 from zarr_ndarray_dtype.errors import CellError
 
 __all__ = ["plain_fill", "write"]

@@ -19,8 +19,9 @@ from zarr_ndarray_dtype._cell_ids import data_type_and_codec
 from zarr_ndarray_dtype._columns import FillBlock, FillCell, check_out
 from zarr_ndarray_dtype._compat import regular_chunk_shape
 from zarr_ndarray_dtype._grid import Box, Selection, resolve, slabs, whole_chunks
-from zarr_ndarray_dtype.blocks import Block, BlockCodec, Cells, needs_shapes
-from zarr_ndarray_dtype.dtype import NDArray
+from zarr_ndarray_dtype.blocks import Block, BlockCodec, needs_shapes
+from zarr_ndarray_dtype.blocks import FlatCells as Cells
+from zarr_ndarray_dtype.dtype import NDArrayDType as NDArray
 from zarr_ndarray_dtype.errors import StoredChunkError
 
 __all__ = ["Scan", "read_cells", "scan_cells", "through_zarr"]

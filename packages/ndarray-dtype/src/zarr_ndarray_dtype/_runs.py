@@ -11,8 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from zarr_ndarray_dtype._columns import FillBlock
-from zarr_ndarray_dtype._segments import ranges
-from zarr_ndarray_dtype.blocks import Block
+from zarr_ndarray_dtype.blocks import Block, ranges
 
 __all__ = ["Runs", "Sources", "Span", "by_block", "cells_of_runs", "places", "runs_of", "spans"]
 

@@ -15,9 +15,9 @@ from zarr_ndarray_dtype._columns import FillBlock, FillCell
 from zarr_ndarray_dtype._compat import regular_chunk_shape
 from zarr_ndarray_dtype._grid import Box
 from zarr_ndarray_dtype._read import Reader, through_zarr
-from zarr_ndarray_dtype._segments import offsets_of
-from zarr_ndarray_dtype.blocks import BlockCodec, Cells, ColumnsBlock, needs_shapes
-from zarr_ndarray_dtype.dtype import NDArray
+from zarr_ndarray_dtype.blocks import BlockCodec, ColumnsBlock, needs_shapes, offsets_of
+from zarr_ndarray_dtype.blocks import FlatCells as Cells
+from zarr_ndarray_dtype.dtype import NDArrayDType as NDArray
 
 __all__ = ["write_cells"]
 

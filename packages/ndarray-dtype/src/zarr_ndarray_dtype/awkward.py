@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from zarr_ndarray_dtype._segments import offsets_of
+from zarr_ndarray_dtype.blocks import offsets_of
 from zarr_ndarray_dtype.columnar import Columnar
-from zarr_ndarray_dtype.dtype import NDArray
+from zarr_ndarray_dtype.dtype import NDArrayDType as NDArray
 from zarr_ndarray_dtype.errors import CellError
 from zarr_ndarray_dtype.pattern import ELEMENT_DTYPES
 

@@ -25,7 +25,7 @@ from zarr_ndarray_dtype._grid import Box, Selection, resolve, slabs
 from zarr_ndarray_dtype._read import Scan, read_cells, scan_cells
 from zarr_ndarray_dtype._write import write_cells
 from zarr_ndarray_dtype.blocks import cell_shapes
-from zarr_ndarray_dtype.dtype import NDArray
+from zarr_ndarray_dtype.dtype import NDArrayDType as NDArray
 
 __all__ = ["Columnar", "Scan", "iter_columnar", "read_columnar", "scan_cells", "write_columnar"]
 
@@ -124,7 +124,7 @@ def read_columnar(
     naming the items needed; after an error the arrays' contents are unspecified.
 
     >>> import zarr, numpy as np
-    >>> from zarr_ndarray_dtype import NDArray
+    >>> from zarr_ndarray_dtype import NDArrayDType as NDArray
     >>> import zarr_vlen_ndarray  # the codec of [null, d1..dk]
     >>> a = zarr.create_array({}, shape=(3,), chunks=(2,),
     ...                       dtype=NDArray(dtype="int16", shape=(None, 2)))

@@ -22,7 +22,7 @@ from zarr_ndarray_dtype._cell_ids import data_type_and_codec
 from zarr_ndarray_dtype._compat import regular_chunk_shape
 from zarr_ndarray_dtype._grid import Selection, resolve
 from zarr_ndarray_dtype.columnar import Columnar, read_columnar
-from zarr_ndarray_dtype.dtype import NDArray
+from zarr_ndarray_dtype.dtype import NDArrayDType as NDArray
 from zarr_ndarray_dtype.errors import BlockAlignmentError
 
 if TYPE_CHECKING:

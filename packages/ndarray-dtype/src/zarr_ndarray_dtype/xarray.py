@@ -19,7 +19,7 @@ import numpy as np
 import zarr
 from packaging.version import Version
 
-from zarr_ndarray_dtype._gather import gather_cells
+from zarr_ndarray_dtype._columns import gather as gather_cells
 from zarr_ndarray_dtype._grid import resolve
 from zarr_ndarray_dtype._infer import (
     RaggedVariableError,
@@ -28,10 +28,10 @@ from zarr_ndarray_dtype._infer import (
     inspect_data,
 )
 from zarr_ndarray_dtype._write import write_cells
-from zarr_ndarray_dtype.blocks import Cells
+from zarr_ndarray_dtype.blocks import FlatCells as Cells
 from zarr_ndarray_dtype.dask import check_blocks, shard_or_chunk
 from zarr_ndarray_dtype.dask import to_zarr as write_blocks
-from zarr_ndarray_dtype.dtype import NDArray
+from zarr_ndarray_dtype.dtype import NDArrayDType as NDArray
 
 if TYPE_CHECKING:
     import xarray as xr
