@@ -77,7 +77,8 @@ def register() -> None:
     try:
         from zarr.dtype import data_type_registry
 
-        if data_type_registry.contents.get(DTYPE_NAME) is not NDArrayDType:
+        registered: object = data_type_registry.contents.get(DTYPE_NAME)
+        if registered is not NDArrayDType:
             data_type_registry.register(DTYPE_NAME, NDArrayDType)  # type: ignore[arg-type]
     except Exception as exc:
         import zarr

@@ -37,9 +37,10 @@ from zarr_ndarray_dtype.pattern import ShapePattern
 if TYPE_CHECKING:
     from typing import Self
 
-    from zarr.core.array_spec import ArraySpec
-    from zarr.core.buffer import Buffer, NDBuffer
-    from zarr.core.common import JSON
+    # zarr declares the chunk spec of its codec protocol nowhere public; an annotation only.
+    from zarr.abc.buffer import Buffer, NDBuffer
+    from zarr.core.array_spec import ArraySpec  # noqa: TID251
+    from zarr.types import JSON
 
 # Also importable: the codec names, check_document, check_bytes_codec, FixedCellBytesCodec and
 # FixedBlocks (zarr_ndarray_dtype's hooks use them).

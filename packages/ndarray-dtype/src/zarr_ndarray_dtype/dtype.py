@@ -43,8 +43,10 @@ from zarr_ndarray_dtype.pattern import ELEMENT_DTYPES, ShapePattern, parse_eleme
 if TYPE_CHECKING:
     from typing import Self
 
-    from zarr.core.common import JSON, ZarrFormat
-    from zarr.core.dtype.common import DTypeJSON, DTypeSpec_V2, DTypeSpec_V3
+    # zarr declares the V3 spec type nowhere public; an annotation only.
+    from zarr.core.dtype.common import DTypeSpec_V3  # noqa: TID251
+    from zarr.dtype import DTypeSpec_V2
+    from zarr.types import JSON, DTypeJSON, ZarrFormat
 
 # Also importable: claims_ndarray, encode_fill, decode_fill (the tool reads documents with them).
 __all__ = ["DTYPE_NAME", "NDArrayDType"]

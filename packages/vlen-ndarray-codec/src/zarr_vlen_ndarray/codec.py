@@ -28,7 +28,7 @@ from zarr_vlen_ndarray.block import CODEC_NAME, VlenBlocks
 from zarr_vlen_ndarray.framing import U32_MAX as U32_MAX
 
 if TYPE_CHECKING:
-    from zarr.core.common import ChunkCoords
+    ChunkCoords = tuple[int, ...]  # zarr's name of a chunk shape, 0.2.0's annotation
 
 __all__ = ["CODEC_NAME", "CodecMetadataError", "VlenNDArrayCodec", "register"]
 
