@@ -40,30 +40,12 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree wi
     __version__ = "0+unknown"
 
 __all__ = [
-    "DTYPE_NAME",
-    "ELEMENT_DTYPES",
-    "BlockAlignmentError",
-    "CellError",
-    "CellTypeError",
-    "CodecMetadataError",
-    "Columnar",
-    "ElementDTypeError",
-    "FillValueError",
-    "FillValueTypeError",
-    "HookWarning",
-    "MetadataError",
-    "NDArrayDType",
-    "NDArrayDTypeError",
-    "ShapePattern",
-    "ShapePatternError",
-    "StoredChunkError",
-    "__version__",
-    "iter_columnar",
-    "read_columnar",
-    "register",
-    "unbox",
-    "write_columnar",
-]
+    "DTYPE_NAME", "ELEMENT_DTYPES", "NDArrayDType", "ShapePattern", "Columnar", "read_columnar",
+    "write_columnar", "iter_columnar", "unbox", "register", "__version__",
+    "NDArrayDTypeError", "MetadataError", "ElementDTypeError", "ShapePatternError",
+    "FillValueError", "FillValueTypeError", "CellError", "CellTypeError", "StoredChunkError",
+    "BlockAlignmentError", "HookWarning", "CodecMetadataError",
+]  # fmt: skip
 
 
 def register() -> None:
@@ -94,25 +76,15 @@ def register() -> None:
     _hooks.install()
 
 
-#: Names renamed or made private, each with what replaces it (kept one release, with a warning).
+#: Names renamed or made private: where each is now, and what to use (one release, warning).
 _DEPRECATED = {
-    "NDArray": ("zarr_ndarray_dtype.dtype", "NDArrayDType", "use NDArrayDType (the same class)"),
-    "VlenScalar": (
-        "zarr_ndarray_dtype.cells",
-        "_FillCell",
-        "the fill cell's class is private; reads return plain read-only arrays",
-    ),
-    "readonly_cells": (
-        "zarr_ndarray_dtype._columns",
-        "readonly_cells",
-        "read cells with array[...], or slice read_columnar values by its offsets",
-    ),
+    "NDArray": ("dtype", "NDArrayDType", "use NDArrayDType (the same class)"),
+    "VlenScalar": ("cells", "_FillCell", "the fill cell's class is private; reads give arrays"),
+    "readonly_cells": ("_columns", "readonly_cells", "slice read_columnar's values by offsets"),
     "FixedCellBytesCodec": (
-        "zarr_ndarray_dtype.codecs",
-        "FixedCellBytesCodec",
-        "pass zarr.codecs.BytesCodec(endian='little'), which this package adapts",
+        "codecs", "FixedCellBytesCodec", "pass zarr.codecs.BytesCodec(endian='little')",
     ),
-}
+}  # fmt: skip
 
 
 def __getattr__(name: str) -> Any:
@@ -124,7 +96,7 @@ def __getattr__(name: str) -> Any:
     warnings.warn(
         f"zarr_ndarray_dtype.{name} is deprecated: {instead}", DeprecationWarning, stacklevel=2
     )
-    return getattr(importlib.import_module(module), attribute)
+    return getattr(importlib.import_module(f"{__name__}.{module}"), attribute)
 
 
 register()
