@@ -204,17 +204,6 @@ def check_bytes_codec(endian: object, dtype: Any) -> None:
 # ----------------------------------------------------------------- the codecs' zarr glue
 
 
-def _ndarray_dtype(spec: ArraySpec, codec: str) -> NDArrayDType:
-    """The chunk's ``ndarray`` data type (``validate`` refuses any other at creation)."""
-    dtype = spec.dtype
-    if not isinstance(dtype, NDArrayDType):
-        raise TypeError(
-            f"the {codec!r} codec got a chunk of data type {dtype!r}; it serves only the "
-            "'ndarray' data type."
-        )
-    return dtype
-
-
 def _cells_of(raw: Any, shape: Any, codec: BlockCodec, dtype: NDArrayDType) -> np.ndarray:
     """A chunk's bytes as an object array of ``shape`` holding read-only cells."""
     shape = tuple(int(n) for n in shape)
@@ -232,14 +221,38 @@ def _bytes_of(cells: Any, codec: BlockCodec, dtype: NDArrayDType, fill_value: An
     return codec.encode(gather(flat, dtype, fill), dtype, "chunk")
 
 
-class NDArrayBytesCodec(ArrayBytesCodec):
+class _ObjectPath:
+    """zarr's object path of a serializer of the data type: cell objects <-> its block codec."""
+
+    block_codec: ClassVar[BlockCodec]
+
+    def _chunk_dtype(self, spec: ArraySpec) -> NDArrayDType:
+        raise NotImplementedError
+
+    def _decode_sync(self, chunk_bytes: Buffer, chunk_spec: ArraySpec) -> NDBuffer:
+        dtype = self._chunk_dtype(chunk_spec)
+        cells = _cells_of(chunk_bytes.as_numpy_array(), chunk_spec.shape, self.block_codec, dtype)
+        return chunk_spec.prototype.nd_buffer.from_numpy_array(cells)
+
+    def _encode_sync(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> Buffer | None:
+        cells, dtype = chunk_array.as_numpy_array(), self._chunk_dtype(chunk_spec)
+        encoded = _bytes_of(cells, self.block_codec, dtype, chunk_spec.fill_value)
+        return chunk_spec.prototype.buffer.from_array_like(encoded)
+
+    async def _decode_single(self, chunk_bytes: Buffer, chunk_spec: ArraySpec) -> NDBuffer:
+        return self._decode_sync(chunk_bytes, chunk_spec)
+
+    async def _encode_single(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> Buffer | None:
+        return self._encode_sync(chunk_array, chunk_spec)
+
+
+class NDArrayBytesCodec(_ObjectPath, ArrayBytesCodec):
     """Base of a parameter-free array -> bytes codec of ``ndarray`` elements; a codec
     subclasses it as a frozen dataclass with its name, its block codec and its ``validate``."""
 
     #: The codec's metadata name, e.g. ``"vlen-ndarray"``.
     codec_name: ClassVar[str]
-    #: The codec's chunk bytes <-> cells (what the columnar engine uses too).
-    block_codec: ClassVar[BlockCodec]
+    #: The codec's chunk bytes <-> cells (what the columnar engine uses too): ``block_codec``.
 
     # A plain class attribute (an annotation would make it a dataclass field).
     is_fixed_size = False
@@ -302,22 +315,14 @@ class NDArrayBytesCodec(ArrayBytesCodec):
             "elements use dtype=zarr_ndarray_dtype.NDArrayDType(dtype=..., shape=(None, ...))"
         )
 
-    def _decode_sync(self, chunk_bytes: Buffer, chunk_spec: ArraySpec) -> NDBuffer:
-        dtype = _ndarray_dtype(chunk_spec, self.codec_name)
-        cells = _cells_of(chunk_bytes.as_numpy_array(), chunk_spec.shape, self.block_codec, dtype)
-        return chunk_spec.prototype.nd_buffer.from_numpy_array(cells)
-
-    def _encode_sync(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> Buffer | None:
-        dtype = _ndarray_dtype(chunk_spec, self.codec_name)
-        cells = chunk_array.as_numpy_array()
-        encoded = _bytes_of(cells, self.block_codec, dtype, chunk_spec.fill_value)
-        return chunk_spec.prototype.buffer.from_array_like(encoded)
-
-    async def _decode_single(self, chunk_bytes: Buffer, chunk_spec: ArraySpec) -> NDBuffer:
-        return self._decode_sync(chunk_bytes, chunk_spec)
-
-    async def _encode_single(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> Buffer | None:
-        return self._encode_sync(chunk_array, chunk_spec)
+    def _chunk_dtype(self, spec: ArraySpec) -> NDArrayDType:
+        """The chunk's ``ndarray`` data type (``validate`` refuses any other at creation)."""
+        if not isinstance(spec.dtype, NDArrayDType):
+            raise TypeError(
+                f"the {self.codec_name!r} codec got a chunk of data type {spec.dtype!r}; it "
+                "serves only the 'ndarray' data type."
+            )
+        return spec.dtype
 
 
 # ------------------------------------------------------------------- all-fixed patterns
@@ -351,7 +356,7 @@ class FixedBlocks:
         return np.ascontiguousarray(cells.values).reshape(-1).view(np.uint8)
 
 
-class FixedCellBytesCodec(BytesCodec):
+class FixedCellBytesCodec(_ObjectPath, BytesCodec):
     """``bytes`` (little-endian) over cells of an all-fixed ``ndarray`` pattern.
 
     zarr's own ``BytesCodec`` would reinterpret the object array's pointers, so the package's
@@ -367,36 +372,16 @@ class FixedCellBytesCodec(BytesCodec):
     block_codec = FixedBlocks()
 
     def evolve_from_array_spec(self, array_spec: ArraySpec) -> Self:
-        check_bytes_codec(self.endian, _fixed_dtype(array_spec))
+        check_bytes_codec(self.endian, self._chunk_dtype(array_spec))
         return self
 
     def compute_encoded_size(self, input_byte_length: int, _chunk_spec: ArraySpec) -> int:
-        return math.prod(_chunk_spec.shape) * _fixed_dtype(_chunk_spec).fixed_nbytes
+        return math.prod(_chunk_spec.shape) * self._chunk_dtype(_chunk_spec).fixed_nbytes
 
-    def _encode_sync(self, chunk_array: Any, chunk_spec: Any) -> Any:
-        cells = chunk_array.as_ndarray_like()
-        encoded = _bytes_of(
-            cells, self.block_codec, _fixed_dtype(chunk_spec), chunk_spec.fill_value
-        )
-        return chunk_spec.prototype.buffer.from_array_like(encoded)
-
-    def _decode_sync(self, chunk_bytes: Any, chunk_spec: Any) -> Any:
-        raw = chunk_bytes.as_numpy_array()
-        cells = _cells_of(raw, chunk_spec.shape, self.block_codec, _fixed_dtype(chunk_spec))
-        return chunk_spec.prototype.nd_buffer.from_ndarray_like(cells)
-
-    async def _encode_single(self, chunk_array: Any, chunk_spec: Any) -> Any:
-        return self._encode_sync(chunk_array, chunk_spec)
-
-    async def _decode_single(self, chunk_bytes: Any, chunk_spec: Any) -> Any:
-        return self._decode_sync(chunk_bytes, chunk_spec)
-
-
-def _fixed_dtype(spec: ArraySpec) -> NDArrayDType:
-    dtype = spec.dtype
-    if not isinstance(dtype, NDArrayDType):
-        raise NDArrayDTypeError(
-            f"FixedCellBytesCodec serves only the 'ndarray' data type with an all-fixed pattern, "
-            f"not {dtype!r}; use zarr.codecs.BytesCodec for other data types."
-        )
-    return dtype
+    def _chunk_dtype(self, spec: ArraySpec) -> NDArrayDType:
+        if not isinstance(spec.dtype, NDArrayDType):
+            raise NDArrayDTypeError(
+                "FixedCellBytesCodec serves only the 'ndarray' data type with an all-fixed "
+                f"pattern, not {spec.dtype!r}; use zarr.codecs.BytesCodec for other data types."
+            )
+        return spec.dtype
