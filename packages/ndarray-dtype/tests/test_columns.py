@@ -362,9 +362,10 @@ def test_distinct(spread: int) -> None:
         assert found is None
         return
     assert found is not None
-    rows, ids = found
+    slots, rows, ids = found
     assert sorted(map(tuple, rows.tolist())) == sorted(set(map(tuple, keys.tolist())))
-    assert rows[ids].tolist() == keys.tolist()
+    row_of = dict(zip(slots.tolist(), rows.tolist(), strict=True))
+    assert [row_of[i] for i in ids.tolist()] == keys.tolist()
 
 
 def test_readonly_cells_is_a_deprecated_alias() -> None:

@@ -474,7 +474,7 @@ def _array(
 # operator.getitem, typed for what it does here (its stub's overloads confuse ``map``).
 _pick = cast("Callable[[np.ndarray, int], np.ndarray]", getitem)
 # Windows pay from this many cells on, when a distinct shape serves at least _PER_WINDOW cells.
-_WINDOWS_FROM = 64
+_WINDOWS_FROM = 1_000
 _PER_WINDOW = 8
 
 
@@ -507,7 +507,9 @@ def cut(
         if shapes is None:
             shapes = pattern.shapes_for_items(np.diff(offsets))
         bounds, table = offsets.tolist(), shapes.tolist()
-        pieces = [values[a:b].reshape(s) for (a, b), s in zip(pairwise(bounds), table, strict=True)]
+        pieces = [
+            values[a:b].reshape(s) for a, b, s in zip(bounds[:-1], bounds[1:], table, strict=True)
+        ]
     return np.fromiter(pieces, dtype=object, count=count)
 
 
@@ -522,15 +524,17 @@ def _windowed(
     # Without a shape table (at most one variable dimension) the sizes tell the shapes apart.
     kinds = _distinct(np.diff(offsets)[:, None] if shapes is None else shapes)
     count = offsets.size - 1
-    if kinds is None or count < _PER_WINDOW * len(kinds[0]):
+    if kinds is None or count < _PER_WINDOW * len(kinds[1]):
         return None
-    rows, ids = kinds
-    windows = np.empty(len(rows), dtype=object)
+    slots, rows, ids = kinds
+    windows = np.empty(int(ids.max()) + 1, dtype=object)  # slots of absent shapes stay None
     try:
-        for k, shape in enumerate(
-            (rows if shapes is not None else pattern.shapes_for_items(rows[:, 0])).tolist()
+        for slot, shape in zip(
+            slots.tolist(),
+            (rows if shapes is not None else pattern.shapes_for_items(rows[:, 0])).tolist(),
+            strict=True,
         ):
-            windows[k] = _window(values, shape)
+            windows[slot] = _window(values, shape)
     except ValueError:
         return None
     picked = map(_pick, windows[ids].tolist(), offsets[:-1].tolist())
@@ -539,29 +543,31 @@ def _windowed(
 
 def _distinct(
     shapes: npt.NDArray[np.int64],
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.intp]] | None:
-    """``(kinds, ids)``: the distinct rows of ``shapes``, and which of them each row is; None
-    when the rows do not pack into one int64 key (huge extents)."""
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]] | None:
+    """``(slots, rows, ids)``: ``rows`` the distinct rows of ``shapes``; row ``i`` of
+    ``shapes`` is ``rows[k]`` where ``slots[k] == ids[i]``. None when the rows do not pack
+    into one int64 key (huge extents)."""
     columns = list(shapes.T)  # one column at a time: numpy reduces a column fastest
     low = [int(column.min()) for column in columns]
     radix = [int(column.max()) + 1 - lo for column, lo in zip(columns, low, strict=True)]
-    size = math.prod(radix)
-    if size >= 2**62:
+    if math.prod(radix) >= 2**62:
         return None
     key = np.zeros(shapes.shape[0], dtype=np.int64)
     for column, lo, r in zip(columns, low, radix, strict=True):
         key *= r
         key += column
         key -= lo
-    if size > 4 * key.size:  # sparse keys: sort them
-        _, first, ids = np.unique(key, return_index=True, return_inverse=True)
-        return shapes[first], ids.reshape(-1)
-    cell = np.full(size, -1, dtype=np.intp)
-    cell[key] = np.arange(key.size)  # a cell of each key
-    present = np.flatnonzero(cell >= 0)
-    number = np.zeros(size, dtype=np.intp)
-    number[present] = np.arange(present.size)
-    return shapes[cell[present]], number[key]
+    if math.prod(radix) <= 4 * key.size:  # dense keys are the slots themselves: no sort
+        keys = slots = np.flatnonzero(np.bincount(key))
+        ids = key
+    else:
+        keys, ids = np.unique(key, return_inverse=True)
+        slots, ids = np.arange(keys.size), ids.reshape(-1)
+    rows = np.empty((keys.size, len(columns)), dtype=np.int64)
+    for c in range(len(columns) - 1, -1, -1):
+        keys, digit = np.divmod(keys, radix[c])
+        rows[:, c] = digit + low[c]
+    return slots, rows, ids
 
 
 def _window(values: np.ndarray, shape: list[int]) -> np.ndarray:
