@@ -527,7 +527,7 @@ def _windowed(
     if kinds is None or count < _PER_WINDOW * len(kinds[1]):
         return None
     slots, rows, ids = kinds
-    windows = np.empty(int(ids.max()) + 1, dtype=object)  # slots of absent shapes stay None
+    windows = np.empty(int(np.max(ids)) + 1, dtype=object)  # slots of absent shapes stay None
     try:
         for slot, shape in zip(
             slots.tolist(),
