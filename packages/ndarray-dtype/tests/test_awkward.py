@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from ndarray_dtype_testing import ToyCodec, element_dtypes, patterns
 
-from zarr_ndarray_dtype import CellError, Columnar, NDArray, read_columnar
+from zarr_ndarray_dtype import CellError, Columnar, read_columnar
+from zarr_ndarray_dtype import NDArrayDType as NDArray
 
 ak = pytest.importorskip("awkward")
 

@@ -17,14 +17,15 @@ import pytest
 import zarr
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from _zdt_support import zarr_own_writes
 from ndarray_dtype_testing import RequestLog, ToyCodec
 from zarr.abc.codec import BytesBytesCodec
 from zarr.codecs import Crc32cCodec, ShardingCodec, TransposeCodec, ZstdCodec
 
-from zarr_ndarray_dtype import Columnar, NDArray, _store, read_columnar, write_columnar
+from zarr_ndarray_dtype import Columnar, _store, read_columnar, write_columnar
+from zarr_ndarray_dtype import NDArrayDType as NDArray
 from zarr_ndarray_dtype import _engine as engine
 from zarr_ndarray_dtype.errors import StoredChunkError
-from zarr_ndarray_dtype.testing import zarr_own_writes
 
 ORDERS = ("morton", "lexicographic", "colexicographic", "unordered")
 HAS_WRITE_ORDER = "subchunk_write_order" in ShardingCodec.__dataclass_fields__  # zarr >= 3.3.0

@@ -18,9 +18,8 @@ from zarr.abc.store import RangeByteRequest
 from zarr_ndarray_dtype import _compat
 from zarr_ndarray_dtype._columns import FillBlock
 from zarr_ndarray_dtype._grid import Box, Places, Shape, origins, project, slabs
-from zarr_ndarray_dtype._segments import offsets_of
 from zarr_ndarray_dtype._store import ABSENT, Layout, map_threads
-from zarr_ndarray_dtype.blocks import Block, Cells, ColumnsBlock, needs_shapes
+from zarr_ndarray_dtype.blocks import Block, ColumnsBlock, FlatCells, needs_shapes, offsets_of
 from zarr_ndarray_dtype.errors import StoredChunkError
 
 __all__ = ["read", "write"]
@@ -212,7 +211,7 @@ class Reader:
 
     # ------------------------------------------------------------------------ the read
 
-    async def read(self, box: Box, offsets: _Ints, copy: bool = True) -> Cells:
+    async def read(self, box: Box, offsets: _Ints, copy: bool = True) -> FlatCells:
         """The cells of ``box`` (item ``offsets`` filled in place); ``copy=False`` checks
         every chunk but copies no values."""
         count = math.prod(box.extents)
@@ -269,7 +268,7 @@ class Reader:
                 "items (any shape), or leave out unset (the arrays given are partly overwritten)"
             )
         total = int(offsets[-1]) if copy else 0
-        return Cells(
+        return FlatCells(
             self.values if self.values.size == total else self.values[:total], offsets, shapes
         )
 
@@ -324,8 +323,8 @@ class Reader:
 
 async def read(
     layout: Layout, box: Box, *, copy: bool = True, out: tuple[np.ndarray, _Ints] | None = None
-) -> Cells:
-    """The cells of ``box`` as :class:`Cells` (in the buffers ``out`` when given)."""
+) -> FlatCells:
+    """The cells of ``box`` as :class:`FlatCells` (in the buffers ``out`` when given)."""
     values, offsets = (None, None) if out is None else out
     reader = Reader(layout, values)
     if offsets is None:
@@ -336,7 +335,7 @@ async def read(
 # ---------------------------------------------------------------------------- writes
 
 
-async def write(jobs: list[tuple[Layout, Box, Cells]]) -> None:
+async def write(jobs: list[tuple[Layout, Box, FlatCells]]) -> None:
     """Write checked cells (C order of each box) into the chunks of one or more arrays: the
     chunks and shards the boxes cover in part are read and decoded first, of every array (a
     corrupt one stops the write before anything is stored), then every chunk the boxes touch
@@ -348,7 +347,7 @@ async def write(jobs: list[tuple[Layout, Box, Cells]]) -> None:
 
 
 class _Writer:
-    def __init__(self, layout: Layout, box: Box, cells: Cells) -> None:
+    def __init__(self, layout: Layout, box: Box, cells: FlatCells) -> None:
         self.layout, self.box = layout, box
         self.source = ColumnsBlock(cells)
         self.with_shapes = needs_shapes(layout.dtype.pattern)
@@ -472,7 +471,7 @@ class _Writer:
             cells = self.source.cells()
             a, b = places[1].start, places[1].stop
             values = cells.values[int(cells.offsets[a]) : int(cells.offsets[b])]
-            chunk = Cells(
+            chunk = FlatCells(
                 values,
                 cells.offsets[a : b + 1] - cells.offsets[a],
                 None if cells.shapes is None else cells.shapes[a:b],
@@ -506,7 +505,7 @@ class _Writer:
                     self.source.copy(pos, out, int(offsets[local.start]) * unit)
                 else:
                     self.source.copy(pos, out, offsets[local] * unit)
-            chunk = Cells(values, offsets, shapes)
+            chunk = FlatCells(values, offsets, shapes)
         if not layout.write_empty and layout.fill.matches(chunk).all():
             return None
         return layout.codec.encode(chunk, layout.dtype, name)

@@ -27,15 +27,19 @@ from zarr.codecs.bytes import BytesCodec
 from zarr.registry import get_pipeline_class
 
 from zarr_ndarray_dtype import _compat, _engine
-from zarr_ndarray_dtype._columns import FillCell
-from zarr_ndarray_dtype._gather import gather_cells
+from zarr_ndarray_dtype._columns import FillCell, cut, gather
 from zarr_ndarray_dtype._grid import Box
 from zarr_ndarray_dtype._store import Layout
-from zarr_ndarray_dtype._views import cut_cells
-from zarr_ndarray_dtype.bytes_codec import FixedCellBytesCodec, check_bytes_codec
-from zarr_ndarray_dtype.cells import VlenScalar, frozen_cell
-from zarr_ndarray_dtype.codec_rules import BYTES, VLEN, check_codecs, serializer_name
-from zarr_ndarray_dtype.dtype import NDArray
+from zarr_ndarray_dtype.cells import _FillCell, frozen_cell
+from zarr_ndarray_dtype.codecs import (
+    BYTES,
+    VLEN,
+    FixedCellBytesCodec,
+    check_bytes_codec,
+    check_codecs,
+    serializer_name,
+)
+from zarr_ndarray_dtype.dtype import NDArrayDType
 from zarr_ndarray_dtype.errors import CellError, HookWarning, NDArrayDTypeError
 
 __all__ = ["TARGETS", "install", "installed", "serializer_for"]
@@ -44,7 +48,7 @@ _MARK = "_zarr_ndarray_dtype_hook"
 _warned: set[str] = set()  # targets already warned about in this process (warn once each)
 
 
-def serializer_for(dtype: NDArray) -> Any:
+def serializer_for(dtype: NDArrayDType) -> Any:
     """The array -> bytes codec that serves ``dtype``'s pattern (instantiated)."""
     name = serializer_name(dtype.pattern)
     if name == BYTES:
@@ -67,7 +71,7 @@ def serializer_for(dtype: NDArray) -> Any:
 
 
 def _is_ndarray(dtype: Any) -> bool:
-    return isinstance(dtype, NDArray)
+    return isinstance(dtype, NDArrayDType)
 
 
 # ------------------------------------------------------------------------- object reads
@@ -119,9 +123,7 @@ async def _objects(layout: Layout, box: Box) -> np.ndarray:
     owner = cells.values if cells.values.base is None else cells.values.base
     owner.flags.writeable = False  # no cell can be made writable again
     extents = box.extents
-    return cut_cells(cells.values, cells.offsets, cells.shapes, layout.dtype.pattern).reshape(
-        extents
-    )
+    return cut(cells.values, cells.offsets, cells.shapes, layout.dtype.pattern).reshape(extents)
 
 
 async def read(array: Any, indexer: Any, layout: Layout) -> Any:
@@ -143,15 +145,15 @@ async def read(array: Any, indexer: Any, layout: Layout) -> Any:
 
 def plain_fill(result: Any) -> Any:
     """``result`` of zarr's own read with every fill cell a plain read-only ndarray (zarr puts
-    the fill value's own object, a :class:`VlenScalar`, at every unwritten cell)."""
-    if type(result) is VlenScalar:
+    the fill value's own object, a :class:`_FillCell`, at every unwritten cell)."""
+    if type(result) is _FillCell:
         return np.asarray(frozen_cell(result.tobytes(), result.dtype, result.shape)).view(
             np.ndarray
         )
     if not isinstance(result, np.ndarray) or result.dtype != object:
         return result
     flat = result.reshape(-1)
-    hits = [i for i, cell in enumerate(flat.tolist()) if type(cell) is VlenScalar]
+    hits = [i for i, cell in enumerate(flat.tolist()) if type(cell) is _FillCell]
     if hits:
         result = result.copy()
         holder = np.empty(1, dtype=object)
@@ -239,19 +241,19 @@ def _namer(indexer: Any, chunks: tuple[int, ...] | None) -> Callable[[int], str]
 async def write(array: Any, indexer: Any, value: Any, zarr_write: Callable[[Any], Any]) -> None:
     """Write ``value`` into the cells ``indexer`` selects of the ``ndarray`` AsyncArray
     ``array``; ``zarr_write(cells)`` is zarr's own write of that selection."""
-    dtype: NDArray = array.metadata.data_type
+    dtype: NDArrayDType = array.metadata.data_type
     shape = tuple(int(n) for n in indexer.shape)
     layout = Layout.of(array)
     chunks = getattr(array.metadata.chunk_grid, "chunk_shape", None)
     fill = FillCell(dtype, array.metadata.fill_value)  # a missing cell (None) is the fill
-    checked = gather_cells(
+    checked = gather(
         list(_distribute(value, shape).reshape(-1)), dtype, fill, _namer(indexer, chunks)
     )
     box = _compat.basic_box(indexer)
     if layout is not None and box is not None:
         await _engine.write([(layout, Box(*box, ()), checked)])
         return
-    exact = cut_cells(checked.values, checked.offsets, checked.shapes, dtype.pattern).reshape(shape)
+    exact = cut(checked.values, checked.offsets, checked.shapes, dtype.pattern).reshape(shape)
     if layout is None:
         await zarr_write(exact)
         return
@@ -262,7 +264,7 @@ async def write(array: Any, indexer: Any, value: Any, zarr_write: Callable[[Any]
         if drop:
             picked = np.expand_dims(picked, drop)
         cells[local] = picked
-    jobs = [(layout, part, gather_cells(list(c.reshape(-1)), dtype)) for part, _, _, c in parts]
+    jobs = [(layout, part, gather(list(c.reshape(-1)), dtype)) for part, _, _, c in parts]
     await _engine.write(jobs)
 
 
@@ -291,7 +293,7 @@ def _evolve(original: Callable[..., Any]) -> Callable[..., Any]:
 def _create_pipeline(original: Callable[..., Any]) -> Callable[..., Any]:
     def create_codec_pipeline(metadata: Any, *, store: Any = None) -> Any:
         dtype = getattr(metadata, "data_type", None)
-        if not isinstance(dtype, NDArray):
+        if not isinstance(dtype, NDArrayDType):
             return original(metadata, store=store)
         check_codecs(metadata.codecs, dtype)
         if get_pipeline_class().__module__.startswith("zarr."):

@@ -24,8 +24,8 @@ from zarr_ndarray_dtype import _compat
 from zarr_ndarray_dtype._columns import FillCell
 from zarr_ndarray_dtype._grid import Shape, morton
 from zarr_ndarray_dtype.blocks import BlockCodec
-from zarr_ndarray_dtype.bytes_codec import FixedBlocks
-from zarr_ndarray_dtype.dtype import NDArray
+from zarr_ndarray_dtype.codecs import FixedBlocks
+from zarr_ndarray_dtype.dtype import NDArrayDType
 from zarr_ndarray_dtype.errors import StoredChunkError
 
 __all__ = ["ABSENT", "Layout", "Shard", "block_codec_of", "map_threads"]
@@ -83,7 +83,7 @@ class Shard:
 class Layout:
     """Where and how an ``ndarray`` array's chunks are stored, resolved once per call."""
 
-    dtype: NDArray
+    dtype: NDArrayDType
     codec: BlockCodec
     shape: Shape
     chunks: Shape  # the stored objects' grid (shards when sharded)

@@ -21,13 +21,11 @@ import numpy.typing as npt
 import zarr
 
 from zarr_ndarray_dtype import _compat, _engine
-from zarr_ndarray_dtype._columns import check_columns, check_out
-from zarr_ndarray_dtype._gather import gather_cells
+from zarr_ndarray_dtype._columns import check_columns, check_out, cut, gather
 from zarr_ndarray_dtype._grid import Box, Selection, cell_at, resolve, slabs
 from zarr_ndarray_dtype._store import Layout, block_codec_of
-from zarr_ndarray_dtype._views import cut_cells
-from zarr_ndarray_dtype.blocks import Cells, cell_shapes
-from zarr_ndarray_dtype.dtype import NDArray
+from zarr_ndarray_dtype.blocks import FlatCells, cell_shapes
+from zarr_ndarray_dtype.dtype import NDArrayDType
 from zarr_ndarray_dtype.errors import AlignmentError
 
 __all__ = [
@@ -45,7 +43,7 @@ class Columnar:
     ``list<fixed_size_list>``, awkward's ``var * d1 * ... * T``. Otherwise ``values`` is flat
     and ``offsets`` count items. ``shapes`` is the ``(count, ndim)`` int64 table of every cell's
     shape, ``shape`` the selection's shape (``math.prod(shape)`` cells, C order) and
-    ``data_type`` the cells' :class:`~zarr_ndarray_dtype.NDArray`.
+    ``data_type`` the cells' :class:`~zarr_ndarray_dtype.NDArrayDType`.
 
     ``values, offsets = col`` unpacks the two columns.
     """
@@ -54,7 +52,7 @@ class Columnar:
 
     def __init__(
         self,
-        data_type: NDArray,
+        data_type: NDArrayDType,
         values: np.ndarray,
         offsets: npt.NDArray[np.int64],
         shapes: npt.NDArray[np.int64] | None = None,
@@ -107,12 +105,12 @@ class Columnar:
         return from_awkward(array, ndim)
 
 
-def layout_of(array: Any, what: str) -> tuple[NDArray, Layout | None]:
+def layout_of(array: Any, what: str) -> tuple[NDArrayDType, Layout | None]:
     """The data type and :class:`~zarr_ndarray_dtype._store.Layout` of an ``ndarray`` array
     (None where its chunks are left to zarr); an error naming ``what`` (the caller) for any
     other array, or a serializer without a block codec."""
     dtype = getattr(getattr(array, "metadata", None), "data_type", None)
-    if not isinstance(dtype, NDArray):
+    if not isinstance(dtype, NDArrayDType):
         raise TypeError(
             f"{what} needs a zarr array of the 'ndarray' data type, got data type {dtype!r}; "
             "create it with dtype=zarr_ndarray_dtype.NDArrayDType(dtype=..., shape=(...))"
@@ -136,7 +134,7 @@ def _serializer(codecs: Any) -> Any:
     return _serializer(serializer.codecs) if hasattr(serializer, "index_codecs") else serializer
 
 
-async def read_cells(array: Any, box: Box, *, copy: bool = True, out: Any = None) -> Cells:
+async def read_cells(array: Any, box: Box, *, copy: bool = True, out: Any = None) -> FlatCells:
     """The cells of ``box`` through the engine, or zarr's object path for arrays it leaves to
     zarr (async: zarr's loop runs it)."""
     dtype, layout = layout_of(array, "read")
@@ -145,7 +143,7 @@ async def read_cells(array: Any, box: Box, *, copy: bool = True, out: Any = None
     objects = await _compat.async_array(array).getitem(box.slices)
     if not (isinstance(objects, np.ndarray) and objects.dtype == object):  # the cell itself
         objects, objects[()] = np.empty((), dtype=object), objects
-    cells = gather_cells(list(objects.reshape(-1)), dtype)
+    cells = gather(list(objects.reshape(-1)), dtype)
     if out is None:
         return cells
     values, offsets = out
@@ -156,10 +154,10 @@ async def read_cells(array: Any, box: Box, *, copy: bool = True, out: Any = None
         )
     values[: cells.values.size] = cells.values
     offsets[:] = cells.offsets
-    return Cells(values[: cells.values.size], offsets, cells.shapes)
+    return FlatCells(values[: cells.values.size], offsets, cells.shapes)
 
 
-def _columnar(dtype: NDArray, cells: Cells, shape: tuple[int, ...]) -> Columnar:
+def _columnar(dtype: NDArrayDType, cells: FlatCells, shape: tuple[int, ...]) -> Columnar:
     pattern = dtype.pattern
     if not pattern.is_leading_variable:
         return Columnar(dtype, cells.values, cells.offsets, cell_shapes(cells, pattern), shape)
@@ -259,14 +257,14 @@ def write_columnar(
     )
 
 
-def write_cells(array: Any, cells: Cells, box: Box) -> None:
+def write_cells(array: Any, cells: FlatCells, box: Box) -> None:
     """Write checked ``cells`` into ``box`` through the engine, or zarr's object path for
     arrays it leaves to zarr."""
     dtype, layout = layout_of(array, "write")
     if layout is not None:
         _compat.run(_engine.write([(layout, box, cells)]))
         return
-    exact = cut_cells(cells.values, cells.offsets, cells.shapes, dtype.pattern)
+    exact = cut(cells.values, cells.offsets, cells.shapes, dtype.pattern)
     array[box.slices] = exact.reshape(box.extents)
 
 
@@ -281,7 +279,7 @@ def aligned_arrays(arrays: Mapping[str, Any] | Any, what: str) -> dict[str, Any]
         members = dict(arrays)
     else:  # a zarr.Group: its ndarray arrays (plain ones are a table's business)
         found = sorted(arrays.arrays(), key=lambda pair: pair[0])
-        members = {k: a for k, a in found if isinstance(a.metadata.data_type, NDArray)}
+        members = {k: a for k, a in found if isinstance(a.metadata.data_type, NDArrayDType)}
     if not members:
         raise ValueError(f"{what}: no 'ndarray' arrays to read together, got {arrays!r}")
     for name, array in members.items():
@@ -332,7 +330,7 @@ def read_aligned(
     shape = tuple(next(iter(members.values())).shape)
     box = resolve(selection, shape, "read_aligned")
 
-    async def read_all() -> list[Cells]:
+    async def read_all() -> list[FlatCells]:
         return list(await asyncio.gather(*(read_cells(a, box) for a in members.values())))
 
     cols = {
