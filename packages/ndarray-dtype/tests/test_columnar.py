@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 import pytest
 import zarr
+from _zdt_support import zarr_own_writes
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from _zdt_support import zarr_own_writes
 from ndarray_dtype_testing import RequestLog, ToyCodec
 from zarr.abc.codec import BytesBytesCodec
 from zarr.codecs import Crc32cCodec, ShardingCodec, TransposeCodec, ZstdCodec

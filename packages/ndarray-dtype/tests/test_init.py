@@ -34,7 +34,8 @@ def test_names() -> None:
     errors = set(zarr_ndarray_dtype.errors.__all__)
     assert set(zarr_ndarray_dtype.__all__) == errors | {
         "DTYPE_NAME", "ELEMENT_DTYPES", "NDArrayDType", "ShapePattern", "Columnar",
-        "read_columnar", "write_columnar", "iter_columnar", "unbox", "register", "__version__",
+        "read_columnar", "write_columnar", "iter_columnar", "read_aligned", "write_aligned",
+        "unbox", "register", "__version__",
     }  # fmt: skip
     for name in zarr_ndarray_dtype.__all__:
         assert getattr(zarr_ndarray_dtype, name) is not None

@@ -89,7 +89,7 @@ def test_every_path_gives_the_same_under_every_pipeline(
     gives, and warns of nothing (pytest turns warnings into errors)."""
     from ndarray_dtype_testing import ToyCodec, random_cells
 
-    dtype = NDArray(dtype="float32", shape=(None,))
+    dtype = NDArrayDType(dtype="float32", shape=(None,))
     kw = {"shape": (6, 7), "chunks": (2, 3), "dtype": dtype, "serializer": ToyCodec()}
     kw |= {"shards": (4, 6)} if sharded else {}
     cells = random_cells(5, dtype, (6, 7))

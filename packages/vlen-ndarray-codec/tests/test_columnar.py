@@ -256,7 +256,9 @@ def test_chains_with_array_to_array_codecs_match_the_object_path() -> None:
 
 
 @st.composite
-def write_plans(draw: st.DrawFn) -> tuple[NDArrayDType, int, int, bool, list[tuple[slice, list[Any]]]]:
+def write_plans(
+    draw: st.DrawFn,
+) -> tuple[NDArrayDType, int, int, bool, list[tuple[slice, list[Any]]]]:
     dtype = draw(ndarray_dtypes())
     n = draw(st.integers(1, 30))
     chunk = draw(st.integers(1, 8))

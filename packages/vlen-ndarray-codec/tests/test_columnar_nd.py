@@ -66,7 +66,9 @@ def test_result_unpacks_as_values_and_offsets_with_a_shape() -> None:
     again = pickle.loads(pickle.dumps(col))
     assert again.shape == (3, 4) and np.array_equal(again.values, values)
     np.testing.assert_array_equal(again.shapes, col.shapes)
-    assert repr(col).startswith("Columnar(NDArrayDType(dtype='float32', shape=(None, 2)), shape=(3, 4)")
+    assert repr(col).startswith(
+        "Columnar(NDArrayDType(dtype='float32', shape=(None, 2)), shape=(3, 4)"
+    )
 
 
 def test_one_d_results_carry_their_shape_too() -> None:
