@@ -317,7 +317,7 @@ def test_install_never_raises(monkeypatch: pytest.MonkeyPatch) -> None:
     def broken(target: object) -> None:
         raise RuntimeError("zarr internals moved")
 
-    monkeypatch.setattr(_hooks, "_install", broken)
+    monkeypatch.setattr(_hooks._Target, "current", broken)
     monkeypatch.setattr(_hooks, "_warned", set())
     with pytest.warns(HookWarning, match="could not be wrapped .RuntimeError: zarr internals"):
         _hooks.install()
