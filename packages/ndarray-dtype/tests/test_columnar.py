@@ -763,3 +763,10 @@ def test_aligned_writes_check_everything_before_storing_anything(tmp_path: Any) 
     cols = read_aligned({"centroids": group["centroids"], "times": group["times"]}, box)
     assert cols["times"].offsets.tolist() == few.tolist()
     assert read_columnar(group["locations"]).values.size == int(offsets[-1])  # left as it was
+
+
+def test_columnar_cells_are_the_object_read() -> None:
+    array, cells = _filled((5, 6), (2, 4))
+    got = read_columnar(array, (slice(1, 4), 2)).cells()
+    assert got.shape == (3,) and all(not c.flags.writeable for c in got)
+    assert [c.tobytes() for c in got] == [c.tobytes() for c in cells[1:4, 2]]
