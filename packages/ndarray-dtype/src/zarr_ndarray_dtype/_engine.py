@@ -39,6 +39,25 @@ _Ints = npt.NDArray[np.int64]
 #: One (inner) chunk a batch needs: its first cell, its shard's key and its place in the shard
 #: (None when unsharded: the key is the chunk's).
 _Piece = tuple[Shape, str, Shape | None]
+#: Cells moving from a block to an output: ``(block, (cells in the block, places out))``.
+_Move = tuple[Any, tuple[Any, Any]]
+
+
+def _sizes(moves: list[_Move], sizes: _Ints, shapes: _Ints | None) -> None:
+    """Every moved cell's item count (and shape) at its place in the output's tables."""
+    for block, (cells, places) in moves:
+        sizes[places] = block.sizes[cells]
+        if shapes is not None:
+            shapes[places] = block.shapes[cells]
+
+
+def _move(move: _Move, out: npt.NDArray[np.uint8], offsets: _Ints, unit: int) -> None:
+    """Copy one move's items to their item ``offsets`` in ``out`` (bytes)."""
+    block, (cells, places) = move
+    if isinstance(places, slice):
+        block.copy(cells, out, int(offsets[places.start]) * unit)
+    else:
+        block.copy(cells, out, offsets[places] * unit)
 
 
 class _Budget:
@@ -243,10 +262,7 @@ class Reader:
                     await asyncio.sleep(0)  # it starts fetching before the copy
                 moves = self.moves(part, pieces, blocks)
                 mine = offsets[at : at + n + 1]
-                for block, (local, pos) in moves:
-                    mine[1:][pos] = block.sizes[local]
-                    if shapes is not None:
-                        shapes[at:][pos] = block.shapes[local]  # type: ignore[index]
+                _sizes(moves, mine[1:], None if shapes is None else shapes[at:])
                 np.cumsum(mine, out=mine)  # mine[0]: where the batch starts
                 if copying and not self.grows and int(mine[-1]) > self.values.size:
                     copying = False  # only the sizes from here: the error says how many
@@ -308,17 +324,8 @@ class Reader:
                 self.values = np.empty(items, dtype=self.values.dtype)
             else:
                 self.values.resize((items,), refcheck=False)  # realloc: usually in place
-        out = self.values.view(np.uint8)
-        unit = self.values.itemsize
-
-        def move(job: tuple[Any, Places]) -> None:
-            block, (local, pos) = job
-            if isinstance(pos, slice):
-                block.copy(local, out, int(mine[pos.start]) * unit)
-            else:
-                block.copy(local, out, mine[pos] * unit)
-
-        await map_threads(move, moves, aside=aside)
+        out, unit = self.values.view(np.uint8), self.values.itemsize
+        await map_threads(lambda move: _move(move, out, mine, unit), moves, aside=aside)
 
 
 async def read(
@@ -370,15 +377,10 @@ class _Writer:
     def covers(self, origin: Shape, chunk: Shape, *, clip: bool = True) -> bool:
         """Whether the box holds every cell of the chunk at ``origin`` (those inside the array
         when ``clip``: zarr writes a chunk so covered afresh, its padding the fill)."""
-        shape = (
-            self.layout.shape if clip else tuple(o + c for o, c in zip(origin, chunk, strict=True))
-        )
-        return all(
-            a <= o and min(o + c, n) <= b
-            for o, c, n, a, b in zip(
-                origin, chunk, shape, self.box.starts, self.box.stops, strict=True
-            )
-        )
+        ends = np.add(origin, chunk)
+        if clip:
+            ends = np.minimum(ends, self.layout.shape)
+        return bool(np.all(self.box.starts <= np.array(origin)) and np.all(ends <= self.box.stops))
 
     async def keep(self, origin: Shape) -> Any:
         """What a write keeps of the stored object at ``origin``: for a chunk the box covers in
@@ -459,53 +461,32 @@ class _Writer:
         them, the old chunk's (or the fill) elsewhere; None when all fill and empty chunks
         are not written."""
         origin, old = job
-        layout = self.layout
-        count = math.prod(layout.inner)
+        layout, count = self.layout, math.prod(self.layout.inner)
         places = project(origin, layout.inner, self.box)
-        name = layout.chunk_name(origin)
-        if (
-            places is not None
-            and isinstance(places[0], slice)
-            and places[0].stop - places[0].start == count
-        ):
-            cells = self.source.cells()
-            a, b = places[1].start, places[1].stop
-            values = cells.values[int(cells.offsets[a]) : int(cells.offsets[b])]
+        if places is not None and isinstance(places[0], slice) and places[0] == slice(0, count):
+            cells, (a, b) = self.source.cells(), (places[1].start, places[1].stop)
             chunk = FlatCells(
-                values,
+                cells.values[int(cells.offsets[a]) : int(cells.offsets[b])],
                 cells.offsets[a : b + 1] - cells.offsets[a],
                 None if cells.shapes is None else cells.shapes[a:b],
-            )
+            )  # the box's cells, as they are: no copy
         else:
-            base = old if old is not None else self.fill
             rest = np.ones(count, dtype=bool)
+            moves: list[_Move] = []
             if places is not None:
                 rest[places[0]] = False
-            rest_at = np.flatnonzero(rest)
-            from_base = rest_at if old is not None else np.zeros(rest_at.size, np.intp)
+                moves.append((self.source, (places[1], places[0])))
+            kept = np.flatnonzero(rest)
+            moves.append((old, (kept, kept)) if old is not None else (self.fill, (0 * kept, kept)))
             sizes = np.empty(count, np.int64)
-            sizes[rest_at] = base.sizes[from_base]
-            shapes = (
-                np.empty((count, layout.dtype.pattern.ndim), np.int64) if self.with_shapes else None
-            )
-            if shapes is not None:
-                shapes[rest_at] = base.shapes[from_base]  # type: ignore[index]
-            if places is not None:
-                local, pos = places
-                sizes[local] = self.source.sizes[pos]
-                if shapes is not None:
-                    shapes[local] = self.source.shapes[pos]  # type: ignore[index]
+            ndim = layout.dtype.pattern.ndim
+            shapes = np.empty((count, ndim), np.int64) if self.with_shapes else None
+            _sizes(moves, sizes, shapes)
             offsets = offsets_of(sizes)
             values = np.empty(int(offsets[-1]), layout.dtype.item_dtype)
-            out, unit = values.view(np.uint8), values.itemsize
-            base.copy(from_base, out, offsets[rest_at] * unit)
-            if places is not None:
-                local, pos = places
-                if isinstance(local, slice):
-                    self.source.copy(pos, out, int(offsets[local.start]) * unit)
-                else:
-                    self.source.copy(pos, out, offsets[local] * unit)
+            for move in moves:
+                _move(move, values.view(np.uint8), offsets, values.itemsize)
             chunk = FlatCells(values, offsets, shapes)
         if not layout.write_empty and layout.fill.matches(chunk).all():
             return None
-        return layout.codec.encode(chunk, layout.dtype, name)
+        return layout.codec.encode(chunk, layout.dtype, layout.chunk_name(origin))
