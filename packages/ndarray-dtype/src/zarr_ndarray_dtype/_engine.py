@@ -104,23 +104,20 @@ class Reader:
         layout, shard = self.layout, self.layout.shard
         out: list[tuple[_Piece, bool]] = []
         for origin in origins(part, layout.chunks):
-            key = layout.key(tuple(o // c for o, c in zip(origin, layout.chunks, strict=True)))
+            key = layout.key_at(origin)
             if shard is None:
                 out.append(((origin, key, None), True))
                 continue
-            region = Box(origin, tuple(min(o + c, n) for o, c, n in zip(
-                origin, layout.chunks, layout.shape, strict=True)), ())  # fmt: skip
+            stops = tuple(np.minimum(np.add(origin, layout.chunks), layout.shape).tolist())
             inside = Box(
-                tuple(max(a, b) for a, b in zip(origin, part.starts, strict=True)),
-                tuple(min(a, b) for a, b in zip(region.stops, part.stops, strict=True)),
+                tuple(np.maximum(origin, part.starts).tolist()),
+                tuple(np.minimum(stops, part.stops).tolist()),
                 (),
             )
             firsts = origins(inside, layout.inner)
-            whole = len(firsts) == len(origins(region, layout.inner))
+            whole = len(firsts) == len(origins(Box(origin, stops, ()), layout.inner))
             for first in firsts:
-                place = tuple(
-                    (f - o) // i for f, o, i in zip(first, origin, layout.inner, strict=True)
-                )
+                place = tuple(np.floor_divide(np.subtract(first, origin), layout.inner).tolist())
                 out.append(((first, key, place), whole))
         return out
 
@@ -390,7 +387,7 @@ class _Writer:
         # zarr rewrites a shard afresh only when the write covers every inner chunk of it
         if self.covers(origin, layout.chunks, clip=layout.shard is None):
             return None
-        key = layout.key(tuple(o // c for o, c in zip(origin, layout.chunks, strict=True)))
+        key = layout.key_at(origin)
         if layout.shard is None:
             (block,) = await self.reader.decode([(origin, key, None)], [await self.reader.get(key)])
             return block
@@ -404,14 +401,10 @@ class _Writer:
             start, length = (int(n) for n in index[place])
             if start != ABSENT:
                 raw[place] = shard[start : start + length]
-        partial = [
-            (tuple(o + p * i for o, p, i in zip(origin, place, layout.inner, strict=True)), place)
-            for place in raw
-        ]
         partial = [  # inner chunks the box touches and does not cover (nor a shard's padding)
             (first, place)
-            for first, place in partial
-            if project(first, layout.inner, self.box) is not None
+            for place in raw
+            if project(first := layout.first(origin, place), layout.inner, self.box) is not None
             and not self.covers(first, layout.inner, clip=False)
         ]
         pieces: list[_Piece] = [(first, key, place) for first, place in partial]
@@ -429,25 +422,20 @@ class _Writer:
             blocks = old[1] if old is not None else {}
             complete = old is None
             for place in np.ndindex(layout.shard.per):
-                first = tuple(
-                    o + p * i for o, p, i in zip(origin, place, layout.inner, strict=True)
-                )
+                first = layout.first(origin, place)
                 if complete or (project(first, layout.inner, self.box) is not None):
                     jobs.append((first, blocks.get(place)))
         encoded = await layout.encode(await map_threads(self.chunk, jobs))
         by_origin = dict(zip((first for first, _ in jobs), encoded, strict=True))
         puts: list[tuple[str, Any]] = []
         for origin, old in group:
-            key = layout.key(tuple(o // c for o, c in zip(origin, layout.chunks, strict=True)))
+            key = layout.key_at(origin)
             if layout.shard is None:
                 puts.append((key, by_origin[origin]))
                 continue
             chunks = dict(old[0]) if old is not None else {}
             for place in np.ndindex(layout.shard.per):
-                first = tuple(
-                    o + p * i for o, p, i in zip(origin, place, layout.inner, strict=True)
-                )
-                if first in by_origin:
+                if (first := layout.first(origin, place)) in by_origin:
                     chunks[place] = by_origin[first]
             puts.append((key, await layout.assemble(chunks)))
         await asyncio.gather(*(self.put(key, value) for key, value in puts))

@@ -132,13 +132,19 @@ class Layout:
             str(array.store_path.path),
         )  # fmt: skip
 
-    # ------------------------------------------------------------------------ naming
+    def key_at(self, cell: Shape) -> str:
+        """The key of the stored object (chunk or shard) holding ``cell``."""
+        return self.key(tuple(np.floor_divide(cell, self.chunks).tolist()))
+
+    def first(self, origin: Shape, place: Shape) -> Shape:
+        """The first cell of the inner chunk at ``place`` of the shard at ``origin``."""
+        return tuple(np.add(origin, np.multiply(place, self.inner)).tolist())
 
     def chunk_name(self, cell: Shape, *, inner: bool = True) -> str:
         """The stored chunk holding ``cell``, for messages: ``chunk 'c/3' of array 'a/b'``, or
         ``inner chunk 5 of shard 'c/0' of array 'a/b'`` (its place in the shard's index;
         ``shard 'c/0' ...`` if not ``inner``); the array's path left out at a store's root."""
-        key = self.key(tuple(c // g for c, g in zip(cell, self.chunks, strict=True)))
+        key = self.key_at(cell)
         array = f" of array {self.name!r}" if self.name else ""
         if self.shard is None:
             return f"chunk {key!r}{array}"
