@@ -1,13 +1,14 @@
 """Zarr <-> Arrow (the extra ``nd-arrow[zarr]``): the cells of a zarr ``ndarray`` array as an
 ``nd_arrow.array`` column or ``arrow.variable_shape_tensor``, one row per cell in C order of the
-selection, and back, through zarr-ndarray-dtype's ``Columnar`` (its values shared, not copied),
-imported only when a function is called: ``import nd_arrow`` works without zarr."""
+selection, and back; row-aligned arrays as one table. Through zarr-ndarray-dtype's ``Columnar``
+(its values shared, not copied), imported only when a function is called: ``import nd_arrow``
+works without zarr."""
 
 from __future__ import annotations
 
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -16,7 +17,13 @@ import pyarrow as pa
 from nd_arrow import _format as fmt
 from nd_arrow import errors
 from nd_arrow._column import NdColumn, parts_of
-from nd_arrow._storage import arrow_type_for_dtype, assemble, numpy_to_arrow, numpy_view
+from nd_arrow._storage import (
+    arrow_to_numpy,
+    arrow_type_for_dtype,
+    assemble,
+    numpy_to_arrow,
+    numpy_view,
+)
 from nd_arrow._tensor import (
     from_variable_shape_tensor,
     require_variable_shape_tensor,
@@ -25,10 +32,16 @@ from nd_arrow._tensor import (
 )
 
 if TYPE_CHECKING:
+    import zarr
+
     from zarr_ndarray_dtype import Columnar, NDArrayDType
+
+    Arrays = Mapping[str, zarr.Array] | zarr.Group
 
 __all__ = [
     "from_zarr",
+    "table_from_zarr",
+    "table_to_zarr",
     "to_column",
     "to_zarr",
     "variable_shape_tensor_to_zarr",
@@ -176,3 +189,130 @@ def variable_shape_tensor_to_zarr(
     the extension array (pyarrow >= 24) or its storage with the tagged ``field`` (any pyarrow).
     Rules and bytes as for :func:`to_zarr` (``dim_names`` are not stored)."""
     to_zarr(from_variable_shape_tensor(tensor, field), array, selection)
+
+
+def _split(arrays: Arrays) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """The arrays of a mapping, or of a group (its own arrays, not its subgroups', by name), in
+    order; of them, the ``ndarray`` arrays and the plain arrays."""
+    members: dict[str, Any] = dict(
+        arrays if isinstance(arrays, Mapping) else sorted(arrays.arrays())
+    )
+    from zarr_ndarray_dtype import NDArrayDType
+
+    nd = {k: a for k, a in members.items() if isinstance(a.metadata.data_type, NDArrayDType)}
+    return members, nd, {k: a for k, a in members.items() if k not in nd}
+
+
+def _check_shapes(nd: dict[str, Any], plain: dict[str, Any], where: str) -> None:
+    """Plain arrays have the ``ndarray`` arrays' shape (refused naming the shapes otherwise)."""
+    from zarr_ndarray_dtype import AlignmentError
+
+    shape = tuple(next(iter(nd.values())).shape) if nd else ()
+    if other := {k: tuple(a.shape) for k, a in plain.items() if tuple(a.shape) != shape}:
+        raise AlignmentError(
+            f"{where}: the 'ndarray' arrays have the shape {shape}, but {other} (name: shape); "
+            "the arrays of one table have one shape: leave the others out"
+        )
+
+
+def table_from_zarr(arrays: Arrays, selection: Any = ..., *, explode: bool = False) -> pa.Table:
+    """The cells ``selection`` of row-aligned arrays (a mapping of names to zarr arrays, or a
+    group: its own arrays) as one table, read by ``zarr_ndarray_dtype.read_aligned``.
+
+    One row per cell in C order: an ``nd_arrow.array`` column per ``ndarray`` array, named by
+    its key, its values shared (as :func:`to_column` makes it), and a primitive column per
+    plain array of the same shape. With ``explode=True``, one row per leading row of the cells
+    instead: ``cell`` (int64, the cell's flat index in C order of the selection), per
+    ``ndarray`` array that row's values (primitive for ``[null]``, ``fixed_size_list<T>[d]``
+    for ``[null, d]``, nested for more) and the plain arrays' values repeated per row. Cells
+    whose leading extents differ between arrays, and arrays of other shapes, are refused
+    (``zarr_ndarray_dtype.AlignmentError``, naming the cell or the shapes)."""
+    where = "nd_arrow.table_from_zarr"
+    members, nd, plain = _split(arrays)
+    _check_shapes(nd, plain, where)
+    from zarr_ndarray_dtype import read_aligned
+
+    cols = read_aligned(nd, selection)
+    counts = np.diff(next(iter(cols.values())).offsets)
+    out: dict[str, pa.Array] = {}
+    if explode:
+        if "cell" in members:
+            raise errors.InvalidArgumentError(
+                f"{where}: an array is named 'cell', the exploded table's column of cell "
+                "indices; rename it, or read it with explode=False"
+            )
+        out["cell"] = numpy_to_arrow(fmt.range_ids(counts), None)
+    for name in members:
+        if name in plain:  # a plain array: one value per cell
+            flat = np.asarray(plain[name][selection]).reshape(-1)
+            out[name] = numpy_to_arrow(np.repeat(flat, counts) if explode else flat, None)
+        elif not explode:
+            out[name] = to_column(cols[name], where=where).to_arrow()
+        else:  # rows of (d1, ..., dk): nested fixed-size lists over the flat values
+            values = cols[name].values
+            column = numpy_to_arrow(values.reshape(-1), None, None, where)
+            for extent in reversed(values.shape[1:]):
+                column = pa.FixedSizeListArray.from_arrays(column, extent)
+            out[name] = column
+    return pa.table(out)
+
+
+def table_to_zarr(table: Any, arrays: Arrays, selection: Any = ...) -> None:
+    """Write a table as :func:`table_from_zarr` reads it (not exploded: one row per cell, in C
+    order of ``selection``) into the arrays named by its columns; arrays not named are left as
+    they are, and a column with no array of its name is refused before anything is written.
+
+    The ``nd_arrow.array`` columns are written together by ``zarr_ndarray_dtype.write_aligned``
+    (every column checked first, as :func:`to_zarr` checks one, and their rows aligned, or
+    nothing is written). Then each plain column is written by zarr; its values were checked
+    first to convert to the array's dtype without loss and to hold no null."""
+    where = "nd_arrow.table_to_zarr"
+    table = pa.table(table)
+    members, nd, plain = _split(arrays)
+    if unknown := [c for c in table.column_names if c not in members]:
+        raise errors.InvalidArgumentError(
+            f"{where}: no array named {unknown} among {list(members)}; name the arrays to "
+            "write by the columns"
+        )
+    named = set(table.column_names)
+    _check_shapes(
+        {k: nd[k] for k in nd if k in named}, {k: plain[k] for k in plain if k in named}, where
+    )
+    from zarr_ndarray_dtype import AlignmentError, write_aligned
+
+    values, offsets, writes = {}, None, []
+    for name, column in zip(table.column_names, table.columns, strict=True):
+        if name in plain:
+            writes.append((plain[name], _plain_values(column, plain[name], name, where)))
+            continue
+        dtype = nd[name].metadata.data_type
+        flat, _, shapes = _cells(NdColumn.from_arrow(column), tuple(dtype.shape), where)
+        if not dtype.pattern.is_leading_variable:  # refused by write_aligned, naming the array
+            values[name] = flat
+            continue
+        rows = fmt.offsets_of(shapes[:, 0])
+        values[name] = flat.reshape(int(rows[-1]), *dtype.shape[1:])
+        if offsets is not None and (differ := rows != offsets).any():
+            i, first = int(np.argmax(differ)) - 1, next(iter(values))
+            raise AlignmentError(
+                f"{where}: row {i} has {int(np.diff(rows)[i])} rows in column {name!r} but "
+                f"{int(np.diff(offsets)[i])} in {first!r}; the cells of one table row align"
+            )
+        offsets = rows
+    write_aligned({k: nd[k] for k in values}, values, offsets, selection)
+    for array, flat in writes:
+        array[selection] = flat.reshape(np.broadcast_to(0, array.shape)[selection].shape)
+
+
+def _plain_values(column: Any, array: Any, name: str, where: str) -> Any:
+    """A plain column's values as the zarr array's dtype: nulls and lossy values refused."""
+    flat, mask = arrow_to_numpy(column.combine_chunks())
+    converted = flat.astype(array.dtype)
+    same = np.array_equal(converted, flat, equal_nan=flat.dtype.kind == converted.dtype.kind == "f")
+    if mask is not None or not same:
+        problem = "null values" if mask is not None else "values that do not convert without loss"
+        raise errors.InvalidArgumentError(
+            f"{where}: column {name!r} has {problem} to the array's dtype {array.dtype}; "
+            "fill or convert them first"
+        )
+    return converted
