@@ -191,28 +191,32 @@ def variable_shape_tensor_to_zarr(
     to_zarr(from_variable_shape_tensor(tensor, field), array, selection)
 
 
-def _split(arrays: Arrays) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
-    """The arrays of a mapping, or of a group (its own arrays, not its subgroups', by name), in
-    order; of them, the ``ndarray`` arrays and the plain arrays."""
+def _split(
+    arrays: Arrays, where: str, names: Sequence[str] | None = None
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """The arrays of a mapping, or of a group (its own arrays, not its subgroups', by name), or
+    those ``names`` picks (a name with no array refused); of them, the ``ndarray`` arrays and
+    the plain arrays, which must have the ``ndarray`` arrays' shape (refused naming them)."""
+    from zarr_ndarray_dtype import AlignmentError, NDArrayDType
+
     members: dict[str, Any] = dict(
         arrays if isinstance(arrays, Mapping) else sorted(arrays.arrays())
     )
-    from zarr_ndarray_dtype import NDArrayDType
-
+    if unknown := [n for n in names or () if n not in members]:
+        raise errors.InvalidArgumentError(
+            f"{where}: no array named {unknown} among {list(members)}; name the arrays to "
+            "write by the columns"
+        )
+    members = members if names is None else {n: members[n] for n in names}
     nd = {k: a for k, a in members.items() if isinstance(a.metadata.data_type, NDArrayDType)}
-    return members, nd, {k: a for k, a in members.items() if k not in nd}
-
-
-def _check_shapes(nd: dict[str, Any], plain: dict[str, Any], where: str) -> None:
-    """Plain arrays have the ``ndarray`` arrays' shape (refused naming the shapes otherwise)."""
-    from zarr_ndarray_dtype import AlignmentError
-
+    plain = {k: a for k, a in members.items() if k not in nd}
     shape = tuple(next(iter(nd.values())).shape) if nd else ()
     if other := {k: tuple(a.shape) for k, a in plain.items() if tuple(a.shape) != shape}:
         raise AlignmentError(
             f"{where}: the 'ndarray' arrays have the shape {shape}, but {other} (name: shape); "
             "the arrays of one table have one shape: leave the others out"
         )
+    return members, nd, plain
 
 
 def table_from_zarr(arrays: Arrays, selection: Any = ..., *, explode: bool = False) -> pa.Table:
@@ -228,32 +232,28 @@ def table_from_zarr(arrays: Arrays, selection: Any = ..., *, explode: bool = Fal
     whose leading extents differ between arrays, and arrays of other shapes, are refused
     (``zarr_ndarray_dtype.AlignmentError``, naming the cell or the shapes)."""
     where = "nd_arrow.table_from_zarr"
-    members, nd, plain = _split(arrays)
-    _check_shapes(nd, plain, where)
+    members, nd, plain = _split(arrays, where)
+    if explode and "cell" in members:
+        raise errors.InvalidArgumentError(
+            f"{where}: an array is named 'cell', the exploded table's column of cell indices; "
+            "rename it, or read it with explode=False"
+        )
     from zarr_ndarray_dtype import read_aligned
 
     cols = read_aligned(nd, selection)
     counts = np.diff(next(iter(cols.values())).offsets)
-    out: dict[str, pa.Array] = {}
-    if explode:
-        if "cell" in members:
-            raise errors.InvalidArgumentError(
-                f"{where}: an array is named 'cell', the exploded table's column of cell "
-                "indices; rename it, or read it with explode=False"
-            )
-        out["cell"] = numpy_to_arrow(fmt.range_ids(counts), None)
+    out = {"cell": numpy_to_arrow(fmt.range_ids(counts), None)} if explode else {}
     for name in members:
-        if name in plain:  # a plain array: one value per cell
+        if name in plain:  # one value per cell
             flat = np.asarray(plain[name][selection]).reshape(-1)
             out[name] = numpy_to_arrow(np.repeat(flat, counts) if explode else flat, None)
         elif not explode:
             out[name] = to_column(cols[name], where=where).to_arrow()
         else:  # rows of (d1, ..., dk): nested fixed-size lists over the flat values
             values = cols[name].values
-            column = numpy_to_arrow(values.reshape(-1), None, None, where)
+            out[name] = numpy_to_arrow(values.reshape(-1), None, None, where)
             for extent in reversed(values.shape[1:]):
-                column = pa.FixedSizeListArray.from_arrays(column, extent)
-            out[name] = column
+                out[name] = pa.FixedSizeListArray.from_arrays(out[name], extent)
     return pa.table(out)
 
 
@@ -266,18 +266,8 @@ def table_to_zarr(table: Any, arrays: Arrays, selection: Any = ...) -> None:
     (every column checked first, as :func:`to_zarr` checks one, and their rows aligned, or
     nothing is written). Then each plain column is written by zarr; its values were checked
     first to convert to the array's dtype without loss and to hold no null."""
-    where = "nd_arrow.table_to_zarr"
-    table = pa.table(table)
-    members, nd, plain = _split(arrays)
-    if unknown := [c for c in table.column_names if c not in members]:
-        raise errors.InvalidArgumentError(
-            f"{where}: no array named {unknown} among {list(members)}; name the arrays to "
-            "write by the columns"
-        )
-    named = set(table.column_names)
-    _check_shapes(
-        {k: nd[k] for k in nd if k in named}, {k: plain[k] for k in plain if k in named}, where
-    )
+    where, table = "nd_arrow.table_to_zarr", pa.table(table)
+    _, nd, plain = _split(arrays, where, table.column_names)
     from zarr_ndarray_dtype import AlignmentError, write_aligned
 
     values, offsets, writes = {}, None, []
