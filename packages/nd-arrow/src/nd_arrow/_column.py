@@ -173,13 +173,12 @@ def import_arrow(data: Any, where: str, *, table: bool = False) -> Any:
     """pyarrow arrays (``table``: RecordBatches and Tables) as they are; other Arrow libraries'
     objects (arro3, polars, DuckDB, nanoarrow, ...) through pyarrow's PyCapsule import, which
     restores registered extension types from the exported schema."""
-    importers: dict[str, Callable[[Any], Any]]
-    if table:  # a stream is a whole table
-        kinds, importers = (pa.RecordBatch, pa.Table), {"__arrow_c_stream__": pa.table}
-        importers["__arrow_c_array__"] = pa.record_batch
-    else:
-        kinds, importers = (pa.Array, pa.ChunkedArray), {"__arrow_c_array__": pa.array}
-        importers["__arrow_c_stream__"] = pa.chunked_array
+    kinds = (pa.RecordBatch, pa.Table) if table else (pa.Array, pa.ChunkedArray)
+    importers: dict[str, Callable[[Any], Any]] = (  # a stream is a whole table
+        {"__arrow_c_stream__": pa.table, "__arrow_c_array__": pa.record_batch}
+        if table
+        else {"__arrow_c_array__": pa.array, "__arrow_c_stream__": pa.chunked_array}
+    )
     if isinstance(data, kinds):
         return data
     try:
@@ -251,10 +250,9 @@ def _build_joined(items: list[Any], dims: Any, value_type: Any, where: str) -> S
     flat = flat.astype(object) if flat.dtype.kind == "U" else flat
     values = numpy_to_arrow(flat, None, value_type, where)
     null_rows = None if k == len(items) else np.fromiter((a is None for a in items), np.bool_)
-    valid = None if null_rows is None else ~null_rows
-    value_offsets = fmt.offsets_of(lead * math.prod(inner), np.int64, valid)
-    dim_offsets = fmt.offsets_of(np.full(k, rank), np.int64, valid)
-    return assemble(values, value_offsets, dim_offsets, sizes.reshape(-1), names, None, null_rows)
+    return assemble(
+        values, lead * math.prod(inner), rank, sizes.reshape(-1), names, None, null_rows
+    )
 
 
 def _build_rows(items: list[Any], dims: Any, value_type: Any, where: str) -> StorageParts:
@@ -291,12 +289,11 @@ def _build_rows(items: list[Any], dims: Any, value_type: Any, where: str) -> Sto
         every_dim = (d for r in present for d in r.dims)
         codes = np.fromiter((index.setdefault(d, len(index)) for d in every_dim), np.int64)
     sizes = np.fromiter(itertools.chain.from_iterable(r.shape for r in present), np.int64)
-    value_counts = np.fromiter((0 if r is None else r.values.size for r in rows), np.int64)
-    ranks = np.fromiter((0 if r is None else r.ndim for r in rows), np.int64)
+    counts = np.fromiter((r.values.size for r in present), np.int64, len(present))
+    ranks = np.fromiter((r.ndim for r in present), np.int64, len(present))
     null_rows = np.array([r is None for r in rows], np.bool_)
     attrs = encode_attrs([None if r is None else r.attrs for r in rows], f"{where} row")
-    offsets = fmt.offsets_of(value_counts), fmt.offsets_of(ranks)
-    return assemble(values, *offsets, sizes, list(index), codes, null_rows, attrs)
+    return assemble(values, counts, ranks, sizes, list(index), codes, null_rows, attrs)
 
 
 def _shaped(values: npt.NDArray[Any], shape: Sequence[int], row: int) -> npt.NDArray[Any]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -198,15 +198,6 @@ def check_variable_name(name: object, where: str) -> str:
             "holds the global attributes; rename the variable"
         )
     return name
-
-
-def check_attr_keys(attrs: Mapping[Any, Any], where: str) -> None:
-    """Attribute keys are strings."""
-    for key in attrs:
-        if not isinstance(key, str):
-            raise errors.InvalidAttributeError(
-                f"{where}: attribute key {key!r} is a {type(key).__name__}; keys are strings"
-            )
 
 
 def offsets_of(

@@ -14,10 +14,6 @@ from nd_arrow.errors import NotSupportedError
 Source = Any  # a path, a file object, a pyarrow NativeFile or buffer
 
 
-def _as_table(data: pa.Table | pa.RecordBatch) -> pa.Table:
-    return pa.Table.from_batches([data]) if isinstance(data, pa.RecordBatch) else data
-
-
 def rewrap(table: pa.Table) -> pa.Table:
     """Every nd column of ``table`` checked and given the registered type, also those read as
     plain tagged Structs (the field's other metadata is kept); other columns as they are."""
@@ -35,7 +31,7 @@ def rewrap(table: pa.Table) -> pa.Table:
 
 def write_ipc(data: pa.Table | pa.RecordBatch, sink: Source, *, stream: bool = False) -> None:
     """Write an Arrow IPC file (or stream with ``stream=True``)."""
-    table = _as_table(data)
+    table = pa.table(data)
     with (pa.ipc.new_stream if stream else pa.ipc.new_file)(sink, table.schema) as writer:
         writer.write_table(table)
 
@@ -87,7 +83,7 @@ def write_parquet(data: pa.Table | pa.RecordBatch, where: Source, **kwargs: Any)
     # either); Parquet has no slot for extension types: they live in the stored Arrow schema.
     kwargs.setdefault("use_compliant_nested_type", False)
     kwargs.setdefault("store_schema", True)
-    pq.write_table(_parquet_ready(_as_table(data)), where, **kwargs)
+    pq.write_table(_parquet_ready(pa.table(data)), where, **kwargs)
 
 
 def read_parquet(source: Source, **kwargs: Any) -> pa.Table:

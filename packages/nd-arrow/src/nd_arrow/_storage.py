@@ -209,8 +209,11 @@ def attr_type(value: object, where: str) -> pa.DataType:
 def checked_attrs(attrs: Mapping[str, Any] | None, where: str) -> dict[str, Any]:
     """A copy of one variable's or dataset's attributes, each key and value checked."""
     out = dict(attrs or {})
-    fmt.check_attr_keys(out, where)
     for key, value in out.items():
+        if not isinstance(key, str):
+            raise errors.InvalidAttributeError(
+                f"{where}: attribute key {key!r} is a {type(key).__name__}; keys are strings"
+            )
         attr_type(value, f"{where} attribute {key!r}")
     return out
 
@@ -428,21 +431,25 @@ def row_shape(sizes: Ints, dim_offsets: Ints, rank: int | None) -> RowShape | No
 
 def assemble(
     values: pa.Array,
-    value_offsets: Ints,
-    dim_offsets: Ints,
+    counts: Ints,
+    ranks: Ints | int,
     sizes: npt.NDArray[Any],
     names: Sequence[str],
     codes: Ints | None = None,
     null_rows: Mask | None = None,
     attrs: pa.StructArray | None = None,
 ) -> StorageParts:
-    """Storage in the writer's layout, and its parts, from flat children and int64 offsets over
-    all rows (null rows own nothing); ``codes`` index ``names`` (default: every row has them).
-    For writers, who checked the rules: checking what they build would repeat their checks."""
+    """Storage in the writer's layout, and its parts, from flat children and the non-null rows'
+    value counts and ranks (an int: every row's); null rows own nothing. ``codes`` index
+    ``names`` (default: every row has them). For writers, who checked the rules: checking what
+    they build would repeat their checks."""
+    some_null = null_rows is not None and bool(null_rows.any())
+    valid = ~null_rows if some_null else np.ones(len(counts), np.bool_)  # type: ignore[operator]
+    value_offsets = fmt.offsets_of(counts, np.int64, valid if some_null else None)
+    ranks = np.full(len(counts), ranks) if isinstance(ranks, int) else ranks
+    dim_offsets = fmt.offsets_of(ranks, np.int64, valid if some_null else None)
     fmt.check_int32(int(value_offsets[-1]), "values", "nd column")
     fmt.check_int32(int(dim_offsets[-1]), "dimensions", "nd column")
-    some_null = null_rows is not None and bool(null_rows.any())
-    valid = ~null_rows if some_null else np.ones(len(value_offsets) - 1, np.bool_)  # type: ignore[operator]
     if codes is None:
         codes = np.tile(np.arange(len(names), dtype=np.int64), int(np.count_nonzero(valid)))
     attr_fields = () if attrs is None else tuple(attrs.type)

@@ -63,16 +63,6 @@ def _canonical_rows(column: NdColumn, target: str, same: bool) -> tuple[StorageP
     return p, [p.name_dict[c] for c in codes[0].tolist()], sizes
 
 
-def _column_of(values: pa.Array, lengths: Ints, sizes: Ints, names: Any, valid: Mask) -> NdColumn:
-    """A column of compacted values (null rows own none), the valid rows' lengths and sizes."""
-    rows = None if valid.all() else valid
-    value_offsets = fmt.offsets_of(lengths, np.int64, rows)
-    dim_offsets = fmt.offsets_of(np.full(len(lengths), len(names)), np.int64, rows)
-    null_rows = None if rows is None else ~valid
-    sizes = sizes.reshape(-1)
-    return NdColumn(assemble(values, value_offsets, dim_offsets, sizes, names, None, null_rows))
-
-
 def to_fixed_shape_tensor(column: NdColumn) -> pa.ExtensionArray:
     """``arrow.fixed_shape_tensor`` of a column whose non-null rows share names and sizes."""
     p, names, sizes = _canonical_rows(column, FIXED_SHAPE_TENSOR, same=True)
@@ -117,7 +107,7 @@ def from_fixed_shape_tensor(arr: pa.Array | pa.ChunkedArray) -> NdColumn:
         values = values.filter(primitive_array(np.repeat(valid, size), pa.bool_()))
     k = int(valid.sum())
     sizes = np.tile(np.asarray(shape, np.int64), k)
-    return _column_of(values, np.full(k, size), sizes, names, valid)
+    return NdColumn(assemble(values, np.full(k, size), len(names), sizes, names, None, ~valid))
 
 
 def variable_shape_tensor_parts(
@@ -223,7 +213,8 @@ def from_variable_shape_tensor(
     else:
         positions = fmt.range_positions(offsets[:-1][valid], lengths)
         values = data.values.take(primitive_array(positions, pa.int64()))
-    return _column_of(values, lengths, sizes, list(names), valid)
+    names = list(names)
+    return NdColumn(assemble(values, lengths, len(names), sizes.reshape(-1), names, None, ~valid))
 
 
 def _variable_shape_storage(arr: pa.Array, field: Any) -> tuple[pa.StructArray, dict[str, Any]]:

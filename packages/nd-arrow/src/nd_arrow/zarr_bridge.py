@@ -94,15 +94,14 @@ def to_column(
     without attributes; the values are shared, not copied. ``dims`` names the axes of each cell
     (as many as the pattern has), default ``dim_0, ..., dim_k``."""
     shapes = columnar.shapes
-    n, rank = shapes.shape
+    rank = shapes.shape[1]
     names = fmt.check_dim_names(dims, rank, where)
     fmt.check_dim_size(int(np.max(shapes, initial=0)), f"{where}: a cell's shape")
     row_items = math.prod(columnar.values.shape[1:])  # [null, d1..dk]: offsets count rows
     offsets = columnar.offsets * row_items if row_items != 1 else columnar.offsets
     fmt.check_int32(int(offsets[-1]), "values", where, "read a smaller selection at a time")
     values = numpy_to_arrow(columnar.values.reshape(-1), None, None, where)
-    dim_offsets = np.arange(n + 1, dtype=np.int64) * rank
-    return NdColumn(assemble(values, offsets, dim_offsets, shapes.reshape(-1), names))
+    return NdColumn(assemble(values, np.diff(offsets), rank, shapes.reshape(-1), names))
 
 
 def from_zarr(
