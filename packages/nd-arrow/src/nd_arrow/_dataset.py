@@ -88,11 +88,8 @@ class NdDataset:
     @classmethod
     def from_xarray(cls, dataset: xarray.Dataset) -> NdDataset:
         """Data variables and coordinates as variables, ``Dataset.attrs`` as global attributes."""
-        variables = dataset.variables.items()
-        arrays = {
-            fmt.check_variable_name(n, "Dataset"): NdVariable.from_xarray(v) for n, v in variables
-        }
-        return cls(arrays, dict(dataset.attrs))
+        arrays = {n: NdVariable.from_xarray(v) for n, v in dataset.variables.items()}
+        return cls(arrays, dict(dataset.attrs))  # type: ignore[arg-type]
 
     def to_xarray(self, coords: Sequence[str] | None = None) -> xarray.Dataset:
         """An ``xarray.Dataset``: variables named like their only dimension, and those in

@@ -371,11 +371,6 @@ class RowShape(NamedTuple):
     first: int | None  # the first size, None where it varies
     inner: tuple[int, ...]  # the other sizes
 
-    @property
-    def product(self) -> int | None:
-        """Values per row, None where the first size varies."""
-        return None if self.first is None else self.first * math.prod(self.inner)
-
 
 @dataclass(frozen=True)
 class StorageParts:
