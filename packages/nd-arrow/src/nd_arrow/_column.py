@@ -170,25 +170,27 @@ def logical_schema(encoded: pa.Schema) -> pa.Schema:
 
 
 def import_arrow(data: Any, where: str, *, table: bool = False) -> Any:
-    """pyarrow arrays (``table``: RecordBatches and Tables) as they are; other Arrow libraries'
-    objects (arro3, polars, DuckDB, nanoarrow, ...) through pyarrow's PyCapsule import, which
-    restores registered extension types from the exported schema."""
+    """pyarrow arrays as they are (``table``: RecordBatches and Tables, as a Table); other Arrow
+    libraries' objects (arro3, polars, DuckDB, nanoarrow, ...) through pyarrow's PyCapsule
+    import, which restores registered extension types from the exported schema."""
     kinds = (pa.RecordBatch, pa.Table) if table else (pa.Array, pa.ChunkedArray)
     importers: dict[str, Callable[[Any], Any]] = (  # a stream is a whole table
         {"__arrow_c_stream__": pa.table, "__arrow_c_array__": pa.record_batch}
         if table
         else {"__arrow_c_array__": pa.array, "__arrow_c_stream__": pa.chunked_array}
     )
-    if isinstance(data, kinds):
-        return data
     try:
         for method, importer in importers.items():
-            if hasattr(data, method):
-                return importer(data)
+            if not isinstance(data, kinds) and hasattr(data, method):
+                data = importer(data)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
         raise errors.InvalidArgumentError(
             f"{where}: pyarrow could not import the Arrow data of {type(data).__name__}: {exc}"
         ) from exc
+    if isinstance(data, pa.RecordBatch):  # pa.table(batch) imports pandas
+        return pa.Table.from_batches([data])
+    if isinstance(data, kinds):
+        return data
     raise errors.InvalidArgumentError(
         f"{where}: expected a pyarrow {' or '.join(k.__name__ for k in kinds)}, or an object of "
         f"the Arrow PyCapsule interface ({' / '.join(importers)}), got {type(data).__name__}"

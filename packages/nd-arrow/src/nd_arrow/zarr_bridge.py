@@ -16,7 +16,7 @@ import pyarrow as pa
 
 from nd_arrow import _format as fmt
 from nd_arrow import errors
-from nd_arrow._column import NdColumn, parts_of
+from nd_arrow._column import NdColumn, import_arrow, parts_of
 from nd_arrow._storage import (
     arrow_to_numpy,
     arrow_type_for_dtype,
@@ -265,7 +265,8 @@ def table_to_zarr(table: Any, arrays: Arrays, selection: Any = ...) -> None:
     (every column checked first, as :func:`to_zarr` checks one, and their rows aligned, or
     nothing is written). Then each plain column is written by zarr; its values were checked
     first to convert to the array's dtype without loss and to hold no null."""
-    where, table = "nd_arrow.table_to_zarr", pa.table(table)
+    where = "nd_arrow.table_to_zarr"
+    table = import_arrow(table, where, table=True)
     _, nd, plain = _split(arrays, where, table.column_names)
     from zarr_ndarray_dtype import AlignmentError, write_aligned
 
