@@ -49,14 +49,16 @@ __all__ = [
 ]
 
 
+_EXTRA = "install the extra: pip install 'nd-arrow[zarr]'"
+
+
 def _data_type(array: Any, where: str) -> NDArrayDType:
     """The data type of an ``ndarray`` zarr array; anything else is refused, naming it."""
     data_type = getattr(getattr(array, "metadata", None), "data_type", None)
     try:
         from zarr_ndarray_dtype import NDArrayDType
     except ImportError:
-        hint = "; nd_arrow.from_zarr / to_zarr need zarr: install the extra: "
-        hint += "pip install 'nd-arrow[zarr]'"
+        hint = f"; nd_arrow.from_zarr / to_zarr need zarr: {_EXTRA}"
     else:
         if isinstance(data_type, NDArrayDType):
             return data_type
@@ -193,11 +195,12 @@ def variable_shape_tensor_to_zarr(
 def _split(
     arrays: Arrays, where: str, names: Sequence[str] | None = None
 ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
-    """The arrays of a mapping, or of a group (its own arrays, not its subgroups', by name), or
-    those ``names`` picks (a name with no array refused); of them, the ``ndarray`` arrays and
-    the plain arrays, which must have the ``ndarray`` arrays' shape (refused naming them)."""
-    from zarr_ndarray_dtype import AlignmentError, NDArrayDType
-
+    """The arrays of a mapping or group (its own, by name), or those ``names`` picks; of them the
+    ``ndarray`` ones and the plain ones, which must have the ``ndarray`` arrays' shape."""
+    try:
+        from zarr_ndarray_dtype import AlignmentError, NDArrayDType
+    except ImportError as exc:
+        raise errors.NotSupportedError(f"{where} needs zarr: {_EXTRA}") from exc
     members: dict[str, Any] = dict(
         arrays if isinstance(arrays, Mapping) else sorted(arrays.arrays())
     )
@@ -220,16 +223,12 @@ def _split(
 
 def table_from_zarr(arrays: Arrays, selection: Any = ..., *, explode: bool = False) -> pa.Table:
     """The cells ``selection`` of row-aligned arrays (a mapping of names to zarr arrays, or a
-    group: its own arrays) as one table, read by ``zarr_ndarray_dtype.read_aligned``.
-
-    One row per cell in C order: an ``nd_arrow.array`` column per ``ndarray`` array, named by
-    its key, its values shared (as :func:`to_column` makes it), and a primitive column per
-    plain array of the same shape. With ``explode=True``, one row per leading row of the cells
-    instead: ``cell`` (int64, the cell's flat index in C order of the selection), per
-    ``ndarray`` array that row's values (primitive for ``[null]``, ``fixed_size_list<T>[d]``
-    for ``[null, d]``, nested for more) and the plain arrays' values repeated per row. Cells
-    whose leading extents differ between arrays, and arrays of other shapes, are refused
-    (``zarr_ndarray_dtype.AlignmentError``, naming the cell or the shapes)."""
+    group's own arrays) as one table, read by ``zarr_ndarray_dtype.read_aligned``, which refuses
+    misaligned cells (``AlignmentError``). One row per cell in C order: a column per array, by
+    name, ``nd_arrow.array`` (values shared, as :func:`to_column` makes it) or primitive for a
+    plain array. ``explode=True``: one row per leading row, ``cell`` (int64, the flat index in
+    the selection) and per array that row's values (primitive for ``[null]``,
+    ``fixed_size_list<T>[d]`` for ``[null, d]``, nested for more; plain values repeated)."""
     where = "nd_arrow.table_from_zarr"
     members, nd, plain = _split(arrays, where)
     if explode and "cell" in members:
@@ -257,14 +256,11 @@ def table_from_zarr(arrays: Arrays, selection: Any = ..., *, explode: bool = Fal
 
 
 def table_to_zarr(table: Any, arrays: Arrays, selection: Any = ...) -> None:
-    """Write a table as :func:`table_from_zarr` reads it (not exploded: one row per cell, in C
-    order of ``selection``) into the arrays named by its columns; arrays not named are left as
-    they are, and a column with no array of its name is refused before anything is written.
-
-    The ``nd_arrow.array`` columns are written together by ``zarr_ndarray_dtype.write_aligned``
-    (every column checked first, as :func:`to_zarr` checks one, and their rows aligned, or
-    nothing is written). Then each plain column is written by zarr; its values were checked
-    first to convert to the array's dtype without loss and to hold no null."""
+    """Write a table as :func:`table_from_zarr` reads it (not exploded) into ``selection`` of the
+    arrays its columns name (others untouched; a column with no array refused). Every column is
+    checked first (rows aligned, values without nulls or loss), then the ``nd_arrow.array``
+    columns are written together by ``zarr_ndarray_dtype.write_aligned``, then the plain ones by
+    zarr."""
     where = "nd_arrow.table_to_zarr"
     table = import_arrow(table, where, table=True)
     _, nd, plain = _split(arrays, where, table.column_names)
@@ -297,9 +293,8 @@ def table_to_zarr(table: Any, arrays: Arrays, selection: Any = ...) -> None:
 def _plain_values(column: Any, array: Any, name: str, where: str) -> Any:
     """A plain column's values as the zarr array's dtype: nulls and lossy values refused."""
     flat, mask = arrow_to_numpy(column.combine_chunks())
-    converted = flat.astype(array.dtype)
-    same = np.array_equal(converted, flat, equal_nan=flat.dtype.kind == converted.dtype.kind == "f")
-    if mask is not None or not same:
+    converted, nan = flat.astype(array.dtype), flat.dtype.kind == array.dtype.kind == "f"
+    if mask is not None or not np.array_equal(converted, flat, equal_nan=nan):
         problem = "null values" if mask is not None else "values that do not convert without loss"
         raise errors.InvalidArgumentError(
             f"{where}: column {name!r} has {problem} to the array's dtype {array.dtype}; "
