@@ -438,11 +438,10 @@ def assemble(
     value counts and ranks (an int: every row's); null rows own nothing. ``codes`` index
     ``names`` (default: every row has them). For writers, who checked the rules: checking what
     they build would repeat their checks."""
-    some_null = null_rows is not None and bool(null_rows.any())
-    valid = ~null_rows if some_null else np.ones(len(counts), np.bool_)  # type: ignore[operator]
-    value_offsets = fmt.offsets_of(counts, np.int64, valid if some_null else None)
-    ranks = np.full(len(counts), ranks) if isinstance(ranks, int) else ranks
-    dim_offsets = fmt.offsets_of(ranks, np.int64, valid if some_null else None)
+    rows = ~null_rows if null_rows is not None and null_rows.any() else None
+    valid = np.ones(len(counts), np.bool_) if rows is None else rows
+    value_offsets = fmt.offsets_of(counts, np.int64, rows)
+    dim_offsets = fmt.offsets_of(np.broadcast_to(ranks, len(counts)), np.int64, rows)
     fmt.check_int32(int(value_offsets[-1]), "values", "nd column")
     fmt.check_int32(int(dim_offsets[-1]), "dimensions", "nd column")
     if codes is None:
@@ -452,18 +451,13 @@ def assemble(
     sizes = np.asarray(sizes, np.int64)
     names_child = string_array(names).take(primitive_array(codes, pa.int64()))
     sizes_child = primitive_array(sizes.astype(np.uint32), pa.uint32())
-    lists = zip(
-        (value_offsets, dim_offsets, dim_offsets),
-        (values, names_child, sizes_child),
-        st,
-        strict=False,
-    )
+    offsets = (value_offsets, dim_offsets, dim_offsets)
     children = [
         pa.ListArray.from_arrays(primitive_array(o.astype(np.int32), pa.int32()), c, type=f.type)
-        for o, c, f in lists
+        for o, c, f in zip(offsets, (values, names_child, sizes_child), st, strict=False)
     ]
     children += [] if attrs is None else [attrs]
-    mask = primitive_array(null_rows, pa.bool_()) if some_null else None  # type: ignore[arg-type]
+    mask = None if rows is None else primitive_array(~rows, pa.bool_())
     storage = pa.StructArray.from_arrays(children, fields=list(st), mask=mask)
     shape = row_shape(sizes, dim_offsets, uniform_rank(dim_offsets, valid))
     layout = StorageLayout(st.field(0).type.value_field, attr_fields)

@@ -119,8 +119,6 @@ def variable_shape_tensor_parts(
     empty), ``valid`` False for null rows (whose shapes are written as zeros)."""
     table = np.asarray(shapes, dtype=np.int64)
     r = table.shape[1]
-    if names and len(names) != r:
-        raise errors.InvalidArgumentError(f"{len(names)} dim_names for shapes of rank {r}")
     if table.size and int(table.max()) > fmt.INT32_MAX:
         raise errors.NotSupportedError(
             f"{VARIABLE_SHAPE_TENSOR} stores shapes as int32; a size of {int(table.max())} does "
@@ -175,7 +173,6 @@ def variable_shape_tensor_from_parts(field: pa.Field, storage: pa.StructArray) -
 def to_variable_shape_tensor(column: NdColumn) -> pa.ExtensionArray:
     """``arrow.variable_shape_tensor`` of a column whose non-null rows share names and rank
     (pyarrow >= 24; before, :func:`variable_shape_tensor_storage` writes the type)."""
-    require_variable_shape_tensor()
     return variable_shape_tensor_from_parts(*variable_shape_tensor_storage(column))
 
 

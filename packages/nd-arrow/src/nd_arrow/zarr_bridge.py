@@ -174,8 +174,7 @@ def zarr_to_variable_shape_tensor(
     require_variable_shape_tensor()
     cells = _read(array, selection, where)
     column = to_column(cells, dims, where=where)
-    names = [] if dims is None else list(fmt.check_dim_names(dims, cells.shapes.shape[1], where))
-    valid = np.ones(len(column), np.bool_)
+    valid, names = np.ones(len(column), np.bool_), list(dims or ())  # dims checked by to_column
     parts = variable_shape_tensor_parts(column.storage.field(0), cells.shapes, names, valid)
     return variable_shape_tensor_from_parts(*parts)
 
