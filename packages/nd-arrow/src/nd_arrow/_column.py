@@ -1,7 +1,6 @@
-"""The ``nd_arrow.array`` pyarrow extension type (:class:`NdType`, registered on import) and
-:class:`NdColumn`: built from numpy arrays and variables, or from checked Arrow data (pyarrow or
-any Arrow PyCapsule exporter), decoded to numpy (zero-copy views where values have no nulls).
-The type's array and scalar classes decode through the column."""
+"""The pyarrow extension type :class:`NdType` (registered on import) and :class:`NdColumn`, built
+from numpy arrays and variables or from checked Arrow data (pyarrow or any PyCapsule exporter),
+decoded to numpy (zero-copy views where values have no nulls)."""
 
 from __future__ import annotations
 
@@ -10,7 +9,7 @@ import itertools
 import math
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, ClassVar, overload
+from typing import Any, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -40,10 +39,6 @@ Row = NdVariable | np.ndarray | None  # a row as given to a builder
 class NdType(pa.ExtensionType):  # type: ignore[misc]
     """``nd_arrow.array``: one named N-d array per row, on a Struct storage (checked against the
     layout: :class:`InvalidEncodingError`); serializes ``{"version":1}``."""
-
-    # The classes pyarrow wraps this type's arrays and scalars in (set once, below).
-    _array_class: ClassVar[type[pa.ExtensionArray]] = pa.ExtensionArray
-    _scalar_class: ClassVar[type[pa.ExtensionScalar]] = pa.ExtensionScalar
 
     def __init__(self, storage: pa.DataType) -> None:
         self._layout: StorageLayout = parse_storage_type(storage)
@@ -92,10 +87,10 @@ class NdType(pa.ExtensionType):  # type: ignore[misc]
         return cls(storage_type)
 
     def __arrow_ext_class__(self) -> type[pa.ExtensionArray]:
-        return self._array_class
+        return NdExtensionArray  # (defined below, beside the column it decodes through)
 
     def __arrow_ext_scalar_class__(self) -> type[pa.ExtensionScalar]:
-        return self._scalar_class
+        return NdScalar
 
     def __reduce__(self) -> tuple[Any, ...]:
         return type(self), (self.storage_type,)
@@ -532,7 +527,6 @@ class NdScalar(pa.ExtensionScalar):  # type: ignore[misc]
         return NdColumn.from_arrow(pa.repeat(self.value, 1))[0] if self.is_valid else None
 
 
-NdType._array_class, NdType._scalar_class = NdExtensionArray, NdScalar
 try:
     register()
 except Exception as exc:  # never break the import: columns still read as tagged plain structs

@@ -1,7 +1,5 @@
-"""Conversions between nd columns and Arrow's canonical tensor extension types,
-``arrow.fixed_shape_tensor`` and ``arrow.variable_shape_tensor``. Neither has attributes or
-element nulls, so rows with either are refused (:class:`NotSupportedError`); null rows stay null.
-"""
+"""nd columns <-> the canonical ``arrow.fixed_shape_tensor`` and ``arrow.variable_shape_tensor``.
+Neither has attributes or element nulls: rows with either are refused; null rows stay null."""
 
 from __future__ import annotations
 

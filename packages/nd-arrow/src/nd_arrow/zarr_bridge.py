@@ -1,8 +1,6 @@
-"""Zarr <-> Arrow (the extra ``nd-arrow[zarr]``): the cells of a zarr ``ndarray`` array as an
-``nd_arrow.array`` column or ``arrow.variable_shape_tensor``, one row per cell in C order of the
-selection, and back; row-aligned arrays as one table. Through zarr-ndarray-dtype's ``Columnar``
-(its values shared, not copied), imported only when a function is called: ``import nd_arrow``
-works without zarr."""
+"""Zarr <-> Arrow (the extra ``nd-arrow[zarr]``): the cells of ``ndarray`` arrays as columns, one
+row per cell in C order of the selection, and back, through zarr-ndarray-dtype's ``Columnar``
+(values shared), imported only when called: ``import nd_arrow`` works without zarr."""
 
 from __future__ import annotations
 
