@@ -20,8 +20,8 @@ from nd_arrow import (
     ShapeMismatchError,
 )
 from nd_arrow._storage import (
-    AttrDecoder,
     RowShape,
+    attr_rows,
     attr_type,
     attrs_equal,
     encode_attrs,
@@ -485,8 +485,8 @@ def test_union_of_keys_and_round_trip() -> None:
     st = encode_attrs(rows)
     assert st is not None
     assert [st.type.field(i).name for i in range(st.type.num_fields)] == ["units", "range", "scale"]
-    dec = AttrDecoder(st)
-    back = [dec.row(i) for i in range(4)]
+    dec = attr_rows(st)
+    back = [dec(i) for i in range(4)]
     assert attrs_equal(back[0], rows[0])
     assert back[1] == {} and back[3] == {}
     assert back[2] == {"scale": np.float32(2)} and back[2]["scale"].dtype == np.float32
@@ -505,12 +505,12 @@ def test_type_conflict_names_rows() -> None:
 
 def test_other_arrow_types_decode_with_as_py() -> None:
     st = pa.StructArray.from_arrays([pa.array([{"a": 1}, None])], names=["nested"])
-    dec = AttrDecoder(st)
-    assert dec.row(0) == {"nested": {"a": 1}}
-    assert dec.row(1) == {}
+    dec = attr_rows(st)
+    assert dec(0) == {"nested": {"a": 1}}
+    assert dec(1) == {}
 
 
 def test_null_attrs_row_means_no_attributes() -> None:
     st = pa.StructArray.from_arrays([pa.array([1, 2])], names=["k"], mask=pa.array([False, True]))
-    dec = AttrDecoder(st)
-    assert dec.row(0) == {"k": 1} and dec.row(1) == {}
+    dec = attr_rows(st)
+    assert dec(0) == {"k": 1} and dec(1) == {}

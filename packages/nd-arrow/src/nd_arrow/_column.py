@@ -19,11 +19,11 @@ from nd_arrow import _format as fmt
 from nd_arrow import errors
 from nd_arrow._format import Mask
 from nd_arrow._storage import (
-    AttrDecoder,
     StorageLayout,
     StorageParts,
     arrow_to_numpy,
     assemble,
+    attr_rows,
     encode_attrs,
     is_string_dtype,
     numpy_to_arrow,
@@ -62,7 +62,7 @@ class NdType(pa.ExtensionType):  # type: ignore[misc]
 
     @property
     def value_type(self) -> pa.DataType:
-        return self._layout.value_type
+        return self._layout.value_field.type
 
     @property
     def value_field(self) -> pa.Field:
@@ -322,7 +322,7 @@ class NdColumn:
         self._parts = parts
         self._type = NdType(parts.storage.type) if dtype is None else dtype
         self._flat: tuple[npt.NDArray[Any], Mask | None] | None = None
-        self._attrs: AttrDecoder | None = None
+        self._attrs: Callable[[int], dict[str, Any]] | None = None
         self._names: list[tuple[str, ...] | None] | None = None
 
     @classmethod
@@ -408,8 +408,8 @@ class NdColumn:
 
     def _attr_row(self) -> Callable[[int], dict[str, Any]]:
         if self._attrs is None:
-            self._attrs = AttrDecoder(self._parts.attrs)
-        return self._attrs.row
+            self._attrs = attr_rows(self._parts.attrs)
+        return self._attrs
 
     def _row_dims(self) -> list[tuple[str, ...] | None]:
         """Every row's dimension names (None for null rows), made once where all rows share them."""

@@ -3,7 +3,7 @@ datasets as one RecordBatch (FORMAT 7: a row per dataset, an nd column per varia
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -19,7 +19,7 @@ from nd_arrow._column import (
     is_global_attributes_field,
     is_nd_field,
 )
-from nd_arrow._storage import AttrDecoder, attrs_equal, checked_attrs, encode_attrs, fill_nulls
+from nd_arrow._storage import attr_rows, attrs_equal, checked_attrs, encode_attrs, fill_nulls
 from nd_arrow._variable import NdVariable
 
 if TYPE_CHECKING:
@@ -171,7 +171,7 @@ def decode_batches(data: Any) -> list[NdDataset]:
     global attributes is a :class:`SchemaMismatchError` (FORMAT 7)."""
     data = import_arrow(data, "encoded batch", table=True)
     columns: dict[str, NdColumn] = {}
-    global_attrs: AttrDecoder | None = None
+    global_attrs: Callable[[int], dict[str, Any]] | None = None
     for field, col in zip(data.schema, data.columns, strict=True):
         if is_nd_field(field):
             if field.name == fmt.GLOBAL_ATTRIBUTES_FIELD:
@@ -190,14 +190,14 @@ def decode_batches(data: Any) -> list[NdDataset]:
                     fmt.parse_extension_metadata(version, fmt.GLOBAL_ATTRIBUTES_EXTENSION)
                 except errors.NdArrowError as exc:
                     raise type(exc)(f"encoded batch: {exc} (FORMAT 7/4)") from exc
-            arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+            arr = col.combine_chunks()  # (a Table)
             arr = arr.storage if isinstance(arr.type, pa.BaseExtensionType) else arr
             if not pa.types.is_struct(arr.type):
                 raise errors.SchemaMismatchError(
                     f"encoded batch: column {field.name!r} is tagged as global attributes but has "
                     f"type {arr.type}; it must be a Struct with one child per key (FORMAT 7/4)"
                 )
-            global_attrs = AttrDecoder(arr)
+            global_attrs = attr_rows(arr)
         else:
             raise errors.SchemaMismatchError(
                 f"encoded batch: column {field.name!r} of type {field.type} is neither an nd "
@@ -208,7 +208,7 @@ def decode_batches(data: Any) -> list[NdDataset]:
     for r in range(data.num_rows):
         arrays = {name: vals[r] for name, vals in rows.items() if vals[r] is not None}
         try:
-            out.append(NdDataset(arrays, {} if global_attrs is None else global_attrs.row(r)))  # type: ignore[arg-type]
+            out.append(NdDataset(arrays, {} if global_attrs is None else global_attrs(r)))  # type: ignore[arg-type]
         except errors.NdArrowError as exc:
             raise type(exc)(f"encoded batch row {r}: {exc}") from exc
     return out

@@ -256,17 +256,13 @@ def encode_attrs(rows: Sequence[Mapping[str, Any] | None], where: str = "row") -
     return pa.StructArray.from_arrays([c for _, c in children], fields=fields) if fields else None
 
 
-class AttrDecoder:
-    """Per-row attribute dicts of an attrs Struct, each child converted once: numbers, booleans
-    and times as numpy scalars (their dtype survives), lists of them as 1-D numpy arrays."""
-
-    def __init__(self, attrs: pa.StructArray | None) -> None:
-        # flatten() merges the struct's validity into its children: a null struct row has none.
-        children = [] if attrs is None else zip(attrs.type, attrs.flatten(), strict=True)
-        self._getters = [(f.name, numpy_view(c.is_valid()), _getter(c)) for f, c in children]
-
-    def row(self, i: int) -> dict[str, Any]:
-        return {k: get(i) for k, valid, get in self._getters if valid[i]}
+def attr_rows(attrs: pa.StructArray | None) -> Callable[[int], dict[str, Any]]:
+    """Row ``i``'s attribute dict of an attrs Struct, each child converted once: numbers,
+    booleans and times as numpy scalars (their dtype survives), lists of them as 1-D arrays."""
+    # flatten() merges the struct's validity into its children: a null struct row has none.
+    children = [] if attrs is None else zip(attrs.type, attrs.flatten(), strict=True)
+    getters = [(f.name, numpy_view(c.is_valid()), _getter(c)) for f, c in children]
+    return lambda i: {k: get(i) for k, valid, get in getters if valid[i]}
 
 
 def _getter(child: pa.Array) -> Callable[[int], object]:
@@ -310,16 +306,11 @@ def storage_type(
     return pa.struct([pa.field(name, t, nullable=False) for name, t in fields])
 
 
-@dataclass(frozen=True)
-class StorageLayout:
+class StorageLayout(NamedTuple):
     """What a storage type says: the values item field and the attribute fields."""
 
     value_field: pa.Field
     attr_fields: tuple[pa.Field, ...]
-
-    @property
-    def value_type(self) -> pa.DataType:
-        return self.value_field.type
 
 
 def parse_storage_type(t: pa.DataType) -> StorageLayout:

@@ -65,12 +65,12 @@ def to_fixed_shape_tensor(column: NdColumn) -> pa.ExtensionArray:
     """``arrow.fixed_shape_tensor`` of a column whose non-null rows share names and sizes."""
     p, names, sizes = _canonical_rows(column, FIXED_SHAPE_TENSOR, same=True)
     shape = sizes[0].tolist()
-    size, n = math.prod(shape), len(p)
+    size, n, value_type = math.prod(shape), len(p), p.values.type
     try:
-        tensor_type = pa.fixed_shape_tensor(p.layout.value_type, shape, dim_names=names or None)
+        tensor_type = pa.fixed_shape_tensor(value_type, shape, dim_names=names or None)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, TypeError) as exc:
         raise errors.NotSupportedError(
-            f"{FIXED_SHAPE_TENSOR} cannot hold {p.layout.value_type} values of shape {shape}: {exc}"
+            f"{FIXED_SHAPE_TENSOR} cannot hold {value_type} values of shape {shape}: {exc}"
         ) from exc
     validity = None
     if p.null_count == 0:
