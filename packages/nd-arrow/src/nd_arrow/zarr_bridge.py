@@ -265,8 +265,16 @@ def table_to_zarr(table: Any, arrays: Arrays, selection: Any = ...) -> None:
 
     values, offsets, writes = {}, None, []
     for name, column in zip(table.column_names, table.columns, strict=True):
-        if name in plain:
-            writes.append((plain[name], _plain_values(column, plain[name], name, where)))
+        if name in plain:  # checked now, written by zarr after the aligned write
+            flat, mask = arrow_to_numpy(column.combine_chunks())
+            writes.append((plain[name], converted := flat.astype(plain[name].dtype)))
+            lossy = "null values" if mask is not None else "values that do not convert without loss"
+            nan = flat.dtype.kind == converted.dtype.kind == "f"
+            if mask is not None or not np.array_equal(converted, flat, equal_nan=nan):
+                raise errors.InvalidArgumentError(
+                    f"{where}: column {name!r} has {lossy} to the array's dtype {converted.dtype}; "
+                    "fill or convert them first"
+                )
             continue
         dtype = nd[name].metadata.data_type
         flat, _, shapes = _cells(NdColumn.from_arrow(column), tuple(dtype.shape), where)
@@ -285,16 +293,3 @@ def table_to_zarr(table: Any, arrays: Arrays, selection: Any = ...) -> None:
     write_aligned({k: nd[k] for k in values}, values, offsets, selection)
     for array, flat in writes:
         array[selection] = flat.reshape(np.broadcast_to(0, array.shape)[selection].shape)
-
-
-def _plain_values(column: Any, array: Any, name: str, where: str) -> Any:
-    """A plain column's values as the zarr array's dtype: nulls and lossy values refused."""
-    flat, mask = arrow_to_numpy(column.combine_chunks())
-    converted, nan = flat.astype(array.dtype), flat.dtype.kind == array.dtype.kind == "f"
-    if mask is not None or not np.array_equal(converted, flat, equal_nan=nan):
-        problem = "null values" if mask is not None else "values that do not convert without loss"
-        raise errors.InvalidArgumentError(
-            f"{where}: column {name!r} has {problem} to the array's dtype {array.dtype}; "
-            "fill or convert them first"
-        )
-    return converted
