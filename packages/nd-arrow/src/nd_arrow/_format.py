@@ -65,8 +65,7 @@ def check_dim_size(size: int, where: str) -> None:
     """Dimension sizes are UInt32 (FORMAT 3)."""
     if size > MAX_DIM_SIZE:
         raise errors.InvalidDimensionsError(
-            f"{where}: dimension size {size} exceeds {MAX_DIM_SIZE}, the largest UInt32 "
-            "dimension size"
+            f"{where}: dimension size {size} exceeds {MAX_DIM_SIZE}, the largest UInt32"
         )
 
 

@@ -1,7 +1,6 @@
-"""The Arrow storage of ``nd_arrow.array`` (FORMAT.md sections 3-6): element values between numpy
-and Arrow (through buffers: ``pa.array`` and ``to_numpy`` import pandas, seconds where it is
-installed), per-row attributes, the storage type, writing it, and reading it back checked
-against every rule, vectorized. Element nulls are a mask in numpy (True = null); NaT is null."""
+"""The Arrow storage of ``nd_arrow.array`` (FORMAT 3-6): element values numpy <-> Arrow through
+buffers (``pa.array`` and ``to_numpy`` import pandas), per-row attributes, the storage type,
+writing it and reading it back checked against every rule, vectorized. Nulls: a numpy mask."""
 
 from __future__ import annotations
 
@@ -242,8 +241,7 @@ def encode_attrs(rows: Sequence[Mapping[str, Any] | None], where: str = "row") -
                 elif t != key_type:
                     raise errors.InvalidAttributeError(
                         f"{where} {i}: attribute {key!r} has type {t} but {key_type} in {where} "
-                        f"{first}; one key has one type in a column. Convert the values to one "
-                        "type"
+                        f"{first}; one key has one type in a column: convert the values to one"
                     )
             col.append(None if v is None else _normalize(v))
         try:
