@@ -194,18 +194,16 @@ def import_arrow(data: Any, where: str, *, table: bool = False) -> Any:
 
 def _common_dtype(arrays: Sequence[np.ndarray | None], where: str) -> np.dtype[Any] | None:
     """The value dtype of the non-null rows (object for strings), refusing a row of another."""
-    first = None
-    for i, a in enumerate(arrays):
-        if a is None:
-            continue
-        if first is None:
-            first = a.dtype
-        elif a.dtype != first and not (is_string_dtype(a.dtype) and is_string_dtype(first)):
+    if not (dtypes := [(i, a.dtype) for i, a in enumerate(arrays) if a is not None]):
+        return None
+    first = dtypes[0][1]
+    for i, dtype in dtypes:
+        if dtype != first and not (is_string_dtype(dtype) and is_string_dtype(first)):
             raise errors.SchemaMismatchError(
-                f"{where}: row {i} has dtype {a.dtype} but earlier rows have {first}; all rows "
+                f"{where}: row {i} has dtype {dtype} but earlier rows have {first}; all rows "
                 "of a column share one value type. Cast first or pass value_type="
             )
-    return np.dtype(object) if first is not None and is_string_dtype(first) else first
+    return np.dtype(object) if is_string_dtype(first) else first
 
 
 def build_parts(items: Sequence[Any], dims: Any, value_type: Any, where: str) -> StorageParts:

@@ -99,9 +99,7 @@ class NdDataset:
 
         wanted = set(coords or ())
         if missing := wanted - set(self._arrays):
-            raise errors.InvalidArgumentError(
-                f"coords {sorted(missing)} are not arrays of the dataset"
-            )
+            raise errors.InvalidArgumentError(f"coords {sorted(missing)} are not in the dataset")
         data_vars: dict[str, xr.Variable] = {}
         coord_vars: dict[str, xr.Variable] = {}
         for name, arr in self._arrays.items():

@@ -190,7 +190,7 @@ def variable_shape_tensor_to_zarr(
 
 
 def _split(
-    arrays: Arrays, where: str, names: Sequence[str] | None = None
+    arrays: Any, where: str, names: Sequence[str] | None = None
 ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     """The arrays of a mapping or group (its own, by name), or those ``names`` picks; of them the
     ``ndarray`` ones and the plain ones, which must have the ``ndarray`` arrays' shape."""
@@ -198,9 +198,7 @@ def _split(
         from zarr_ndarray_dtype import AlignmentError, NDArrayDType
     except ImportError as exc:
         raise errors.NotSupportedError(f"{where} needs zarr: {_EXTRA}") from exc
-    members: dict[str, Any] = dict(
-        arrays if isinstance(arrays, Mapping) else sorted(arrays.arrays())
-    )
+    members = dict(arrays if isinstance(arrays, Mapping) else sorted(arrays.arrays()))
     if unknown := [n for n in names or () if n not in members]:
         raise errors.InvalidArgumentError(
             f"{where}: no array named {unknown} among {list(members)}; name the arrays to "
