@@ -226,9 +226,8 @@ def _normalize(value: object) -> object:
 
 
 def encode_attrs(rows: Sequence[Mapping[str, Any] | None], where: str = "row") -> Any:
-    """One Struct with a child per key (the union of the rows' keys, in first-seen order) of
-    per-row dicts, a null child value where a row lacks the key; None when no row has any.
-    One key has one Arrow type in all rows (FORMAT 6); the keys were checked (``checked_attrs``)."""
+    """One Struct of per-row dicts: a child per key (the rows' keys, first-seen order), null where
+    a row lacks it; None without keys. A key has one Arrow type in all rows (FORMAT 6)."""
     children = []
     for key in fmt.merge_keys(r for r in rows if r):
         col: list[object] = []
@@ -455,10 +454,9 @@ def assemble(
 
 
 def validate_storage(storage: Any, where: str = "nd column", layout: Any = None) -> StorageParts:
-    """Check a storage array against every rule of FORMAT 3, 4 and 6 and take it apart: over
-    whole arrays with numpy, naming the first offending row; null rows carry no meaning and are
-    not checked. What all rows share (one rank, names, shape: the common case) is found first
-    and checked once. ``layout`` is the parsed storage type where the caller has it."""
+    """Check a storage array against every rule of FORMAT 3, 4 and 6, naming the first offending
+    row (null rows carry no meaning), and take it apart; what all rows share (one rank, names,
+    shape) is checked once. ``layout`` is the parsed storage type where the caller has it."""
     layout = parse_storage_type(storage.type) if layout is None else layout
     try:  # Arrow's own structural checks: offsets within their children (FORMAT 4/6), UTF-8
         storage.validate(full=True)
