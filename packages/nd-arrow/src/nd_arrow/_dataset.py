@@ -144,9 +144,7 @@ def encode_batches(
     """One RecordBatch with a row per dataset and an nd column per variable (in the order met; a
     null cell where a dataset lacks it), then ``__global_attrs__`` where any dataset has some.
     ``value_types`` optionally fixes a variable's Arrow value type."""
-    types = dict(value_types or {})
-    columns: list[pa.Array] = []
-    fields: list[pa.Field] = []
+    columns, fields, types = [], [], value_types or {}
     for name in fmt.merge_keys(b.arrays for b in batches):
         items = [b.arrays.get(name) for b in batches]
         try:

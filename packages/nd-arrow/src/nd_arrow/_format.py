@@ -142,8 +142,7 @@ def size_products(sizes: npt.NDArray[Any], starts: Ints, ends: Ints) -> tuple[In
     per rank, column by column (``np.prod(axis=1)`` over short rows is many times slower); rows
     whose float64 product reaches 2**53, where it may be inexact, are recounted in Python."""
     counts = ends - starts
-    products = np.ones(len(starts), np.int64)
-    overflow = np.zeros(len(starts), np.bool_)
+    products, overflow = np.ones(len(starts), np.int64), np.zeros(len(starts), np.bool_)
     for rank in np.unique(counts[counts > 0]).tolist():
         rows = np.flatnonzero(counts == rank)
         block = sizes[starts[rows, None] + np.arange(rank)].astype(np.int64)

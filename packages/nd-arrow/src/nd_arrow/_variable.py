@@ -125,8 +125,7 @@ class NdVariable:
 
     def to_numpy(self) -> npt.NDArray[Any]:
         """Plain ndarray without nulls, ``numpy.ma.MaskedArray`` with nulls."""
-        values, mask = self._values, self._mask
-        return values if mask is None else np.ma.MaskedArray(values, mask=mask)
+        return self._values if self._mask is None else np.ma.MaskedArray(self._values, self._mask)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, NdVariable):
