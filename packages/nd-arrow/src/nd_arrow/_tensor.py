@@ -119,8 +119,7 @@ def variable_shape_tensor_parts(
     r = table.shape[1]
     if table.size and int(table.max()) > fmt.INT32_MAX:
         raise errors.NotSupportedError(
-            f"{VARIABLE_SHAPE_TENSOR} stores shapes as int32; a size of {int(table.max())} does "
-            "not fit"
+            f"{VARIABLE_SHAPE_TENSOR} stores shapes as int32, which {int(table.max())} exceeds"
         )
     full = primitive_array(np.where(valid[:, None], table, 0).astype(np.int32).ravel(), pa.int32())
     shape_type = pa.list_(pa.field("item", pa.int32()), r)
@@ -129,17 +128,14 @@ def variable_shape_tensor_parts(
     fields = [pa.field("data", data.type), pa.field("shape", shape.type)]
     storage = pa.StructArray.from_arrays([data, shape], fields=fields, mask=mask)
     meta = json.dumps({"dim_names": names} if names else {}, separators=(",", ":")).encode()
-    tags = {
-        fmt.EXTENSION_NAME_KEY: VARIABLE_SHAPE_TENSOR.encode(),
-        fmt.EXTENSION_METADATA_KEY: meta,
-    }
+    tag = VARIABLE_SHAPE_TENSOR.encode()
+    tags = {fmt.EXTENSION_NAME_KEY: tag, fmt.EXTENSION_METADATA_KEY: meta}
     return pa.field("", storage.type, metadata=tags), storage
 
 
 def variable_shape_tensor_storage(column: NdColumn) -> tuple[pa.Field, pa.StructArray]:
-    """The ``arrow.variable_shape_tensor`` storage of a column and its tagged field (any pyarrow):
-    a table of them, written, is read as the canonical type by readers that know it (pyarrow >=
-    24, arrow-rs, ...)."""
+    """The ``arrow.variable_shape_tensor`` storage of a column and its tagged field (any pyarrow),
+    which readers that know the type (pyarrow >= 24, arrow-rs, ...) read as it."""
     p, names, sizes = _canonical_rows(column, VARIABLE_SHAPE_TENSOR, same=False)
     full = np.zeros((len(p), len(names)), np.int64)
     full[p.valid] = sizes
@@ -156,9 +152,8 @@ def require_variable_shape_tensor() -> None:
 
 
 def variable_shape_tensor_from_parts(field: pa.Field, storage: pa.StructArray) -> pa.ExtensionArray:
-    """The ``arrow.variable_shape_tensor`` array of a tagged field and storage (pyarrow >= 24,
-    whose C++ side builds the type from them through the C data interface; Python has no factory
-    for it through 26)."""
+    """The ``arrow.variable_shape_tensor`` array of a tagged field and storage (pyarrow >= 24's C++
+    side builds the type through the C data interface; Python has no factory for it through 26)."""
     require_variable_shape_tensor()
     out = import_with_field(field, storage)
     if getattr(out.type, "extension_name", None) != VARIABLE_SHAPE_TENSOR:
