@@ -7,7 +7,6 @@ decoding, copying and encoding run in worker threads; chunk bytes come and go th
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import math
 from typing import Any
 
@@ -270,10 +269,9 @@ class Reader:
                     pending = asyncio.ensure_future(self.fetch(following))
                 part = following
         finally:
-            if pending is not None:  # a fetch ahead, when the read failed
-                pending.cancel()
-                with contextlib.suppress(BaseException):
-                    await pending
+            if pending is not None:  # a fetch ahead, when the read failed or was closed
+                pending.cancel()  # (awaited by no one: its outcome is taken when it ends)
+                pending.add_done_callback(lambda t: t.cancelled() or t.exception())
         if copying != copy:
             raise ValueError(
                 f"out's values hold {self.values.size:,} items, but the cells of this selection "
