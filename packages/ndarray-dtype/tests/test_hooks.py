@@ -432,3 +432,12 @@ def test_entry_point_import_with_moved_targets_leaves_plain_zarr_working() -> No
     loaded = Version(zarr.__version__) >= Version("3.4.1")  # the first to load entry points
     expected = "True ['HookWarning']" if loaded else "False []"
     assert result.stdout.strip() == expected
+
+
+def test_the_readme_lists_every_replaced_function() -> None:
+    """The one table of hooks (TARGETS), as the README shows it: at most five functions."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    table = readme.split("## Hooks into zarr", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in table.splitlines() if line.startswith("| `zarr")]
+    assert len(_hooks.TARGETS) == len(rows) <= 5
+    assert all(f"`{t.name}`" in row for t, row in zip(_hooks.TARGETS, rows, strict=True))
