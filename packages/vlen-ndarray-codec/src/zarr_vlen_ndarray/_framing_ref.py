@@ -20,15 +20,11 @@ HEADER_NBYTES = 4
 PREFIX_NBYTES = 4
 
 _U32LE = struct.Struct("<I")
+Bytes = npt.NDArray[np.uint8]
+Ints = npt.NDArray[np.int64]
 
 
-def scan(
-    data: npt.NDArray[np.uint8],
-    count: int,
-    unit: int,
-    starts: npt.NDArray[np.int64],
-    nbytes: npt.NDArray[np.int64],
-) -> bool:
+def scan(data: Bytes, count: int, unit: int, starts: Ints, nbytes: Ints) -> bool:
     """Fill in the offset of every length prefix and every length; False if a prefix or payload
     runs past the end, a length is not a multiple of ``unit``, or bytes follow the last element."""
     at = HEADER_NBYTES
@@ -43,13 +39,7 @@ def scan(
     return at == data.size
 
 
-def gather(
-    data: npt.NDArray[np.uint8],
-    starts: npt.NDArray[np.int64],
-    nbytes: npt.NDArray[np.int64],
-    out: npt.NDArray[np.uint8],
-    dst: npt.NDArray[np.int64] | int,
-) -> None:
+def gather(data: Bytes, starts: Ints, nbytes: Ints, out: Bytes, dst: Ints | int) -> None:
     """Copy the payload of element ``i`` to ``out[dst[i]:dst[i] + nbytes[i]]`` (an int ``dst``:
     back to back from there); ValueError at the first place outside the buffers."""
     if isinstance(dst, int):
@@ -62,9 +52,7 @@ def gather(
         target[to : to + n] = source[at : at + n]
 
 
-def frame(
-    payload: npt.NDArray[np.uint8], nbytes: npt.NDArray[np.int64], out: npt.NDArray[np.uint8]
-) -> None:
+def frame(payload: Bytes, nbytes: Ints, out: Bytes) -> None:
     """Write the count, then each element's length prefix and payload, into ``out``."""
     _U32LE.pack_into(out, 0, nbytes.size)
     at, start = HEADER_NBYTES, 0

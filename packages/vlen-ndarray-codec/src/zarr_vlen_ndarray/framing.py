@@ -2,10 +2,9 @@
 
     u32le count | u32le len_0 | payload_0 | u32le len_1 | payload_1 | ...
 
-identical to numcodecs ``VLenBytes``. Payloads travel as one ``uint8`` buffer plus each
-element's byte length. The loops are a kernel chosen at import (:data:`BACKEND`): the compiled
-``_framing_ext`` when built, else the reference ``_framing_ref``. Every check that makes a
-message is here, before anything is allocated.
+identical to numcodecs ``VLenBytes``: payloads as one ``uint8`` buffer plus each element's
+byte length. Every check that makes a message is here; the loops are a kernel chosen at import
+(:data:`BACKEND`): the compiled ``_framing_ext`` when built, else the reference ``_framing_ref``.
 """
 
 from __future__ import annotations
@@ -16,11 +15,10 @@ import warnings
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from zarr_ndarray_dtype.pattern import U32_MAX
 from zarr_vlen_ndarray import _framing_ref
-from zarr_vlen_ndarray._framing_ref import HEADER_NBYTES, PREFIX_NBYTES
+from zarr_vlen_ndarray._framing_ref import HEADER_NBYTES, PREFIX_NBYTES, Bytes, Ints
 
 __all__ = [
     "BACKEND", "HEADER_NBYTES", "PREFIX_NBYTES", "U32_MAX", "FramingError", "decode_frames",
@@ -57,16 +55,14 @@ if os.environ.get(NO_EXTENSION_ENV, "") in ("", "0"):
 BACKEND = "python" if _kernel is _framing_ref else "c"
 
 
-def _check_flat(name: str, arr: npt.NDArray[Any]) -> None:
+def _check_flat(name: str, arr: np.ndarray) -> None:
     if arr.ndim != 1 or arr.dtype != np.uint8 or not arr.flags.c_contiguous:
         raise TypeError(
             f"{name} must be a 1-D C-contiguous uint8 array, got {arr.dtype} with shape {arr.shape}"
         )
 
 
-def encode_frames(
-    payload: npt.NDArray[np.uint8], nbytes: npt.NDArray[np.int64], *, limit: int = U32_MAX
-) -> npt.NDArray[np.uint8]:
+def encode_frames(payload: Bytes, nbytes: Ints, *, limit: int = U32_MAX) -> Bytes:
     """The framed chunk (a new ``uint8`` array) of the payloads concatenated in ``payload``,
     ``nbytes[i]`` bytes each. Raises :class:`FramingError` when the count or a length does not
     fit a u32le or ``limit`` (for tests), setting ``element`` to the index of an element too long.
@@ -100,8 +96,8 @@ def encode_frames(
 
 
 def scan_frames(
-    data: npt.NDArray[np.uint8], count: int, row_nbytes: int = 1, *, what: str = "element"
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    data: Bytes, count: int, row_nbytes: int = 1, *, what: str = "element"
+) -> tuple[Ints, Ints]:
     """Check a framed chunk of exactly ``count`` elements, each a whole number of ``row_nbytes``
     bytes (``what`` names such a row); return ``(starts, nbytes)``, each element's prefix offset
     and byte length. Nothing is copied. Raises :class:`FramingError` naming the first problem.
@@ -124,7 +120,9 @@ def _problem(raw: memoryview, count: int, row_nbytes: int, what: str) -> Framing
     """The first problem of a chunk the checks refused, found by walking it element by element."""
     size, at = len(raw), HEADER_NBYTES
     if size < HEADER_NBYTES:
-        return FramingError(f"truncated chunk: {size} bytes, no 4-byte element count (SPEC 2.5/1)")
+        return FramingError(
+            f"truncated chunk: {size} bytes, no {HEADER_NBYTES}-byte element count (SPEC 2.5/1)"
+        )
     if (claimed := int.from_bytes(raw[:HEADER_NBYTES], "little")) != count:
         return FramingError(
             f"the chunk header claims {claimed} elements but the chunk holds {count}: the u32le "
@@ -153,13 +151,7 @@ def _problem(raw: memoryview, count: int, row_nbytes: int, what: str) -> Framing
     )
 
 
-def gather_into(
-    data: npt.NDArray[np.uint8],
-    starts: npt.NDArray[np.int64],
-    nbytes: npt.NDArray[np.int64],
-    out: npt.NDArray[np.uint8],
-    dst: npt.NDArray[np.int64] | int,
-) -> None:
+def gather_into(data: Bytes, starts: Ints, nbytes: Ints, out: Bytes, dst: Ints | int) -> None:
     """Copy the payload of element ``i`` (any of what :func:`scan_frames` returned, in any order)
     to ``out[dst[i]:dst[i] + nbytes[i]]``; an int ``dst``: back to back from there. ValueError
     for segments outside ``data`` or ``out`` (the C kernel may have copied those before)."""
@@ -184,8 +176,8 @@ def gather_into(
 
 
 def decode_frames(
-    data: npt.NDArray[np.uint8], count: int, row_nbytes: int = 1, *, what: str = "element"
-) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64]]:
+    data: Bytes, count: int, row_nbytes: int = 1, *, what: str = "element"
+) -> tuple[Bytes, Ints]:
     """``(payload, nbytes)`` of a framed chunk of ``count`` elements: the payloads back to back
     in a new ``uint8`` array, and their byte lengths (:func:`scan_frames`, then a gather)."""
     data = np.ascontiguousarray(data, dtype=np.uint8).reshape(-1)
