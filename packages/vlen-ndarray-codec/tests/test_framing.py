@@ -195,8 +195,13 @@ def _framed(hex_string: str) -> np.ndarray:
 @pytest.mark.parametrize(
     ("hex_string", "count", "unit", "message"),
     [
-        ("", 2, 8, r"truncated chunk: 0 bytes, no 4-byte element count \(SPEC 2.5/1\)"),
-        ("020000", 2, 8, r"3 bytes, no 4-byte"),
+        (
+            "",
+            2,
+            8,
+            r"truncated chunk: 0 bytes, too short for the 4-byte element count \(SPEC 2.5/1\)",
+        ),
+        ("020000", 2, 8, r"3 bytes, too short for the 4-byte"),
         ("01000000 00000000", 2, 8, r"header claims 1 elements but the chunk holds 2.*2.5/2"),
         ("ffffffff 00000000", 2, 8, r"header claims 4294967295 elements"),
         ("02000000 00000000", 2, 8, r"prefix of element 1 of 2 starts at byte 8 but .* only 8"),

@@ -121,7 +121,8 @@ def _problem(raw: memoryview, count: int, row_nbytes: int, what: str) -> Framing
     size, at = len(raw), HEADER_NBYTES
     if size < HEADER_NBYTES:
         return FramingError(
-            f"truncated chunk: {size} bytes, no {HEADER_NBYTES}-byte element count (SPEC 2.5/1)"
+            f"truncated chunk: {size} bytes, too short for the {HEADER_NBYTES}-byte element count "
+            "(SPEC 2.5/1)"
         )
     if (claimed := int.from_bytes(raw[:HEADER_NBYTES], "little")) != count:
         return FramingError(
