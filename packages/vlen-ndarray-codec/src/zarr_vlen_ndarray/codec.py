@@ -103,9 +103,8 @@ class VlenBlocks:
             if (bad := exc.element) is None:
                 what = f"a {where} of {nbytes.size} elements for {dtype!r}"
             else:
-                rows = int(cells.sizes[bad]) // dtype.pattern.fixed_items
-                what = f"element {bad} (C order) of the {where}: its {rows} rows are "
-                what += f"{int(nbytes[bad])} bytes"
+                rows, size = int(cells.sizes[bad]) // dtype.pattern.fixed_items, int(nbytes[bad])
+                what = f"element {bad} (C order) of the {where}: its {rows} rows are {size} bytes"
             raise FramingError(f"the {CODEC_NAME!r} codec cannot encode {what}; {exc}") from exc
 
 
