@@ -61,6 +61,24 @@ def test_decode_does_not_allocate_from_the_header() -> None:
         decode_layout(raw, 2**31, 3, 4, 1)
 
 
+def _chunk(words: list[int], values: bytes) -> np.ndarray:
+    return np.frombuffer(np.array(words, "<u4").tobytes() + values, np.uint8)
+
+
+@pytest.mark.parametrize(
+    ("raw", "count", "message"),
+    [
+        (_chunk([2, 1, 1], bytes(6)), 2, r"8 value bytes, but 6 are .*shorter.* \(SPEC 5\.4/5\)$"),
+        (_chunk([1, 1], bytes(6)), 1, r"4 value bytes, but 6 are .*longer.* \(SPEC 5\.4/6\)$"),
+        (_chunk([1, 2], b""), 1, r"extents \[2\], more items than the 0 value bytes .*5\.4/5\)$"),
+        (_chunk([1], b""), 1, r"need 8 bytes, but the chunk has 4 \(truncated table\)"),
+    ],
+)
+def test_values_and_table_must_agree(raw: np.ndarray, count: int, message: str) -> None:
+    with pytest.raises(RaggedLayoutError, match=message):
+        decode_layout(raw, count, 1, 2, 2)  # int16 [2, null]
+
+
 @pytest.mark.parametrize("pattern", [(None, None, None), (None, 3, None, None)])
 def test_decode_refuses_empty_elements_numpy_cannot_shape(
     pattern: tuple[int | None, ...],

@@ -1,5 +1,6 @@
-"""Tests for zarr_vlen_ndarray.codec: metadata, validation, chunk encode/decode, and the
-registration with zarr (idempotent on import, and the zarr.codecs entry point)."""
+"""Tests for zarr_vlen_ndarray.codec: metadata, validation, the block codec (the one chunk
+encoder and decoder), chunk encode/decode, and the registration with zarr (idempotent on import,
+and the zarr.codecs entry point)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ from typing import Any
 import numpy as np
 import pytest
 import zarr
-from _zvn_helpers import chunks_of_cells, object_array, random_cell
+from _zvn_helpers import chunks_of_cells, ndarray_dtypes, object_array, random_cell
 from _zvn_support import assert_entry_point, run_script
 from hypothesis import given, settings
+from hypothesis import strategies as st
 from numcodecs import VLenBytes
 from zarr.codecs import BytesCodec
 from zarr.core.array_spec import ArrayConfig, ArraySpec
@@ -23,12 +25,22 @@ from zarr.registry import get_codec_class
 
 import zarr_vlen_ndarray
 from zarr_ndarray_dtype import CellError, NDArrayDType
+from zarr_ndarray_dtype.blocks import FlatCells, offsets_of
 from zarr_ndarray_dtype.codecs import parse_codec_metadata
 from zarr_vlen_ndarray import codec as codec_module
-from zarr_vlen_ndarray.codec import CODEC_NAME, CodecMetadataError, VlenNDArrayCodec, register
+from zarr_vlen_ndarray.codec import (
+    CODEC_NAME,
+    CodecMetadataError,
+    VlenBlocks,
+    VlenNDArrayCodec,
+    _FramedBlock,
+    register,
+)
 from zarr_vlen_ndarray.framing import FramingError
 
 F32_2 = NDArrayDType(dtype="float32", shape=(None, 2))
+BOOL = NDArrayDType(dtype="bool", shape=(None,))
+BLOCKS = VlenBlocks()
 
 
 def _vlen_bytes(cells: np.ndarray) -> bytes:
@@ -228,6 +240,123 @@ def test_encode_refuses_huge_element(monkeypatch: pytest.MonkeyPatch) -> None:
     cells = object_array([np.zeros((1, 2), np.float32), np.zeros((2, 2), np.float32)])
     with pytest.raises(ValueError, match=r"element 1 \(C order\).*2 rows are 16 bytes"):
         VlenNDArrayCodec.encode_chunk(cells, F32_2)
+
+
+# ------------------------------------------------------------------------- block codec
+
+
+def _cells(cells: list[np.ndarray], dtype: NDArrayDType) -> FlatCells:
+    values = np.concatenate([c.reshape(-1) for c in cells] or [np.zeros(0)])
+    sizes = np.array([c.size for c in cells], dtype=np.int64)
+    return FlatCells(values.astype(dtype.item_dtype), offsets_of(sizes), None)
+
+
+def _framed(cells: list[np.ndarray]) -> bytes:
+    payloads = np.empty(len(cells), dtype=object)
+    payloads[:] = [c.tobytes() for c in cells]
+    return bytes(VLenBytes().encode(payloads))
+
+
+@settings(max_examples=100)
+@given(ndarray_dtypes(), st.lists(st.integers(0, 4), max_size=12), st.integers(0, 2**32 - 1))
+def test_block_round_trip_and_vlen_bytes_identity(
+    dtype: NDArrayDType, rows: list[int], seed: int
+) -> None:
+    rng = np.random.default_rng(seed)
+    cells = [random_cell(rng, dtype, r) for r in rows]
+    given_cells = _cells(cells, dtype)
+    framed = BLOCKS.encode(given_cells, dtype, "chunk")
+    assert framed.dtype == np.uint8 and framed.ndim == 1
+    assert framed.tobytes() == _framed(cells)
+    got = BLOCKS.decode(framed, len(cells), dtype, "chunk").cells()
+    assert got.values.dtype == dtype.item_dtype
+    assert got.values.tobytes() == given_cells.values.tobytes()
+    assert got.offsets.dtype == np.int64
+    assert got.offsets.tolist() == given_cells.offsets.tolist()
+    # The decoded values are the decoder's own: making them read-only touches no one else's.
+    got.values.flags.writeable = False
+    assert not np.shares_memory(got.values, framed)
+
+
+def test_block_decode_accepts_any_shape_of_bytes() -> None:
+    cells = _cells([np.ones((1, 2), np.float32), np.zeros((0, 2), np.float32)], F32_2)
+    framed = BLOCKS.encode(cells, F32_2, "chunk")
+    assert BLOCKS.decode(framed.reshape(1, -1), 2, F32_2, "chunk").sizes.tolist() == [2, 0]
+
+
+def test_block_decode_errors_name_the_chunk_and_the_data_type() -> None:
+    framed = np.frombuffer(bytes.fromhex("02000000 04000000 00000000 00000000"), np.uint8)
+    with pytest.raises(FramingError, match="not a whole number of 8-byte rows of float32") as exc:
+        BLOCKS.decode(framed, 2, F32_2, "chunk 'c/7'")
+    message = str(exc.value)
+    assert message.startswith("cannot decode the 'vlen-ndarray' chunk 'c/7' for NDArrayDType(")
+    assert isinstance(exc.value.__cause__, FramingError)
+    with pytest.raises(FramingError, match=r"'vlen-ndarray' chunk for .*header claims 2"):
+        BLOCKS.decode(framed, 3, F32_2, "chunk")
+
+
+def test_block_decode_refuses_bool_bytes_other_than_0_1_naming_the_element() -> None:
+    ok = np.frombuffer(bytes.fromhex("03000000 00000000 02000000 0100 01000000 01"), np.uint8)
+    got = BLOCKS.decode(ok, 3, BOOL, "chunk").cells()
+    assert got.values.tolist() == [True, False, True] and got.offsets.tolist() == [0, 0, 2, 3]
+    bad = np.frombuffer(bytes.fromhex("03000000 00000000 02000000 0100 01000000 ff"), np.uint8)
+    with pytest.raises(FramingError, match=r"chunk 'x' for .*element 2 \(C order\).*0xff.*2.5/6"):
+        BLOCKS.decode(bad, 3, BOOL, "chunk 'x'")
+    # Other element dtypes hold any byte.
+    u8 = NDArrayDType(dtype="uint8", shape=(None,))
+    assert BLOCKS.decode(bad, 3, u8, "chunk").cells().values.tolist() == [1, 0, 255]
+
+
+@settings(max_examples=60)
+@given(ndarray_dtypes(), st.lists(st.integers(0, 4), max_size=12), st.data())
+def test_a_block_copies_any_cells_to_any_places(
+    dtype: NDArrayDType, rows: list[int], data: st.DataObject
+) -> None:
+    rng = np.random.default_rng(len(rows))
+    cells = [random_cell(rng, dtype, r) for r in rows]
+    framed = BLOCKS.encode(_cells(cells, dtype), dtype, "chunk")
+    block = BLOCKS.decode(framed, len(cells), dtype, "chunk")
+    assert (block.sizes // dtype.pattern.fixed_items).tolist() == rows
+    picked = data.draw(st.lists(st.integers(0, len(rows) - 1), max_size=8) if rows else st.just([]))
+    chosen = np.array(picked, dtype=np.intp)
+    unit = dtype.item_dtype.itemsize
+    sizes = block.sizes[chosen] * unit
+    gap = 3  # bytes left between the cells, which nothing may write
+    dst = offsets_of(sizes + gap)[:-1] + gap
+    out = np.zeros(int(sizes.sum()) + gap * (chosen.size + 1), np.uint8)
+    block.copy(chosen, out, dst)
+    want = bytearray(out.size)
+    for i, d in zip(picked, dst.tolist(), strict=True):
+        payload = cells[i].tobytes()
+        want[d : d + len(payload)] = payload
+    assert out.tobytes() == bytes(want)
+    if dtype.item_dtype.kind != "b":  # bool chunks are decoded whole at once (checked bytes)
+        assert isinstance(block, _FramedBlock)
+    a = data.draw(st.integers(0, len(rows)))
+    b = data.draw(st.integers(a, len(rows)))  # consecutive cells back to back from one offset
+    run = b"".join(c.tobytes() for c in cells[a:b])
+    out = np.zeros(len(run) + 2 * gap, np.uint8)
+    block.copy(slice(a, b), out, gap)
+    assert out.tobytes() == bytes(gap) + run + bytes(gap)
+
+
+def test_block_encode_refuses_too_many_elements(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(codec_module, "U32_MAX", 2)
+    cells = _cells([np.zeros((0, 2), np.float32)] * 3, F32_2)
+    with pytest.raises(FramingError, match=r"cannot encode a chunk 'c/1' of 3 elements for"):
+        BLOCKS.encode(cells, F32_2, "chunk 'c/1'")
+
+
+def test_block_encode_refuses_a_long_element_naming_its_rows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    cells = _cells([np.zeros((1, 2), np.float32), np.zeros((2, 2), np.float32)], F32_2)
+    monkeypatch.setattr(codec_module, "U32_MAX", 15)
+    message = r"element 1 \(C order\) of the chunk: its 2 rows are 16 bytes.*at most 15"
+    with pytest.raises(FramingError, match=message):
+        BLOCKS.encode(cells, F32_2, "chunk")
+    monkeypatch.setattr(codec_module, "U32_MAX", 16)  # read at every encode
+    assert BLOCKS.decode(BLOCKS.encode(cells, F32_2, "c"), 2, F32_2, "c").sizes.tolist() == [2, 4]
 
 
 # ------------------------------------------------------------------------- hostile chunks

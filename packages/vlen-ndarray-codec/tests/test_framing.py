@@ -195,11 +195,17 @@ def _framed(hex_string: str) -> np.ndarray:
 @pytest.mark.parametrize(
     ("hex_string", "count", "unit", "message"),
     [
-        ("", 2, 8, r"truncated chunk: 0 bytes is shorter than the 4-byte element count header"),
-        ("020000", 2, 8, r"3 bytes is shorter than the 4-byte"),
-        ("01000000 00000000", 2, 8, r"header claims 1 elements but the chunk holds 2"),
+        (
+            "",
+            2,
+            8,
+            r"truncated chunk: 0 bytes, too short for the 4-byte element count \(SPEC 2.5/1\)",
+        ),
+        ("020000", 2, 8, r"3 bytes, too short for the 4-byte"),
+        ("01000000 00000000", 2, 8, r"header claims 1 elements but the chunk holds 2.*2.5/2"),
         ("ffffffff 00000000", 2, 8, r"header claims 4294967295 elements"),
-        ("02000000 00000000", 2, 8, r"2 elements need at least 12 bytes .* chunk has 8 bytes"),
+        ("02000000 00000000", 2, 8, r"prefix of element 1 of 2 starts at byte 8 but .* only 8"),
+        ("ffffffff 00000000", 2**32 - 1, 8, r"element 1 of 4294967295 starts at byte 8"),
         (
             "02000000 08000000 0000803f00000040 000000",
             2,
@@ -216,7 +222,7 @@ def _framed(hex_string: str) -> np.ndarray:
             "02000000 04000000 00000000 00000000",
             2,
             8,
-            r"element 0 of 2 is 4 bytes, not a whole number of 8-byte",
+            r"element 0 of 2 is 4 bytes, not a whole number of 8-byte elements \(SPEC 2.5/4\)",
         ),
         (
             "02000000 00000000 03000000 000000",
@@ -228,7 +234,7 @@ def _framed(hex_string: str) -> np.ndarray:
             "02000000 00000000 00000000 00",
             2,
             1,
-            r"1 trailing bytes after the last of 2 elements",
+            r"1 trailing bytes after the last of 2 elements \(SPEC 2.5/5\)",
         ),
         ("00000000 00000000", 0, 4, r"4 trailing bytes after the last of 0 elements"),
     ],

@@ -1,10 +1,9 @@
 """The ``ragged-ndarray`` array -> bytes codec, ``{"name": "ragged-ndarray", "configuration":
-{}}``, for ``ndarray`` elements of every pattern with a ``null`` (``[2, null]``,
-``[null, null]``, ...; ``vlen-ndarray`` is the default of ``[null, d1..dk]``), and its
-registration.
+{}}``, for ``ndarray`` elements of every pattern with a ``null`` (``[2, null]``, ``[null, null]``,
+...; ``vlen-ndarray`` is the default of ``[null, d1..dk]``), its block codec and registration.
 
-A chunk is laid out as :mod:`zarr_ragged_ndarray.layout` says; :class:`RaggedBlocks`, the
-codec's block codec, decodes it with one vectorized pass over the extent table.
+A chunk is laid out as :mod:`zarr_ragged_ndarray.layout` says; :class:`RaggedBlocks` decodes it
+with one vectorized pass over the extent table.
 """
 
 from __future__ import annotations
@@ -44,23 +43,24 @@ class RaggedBlocks:
     ) -> ColumnsBlock:
         """Check one chunk of ``count`` elements; its cells, values a view of ``raw`` when it
         is aligned. Raises :class:`~zarr_ragged_ndarray.layout.RaggedLayoutError`."""
-        item, pattern = dtype.item_dtype, dtype.pattern
-        where = f"the {CODEC_NAME!r} {where} for {dtype!r}"
-        k, fixed = len(pattern.variable_axes), pattern.fixed_items
-        layout = decode_layout(
-            raw.reshape(-1).view(np.uint8), count, k, item.itemsize, fixed, where=where
-        )
-        if item.kind == "b":
-            try:
-                check_bool_bytes(layout.values, nbytes=layout.items)
-            except CellError as exc:
-                raise RaggedLayoutError(f"cannot decode {where}: {exc} (SPEC 5.4/7)") from exc
+        item, pattern, axes = dtype.item_dtype, dtype.pattern, list(dtype.pattern.variable_axes)
+        raw = raw.reshape(-1).view(np.uint8)
+        try:
+            extents, offsets, values = decode_layout(
+                raw, count, len(axes), item.itemsize, pattern.fixed_items
+            )
+            if item.kind == "b":
+                check_bool_bytes(values, nbytes=np.diff(offsets))
+        except (RaggedLayoutError, CellError) as exc:
+            rule = " (SPEC 5.4/7)" if isinstance(exc, CellError) else ""
+            raise RaggedLayoutError(
+                f"cannot decode the {CODEC_NAME!r} {where} for {dtype!r}: {exc}{rule}"
+            ) from exc
         shapes = None
         if needs_shapes(pattern):  # the full shapes: the variable extents and the fixed ones
-            shapes = np.empty((count, pattern.ndim), dtype=np.int64)
-            shapes[:] = [0 if d is None else d for d in pattern.dims]
-            shapes[:, list(pattern.variable_axes)] = layout.extents
-        return ColumnsBlock(FlatCells(layout.values.view(item), layout.offsets, shapes))
+            shapes = np.tile(np.array(pattern.empty_shape, dtype=np.int64), (count, 1))
+            shapes[:, axes] = extents
+        return ColumnsBlock(FlatCells(values.view(item), offsets, shapes))
 
     def encode(self, cells: FlatCells, dtype: NDArrayDType, where: str) -> npt.NDArray[np.uint8]:
         """One chunk from cells: the table of their variable extents, then their values."""

@@ -1,16 +1,14 @@
 """The ``vlen-ndarray`` Zarr v3 codec: ragged ndarray elements, byte-identical to ``vlen-bytes``.
 
 Drop-in successor of zarr-vlen-ndarray 0.2.0: the same public names, JSON and chunk bytes. The
-``ndarray`` data type lives in the ``zarr-ndarray-dtype`` package; ``NDArray`` (its
-``NDArrayDType``), ``VlenScalar``, ``unbox`` and ``DTYPE_NAME`` are the very same objects.
-Importing this package registers the data type and the codec with zarr-python (idempotently).
+``ndarray`` data type (``NDArray``, ``VlenScalar``, ``unbox``, ...) and columnar access are
+zarr-ndarray-dtype's very objects. Importing this package registers the data type and the codec
+with zarr-python (idempotently).
 
 >>> from zarr_vlen_ndarray import VlenNDArrayCodec
 >>> VlenNDArrayCodec().to_dict()
 {'name': 'vlen-ndarray', 'configuration': {}}
 """
-
-from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
@@ -18,11 +16,8 @@ from importlib.metadata import PackageNotFoundError, version
 from zarr.dtype import data_type_registry as data_type_registry
 from zarr.registry import register_codec as register_codec
 
-# Columnar access (new in 0.3.0) is the data type package's; kept out of __all__, which lists
-# exactly 0.2.0's names.
-from zarr_ndarray_dtype import Columnar as Columnar
-from zarr_ndarray_dtype import read_columnar as read_columnar
-from zarr_ndarray_dtype import write_columnar as write_columnar
+# Columnar access (new in 0.3.0) is kept out of __all__, which lists exactly 0.2.0's names.
+from zarr_ndarray_dtype import Columnar, read_columnar, write_columnar  # noqa: F401
 from zarr_vlen_ndarray.codec import CODEC_NAME, VlenNDArrayCodec, register
 from zarr_vlen_ndarray.dtype import DTYPE_NAME, NDArray, NDArrayDType, VlenScalar, unbox
 

@@ -2,10 +2,11 @@
  *
  * Layout (see framing.py): u32le count | u32le len_0 | payload_0 | u32le len_1 | payload_1 | ...
  *
- * This module is private: zarr_vlen_ndarray._framing_c wraps it (allocates the numpy outputs and
- * passes everything through the buffer protocol) and zarr_vlen_ndarray.framing does every check
- * that produces a user-facing message. Each function here still checks every index against the
- * buffers it was given, so a wrong call raises ValueError instead of touching foreign memory.
+ * This module is private: zarr_vlen_ndarray.framing calls it (allocates the numpy outputs and
+ * passes everything through the buffer protocol) and does every check that produces a
+ * user-facing message; _framing_ref.py is the same kernel in plain Python. Each function here
+ * still checks every index against the buffers it was given, so a wrong call raises ValueError
+ * instead of touching foreign memory.
  *
  * Built against the CPython stable ABI (Py_LIMITED_API 3.11: the buffer protocol is part of it
  * since 3.11), so one wheel serves every CPython >= 3.11. No numpy C API: numpy arrays arrive as

@@ -1,4 +1,4 @@
-# Type stub of the C extension (source: _framing_ext.c); see zarr_vlen_ndarray._framing_c.
+# Type stub of the C extension (source: _framing_ext.c), bound by zarr_vlen_ndarray.framing.
 from typing_extensions import Buffer
 
 def scan(data: Buffer, count: int, unit: int, starts: Buffer, nbytes: Buffer, /) -> bool: ...

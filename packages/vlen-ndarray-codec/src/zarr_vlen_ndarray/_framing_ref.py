@@ -1,8 +1,8 @@
-"""The framing kernel in plain Python and numpy: the fallback where the C extension is not
+"""The framing kernel in plain Python: the fallback where the C extension ``_framing_ext`` is not
 built, and the reference it is tested against (both against numcodecs' ``VLenBytes`` too).
 
-The simplest correct code, element by element; :mod:`zarr_vlen_ndarray.framing` checks the
-arguments first. Also the one home of the framing's field sizes.
+The simplest correct code, element by element, with the C kernel's signatures;
+:mod:`zarr_vlen_ndarray.framing` checks the arguments first. The home of the field sizes.
 """
 
 from __future__ import annotations
@@ -19,54 +19,40 @@ HEADER_NBYTES = 4
 #: Bytes of each element's length prefix.
 PREFIX_NBYTES = 4
 
-NAME = "python"
 _U32LE = struct.Struct("<I")
+Bytes = npt.NDArray[np.uint8]
+Ints = npt.NDArray[np.int64]
 
 
-def scan(
-    data: npt.NDArray[np.uint8], count: int, unit: int
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None:
-    """The byte offset of every length prefix and every length, or None if anything is off."""
-    starts, lengths = [], []
+def scan(data: Bytes, count: int, unit: int, starts: Ints, nbytes: Ints) -> bool:
+    """Fill in the offset of every length prefix and every length; False if a prefix or payload
+    runs past the end, a length is not a multiple of ``unit``, or bytes follow the last element."""
     at = HEADER_NBYTES
-    for _ in range(count):
+    for i in range(count):
         if at + PREFIX_NBYTES > data.size:
-            return None
+            return False
         (length,) = _U32LE.unpack_from(data, at)
         if length % unit:
-            return None
-        starts.append(at)
-        lengths.append(length)
+            return False
+        starts[i], nbytes[i] = at, length
         at += PREFIX_NBYTES + length
-    if at != data.size:
-        return None
-    return np.array(starts, dtype=np.int64), np.array(lengths, dtype=np.int64)
+    return at == data.size
 
 
-def gather(
-    data: npt.NDArray[np.uint8],
-    starts: npt.NDArray[np.int64],
-    nbytes: npt.NDArray[np.int64],
-    out: npt.NDArray[np.uint8],
-    dst: npt.NDArray[np.int64] | int,
-) -> None:
+def gather(data: Bytes, starts: Ints, nbytes: Ints, out: Bytes, dst: Ints | int) -> None:
     """Copy the payload of element ``i`` to ``out[dst[i]:dst[i] + nbytes[i]]`` (an int ``dst``:
-    back to back from there); ValueError, nothing written, for places outside the buffers."""
+    back to back from there); ValueError at the first place outside the buffers."""
     if isinstance(dst, int):
         dst = dst + offsets_of(nbytes)[:-1]
-    places = list(zip(starts.tolist(), nbytes.tolist(), dst.tolist(), strict=True))
-    for start, n, to in places:
-        if start < HEADER_NBYTES or n < 0 or start + PREFIX_NBYTES + n > data.size:
-            raise ValueError("gather: starts/nbytes do not fit the chunk")
-        if to < 0 or to + n > out.size:
-            raise ValueError("gather: dst does not fit the output buffer")
-    for start, n, to in places:
-        out[to : to + n] = data[start + PREFIX_NBYTES : start + PREFIX_NBYTES + n]
+    source, target = memoryview(data), memoryview(out)
+    for start, n, to in zip(starts, nbytes, dst, strict=True):  # no lists as long as the chunk
+        at = start + PREFIX_NBYTES
+        if start < HEADER_NBYTES or n < 0 or at + n > data.size or to < 0 or to + n > out.size:
+            raise ValueError("gather: starts, nbytes or dst do not fit the buffers")
+        target[to : to + n] = source[at : at + n]
 
 
-def frame(
-    payload: npt.NDArray[np.uint8], nbytes: npt.NDArray[np.int64], out: npt.NDArray[np.uint8]
-) -> None:
+def frame(payload: Bytes, nbytes: Ints, out: Bytes) -> None:
     """Write the count, then each element's length prefix and payload, into ``out``."""
     _U32LE.pack_into(out, 0, nbytes.size)
     at, start = HEADER_NBYTES, 0
