@@ -60,9 +60,8 @@ def measure(
     kernel: Any, payload: np.ndarray, nbytes: np.ndarray, framed: np.ndarray, repeats: int
 ) -> dict[str, float]:
     count = nbytes.size
-    scanned = kernel.scan(framed, count, ROW_NBYTES)
-    assert scanned is not None
-    starts, lengths = scanned
+    starts, lengths = np.empty(count, np.int64), np.empty(count, np.int64)
+    assert kernel.scan(framed, count, ROW_NBYTES, starts, lengths)
     out = np.empty(int(lengths.sum()), dtype=np.uint8)
     dst = np.zeros(count, dtype=np.int64)
     np.cumsum(lengths[:-1], out=dst[1:])
@@ -80,7 +79,10 @@ def measure(
         return run
 
     return {
-        "scan": best_time(lambda: kernel.scan(framed, count, ROW_NBYTES), repeats),
+        "scan": best_time(
+            lambda: kernel.scan(framed, count, ROW_NBYTES, np.empty_like(starts), lengths.copy()),
+            repeats,
+        ),
         "unframe": best_time(lambda: kernel.gather(framed, starts, lengths, out, dst), repeats),
         "frame": best_time(lambda: kernel.frame(payload, nbytes, framed_out), repeats),
         "decode": best_time(
@@ -112,7 +114,7 @@ def main() -> None:
 
     kernels: dict[str, Any] = {"python": _framing_ref}
     try:
-        kernels["c"] = importlib.import_module("zarr_vlen_ndarray._framing_c")
+        kernels["c"] = importlib.import_module("zarr_vlen_ndarray._framing_ext")
     except ImportError as exc:
         print(f"the C kernel is not built here ({exc}); timing the reference kernel only")
 

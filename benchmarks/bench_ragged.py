@@ -89,9 +89,9 @@ def vlen_framing(kernel: str) -> Iterator[bool]:
     chosen: Any = _framing_ref
     if kernel == "c":
         try:
-            from zarr_vlen_ndarray import _framing_c
+            from zarr_vlen_ndarray import _framing_ext
 
-            chosen = _framing_c
+            chosen = _framing_ext
         except ImportError:
             yield False
             return
