@@ -558,8 +558,14 @@ def test_version_names_every_package(capsys: CaptureFixture) -> None:
     status, out, _ = run(capsys, "--version")
     assert status == 0
     lines = out.splitlines()
-    for dist in ("zarr-ndarray-tool", "zarr-ndarray-dtype", "zarr-vlen-ndarray",
-                 "zarr-ragged-ndarray", "zarr", "numpy"):  # fmt: skip
+    for dist in (
+        "zarr-ndarray-tool",
+        "zarr-ndarray-dtype",
+        "zarr-vlen-ndarray",
+        "zarr-ragged-ndarray",
+        "zarr",
+        "numpy",
+    ):
         assert f"{dist} {metadata.version(dist)}" in lines, (dist, lines)
     assert any(line.startswith("nd-arrow") for line in lines)
     assert lines[-1].startswith("Python 3.")
@@ -627,8 +633,11 @@ def test_the_progress_line_is_drawn_on_a_terminal_only_and_erased(
 ) -> None:
     from zarr_ndarray_tool.cli import _bar
 
-    for stream, quiet, drawn in ((_Terminal(), False, True), (_Terminal(), True, False),
-                                 (io.StringIO(), False, False)):  # fmt: skip
+    for stream, quiet, drawn in (
+        (_Terminal(), False, True),
+        (_Terminal(), True, False),
+        (io.StringIO(), False, False),
+    ):
         monkeypatch.setattr(sys, "stderr", stream)
         with _bar(argparse.Namespace(quiet=quiet), "reading") as draw:
             assert (draw is not None) == drawn

@@ -25,8 +25,12 @@ from zarr_ndarray_tool.errors import Refused
 #: writes), zarr >= 3.1.4 both.
 BYTES_DTYPE_NAMES = ("variable_length_bytes", "bytes")
 VLEN_BYTES, VLEN_NDARRAY, SHARDING, ZARRAY, ZATTRS = (
-    "vlen-bytes", "vlen-ndarray", "sharding_indexed", ".zarray", ".zattrs",
-)  # fmt: skip
+    "vlen-bytes",
+    "vlen-ndarray",
+    "sharding_indexed",
+    ".zarray",
+    ".zattrs",
+)
 #: The attribute of an array upgraded from Zarr v2 that keeps its v2 documents for ``downgrade``.
 V2_ATTRIBUTE = "_zarr_vlen_ndarray_v2"
 Pattern = tuple[int | None, ...]
@@ -43,13 +47,17 @@ def check_array_document(meta: Any, where: str) -> dict[str, Any]:
         raise Refused(f"{where}: zarr.json holds {compact(meta)}, not a JSON object.")
     if meta.get("zarr_format") != 3:
         fmt = meta.get("zarr_format")
-        raise Refused(f"{where}: zarr.json has zarr_format {fmt!r}; this tool handles Zarr "
-                      "v3 arrays only (the ndarray data type is not defined for Zarr "
-                      "v2).")  # fmt: skip
+        raise Refused(
+            f"{where}: zarr.json has zarr_format {fmt!r}; this tool handles Zarr "
+            "v3 arrays only (the ndarray data type is not defined for Zarr "
+            "v2)."
+        )
     if meta.get("node_type") == "group":
-        raise Refused(f"{where} is a Zarr group, not an array; name an array inside it "
-                      "(e.g. PATH/name for a directory store, FILE.zip::name for a zip "
-                      "store).")  # fmt: skip
+        raise Refused(
+            f"{where} is a Zarr group, not an array; name an array inside it "
+            "(e.g. PATH/name for a directory store, FILE.zip::name for a zip "
+            "store)."
+        )
     if meta.get("node_type") != "array":
         raise Refused(f"{where}: zarr.json has node_type {meta.get('node_type')!r}, not 'array'.")
     if not isinstance(meta.get("codecs"), list):
@@ -109,13 +117,17 @@ def element_type(meta: dict[str, Any], at: str = "") -> ElementType | None:
     config = data_type["configuration"]
     dtype, inner = config.get("dtype"), config.get("inner_shape")
     if set(config) != {"dtype", "inner_shape"} or not isinstance(inner, list):
-        raise Refused(f"{where}: a zarr-vlen-ndarray 0.1.x data type has a configuration with "
-                      "exactly dtype and inner_shape (a list of integers >= 1).")  # fmt: skip
+        raise Refused(
+            f"{where}: a zarr-vlen-ndarray 0.1.x data type has a configuration with "
+            "exactly dtype and inner_shape (a list of integers >= 1)."
+        )
     if not (dtype in ELEMENT_DTYPES or re.fullmatch(r"[<|][biufc][0-9]{1,2}", str(dtype))):
-        raise Refused(f"{where}: element dtype {compact(dtype)} is neither one of "
-                      f"the 14 names {', '.join(ELEMENT_DTYPES)} nor an explicit "
-                      "little-endian typestr such as '<f4'; it is not allowed (a "
-                      "guess could mistype every element).")  # fmt: skip
+        raise Refused(
+            f"{where}: element dtype {compact(dtype)} is neither one of "
+            f"the 14 names {', '.join(ELEMENT_DTYPES)} nor an explicit "
+            "little-endian typestr such as '<f4'; it is not allowed (a "
+            "guess could mistype every element)."
+        )
     try:
         return make_element_type(dtype, ShapePattern.from_json([None, *inner]).to_json(), where)
     except NDArrayDTypeError as exc:
@@ -160,8 +172,16 @@ def inner_chunks(meta: dict[str, Any]) -> tuple[int, ...] | None:
     return None
 
 
-def _rewritten(meta: dict[str, Any], where: str, command: str, kind: str, expects: str,
-               data_type: Any, old: str, new: str) -> dict:  # fmt: skip
+def _rewritten(
+    meta: dict[str, Any],
+    where: str,
+    command: str,
+    kind: str,
+    expects: str,
+    data_type: Any,
+    old: str,
+    new: str,
+) -> dict:
     """A copy of ``meta`` (its data type of ``kind``) with ``data_type`` and the one ``old`` codec
     entry replaced by ``new``'s, in place (every other key and the order kept); the fill kept."""
     found = data_type_kind(check_array_document(meta, where).get("data_type"))
@@ -172,22 +192,28 @@ def _rewritten(meta: dict[str, Any], where: str, command: str, kind: str, expect
             "legacy": "it has the zarr-vlen-ndarray 0.1.x data type (use `migrate`)",
             "other": "this tool converts only raw-bytes, ndarray and 0.1.x vlen-ndarray arrays",
         }[found]
-        raise Refused(f"{where}: {command} expects {expects}, but the data_type is "
-                      f"{compact(meta.get('data_type'))}: {hint}.")  # fmt: skip
+        raise Refused(
+            f"{where}: {command} expects {expects}, but the data_type is "
+            f"{compact(meta.get('data_type'))}: {hint}."
+        )
     data_type = data_type() if callable(data_type) else data_type  # checked after the kind
     out = copy.deepcopy(meta)
     if len(entries := _entries(out["codecs"], old)) != 1:
-        raise Refused(f"{where}: the codec chain {codec_chain(meta['codecs'])} has "
-                      f"{len(entries) or 'no'} {old!r} "
-                      f"codec{'s' * (len(entries) != 1)}; {command} expects exactly "
-                      f"one {old} codec (at the top level or inside sharding).")  # fmt: skip
+        raise Refused(
+            f"{where}: the codec chain {codec_chain(meta['codecs'])} has "
+            f"{len(entries) or 'no'} {old!r} "
+            f"codec{'s' * (len(entries) != 1)}; {command} expects exactly "
+            f"one {old} codec (at the top level or inside sharding)."
+        )
     holder, at = entries[0]
     entry = holder[at] if isinstance(holder[at], dict) else {"": holder[at]}
     if command == "migrate" and (
         entry.get("configuration", {}) != {} or set(entry) - {"name", "configuration"}
     ):
-        raise Refused(f'{where}: the codec entry {compact(entry)} is not {{"name": "vlen-ndarray", '
-                      f'"configuration": {{}}}}; the codec takes no parameters.')  # fmt: skip
+        raise Refused(
+            f'{where}: the codec entry {compact(entry)} is not {{"name": "vlen-ndarray", '
+            f'"configuration": {{}}}}; the codec takes no parameters.'
+        )
     holder[at], out["data_type"], fill = (
         {"name": new, "configuration": {}},
         data_type,
@@ -198,12 +224,16 @@ def _rewritten(meta: dict[str, Any], where: str, command: str, kind: str, expect
         try:
             etype.dtype.from_json_scalar(fill, zarr_format=3)
         except (ValueError, TypeError) as exc:
-            raise Refused(f"{where}: the fill_value {compact(fill)} is not a valid fill for "
-                          f"{etype} ({exc}); {command} keeps the fill value as it is, so it "
-                          "refuses this store.") from exc  # fmt: skip
+            raise Refused(
+                f"{where}: the fill_value {compact(fill)} is not a valid fill for "
+                f"{etype} ({exc}); {command} keeps the fill value as it is, so it "
+                "refuses this store."
+            ) from exc
     elif not isinstance(fill, str):
-        raise Refused(f"{where}: the fill_value {compact(fill)} is not a base64 string; zarr's "
-                      "variable_length_bytes type could not read it.")  # fmt: skip
+        raise Refused(
+            f"{where}: the fill_value {compact(fill)} is not a base64 string; zarr's "
+            "variable_length_bytes type could not read it."
+        )
     return out
 
 
@@ -211,10 +241,12 @@ def new_element_type(dtype: str, shape: Pattern) -> ElementType:
     """The element type an ``upgrade`` writes; :class:`Refused` if vlen-ndarray cannot serve it."""
     etype = make_element_type(dtype, shape)
     if not etype.pattern.is_leading_variable:
-        raise Refused(f"--shape {compact(etype.shape)}: the vlen-ndarray codec "
-                      "serves only patterns with one leading variable axis, [null, "
-                      "d1, ..., dk]; a vlen-bytes store can only become one of those "
-                      "(e.g. --shape null or --shape null,2).")  # fmt: skip
+        raise Refused(
+            f"--shape {compact(etype.shape)}: the vlen-ndarray codec "
+            "serves only patterns with one leading variable axis, [null, "
+            "d1, ..., dk]; a vlen-bytes store can only become one of those "
+            "(e.g. --shape null or --shape null,2)."
+        )
     return etype
 
 
@@ -231,10 +263,12 @@ def downgrade(meta: dict[str, Any], where: str) -> dict:
     def new() -> str:
         etype = element_type(meta, where)
         if etype is not None and not etype.pattern.is_leading_variable:
-            raise Refused(f"{where}: the pattern {compact(etype.shape)} is not [null, d1, ..., "
-                          "dk], so its chunks are not vlen-bytes framed (codec chain "
-                          f"{codec_chain(meta['codecs'])}); only vlen-ndarray arrays downgrade by "
-                          "a metadata rewrite.")  # fmt: skip
+            raise Refused(
+                f"{where}: the pattern {compact(etype.shape)} is not [null, d1, ..., "
+                "dk], so its chunks are not vlen-bytes framed (codec chain "
+                f"{codec_chain(meta['codecs'])}); only vlen-ndarray arrays downgrade by "
+                "a metadata rewrite."
+            )
         return BYTES_DTYPE_NAMES[0]
 
     expects = "an ndarray array with the vlen-ndarray codec"
@@ -255,8 +289,10 @@ def bytes_view(meta: dict[str, Any], where: str) -> dict:
     if kind == "bytes":
         return {**meta, "data_type": BYTES_DTYPE_NAMES[0]}
     if kind == "other":
-        raise Refused(f"{where}: this command expects a raw-bytes, ndarray or 0.1.x vlen-ndarray "
-                      f"array, but the data_type is {compact(meta.get('data_type'))}.")  # fmt: skip
+        raise Refused(
+            f"{where}: this command expects a raw-bytes, ndarray or 0.1.x vlen-ndarray "
+            f"array, but the data_type is {compact(meta.get('data_type'))}."
+        )
     return downgrade(migrate(meta, where) if kind == "legacy" else meta, where)
 
 
@@ -324,12 +360,16 @@ def grid_of(meta: dict[str, Any], where: str) -> Grid:
             f"{where}: chunk_grid {json.dumps(grid)}; this tool reads regular chunk grids only."
         )
     if not isinstance(chunks, list) or any(type(c) is not int or c < 1 for c in chunks):
-        raise Refused(f"{where}: the regular chunk_grid's chunk_shape {json.dumps(chunks)} is not "
-                      "a list of positive integers.")  # fmt: skip
+        raise Refused(
+            f"{where}: the regular chunk_grid's chunk_shape {json.dumps(chunks)} is not "
+            "a list of positive integers."
+        )
     if len(chunks) != len(shape):
-        raise Refused(f"{where}: the shape {json.dumps(shape)} has {len(shape)} dimensions but the "
-                      f"chunk_shape {json.dumps(chunks)} has {len(chunks)}; zarr.json contradicts "
-                      "itself.")  # fmt: skip
+        raise Refused(
+            f"{where}: the shape {json.dumps(shape)} has {len(shape)} dimensions but the "
+            f"chunk_shape {json.dumps(chunks)} has {len(chunks)}; zarr.json contradicts "
+            "itself."
+        )
     return Grid(tuple(shape), tuple(chunks))
 
 
@@ -367,13 +407,16 @@ def compressor_twin(c: Any, where: str) -> list[dict[str, Any]]:
     if cid in ("zlib", "lz4"):
         key = "level" if cid == "zlib" else "acceleration"
         return [_codec(f"numcodecs.{cid}", **{key: c.get(key, 1)})]
-    raise Refused(f"{where}: the compressor {json.dumps(c)} has no byte-identical Zarr v3 codec "
-                  "this tool maps (zstd, blosc, zlib, lz4 or none); recompress the array, or read "
-                  "it with zarr 2.")  # fmt: skip
+    raise Refused(
+        f"{where}: the compressor {json.dumps(c)} has no byte-identical Zarr v3 codec "
+        "this tool maps (zstd, blosc, zlib, lz4 or none); recompress the array, or read "
+        "it with zarr 2."
+    )
 
 
-def v3_from_v2(zarray_text: str, zattrs_text: str | None, dtype: str | None, shape: Pattern | None,
-               where: str) -> tuple[dict[str, Any], ElementType]:  # fmt: skip
+def v3_from_v2(
+    zarray_text: str, zattrs_text: str | None, dtype: str | None, shape: Pattern | None, where: str
+) -> tuple[dict[str, Any], ElementType]:
     """The v3 ``zarr.json`` for a v2 ragged array (an object array of one ``VLenArray`` or
     ``VLenBytes`` filter), and its element type: ``dtype``/``shape`` (``--dtype``/``--shape``)
     are optional for ``VLenArray`` (its dtype, ``[null]``), required for ``VLenBytes``."""
@@ -388,16 +431,22 @@ def v3_from_v2(zarray_text: str, zattrs_text: str | None, dtype: str | None, sha
     filters = zarray.get("filters") or []
     ids = [f.get("id") if isinstance(f, dict) else f for f in filters]
     if zarray.get("dtype") != "|O":
-        raise Refused(f"{where}: the Zarr v2 dtype is {zarray.get('dtype')!r}; only "
-                      "object arrays ('|O') with a VLenArray or VLenBytes filter "
-                      "hold ragged elements.")  # fmt: skip
+        raise Refused(
+            f"{where}: the Zarr v2 dtype is {zarray.get('dtype')!r}; only "
+            "object arrays ('|O') with a VLenArray or VLenBytes filter "
+            "hold ragged elements."
+        )
     if ids not in (["vlen-array"], ["vlen-bytes"]):
-        raise Refused(f"{where}: the filters are {json.dumps(zarray.get('filters'))}; upgrade "
-                      "needs exactly one VLenArray or VLenBytes filter (other filters change the "
-                      "chunk bytes).")  # fmt: skip
+        raise Refused(
+            f"{where}: the filters are {json.dumps(zarray.get('filters'))}; upgrade "
+            "needs exactly one VLenArray or VLenBytes filter (other filters change the "
+            "chunk bytes)."
+        )
     if ids == ["vlen-bytes"] and (dtype is None or shape is None):
-        raise Refused(f"{where}: a VLenBytes array holds raw bytes; give the element type with "
-                      "--dtype and --shape (e.g. --dtype float32 --shape null,2).")  # fmt: skip
+        raise Refused(
+            f"{where}: a VLenBytes array holds raw bytes; give the element type with "
+            "--dtype and --shape (e.g. --dtype float32 --shape null,2)."
+        )
     if ids == ["vlen-array"]:
         text = filters[0].get("dtype")
         try:
@@ -405,14 +454,18 @@ def v3_from_v2(zarray_text: str, zattrs_text: str | None, dtype: str | None, sha
         except TypeError as exc:
             raise Refused(f"{where}: the VLenArray filter's dtype {text!r} is no dtype.") from exc
         if big:
-            raise Refused(f"{where}: the VLenArray filter's dtype {text!r} is "
-                          "big-endian; vlen-ndarray elements are little-endian, so "
-                          "these chunks are not byte-compatible (rewrite the array "
-                          "with a little-endian dtype).")  # fmt: skip
+            raise Refused(
+                f"{where}: the VLenArray filter's dtype {text!r} is "
+                "big-endian; vlen-ndarray elements are little-endian, so "
+                "these chunks are not byte-compatible (rewrite the array "
+                "with a little-endian dtype)."
+            )
         name = make_element_type(np.dtype(text).str, (None,), f"{where}: dtype {text!r}").name
         if dtype is not None and dtype != name:
-            raise Refused(f"{where}: --dtype {dtype} disagrees with the VLenArray filter's dtype "
-                          f"{text!r} ({name}); leave --dtype out or give {name}.")  # fmt: skip
+            raise Refused(
+                f"{where}: --dtype {dtype} disagrees with the VLenArray filter's dtype "
+                f"{text!r} ({name}); leave --dtype out or give {name}."
+            )
         dtype, shape = name, shape or (None,)
     etype = new_element_type(dtype, shape)  # type: ignore[arg-type]
     array_shape: Any = zarray.get("shape")
@@ -423,9 +476,11 @@ def v3_from_v2(zarray_text: str, zattrs_text: str | None, dtype: str | None, sha
         raise Refused(f"{where}: shape {array_shape!r} / chunks {chunks!r} are not valid.") from exc
     order, separator = zarray.get("order", "C"), zarray.get("dimension_separator", ".")
     if order not in ("C", "F") or (order == "F" and len(array_shape) > 1):
-        raise Refused(f"{where}: order {order!r} with {len(array_shape)} dimensions stores chunks "
-                      "transposed, which a v3 array cannot describe without a transpose codec on "
-                      "object elements; rewrite the array in C order.")  # fmt: skip
+        raise Refused(
+            f"{where}: order {order!r} with {len(array_shape)} dimensions stores chunks "
+            "transposed, which a v3 array cannot describe without a transpose codec on "
+            "object elements; rewrite the array in C order."
+        )
     if separator not in (".", "/"):
         raise Refused(f"{where}: dimension_separator {separator!r} is not '.' or '/'.")
     meta: dict[str, Any] = {
@@ -458,9 +513,11 @@ def original_documents(meta: dict[str, Any], where: str) -> tuple[str, str | Non
     shape = tuple(config.get("shape", [None]))
     expected = v3_from_v2(zarray, zattrs, config.get("dtype"), shape, where)[0]
     if changed := sorted(k for k in set(expected) | set(meta) if expected.get(k) != meta.get(k)):
-        raise Refused(f"{where}: {', '.join(changed)} changed since the array was "
-                      "upgraded from Zarr v2; restoring the v2 documents would lose "
-                      "that, so downgrade refuses.")  # fmt: skip
+        raise Refused(
+            f"{where}: {', '.join(changed)} changed since the array was "
+            "upgraded from Zarr v2; restoring the v2 documents would lose "
+            "that, so downgrade refuses."
+        )
     return zarray, zattrs
 
 
@@ -494,10 +551,12 @@ def pattern_of(
 
     if (bad := np.flatnonzero(items != sizes)).size:
         at = int(bad[0])
-        raise Refused(f"{where}: the shape sibling says {cell(at)} ({int(items[at])} "
-                      f"items), but the data holds {int(sizes[at])} items there; the "
-                      "two arrays disagree, so the store cannot be upgraded as it is "
-                      "(check that HyperSpy wrote both).")  # fmt: skip
+        raise Refused(
+            f"{where}: the shape sibling says {cell(at)} ({int(items[at])} "
+            f"items), but the data holds {int(sizes[at])} items there; the "
+            "two arrays disagree, so the store cannot be upgraded as it is "
+            "(check that HyperSpy wrote both)."
+        )
     if not ranks.size:
         return (None,), "it holds no cells"
     flat = "so the cells stay flattened"

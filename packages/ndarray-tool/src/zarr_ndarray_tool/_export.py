@@ -76,9 +76,11 @@ def _codec(out: Path, overwrite: bool, compression: str, level: int | None) -> A
     if compression not in COMPRESSIONS:
         raise Refused(f"--compression {compression!r}: choose one of {', '.join(COMPRESSIONS)}.")
     if out.suffix.lower() in IPC_SUFFIXES and compression not in ("zstd", "lz4", "none"):
-        raise Refused(f"{out}: an Arrow IPC file ({', '.join(IPC_SUFFIXES)}) is compressed with "
-                      f"zstd, lz4 or none, not {compression}; pass --compression zstd, or write a "
-                      ".parquet file.")  # fmt: skip
+        raise Refused(
+            f"{out}: an Arrow IPC file ({', '.join(IPC_SUFFIXES)}) is compressed with "
+            f"zstd, lz4 or none, not {compression}; pass --compression zstd, or write a "
+            ".parquet file."
+        )
     try:
         if compression == "none" and level is not None:
             raise ValueError("a level needs a compression")
@@ -93,9 +95,16 @@ def _codec(out: Path, overwrite: bool, compression: str, level: int | None) -> A
 
 
 def export(
-    node: Node, out: Path, column: str | None, dims: list[str] | None, select: Any,
-    compression: str, level: int | None, overwrite: bool, progress: Progress | None,
-) -> int:  # fmt: skip
+    node: Node,
+    out: Path,
+    column: str | None,
+    dims: list[str] | None,
+    select: Any,
+    compression: str,
+    level: int | None,
+    overwrite: bool,
+    progress: Progress | None,
+) -> int:
     """Write the cells ``select`` of ``node`` to the local file ``out``; the rows written."""
     if (kind := data_type_kind(node.meta.get("data_type"))) != "ndarray":
         need = {"bytes": "; run `upgrade` first", "legacy": "; run `migrate` first"}.get(kind, "")
@@ -108,9 +117,11 @@ def export(
     if dims is not None and (len(dims) != rank or len(set(dims)) != rank):
         problem = "a name twice" if len(dims) == rank else counted(len(dims), "name")
         example = ",".join(["n", "xy", "z", "t"][:rank]) if rank <= 4 else "d0,d1,..."
-        raise Refused(f"--dims {','.join(dims)} gives {problem}, but every cell of {node.where} "
-                      f"has {rank} axes ({etype}); name each axis once, comma-separated (e.g. "
-                      f"--dims {example}).")  # fmt: skip
+        raise Refused(
+            f"--dims {','.join(dims)} gives {problem}, but every cell of {node.where} "
+            f"has {rank} axes ({etype}); name each axis once, comma-separated (e.g. "
+            f"--dims {example})."
+        )
     try:
         box = resolve(select, node.grid.shape)
     except (IndexError, TypeError, ValueError) as exc:

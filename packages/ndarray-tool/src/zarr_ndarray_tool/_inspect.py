@@ -41,8 +41,10 @@ def _read(array: Any, region: Region, key: str, typed: bool) -> Any:
             raise failure from None
         if typed and isinstance(exc, ValueError):  # every codec and stored-chunk error is one
             raise
-        raise ValueError(f"the stored chunk {key!r} does not decode ({type(exc).__name__}: {exc}): "
-                         "it is corrupt or was written with other codecs") from exc  # fmt: skip
+        raise ValueError(
+            f"the stored chunk {key!r} does not decode ({type(exc).__name__}: {exc}): "
+            "it is corrupt or was written with other codecs"
+        ) from exc
 
 
 def info(node: Node, progress: Progress | None = None) -> dict[str, Any]:
@@ -187,11 +189,15 @@ def verify(node: Node, progress: Progress | None, max_errors: int) -> tuple[str,
     first ``max_errors`` failures as (object key, what is wrong), and how many failed."""
     kind, where = data_type_kind(node.meta.get("data_type")), node.where
     if kind == "legacy":
-        raise Refused(f"{where}: the data type is zarr-vlen-ndarray 0.1.x metadata, which no "
-                      "longer resolves; run `migrate` first.")  # fmt: skip
+        raise Refused(
+            f"{where}: the data type is zarr-vlen-ndarray 0.1.x metadata, which no "
+            "longer resolves; run `migrate` first."
+        )
     if kind not in ("ndarray", "bytes"):
-        raise Refused(f"{where}: verify decodes ndarray and raw-bytes arrays; this one's data type "
-                      f"is {node.meta.get('data_type')!r}.")  # fmt: skip
+        raise Refused(
+            f"{where}: verify decodes ndarray and raw-bytes arrays; this one's data type "
+            f"is {node.meta.get('data_type')!r}."
+        )
     padded, typed, failed = node.grid.padded(), kind == "ndarray", []
     meta = with_shape(node.meta if typed else docs.bytes_view(node.meta, where), padded.shape)
     inner, advance = inner_chunks(node.meta) if typed else None, steps(progress, len(node.objects))
@@ -249,9 +255,12 @@ def _absent(node: Node, named: int = 5) -> str:
 
 
 def check_chunks(
-    loc: Location, new: dict[str, Any], objects: list[ChunkObject], sample: int | None,
+    loc: Location,
+    new: dict[str, Any],
+    objects: list[ChunkObject],
+    sample: int | None,
     progress: Progress | None,
-) -> tuple[str | None, str]:  # fmt: skip
+) -> tuple[str | None, str]:
     """Check chunk objects against the planned document ``new``, all or ``sample`` spread evenly
     (first and last included): the first problem, and what was checked. Each is read as raw
     bytes (every element whole rows of the element type, edge chunks whole, their padding

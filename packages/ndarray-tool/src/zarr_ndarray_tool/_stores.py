@@ -97,9 +97,11 @@ def location(
     elif not isinstance(store, Store):
         mapping = sys.modules.get("fsspec.mapping")
         if mapping is None or not isinstance(store, mapping.FSMap):
-            raise Refused(f"got {type(store).__name__} {reprlib.repr(store)}; give a path or URL, "
-                          "a zarr store (zarr.storage.LocalStore(...), FsspecStore, ...) or a "
-                          "StorePath.")  # fmt: skip
+            raise Refused(
+                f"got {type(store).__name__} {reprlib.repr(store)}; give a path or URL, "
+                "a zarr store (zarr.storage.LocalStore(...), FsspecStore, ...) or a "
+                "StorePath."
+            )
         store = FsspecStore.from_mapper(store, read_only=store.readonly)
     label = (str(store).strip() or type(store).__name__).splitlines()[0]
     if isinstance(store, LocalStore | ZipStore):
@@ -182,10 +184,12 @@ def read_document(loc: Location, raw: bytes | None) -> tuple[Any, str]:
     if raw is None:
         for v2 in (".zarray", ".zgroup"):
             if loc.read(v2) is not None:
-                raise Refused(f"{loc}: found {v2} but no zarr.json: this is a Zarr v2 node; this "
-                              "command handles Zarr v3 arrays only (the ndarray data type is not "
-                              "defined for v2; `upgrade` turns a v2 VLenArray or VLenBytes array "
-                              "into a v3 one).")  # fmt: skip
+                raise Refused(
+                    f"{loc}: found {v2} but no zarr.json: this is a Zarr v2 node; this "
+                    "command handles Zarr v3 arrays only (the ndarray data type is not "
+                    "defined for v2; `upgrade` turns a v2 VLenArray or VLenBytes array "
+                    "into a v3 one)."
+                )
         if loc.directory is not None:  # an empty directory is still there
             empty = not (loc.directory / loc.inner).exists()
         else:
@@ -221,10 +225,12 @@ def write(loc: Location, changes: Mapping[str, bytes | None], expect: Mapping[st
         _compat.close_store(loc.store)  # reads after the rewrite must not see the old archive
         return _rewrite_zip(loc.zip_file, {loc.key(k): v for k, v in changes.items()})
     if None in changes.values() and not getattr(loc.store, "supports_deletes", True):
-        raise Refused(f"{loc}: this {type(loc.store).__name__} cannot delete keys, "
-                      "and a Zarr v2 <-> v3 switch replaces the metadata documents; "
-                      "for a zip store run the CLI on the file "
-                      "(FILE.zip::path/to/array), which rewrites the archive.")  # fmt: skip
+        raise Refused(
+            f"{loc}: this {type(loc.store).__name__} cannot delete keys, "
+            "and a Zarr v2 <-> v3 switch replaces the metadata documents; "
+            "for a zip store run the CLI on the file "
+            "(FILE.zip::path/to/array), which rewrites the archive."
+        )
     if loc.directory is None and getattr(loc.store, "read_only", False):
         raise Refused(
             f"{loc}: the store is read-only (open it with read_only=False); nothing written."

@@ -174,8 +174,10 @@ def migrated_document(texts: dict[str, str], where: str) -> str:
     try:
         migrate_to_v3(_open_v2(texts), StorePath(MemoryStore(written), ""))
     except Exception as exc:  # whatever zarr's migration refuses, it names
-        raise Refused(f"{where}: zarr's own v2 -> v3 migration cannot convert this node "
-                      f"({type(exc).__name__}: {exc}); nothing was written.") from exc  # fmt: skip
+        raise Refused(
+            f"{where}: zarr's own v2 -> v3 migration cannot convert this node "
+            f"({type(exc).__name__}: {exc}); nothing was written."
+        ) from exc
     return str(written[ZARR_JSON].to_bytes().decode("utf-8"))
 
 
@@ -203,9 +205,11 @@ def _plan_tree(loc: Location, options: Options) -> tuple[dict[str, dict[str, byt
         if name in (ZGROUP, ZARRAY, ZATTRS, ZMETADATA) and (data := loc.read(key)) is not None:
             found.setdefault(path, {})[name] = data
     if v3:
-        raise Refused(f"{loc}: {', '.join(sorted(v3)[:5])} hold a zarr.json already, so this "
-                      "hierarchy is (partly) Zarr v3; nothing written. A hierarchy this tool "
-                      "upgraded is restored with `downgrade`.")  # fmt: skip
+        raise Refused(
+            f"{loc}: {', '.join(sorted(v3)[:5])} hold a zarr.json already, so this "
+            "hierarchy is (partly) Zarr v3; nothing written. A hierarchy this tool "
+            "upgraded is restored with `downgrade`."
+        )
     nodes = {p: d for p, d in sorted(found.items()) if ZGROUP in d or ZARRAY in d}
     arrays = {p for p, d in nodes.items() if ZGROUP not in d}
     advance, planned = steps(options.progress, len(nodes)), []
@@ -234,10 +238,12 @@ def _plan_tree(loc: Location, options: Options) -> tuple[dict[str, dict[str, byt
         elif codec in ("vlen-array", "vlen-bytes"):
             planned.append((path, *_ragged(loc, path, arrays, codec, options)))
         else:
-            raise Refused(f"{where}: an object array of the numcodecs object codec {codec!r}, "
-                          "which has no Zarr v3 data type; nothing written. Rewrite it (HyperSpy "
-                          ">= 2 saves lists of strings as vlen-utf8) or remove it, then upgrade "
-                          "again.")  # fmt: skip
+            raise Refused(
+                f"{where}: an object array of the numcodecs object codec {codec!r}, "
+                "which has no Zarr v3 data type; nothing written. Rewrite it (HyperSpy "
+                ">= 2 saves lists of strings as vlen-utf8) or remove it, then upgrade "
+                "again."
+            )
         advance(1)
     return found, planned
 
@@ -247,9 +253,11 @@ def _ragged(loc: Location, path: str, arrays: set[str], codec: str, options: Opt
     pattern its HyperSpy shape sibling gives, every stored chunk checked against it; and why."""
     child = loc.child(path)
     if codec == "vlen-bytes" and (options.dtype is None or options.shape is None):
-        raise Refused(f"{child}: a VLenBytes array of raw element bytes; give its element type "
-                      "with --dtype and --shape (they apply to every VLenBytes array of the "
-                      "hierarchy).")  # fmt: skip
+        raise Refused(
+            f"{child}: a VLenBytes array of raw element bytes; give its element type "
+            "with --dtype and --shape (they apply to every VLenBytes array of the "
+            "hierarchy)."
+        )
     flat = dataclasses.replace(options, progress=None)
     if codec == "vlen-array":
         flat = dataclasses.replace(flat, dtype=None, shape=None)
@@ -280,9 +288,11 @@ def _sibling_pattern(loc: Location, path: str, sibling: str, meta: dict) -> tupl
     shapes, etype = docs.v3_from_v2(zarray or "", zattrs, None, None, sibling)
     where = f"{loc}: {path}"
     if etype.name not in ("int64", "int32") or shapes["shape"] != meta["shape"]:
-        raise Refused(f"{where}: its shape sibling {sibling.rpartition('/')[2]} is not an integer "
-                      f"array of the same shape ({etype.name}, {shapes['shape']} vs "
-                      f"{meta['shape']}); nothing written.")  # fmt: skip
+        raise Refused(
+            f"{where}: its shape sibling {sibling.rpartition('/')[2]} is not an integer "
+            f"array of the same shape ({etype.name}, {shapes['shape']} vs "
+            f"{meta['shape']}); nothing written."
+        )
     with open_array(loc.child(sibling), shapes) as array:
         table = read_columnar(array)
     with open_array(loc.child(path), meta) as array:
@@ -301,19 +311,25 @@ def upgrade_tree(loc: Location, options: Options) -> Outcome:
     if not has_migration():
         import zarr
 
-        raise Refused(f"{loc}: a whole Zarr v2 hierarchy is upgraded with zarr-python's own v2 -> "
-                      f"v3 migration (zarr.metadata.migrate_v3), which zarr {MIGRATION_RELEASE} "
-                      f"and later have; this is zarr {zarr.__version__}: pip install "
-                      f"'zarr>={MIGRATION_RELEASE}'. A single ragged array upgrades on any release "
-                      "(name the array).")  # fmt: skip
+        raise Refused(
+            f"{loc}: a whole Zarr v2 hierarchy is upgraded with zarr-python's own v2 -> "
+            f"v3 migration (zarr.metadata.migrate_v3), which zarr {MIGRATION_RELEASE} "
+            f"and later have; this is zarr {zarr.__version__}: pip install "
+            f"'zarr>={MIGRATION_RELEASE}'. A single ragged array upgrades on any release "
+            "(name the array)."
+        )
     if is_upgraded_tree(loc):
-        raise Refused(f"{loc}: this hierarchy was upgraded before ({KEPT} is there); `downgrade` "
-                      "restores its Zarr v2 documents.")  # fmt: skip
+        raise Refused(
+            f"{loc}: this hierarchy was upgraded before ({KEPT} is there); `downgrade` "
+            "restores its Zarr v2 documents."
+        )
     found, planned = _plan_tree(loc, options)
     lines = [f"  {path or '/'}: {note}" for path, _, note in planned]
     consolidated = [path for path, stored in found.items() if ZMETADATA in stored]
-    lines += [f"  {_join(p, ZMETADATA)}: removed (consolidated v2 metadata; kept for downgrade)"
-              for p in consolidated]  # fmt: skip
+    lines += [
+        f"  {_join(p, ZMETADATA)}: removed (consolidated v2 metadata; kept for downgrade)"
+        for p in consolidated
+    ]
     what = f"upgrade {counted(len(planned), 'node')} of a Zarr v2 hierarchy to Zarr v3"
     if options.dry_run:
         return Outcome(f"dry run: {what}; nothing written", "\n".join(lines) + "\n")
@@ -341,9 +357,11 @@ def downgrade_tree(loc: Location, dry_run: bool = False) -> Outcome:
         raise Refused(f"{loc}: {KEPT} is not what upgrade wrote ({exc}).") from exc
     now = {key: (loc.read(key) or b"").decode("utf-8", "replace") for key in v3}
     if changed := [key for key, digest in v3.items() if _digest(now[key]) != digest]:
-        raise Refused(f"{loc}: {', '.join(changed[:5])} changed since the upgrade (or is gone); "
-                      "restoring the v2 documents would lose that, so downgrade refuses (nothing "
-                      "written).")  # fmt: skip
+        raise Refused(
+            f"{loc}: {', '.join(changed[:5])} changed since the upgrade (or is gone); "
+            "restoring the v2 documents would lose that, so downgrade refuses (nothing "
+            "written)."
+        )
     if present := [key for key in v2 if loc.read(key) is not None]:
         raise Refused(f"{loc}: {', '.join(present[:5])} exist already; nothing written.")
     what = (

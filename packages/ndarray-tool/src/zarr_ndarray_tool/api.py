@@ -20,8 +20,20 @@ from zarr_ndarray_tool.errors import Progress, Refused, counted
 if TYPE_CHECKING:
     from zarr.storage import StoreLike
 
-__all__ = ["Export", "Info", "Outcome", "Verify", "Where", "downgrade", "export", "info",
-           "migrate", "node", "upgrade", "verify"]  # fmt: skip
+__all__ = [
+    "Export",
+    "Info",
+    "Outcome",
+    "Verify",
+    "Where",
+    "downgrade",
+    "export",
+    "info",
+    "migrate",
+    "node",
+    "upgrade",
+    "verify",
+]
 
 
 class Where(TypedDict, total=False):
@@ -82,9 +94,12 @@ def info(store: StoreLike, *, progress: Progress | None = None, **where: Unpack[
 
 
 def verify(
-    store: StoreLike, *, max_errors: int = 20, progress: Progress | None = None,
+    store: StoreLike,
+    *,
+    max_errors: int = 20,
+    progress: Progress | None = None,
     **where: Unpack[Where],
-) -> Verify:  # fmt: skip
+) -> Verify:
     """``verify``: decode every stored chunk object, listing every failure (up to
     ``max_errors``); the message also counts the chunks of the grid that have no object."""
     message, problems, failed = _inspect.verify(node(store, **where), progress, max_errors)
@@ -92,11 +107,18 @@ def verify(
 
 
 def export(
-    store: StoreLike, *, parquet: str | Path, column: str | None = None,
-    dims: list[str] | None = None, select: Any = ..., compression: str = "zstd",
-    compression_level: int | None = None, overwrite: bool = False,
-    progress: Progress | None = None, **where: Unpack[Where],
-) -> Export:  # fmt: skip
+    store: StoreLike,
+    *,
+    parquet: str | Path,
+    column: str | None = None,
+    dims: list[str] | None = None,
+    select: Any = ...,
+    compression: str = "zstd",
+    compression_level: int | None = None,
+    overwrite: bool = False,
+    progress: Progress | None = None,
+    **where: Unpack[Where],
+) -> Export:
     """``export``: the cells ``select`` (ints, slices of step 1, ``...``; default all) to the
     local file ``parquet``, an Arrow IPC file if it ends in ``.arrow``, ``.feather`` or
     ``.ipc``; ``compression``: zstd, snappy, gzip, brotli, lz4 or none (IPC: zstd, lz4, none)."""
@@ -107,10 +129,16 @@ def export(
 
 
 def upgrade(
-    store: StoreLike, *, dtype: str | None = None, shape: tuple[int | None, ...] | None = None,
-    verify_all: bool = False, sample: int = DEFAULT_SAMPLE, dry_run: bool = False,
-    progress: Progress | None = None, **where: Unpack[Where],
-) -> Outcome:  # fmt: skip
+    store: StoreLike,
+    *,
+    dtype: str | None = None,
+    shape: tuple[int | None, ...] | None = None,
+    verify_all: bool = False,
+    sample: int = DEFAULT_SAMPLE,
+    dry_run: bool = False,
+    progress: Progress | None = None,
+    **where: Unpack[Where],
+) -> Outcome:
     """``upgrade``: type a raw-bytes array as ``ndarray`` (``dtype``, pattern ``shape``). A Zarr
     v2 ``VLenArray`` array needs neither (default: its dtype, ``[null]``); a v2 ``VLenBytes``
     array needs both; a Zarr v2 group is upgraded whole."""
@@ -123,9 +151,11 @@ def upgrade(
         return _tree.upgrade_v2(loc, options)
     loaded = load_node(loc)  # refuses what is not there, or not an array
     if dtype is None or shape is None:
-        raise Refused(f"{loaded.where}: upgrading a Zarr v3 raw-bytes array needs the element "
-                      "type: --dtype D --shape S (API: dtype=, shape=), e.g. --dtype float32 "
-                      "--shape null,2.")  # fmt: skip
+        raise Refused(
+            f"{loaded.where}: upgrading a Zarr v3 raw-bytes array needs the element "
+            "type: --dtype D --shape S (API: dtype=, shape=), e.g. --dtype float32 "
+            "--shape null,2."
+        )
     return _tree.upgrade(loaded, options)
 
 

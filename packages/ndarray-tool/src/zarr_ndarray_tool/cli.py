@@ -34,31 +34,48 @@ __all__ = ["build_parser", "main"]
 
 PROG = "zarr-ndarray"
 _COMMANDS = {  # name: (summary, description)
-    "info": ("data type, codecs, chunks, extents", "Describe the array: data type and pattern, "
-             "chunk grid, codecs, fill value, stored and payload bytes, and the distribution of "
-             "the cells' extents, from every written chunk (decoded, no cell copied); chunks "
-             "that do not decode are counted and left out (exit status 1)."),
-    "upgrade": ("variable_length_bytes + vlen-bytes (or Zarr v2 VLenArray/VLenBytes) -> ndarray",
-                "Type a raw-bytes array as ndarray + vlen-ndarray (--dtype, --shape), give a Zarr "
-                "v2 VLenArray or VLenBytes array a v3 zarr.json over its chunks, or upgrade a "
-                "whole Zarr v2 hierarchy (a HyperSpy .zspy store; zarr >= 3.1.3). Chunks are "
-                "checked first; `downgrade` restores every v2 document byte for byte."),
-    "downgrade": ("ndarray + vlen-ndarray -> variable_length_bytes + vlen-bytes", "Make the "
-                  "array readable by zarr-python without this package (elements read as raw "
-                  "bytes); an array or hierarchy upgraded from Zarr v2 gets its v2 documents "
-                  "back."),
-    "migrate": ("zarr-vlen-ndarray 0.1.x vlen-ndarray/inner_shape data type -> ndarray", "Rewrite "
-                "the data type zarr-vlen-ndarray 0.1.x wrote (vlen-ndarray with inner_shape) as "
-                "the ndarray data type; the chunks are not touched."),
-    "verify": ("decode every chunk; report every bad one", "Decode every stored chunk object "
-               "(every inner chunk of a shard, edge chunks whole) with all the rules of its "
-               "codec, a raw-bytes array as vlen-bytes; name every chunk that does not decode "
-               "and why (up to --max-errors; exit status 1)."),
-    "export": ("write the cells to Parquet or Arrow IPC (needs nd-arrow)", "One row per cell (an "
-               "nd_arrow.array column, an int64 coordinate column per array dimension) in C "
-               "order, to a Parquet file (a row group per chunk) or an Arrow IPC file (.arrow, "
-               f".feather, .ipc); OUT appears only if all succeeded. Needs {INSTALL_HINT}."),
-}  # fmt: skip
+    "info": (
+        "data type, codecs, chunks, extents",
+        "Describe the array: data type and pattern, "
+        "chunk grid, codecs, fill value, stored and payload bytes, and the distribution of "
+        "the cells' extents, from every written chunk (decoded, no cell copied); chunks "
+        "that do not decode are counted and left out (exit status 1).",
+    ),
+    "upgrade": (
+        "variable_length_bytes + vlen-bytes (or Zarr v2 VLenArray/VLenBytes) -> ndarray",
+        "Type a raw-bytes array as ndarray + vlen-ndarray (--dtype, --shape), give a Zarr "
+        "v2 VLenArray or VLenBytes array a v3 zarr.json over its chunks, or upgrade a "
+        "whole Zarr v2 hierarchy (a HyperSpy .zspy store; zarr >= 3.1.3). Chunks are "
+        "checked first; `downgrade` restores every v2 document byte for byte.",
+    ),
+    "downgrade": (
+        "ndarray + vlen-ndarray -> variable_length_bytes + vlen-bytes",
+        "Make the "
+        "array readable by zarr-python without this package (elements read as raw "
+        "bytes); an array or hierarchy upgraded from Zarr v2 gets its v2 documents "
+        "back.",
+    ),
+    "migrate": (
+        "zarr-vlen-ndarray 0.1.x vlen-ndarray/inner_shape data type -> ndarray",
+        "Rewrite "
+        "the data type zarr-vlen-ndarray 0.1.x wrote (vlen-ndarray with inner_shape) as "
+        "the ndarray data type; the chunks are not touched.",
+    ),
+    "verify": (
+        "decode every chunk; report every bad one",
+        "Decode every stored chunk object "
+        "(every inner chunk of a shard, edge chunks whole) with all the rules of its "
+        "codec, a raw-bytes array as vlen-bytes; name every chunk that does not decode "
+        "and why (up to --max-errors; exit status 1).",
+    ),
+    "export": (
+        "write the cells to Parquet or Arrow IPC (needs nd-arrow)",
+        "One row per cell (an "
+        "nd_arrow.array column, an int64 coordinate column per array dimension) in C "
+        "order, to a Parquet file (a row group per chunk) or an Arrow IPC file (.arrow, "
+        f".feather, .ipc); OUT appears only if all succeeded. Needs {INSTALL_HINT}.",
+    ),
+}
 _ALL, _REWRITES = " ".join(_COMMANDS), "upgrade downgrade migrate"
 
 
@@ -75,38 +92,116 @@ def _usage(parse: Callable[[str], Any]) -> Callable[[str], Any]:
 
 
 _OPTIONS: list[tuple[str, tuple[str, ...], dict[str, Any]]] = [  # (commands, flags, options)
-    (_ALL, ("path",), {"metavar": "PATH", "help": "the array (upgrade, downgrade: or a Zarr v2 "
-     "hierarchy): a directory (s.zarr/group/array), a zip store (s.zip), an array in one "
-     "(s.zip::group/array), or a URL (s3://bucket/s.zarr/array, gs://, az://, memory://, file://)"}),
+    (
+        _ALL,
+        ("path",),
+        {
+            "metavar": "PATH",
+            "help": "the array (upgrade, downgrade: or a Zarr v2 "
+            "hierarchy): a directory (s.zarr/group/array), a zip store (s.zip), an array in one "
+            "(s.zip::group/array), or a URL (s3://bucket/s.zarr/array, gs://, az://, memory://, file://)",
+        },
+    ),
     (_ALL, ("-q", "--quiet"), {"action": "store_true", "help": "no progress bar on a terminal"}),
-    (_ALL, ("--storage-options",), {"metavar": "JSON", "help": "for a URL: the store's options, "
-     "a JSON object, e.g. '{\"endpoint_url\": \"http://127.0.0.1:9000\"}'"}),
-    (_ALL, ("--backend",), {"choices": BACKENDS, "default": "fsspec", "help": "for a URL: "
-     "zarr.storage.FsspecStore (default) or ObjectStore (obstore)"}),
+    (
+        _ALL,
+        ("--storage-options",),
+        {
+            "metavar": "JSON",
+            "help": "for a URL: the store's options, "
+            'a JSON object, e.g. \'{"endpoint_url": "http://127.0.0.1:9000"}\'',
+        },
+    ),
+    (
+        _ALL,
+        ("--backend",),
+        {
+            "choices": BACKENDS,
+            "default": "fsspec",
+            "help": "for a URL: zarr.storage.FsspecStore (default) or ObjectStore (obstore)",
+        },
+    ),
     (_REWRITES, ("--dry-run",), {"action": "store_true", "help": "print the diff; write nothing"}),
     ("info", ("--json",), {"action": "store_true", "help": "print the report as JSON"}),
-    ("upgrade", ("--dtype",), {"type": _usage(docs.parse_dtype_arg), "help": "element dtype, "
-     "e.g. float32 (a Zarr v2 VLenArray array: default its own)"}),
-    ("upgrade", ("--shape",), {"type": _usage(docs.parse_shape_arg), "help": "element pattern "
-     "[null, d1, ..., dk]: null,2 or None,2 or [null,2] (Zarr v2 VLenArray: default null)"}),
+    (
+        "upgrade",
+        ("--dtype",),
+        {
+            "type": _usage(docs.parse_dtype_arg),
+            "help": "element dtype, e.g. float32 (a Zarr v2 VLenArray array: default its own)",
+        },
+    ),
+    (
+        "upgrade",
+        ("--shape",),
+        {
+            "type": _usage(docs.parse_shape_arg),
+            "help": "element pattern "
+            "[null, d1, ..., dk]: null,2 or None,2 or [null,2] (Zarr v2 VLenArray: default null)",
+        },
+    ),
     ("upgrade", ("--verify-all",), {"action": "store_true", "help": "check every chunk object"}),
-    ("upgrade", ("--sample",), {"type": _usage(docs.parse_count), "metavar": "N", "help": "check "
-     f"N chunk objects spread over the array (default {DEFAULT_SAMPLE})"}),
-    ("verify", ("--max-errors",), {"type": _usage(docs.parse_count), "default": 20, "metavar": "N",
-     "help": "list at most N bad chunks (default 20), count the rest"}),
-    ("export", ("--parquet",), {"required": True, "type": Path, "metavar": "OUT", "help": "the "
-     "file: Parquet, or Arrow IPC if it ends in .arrow, .feather or .ipc"}),
-    ("export", ("--compression",), {"choices": COMPRESSIONS, "default": "zstd", "help": "default "
-     "zstd; Arrow IPC: zstd, lz4 or none"}),
+    (
+        "upgrade",
+        ("--sample",),
+        {
+            "type": _usage(docs.parse_count),
+            "metavar": "N",
+            "help": f"check N chunk objects spread over the array (default {DEFAULT_SAMPLE})",
+        },
+    ),
+    (
+        "verify",
+        ("--max-errors",),
+        {
+            "type": _usage(docs.parse_count),
+            "default": 20,
+            "metavar": "N",
+            "help": "list at most N bad chunks (default 20), count the rest",
+        },
+    ),
+    (
+        "export",
+        ("--parquet",),
+        {
+            "required": True,
+            "type": Path,
+            "metavar": "OUT",
+            "help": "the file: Parquet, or Arrow IPC if it ends in .arrow, .feather or .ipc",
+        },
+    ),
+    (
+        "export",
+        ("--compression",),
+        {
+            "choices": COMPRESSIONS,
+            "default": "zstd",
+            "help": "default zstd; Arrow IPC: zstd, lz4 or none",
+        },
+    ),
     ("export", ("--compression-level",), {"type": int, "metavar": "N", "help": "its level"}),
     ("export", ("--column",), {"help": "name of the cell column (default: the array's name)"}),
-    ("export", ("--dims",), {"type": _usage(docs.parse_names), "help": "names of the element "
-     "axes, comma-separated (e.g. n,xy)"}),
-    ("export", ("--select",), {"type": _usage(docs.parse_selection), "default": ...,
-     "metavar": "INDEX", "help": "only these cells, in numpy's index syntax: ints, slices of "
-     "step 1 and '...' (e.g. --select '0:10, 5')"}),
+    (
+        "export",
+        ("--dims",),
+        {
+            "type": _usage(docs.parse_names),
+            "help": "names of the element axes, comma-separated (e.g. n,xy)",
+        },
+    ),
+    (
+        "export",
+        ("--select",),
+        {
+            "type": _usage(docs.parse_selection),
+            "default": ...,
+            "metavar": "INDEX",
+            "help": "only these cells, in numpy's index syntax: ints, slices of "
+            "step 1 and '...' (e.g. --select '0:10, 5')",
+        },
+    ),
     ("export", ("--overwrite",), {"action": "store_true", "help": "replace OUT if it exists"}),
-]  # fmt: skip
+]
 
 
 class _Version(argparse.Action):
@@ -133,8 +228,12 @@ def build_parser() -> argparse.ArgumentParser:
         "of the environment (disk, file system, network, credentials), 2 usage, 128 + the "
         "signal when interrupted, 141 output pipe closed.",
     )
-    parser.add_argument("--version", action=_Version, nargs=0, help="print the version of "
-                        "this tool and of the packages it works with, and exit")  # fmt: skip
+    parser.add_argument(
+        "--version",
+        action=_Version,
+        nargs=0,
+        help="print the version of this tool and of the packages it works with, and exit",
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (summary, description) in _COMMANDS.items():
         p = sub.add_parser(name, help=summary, description=description)
@@ -185,8 +284,10 @@ def _where(args: argparse.Namespace) -> dict[str, Any]:
         options = json.loads(args.storage_options or "{}")
     if not isinstance(options, dict):
         example = '\'{"endpoint_url": "http://127.0.0.1:9000"}\''
-        raise Refused(f"--storage-options {args.storage_options!r} is not valid JSON, or is not "
-                      f"a JSON object; give e.g. {example}.")  # fmt: skip
+        raise Refused(
+            f"--storage-options {args.storage_options!r} is not valid JSON, or is not "
+            f"a JSON object; give e.g. {example}."
+        )
     return {"store": args.path, "storage_options": options, "backend": args.backend}
 
 
@@ -203,8 +304,11 @@ def _run_info(args: argparse.Namespace) -> int:
     if not (bad := result.report.get("unreadable_chunks")):
         return 0
     first, objects = result.report["unreadable"][0], result.report["written_chunks"]
-    print(f"{PROG} info: {result.report['path']}: {first}; {bad} of {objects} chunk objects could "
-          "not be read; run `verify` to check every chunk.", file=sys.stderr)  # fmt: skip
+    print(
+        f"{PROG} info: {result.report['path']}: {first}; {bad} of {objects} chunk objects could "
+        "not be read; run `verify` to check every chunk.",
+        file=sys.stderr,
+    )
     return 1
 
 
@@ -214,9 +318,17 @@ def _run_upgrade(args: argparse.Namespace) -> int:
     if args.verify_all and args.sample is not None:
         args.parser.error("argument --sample: not allowed with argument --verify-all")
     with _bar(args, "checking chunks") as bar:
-        return _show(api.upgrade(**_where(args), dtype=args.dtype, shape=args.shape,
-                                 verify_all=args.verify_all, sample=args.sample or DEFAULT_SAMPLE,
-                                 dry_run=args.dry_run, progress=bar))  # fmt: skip
+        return _show(
+            api.upgrade(
+                **_where(args),
+                dtype=args.dtype,
+                shape=args.shape,
+                verify_all=args.verify_all,
+                sample=args.sample or DEFAULT_SAMPLE,
+                dry_run=args.dry_run,
+                progress=bar,
+            )
+        )
 
 
 def _run_downgrade(args: argparse.Namespace) -> int:
@@ -238,10 +350,19 @@ def _run_verify(args: argparse.Namespace) -> int:
 
 def _run_export(args: argparse.Namespace) -> int:
     with _bar(args, "exporting cells") as bar:
-        return _show(api.export(**_where(args), parquet=args.parquet, column=args.column,
-                                dims=args.dims, select=args.select, compression=args.compression,
-                                compression_level=args.compression_level,
-                                overwrite=args.overwrite, progress=bar))  # fmt: skip
+        return _show(
+            api.export(
+                **_where(args),
+                parquet=args.parquet,
+                column=args.column,
+                dims=args.dims,
+                select=args.select,
+                compression=args.compression,
+                compression_level=args.compression_level,
+                overwrite=args.overwrite,
+                progress=bar,
+            )
+        )
 
 
 def _silence_stdout() -> None:

@@ -43,37 +43,55 @@ def steps(progress: Progress | None, total: int) -> Callable[[int], None]:
 
 _DENIED = (errno.EACCES, errno.EPERM)
 _NETWORK = {
-    errno.ECONNREFUSED, errno.ECONNRESET, errno.ECONNABORTED, errno.ETIMEDOUT,
-    errno.EHOSTUNREACH, errno.ENETUNREACH, errno.EHOSTDOWN, errno.ENETDOWN,
-}  # fmt: skip
+    errno.ECONNREFUSED,
+    errno.ECONNRESET,
+    errno.ECONNABORTED,
+    errno.ETIMEDOUT,
+    errno.EHOSTUNREACH,
+    errno.ENETUNREACH,
+    errno.EHOSTDOWN,
+    errno.ENETDOWN,
+}
 _ADVICE = {
     **dict.fromkeys((errno.ENOSPC, errno.EDQUOT), "free some space there, or write somewhere else"),
     errno.EROFS: "copy the store to a writable place and run the command there",
-    **dict.fromkeys(_DENIED, "check its permissions and those of its directory (ls -l), or run "
-                    "as a user allowed to access it"),
-    **dict.fromkeys((errno.ENOENT, errno.ENOTDIR), "check the path (was it moved or deleted "
-                    "meanwhile?)"),
+    **dict.fromkeys(
+        _DENIED,
+        "check its permissions and those of its directory (ls -l), or run "
+        "as a user allowed to access it",
+    ),
+    **dict.fromkeys(
+        (errno.ENOENT, errno.ENOTDIR), "check the path (was it moved or deleted meanwhile?)"
+    ),
     errno.EIO: "the disk or network file system failed; check it (dmesg) and try again",
     errno.EMFILE: "too many files are open; raise the limit (ulimit -n) and try again",
     errno.ENFILE: "the system has too many files open; try again later",
     errno.ENOMEM: "the system ran out of memory; free some, or work on a smaller selection",
-}  # fmt: skip
+}
 # botocore's (under s3fs) and obstore's errors, looked up only in modules already imported (a
 # library that was never imported cannot have raised).
 _CONNECTION = ("botocore.exceptions.ConnectionError", "botocore.exceptions.HTTPClientError")
 _CREDENTIALS = (
-    "botocore.exceptions.NoCredentialsError", "botocore.exceptions.PartialCredentialsError",
-    "botocore.exceptions.CredentialRetrievalError", "obstore.exceptions.UnauthenticatedError",
+    "botocore.exceptions.NoCredentialsError",
+    "botocore.exceptions.PartialCredentialsError",
+    "botocore.exceptions.CredentialRetrievalError",
+    "obstore.exceptions.UnauthenticatedError",
     "obstore.exceptions.PermissionDeniedError",
-)  # fmt: skip
+)
 _OBJECT_STORE = ("obstore.exceptions.BaseError",)
 # Where an AWS client asks the instance metadata service for credentials when it found none.
 _IMDS_TOKEN = "/latest/api/token"
 # S3 error codes (botocore's ClientError) that mean the credentials are wrong or lack a right.
 _DENIED_CODES = {
-    "AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken",
-    "InvalidToken", "AllBucketsDisabled", "Forbidden", "403",
-}  # fmt: skip
+    "AccessDenied",
+    "InvalidAccessKeyId",
+    "SignatureDoesNotMatch",
+    "ExpiredToken",
+    "InvalidToken",
+    "AllBucketsDisabled",
+    "Forbidden",
+    "403",
+}
 _AWS = "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN)"
 _SETTINGS = {  # where each backend finds credentials and the endpoint, by URL scheme
     ("s3", "fsspec"): f"s3fs (botocore) reads the credentials from {_AWS}, AWS_PROFILE or "
