@@ -51,14 +51,10 @@ def test_export_a_2d_array(tmp_path: Path, capsys: CaptureFixture) -> None:
     assert table.column_names == ["index_0", "index_1", "g"]
     rows = table.column("index_0").to_pylist()
     cols = table.column("index_1").to_pylist()
-    # C order of the chunk grid, then C order inside each chunk (edge chunks clipped)
-    expected = [
-        (row, col)
-        for cr, cc in [(0, 0), (0, 1), (1, 0), (1, 1)]
-        for row in range(2 * cr, min(2 * cr + 2, 3))
-        for col in range(3 * cc, min(3 * cc + 3, 4))
-    ]
+    expected = [(row, col) for row in range(3) for col in range(4)]  # C order
     assert list(zip(rows, cols, strict=True)) == expected
+    pq = pytest.importorskip("pyarrow.parquet")
+    assert pq.ParquetFile(out).metadata.num_row_groups == 2  # one per row of chunks
     for (r, c), values in zip(expected, got, strict=True):
         np.testing.assert_array_equal(values, grid[r, c])
         assert values.shape == grid[r, c].shape
@@ -220,25 +216,31 @@ def test_dims_that_do_not_fit_the_cells_name_dims(tmp_path: Path, capsys: Captur
     assert not out.exists()
 
 
-def test_progress_steps_within_a_shard(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """One shard of 4 x 8 cells in inner chunks of 2 x 4: the progress moves at every row of
-    inner chunks read (a slab of about SLAB_BYTES, here 1 byte), not once for the whole shard;
-    the rows come out as a whole-shard read gives them, in one row group."""
-    pytest.importorskip("nd_arrow")
-    from zarr_ndarray_tool import _export as export_module
+def test_a_row_group_and_a_progress_step_per_row_of_shards(tmp_path: Path) -> None:
+    """6 x 8 cells in shards of 4 x 8 (inner chunks 2 x 4): rows 0-3, then 4-5 (a selection
+    starting inside a shard row starts there)."""
+    pq = pytest.importorskip("pyarrow.parquet")
     from zarr_ndarray_tool import api
 
-    _grid_array(tmp_path / "g", (4, 8), chunks=(2, 4), shards=(4, 8))
-    whole = tmp_path / "whole.parquet"
-    api.export(tmp_path / "g", parquet=whole)
-    monkeypatch.setattr(export_module, "SLAB_BYTES", 1)
+    _grid_array(tmp_path / "g", (6, 8), chunks=(2, 4), shards=(4, 8))
     calls: list[tuple[int, int]] = []
     out = tmp_path / "steps.parquet"
-    assert api.export(tmp_path / "g", parquet=out, progress=lambda *a: calls.append(a)).rows == 32
-    assert calls == [(0, 32), (16, 32), (32, 32)]
-    pq = pytest.importorskip("pyarrow.parquet")
-    assert pq.read_table(out).equals(pq.read_table(whole))
-    assert pq.ParquetFile(out).metadata.num_row_groups == 1  # one row group per shard
+    assert api.export(tmp_path / "g", parquet=out, progress=lambda *a: calls.append(a)).rows == 48
+    assert calls == [(0, 48), (32, 48), (48, 48)]
+    assert pq.ParquetFile(out).metadata.num_row_groups == 2
+    assert pq.read_table(out).column("index_0").to_pylist() == [
+        r for r in range(6) for _ in range(8)
+    ]
+    calls.clear()
+    api.export(
+        tmp_path / "g",
+        parquet=out,
+        select=slice(3, 6),
+        overwrite=True,
+        progress=lambda *a: calls.append(a),
+    )
+    assert calls == [(0, 24), (8, 24), (24, 24)]
+    assert pq.ParquetFile(out).metadata.num_row_groups == 2
 
 
 # ------------------------------------------------------------------ like a Parquet writer

@@ -10,6 +10,7 @@ import base64
 import binascii
 import itertools
 import json
+import operator
 from typing import Any
 
 import numpy as np
@@ -17,7 +18,7 @@ import numpy.typing as npt
 
 from zarr_ndarray_dtype import iter_columnar
 from zarr_ndarray_tool import _documents as docs
-from zarr_ndarray_tool._documents import Grid, data_type_kind, inner_chunks, with_shape
+from zarr_ndarray_tool._documents import Grid, data_type_kind, inner_chunks, label, with_shape
 from zarr_ndarray_tool._stores import ChunkObject, Location, Node, key_encoding, open_array
 from zarr_ndarray_tool.errors import Progress, Refused, counted, environment_failure, steps
 from zarr_vlen_ndarray.framing import BACKEND
@@ -52,11 +53,12 @@ def info(node: Node, progress: Progress | None = None) -> dict[str, Any]:
     cannot be read are counted and named, the statistics made of the others."""
     meta, kind, grid = node.meta, data_type_kind(node.meta.get("data_type")), node.grid
     etype = docs.element_type(meta, node.where) if kind in ("ndarray", "legacy") else None
+    unit = etype.fixed_nbytes if etype else 1  # bytes per row; a raw-bytes array's extents: bytes
     report: dict[str, Any] = {
         "path": node.where,
         "data_type": meta.get("data_type"),
         "kind": kind,
-        "element": etype and {"dtype": etype.name, "shape": etype.shape, "unit_bytes": etype.unit},
+        "element": etype and {"dtype": etype.dtype, "shape": [*etype.shape], "unit_bytes": unit},
         "shape": list(grid.shape),
         "chunk_shape": list(grid.chunks),
         "inner_chunk_shape": list(inner_chunks(meta) or []) or None,
@@ -73,18 +75,17 @@ def info(node: Node, progress: Progress | None = None) -> dict[str, Any]:
     except Refused:
         return report  # not an array whose chunks the tool reads: metadata only
     parts, bad, advance = [], [], steps(progress, len(node.objects))
-    with open_array(node.loc, view) as array:
-        for obj in node.objects:
-            try:
-                found = _read(array, grid.region(obj.index), obj.key, kind == "ndarray")
-                parts.append(found if kind == "ndarray" else np.array(list(map(len, found))))
-            except ValueError as exc:
-                bad.append(str(exc))
-            advance(1)
+    array = open_array(node.loc, view)
+    for obj in node.objects:
+        try:
+            found = _read(array, grid.region(obj.index), obj.key, kind == "ndarray")
+            parts.append(found if kind == "ndarray" else np.array(list(map(len, found))))
+        except ValueError as exc:
+            bad.append(str(exc))
+        advance(1)
     report |= {"unreadable_chunks": len(bad), "unreadable": bad[:5]}
     if kind != "ndarray":
         sizes = np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, np.int64)
-        unit = etype.unit if etype is not None else 1  # a legacy 0.1.x array: rows of its element
         return report | {
             "cells_in_written_chunks": int(sizes.size),
             "payload_bytes": int(sizes.sum()),
@@ -100,7 +101,7 @@ def info(node: Node, progress: Progress | None = None) -> dict[str, Any]:
         report["framing_backend"] = BACKEND
     report |= {
         "cells_in_written_chunks": int(items.size),
-        "payload_bytes": int(items.sum()) * etype.itemsize,
+        "payload_bytes": int(items.sum()) * etype.item_dtype.itemsize,
         "extent_unit": "rows" if rows else "items",
         "not_whole_rows": 0,
         "extent": _distribution(table[:, 0] if rows else items),
@@ -190,41 +191,35 @@ def verify(node: Node, progress: Progress | None, max_errors: int) -> tuple[str,
     kind, where = data_type_kind(node.meta.get("data_type")), node.where
     if kind == "legacy":
         raise Refused(
-            f"{where}: the data type is zarr-vlen-ndarray 0.1.x metadata, which no "
-            "longer resolves; run `migrate` first."
+            f"{where}: the data type is zarr-vlen-ndarray 0.1.x metadata, which no longer "
+            "resolves; run `migrate` first."
         )
     if kind not in ("ndarray", "bytes"):
         raise Refused(
-            f"{where}: verify decodes ndarray and raw-bytes arrays; this one's data type "
-            f"is {node.meta.get('data_type')!r}."
+            f"{where}: verify decodes ndarray and raw-bytes arrays; this one's data type is "
+            f"{node.meta.get('data_type')!r}."
         )
     padded, typed, failed = node.grid.padded(), kind == "ndarray", []
     meta = with_shape(node.meta if typed else docs.bytes_view(node.meta, where), padded.shape)
     inner, advance = inner_chunks(node.meta) if typed else None, steps(progress, len(node.objects))
-    with open_array(node.loc, meta) as array:
+    array = open_array(node.loc, meta)
 
-        def problems(key: str, region: Region) -> list[str]:
-            try:
-                _read(array, region, key, typed)
-            except ValueError as exc:
-                return [str(exc)]
-            return []
+    def problems(key: str, region: Region) -> list[str]:
+        try:
+            _read(array, region, key, typed)
+        except ValueError as exc:
+            return [str(exc)]
+        return []
 
-        for obj in node.objects:
-            region = padded.region(obj.index)
-            found = problems(obj.key, region)
-            if found and inner is not None:  # a shard: name every bad inner chunk in it
-                shard = Grid(tuple(r.stop - r.start for r in region), inner)
-                parts = (
-                    tuple(
-                        slice(r.start + p.start, r.start + p.stop)
-                        for r, p in zip(region, inner_region, strict=True)
-                    )
-                    for inner_region in map(shard.region, shard.indices())
-                )
-                found = list(dict.fromkeys(t for p in parts for t in problems(obj.key, p))) or found
-            failed += [(obj.key, text) for text in found]
-            advance(1)
+    for obj in node.objects:
+        found = problems(obj.key, padded.region(obj.index))
+        if found and inner is not None:  # a shard: name every bad inner chunk in it
+            fine, per = Grid(padded.shape, inner), map(operator.floordiv, padded.chunks, inner)
+            ranges = (range(i * k, (i + 1) * k) for i, k in zip(obj.index, per, strict=True))
+            parts = map(fine.region, itertools.product(*ranges))
+            found = list(dict.fromkeys(t for p in parts for t in problems(obj.key, p))) or found
+        failed += [(obj.key, text) for text in found]
+        advance(1)
     n, absent = len(node.objects), _absent(node)
     if not failed:
         decoded = f"all {n} chunk objects decode" if n else "no chunk object is stored"
@@ -271,41 +266,34 @@ def check_chunks(
         picked = [objects[int(i)] for i in at]
     checked = f"checked {len(picked)} of {counted(len(objects), 'chunk object')}"
     checked += " (--verify-all checks every one)" * (len(picked) < len(objects))
-    etype, grid = docs.element_type(new), docs.grid_of(new, str(loc))
-    assert etype is not None
-    padded, advance = grid.padded(), steps(progress, len(picked))
-
-    def problem(obj: ChunkObject, raw: Any, typed: Any) -> str | None:
+    dt, grid = docs.ndarray_type(str(loc), new["data_type"]), docs.grid_of(new, str(loc))
+    padded, advance, unit = grid.padded(), steps(progress, len(picked)), dt.fixed_nbytes
+    raw = open_array(loc, with_shape(docs.bytes_view(new, str(loc)), padded.shape))
+    typed = open_array(loc, with_shape(new, padded.shape))
+    for obj in picked:
         region = padded.region(obj.index)
         try:
             cells = _read(raw, region, obj.key, False)
         except ValueError as exc:
-            return f"zarr cannot read it as {etype}: {exc}"
+            return f"chunk {obj.key}: zarr cannot read it as {label(dt)}: {exc}", checked
         lengths = np.array(list(map(len, cells)), dtype=np.int64)
-        if (bad := np.flatnonzero(lengths % etype.unit)).size:
+        if (bad := np.flatnonzero(lengths % unit)).size:
             local = np.unravel_index(int(bad[0]), tuple(r.stop - r.start for r in region))
             coords = tuple(r.start + int(i) for r, i in zip(region, local, strict=True))
-            place = str(coords) + (
+            padding = any(c >= n for c, n in zip(coords, grid.shape, strict=True)) * (
                 f" (beyond the array's shape {grid.shape}, in the edge chunk's padding, which "
                 "zarr decodes with the chunk: a fill value its writer left there)"
-            ) * any(c >= n for c, n in zip(coords, grid.shape, strict=True))
-            return (
-                f"the element at {place} is {lengths[bad[0]]} bytes, not a whole number of "
-                f"{etype.unit}-byte rows of {etype}{_nul_hint(new, cells[bad[0]])}; check "
-                "--dtype and --shape."
             )
+            return (
+                f"chunk {obj.key}: the element at {coords}{padding} is {lengths[bad[0]]} bytes, "
+                f"not a whole number of {unit}-byte rows of {label(dt)}"
+                f"{_nul_hint(new, cells[bad[0]])}; check --dtype and --shape."
+            ), checked
         try:
             _read(typed, region, obj.key, True)
         except ValueError as exc:
-            return str(exc)
-        return None
-
-    raw_meta = with_shape(docs.bytes_view(new, str(loc)), padded.shape)
-    with open_array(loc, raw_meta) as raw, open_array(loc, with_shape(new, padded.shape)) as typed:
-        for obj in picked:
-            if (found := problem(obj, raw, typed)) is not None:
-                return f"chunk {obj.key}: {found}", checked
-            advance(1)
+            return f"chunk {obj.key}: {exc}", checked
+        advance(1)
     return None, checked
 
 

@@ -1,8 +1,8 @@
-"""Where an array lives and how the tool reads and writes it. Every read goes through zarr's
-store API (a directory is a LocalStore, a zip file a ZipStore, a URL an FsspecStore or
-ObjectStore). The tool writes itself only what zarr's stores cannot: a local file or a zip
-archive replaced atomically. Elsewhere a rewrite compares each key with what was read, then
-sets it: one writer at a time.
+"""Where a node lives and how the tool reads and writes it. Every read goes through zarr's store
+API (a directory is a LocalStore, a zip file a ZipStore, a URL an FsspecStore or ObjectStore).
+The tool writes itself only what zarr's stores cannot: a local file or a zip archive replaced
+atomically. Elsewhere a rewrite compares each key with what was read, then sets it: one writer
+at a time.
 """
 
 from __future__ import annotations
@@ -16,23 +16,24 @@ import operator
 import os
 import reprlib
 import secrets
-import sys
 import time
 import warnings
 import zipfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple, TypeVar
+from typing import Any, BinaryIO, NamedTuple, TypedDict, TypeVar, Unpack
 from urllib.parse import urlparse
 from urllib.request import url2pathname
+
+import zarr
+from zarr.abc.store import Store
+from zarr.buffer import default_buffer_prototype
+from zarr.storage import FsspecStore, LocalStore, MemoryStore, StoreLike, StorePath, ZipStore
 
 from zarr_ndarray_tool import _compat
 from zarr_ndarray_tool._compat import sync
 from zarr_ndarray_tool._documents import Grid, check_array_document, element_type, grid_of
 from zarr_ndarray_tool.errors import Refused
-
-if TYPE_CHECKING:
-    from zarr.storage import StoreLike
 
 T = TypeVar("T")
 ZARR_JSON, ZIP_SEPARATOR, BACKENDS = "zarr.json", "::", ("fsspec", "obstore")
@@ -57,8 +58,6 @@ class Location:
 
     def read(self, name: str = ZARR_JSON) -> bytes | None:
         """The content of the key ``name`` below the node, None if absent."""
-        from zarr.buffer import default_buffer_prototype
-
         buf = sync(self.store.get(self.key(name), prototype=default_buffer_prototype()))
         return None if buf is None else bytes(buf.to_bytes())
 
@@ -74,35 +73,36 @@ class Location:
         return f"{self.label}{separator}{self.inner}" if self.inner else self.label
 
 
-def location(
-    store: StoreLike, path: str = "", options: dict[str, Any] | None = None, backend: str = "fsspec"
-) -> Location:
-    """The node at ``path`` in anything zarr takes as a store: a path or URL as the command line
-    takes it (``options`` and ``backend`` for a URL), a Store, StorePath, FSMap or dict. Messages
-    name it by its path or URL where it has one."""
-    from zarr.abc.store import Store
-    from zarr.storage import FsspecStore, LocalStore, MemoryStore, StorePath, ZipStore
+class Where(TypedDict, total=False):
+    """Where the node is, besides the store: ``path`` inside it (default its root); for a URL,
+    ``storage_options`` for its ``backend``, ``"fsspec"`` (default) or ``"obstore"``."""
 
+    path: str
+    storage_options: dict[str, Any] | None
+    backend: str
+
+
+def location(store: StoreLike, **where: Unpack[Where]) -> Location:
+    """The node at ``path`` in a path or URL as the command line takes it (with its storage
+    options and backend), a zarr Store, StorePath or dict. Messages name it by its path or URL
+    where it has one."""
+    path, options = where.get("path", ""), where.get("storage_options")
     if isinstance(store, LocalStore) and not store.read_only:
         store = store.root  # its directory, as the CLI takes it (zarr would create it on open)
     if isinstance(store, str | os.PathLike):
+        backend = where.get("backend", "fsspec")
         return _locate(os.fspath(store), options, backend).child(path.strip("/"))
     if options:
         raise Refused("storage_options apply to a URL only; pass them when opening the store.")
     if isinstance(store, StorePath):
-        path = f"{store.path.strip('/')}/{path}"
-        store = store.store
+        path, store = f"{store.path.strip('/')}/{path}", store.store
     elif isinstance(store, dict):
         store = MemoryStore(store)
     elif not isinstance(store, Store):
-        mapping = sys.modules.get("fsspec.mapping")
-        if mapping is None or not isinstance(store, mapping.FSMap):
-            raise Refused(
-                f"got {type(store).__name__} {reprlib.repr(store)}; give a path or URL, "
-                "a zarr store (zarr.storage.LocalStore(...), FsspecStore, ...) or a "
-                "StorePath."
-            )
-        store = FsspecStore.from_mapper(store, read_only=store.readonly)
+        raise Refused(
+            f"got {type(store).__name__} {reprlib.repr(store)}; give a path or URL, a zarr store "
+            "(zarr.storage.LocalStore(...), FsspecStore, ...) or a StorePath."
+        )
     label = (str(store).strip() or type(store).__name__).splitlines()[0]
     if isinstance(store, LocalStore | ZipStore):
         label = str(store.root if isinstance(store, LocalStore) else store.path)
@@ -118,18 +118,13 @@ def _locate(path: str, options: dict[str, Any] | None, backend: str) -> Location
             raise Refused(f"{path}: a file:// URL names a local path (file:///path/to/array).")
         path = url2pathname(url.path)
     elif "://" in path:
-        store: Any
         try:
             if backend == "obstore":
                 import obstore.store
-                from zarr.storage import ObjectStore
 
-                store = ObjectStore(
-                    obstore.store.from_url(path, **(options or {})), read_only=False
-                )
+                found = obstore.store.from_url(path, **(options or {}))
+                store: Store = zarr.storage.ObjectStore(found, read_only=False)
             else:
-                from zarr.storage import FsspecStore
-
                 store = FsspecStore.from_url(path, storage_options=options or None, read_only=False)
         except ImportError as exc:
             package = "obstore" if backend == "obstore" else "fsspec and its file system for it"
@@ -146,8 +141,6 @@ def _locate(path: str, options: dict[str, Any] | None, backend: str) -> Location
     if ZIP_SEPARATOR in path:
         raise Refused(f"{file}: not a zip file (PATH{ZIP_SEPARATOR}inner names a zip store).")
     if p.is_dir():
-        from zarr.storage import LocalStore
-
         return Location(LocalStore(p, read_only=True), "", str(p), directory=p)
     if p.is_file():
         raise Refused(f"{path} is a file but not a zip store; give a store directory or a .zip.")
@@ -155,17 +148,10 @@ def _locate(path: str, options: dict[str, Any] | None, backend: str) -> Location
 
 
 def list_sizes(loc: Location) -> dict[str, int]:
-    """Every key below the node (relative to it) with its size in bytes: one listing where the
-    library gives sizes with it, else zarr's listing and a ``getsize`` per key, concurrently."""
-    from zarr.storage import ObjectStore, ZipStore
-
+    """Every key below the node (relative to it) with its size in bytes: zarr's listing and a
+    ``getsize`` per key, concurrently (a zip file's sizes from its directory)."""
     store, base = loc.store, f"{loc.inner}/" if loc.inner else ""
-    if isinstance(store, ObjectStore):  # zarr's ObjectStore would HEAD every key
-        import obstore
-
-        listed = (meta for batch in obstore.list(store.store, loc.inner or None) for meta in batch)
-        sizes = {str(meta["path"]): int(meta["size"]) for meta in listed}
-    elif isinstance(store, ZipStore) and store.read_only and isinstance(store.path, Path):
+    if isinstance(store, ZipStore) and store.read_only and isinstance(store.path, Path):
         with zipfile.ZipFile(store.path) as zf:  # zarr's ZipStore would read every member whole
             sizes = {i.filename: i.file_size for i in zf.infolist() if not i.is_dir()}
     else:
@@ -179,16 +165,15 @@ def list_sizes(loc: Location) -> dict[str, int]:
     return {k[len(base) :]: n for k, n in sizes.items() if k.startswith(base)}
 
 
-def read_document(loc: Location, raw: bytes | None) -> tuple[Any, str]:
-    """The parsed ``zarr.json`` (``raw``) of the node and its text; Refused if there is none."""
-    if raw is None:
+def read_document(loc: Location) -> tuple[Any, str]:
+    """The node's parsed ``zarr.json`` and its text; Refused if there is none."""
+    if (raw := loc.read()) is None:
         for v2 in (".zarray", ".zgroup"):
             if loc.read(v2) is not None:
                 raise Refused(
-                    f"{loc}: found {v2} but no zarr.json: this is a Zarr v2 node; this "
-                    "command handles Zarr v3 arrays only (the ndarray data type is not "
-                    "defined for v2; `upgrade` turns a v2 VLenArray or VLenBytes array "
-                    "into a v3 one)."
+                    f"{loc}: found {v2} but no zarr.json: this is a Zarr v2 node; this command "
+                    "handles Zarr v3 arrays only (the ndarray data type is not defined for v2; "
+                    "`upgrade` turns a v2 VLenArray or VLenBytes array into a v3 one)."
                 )
         if loc.directory is not None:  # an empty directory is still there
             empty = not (loc.directory / loc.inner).exists()
@@ -198,19 +183,9 @@ def read_document(loc: Location, raw: bytes | None) -> tuple[Any, str]:
             raise Refused(f"{loc} does not exist (nothing is stored there).")
         raise Refused(f"{loc}: no zarr.json there, so it is not a Zarr v3 array.")
     try:
-        meta = json.loads(text := raw.decode("utf-8"))
+        return json.loads(text := raw.decode("utf-8")), text
     except (UnicodeDecodeError, ValueError) as exc:
         raise Refused(f"{loc}: zarr.json is not valid JSON ({exc}).") from exc
-    if isinstance(meta, dict) and meta.get("node_type") == "group":
-        arrays: list[str] = []
-        sep = ZIP_SEPARATOR if loc.zip_file is not None else "/"
-        for rel in sorted(k for k in list_sizes(loc) if k.endswith(f"/{ZARR_JSON}")):
-            with contextlib.suppress(ValueError, UnicodeDecodeError, AttributeError):
-                if len(arrays) < 8 and json.loads(loc.read(rel) or b"").get("node_type") == "array":
-                    arrays.append(f"{loc}{sep}{rel[: -len(ZARR_JSON) - 1]}")
-        hint = f"arrays inside: {', '.join(arrays)}" if arrays else "it holds no arrays"
-        raise Refused(f"{loc} is a Zarr group, not an array; name an array inside it ({hint}).")
-    return meta, text
 
 
 def write(loc: Location, changes: Mapping[str, bytes | None], expect: Mapping[str, Any]) -> None:
@@ -226,17 +201,13 @@ def write(loc: Location, changes: Mapping[str, bytes | None], expect: Mapping[st
         return _rewrite_zip(loc.zip_file, {loc.key(k): v for k, v in changes.items()})
     if None in changes.values() and not getattr(loc.store, "supports_deletes", True):
         raise Refused(
-            f"{loc}: this {type(loc.store).__name__} cannot delete keys, "
-            "and a Zarr v2 <-> v3 switch replaces the metadata documents; "
-            "for a zip store run the CLI on the file "
+            f"{loc}: this {type(loc.store).__name__} cannot delete keys, and a Zarr v2 <-> v3 "
+            "switch replaces the metadata documents; for a zip store run the CLI on the file "
             "(FILE.zip::path/to/array), which rewrites the archive."
         )
     if loc.directory is None and getattr(loc.store, "read_only", False):
-        raise Refused(
-            f"{loc}: the store is read-only (open it with read_only=False); nothing written."
-        )
-    from zarr.buffer import default_buffer_prototype
-
+        what = "the store is read-only (open it with read_only=False)"
+        raise Refused(f"{loc}: {what}; nothing written.")
     done: list[str] = []
     try:
         for name, data in sorted(changes.items(), key=lambda c: c[1] is None):  # writes first
@@ -332,9 +303,8 @@ def key_encoding(meta: dict[str, Any], where: str) -> Any:
     try:
         return _compat.chunk_key_encoding(enc)
     except (ValueError, TypeError, KeyError) as exc:
-        raise Refused(
-            f"{where}: chunk_key_encoding {json.dumps(enc)} is not one zarr knows ({exc})."
-        ) from exc
+        text = f"chunk_key_encoding {json.dumps(enc)}"
+        raise Refused(f"{where}: {text} is not one zarr knows ({exc}).") from exc
 
 
 def chunk_objects(loc: Location, meta: dict[str, Any], grid: Grid) -> list[ChunkObject]:
@@ -361,18 +331,14 @@ class Node(NamedTuple):
 
 def load_node(loc: Location) -> Node:
     """Read the array at ``loc``; :class:`Refused` if there is none or it is unusable."""
-    meta, text = read_document(loc, loc.read())
+    meta, text = read_document(loc)
     grid = grid_of(check_array_document(meta, str(loc)), str(loc))
     return Node(loc, meta, text, grid, chunk_objects(loc, meta, grid))
 
 
-@contextlib.contextmanager
-def open_array(loc: Location, meta: dict[str, Any]) -> Iterator[Any]:
+def open_array(loc: Location, meta: dict[str, Any]) -> zarr.Array:
     """A read-only zarr array over the node's chunks, described by ``meta`` (not zarr.json):
     the tool reads an array's chunks as raw bytes so, or checks an upgrade it plans."""
-    import zarr
-    from zarr.storage import StorePath
-
     element_type(meta, str(loc))  # an ndarray type zarr cannot resolve, named by its rule
     with warnings.catch_warnings():  # zarr warns that variable_length_bytes (and on 3.1.0
         # vlen-bytes) has no Zarr v3 specification; the tool reads such arrays on purpose
@@ -381,4 +347,4 @@ def open_array(loc: Location, meta: dict[str, Any]) -> Iterator[Any]:
             array = zarr.AsyncArray(meta, StorePath(loc.store, loc.inner))  # type: ignore[call-overload]
         except (ValueError, TypeError, KeyError) as exc:
             raise Refused(f"{loc}: zarr cannot read this array's metadata: {exc}") from exc
-        yield zarr.Array(array)
+    return zarr.Array(array)

@@ -15,21 +15,17 @@ import warnings
 from typing import Any
 
 import numpy as np
+import zarr
+from zarr.buffer import default_buffer_prototype
+from zarr.storage import MemoryStore, StorePath
 
 from zarr_ndarray_dtype import iter_columnar, read_columnar
 from zarr_ndarray_tool import _documents as docs
-from zarr_ndarray_tool._documents import ZARRAY, ZATTRS, Pattern, document_text
+from zarr_ndarray_tool import _stores
+from zarr_ndarray_tool._documents import ZARRAY, ZATTRS, Pattern, document_text, label
 from zarr_ndarray_tool._inspect import check_chunks
-from zarr_ndarray_tool._stores import (
-    ZARR_JSON,
-    Location,
-    Node,
-    chunk_objects,
-    list_sizes,
-    open_array,
-    write,
-)
-from zarr_ndarray_tool.errors import Progress, Refused, counted, steps
+from zarr_ndarray_tool._stores import ZARR_JSON, Location, Node, chunk_objects, open_array
+from zarr_ndarray_tool.errors import Outcome, Progress, Refused, counted, steps
 
 #: Chunk objects ``upgrade`` checks unless told to check all.
 DEFAULT_SAMPLE = 16
@@ -42,47 +38,36 @@ MIGRATION_RELEASE = "3.1.3"
 
 
 @dataclasses.dataclass(frozen=True)
-class Outcome:
-    """What a command did: its message, and for a dry run the ``zarr.json`` diff."""
-
-    message: str
-    diff: str = ""
-
-
-@dataclasses.dataclass(frozen=True)
 class Options:
+    """An upgrade's element type, how many chunk objects it checks (None: all), and more."""
+
     dtype: str | None = None
     shape: Pattern | None = None
-    verify_all: bool = False
-    sample: int = DEFAULT_SAMPLE
+    sample: int | None = DEFAULT_SAMPLE
     dry_run: bool = False
     progress: Progress | None = None
 
-    @property
-    def checks(self) -> tuple[int | None, Progress | None]:
-        """How many chunk objects to check (None: all), and the progress."""
-        return None if self.verify_all else self.sample, self.progress
+
+def _described(meta: dict[str, Any]) -> str:
+    return label(docs.element_type(meta))  # type: ignore[arg-type]
 
 
 def rewrite(node: Node, new: dict[str, Any], what: str, dry_run: bool) -> Outcome:
     """Check that zarr reads ``new``, then return its diff (dry run) or write it."""
-    with open_array(node.loc, new):
-        pass  # zarr parses the new document (data type, codecs, fill value) or we refuse
+    open_array(node.loc, new)  # zarr parses the new document (data type, codecs, fill value)
     if dry_run:
         diff = docs.json_diff(node.meta, new, f"{node.where}/{ZARR_JSON}")
         return Outcome(f"dry run: {what}; nothing written", diff)
     data = docs.dumps_like(new, node.text).encode("utf-8")
-    write(node.loc, {ZARR_JSON: data}, {ZARR_JSON: node.text.encode("utf-8")})
+    _stores.write(node.loc, {ZARR_JSON: data}, {ZARR_JSON: node.text.encode("utf-8")})
     return Outcome(f"{node.where}: {what}; rewrote zarr.json")
 
 
 def upgrade(node: Node, options: Options) -> Outcome:
     """Raw bytes + ``vlen-bytes`` -> ``ndarray`` + ``vlen-ndarray``, after checking chunks."""
     new = docs.upgrade(node.meta, options.dtype, options.shape, node.where)  # type: ignore[arg-type]
-    problem, checked = check_chunks(node.loc, new, node.objects, *options.checks)
-    if problem is not None:
-        raise Refused(f"{node.where}: not upgraded (nothing written): {problem}")
-    return rewrite(node, new, f"upgrade to {docs.element_type(new)}; {checked}", options.dry_run)
+    checked = _checked(node.loc, new, node.objects, options)
+    return rewrite(node, new, f"upgrade to {_described(new)}; {checked}", options.dry_run)
 
 
 def downgrade(node: Node, dry_run: bool = False) -> Outcome:
@@ -99,14 +84,14 @@ def downgrade(node: Node, dry_run: bool = False) -> Outcome:
     if present := [name for name in texts if node.loc.read(name) is not None]:
         raise Refused(f"{node.where}: {present[0]} exists already; nothing written.")
     changes = {**{k: t.encode("utf-8") for k, t in texts.items()}, ZARR_JSON: None}
-    write(node.loc, changes, {**dict.fromkeys(texts), ZARR_JSON: node.text.encode("utf-8")})
+    _stores.write(node.loc, changes, {**dict.fromkeys(texts), ZARR_JSON: node.text.encode("utf-8")})
     return Outcome(f"{node.where}: {what}")
 
 
 def migrate(node: Node, dry_run: bool = False) -> Outcome:
     """zarr-vlen-ndarray 0.1.x data type -> ``ndarray``."""
     new = docs.migrate(node.meta, node.where)
-    return rewrite(node, new, f"migrate to ndarray {docs.element_type(new)}", dry_run)
+    return rewrite(node, new, f"migrate to ndarray {_described(new)}", dry_run)
 
 
 def is_v2(loc: Location, doc: str = ZARRAY) -> bool:
@@ -114,30 +99,33 @@ def is_v2(loc: Location, doc: str = ZARRAY) -> bool:
     return loc.read() is None and loc.read(doc) is not None
 
 
-def _plan_v2(loc: Location, options: Options) -> tuple[dict[str, Any], str, str | None, dict]:
-    """A Zarr v2 ragged array's v3 document, what was checked, the first chunk that does not
-    fit (or None), and the v2 documents read."""
+def _checked(loc: Location, new: dict[str, Any], objects: Any, options: Options) -> str:
+    """What :func:`.check_chunks` checked; Refused with the first chunk that does not fit."""
+    problem, checked = check_chunks(loc, new, objects, options.sample, options.progress)
+    if problem is not None:
+        raise Refused(f"{loc}: not upgraded (nothing written): {problem}")
+    return checked
+
+
+def _plan_v2(loc: Location, options: Options) -> tuple[dict[str, Any], list[Any], dict]:
+    """A Zarr v2 ragged array's v3 document, its chunk objects, and the v2 documents read."""
     found = {name: loc.read(name) for name in (ZARRAY, ZATTRS)}
     zarray, zattrs = (document_text(found[k], k, str(loc)) for k in (ZARRAY, ZATTRS))
     new, _ = docs.v3_from_v2(zarray or "", zattrs, options.dtype, options.shape, str(loc))
-    objects = chunk_objects(loc, new, docs.grid_of(new, str(loc)))
-    problem, checked = check_chunks(loc, new, objects, *options.checks)
-    return new, checked, problem, found
+    return new, chunk_objects(loc, new, docs.grid_of(new, str(loc))), found
 
 
 def upgrade_v2(loc: Location, options: Options) -> Outcome:
     """A Zarr v2 ``VLenArray``/``VLenBytes`` array -> ``ndarray`` + ``vlen-ndarray`` (v3): its
     chunks checked, then ``zarr.json`` written and the v2 documents (kept in its attributes)
     deleted; no chunk is touched."""
-    new, checked, problem, found = _plan_v2(loc, options)
-    if problem is not None:
-        raise Refused(f"{loc}: not upgraded (nothing written): {problem}")
-    what = f"upgrade Zarr v2 to ndarray {docs.element_type(new)}; {checked}"
+    new, objects, found = _plan_v2(loc, options)
+    what = f"upgrade Zarr v2 to ndarray {_described(new)}; {_checked(loc, new, objects, options)}"
     if options.dry_run:
         diff = docs.json_diff({}, new, f"{loc}/{ZARR_JSON}")
         return Outcome(f"dry run: {what}; would remove {ZARRAY}, {ZATTRS}; nothing written", diff)
     text = json.dumps(new, indent=2).encode("utf-8")
-    write(loc, {ZARR_JSON: text, ZARRAY: None, ZATTRS: None}, {ZARR_JSON: None, **found})
+    _stores.write(loc, {ZARR_JSON: text, ZARRAY: None, ZATTRS: None}, {ZARR_JSON: None, **found})
     return Outcome(f"{loc}: {what}; wrote zarr.json, kept the v2 documents in its attributes")
 
 
@@ -151,14 +139,10 @@ def has_migration() -> bool:
 
 def _open_v2(texts: dict[str, str]) -> Any:
     """The v2 node whose documents are ``texts``, opened by zarr (from memory)."""
-    import zarr
-    from zarr.buffer import default_buffer_prototype
-
+    buffer = default_buffer_prototype().buffer
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # zarr's notes on v2 codecs; the result is checked
-        store = {
-            k: default_buffer_prototype().buffer.from_bytes(t.encode()) for k, t in texts.items()
-        }
+        store = {k: buffer.from_bytes(t.encode()) for k, t in texts.items()}
         if ZGROUP in texts:
             return zarr.open_group(store, mode="r", zarr_format=2, use_consolidated=False)
         return zarr.open_array(store, mode="r", zarr_format=2)
@@ -167,8 +151,7 @@ def _open_v2(texts: dict[str, str]) -> Any:
 def migrated_document(texts: dict[str, str], where: str) -> str:
     """The ``zarr.json`` text zarr's own migration writes for one group or ordinary array,
     given its v2 documents (``.zgroup`` or ``.zarray``, and ``.zattrs`` if any) as texts."""
-    from zarr.metadata.migrate_v3 import migrate_to_v3
-    from zarr.storage import MemoryStore, StorePath
+    from zarr.metadata.migrate_v3 import migrate_to_v3  # zarr >= 3.1.3
 
     written: dict[str, Any] = {}  # what zarr's migration writes, read back from the dict itself
     try:
@@ -199,7 +182,7 @@ def _plan_tree(loc: Location, options: Options) -> tuple[dict[str, dict[str, byt
     a line for ``--dry-run``, checked; Refused naming the first node that cannot be upgraded."""
     found: dict[str, dict[str, bytes]] = {}
     v3 = []
-    for key in list_sizes(loc):
+    for key in _stores.list_sizes(loc):
         path, _, name = key.rpartition("/")
         v3 += [path or "/"] * (name == ZARR_JSON)
         if name in (ZGROUP, ZARRAY, ZATTRS, ZMETADATA) and (data := loc.read(key)) is not None:
@@ -261,42 +244,37 @@ def _ragged(loc: Location, path: str, arrays: set[str], codec: str, options: Opt
     flat = dataclasses.replace(options, progress=None)
     if codec == "vlen-array":
         flat = dataclasses.replace(flat, dtype=None, shape=None)
-    new, checked, problem, _ = _plan_v2(child, flat)
-    if problem is not None:
-        raise Refused(f"{child}: not upgraded (nothing written): {problem}")
-    note = f"array ndarray {docs.element_type(new)} (vlen-ndarray); {checked}"
+    new, objects, _ = _plan_v2(child, flat)
+    note = f"array ndarray {_described(new)} (vlen-ndarray); {_checked(child, new, objects, flat)}"
     parent, _, name = path.rpartition("/")
     group = {p.rpartition("/")[2] for p in arrays if p.rpartition("/")[0] == parent}
     if (sibling := docs.sibling_of(name, group)) is None or codec != "vlen-array":
         return json.dumps(new, indent=2), note
     pattern, why = _sibling_pattern(loc, path, _join(parent, sibling), new)
-    note = f"array ndarray {docs.element_type(new)}: {why}"
+    note = f"array ndarray {_described(new)}: {why}"
     if pattern != (None,):
-        wide, wide_checked, wide_problem, _ = _plan_v2(child, Options(None, pattern, True))
-        if wide_problem is None:
-            new, note = wide, f"array ndarray {docs.element_type(wide)}: {why} ({wide_checked})"
+        wide, objects, _ = _plan_v2(child, Options(None, pattern, None))
+        problem, checked = check_chunks(child, wide, objects, None, None)
+        if problem is None:
+            new, note = wide, f"array ndarray {_described(wide)}: {why} ({checked})"
         else:
-            note += f", but {wide_problem}; so the cells stay flattened"
+            note += f", but {problem}; so the cells stay flattened"
     return json.dumps(new, indent=2), f"{note} (shapes in {sibling})"
 
 
 def _sibling_pattern(loc: Location, path: str, sibling: str, meta: dict) -> tuple[Pattern, str]:
     """The pattern the shape sibling gives the array of ``meta`` (its ``[null]`` document)."""
-    zarray, zattrs = (
-        document_text(loc.read(_join(sibling, k)), k, sibling) for k in (ZARRAY, ZATTRS)
-    )
-    shapes, etype = docs.v3_from_v2(zarray or "", zattrs, None, None, sibling)
+    texts = (document_text(loc.read(_join(sibling, k)), k, sibling) for k in (ZARRAY, ZATTRS))
+    shapes, dt = docs.v3_from_v2(next(texts) or "", next(texts), None, None, sibling)
     where = f"{loc}: {path}"
-    if etype.name not in ("int64", "int32") or shapes["shape"] != meta["shape"]:
+    if dt.dtype not in ("int64", "int32") or shapes["shape"] != meta["shape"]:
         raise Refused(
-            f"{where}: its shape sibling {sibling.rpartition('/')[2]} is not an integer "
-            f"array of the same shape ({etype.name}, {shapes['shape']} vs "
-            f"{meta['shape']}); nothing written."
+            f"{where}: its shape sibling {sibling.rpartition('/')[2]} is not an integer array of "
+            f"the same shape ({dt.dtype}, {shapes['shape']} vs {meta['shape']}); nothing written."
         )
-    with open_array(loc.child(sibling), shapes) as array:
-        table = read_columnar(array)
-    with open_array(loc.child(path), meta) as array:
-        sizes = [col.shapes[:, 0] for _, col in iter_columnar(array, values=False)]
+    table = read_columnar(open_array(loc.child(sibling), shapes))
+    array = open_array(loc.child(path), meta)
+    sizes = [col.shapes[:, 0] for _, col in iter_columnar(array, values=False)]
     items = np.concatenate(sizes) if sizes else np.zeros(0, np.int64)
     extents, ranks = table.values.astype(np.int64).reshape(-1), np.diff(table.offsets)
     return docs.pattern_of(ranks, extents, items, tuple(meta["shape"]), where)
@@ -309,8 +287,6 @@ def _digest(text: str) -> str:
 def upgrade_tree(loc: Location, options: Options) -> Outcome:
     """Upgrade the Zarr v2 hierarchy at ``loc`` in place (see the module docstring)."""
     if not has_migration():
-        import zarr
-
         raise Refused(
             f"{loc}: a whole Zarr v2 hierarchy is upgraded with zarr-python's own v2 -> "
             f"v3 migration (zarr.metadata.migrate_v3), which zarr {MIGRATION_RELEASE} "
@@ -344,7 +320,7 @@ def upgrade_tree(loc: Location, options: Options) -> Outcome:
     # children first, the root's zarr.json last: an interrupted run leaves a v2 root
     for path, text, _ in sorted(planned, key=lambda s: -s[0].count("/") - bool(s[0])):
         changes[_join(path, ZARR_JSON)] = text.encode("utf-8")
-    write(loc, {**changes, **dict.fromkeys(v2)}, {**dict.fromkeys(changes), **v2})
+    _stores.write(loc, {**changes, **dict.fromkeys(v2)}, {**dict.fromkeys(changes), **v2})
     return Outcome(f"{loc}: {what}; kept the v2 documents in {KEPT}\n" + "\n".join(lines))
 
 
@@ -371,5 +347,5 @@ def downgrade_tree(loc: Location, dry_run: bool = False) -> Outcome:
     if dry_run:
         return Outcome(f"dry run: {what}; nothing written")
     changes = {**{k: t.encode("utf-8") for k, t in v2.items()}, **dict.fromkeys([*v3, KEPT])}
-    write(loc, changes, dict.fromkeys(v2))
+    _stores.write(loc, changes, dict.fromkeys(v2))
     return Outcome(f"{loc}: {what}")
