@@ -29,6 +29,7 @@ ZARRAY, ZATTRS = ".zarray", ".zattrs"
 #: The attribute of an array upgraded from Zarr v2 that keeps its v2 documents for ``downgrade``.
 V2_ATTRIBUTE = "_zarr_vlen_ndarray_v2"
 Pattern = tuple[int | None, ...]
+Ints = npt.NDArray[np.int64]
 
 
 def compact(value: object) -> str:
@@ -47,8 +48,8 @@ def check_array_document(meta: Any, where: str) -> dict[str, Any]:
         )
     if meta.get("node_type") == "group":
         raise Refused(
-            f"{where} is a Zarr group, not an array; name an array inside it (e.g. PATH/name for "
-            "a directory store, FILE.zip::name for a zip store)."
+            f"{where} is a Zarr group, not an array; name an array inside it (e.g. PATH/name for a "
+            "directory store, FILE.zip::name for a zip store)."
         )
     if meta.get("node_type") != "array":
         raise Refused(f"{where}: zarr.json has node_type {meta.get('node_type')!r}, not 'array'.")
@@ -100,8 +101,8 @@ def element_type(meta: dict[str, Any], at: str = "") -> NDArray | None:
     if not (dtype in ELEMENT_DTYPES or re.fullmatch(r"[<|][biufc][0-9]{1,2}", str(dtype))):
         raise Refused(
             f"{where}: element dtype {compact(dtype)} is neither one of the 14 names "
-            f"{', '.join(ELEMENT_DTYPES)} nor an explicit little-endian typestr such as '<f4'; "
-            "it is not allowed (a guess could mistype every element)."
+            f"{', '.join(ELEMENT_DTYPES)} nor an explicit little-endian typestr such as '<f4'; it "
+            "is not allowed (a guess could mistype every element)."
         )
     return ndarray_type(where, None, dtype, [None, *inner])
 
@@ -171,8 +172,8 @@ def _rewritten(meta: dict[str, Any], where: str, command: str, new_type: Callabl
     if len(entries := _entries(out["codecs"], old)) != 1:
         raise Refused(
             f"{where}: the codec chain {codec_chain(meta['codecs'])} has {len(entries) or 'no'} "
-            f"{old!r} codec{'s' * (len(entries) != 1)}; {command} expects exactly one {old} "
-            "codec (at the top level or inside sharding)."
+            f"{old!r} codec{'s' * (len(entries) != 1)}; {command} expects exactly one {old} codec "
+            "(at the top level or inside sharding)."
         )
     holder, at = entries[0]
     entry = holder[at] if isinstance(holder[at], dict) else {"": holder[at]}
@@ -205,9 +206,9 @@ def new_element_type(dtype: str, shape: Pattern) -> NDArray:
     """The element type an ``upgrade`` writes; :class:`Refused` if vlen-ndarray cannot serve it."""
     if not (dt := ndarray_type("", None, dtype, shape)).pattern.is_leading_variable:
         raise Refused(
-            f"--shape {compact(list(dt.shape))}: the vlen-ndarray codec serves only patterns "
-            "with one leading variable axis, [null, d1, ..., dk]; a vlen-bytes store can only "
-            "become one of those (e.g. --shape null or --shape null,2)."
+            f"--shape {compact(list(dt.shape))}: the vlen-ndarray codec serves only patterns with "
+            "one leading variable axis, [null, d1, ..., dk]; a vlen-bytes store can only become "
+            "one of those (e.g. --shape null or --shape null,2)."
         )
     return dt
 
@@ -374,9 +375,7 @@ def v3_from_v2(
         zarray, attrs = json.loads(zarray_text), json.loads(zattrs_text or "{}")
     except ValueError as exc:
         raise Refused(f"{where}: {ZARRAY} or {ZATTRS} is not valid JSON ({exc}).") from exc
-    if not (
-        isinstance(zarray, dict) and zarray.get("zarr_format") == 2 and isinstance(attrs, dict)
-    ):
+    if not isinstance(zarray, dict) or zarray.get("zarr_format") != 2 or type(attrs) is not dict:
         raise Refused(f"{where}: {ZARRAY} is no Zarr v2 array document or {ZATTRS} no object.")
     filters = zarray.get("filters") or []
     ids = [f.get("id") if isinstance(f, dict) else f for f in filters]
@@ -399,8 +398,8 @@ def v3_from_v2(
         if str(text := filters[0].get("dtype")).startswith(">"):
             raise Refused(
                 f"{where}: the VLenArray filter's dtype {text!r} is big-endian; vlen-ndarray "
-                "elements are little-endian, so these chunks are not byte-compatible (rewrite "
-                "the array with a little-endian dtype)."
+                "elements are little-endian, so these chunks are not byte-compatible (rewrite the "
+                "array with a little-endian dtype)."
             )
         name = ndarray_type(f"{where}: the VLenArray filter's dtype", None, text, (None,)).dtype
         if dtype is not None and dtype != name:
@@ -473,11 +472,7 @@ def sibling_of(name: str, arrays: set[str]) -> str | None:
 
 
 def pattern_of(
-    ranks: npt.NDArray[np.int64],
-    extents: npt.NDArray[np.int64],
-    sizes: npt.NDArray[np.int64],
-    grid: tuple[int, ...],
-    where: str,
+    ranks: Ints, extents: Ints, sizes: Ints, grid: tuple[int, ...], where: str
 ) -> tuple[Pattern, str]:
     """The pattern of a HyperSpy ragged array whose cells (C order over ``grid``) hold ``sizes``
     items flattened, their shape sibling's ``ranks`` and ``extents`` (back to back); and why. One

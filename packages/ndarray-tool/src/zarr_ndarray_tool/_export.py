@@ -76,8 +76,8 @@ def _codec(out: Path, overwrite: bool, compression: str, level: int | None) -> A
         raise Refused(f"--compression {compression!r}: choose one of {', '.join(COMPRESSIONS)}.")
     if out.suffix.lower() in IPC_SUFFIXES and compression not in ("zstd", "lz4", "none"):
         raise Refused(
-            f"{out}: an Arrow IPC file ({', '.join(IPC_SUFFIXES)}) is compressed with zstd, lz4 "
-            f"or none, not {compression}; pass --compression zstd, or write a .parquet file."
+            f"{out}: an Arrow IPC file ({', '.join(IPC_SUFFIXES)}) is compressed with zstd, lz4 or "
+            f"none, not {compression}; pass --compression zstd, or write a .parquet file."
         )
     try:
         if compression == "none" and level is not None:
@@ -172,8 +172,8 @@ def export(
             problem = "a name twice" if len(dims) == rank else counted(len(dims), "name")
             example = ",".join(["n", "xy", "z", "t"][:rank]) if rank <= 4 else "d0,d1,..."
             raise Refused(
-                f"--dims {','.join(dims)} gives {problem}, but every cell of {loc} has {rank} "
-                f"axes ({label(dt)}); name each axis once, comma-separated (e.g. --dims {example})."
+                f"--dims {','.join(dims)} gives {problem}, but every cell of {loc} has {rank} axes "
+                f"({label(dt)}); name each axis once, comma-separated (e.g. --dims {example})."
             )
     try:
         box = resolve(select, shape)

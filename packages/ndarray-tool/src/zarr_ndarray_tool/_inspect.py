@@ -1,8 +1,6 @@
-"""Reading every stored chunk object: ``info`` (what an array is, the distribution of its cells'
-extents), ``verify`` (every bad chunk, with its rule) and the checks an ``upgrade`` makes before
-it writes. ``ndarray`` chunks are decoded by the columnar engine with every rule of their codec,
-no value copied; raw-bytes chunks are read through zarr as ``vlen-bytes``.
-"""
+"""Reading every stored chunk object: ``info``, ``verify`` and an ``upgrade``'s checks.
+``ndarray`` chunks are decoded by the columnar engine with every rule of their codec, no value
+copied; raw-bytes chunks are read through zarr as ``vlen-bytes``."""
 
 from __future__ import annotations
 
@@ -19,7 +17,7 @@ import numpy.typing as npt
 from zarr_ndarray_dtype import iter_columnar
 from zarr_ndarray_tool import _documents as docs
 from zarr_ndarray_tool._documents import Grid, data_type_kind, inner_chunks, label, with_shape
-from zarr_ndarray_tool._stores import ChunkObject, Location, Node, key_encoding, open_array
+from zarr_ndarray_tool._stores import Location, Node, key_encoding, open_array
 from zarr_ndarray_tool.errors import Progress, Refused, counted, environment_failure, steps
 from zarr_vlen_ndarray.framing import BACKEND
 
@@ -28,10 +26,9 @@ Region = tuple[slice, ...]
 
 
 def _read(array: Any, region: Region, key: str, typed: bool) -> Any:
-    """``typed``: the shape table of the cells of ``region`` of an ``ndarray`` array (every
-    chunk decoded with its codec's rules, no value copied); else the cells of an array read as
-    raw bytes, flat. A chunk that does not decode raises a ValueError naming it; a failure of
-    the store or the machine (a connection, a disk) is raised as it is."""
+    """The shape table of the cells of ``region`` (``typed``), else the cells as raw bytes, flat.
+    A chunk that does not decode raises a ValueError naming it; a failure of the environment (a
+    connection, a disk) is raised as it is."""
     try:
         if typed:
             tables = [col.shapes for _, col in iter_columnar(array, region, values=False)]
@@ -43,14 +40,13 @@ def _read(array: Any, region: Region, key: str, typed: bool) -> Any:
         if typed and isinstance(exc, ValueError):  # every codec and stored-chunk error is one
             raise
         raise ValueError(
-            f"the stored chunk {key!r} does not decode ({type(exc).__name__}: {exc}): "
-            "it is corrupt or was written with other codecs"
+            f"the stored chunk {key!r} does not decode ({type(exc).__name__}: {exc}): it is "
+            "corrupt or was written with other codecs"
         ) from exc
 
 
 def info(node: Node, progress: Progress | None = None) -> dict[str, Any]:
-    """The ``info`` report (what ``info --json`` prints), from every written chunk; chunks that
-    cannot be read are counted and named, the statistics made of the others."""
+    """The ``info`` report, from every written chunk (those that do not decode are counted)."""
     meta, kind, grid = node.meta, data_type_kind(node.meta.get("data_type")), node.grid
     etype = docs.element_type(meta, node.where) if kind in ("ndarray", "legacy") else None
     unit = etype.fixed_nbytes if etype else 1  # bytes per row; a raw-bytes array's extents: bytes
@@ -186,8 +182,8 @@ def render(report: dict[str, Any]) -> str:
 
 
 def verify(node: Node, progress: Progress | None, max_errors: int) -> tuple[str, list[Any], int]:
-    """Decode every (inner) chunk of every stored object, edge chunks whole: the message, the
-    first ``max_errors`` failures as (object key, what is wrong), and how many failed."""
+    """Decode every (inner) chunk, edge chunks whole: the message, the first ``max_errors``
+    failures as (object key, what is wrong), and how many failed."""
     kind, where = data_type_kind(node.meta.get("data_type")), node.where
     if kind == "legacy":
         raise Refused(
@@ -244,22 +240,17 @@ def _absent(node: Node, named: int = 5) -> str:
     verbs = ("has no object", "reads") if missing == 1 else ("have no objects", "read")
     return (
         f"; {missing} of the grid's {counted(node.grid.nchunks, 'chunk')} {verbs[0]} "
-        f"({keys}{', ...' * (missing > named)}) and {verbs[1]} as the fill value: unwritten, "
-        "or deleted?"
+        f"({keys}{', ...' * (missing > named)}) and {verbs[1]} as the fill value: unwritten, or "
+        "deleted?"
     )
 
 
 def check_chunks(
-    loc: Location,
-    new: dict[str, Any],
-    objects: list[ChunkObject],
-    sample: int | None,
-    progress: Progress | None,
+    loc: Location, new: dict, objects: list[Any], sample: int | None, progress: Progress | None
 ) -> tuple[str | None, str]:
-    """Check chunk objects against the planned document ``new``, all or ``sample`` spread evenly
-    (first and last included): the first problem, and what was checked. Each is read as raw
-    bytes (every element whole rows of the element type, edge chunks whole, their padding
-    included), then decoded with ``new`` (every rule of its codec)."""
+    """The first problem of the chunk objects (all, or ``sample`` spread evenly) under the planned
+    document ``new``, and what was checked: each is read as raw bytes (whole rows in every
+    element, edge chunks with their padding), then decoded with ``new``."""
     picked = objects
     if sample is not None and sample < len(objects):
         at = np.unique(np.linspace(0, len(objects) - 1, sample).round().astype(np.int64))
@@ -281,13 +272,13 @@ def check_chunks(
             local = np.unravel_index(int(bad[0]), tuple(r.stop - r.start for r in region))
             coords = tuple(r.start + int(i) for r, i in zip(region, local, strict=True))
             padding = any(c >= n for c, n in zip(coords, grid.shape, strict=True)) * (
-                f" (beyond the array's shape {grid.shape}, in the edge chunk's padding, which "
-                "zarr decodes with the chunk: a fill value its writer left there)"
+                f" (beyond the array's shape {grid.shape}, in the edge chunk's padding, which zarr "
+                "decodes with the chunk: a fill value its writer left there)"
             )
             return (
                 f"chunk {obj.key}: the element at {coords}{padding} is {lengths[bad[0]]} bytes, "
-                f"not a whole number of {unit}-byte rows of {label(dt)}"
-                f"{_nul_hint(new, cells[bad[0]])}; check --dtype and --shape."
+                f"not a whole number of {unit}-byte rows of "
+                f"{label(dt)}{_nul_hint(new, cells[bad[0]])}; check --dtype and --shape."
             ), checked
         try:
             _read(typed, region, obj.key, True)
@@ -306,7 +297,7 @@ def _nul_hint(meta: dict[str, Any], cell: bytes) -> str:
     if fill == cell or fill.rstrip(b"\x00") != cell:
         return ""
     return (
-        f" (it is the fill value {meta.get('fill_value')!r} with its trailing NUL bytes "
-        "stripped, as zarr-python stores fill elements of variable_length_bytes arrays; "
-        "such chunks must be rewritten with whole elements before an upgrade)"
+        f" (it is the fill value {meta.get('fill_value')!r} with its trailing NUL bytes stripped, "
+        "as zarr-python stores fill elements of variable_length_bytes arrays; such chunks must be "
+        "rewritten with whole elements before an upgrade)"
     )

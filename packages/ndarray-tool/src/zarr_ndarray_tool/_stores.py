@@ -1,9 +1,6 @@
-"""Where a node lives and how the tool reads and writes it. Every read goes through zarr's store
-API (a directory is a LocalStore, a zip file a ZipStore, a URL an FsspecStore or ObjectStore).
-The tool writes itself only what zarr's stores cannot: a local file or a zip archive replaced
-atomically. Elsewhere a rewrite compares each key with what was read, then sets it: one writer
-at a time.
-"""
+"""Where a node lives, read through zarr's stores; the tool writes itself only what zarr's
+stores cannot, a local file or a zip archive replaced atomically. Elsewhere a rewrite compares
+each key with what was read, then sets it: one writer at a time."""
 
 from __future__ import annotations
 
@@ -83,9 +80,8 @@ class Where(TypedDict, total=False):
 
 
 def location(store: StoreLike, **where: Unpack[Where]) -> Location:
-    """The node at ``path`` in a path or URL as the command line takes it (with its storage
-    options and backend), a zarr Store, StorePath or dict. Messages name it by its path or URL
-    where it has one."""
+    """The node in a path or URL (as the command line takes it), a zarr Store, StorePath or dict,
+    named in messages by its path or URL where it has one."""
     path, options = where.get("path", ""), where.get("storage_options")
     if isinstance(store, LocalStore) and not store.read_only:
         store = store.root  # its directory, as the CLI takes it (zarr would create it on open)
@@ -148,8 +144,7 @@ def _locate(path: str, options: dict[str, Any] | None, backend: str) -> Location
 
 
 def list_sizes(loc: Location) -> dict[str, int]:
-    """Every key below the node (relative to it) with its size in bytes: zarr's listing and a
-    ``getsize`` per key, concurrently (a zip file's sizes from its directory)."""
+    """Every key below the node (relative to it) with its size in bytes."""
     store, base = loc.store, f"{loc.inner}/" if loc.inner else ""
     if isinstance(store, ZipStore) and store.read_only and isinstance(store.path, Path):
         with zipfile.ZipFile(store.path) as zf:  # zarr's ZipStore would read every member whole
@@ -189,10 +184,9 @@ def read_document(loc: Location) -> tuple[Any, str]:
 
 
 def write(loc: Location, changes: Mapping[str, bytes | None], expect: Mapping[str, Any]) -> None:
-    """Write (bytes) or delete (None) keys below the node, provided every key of ``expect`` still
-    holds those bytes (None: absent); :class:`Refused`, nothing written, otherwise. A directory
-    or zip file the tool opened is written atomically (a zip file in one rewrite); elsewhere key
-    by key, the keys written undone on any failure or interrupt."""
+    """Write (bytes) or delete (None) keys below the node if every key of ``expect`` still holds
+    those bytes (None: absent), else :class:`Refused`. Key by key, undone on any failure, but a
+    directory's files and a zip file are replaced atomically (a zip file in one rewrite)."""
     for name, data in expect.items():
         if loc.read(name) != data:
             raise Refused(f"{loc}: {name} changed while this command ran; nothing written.")
@@ -233,11 +227,9 @@ _WRITING = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS}
 
 
 def atomic_replace(target: Path, fill: Callable[[BinaryIO], T]) -> T:
-    """Create or replace ``target`` with what ``fill(file)`` writes; returns what it returns.
-
-    A temporary file in ``target``'s directory, fsynced, given ``target``'s mode (a new file the
-    umask's default), then ``os.replace``; removed on any failure or interrupt. A failure to
-    write it is raised naming ``target``, the file the user asked for."""
+    """Create or replace ``target`` (keeping its mode) with what ``fill(file)`` writes, through a
+    temporary file removed on any failure or interrupt; returns what ``fill`` returns. A failure
+    to write is raised naming ``target``, the file the user asked for."""
     mode = target.stat().st_mode & 0o7777 if target.exists() else None
     tmp = target.parent / f".{target.name}.{secrets.token_hex(8)}.tmp"
     try:
@@ -262,9 +254,8 @@ def atomic_replace(target: Path, fill: Callable[[BinaryIO], T]) -> T:
 
 
 def _rewrite_zip(path: Path, changes: dict[str, bytes | None]) -> None:
-    """Rewrite the zip file ``path`` atomically with ``changes`` (member -> new bytes, or None to
-    remove it). A changed member replaces the last entry of its name (shadowed ones dropped) or
-    is appended; every other member is copied with its metadata and content."""
+    """Rewrite the zip file ``path`` with ``changes`` (member -> bytes, None: removed): a changed
+    member replaces the last entry of its name or is appended; the others are copied as they are."""
     fields = "compress_type comment extra create_system external_attr internal_attr"
 
     def copy(out: BinaryIO) -> None:
@@ -308,8 +299,7 @@ def key_encoding(meta: dict[str, Any], where: str) -> Any:
 
 
 def chunk_objects(loc: Location, meta: dict[str, Any], grid: Grid) -> list[ChunkObject]:
-    """Every stored chunk object of the array (a key zarr's encoding gives a chunk of the grid),
-    in C order of the grid."""
+    """Every stored chunk object of the array (a key of a chunk of the grid), in C order."""
     encoding, sizes = key_encoding(meta, str(loc)), list_sizes(loc)
     keys = ((encoding.encode_chunk_key(index), index) for index in grid.indices())
     return [ChunkObject(key, index, sizes[key]) for key, index in keys if key in sizes]
@@ -337,8 +327,8 @@ def load_node(loc: Location) -> Node:
 
 
 def open_array(loc: Location, meta: dict[str, Any]) -> zarr.Array:
-    """A read-only zarr array over the node's chunks, described by ``meta`` (not zarr.json):
-    the tool reads an array's chunks as raw bytes so, or checks an upgrade it plans."""
+    """A zarr array over the node's chunks described by ``meta`` (not zarr.json: the tool reads
+    chunks as raw bytes so, or checks an upgrade it plans)."""
     element_type(meta, str(loc))  # an ndarray type zarr cannot resolve, named by its rule
     with warnings.catch_warnings():  # zarr warns that variable_length_bytes (and on 3.1.0
         # vlen-bytes) has no Zarr v3 specification; the tool reads such arrays on purpose

@@ -189,9 +189,9 @@ def _plan_tree(loc: Location, options: Options) -> tuple[dict[str, dict[str, byt
             found.setdefault(path, {})[name] = data
     if v3:
         raise Refused(
-            f"{loc}: {', '.join(sorted(v3)[:5])} hold a zarr.json already, so this "
-            "hierarchy is (partly) Zarr v3; nothing written. A hierarchy this tool "
-            "upgraded is restored with `downgrade`."
+            f"{loc}: {', '.join(sorted(v3)[:5])} hold a zarr.json already, so this hierarchy is "
+            "(partly) Zarr v3; nothing written. A hierarchy this tool upgraded is restored with "
+            "`downgrade`."
         )
     nodes = {p: d for p, d in sorted(found.items()) if ZGROUP in d or ZARRAY in d}
     arrays = {p for p, d in nodes.items() if ZGROUP not in d}
@@ -222,10 +222,9 @@ def _plan_tree(loc: Location, options: Options) -> tuple[dict[str, dict[str, byt
             planned.append((path, *_ragged(loc, path, arrays, codec, options)))
         else:
             raise Refused(
-                f"{where}: an object array of the numcodecs object codec {codec!r}, "
-                "which has no Zarr v3 data type; nothing written. Rewrite it (HyperSpy "
-                ">= 2 saves lists of strings as vlen-utf8) or remove it, then upgrade "
-                "again."
+                f"{where}: an object array of the numcodecs object codec {codec!r}, which has no "
+                "Zarr v3 data type; nothing written. Rewrite it (HyperSpy >= 2 saves lists of "
+                "strings as vlen-utf8) or remove it, then upgrade again."
             )
         advance(1)
     return found, planned
@@ -237,9 +236,8 @@ def _ragged(loc: Location, path: str, arrays: set[str], codec: str, options: Opt
     child = loc.child(path)
     if codec == "vlen-bytes" and (options.dtype is None or options.shape is None):
         raise Refused(
-            f"{child}: a VLenBytes array of raw element bytes; give its element type "
-            "with --dtype and --shape (they apply to every VLenBytes array of the "
-            "hierarchy)."
+            f"{child}: a VLenBytes array of raw element bytes; give its element type with --dtype "
+            "and --shape (they apply to every VLenBytes array of the hierarchy)."
         )
     flat = dataclasses.replace(options, progress=None)
     if codec == "vlen-array":
@@ -288,16 +286,15 @@ def upgrade_tree(loc: Location, options: Options) -> Outcome:
     """Upgrade the Zarr v2 hierarchy at ``loc`` in place (see the module docstring)."""
     if not has_migration():
         raise Refused(
-            f"{loc}: a whole Zarr v2 hierarchy is upgraded with zarr-python's own v2 -> "
-            f"v3 migration (zarr.metadata.migrate_v3), which zarr {MIGRATION_RELEASE} "
-            f"and later have; this is zarr {zarr.__version__}: pip install "
-            f"'zarr>={MIGRATION_RELEASE}'. A single ragged array upgrades on any release "
-            "(name the array)."
+            f"{loc}: a whole Zarr v2 hierarchy is upgraded with zarr-python's own v2 -> v3 "
+            f"migration (zarr.metadata.migrate_v3), which zarr {MIGRATION_RELEASE} and later have; "
+            f"this is zarr {zarr.__version__}: pip install 'zarr>={MIGRATION_RELEASE}'. A single "
+            "ragged array upgrades on any release (name the array)."
         )
     if is_upgraded_tree(loc):
         raise Refused(
-            f"{loc}: this hierarchy was upgraded before ({KEPT} is there); `downgrade` "
-            "restores its Zarr v2 documents."
+            f"{loc}: this hierarchy was upgraded before ({KEPT} is there); `downgrade` restores "
+            "its Zarr v2 documents."
         )
     found, planned = _plan_tree(loc, options)
     lines = [f"  {path or '/'}: {note}" for path, _, note in planned]
@@ -334,15 +331,14 @@ def downgrade_tree(loc: Location, dry_run: bool = False) -> Outcome:
     now = {key: (loc.read(key) or b"").decode("utf-8", "replace") for key in v3}
     if changed := [key for key, digest in v3.items() if _digest(now[key]) != digest]:
         raise Refused(
-            f"{loc}: {', '.join(changed[:5])} changed since the upgrade (or is gone); "
-            "restoring the v2 documents would lose that, so downgrade refuses (nothing "
-            "written)."
+            f"{loc}: {', '.join(changed[:5])} changed since the upgrade (or is gone); restoring "
+            "the v2 documents would lose that, so downgrade refuses (nothing written)."
         )
     if present := [key for key in v2 if loc.read(key) is not None]:
         raise Refused(f"{loc}: {', '.join(present[:5])} exist already; nothing written.")
     what = (
-        f"downgrade {counted(len(v3), 'node')} to Zarr v2 (restore "
-        f"{counted(len(v2), 'document')}, remove the zarr.json files and {KEPT})"
+        f"downgrade {counted(len(v3), 'node')} to Zarr v2 (restore {counted(len(v2), 'document')}, "
+        f"remove the zarr.json files and {KEPT})"
     )
     if dry_run:
         return Outcome(f"dry run: {what}; nothing written")

@@ -21,20 +21,8 @@ from zarr_ndarray_tool.errors import Outcome, Progress, Refused
 if TYPE_CHECKING:
     from zarr.storage import StoreLike
 
-__all__ = [
-    "Export",
-    "Info",
-    "Outcome",
-    "Verify",
-    "Where",
-    "downgrade",
-    "export",
-    "info",
-    "migrate",
-    "node",
-    "upgrade",
-    "verify",
-]
+__all__ = ["Export", "Info", "Outcome", "Verify", "Where", "downgrade", "export", "info"]
+__all__ += ["migrate", "node", "upgrade", "verify"]
 
 
 @dataclass(frozen=True)
@@ -110,8 +98,8 @@ def upgrade(
     loaded = load_node(loc)  # refuses what is not there, or not an array
     if dtype is None or shape is None:
         raise Refused(
-            f"{loaded.where}: upgrading a Zarr v3 raw-bytes array needs the element type: "
-            "--dtype D --shape S (API: dtype=, shape=), e.g. --dtype float32 --shape null,2."
+            f"{loaded.where}: upgrading a Zarr v3 raw-bytes array needs the element type: --dtype "
+            "D --shape S (API: dtype=, shape=), e.g. --dtype float32 --shape null,2."
         )
     return _tree.upgrade(loaded, options)
 

@@ -76,8 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
         "elements (the ndarray data type, with the vlen-ndarray or the ragged-ndarray codec). "
         "Rewrites change only metadata documents, atomically; chunks are never rewritten.",
         epilog="Exit status: 0 ok, 1 refused or invalid store (nothing changed) or a failure "
-        "of the environment (disk, file system, network, credentials), 2 usage, 128 + the "
-        "signal when interrupted, 141 output pipe closed.",
+        "of the environment (disk, file system, network, credentials), 2 usage, 128 + the signal "
+        "when interrupted, 141 output pipe closed.",
     )
     what = "print the version of this tool and of the packages it works with, and exit"
     parser.add_argument("--version", action=_Version, nargs=0, help=what)
