@@ -26,8 +26,6 @@ from zarr_ndarray_tool.errors import Refused
 BYTES_DTYPE_NAMES = ("variable_length_bytes", "bytes")
 VLEN_BYTES, VLEN_NDARRAY, SHARDING = "vlen-bytes", "vlen-ndarray", "sharding_indexed"
 ZARRAY, ZATTRS = ".zarray", ".zattrs"
-#: The attribute of an array upgraded from Zarr v2 that keeps its v2 documents for ``downgrade``.
-V2_ATTRIBUTE = "_zarr_vlen_ndarray_v2"
 Pattern = tuple[int | None, ...]
 Ints = npt.NDArray[np.int64]
 
@@ -432,7 +430,7 @@ def v3_from_v2(
         "chunk_key_encoding": _codec("v2", separator=separator),
         "fill_value": "",
         "codecs": [_codec(VLEN_NDARRAY), *compressor_twin(zarray.get("compressor"), where)],
-        "attributes": {**attrs, V2_ATTRIBUTE: {ZARRAY: zarray_text, ZATTRS: zattrs_text}},
+        "attributes": attrs,
         "zarr_format": 3,
         "node_type": "array",
         "storage_transformers": [],
@@ -441,26 +439,6 @@ def v3_from_v2(
     if isinstance(names, list) and [type(n) for n in names] == [str] * len(array_shape):
         meta["dimension_names"] = names
     return meta, dt
-
-
-def original_documents(meta: dict[str, Any], where: str) -> tuple[str, str | None] | None:
-    """The v2 ``.zarray``/``.zattrs`` texts an upgraded array keeps (None for other arrays);
-    Refused when the document changed since the upgrade (a downgrade would drop the change)."""
-    if (kept := (meta.get("attributes") or {}).get(V2_ATTRIBUTE)) is None:
-        return None
-    zarray, zattrs = (kept.get(ZARRAY), kept.get(ZATTRS)) if isinstance(kept, dict) else (0, 0)
-    if not isinstance(zarray, str) or not isinstance(zattrs, str | None):
-        raise Refused(f"{where}: the attribute {V2_ATTRIBUTE!r} is not what upgrade wrote.")
-    config = meta.get("data_type", {}).get("configuration", {})
-    expected = v3_from_v2(zarray, zattrs, config.get("dtype"), config.get("shape", [None]), where)[
-        0
-    ]
-    if changed := sorted(k for k in set(expected) | set(meta) if expected.get(k) != meta.get(k)):
-        raise Refused(
-            f"{where}: {', '.join(changed)} changed since the array was upgraded from Zarr v2; "
-            "restoring the v2 documents would lose that, so downgrade refuses."
-        )
-    return zarray, zattrs
 
 
 def sibling_of(name: str, arrays: set[str]) -> str | None:

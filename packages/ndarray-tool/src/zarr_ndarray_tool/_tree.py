@@ -1,9 +1,8 @@
-"""The rewrites: one array's ``zarr.json`` (upgrade, downgrade, migrate), a Zarr v2 ragged array
-to v3 and back, and whole Zarr v2 hierarchies (HyperSpy's zspy stores) upgraded in place and
-back byte for byte: groups and plain arrays as zarr-python's own v2 -> v3 migration writes them,
-ragged arrays as ``ndarray`` arrays (with the pattern a HyperSpy shape sibling gives). Chunks
-are checked before anything is written, and never rewritten.
-"""
+"""The rewrites: one array's ``zarr.json`` (upgrade, downgrade, migrate), and Zarr v2 ragged
+arrays or whole hierarchies (HyperSpy's zspy stores) upgraded in place and back byte for byte:
+groups and plain arrays as zarr-python's own v2 -> v3 migration writes them, ragged arrays as
+``ndarray`` arrays (with the pattern a HyperSpy shape sibling gives). Chunks are checked before
+anything is written, and never rewritten."""
 
 from __future__ import annotations
 
@@ -71,21 +70,9 @@ def upgrade(node: Node, options: Options) -> Outcome:
 
 
 def downgrade(node: Node, dry_run: bool = False) -> Outcome:
-    """``ndarray`` + ``vlen-ndarray`` -> raw bytes + ``vlen-bytes``; an array upgraded from Zarr
-    v2 gets its v2 documents back instead."""
-    kept = docs.original_documents(docs.check_array_document(node.meta, node.where), node.where)
-    if kept is None:
-        new = docs.downgrade(node.meta, node.where)
-        return rewrite(node, new, f"downgrade to {new['data_type']} + vlen-bytes", dry_run)
-    texts = {name: text for name, text in zip((ZARRAY, ZATTRS), kept, strict=True) if text}
-    what = f"downgrade to Zarr v2 (restore {', '.join(texts)}, remove zarr.json)"
-    if dry_run:
-        return Outcome(f"dry run: {what}; nothing written")
-    if present := [name for name in texts if node.loc.read(name) is not None]:
-        raise Refused(f"{node.where}: {present[0]} exists already; nothing written.")
-    changes = {**{k: t.encode("utf-8") for k, t in texts.items()}, ZARR_JSON: None}
-    _stores.write(node.loc, changes, {**dict.fromkeys(texts), ZARR_JSON: node.text.encode("utf-8")})
-    return Outcome(f"{node.where}: {what}")
+    """``ndarray`` + ``vlen-ndarray`` -> raw bytes + ``vlen-bytes``."""
+    new = docs.downgrade(node.meta, node.where)
+    return rewrite(node, new, f"downgrade to {new['data_type']} + vlen-bytes", dry_run)
 
 
 def migrate(node: Node, dry_run: bool = False) -> Outcome:
@@ -107,26 +94,11 @@ def _checked(loc: Location, new: dict[str, Any], objects: Any, options: Options)
     return checked
 
 
-def _plan_v2(loc: Location, options: Options) -> tuple[dict[str, Any], list[Any], dict]:
-    """A Zarr v2 ragged array's v3 document, its chunk objects, and the v2 documents read."""
-    found = {name: loc.read(name) for name in (ZARRAY, ZATTRS)}
-    zarray, zattrs = (document_text(found[k], k, str(loc)) for k in (ZARRAY, ZATTRS))
+def _plan_v2(loc: Location, options: Options) -> tuple[dict[str, Any], list[Any]]:
+    """A Zarr v2 ragged array's v3 document and its chunk objects."""
+    zarray, zattrs = (document_text(loc.read(k), k, str(loc)) for k in (ZARRAY, ZATTRS))
     new, _ = docs.v3_from_v2(zarray or "", zattrs, options.dtype, options.shape, str(loc))
-    return new, chunk_objects(loc, new, docs.grid_of(new, str(loc))), found
-
-
-def upgrade_v2(loc: Location, options: Options) -> Outcome:
-    """A Zarr v2 ``VLenArray``/``VLenBytes`` array -> ``ndarray`` + ``vlen-ndarray`` (v3): its
-    chunks checked, then ``zarr.json`` written and the v2 documents (kept in its attributes)
-    deleted; no chunk is touched."""
-    new, objects, found = _plan_v2(loc, options)
-    what = f"upgrade Zarr v2 to ndarray {_described(new)}; {_checked(loc, new, objects, options)}"
-    if options.dry_run:
-        diff = docs.json_diff({}, new, f"{loc}/{ZARR_JSON}")
-        return Outcome(f"dry run: {what}; would remove {ZARRAY}, {ZATTRS}; nothing written", diff)
-    text = json.dumps(new, indent=2).encode("utf-8")
-    _stores.write(loc, {ZARR_JSON: text, ZARRAY: None, ZATTRS: None}, {ZARR_JSON: None, **found})
-    return Outcome(f"{loc}: {what}; wrote zarr.json, kept the v2 documents in its attributes")
+    return new, chunk_objects(loc, new, docs.grid_of(new, str(loc)))
 
 
 def has_migration() -> bool:
@@ -151,7 +123,14 @@ def _open_v2(texts: dict[str, str]) -> Any:
 def migrated_document(texts: dict[str, str], where: str) -> str:
     """The ``zarr.json`` text zarr's own migration writes for one group or ordinary array,
     given its v2 documents (``.zgroup`` or ``.zarray``, and ``.zattrs`` if any) as texts."""
-    from zarr.metadata.migrate_v3 import migrate_to_v3  # zarr >= 3.1.3
+    if not has_migration():
+        raise Refused(
+            f"{where}: a whole Zarr v2 hierarchy is upgraded with zarr-python's own v2 -> v3 "
+            f"migration (zarr.metadata.migrate_v3), which zarr {MIGRATION_RELEASE} and later have; "
+            f"this is zarr {zarr.__version__}: pip install 'zarr>={MIGRATION_RELEASE}'. A single "
+            "ragged array upgrades on any release (name the array)."
+        )
+    from zarr.metadata.migrate_v3 import migrate_to_v3
 
     written: dict[str, Any] = {}  # what zarr's migration writes, read back from the dict itself
     try:
@@ -165,12 +144,11 @@ def migrated_document(texts: dict[str, str], where: str) -> str:
 
 
 def is_upgraded_tree(loc: Location) -> bool:
-    """True for the root of a hierarchy this tool upgraded: a group that holds :data:`KEPT`."""
+    """True for the root of a hierarchy (or an array) this tool upgraded: it holds :data:`KEPT`."""
     try:
-        group = json.loads(loc.read() or b"{}").get("node_type") == "group"
-        return group and loc.read(KEPT) is not None
-    except Exception:  # not a group's document (the array commands say what is wrong), or a
-        return False  # store of zarr's own keys only (icechunk), which never holds it
+        return loc.read(KEPT) is not None
+    except Exception:  # a store of zarr's own keys only (icechunk), which never holds it
+        return False
 
 
 def _join(path: str, name: str) -> str:
@@ -204,6 +182,8 @@ def _plan_tree(loc: Location, options: Options) -> tuple[dict[str, dict[str, byt
         codec = ((zarray.get("filters") or [{}])[0] or {}).get("id")
         if ZGROUP in stored:
             planned.append((path, migrated_document(texts, where), "group (zarr's migration)"))
+        elif codec in ("vlen-array", "vlen-bytes") or not path:  # a ragged array, or the root
+            planned.append((path, *_ragged(loc, path, arrays, codec, options)))
         elif zarray.get("dtype") != "|O":
             text = migrated_document(texts, where)
             kind = f"{docs.codec_chain(json.loads(text).get('codecs'))}; zarr's migration"
@@ -218,8 +198,6 @@ def _plan_tree(loc: Location, options: Options) -> tuple[dict[str, dict[str, byt
             planned.append(
                 (path, json.dumps(meta, indent=2), "array of strings (string, vlen-utf8)")
             )
-        elif codec in ("vlen-array", "vlen-bytes"):
-            planned.append((path, *_ragged(loc, path, arrays, codec, options)))
         else:
             raise Refused(
                 f"{where}: an object array of the numcodecs object codec {codec!r}, which has no "
@@ -233,16 +211,15 @@ def _plan_tree(loc: Location, options: Options) -> tuple[dict[str, dict[str, byt
 def _ragged(loc: Location, path: str, arrays: set[str], codec: str, options: Options) -> tuple:
     """A ragged array's document: ``[null]`` (or ``--dtype``/``--shape`` for VLenBytes), or the
     pattern its HyperSpy shape sibling gives, every stored chunk checked against it; and why."""
-    child = loc.child(path)
-    if codec == "vlen-bytes" and (options.dtype is None or options.shape is None):
+    child, flat = loc.child(path), dataclasses.replace(options, progress=None)
+    if path and codec == "vlen-bytes" and (options.dtype is None or options.shape is None):
         raise Refused(
             f"{child}: a VLenBytes array of raw element bytes; give its element type with --dtype "
             "and --shape (they apply to every VLenBytes array of the hierarchy)."
         )
-    flat = dataclasses.replace(options, progress=None)
-    if codec == "vlen-array":
+    if path and codec == "vlen-array":  # in a hierarchy, --dtype/--shape type VLenBytes arrays
         flat = dataclasses.replace(flat, dtype=None, shape=None)
-    new, objects, _ = _plan_v2(child, flat)
+    new, objects = _plan_v2(child, flat)
     note = f"array ndarray {_described(new)} (vlen-ndarray); {_checked(child, new, objects, flat)}"
     parent, _, name = path.rpartition("/")
     group = {p.rpartition("/")[2] for p in arrays if p.rpartition("/")[0] == parent}
@@ -251,7 +228,7 @@ def _ragged(loc: Location, path: str, arrays: set[str], codec: str, options: Opt
     pattern, why = _sibling_pattern(loc, path, _join(parent, sibling), new)
     note = f"array ndarray {_described(new)}: {why}"
     if pattern != (None,):
-        wide, objects, _ = _plan_v2(child, Options(None, pattern, None))
+        wide, objects = _plan_v2(child, Options(None, pattern, None))
         problem, checked = check_chunks(child, wide, objects, None, None)
         if problem is None:
             new, note = wide, f"array ndarray {_described(wide)}: {why} ({checked})"
@@ -283,14 +260,7 @@ def _digest(text: str) -> str:
 
 
 def upgrade_tree(loc: Location, options: Options) -> Outcome:
-    """Upgrade the Zarr v2 hierarchy at ``loc`` in place (see the module docstring)."""
-    if not has_migration():
-        raise Refused(
-            f"{loc}: a whole Zarr v2 hierarchy is upgraded with zarr-python's own v2 -> v3 "
-            f"migration (zarr.metadata.migrate_v3), which zarr {MIGRATION_RELEASE} and later have; "
-            f"this is zarr {zarr.__version__}: pip install 'zarr>={MIGRATION_RELEASE}'. A single "
-            "ragged array upgrades on any release (name the array)."
-        )
+    """Upgrade the Zarr v2 hierarchy (or ragged array) at ``loc`` in place."""
     if is_upgraded_tree(loc):
         raise Refused(
             f"{loc}: this hierarchy was upgraded before ({KEPT} is there); `downgrade` restores "

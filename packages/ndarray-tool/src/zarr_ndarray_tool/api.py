@@ -91,10 +91,8 @@ def upgrade(
         raise Refused("dtype needs shape, the element pattern (e.g. shape=(None, 2)).")
     loc = location(store, **where)
     options = Options(dtype, shape, None if verify_all else sample, dry_run, progress)
-    if _tree.is_v2(loc, _tree.ZGROUP) or _tree.is_upgraded_tree(loc):
+    if _tree.is_v2(loc, _tree.ZGROUP) or _tree.is_v2(loc) or _tree.is_upgraded_tree(loc):
         return _tree.upgrade_tree(loc, options)
-    if _tree.is_v2(loc):
-        return _tree.upgrade_v2(loc, options)
     loaded = load_node(loc)  # refuses what is not there, or not an array
     if dtype is None or shape is None:
         raise Refused(
