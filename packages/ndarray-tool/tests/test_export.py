@@ -474,7 +474,7 @@ def test_a_misaligned_cell_is_named_and_nothing_is_written(
         (["--array", "sub"], "the group has no array 'sub'"),
         (["--array", "wide", "--array", "count"], "the arrays have different shapes (wide (4,), "),
         (["--array", "count", "--array", "centroids", "--dims", "n,xy"], "--dims names the axes"),
-        (["--array", "centroids", "--explode", "--dims", "n,xy"], "not with --explode"),
+        (["--array", "centroids", "--explode", "--dims", "n,xy"], "(no --explode, one array)"),
         (["--array", "cell"], "column name 'cell' clashes with a coordinate column"),
     ],
 )

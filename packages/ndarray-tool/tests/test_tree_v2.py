@@ -127,7 +127,7 @@ def test_vlenbytes_needs_and_takes_dtype_and_shape(tmp_path: Path, capsys: Captu
     )
     before = snapshot(path)
     status, _, err = run(capsys, "upgrade", str(path))
-    assert status == 1 and "give the element type with --dtype and --shape" in err
+    assert status == 1 and "give its element type with --dtype and --shape" in err
     assert snapshot(path) == before
     status, _, err = run(capsys, "upgrade", str(path), "--dtype", "float32", "--shape", "null,3")
     assert status == 1 and "not upgraded (nothing written): chunk 0:" in err

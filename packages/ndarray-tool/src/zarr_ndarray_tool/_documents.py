@@ -1,8 +1,6 @@
-"""The documents the tool reads and rewrites (pure): Zarr v3 array documents, whose rewrites
-(SPEC 2.6) change only ``data_type`` and the one array -> bytes codec entry, in place; Zarr v2
-ragged arrays as v3 ``ndarray`` arrays over the same chunks; the pattern HyperSpy's shape
-siblings give one; the command line's values. The data type checks its own JSON and fill value.
-"""
+"""The documents the tool reads and rewrites (pure): Zarr v3 array documents (SPEC 2.6: only
+``data_type`` and the array -> bytes codec entry change), Zarr v2 ragged arrays as v3 ``ndarray``
+arrays, the pattern HyperSpy's shape siblings give one; the command line's values."""
 
 from __future__ import annotations
 
@@ -389,8 +387,8 @@ def v3_from_v2(
         )
     if ids == ["vlen-bytes"] and (dtype is None or shape is None):
         raise Refused(
-            f"{where}: a VLenBytes array holds raw bytes; give the element type with --dtype and "
-            "--shape (e.g. --dtype float32 --shape null,2)."
+            f"{where}: a VLenBytes array holds raw bytes; give its element type with --dtype and "
+            "--shape (e.g. --dtype float32 --shape null,2; they type every VLenBytes array)."
         )
     if ids == ["vlen-array"]:
         if str(text := filters[0].get("dtype")).startswith(">"):

@@ -1,8 +1,6 @@
-"""``export``: an ``ndarray`` array's cells, or a group's arrays of one shape side by side, as the
-rows of a Parquet file (a row group per row of chunks) or of an Arrow IPC file, compressed as a
-Parquet writer is, with an ``int64`` coordinate column per array dimension. Each row group is
-read through nd-arrow's zarr bridge; nothing appears at the output unless all succeeded.
-"""
+"""``export``: an ``ndarray`` array's cells, or a group's arrays side by side, as rows of a
+Parquet file (a row group per row of chunks) or an Arrow IPC file, through nd-arrow's zarr
+bridge; nothing appears at the output unless all succeeded."""
 
 from __future__ import annotations
 
@@ -161,14 +159,11 @@ def export(
     members = _arrays(loc, arrays, column)
     first = next(iter(members.values()))
     shape, single = tuple(first.shape), len(members) == 1 and not explode
+    if dims is not None and not single:
+        raise Refused("--dims names the axes of one array's cells (no --explode, one array).")
     if dims is not None:
-        dt = first.metadata.data_type
-        if not single:
-            raise Refused(
-                "--dims names the axes of one array's cells: not with --explode or groups."
-            )
-        if len(dims) != len(dt.shape) or len(set(dims)) != len(dt.shape):
-            rank = len(dt.shape)
+        dt, rank = first.metadata.data_type, len(first.metadata.data_type.shape)
+        if len(dims) != rank or len(set(dims)) != rank:
             problem = "a name twice" if len(dims) == rank else counted(len(dims), "name")
             example = ",".join(["n", "xy", "z", "t"][:rank]) if rank <= 4 else "d0,d1,..."
             raise Refused(

@@ -60,10 +60,8 @@ class Location:
 
     @property
     def name(self) -> str:
-        """The node's name (its last path component, a zip file's stem), for column names."""
-        if self.inner or self.zip_file is None:
-            return PurePosixPath(self.inner or self.label.rstrip("/")).name
-        return self.zip_file.stem
+        """The node's name, for column names: its last path component without a suffix."""
+        return PurePosixPath(self.inner or self.label.rstrip("/")).stem
 
     def __str__(self) -> str:
         separator = ZIP_SEPARATOR if self.zip_file is not None else "/"

@@ -1,8 +1,6 @@
 """The rewrites: one array's ``zarr.json`` (upgrade, downgrade, migrate), and Zarr v2 ragged
-arrays or whole hierarchies (HyperSpy's zspy stores) upgraded in place and back byte for byte:
-groups and plain arrays as zarr-python's own v2 -> v3 migration writes them, ragged arrays as
-``ndarray`` arrays (with the pattern a HyperSpy shape sibling gives). Chunks are checked before
-anything is written, and never rewritten."""
+arrays or hierarchies (HyperSpy's zspy stores) to v3 and back byte for byte, groups and plain
+arrays through zarr's own migration. Chunks are checked first, and never rewritten."""
 
 from __future__ import annotations
 
@@ -212,11 +210,6 @@ def _ragged(loc: Location, path: str, arrays: set[str], codec: str, options: Opt
     """A ragged array's document: ``[null]`` (or ``--dtype``/``--shape`` for VLenBytes), or the
     pattern its HyperSpy shape sibling gives, every stored chunk checked against it; and why."""
     child, flat = loc.child(path), dataclasses.replace(options, progress=None)
-    if path and codec == "vlen-bytes" and (options.dtype is None or options.shape is None):
-        raise Refused(
-            f"{child}: a VLenBytes array of raw element bytes; give its element type with --dtype "
-            "and --shape (they apply to every VLenBytes array of the hierarchy)."
-        )
     if path and codec == "vlen-array":  # in a hierarchy, --dtype/--shape type VLenBytes arrays
         flat = dataclasses.replace(flat, dtype=None, shape=None)
     new, objects = _plan_v2(child, flat)
@@ -268,11 +261,8 @@ def upgrade_tree(loc: Location, options: Options) -> Outcome:
         )
     found, planned = _plan_tree(loc, options)
     lines = [f"  {path or '/'}: {note}" for path, _, note in planned]
-    consolidated = [path for path, stored in found.items() if ZMETADATA in stored]
-    lines += [
-        f"  {_join(p, ZMETADATA)}: removed (consolidated v2 metadata; kept for downgrade)"
-        for p in consolidated
-    ]
+    removed = "removed (consolidated v2 metadata; kept for downgrade)"
+    lines += [f"  {_join(p, ZMETADATA)}: {removed}" for p, d in found.items() if ZMETADATA in d]
     what = f"upgrade {counted(len(planned), 'node')} of a Zarr v2 hierarchy to Zarr v3"
     if options.dry_run:
         return Outcome(f"dry run: {what}; nothing written", "\n".join(lines) + "\n")

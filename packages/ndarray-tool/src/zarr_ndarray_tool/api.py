@@ -1,11 +1,7 @@
-"""The store tool as a Python API: each function is the subcommand of the same name. Its one
-positional argument is the array (``upgrade``, ``downgrade``: or a Zarr v2 hierarchy's group;
-``export``: or a group): a path or URL as the CLI takes it, or any ``zarr.storage.StoreLike``
-(an icechunk session's store: the tool never commits), with the keywords of :class:`Where`.
-Each returns an :class:`Outcome`, its ``message`` what the command prints; a refusal raises
-:class:`~.errors.Refused`, nothing changed. ``progress(done, total)`` is called as a command
-advances.
-"""
+"""The store tool as a Python API, a function per subcommand. Its one positional argument is the
+node: a path or URL as the CLI takes it, or a ``zarr.storage.StoreLike`` (the tool never commits
+an icechunk session), with the keywords of :class:`Where`. Each returns an :class:`Outcome`
+(``message``: what the command prints); a refusal raises :class:`~.errors.Refused`."""
 
 from __future__ import annotations
 

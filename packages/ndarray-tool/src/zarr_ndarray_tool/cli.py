@@ -1,12 +1,7 @@
-"""The ``zarr-ndarray`` console script, on argparse: each subcommand is the :mod:`.api` function
-of its name, its help the docstring of its ``_run_`` function here.
-
-Exit status: 0 success; 1 the store was refused or holds bad chunks (nothing changed), or the
-environment failed (one line with what to do, :func:`.errors.explain`); 2 a usage error; 128 +
-the signal when interrupted (SIGINT, SIGTERM: temporary files are removed); 141 the reader of
-the output went away (``| head``). Anything else is a bug, reported on one line
-(``ZARR_NDARRAY_TRACEBACK=1`` shows its traceback).
-"""
+"""The ``zarr-ndarray`` console script: each subcommand is the :mod:`.api` function of its name,
+its help the docstring of its ``_run_`` function. The exit statuses are in the epilog; anything
+else than a refusal or a failure of the environment is a bug, one line on stderr
+(``ZARR_NDARRAY_TRACEBACK=1`` shows its traceback)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""What the tool reports: :class:`Refused` (a store or request it will not act on, nothing
-changed), and :func:`explain`, the one line a failure of the user's environment (disk, file
-system, network, credentials) gets, saying what to do; the wording of counts; progress.
-"""
+"""What the tool reports: :class:`Outcome`, :class:`Refused` (nothing changed) and
+:func:`explain`, the one line with what to do for a failure of the user's environment."""
 
 from __future__ import annotations
 
