@@ -494,12 +494,14 @@ def test_one_array_of_a_group_takes_column_and_an_array_takes_no_array_option(
     tmp_path: Path, capsys: CaptureFixture
 ) -> None:
     pq = pytest.importorskip("pyarrow.parquet")
-    _zagg_group(tmp_path / "g")
+    cells = _zagg_group(tmp_path / "g")
     out = tmp_path / "g.parquet"
     argv = ("export", str(tmp_path / "g"), "--parquet", str(out), "--array", "centroids")
     status, _, err = run(capsys, *argv, "--column", "c", "--dims", "n,xy")
     assert status == 0, err
     assert pq.read_table(out).column_names == ["cell", "c"]
+    status, _, err = run(capsys, *argv[:4], "--array", "count", "--overwrite")
+    assert status == 0 and pq.read_table(out).column("count").to_pylist() == cells["count"], err
     status, _, err = run(capsys, "export", str(tmp_path / "g" / "count"), "--parquet", "x.parquet")
     assert status == 1 and "export expects an ndarray array or a group" in err
     array = str(tmp_path / "g" / "centroids")

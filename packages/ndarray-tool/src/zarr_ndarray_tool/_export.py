@@ -16,6 +16,7 @@ import numpy as np
 import zarr
 from zarr.storage import StoreLike, StorePath
 
+from zarr_ndarray_dtype import AlignmentError, NDArray
 from zarr_ndarray_tool import _stores
 from zarr_ndarray_tool._documents import check_array_document, data_type_kind, label
 from zarr_ndarray_tool._stores import Location, Where, atomic_replace, location, open_array
@@ -158,7 +159,8 @@ def export(
     loc, out = location(store, **where), Path(parquet)
     members = _arrays(loc, arrays, column)
     first = next(iter(members.values()))
-    shape, single = tuple(first.shape), len(members) == 1 and not explode
+    single = len(members) == 1 and not explode and isinstance(first.metadata.data_type, NDArray)
+    shape = tuple(first.shape)
     if dims is not None and not single:
         raise Refused("--dims names the axes of one array's cells (no --explode, one array).")
     if dims is not None:
@@ -189,7 +191,6 @@ def export(
 
     from nd_arrow.errors import NdArrowError
     from nd_arrow.zarr_bridge import from_zarr, table_from_zarr
-    from zarr_ndarray_dtype import AlignmentError
 
     parts, advance = [box], steps(progress, total)
     if shape:  # a row group per row of chunks (shards)
