@@ -17,7 +17,7 @@ import numpy.typing as npt
 from zarr_ndarray_dtype import iter_columnar
 from zarr_ndarray_tool import _documents as docs
 from zarr_ndarray_tool._documents import Grid, data_type_kind, inner_chunks, label, with_shape
-from zarr_ndarray_tool._stores import Location, Node, key_encoding, open_array
+from zarr_ndarray_tool._stores import Location, Node, open_array
 from zarr_ndarray_tool.errors import Progress, Refused, counted, environment_failure, steps
 from zarr_vlen_ndarray.framing import BACKEND
 
@@ -229,20 +229,13 @@ def verify(node: Node, progress: Progress | None, max_errors: int) -> tuple[str,
     return "\n".join(lines), failed[:max_errors], len(failed)
 
 
-def _absent(node: Node, named: int = 5) -> str:
-    """How many chunks of the grid have no object (they read as the fill value), naming the
-    first few: an unwritten chunk is legal, a deleted one is often an accident."""
-    stored = {obj.index for obj in node.objects}
-    if not (missing := node.grid.nchunks - len(stored)):
+def _absent(node: Node) -> str:
+    """How many chunks of the grid have no object (they read as the fill value)."""
+    if not (missing := node.grid.nchunks - len(node.objects)):
         return ""
-    first = itertools.islice((i for i in node.grid.indices() if i not in stored), named)
-    keys = ", ".join(map(key_encoding(node.meta, node.where).encode_chunk_key, first))
     verbs = ("has no object", "reads") if missing == 1 else ("have no objects", "read")
-    return (
-        f"; {missing} of the grid's {counted(node.grid.nchunks, 'chunk')} {verbs[0]} "
-        f"({keys}{', ...' * (missing > named)}) and {verbs[1]} as the fill value: unwritten, or "
-        "deleted?"
-    )
+    chunks, what = counted(node.grid.nchunks, "chunk"), "as the fill value: unwritten, or deleted?"
+    return f"; {missing} of the grid's {chunks} {verbs[0]} and {verbs[1]} {what}"
 
 
 def check_chunks(

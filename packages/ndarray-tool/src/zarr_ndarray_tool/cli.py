@@ -183,9 +183,8 @@ def _show(outcome: Outcome) -> int:
 def _run_info(args: argparse.Namespace) -> int:
     """data type, codecs, chunks, extents
 
-    Describe the array: data type and pattern, chunk grid, codecs, fill value, stored and payload
-    bytes, and the distribution of the cells' extents, from every written chunk (decoded, no cell
-    copied); chunks that do not decode are counted and left out (exit status 1)."""
+    Describe the array (data type, chunk grid, codecs, fill value, bytes) and the distribution of
+    its cells' extents in every written chunk; chunks that do not decode are counted (status 1)."""
     result = _call(args, api.info, "reading chunks")
     _say(json.dumps(result.report, indent=2) if args.json else result.message)
     if not (bad := result.report.get("unreadable_chunks")):
@@ -202,10 +201,8 @@ def _run_info(args: argparse.Namespace) -> int:
 def _run_upgrade(args: argparse.Namespace) -> int:
     """variable_length_bytes + vlen-bytes (or Zarr v2 VLenArray/VLenBytes) -> ndarray
 
-    Type a raw-bytes array as ndarray + vlen-ndarray (--dtype, --shape), give a Zarr v2 VLenArray
-    or VLenBytes array a v3 zarr.json over its chunks, or upgrade a whole Zarr v2 hierarchy (a
-    HyperSpy .zspy store; zarr >= 3.1.3). Chunks are checked first; `downgrade` restores every v2
-    document byte for byte."""
+    Type a raw-bytes array as ndarray + vlen-ndarray (--dtype, --shape), or upgrade a Zarr v2
+    ragged array or hierarchy (a HyperSpy .zspy store) in place, its chunks checked first."""
     if args.dtype is not None and args.shape is None:
         args.parser.error("--dtype needs --shape (the element pattern, e.g. --shape null,2)")
     return _show(_call(args, api.upgrade, "checking chunks"))
@@ -214,8 +211,8 @@ def _run_upgrade(args: argparse.Namespace) -> int:
 def _run_downgrade(args: argparse.Namespace) -> int:
     """ndarray + vlen-ndarray -> variable_length_bytes + vlen-bytes
 
-    Make the array readable by zarr-python without this package (elements read as raw bytes); an
-    array or hierarchy upgraded from Zarr v2 gets its v2 documents back."""
+    For readers without this package (raw bytes elements); an array or hierarchy upgraded from Zarr
+    v2 gets its v2 documents back."""
     return _show(_call(args, api.downgrade))
 
 
@@ -230,9 +227,8 @@ def _run_migrate(args: argparse.Namespace) -> int:
 def _run_verify(args: argparse.Namespace) -> int:
     """decode every chunk; report every bad one
 
-    Decode every stored chunk object (every inner chunk of a shard, edge chunks whole) with all
-    the rules of its codec, a raw-bytes array as vlen-bytes; name every chunk that does not
-    decode and why (up to --max-errors; exit status 1)."""
+    Decode every stored chunk object (every inner chunk of a shard) with all the rules of its codec;
+    name every chunk that does not decode and why (up to --max-errors; exit status 1)."""
     result = _call(args, api.verify, "decoding chunks")
     if result.ok:
         return _show(result)
@@ -243,11 +239,9 @@ def _run_verify(args: argparse.Namespace) -> int:
 def _run_export(args: argparse.Namespace) -> int:
     """write the cells to Parquet or Arrow IPC (needs nd-arrow)
 
-    One row per cell (an nd_arrow.array column, an int64 coordinate column per array dimension)
-    in C order, to a Parquet file (a row group per row of chunks) or an Arrow IPC file (.arrow,
-    .feather, .ipc); OUT appears only if all succeeded. A group's arrays of one shape are
-    exported together, a column each, their cells checked to align (--explode: a row per leading
-    row of the cells). Needs the extra zarr-ndarray-tool[export]."""
+    One row per cell (an nd_arrow.array column, an int64 column per array dimension) in C order,
+    to Parquet or Arrow IPC (.arrow, .feather, .ipc); a group's arrays a column each, their cells
+    checked to align. OUT appears only if all succeeded. Needs zarr-ndarray-tool[export]."""
     return _show(_call(args, api.export, "exporting cells"))
 
 
