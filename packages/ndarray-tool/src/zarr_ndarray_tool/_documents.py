@@ -89,16 +89,12 @@ def element_type(meta: dict[str, Any], at: str = "") -> NDArray | None:
     where = f"{at}: " * bool(at) + f"data_type {compact(data_type)}"
     config = data_type["configuration"]
     dtype, inner = config.get("dtype"), config.get("inner_shape")
-    if set(config) != {"dtype", "inner_shape"} or not isinstance(inner, list):
+    named = dtype in ELEMENT_DTYPES or re.fullmatch(r"[<|][biufc][0-9]{1,2}", str(dtype))
+    if set(config) != {"dtype", "inner_shape"} or not isinstance(inner, list) or not named:
         raise Refused(
-            f"{where}: a zarr-vlen-ndarray 0.1.x data type has a configuration with exactly dtype "
-            "and inner_shape (a list of integers >= 1)."
-        )
-    if not (dtype in ELEMENT_DTYPES or re.fullmatch(r"[<|][biufc][0-9]{1,2}", str(dtype))):
-        raise Refused(
-            f"{where}: element dtype {compact(dtype)} is neither one of the 14 names "
-            f"{', '.join(ELEMENT_DTYPES)} nor an explicit little-endian typestr such as '<f4'; it "
-            "is not allowed (a guess could mistype every element)."
+            f"{where}: a zarr-vlen-ndarray 0.1.x data type has exactly a dtype, one of "
+            f"{', '.join(ELEMENT_DTYPES)} or a little-endian typestr such as '<f4' (others are not "
+            "allowed: a guess could mistype every element), and an inner_shape, a list of integers."
         )
     return ndarray_type(where, None, dtype, [None, *inner])
 

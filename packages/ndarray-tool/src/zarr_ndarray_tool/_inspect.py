@@ -190,11 +190,6 @@ def verify(node: Node, progress: Progress | None, max_errors: int) -> tuple[str,
             f"{where}: the data type is zarr-vlen-ndarray 0.1.x metadata, which no longer "
             "resolves; run `migrate` first."
         )
-    if kind not in ("ndarray", "bytes"):
-        raise Refused(
-            f"{where}: verify decodes ndarray and raw-bytes arrays; this one's data type is "
-            f"{node.meta.get('data_type')!r}."
-        )
     padded, typed, failed = node.grid.padded(), kind == "ndarray", []
     meta = with_shape(node.meta if typed else docs.bytes_view(node.meta, where), padded.shape)
     inner, advance = inner_chunks(node.meta) if typed else None, steps(progress, len(node.objects))

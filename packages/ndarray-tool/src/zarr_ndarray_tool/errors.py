@@ -78,6 +78,7 @@ _IMDS_TOKEN = "/latest/api/token"
 _DENIED_CODES = {"AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken"}
 _DENIED_CODES |= {"InvalidToken", "AllBucketsDisabled", "Forbidden", "403"}
 _AWS = "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN)"
+_AZURE = "AZURE_STORAGE_ACCOUNT_NAME with AZURE_STORAGE_ACCOUNT_KEY or AZURE_STORAGE_SAS_TOKEN"
 _SETTINGS = {  # where each backend finds credentials and the endpoint, by URL scheme
     ("s3", "fsspec"): f"s3fs (botocore) reads the credentials from {_AWS}, AWS_PROFILE or "
     "~/.aws/credentials, and the endpoint from AWS_ENDPOINT_URL or --storage-options "
@@ -85,15 +86,13 @@ _SETTINGS = {  # where each backend finds credentials and the endpoint, by URL s
     ("s3", "obstore"): f"obstore reads the credentials from {_AWS}, the region from AWS_REGION, "
     "and the endpoint from AWS_ENDPOINT_URL (AWS_ALLOW_HTTP=true for http://) or --storage-options "
     '\'{"endpoint": "http://host:port", "client_options": {"allow_http": true}}\'',
-    ("gs", "fsspec"): "gcsfs reads the credentials from GOOGLE_APPLICATION_CREDENTIALS (a "
-    "service account's JSON file) or `gcloud auth application-default login`, and the endpoint "
-    "from STORAGE_EMULATOR_HOST or --storage-options '{\"endpoint_url\": ...}'",
-    ("gs", "obstore"): "obstore reads the credentials from GOOGLE_SERVICE_ACCOUNT (a JSON "
-    "file), GOOGLE_SERVICE_ACCOUNT_KEY or GOOGLE_APPLICATION_CREDENTIALS",
+    ("gs", "fsspec"): "gcsfs reads the credentials from GOOGLE_APPLICATION_CREDENTIALS or `gcloud "
+    "auth application-default login`, the endpoint from STORAGE_EMULATOR_HOST",
+    ("gs", "obstore"): "obstore reads the credentials from GOOGLE_SERVICE_ACCOUNT (a JSON file), "
+    "GOOGLE_SERVICE_ACCOUNT_KEY or GOOGLE_APPLICATION_CREDENTIALS",
     ("az", "fsspec"): "adlfs reads the credentials from AZURE_STORAGE_CONNECTION_STRING, or "
-    "AZURE_STORAGE_ACCOUNT_NAME with AZURE_STORAGE_ACCOUNT_KEY or AZURE_STORAGE_SAS_TOKEN",
-    ("az", "obstore"): "obstore reads the credentials from AZURE_STORAGE_ACCOUNT_NAME with "
-    "AZURE_STORAGE_ACCOUNT_KEY or AZURE_STORAGE_SAS_TOKEN, and the endpoint from "
+    + _AZURE,
+    ("az", "obstore"): f"obstore reads the credentials from {_AZURE}, the endpoint from "
     "AZURE_STORAGE_ENDPOINT",
 }
 _SCHEMES = {"s3a": "s3", "gcs": "gs", "abfs": "az", "abfss": "az", "azure": "az"}
