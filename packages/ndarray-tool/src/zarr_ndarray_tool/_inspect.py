@@ -80,32 +80,28 @@ def info(node: Node, progress: Progress | None = None) -> dict[str, Any]:
             bad.append(str(exc))
         advance(1)
     report |= {"unreadable_chunks": len(bad), "unreadable": bad[:5]}
-    if kind != "ndarray":
+    if etype is None or kind != "ndarray":  # raw bytes (a 0.1.x array: rows of its element)
         sizes = np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, np.int64)
-        return report | {
-            "cells_in_written_chunks": int(sizes.size),
-            "payload_bytes": int(sizes.sum()),
-            "encoded_bytes": int(sizes.sum()) + 4 * (len(parts) + sizes.size),
-            "extent_unit": "rows" if etype is not None else "bytes",
-            "not_whole_rows": int(np.count_nonzero(sizes % unit)),
-            "extent": _distribution(sizes // unit),
-        }
-    assert etype is not None  # statistics of the shape table (cells beyond the shape left out)
-    table = np.concatenate(parts) if parts else np.zeros((0, len(etype.shape)), np.int64)
-    items, rows = np.prod(table, axis=1, dtype=np.int64), etype.pattern.is_leading_variable
-    if '"vlen-ndarray"' in json.dumps(meta["codecs"]):  # the vlen-ndarray framing kernel in use
-        report["framing_backend"] = BACKEND
-    report |= {
-        "cells_in_written_chunks": int(items.size),
-        "payload_bytes": int(items.sum()) * etype.item_dtype.itemsize,
-        "extent_unit": "rows" if rows else "items",
-        "not_whole_rows": 0,
-        "extent": _distribution(table[:, 0] if rows else items),
+        report["encoded_bytes"] = int(sizes.sum()) + 4 * (len(parts) + sizes.size)
+        payload, extents, per = sizes, sizes // unit, "rows" if etype else "bytes"
+        whole = int(np.count_nonzero(sizes % unit))
+    else:  # the shape table (cells beyond the shape left out)
+        table = np.concatenate(parts) if parts else np.zeros((0, len(etype.shape)), np.int64)
+        items, rows = np.prod(table, axis=1, dtype=np.int64), etype.pattern.is_leading_variable
+        payload, whole = items * etype.item_dtype.itemsize, 0
+        extents, per = (table[:, 0], "rows") if rows else (items, "items")
+        if not rows:  # the distribution of each variable axis' extent
+            axes = etype.pattern.variable_axes
+            report["extents"] = {str(a): _distribution(table[:, a]) for a in axes}
+        if '"vlen-ndarray"' in json.dumps(meta["codecs"]):  # the vlen-ndarray kernel in use
+            report["framing_backend"] = BACKEND
+    return report | {
+        "cells_in_written_chunks": int(payload.size),
+        "payload_bytes": int(payload.sum()),
+        "extent_unit": per,
+        "not_whole_rows": whole,
+        "extent": _distribution(extents),
     }
-    if not rows:  # the distribution of each variable axis' extent
-        axes = etype.pattern.variable_axes
-        report["extents"] = {str(a): _distribution(table[:, a]) for a in axes}
-    return report
 
 
 def _distribution(extents: npt.NDArray[np.int64]) -> dict[str, Any] | None:

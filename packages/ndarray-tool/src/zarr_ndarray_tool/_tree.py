@@ -206,7 +206,7 @@ def _plan_tree(loc: Location, options: Options) -> tuple[dict[str, dict[str, byt
     return found, planned
 
 
-def _ragged(loc: Location, path: str, arrays: set[str], codec: str, options: Options) -> tuple:
+def _ragged(loc: Location, path: str, arrays: set[str], codec: Any, options: Options) -> tuple:
     """A ragged array's document: ``[null]`` (or ``--dtype``/``--shape`` for VLenBytes), or the
     pattern its HyperSpy shape sibling gives, every stored chunk checked against it; and why."""
     child, flat = loc.child(path), dataclasses.replace(options, progress=None)
