@@ -468,11 +468,11 @@ def test_a_misaligned_cell_is_named_and_nothing_is_written(
 @pytest.mark.parametrize(
     ("argv", "said"),
     [
-        (["--array", "count", "--array", "centroids", "--column", "c"], "but 2 are exported"),
-        ([], "the arrays have different shapes (cell (10,), centroids (10,), "),
+        (["--array", "count", "--array", "centroids", "--column", "c"], "--column names one array's column, not 2 arrays"),
+        ([], "the arrays differ in shape (cell (10,), centroids (10,), "),
         (["--array", "nope"], "the group has no array 'nope' (its arrays: cell, centroids, "),
         (["--array", "sub"], "the group has no array 'sub'"),
-        (["--array", "wide", "--array", "count"], "the arrays have different shapes (wide (4,), "),
+        (["--array", "wide", "--array", "count"], "the arrays differ in shape (wide (4,), "),
         (["--array", "count", "--array", "centroids", "--dims", "n,xy"], "--dims names the axes"),
         (["--array", "centroids", "--explode", "--dims", "n,xy"], "(no --explode, one array)"),
         (["--array", "cell"], "column name 'cell' clashes with a coordinate column"),

@@ -105,8 +105,7 @@ def _arrays(loc: Location, names: list[str] | None, column: str | None) -> dict[
             raise Refused(f"{where}: export expects an ndarray array or a group, {what}.")
         return {column or loc.name or "cells": open_array(loc, meta)}
     try:
-        group = zarr.open_group(StorePath(loc.store, loc.inner), mode="r")
-        found = dict(group.arrays())
+        found = dict(zarr.open_group(StorePath(loc.store, loc.inner), mode="r").arrays())
     except (ValueError, TypeError, KeyError) as exc:
         raise Refused(f"{where}: zarr cannot open this group's arrays: {exc}") from exc
     if missing := [n for n in names or () if n not in found]:
@@ -116,15 +115,9 @@ def _arrays(loc: Location, names: list[str] | None, column: str | None) -> dict[
         raise Refused(f"{where}: the group holds no arrays to export.")
     if len({a.shape for a in arrays.values()}) > 1:
         listed = ", ".join(f"{n} {a.shape}" for n, a in arrays.items())
-        raise Refused(
-            f"{where}: the arrays have different shapes ({listed}); arrays of one shape are "
-            "exported together: name them with --array NAME."
-        )
+        raise Refused(f"{where}: the arrays differ in shape ({listed}); pick some with --array.")
     if column is not None and len(arrays) > 1:
-        raise Refused(
-            f"{where}: --column names the column of one array, but {len(arrays)} are exported, "
-            "each in the column of its name."
-        )
+        raise Refused(f"{where}: --column names one array's column, not {len(arrays)} arrays'.")
     return {column: next(iter(arrays.values()))} if column is not None else arrays
 
 

@@ -74,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
         "of the environment (disk, file system, network, credentials), 2 usage, 128 + the signal "
         "when interrupted, 141 output pipe closed.",
     )
-    what = "print the version of this tool and of the packages it works with, and exit"
+    what = "print the versions of this tool and of the packages it works with"
     parser.add_argument("--version", action=_Version, nargs=0, help=what)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     commands: dict[str, argparse.ArgumentParser] = {}
@@ -87,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("-q", "--quiet", action="store_true", help="no progress bar on a terminal")
         what = f"for a URL: the store's options, a JSON object, e.g. {_EXAMPLE}"
         p.add_argument("--storage-options", metavar="JSON", help=what)
-        what = "for a URL: zarr.storage.FsspecStore (default) or ObjectStore (obstore)"
+        what = "for a URL: zarr's FsspecStore (default) or ObjectStore"
         p.add_argument("--backend", choices=BACKENDS, default="fsspec", help=what)
         if name in ("upgrade", "downgrade", "migrate"):
             p.add_argument("--dry-run", action="store_true", help="print the diff; write nothing")
@@ -106,18 +106,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = commands["export"]
     what = "the file: Parquet, or Arrow IPC if it ends in .arrow, .feather or .ipc"
     p.add_argument("--parquet", required=True, type=Path, metavar="OUT", help=what)
-    what = "default zstd; Arrow IPC: zstd, lz4 or none"
-    p.add_argument("--compression", choices=COMPRESSIONS, default="zstd", help=what)
+    p.add_argument("--compression", choices=COMPRESSIONS, default="zstd", help="IPC: zstd/lz4/none")
     p.add_argument("--compression-level", type=int, metavar="N", help="its level")
     what = "PATH is a group: export this array of it (repeat for several; default: all)"
     p.add_argument("--array", action="append", dest="arrays", metavar="NAME", help=what)
-    what = "one row per leading row of the cells (values flat), not per cell"
-    p.add_argument("--explode", action="store_true", help=what)
+    p.add_argument("--explode", action="store_true", help="a row per row of each cell")
     p.add_argument("--column", help="name of the cell column (default: the array's name)")
-    what = "names of the element axes, comma-separated (e.g. n,xy)"
-    p.add_argument("--dims", type=_usage(docs.parse_names), help=what)
-    what = "only these cells, in numpy's index syntax: ints, slices of step 1 and '...' (e.g. "
-    what += "--select '0:10, 5')"
+    p.add_argument("--dims", type=_usage(docs.parse_names), help="names of the cells' axes: n,xy")
+    what = "only these cells, in numpy's syntax: ints, slices of step 1, '...' (e.g. '0:10, 5')"
     p.add_argument("--select", type=_usage(docs.parse_selection), default=..., help=what)
     p.add_argument("--overwrite", action="store_true", help="replace OUT if it exists")
     return parser
@@ -157,21 +153,18 @@ def _say(text: str) -> None:
 
 
 def _call(args: argparse.Namespace, function: Callable[..., Any], label: str = "") -> Any:
-    """``function`` (of :mod:`.api`) on PATH with the options of the command it takes (the
-    names are the same), the storage options parsed, and a progress line."""
-    options = None
+    """``function`` (of :mod:`.api`) on PATH with the command's options it takes (the names are
+    the same), the storage options parsed, and a progress line."""
     with contextlib.suppress(ValueError):
-        options = json.loads(args.storage_options or "{}")
-    if not isinstance(options, dict):
-        raise Refused(
-            f"--storage-options {args.storage_options!r} is not valid JSON, or is not a JSON "
-            f"object; give e.g. {_EXAMPLE}."
+        args.storage_options = json.loads(args.storage_options or "{}")
+    if not isinstance(args.storage_options, dict):
+        what = (
+            f"--storage-options {args.storage_options!r} is not valid JSON, or is not a JSON object"
         )
-    names = inspect.signature(function).parameters
-    given = {k: v for k, v in vars(args).items() if k in names}
-    with _bar(args, label) as bar:
-        progress = {"progress": bar} if "progress" in names else {}
-        return function(**given, storage_options=options, backend=args.backend, **progress)
+        raise Refused(f"{what}; give e.g. {_EXAMPLE}.")
+    names = {*inspect.signature(function).parameters, "storage_options", "backend"}
+    with _bar(args, label) as args.progress:
+        return function(**{k: v for k, v in vars(args).items() if k in names})
 
 
 def _show(outcome: Outcome) -> int:
