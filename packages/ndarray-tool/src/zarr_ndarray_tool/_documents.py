@@ -121,11 +121,10 @@ def codec_chain(codecs: Any) -> str:
         name, config = str(entry.get("name")), entry.get("configuration")
         if name == SHARDING and isinstance(config, dict):
             shape, inner = compact(config.get("chunk_shape")), codec_chain(config.get("codecs"))
-            parts.append(f"{name}(chunk_shape={shape})[{inner}]")
+            name += f"(chunk_shape={shape})[{inner}]"
         elif isinstance(config, dict) and config:
-            parts.append(f"{name}({', '.join(f'{k}={compact(v)}' for k, v in config.items())})")
-        else:
-            parts.append(name)
+            name += f"({', '.join(f'{k}={compact(v)}' for k, v in config.items())})"
+        parts.append(name)
     return " -> ".join(parts)
 
 
@@ -317,9 +316,6 @@ def grid_of(meta: dict[str, Any], where: str) -> Grid:
     return Grid(tuple(shape), tuple(chunks))
 
 
-# ------------------------------------------------------------------------------ Zarr v2
-
-
 def document_text(data: bytes | None, name: str, where: str) -> str | None:
     """A stored v2 document ``name`` as text (None when absent); refused unless UTF-8."""
     try:
@@ -478,9 +474,6 @@ def pattern_of(
         why = f"its cells differ in trailing extents ({cell(0)} but {cell(int(odd[0]))})"
         return (None,), f"{why}, {flat}"
     return (None, *map(int, table[0])), f"every cell is (n, {', '.join(map(str, table[0]))})"
-
-
-# ------------------------------------------------------------------------------ the command line
 
 
 def parse_shape_arg(text: str) -> Pattern:

@@ -108,9 +108,8 @@ def _distribution(extents: npt.NDArray[np.int64]) -> dict[str, Any] | None:
     if not extents.size:
         return None
     low, high = int(np.min(extents)), int(np.max(extents))
-    out: dict[str, Any] = {"min": low}
-    for name, q in _QUANTILES.items():
-        out[name] = int(np.quantile(extents, q, method="inverted_cdf"))
+    qs = np.quantile(extents, list(_QUANTILES.values()), method="inverted_cdf")
+    out: dict[str, Any] = {"min": low, **dict(zip(_QUANTILES, map(int, qs), strict=True))}
     out |= {"max": high, "mean": float(extents.mean()), "empty": int(np.sum(extents == 0))}
     width = -(-(high - low + 1) // 10)  # at most 10 bins of one width: comparable counts
     edges = np.arange(low, high + width + 1, width, dtype=np.int64)
@@ -126,11 +125,9 @@ def _size(n: int) -> str:
 
 def render(report: dict[str, Any]) -> str:
     """The report as aligned text lines."""
-    element, kind = report["element"], report["kind"]
-    text = json.dumps(report["data_type"])
-    if element is not None:
-        text = f"ndarray {element['dtype']} {json.dumps(element['shape'])} "
-        text += f"(unit {element['unit_bytes']} B)"
+    text, kind, e = json.dumps(report["data_type"]), report["kind"], report["element"]
+    if e is not None:
+        text = f"ndarray {e['dtype']} {json.dumps(e['shape'])} (unit {e['unit_bytes']} B)"
     text += " - zarr-vlen-ndarray 0.1.x metadata: run `migrate`" * (kind == "legacy")
     text += " (raw bytes: `upgrade --dtype D --shape S` types it)" * (kind == "bytes")
     grid = f"{report['shape']} in chunks of {report['chunk_shape']}"
@@ -207,7 +204,10 @@ def verify(node: Node, progress: Progress | None, max_errors: int) -> tuple[str,
             found = list(dict.fromkeys(t for p in parts for t in problems(obj.key, p))) or found
         failed += [(obj.key, text) for text in found]
         advance(1)
-    n, absent = len(node.objects), _absent(node)
+    n, missing = len(node.objects), node.grid.nchunks - len(node.objects)
+    verbs = ("has no object", "reads") if missing == 1 else ("have no objects", "read")
+    absent = f"; {missing} of the grid's {counted(node.grid.nchunks, 'chunk')} {verbs[0]} and "
+    absent = (absent + f"{verbs[1]} as the fill value: unwritten, or deleted?") * bool(missing)
     if not failed:
         decoded = f"all {n} chunk objects decode" if n else "no chunk object is stored"
         return f"{where}: {'the one chunk object decodes' if n == 1 else decoded}{absent}", [], 0
@@ -218,15 +218,6 @@ def verify(node: Node, progress: Progress | None, max_errors: int) -> tuple[str,
     more = len(failed) - max_errors
     lines += [f"  ... and {more} more (--max-errors N lists more)"] if more > 0 else []
     return "\n".join(lines), failed[:max_errors], len(failed)
-
-
-def _absent(node: Node) -> str:
-    """How many chunks of the grid have no object (they read as the fill value)."""
-    if not (missing := node.grid.nchunks - len(node.objects)):
-        return ""
-    verbs = ("has no object", "reads") if missing == 1 else ("have no objects", "read")
-    chunks, what = counted(node.grid.nchunks, "chunk"), "as the fill value: unwritten, or deleted?"
-    return f"; {missing} of the grid's {chunks} {verbs[0]} and {verbs[1]} {what}"
 
 
 def check_chunks(
