@@ -136,7 +136,7 @@ class Package:
 
 DTYPE = Package(
     "ndarray-dtype", "zarr-ndarray-dtype", "zarr_ndarray_dtype",
-    entry_points={"zarr.data_type ndarray": "zarr_ndarray_dtype:NDArray"},
+    entry_points={"zarr.data_type ndarray": "zarr_ndarray_dtype:NDArrayDType"},
     floor_extras="[dask,awkward]",
 )  # fmt: skip
 CODEC = Package(

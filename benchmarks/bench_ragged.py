@@ -42,10 +42,10 @@ from _timing import best_time
 from numcodecs import Zstd
 from zarr.dtype import VariableLengthBytes
 
-from zarr_ndarray_dtype import NDArray
-from zarr_ndarray_dtype._views import cut_cells
+from zarr_ndarray_dtype import NDArrayDType
+from zarr_ndarray_dtype._columns import cut as cut_cells
 from zarr_ragged_ndarray import RaggedNDArrayCodec, read_columnar, write_columnar
-from zarr_ragged_ndarray.codec import decode_values as ragged_layout
+from zarr_ragged_ndarray.codec import RaggedBlocks
 from zarr_vlen_ndarray import VlenNDArrayCodec
 from zarr_vlen_ndarray.framing import decode_frames as vlen_frames
 
@@ -54,8 +54,8 @@ ragged_encode = RaggedNDArrayCodec.encode_chunk
 vlen_decode = VlenNDArrayCodec.decode_chunk
 vlen_encode = VlenNDArrayCodec.encode_chunk
 
-A_DTYPE = NDArray(dtype="float32", shape=(None, 2))
-NN_DTYPE = NDArray(dtype="float32", shape=(None, None))
+A_DTYPE = NDArrayDType(dtype="float32", shape=(None, 2))
+NN_DTYPE = NDArrayDType(dtype="float32", shape=(None, None))
 
 
 def side_by_side(fns: dict[str, Callable[[], Any]], repeats: int) -> dict[str, float]:
@@ -82,11 +82,11 @@ def workload_a(count: int, rng: np.random.Generator) -> np.ndarray:
 
 @contextmanager
 def vlen_framing(kernel: str) -> Iterator[bool]:
-    """Run vlen-ndarray on its ``"python"`` (pure numpy) or ``"c"`` framing kernel; yields
+    """Run vlen-ndarray on its ``"python"`` (reference) or ``"c"`` framing kernel; yields
     whether that kernel is available in the installed package."""
-    from zarr_vlen_ndarray import _framing_py, framing
+    from zarr_vlen_ndarray import _framing_ref, framing
 
-    chosen: Any = _framing_py
+    chosen: Any = _framing_ref
     if kernel == "c":
         try:
             from zarr_vlen_ndarray import _framing_c
@@ -121,7 +121,7 @@ def measure_chunk(count: int, repeats: int) -> dict[str, float]:
             )
             layout = side_by_side(
                 {
-                    "ragged": lambda: ragged_layout(ragged, count, A_DTYPE, "bench"),
+                    "ragged": lambda: RaggedBlocks().decode(ragged, count, A_DTYPE, "bench"),
                     "vlen": lambda: vlen_frames(vlen, count, A_DTYPE.fixed_nbytes, what="bench"),
                 },
                 repeats,
@@ -132,7 +132,7 @@ def measure_chunk(count: int, repeats: int) -> dict[str, float]:
             f"decode_ragged_{kernel}_s": times["ragged"],
             f"decode_vlen_{kernel}_s": times["vlen"],
         }
-    values, shapes, offsets = ragged_layout(ragged, count, A_DTYPE, "bench")
+    values, offsets, shapes = RaggedBlocks().decode(ragged, count, A_DTYPE, "bench").cells()
     block = values.reshape(-1, 2)
     cut = side_by_side(
         {

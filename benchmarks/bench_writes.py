@@ -42,7 +42,7 @@ from _timing import rounds
 from zarr.codecs import ZstdCodec
 
 import zarr_vlen_ndarray
-from zarr_ndarray_dtype import NDArray
+from zarr_ndarray_dtype import NDArrayDType
 from zarr_ndarray_dtype.dask import to_zarr as dask_to_zarr
 
 POISSON = 30
@@ -65,7 +65,7 @@ def _array(
 ) -> Any:
     return zarr.create_array(
         {}, shape=shape, chunks=chunks, shards=shards, compressors=ZSTD,
-        dtype=NDArray(dtype=item, shape=(None, 2)),
+        dtype=NDArrayDType(dtype=item, shape=(None, 2)),
     )  # fmt: skip
 
 
@@ -81,7 +81,7 @@ def _paths(
     shape = cells.shape
     dims = ["y", "x"][-len(shape) :]
     darr = da.from_array(cells, chunks=layout["shards"])
-    dtype = NDArray(dtype=item, shape=(None, 2))
+    dtype = NDArrayDType(dtype=item, shape=(None, 2))
     encoding = {"v": {"dtype": dtype, "chunks": layout["chunks"], "shards": layout["shards"]}}
     encoding["v"]["compressors"] = ZSTD
 
@@ -135,7 +135,7 @@ def small_writes(repeats: int) -> list[tuple[str, list[float], list[float]]]:
     cells = _cells(counts, "float32", 3)[0]
     ours = zarr.create_array(
         {}, shape=(4096,), chunks=(4096,), compressors=ZSTD,
-        dtype=NDArray(dtype="float32", shape=(None, 2)),
+        dtype=NDArrayDType(dtype="float32", shape=(None, 2)),
     )  # fmt: skip
     ours[:] = cells
     plain = zarr.create_array(

@@ -171,13 +171,13 @@ def ragged_dataset(table: pa.Table) -> Any:
     """The series table as an ``xarray.Dataset`` in the CF contiguous ragged array layout.
 
     Each ragged variable becomes its flat elements along its own sample dimension plus a per-series
-    count (``sample_dimension`` names which), built as an ``nd_arrow.NdRecordBatch`` and turned
+    count (``sample_dimension`` names which), built as an ``nd_arrow.NdDataset`` and turned
     into a Dataset by nd-arrow's xarray helpers.
     """
     centroids, centroid_counts = flat_column(table.column("centroids"))
     locations, location_counts = flat_column(table.column("locations"))
-    nd = nd_arrow.NdArray
-    batch = nd_arrow.NdRecordBatch(
+    nd = nd_arrow.NdVariable
+    dataset = nd_arrow.NdDataset(
         {
             "series": nd(table.column("series").to_numpy(), ["series"]),
             "stat": nd(np.array(STATS, dtype=object), ["stat"]),
@@ -188,7 +188,7 @@ def ragged_dataset(table: pa.Table) -> Any:
         },
         {"title": "t-digest sketches and location lists", "featureType": "timeSeries"},
     )
-    return batch.to_xarray()
+    return dataset.to_xarray()
 
 
 # ---------------------------------------------------------------------------------- the demo

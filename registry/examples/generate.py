@@ -8,7 +8,9 @@ Run from the repository root:
 One file per extension (``ndarray.json``, ``vlen-ndarray.json``, ``ragged-ndarray.json``,
 ``nd_arrow.json``), in the layout registry/README.md describes. Every byte is built here from
 SPEC.md and FORMAT.md, field by field, without importing any implementation; the packages' copies
-(``COPIES``) are written and checked with them.
+(``COPIES``) are written and checked with them, and so are the copies of the test files the zarr
+packages share (``COPIED_FILES``: the vector runner, registry/runner.py, and
+tools/nox/test_support.py): a package's sdist holds only its own tests.
 
 The checks run on every call: every numbered rule of SPEC.md and FORMAT.md has at least one
 invalid vector and every vector names a rule that exists (and, for nd_arrow, one of its error
@@ -1526,6 +1528,18 @@ COPIES = {
     "ragged-ndarray": ROOT / "packages/ragged-ndarray-codec/tests/golden/registry",
     "nd_arrow": ROOT / "packages/nd-arrow/tests/golden/registry",
 }
+#: Test files shared by the zarr packages: the original, and its copies (package-unique names).
+COPIED_FILES = {
+    HERE.parent / "runner.py": [
+        COPIES[name] / "runner.py" for name in ("ndarray", "vlen-ndarray", "ragged-ndarray")
+    ],
+    ROOT / "tools/nox/test_support.py": [
+        ROOT / "packages/ndarray-dtype/tests/_zdt_support.py",
+        ROOT / "packages/vlen-ndarray-codec/tests/_zvn_support.py",
+        ROOT / "packages/ragged-ndarray-codec/tests/_zrn_support.py",
+        ROOT / "packages/ndarray-tool/tests/_zt_support.py",
+    ],
+}
 
 
 def build() -> dict[str, dict[str, Json]]:
@@ -1655,6 +1669,8 @@ def planned_files() -> dict[Path, str]:
         text = dump(doc)
         out[HERE / f"{name}.json"] = text
         out[COPIES[name] / f"{name}.json"] = text
+    for original, copies in COPIED_FILES.items():
+        out |= dict.fromkeys(copies, original.read_text(encoding="utf-8"))
     return out
 
 

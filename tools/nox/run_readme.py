@@ -3,7 +3,7 @@
 Usage: python run_readme.py FILE.md "## Heading" CWD
 
 The script runs in CWD in a fresh interpreter; each ``print(...)  # X`` line must print X (as the
-packages' README tests check, with zarr_ndarray_dtype.testing).
+packages' README tests check, with test_support.py beside this script).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from zarr_ndarray_dtype.testing import assert_printed_as_commented, readme_examples, run_script
+from test_support import assert_printed_as_commented, readme_examples, run_script
 
 
 def main(readme: Path, heading: str, cwd: Path) -> None:

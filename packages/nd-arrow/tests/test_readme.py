@@ -14,7 +14,7 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)
 OPTIONAL = (
     "zarr", "zarr_vlen_ndarray", "zarr_ragged_ndarray", "zarr_ndarray_dtype", "arro3", "polars",
-    "xarray",
+    "xarray", "duckdb",
 )  # fmt: skip
 
 

@@ -20,8 +20,8 @@ from nd_arrow import (
     ShapeMismatchError,
 )
 from nd_arrow._storage import (
-    AttrDecoder,
     RowShape,
+    attr_rows,
     attr_type,
     attrs_equal,
     encode_attrs,
@@ -306,13 +306,11 @@ def test_row_shape_is_found_once_and_used_by_the_decoder() -> None:
     same = NdColumn.from_arrays([np.arange(6.0).reshape(2, 3), np.zeros((2, 3))], dims=["a", "b"])
     parts = validate_storage(same.storage)
     assert parts.row_shape == RowShape(2, (3,))
-    assert parts.row_shape.product == 6
     rows = NdColumn.from_arrow(same.to_arrow()).to_numpy_list()
     assert [r.shape for r in rows if r is not None] == [(2, 3), (2, 3)]
     assert rows[0] is not None and rows[0].tolist() == np.arange(6.0).reshape(2, 3).tolist()
     ragged = NdColumn.from_arrays([np.zeros((2, 3)), np.ones((0, 3)), np.ones((4, 3))])
     assert validate_storage(ragged.storage).row_shape == RowShape(None, (3,))
-    assert validate_storage(ragged.storage).row_shape.product is None  # type: ignore[union-attr]
     # No shared shape: other inner sizes, other rank, a null row, rank 0; each decodes by row.
     for arrays in (
         [np.zeros((2, 3)), np.zeros((3, 2))],
@@ -487,8 +485,8 @@ def test_union_of_keys_and_round_trip() -> None:
     st = encode_attrs(rows)
     assert st is not None
     assert [st.type.field(i).name for i in range(st.type.num_fields)] == ["units", "range", "scale"]
-    dec = AttrDecoder(st)
-    back = [dec.row(i) for i in range(4)]
+    dec = attr_rows(st)
+    back = [dec(i) for i in range(4)]
     assert attrs_equal(back[0], rows[0])
     assert back[1] == {} and back[3] == {}
     assert back[2] == {"scale": np.float32(2)} and back[2]["scale"].dtype == np.float32
@@ -507,12 +505,12 @@ def test_type_conflict_names_rows() -> None:
 
 def test_other_arrow_types_decode_with_as_py() -> None:
     st = pa.StructArray.from_arrays([pa.array([{"a": 1}, None])], names=["nested"])
-    dec = AttrDecoder(st)
-    assert dec.row(0) == {"nested": {"a": 1}}
-    assert dec.row(1) == {}
+    dec = attr_rows(st)
+    assert dec(0) == {"nested": {"a": 1}}
+    assert dec(1) == {}
 
 
 def test_null_attrs_row_means_no_attributes() -> None:
     st = pa.StructArray.from_arrays([pa.array([1, 2])], names=["k"], mask=pa.array([False, True]))
-    dec = AttrDecoder(st)
-    assert dec.row(0) == {"k": 1} and dec.row(1) == {}
+    dec = attr_rows(st)
+    assert dec(0) == {"k": 1} and dec(1) == {}

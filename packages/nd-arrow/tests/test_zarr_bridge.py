@@ -245,6 +245,9 @@ cells = np.empty(3, dtype=object)
 cells[:] = [np.ones((2, 2), DTYPE), np.zeros((0, 2), DTYPE), np.ones((1, 2), DTYPE)]
 array[:] = cells
 col = nd_arrow.from_zarr(array, dims=("point", "xy"))
+from nd_arrow.zarr_bridge import table_from_zarr, table_to_zarr
+table_to_zarr(table_from_zarr({"c": array}), {"c": array})
+table_from_zarr({"c": array}, explode=True)
 assert asked == [], asked
 assert nd_arrow.NdColumn.from_arrow(col).to_numpy_list()[0].shape == (2, 2)
 """
@@ -253,7 +256,8 @@ assert nd_arrow.NdColumn.from_arrow(col).to_numpy_list()[0].shape == (2, 2)
 
 @pytest.mark.parametrize("dtype", ["float32", "bool", "uint64"])
 def test_from_zarr_never_imports_pandas(dtype: str) -> None:
-    """pa.array imports pandas (seconds where it is installed); from_zarr builds from buffers."""
+    """pa.array and pa.table(table) import pandas (seconds where it is installed); from_zarr and
+    the aligned tables build from buffers."""
     run_script(_NO_PANDAS.replace("DTYPE", repr(dtype)))
 
 

@@ -44,11 +44,12 @@ def test_without_zarr_the_message_names_the_extra() -> None:
     code = """
 import sys
 sys.modules["zarr"] = sys.modules["zarr_ndarray_dtype"] = None  # imports of them fail
-from nd_arrow.zarr_bridge import from_zarr
-try:
-    from_zarr("store.zarr/c")
-except Exception as exc:
-    print(type(exc).__name__, exc)
+from nd_arrow.zarr_bridge import from_zarr, table_from_zarr
+for call in (lambda: from_zarr("store.zarr/c"), lambda: table_from_zarr({})):
+    try:
+        call()
+    except Exception as exc:
+        print(type(exc).__name__, exc)
 """
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
@@ -56,3 +57,6 @@ except Exception as exc:
     assert done.stdout.startswith("InvalidArgumentError nd_arrow.from_zarr: expected a zarr")
     assert "got str 'store.zarr/c'" in done.stdout
     assert f"need zarr: install the extra: {EXTRA}" in done.stdout
+    assert f"NotSupportedError nd_arrow.table_from_zarr needs zarr: install the extra: {EXTRA}" in (
+        done.stdout
+    )

@@ -19,7 +19,7 @@ zrn = pytest.importorskip("zarr_ragged_ndarray")
 from nd_arrow import NdColumn  # noqa: E402
 from nd_arrow.errors import NotSupportedError, ShapeMismatchError  # noqa: E402
 from nd_arrow.zarr_bridge import from_zarr, to_zarr  # noqa: E402
-from zarr_ndarray_dtype import NDArray  # noqa: E402
+from zarr_ndarray_dtype import NDArrayDType as NDArray  # noqa: E402
 
 
 def make(

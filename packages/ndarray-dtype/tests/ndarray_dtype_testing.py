@@ -39,11 +39,16 @@ import numpy as np  # noqa: E402
 import numpy.typing as npt  # noqa: E402
 import zarr  # noqa: E402
 
-from zarr_ndarray_dtype import NDArray  # noqa: E402
-from zarr_ndarray_dtype._columns import needs_shapes  # noqa: E402
-from zarr_ndarray_dtype._segments import offsets_of  # noqa: E402
-from zarr_ndarray_dtype.blocks import Block, Cells, ColumnsBlock, cell_shapes  # noqa: E402
-from zarr_ndarray_dtype.codec_base import NDArrayBytesCodec  # noqa: E402
+from zarr_ndarray_dtype import NDArrayDType  # noqa: E402
+from zarr_ndarray_dtype.blocks import (  # noqa: E402
+    Block,
+    ColumnsBlock,
+    FlatCells,
+    cell_shapes,
+    needs_shapes,
+    offsets_of,
+)
+from zarr_ndarray_dtype.codecs import NDArrayBytesCodec  # noqa: E402
 
 TOY = "test-ndarray-toy"
 
@@ -54,7 +59,9 @@ class ToyBlocks:
 
     name = TOY
 
-    def decode(self, raw: npt.NDArray[np.uint8], count: int, dtype: NDArray, where: str) -> Block:
+    def decode(
+        self, raw: npt.NDArray[np.uint8], count: int, dtype: NDArrayDType, where: str
+    ) -> Block:
         pattern = dtype.pattern
         k = len(pattern.variable_axes)
         end = 4 + 4 * count * k
@@ -70,10 +77,10 @@ class ToyBlocks:
         if values.size != int(sizes.sum()):
             raise ValueError(f"cannot decode the {TOY!r} {where}: {values.size} values")
         return ColumnsBlock(
-            Cells(values, offsets_of(sizes), shapes if needs_shapes(pattern) else None)
+            FlatCells(values, offsets_of(sizes), shapes if needs_shapes(pattern) else None)
         )
 
-    def encode(self, cells: Cells, dtype: NDArray, where: str) -> npt.NDArray[np.uint8]:
+    def encode(self, cells: FlatCells, dtype: NDArrayDType, where: str) -> npt.NDArray[np.uint8]:
         extents = cell_shapes(cells, dtype.pattern)[:, list(dtype.pattern.variable_axes)]
         count = np.array([cells.sizes.size], "<u4").view(np.uint8)
         table = extents.astype("<u4").reshape(-1).view(np.uint8)
@@ -86,7 +93,6 @@ class ToyCodec(NDArrayBytesCodec):
     """A test serializer of every variable pattern, through the shared object path."""
 
     codec_name = TOY
-    metadata_error = ValueError
     block_codec = ToyBlocks()
 
     def validate(self, *, shape: Any, dtype: Any, chunk_grid: Any) -> None:
@@ -118,7 +124,7 @@ class RequestLog(zarr.storage.MemoryStore):
 
 
 def random_cells(
-    seed: int, dtype: NDArray, extents: tuple[int, ...], empty: float = 0.25
+    seed: int, dtype: NDArrayDType, extents: tuple[int, ...], empty: float = 0.25
 ) -> np.ndarray:
     """An object array of random cells of ``dtype``, about the share ``empty`` of them empty."""
     rng = np.random.default_rng(seed)

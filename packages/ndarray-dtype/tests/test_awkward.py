@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from ndarray_dtype_testing import ToyCodec, element_dtypes, patterns
 
-from zarr_ndarray_dtype import CellError, Columnar, NDArray, read_columnar
+from zarr_ndarray_dtype import CellError, Columnar, read_columnar
+from zarr_ndarray_dtype import NDArrayDType as NDArray
 
 ak = pytest.importorskip("awkward")
 
@@ -132,3 +133,35 @@ def test_one_cell_selection_is_an_array_of_one() -> None:
     assert col.shape == () and math.prod(col.shape) == 1
     arr = col.to_awkward()
     assert str(arr.type) == "1 * 2 * var * int8" and arr.to_list() == [[[0, 1, 2], [3, 4, 5]]]
+
+
+def test_aligned_columns_are_one_record_of_rows() -> None:
+    """read_aligned's columns (one offsets) are ``var * {field: ...}`` and back, zero-copy."""
+    from zarr_ndarray_dtype.awkward import from_awkward, to_awkward
+
+    offsets = np.array([0, 2, 2, 5, 6, 9, 10])
+    centroids = Columnar(
+        NDArray("float32", (None, 2)),
+        np.arange(20, dtype="f4").reshape(10, 2),
+        offsets,
+        None,
+        (2, 3),
+    )
+    times = Columnar(NDArray("uint64", (None,)), np.arange(10, dtype="u8"), offsets, None, (2, 3))
+    array = to_awkward({"centroids": centroids, "times": times})
+    assert str(array.type) == "2 * 3 * var * {centroids: 2 * float32, times: uint64}"
+    assert array[1, 1, 2].tolist() == {"centroids": [16.0, 17.0], "times": 8}
+    back = from_awkward(array, ndim=2)
+    assert sorted(back) == ["centroids", "times"]
+    for name, col in (("centroids", centroids), ("times", times)):
+        assert back[name].shape == (2, 3) and back[name].data_type == col.data_type
+        assert np.array_equal(back[name].offsets, offsets)
+        assert np.shares_memory(back[name].values, col.values)
+
+
+def test_missing_cells_are_empty_cells() -> None:
+    """A None cell is the empty cell, as None is in object writes of the default fill."""
+    col = Columnar.from_awkward(ak.Array([[[1.0, 2.0]], None, [[3.0, 4.0], [5.0, 6.0]]]))
+    assert col.data_type.shape == (None, None)  # var * var * float64
+    assert col.shapes.tolist() == [[1, 2], [0, 0], [2, 2]]
+    assert col.values.tolist() == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]

@@ -1,19 +1,41 @@
-"""Tests for zarr_ndarray_dtype.blocks: the engine's own sources of cells copy like slices."""
+"""Tests for zarr_ndarray_dtype.blocks: cells as flat columns, and blocks copy like slices."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from zarr_ndarray_dtype import NDArray
-from zarr_ndarray_dtype._columns import FillBlock, FillCell
-from zarr_ndarray_dtype._segments import offsets_of
-from zarr_ndarray_dtype.blocks import Cells, ColumnsBlock
+from zarr_ndarray_dtype import NDArrayDType, blocks
+from zarr_ndarray_dtype.blocks import (
+    ColumnsBlock,
+    FlatCells,
+    cell_shapes,
+    copy_segments,
+    needs_shapes,
+    offsets_of,
+)
+
+
+def test_cells_is_a_deprecated_alias() -> None:
+    with pytest.warns(DeprecationWarning, match="use FlatCells"):
+        assert blocks.Cells is FlatCells
+    assert "Cells" not in blocks.__all__
+
+
+def test_cell_shapes() -> None:
+    dtype = NDArrayDType(dtype="int8", shape=(3, None))
+    cells = FlatCells(np.zeros(9, np.int8), np.array([0, 3, 3, 9]), None)
+    assert cell_shapes(cells, dtype.pattern).tolist() == [[3, 1], [3, 0], [3, 2]]
+    pair = NDArrayDType(dtype="int8", shape=(None, None))
+    assert needs_shapes(pair.pattern) and not needs_shapes(dtype.pattern)
 
 
 def test_columns_block_copies_any_cells_anywhere() -> None:
     values = np.arange(10, dtype=np.int32)
     offsets = np.array([0, 3, 3, 7, 10])
-    block = ColumnsBlock(Cells(values, offsets, None))
+    block = ColumnsBlock(FlatCells(values, offsets, None))
     assert block.sizes.tolist() == [3, 0, 4, 3] and block.shapes is None
     cells = np.array([3, 0, 2], np.intp)
     sizes = block.sizes[cells]
@@ -26,14 +48,58 @@ def test_columns_block_copies_any_cells_anywhere() -> None:
     assert out.tolist() == [-1, -1, 3, 4, 5, 6, 7, 8, 9, -1]
 
 
-def test_fill_block_copies_its_one_cell_to_every_place() -> None:
-    dtype = NDArray(dtype="int16", shape=(None, 2))
-    fill = FillBlock(FillCell(dtype, dtype.cast_scalar(np.array([[5, 6]], np.int16))), False)
-    assert fill.sizes.tolist() == [2]
-    out = np.zeros(6, np.int16)
-    fill.copy(np.zeros(2, np.intp), out.view(np.uint8), np.array([0, 8]))
-    assert out.tolist() == [5, 6, 0, 0, 5, 6]
-    empty = FillBlock(FillCell(dtype, dtype.default_scalar()), True)
-    empty.copy(np.zeros(3, np.intp), out.view(np.uint8), np.zeros(3, np.int64))  # nothing to copy
-    assert empty.shapes is not None and empty.shapes.tolist() == [[0, 2]]
-    assert empty.cells().offsets.tolist() == [0, 0]
+# ------------------------------------------------------------- segments between buffers
+
+
+def _naive(src: np.ndarray, starts: np.ndarray, nbytes: np.ndarray, size: int, dst: np.ndarray):  # type: ignore[no-untyped-def]
+    out = np.zeros(size, np.uint8)
+    for s, n, d in zip(starts.tolist(), nbytes.tolist(), dst.tolist(), strict=True):
+        out[d : d + n] = src[s : s + n]
+    return out
+
+
+@pytest.mark.parametrize("by_slices", [True, False])
+@given(
+    sizes=st.lists(st.integers(0, 9), min_size=1, max_size=200),
+    width=st.sampled_from([1, 2, 4, 8]),
+    shuffled=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_copy_segments_matches_naive(
+    by_slices: bool, sizes: list[int], width: int, shuffled: bool, seed: int
+) -> None:
+    rng = np.random.default_rng(seed)
+    nbytes = np.array(sizes, np.int64) * width
+    src = rng.integers(0, 256, int(nbytes.sum()) + 16 * width, dtype=np.uint8)
+    starts = offsets_of(nbytes)[:-1] + rng.integers(0, 2, nbytes.size) * width  # runs and gaps
+    starts = np.minimum(starts, src.size - nbytes)
+    dst = offsets_of(nbytes)[:-1]
+    if shuffled:  # cells to places in any order
+        order = rng.permutation(nbytes.size)
+        dst = offsets_of(nbytes[order])[:-1][np.argsort(order)]
+    with pytest.MonkeyPatch.context() as patch:
+        if not by_slices:  # force the vectorized gather
+            patch.setattr(blocks, "_SLICE_RUNS", 0)
+            patch.setattr(blocks, "_SLICE_RUN_BYTES", 10**9)
+        out = np.zeros(int(nbytes.sum()), np.uint8)
+        copy_segments(src, starts, nbytes, out, dst)
+    assert out.tolist() == _naive(src, starts, nbytes, out.size, dst).tolist()
+
+
+def test_runs_are_merged_into_one_slice() -> None:
+    src = np.arange(100, dtype=np.uint8)
+    nbytes = np.full(10, 10, np.int64)
+    starts = offsets_of(nbytes)[:-1]
+    out = np.zeros(100, np.uint8)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(blocks, "_SLICE_RUNS", 1)  # one run at most: only merging gets there
+        patch.setattr(blocks, "_SLICE_RUN_BYTES", 10**9)
+        copy_segments(src, starts, nbytes, out, starts.copy())
+    assert out.tolist() == src.tolist()
+
+
+def test_empty() -> None:
+    out = np.zeros(0, np.uint8)
+    empty = np.zeros(0, np.int64)
+    copy_segments(np.zeros(3, np.uint8), empty, empty, out, empty)
+    assert offsets_of(empty).tolist() == [0]

@@ -1,3 +1,5 @@
+"""Tests for zarr_ndarray_dtype.cells: one cell, the conversion rule, the fill cell."""
+
 from __future__ import annotations
 
 import pickle
@@ -9,9 +11,10 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from ndarray_dtype_testing import element_dtypes
 
-from zarr_ndarray_dtype import CellError, CellTypeError, ShapePattern, VlenScalar, unbox
-from zarr_ndarray_dtype._views import readonly_cells
+import zarr_ndarray_dtype
+from zarr_ndarray_dtype import CellError, CellTypeError, ShapePattern, unbox
 from zarr_ndarray_dtype.cells import (
+    _FillCell,
     bool_bytes_as_01,
     check_bool_bytes,
     coerce_cell,
@@ -193,7 +196,9 @@ def test_exact_dtype_any_byte_order_round_trips(data: np.ndarray) -> None:
 
 def test_fill_cells_are_immutable_and_compare_whole() -> None:
     cell = frozen_cell(np.arange(4, dtype="<i2").tobytes(), "<i2", (2, 2))
-    assert isinstance(cell, VlenScalar)
+    assert isinstance(cell, _FillCell)
+    with pytest.warns(DeprecationWarning, match="private"):
+        assert zarr_ndarray_dtype.VlenScalar is _FillCell
     with pytest.raises(ValueError, match="read-only"):
         cell[0, 0] = 9
     with pytest.raises(ValueError, match="WRITEABLE"):
@@ -249,19 +254,6 @@ def test_fill_equality_is_byte_equality() -> None:
     assert (nan == np.array([0x7FC00001], "<u4").view("f4")) is False
     assert (nan == np.array([np.nan], dtype=object)) is True
     assert (zero == np.array([1e300, 0.0])) is False  # does not convert: not the fill
-
-
-@given(st.lists(st.integers(min_value=0, max_value=5), max_size=20))
-def test_readonly_cells_cut_one_block(lengths: list[int]) -> None:
-    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    block = np.arange(int(offsets[-1]) * 2, dtype="<f4").reshape(-1, 2)
-    cells = readonly_cells(block, offsets)
-    assert cells.dtype == object and cells.shape == (len(lengths),)
-    for i, n in enumerate(lengths):
-        assert cells[i].shape == (n, 2)
-        assert not cells[i].flags.writeable
-        assert np.array_equal(cells[i], block[offsets[i] : offsets[i + 1]])
 
 
 # ------------------------------------------------------------------------ the bool-byte rule

@@ -15,16 +15,17 @@ from typing import Any
 import numpy as np
 import pytest
 import zarr
+from _zdt_support import zarr_own_writes
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ndarray_dtype_testing import RequestLog, ToyCodec
 from zarr.abc.codec import BytesBytesCodec
 from zarr.codecs import Crc32cCodec, ShardingCodec, TransposeCodec, ZstdCodec
 
-from zarr_ndarray_dtype import Columnar, NDArray, _store, read_columnar, write_columnar
+from zarr_ndarray_dtype import Columnar, _store, read_columnar, write_columnar
+from zarr_ndarray_dtype import NDArrayDType as NDArray
 from zarr_ndarray_dtype import _engine as engine
 from zarr_ndarray_dtype.errors import StoredChunkError
-from zarr_ndarray_dtype.testing import zarr_own_writes
 
 ORDERS = ("morton", "lexicographic", "colexicographic", "unordered")
 HAS_WRITE_ORDER = "subchunk_write_order" in ShardingCodec.__dataclass_fields__  # zarr >= 3.3.0
@@ -762,3 +763,10 @@ def test_aligned_writes_check_everything_before_storing_anything(tmp_path: Any) 
     cols = read_aligned({"centroids": group["centroids"], "times": group["times"]}, box)
     assert cols["times"].offsets.tolist() == few.tolist()
     assert read_columnar(group["locations"]).values.size == int(offsets[-1])  # left as it was
+
+
+def test_columnar_cells_are_the_object_read() -> None:
+    array, cells = _filled((5, 6), (2, 4))
+    got = read_columnar(array, (slice(1, 4), 2)).cells()
+    assert got.shape == (3,) and all(not c.flags.writeable for c in got)
+    assert [c.tobytes() for c in got] == [c.tobytes() for c in cells[1:4, 2]]

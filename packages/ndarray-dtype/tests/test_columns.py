@@ -1,4 +1,5 @@
-"""Tests for zarr_ndarray_dtype._columns: the check of input columns, the fill cell, gathering."""
+"""Tests for zarr_ndarray_dtype._columns: the check of input columns, the fill cell, cells
+gathered into columns and cut back into cell objects."""
 
 from __future__ import annotations
 
@@ -7,19 +8,20 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zarr_ndarray_dtype import ELEMENT_DTYPES, CellError, CellTypeError, NDArray
-from zarr_ndarray_dtype._columns import FillCell, check_columns
-from zarr_ndarray_dtype._gather import gather_cells
-from zarr_ndarray_dtype.blocks import Cells, cell_shapes, needs_shapes
+import zarr_ndarray_dtype
+from zarr_ndarray_dtype import ELEMENT_DTYPES, CellError, CellTypeError, NDArrayDType
+from zarr_ndarray_dtype import _columns as columns
+from zarr_ndarray_dtype._columns import FillBlock, FillCell, check_columns, cut, gather
+from zarr_ndarray_dtype.blocks import FlatCells, cell_shapes, needs_shapes, offsets_of
 
-F32_2 = NDArray(dtype="float32", shape=(None, 2))
-F32_NN = NDArray(dtype="float32", shape=(None, None))
+F32_2 = NDArrayDType(dtype="float32", shape=(None, 2))
+F32_NN = NDArrayDType(dtype="float32", shape=(None, None))
 
 
-def _cell(rng: np.random.Generator, dtype: NDArray, shape: tuple[int, ...]) -> np.ndarray:
+def _cell(rng: np.random.Generator, dtype: NDArrayDType, shape: tuple[int, ...]) -> np.ndarray:
     """A cell of arbitrary bit patterns (0/1 for bool)."""
     item = dtype.item_dtype
     if item.kind == "b":
@@ -28,7 +30,7 @@ def _cell(rng: np.random.Generator, dtype: NDArray, shape: tuple[int, ...]) -> n
     return raw.view(item).reshape(shape)
 
 
-def _shape(rng: np.random.Generator, dtype: NDArray) -> tuple[int, ...]:
+def _shape(rng: np.random.Generator, dtype: NDArrayDType) -> tuple[int, ...]:
     return tuple(int(rng.integers(0, 4)) if d is None else d for d in dtype.shape)
 
 
@@ -51,16 +53,15 @@ def test_rows_form_rules() -> None:
         check_columns(np.zeros((4, 3), "f4"), [0, 4], F32_2)
     with pytest.raises(ValueError, match=r"cell 0 has 1 items, but .* whole number of 2-item"):
         check_columns(np.zeros(4, "f4"), [0, 1, 4], F32_2)  # flat values: item offsets
-    i8 = NDArray(dtype="int8", shape=(None,))
+    i8 = NDArrayDType(dtype="int8", shape=(None,))
     with pytest.raises(TypeError, match="object array"):
         check_columns(np.empty(2, object), [0, 2], i8)
     with pytest.raises(CellTypeError, match="fractional"):
         check_columns(np.array([0.5, 1.0]), [0, 2], i8)
     with pytest.raises(CellTypeError, match="outside the range"):
-        check_columns(np.array([300]), [0, 1], NDArray(dtype="uint8", shape=(None,)))
-    cells = check_columns(
-        np.array([1, 2], ">i4"), np.array([0, 2], np.uint8), NDArray(dtype="int64", shape=(None,)),
-    )  # fmt: skip
+        check_columns(np.array([300]), [0, 1], NDArrayDType(dtype="uint8", shape=(None,)))
+    i8 = NDArrayDType(dtype="int64", shape=(None,))
+    cells = check_columns(np.array([1, 2], ">i4"), np.array([0, 2], np.uint8), i8)
     assert cells.values.dtype == np.dtype("<i8") and cells.offsets.dtype == np.int64
     cells = check_columns([], [0, 0], F32_2)
     assert cells.values.shape == (0,) and cells.offsets.tolist() == [0, 0]
@@ -76,7 +77,7 @@ def test_rows_form_rules() -> None:
 
 
 def test_shapes_form_rules() -> None:
-    dtype = NDArray(dtype="uint8", shape=(2, None))
+    dtype = NDArrayDType(dtype="uint8", shape=(2, None))
     values = np.arange(4, dtype=np.uint8)
     good = np.array([[2, 1], [2, 1]])
     with pytest.raises(ValueError, match="must have 3 entries"):
@@ -110,15 +111,8 @@ def test_shapes_form_rules() -> None:
 
 def test_bools_are_stored_as_zero_and_one() -> None:
     raw = np.array([0, 1, 2, 255], dtype=np.uint8).view(bool)
-    cells = check_columns(raw, [0, 4], NDArray(dtype="bool", shape=(None,)))
+    cells = check_columns(raw, [0, 4], NDArrayDType(dtype="bool", shape=(None,)))
     assert cells.values.view(np.uint8).tolist() == [0, 1, 1, 1]
-
-
-def test_cell_shapes() -> None:
-    dtype = NDArray(dtype="int8", shape=(3, None))
-    cells = Cells(np.zeros(9, np.int8), np.array([0, 3, 3, 9]), None)
-    assert cell_shapes(cells, dtype.pattern).tolist() == [[3, 1], [3, 0], [3, 2]]
-    assert needs_shapes(F32_NN.pattern) and not needs_shapes(dtype.pattern)
 
 
 # ------------------------------------------------------------------------------ fill cells
@@ -128,25 +122,40 @@ def test_fill_cell_matches_by_shape_and_bytes() -> None:
     """SPEC 1.5: equal elements have the same shape and bytes (as the fill value's own ``==``)."""
     fill = FillCell(F32_2, F32_2.cast_scalar(np.array([[np.nan, 1.0]], "f4")))
     values = np.array([np.nan, 1, np.nan, 2, -0.0, 0, np.nan, 1], "f4")
-    cells = Cells(values, np.array([0, 2, 4, 4, 6, 8]), None)
+    cells = FlatCells(values, np.array([0, 2, 4, 4, 6, 8]), None)
     assert fill.matches(cells).tolist() == [True, False, False, False, True]
     other_nan = np.array([0x7FC00001, 0x3F800000], "<u4").view("f4")  # a NaN with other bits
-    assert fill.matches(Cells(other_nan, np.array([0, 2]), None)).tolist() == [False]
+    assert fill.matches(FlatCells(other_nan, np.array([0, 2]), None)).tolist() == [False]
     zero = FillCell(F32_2, F32_2.cast_scalar(np.zeros((1, 2), "f4")))
-    assert zero.matches(Cells(np.array([-0.0, 0.0], "f4"), np.array([0, 2]), None)).tolist() == [
+    assert zero.matches(
+        FlatCells(np.array([-0.0, 0.0], "f4"), np.array([0, 2]), None)
+    ).tolist() == [
         False  # -0.0 is not 0.0: eliding the chunk would read back 0.0
     ]
-    c16 = NDArray(dtype="complex128", shape=(None,))
+    c16 = NDArrayDType(dtype="complex128", shape=(None,))
     one = FillCell(c16, c16.cast_scalar(np.array([1 + 2j])))
-    both = Cells(np.array([1 + 2j, 1 - 2j]), np.array([0, 1, 2]), None)
+    both = FlatCells(np.array([1 + 2j, 1 - 2j]), np.array([0, 1, 2]), None)
     assert one.matches(both).tolist() == [True, False]  # 16-byte items, two words each
     empty = FillCell(F32_NN, F32_NN.default_scalar())
     shapes = np.array([[0, 0], [0, 3], [1, 1]])
-    got = empty.matches(Cells(np.zeros(1, "f4"), np.array([0, 0, 0, 1]), shapes))
+    got = empty.matches(FlatCells(np.zeros(1, "f4"), np.array([0, 0, 0, 1]), shapes))
     assert got.tolist() == [True, False, False]  # an empty (0, 3) cell is not the (0, 0) fill
     tiled = fill.cells(3, with_shapes=True)
     assert tiled.offsets.tolist() == [0, 2, 4, 6]
     assert tiled.shapes is not None and tiled.shapes.tolist() == [[1, 2]] * 3
+
+
+def test_fill_block_copies_its_one_cell_to_every_place() -> None:
+    dtype = NDArrayDType(dtype="int16", shape=(None, 2))
+    fill = FillBlock(FillCell(dtype, dtype.cast_scalar(np.array([[5, 6]], np.int16))), False)
+    assert fill.sizes.tolist() == [2]
+    out = np.zeros(6, np.int16)
+    fill.copy(np.zeros(2, np.intp), out.view(np.uint8), np.array([0, 8]))
+    assert out.tolist() == [5, 6, 0, 0, 5, 6]
+    empty = FillBlock(FillCell(dtype, dtype.default_scalar()), True)
+    empty.copy(np.zeros(3, np.intp), out.view(np.uint8), np.zeros(3, np.int64))  # nothing to copy
+    assert empty.shapes is not None and empty.shapes.tolist() == [[0, 2]]
+    assert empty.cells().offsets.tolist() == [0, 0]
 
 
 # ------------------------------------------------------------------------------ gathering
@@ -159,10 +168,10 @@ def test_fill_cell_matches_by_shape_and_bytes() -> None:
     seed=st.integers(0, 2**32 - 1),
 )
 def test_exact_cells(name: str, pattern: tuple[int | None, ...], count: int, seed: int) -> None:
-    dtype = NDArray(dtype=name, shape=pattern)
+    dtype = NDArrayDType(dtype=name, shape=pattern)
     rng = np.random.default_rng(seed)
     cells = [_cell(rng, dtype, _shape(rng, dtype)) for _ in range(count)]
-    got = gather_cells(list(cells), dtype)
+    got = gather(list(cells), dtype)
     assert got.values.dtype == dtype.item_dtype and type(got.values) is np.ndarray
     assert got.values.tobytes() == b"".join(c.tobytes() for c in cells)
     assert got.sizes.tolist() == [c.size for c in cells]
@@ -184,7 +193,7 @@ def test_mixed_inputs_are_coerced() -> None:
         np.asfortranarray(np.arange(6, dtype=np.float32).reshape(3, 2)),
         np.arange(8, dtype=np.float32).reshape(4, 2)[::2],
     ]
-    got = gather_cells(cells, F32_2)
+    got = gather(cells, F32_2)
     assert (got.sizes // 2).tolist() == [1, 0, 2, 1, 1, 1, 3, 2]  # None: the empty cell
     expected = [1, 2, 3, 4, 0.5, 1.5, 5, 6, 7, 8, 9, 10, 0, 1, 2, 3, 4, 5, 0, 1, 4, 5]
     assert got.values.tolist() == expected
@@ -192,10 +201,10 @@ def test_mixed_inputs_are_coerced() -> None:
 
 
 def test_none_is_the_fill_when_asked() -> None:
-    dtype = NDArray(dtype="float32", shape=(2, None))
+    dtype = NDArrayDType(dtype="float32", shape=(2, None))
     fill = FillCell(dtype, dtype.cast_scalar(np.ones((2, 1), np.float32)))
     cells = [None, [[1.0], [2.0]], np.zeros((2, 3), ">f8")]
-    got = gather_cells(cells, dtype, fill)
+    got = gather(cells, dtype, fill)
     assert cell_shapes(got, dtype.pattern).tolist() == [[2, 1], [2, 1], [2, 3]]
     assert got.values[:4].tolist() == [1, 1, 1, 2]
 
@@ -203,7 +212,7 @@ def test_none_is_the_fill_when_asked() -> None:
 def test_inputs_are_not_modified() -> None:
     cells = [np.array([[1, 2]], dtype=">f4"), np.array([[3, 4]], dtype=np.float32)]
     before = [c.copy() for c in cells]
-    got = gather_cells(cells, F32_2)
+    got = gather(cells, F32_2)
     got.values[...] = 0
     for c, b in zip(cells, before, strict=True):
         assert c.dtype == b.dtype
@@ -212,7 +221,7 @@ def test_inputs_are_not_modified() -> None:
 
 def test_fill_cells_are_plain_in_the_values() -> None:
     fill = F32_2.default_scalar()[()]
-    got = gather_cells([fill, np.ones((2, 2), np.float32), fill], F32_2)
+    got = gather([fill, np.ones((2, 2), np.float32), fill], F32_2)
     assert type(got.values) is np.ndarray
     assert got.sizes.tolist() == [0, 4, 0]
 
@@ -226,27 +235,145 @@ def test_fill_cells_are_plain_in_the_values() -> None:
             [np.zeros((1, 2), np.float32), np.zeros((1, 3), np.float32)],
             r"^cell 1 has shape \(1, 3\), which does not match pattern \(None, 2\)",
         ),
-        (NDArray(dtype="uint8", shape=(None,)), [np.zeros((2, 1), np.uint8)], "does not match"),
         (
-            NDArray(dtype="int32", shape=(None,)),
+            NDArrayDType(dtype="uint8", shape=(None,)),
+            [np.zeros((2, 1), np.uint8)],
+            "does not match",
+        ),
+        (
+            NDArrayDType(dtype="int32", shape=(None,)),
             [np.array([1]), np.array([2, 1.5])],
             r"^cell 1 of shape \(2,\) and dtype float64 holds 1.5, whose fractional part int32",
         ),
-        (NDArray(dtype="uint8", shape=(None,)), [np.array([300])], "outside the range"),
-        (NDArray(dtype="float32", shape=(None,)), [np.float32(1.0)], "does not match"),
+        (NDArrayDType(dtype="uint8", shape=(None,)), [np.array([300])], "outside the range"),
+        (NDArrayDType(dtype="float32", shape=(None,)), [np.float32(1.0)], "does not match"),
         (
-            NDArray(dtype="float32", shape=(None,)),
+            NDArrayDType(dtype="float32", shape=(None,)),
             [np.array([1], np.int8), [2.0], np.array([1e40, 2.0])],
             r"^cell 2 of shape \(2,\) and dtype float64 holds 1e\+40, too large for",
         ),
     ],
 )
-def test_cells_that_do_not_fit_are_refused(dtype: NDArray, cells: list[Any], phrase: str) -> None:
+def test_cells_that_do_not_fit_are_refused(
+    dtype: NDArrayDType, cells: list[Any], phrase: str
+) -> None:
     with pytest.raises((CellError, CellTypeError), match=phrase):
-        gather_cells(cells, dtype)
+        gather(cells, dtype)
 
 
 def test_bool_bytes_canonicalized() -> None:
     raw = np.array([0, 1, 2, 255], dtype=np.uint8).view(bool)
-    got = gather_cells([raw], NDArray(dtype="bool", shape=(None,)))
+    got = gather([raw], NDArrayDType(dtype="bool", shape=(None,)))
     assert got.values.view(np.uint8).tolist() == [0, 1, 1, 1]
+
+
+# ------------------------------------------------------------------------------- cutting
+
+
+def _check(got: np.ndarray, values: np.ndarray, offsets: np.ndarray, shapes: np.ndarray) -> None:
+    """Every cell: a C-contiguous read-only view of its items, in its shape."""
+    assert got.dtype == object and got.shape == (offsets.size - 1,)
+    for i, cell in enumerate(got):
+        assert type(cell) is np.ndarray
+        assert cell.shape == tuple(shapes[i])
+        assert cell.dtype == values.dtype
+        assert cell.flags.c_contiguous and not cell.flags.writeable
+        assert np.shares_memory(cell, values) or cell.size == 0
+        assert cell.reshape(-1).tolist() == values[offsets[i] : offsets[i + 1]].tolist()
+
+
+@settings(max_examples=60)
+@given(
+    windows=st.booleans(),
+    pattern=st.sampled_from([(None,), (None, 2), (2, None), (None, None), (None, 1, None)]),
+    extents=st.lists(st.integers(0, 4), min_size=0, max_size=80),
+)
+def test_cut_matches_slices(
+    windows: bool, pattern: tuple[int | None, ...], extents: list[int]
+) -> None:
+    dtype = NDArrayDType(dtype="float64", shape=pattern)
+    k = len(dtype.pattern.variable_axes)
+    rows = np.array(extents[: len(extents) // k * k], np.int64).reshape(-1, k)
+    shapes = np.empty((rows.shape[0], len(pattern)), np.int64)
+    shapes[:, list(dtype.pattern.variable_axes)] = rows
+    for axis, d in enumerate(pattern):
+        if d is not None:
+            shapes[:, axis] = d
+    offsets = offsets_of(np.prod(shapes, axis=1))
+    values = np.arange(int(offsets[-1]), dtype=np.float64)
+    with pytest.MonkeyPatch.context() as patch:  # windows for any count of cells, or never
+        patch.setattr(columns, "_WINDOWS_FROM", 1 if windows else 10**12)
+        patch.setattr(columns, "_PER_WINDOW", 1)
+        table = shapes if k >= 2 else None
+        _check(cut(values, offsets, table, dtype.pattern), values, offsets, shapes)
+    assert not values.flags.writeable
+
+
+@pytest.mark.parametrize("pattern", [(None, None), (2, None, None), (None, 3, None)])
+@pytest.mark.parametrize("distinct", [3, 10_000], ids=["few-shapes", "many-shapes"])
+def test_cut_of_many_cells(pattern: tuple[int | None, ...], distinct: int) -> None:
+    dtype = NDArrayDType(dtype="int32", shape=pattern)
+    rng = np.random.default_rng(0)
+    n, k = 5_000, len(dtype.pattern.variable_axes)
+    extents = rng.integers(0, 5 if distinct < 10 else 60, size=(n, k))
+    shapes = np.empty((n, len(pattern)), np.int64)
+    shapes[:, list(dtype.pattern.variable_axes)] = extents
+    for axis, d in enumerate(pattern):
+        if d is not None:
+            shapes[:, axis] = d
+    offsets = offsets_of(np.prod(shapes, axis=1))
+    values = np.arange(int(offsets[-1]), dtype=np.int32)
+    _check(cut(values, offsets, shapes, dtype.pattern), values, offsets, shapes)
+
+
+def test_cut_of_leading_variable_cells_uses_windows() -> None:
+    rng = np.random.default_rng(0)
+    rows = rng.poisson(8, 50_000)
+    offsets = offsets_of(rows * 2)
+    values = rng.random(int(offsets[-1])).astype(np.float32)
+    pattern = NDArrayDType("float32", (None, 2)).pattern
+    assert columns._windowed(values, offsets, None, pattern) is not None
+    cells = cut(values, offsets, None, pattern)
+    for i in (0, 1, 17, 49_999):
+        assert cells[i].shape == (rows[i], 2)
+        np.testing.assert_array_equal(cells[i].reshape(-1), values[offsets[i] : offsets[i + 1]])
+    with pytest.raises(ValueError, match="read-only"):
+        cells[1][...] = 0
+
+
+def test_cut_slices_where_windows_do_not_pay_or_cannot_be_made() -> None:
+    n = 2_000
+    dtype = NDArrayDType("uint8", (None, None))
+    unique = np.stack([np.arange(n) % 7, np.arange(n)], axis=1).astype(np.int64)
+    huge = np.stack([np.arange(n) % 3, np.arange(n) % 2 + 1], axis=1).astype(np.int64)
+    huge[7] = [0, 2**61]  # an empty cell whose window would pass numpy's size limit
+    for shapes in (unique, huge):
+        offsets = offsets_of(np.prod(shapes, axis=1))
+        values = np.arange(int(offsets[-1]), dtype=np.uint8)
+        assert columns._windowed(values, offsets, shapes, dtype.pattern) is None
+        _check(cut(values, offsets, shapes, dtype.pattern), values, offsets, shapes)
+
+
+@pytest.mark.parametrize("spread", [1, 3, 2**40], ids=["dense-keys", "sparse-keys", "no-key"])
+def test_distinct(spread: int) -> None:
+    keys = np.array([[2, 1], [0, 5], [2, 1], [0, 5], [1, 0], [2, 1]], dtype=np.int64) * spread
+    found = columns._distinct(keys)
+    if spread == 2**40:  # the rows do not pack into one int64 key
+        assert found is None
+        return
+    assert found is not None
+    slots, rows, ids = found
+    assert sorted(map(tuple, rows.tolist())) == sorted(set(map(tuple, keys.tolist())))
+    row_of = dict(zip(slots.tolist(), rows.tolist(), strict=True))
+    assert [row_of[i] for i in ids.tolist()] == keys.tolist()
+
+
+def test_readonly_cells_is_a_deprecated_alias() -> None:
+    block = np.arange(10, dtype="<f4").reshape(5, 2)
+    offsets = np.array([0, 2, 2, 5])
+    with pytest.warns(DeprecationWarning, match="readonly_cells is deprecated"):
+        readonly_cells = zarr_ndarray_dtype.readonly_cells
+    cells = readonly_cells(block, offsets)
+    assert [c.shape for c in cells] == [(2, 2), (0, 2), (3, 2)]
+    assert not block.flags.writeable and not cells[2].flags.writeable
+    np.testing.assert_array_equal(cells[2], block[2:5])

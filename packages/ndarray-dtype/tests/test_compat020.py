@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from zarr_ndarray_dtype import CellError, NDArray, unbox
+from zarr_ndarray_dtype import CellError, NDArrayDType, unbox
 
 
 def test_defaults_are_float32_with_one_variable_dimension() -> None:
-    assert NDArray() == NDArray(dtype="float32", shape=(None,))
-    assert NDArray(dtype="uint64").shape == (None,)
-    assert NDArray.object_codec_id == "vlen-ndarray"
+    assert NDArrayDType() == NDArrayDType(dtype="float32", shape=(None,))
+    assert NDArrayDType(dtype="uint64").shape == (None,)
+    assert NDArrayDType.object_codec_id == "vlen-ndarray"
 
 
 @pytest.mark.parametrize(
@@ -27,7 +27,7 @@ def test_defaults_are_float32_with_one_variable_dimension() -> None:
 )
 def test_construction_errors_keep_the_020_phrase_then_explain(kwargs: dict, phrase: str) -> None:
     with pytest.raises(ValueError, match=phrase) as info:
-        NDArray(**kwargs)
+        NDArrayDType(**kwargs)
     message = str(info.value)
     assert len(message) > len(phrase) + 20  # our explanation follows
     assert message.count(phrase) == 1 and message.count("complex128") <= 1  # said once
@@ -44,7 +44,7 @@ def test_construction_errors_keep_the_020_phrase_then_explain(kwargs: dict, phra
     ],
 )
 def test_cells_that_do_not_fit_raise_type_and_value_error(value: object, phrase: str) -> None:
-    dt = NDArray(dtype="float32", shape=(None, 2))
+    dt = NDArrayDType(dtype="float32", shape=(None, 2))
     for call in (dt.coerce_cell, dt.cast_scalar):
         with pytest.raises(TypeError, match=phrase) as info:
             call(value)
@@ -59,7 +59,7 @@ def test_cells_that_do_not_fit_raise_type_and_value_error(value: object, phrase:
 
 
 def test_fill_json_of_the_wrong_type_is_a_type_error() -> None:
-    dt = NDArray(dtype="float32", shape=(None, 2))
+    dt = NDArrayDType(dtype="float32", shape=(None, 2))
     with pytest.raises(TypeError, match="base64"):
         dt.from_json_scalar(123, zarr_format=3)
     with pytest.raises(ValueError, match="base64"):
@@ -68,21 +68,21 @@ def test_fill_json_of_the_wrong_type_is_a_type_error() -> None:
 
 
 def test_payload_to_cell_rules() -> None:
-    two = NDArray(dtype="float32", shape=(None, None))
+    two = NDArrayDType(dtype="float32", shape=(None, None))
     assert two.payload_to_cell(b"").shape == (0, 0)
     with pytest.raises(CellError, match="ambiguous"):
         two.payload_to_cell(b"\x00" * 8)
-    fixed = NDArray(dtype="int16", shape=(3, 2))
+    fixed = NDArrayDType(dtype="int16", shape=(3, 2))
     cell = np.arange(6, dtype="<i2").reshape(3, 2)
     out = fixed.payload_to_cell(cell.tobytes())
     assert np.array_equal(out, cell) and not out.flags.writeable
     for bad in (b"", cell.tobytes() * 2):
         with pytest.raises(CellError, match="fixed element size"):
             fixed.payload_to_cell(bad)
-    row = NDArray(dtype="float32", shape=(None, 2))
+    row = NDArrayDType(dtype="float32", shape=(None, 2))
     with pytest.raises(CellError, match="whole number"):
         row.payload_to_cell(b"\x00" * 12)
     out = row.payload_to_cell(bytearray(np.arange(4, dtype="<f4").tobytes()))
     assert out.shape == (2, 2) and not out.flags.writeable
     with pytest.raises(CellError, match="0x02"):
-        NDArray(dtype="bool", shape=(None,)).payload_to_cell(b"\x01\x02")
+        NDArrayDType(dtype="bool", shape=(None,)).payload_to_cell(b"\x01\x02")

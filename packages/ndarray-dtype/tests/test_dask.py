@@ -18,14 +18,15 @@ from typing import Any
 import numpy as np
 import pytest
 import zarr
+from _zdt_support import local_cluster, run_script, zarr_own_writes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from ndarray_dtype_testing import ToyCodec, cell_sums, random_cells
 
 import zarr_ndarray_dtype.dask as zdask
-from zarr_ndarray_dtype import BlockAlignmentError, CellError, Columnar, NDArray, read_columnar
+from zarr_ndarray_dtype import BlockAlignmentError, CellError, Columnar, read_columnar
+from zarr_ndarray_dtype import NDArrayDType as NDArray
 from zarr_ndarray_dtype.dask import check_blocks, map_columnar, read_columnar_blocks, to_zarr
-from zarr_ndarray_dtype.testing import local_cluster, run_script, zarr_own_writes
 
 dask = pytest.importorskip("dask")
 da = pytest.importorskip("dask.array")

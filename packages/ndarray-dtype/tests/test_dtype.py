@@ -1,5 +1,8 @@
+"""Tests for zarr_ndarray_dtype.dtype: the ZDType, its JSON and its fill value JSON."""
+
 from __future__ import annotations
 
+import base64
 import json
 
 import numpy as np
@@ -10,29 +13,41 @@ from hypothesis import strategies as st
 from ndarray_dtype_testing import element_dtypes, patterns
 from zarr.dtype import data_type_registry
 
+import zarr_ndarray_dtype
 from zarr_ndarray_dtype import (
     ELEMENT_DTYPES,
     ElementDTypeError,
     FillValueError,
-    NDArray,
     NDArrayDType,
+    ShapePattern,
     ShapePatternError,
     unbox,
 )
+from zarr_ndarray_dtype import dtype as dtype_module
 from zarr_ndarray_dtype._compat import DataTypeValidationError
+from zarr_ndarray_dtype.dtype import decode_fill, encode_fill
 
 
-def test_alias_and_positional_arguments() -> None:
-    assert NDArrayDType is NDArray
-    assert NDArray("float32", (None, 2)) == NDArray(dtype="float32", shape=(None, 2))
-    assert NDArray(np.int8) == NDArray(dtype="int8", shape=(None,))
+def test_ndarray_is_a_deprecated_alias() -> None:
+    for module in (zarr_ndarray_dtype, dtype_module):
+        with pytest.warns(DeprecationWarning, match="use NDArrayDType"):
+            assert module.NDArray is NDArrayDType
+    assert repr(NDArrayDType("int8", (2,))) == "NDArrayDType(dtype='int8', shape=(2,))"
+    assert "NDArray" not in zarr_ndarray_dtype.__all__
+    with pytest.raises(AttributeError, match="no attribute 'NDArrayX'"):
+        zarr_ndarray_dtype.NDArrayX  # noqa: B018
+
+
+def test_positional_arguments() -> None:
+    assert NDArrayDType("float32", (None, 2)) == NDArrayDType(dtype="float32", shape=(None, 2))
+    assert NDArrayDType(np.int8) == NDArrayDType(dtype="int8", shape=(None,))
     with pytest.raises(TypeError, match="positional"):
-        NDArray("float32", (None,), 3)  # type: ignore[call-arg]
+        NDArrayDType("float32", (None,), 3)  # type: ignore[call-arg]
 
 
 def test_frozen_hashable_and_normalized() -> None:
-    a = NDArray(dtype=np.float32, shape=[None, np.int64(2)])
-    b = NDArray(dtype="<f4", shape=(None, 2))
+    a = NDArrayDType(dtype=np.float32, shape=[None, np.int64(2)])
+    b = NDArrayDType(dtype="<f4", shape=(None, 2))
     assert a == b and hash(a) == hash(b) and {a: 1}[b] == 1
     assert a.dtype == "float32" and a.shape == (None, 2)
     with pytest.raises(AttributeError):
@@ -56,16 +71,16 @@ def test_frozen_hashable_and_normalized() -> None:
 )
 def test_constructor_refusals(kwargs: dict, error: type) -> None:
     with pytest.raises(error):
-        NDArray(**kwargs)
+        NDArrayDType(**kwargs)
 
 
 @given(element_dtypes, patterns)
 def test_json_round_trip_over_the_grammar(name: str, dims: tuple) -> None:
-    dt = NDArray(dtype=name, shape=dims)
+    dt = NDArrayDType(dtype=name, shape=dims)
     doc = dt.to_json(zarr_format=3)
     assert doc == {"name": "ndarray", "configuration": {"dtype": name, "shape": list(dims)}}
     again = json.loads(json.dumps(doc))
-    assert NDArray.from_json(again, zarr_format=3) == dt
+    assert NDArrayDType.from_json(again, zarr_format=3) == dt
     assert data_type_registry.match_json(again, zarr_format=3) == dt
 
 
@@ -78,14 +93,14 @@ def test_ndarray_json_breaking_a_rule_names_it() -> None:
     the DataTypeValidationError 0.2.0's callers expect through ``_from_json_v3``."""
     doc = {"name": "ndarray", "configuration": {"dtype": "float32", "shape": [None, 2.5]}}
     with pytest.raises(ShapePatternError, match=r"No Zarr data type found .* \(SPEC 1\.3/5\)"):
-        NDArray.from_json(doc, zarr_format=3)
+        NDArrayDType.from_json(doc, zarr_format=3)
     with pytest.raises(ShapePatternError, match=r"SPEC 1\.3/5"):
         data_type_registry.match_json(doc, zarr_format=3)
     with pytest.raises(DataTypeValidationError, match=r"SPEC 1\.3/5"):
-        NDArray._from_json_v3(doc)
+        NDArrayDType._from_json_v3(doc)
     legacy = {"name": "vlen-ndarray", "configuration": {"dtype": "int8", "inner_shape": [2]}}
     with pytest.raises(ValueError, match=r'"shape": \[null, 2\]\}\} \(SPEC 2\.6'):
-        NDArray.from_json(legacy, zarr_format=3)  # type: ignore[arg-type]
+        NDArrayDType.from_json(legacy, zarr_format=3)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -101,19 +116,19 @@ def test_ndarray_json_breaking_a_rule_names_it() -> None:
 )
 def test_foreign_json_raises_only_datatypevalidationerror(foreign: object) -> None:
     with pytest.raises(DataTypeValidationError):
-        NDArray.from_json(foreign, zarr_format=3)  # type: ignore[arg-type]
+        NDArrayDType.from_json(foreign, zarr_format=3)  # type: ignore[arg-type]
     with pytest.raises(DataTypeValidationError):
-        NDArray.from_json(foreign, zarr_format=2)  # type: ignore[arg-type]
+        NDArrayDType.from_json(foreign, zarr_format=2)  # type: ignore[arg-type]
 
 
 def test_native_dtype_is_never_inferred() -> None:
     with pytest.raises(DataTypeValidationError):
-        NDArray.from_native_dtype(np.dtype(object))
-    assert NDArray(dtype="int8", shape=(None,)).to_native_dtype() == np.dtype(object)
+        NDArrayDType.from_native_dtype(np.dtype(object))
+    assert NDArrayDType(dtype="int8", shape=(None,)).to_native_dtype() == np.dtype(object)
 
 
 def test_zarr_v2_is_refused_clearly() -> None:
-    dt = NDArray(dtype="float32", shape=(None,))
+    dt = NDArrayDType(dtype="float32", shape=(None,))
     with pytest.raises(ValueError, match="Zarr format 3 only"):
         dt.to_json(zarr_format=2)
     with pytest.raises(ValueError, match="Zarr format 3 only"):
@@ -130,12 +145,12 @@ def test_int_data_types_still_work_after_import() -> None:
 
 
 def test_default_fills() -> None:
-    assert unbox(NDArray(dtype="float32", shape=(None, 2)).default_scalar()).shape == (0, 2)
-    zero = unbox(NDArray(dtype="int16", shape=(3, 2)).default_scalar())
+    assert unbox(NDArrayDType(dtype="float32", shape=(None, 2)).default_scalar()).shape == (0, 2)
+    zero = unbox(NDArrayDType(dtype="int16", shape=(3, 2)).default_scalar())
     assert zero.shape == (3, 2) and not zero.any()
     assert (
-        NDArray(dtype="uint8", shape=(None, None)).to_json_scalar(
-            NDArray(dtype="uint8", shape=(None, None)).default_scalar(), zarr_format=3
+        NDArrayDType(dtype="uint8", shape=(None, None)).to_json_scalar(
+            NDArrayDType(dtype="uint8", shape=(None, None)).default_scalar(), zarr_format=3
         )
         == ""
     )
@@ -143,7 +158,7 @@ def test_default_fills() -> None:
 
 @given(element_dtypes, patterns, st.data())
 def test_fill_json_round_trip_over_the_grammar(name: str, dims: tuple, data: st.DataObject) -> None:
-    dt = NDArray(dtype=name, shape=dims)
+    dt = NDArrayDType(dtype=name, shape=dims)
     n_var = len(dt.variable_axes)
     extent = 0 if n_var >= 2 else data.draw(st.integers(0, 3))
     shape = tuple(extent if d is None else d for d in dims)
@@ -160,7 +175,7 @@ def test_fill_json_round_trip_over_the_grammar(name: str, dims: tuple, data: st.
 
 
 def test_nonempty_fill_with_two_variable_dims_is_refused_on_write_and_read() -> None:
-    dt = NDArray(dtype="float32", shape=(None, None))
+    dt = NDArrayDType(dtype="float32", shape=(None, None))
     with pytest.raises(FillValueError, match="empty element"):
         dt.cast_scalar(np.ones((1, 1), "<f4"))
     with pytest.raises(FillValueError):
@@ -172,14 +187,14 @@ def test_nonempty_fill_with_two_variable_dims_is_refused_on_write_and_read() -> 
 
 
 def test_bool_fill_bytes_must_be_zero_or_one() -> None:
-    dt = NDArray(dtype="bool", shape=(2,))
+    dt = NDArrayDType(dtype="bool", shape=(2,))
     assert unbox(dt.from_json_scalar("AAE=", zarr_format=3)).tolist() == [False, True]
     with pytest.raises(FillValueError, match="0x02"):
         dt.from_json_scalar("AAI=", zarr_format=3)
 
 
 def test_fill_read_from_metadata_is_immutable(store: dict) -> None:
-    dt = NDArray(dtype="int16", shape=(2,))
+    dt = NDArrayDType(dtype="int16", shape=(2,))
     arr = zarr.create_array(store=store, shape=(4,), chunks=(2,), dtype=dt, fill_value=[7, 8])
     out = arr[:]
     assert all(np.array_equal(c, [7, 8]) for c in out)
@@ -193,7 +208,7 @@ def test_fill_read_from_metadata_is_immutable(store: dict) -> None:
 
 @pytest.mark.parametrize("bad", ["%%%", "AACAPw", 5, "AAAAAAAAAAAAAAA="])
 def test_invalid_fill_in_stored_metadata_is_refused_on_open(store: dict, bad: object) -> None:
-    zarr.create_array(store=store, shape=(2,), dtype=NDArray(dtype="int16", shape=(2,)))
+    zarr.create_array(store=store, shape=(2,), dtype=NDArrayDType(dtype="int16", shape=(2,)))
     doc = json.loads(store["zarr.json"].to_bytes())
     doc["fill_value"] = bad
     store["zarr.json"] = zarr.core.buffer.cpu.Buffer.from_bytes(json.dumps(doc).encode())
@@ -203,9 +218,55 @@ def test_invalid_fill_in_stored_metadata_is_refused_on_open(store: dict, bad: ob
 
 @pytest.mark.parametrize("name", ELEMENT_DTYPES)
 def test_payload_to_cell(name: str) -> None:
-    dt = NDArray(dtype=name, shape=(None, 2))
+    dt = NDArrayDType(dtype=name, shape=(None, 2))
     raw = np.zeros((3, 2), dtype=dt.item_dtype).tobytes()
     cell = dt.payload_to_cell(raw)
     assert cell.shape == (3, 2) and not cell.flags.writeable
     with pytest.raises(ValueError, match="whole number"):
         dt.payload_to_cell(raw[:-1])
+
+
+# ------------------------------------------------------------------ fill value JSON (SPEC 1.5)
+
+
+@given(st.binary(max_size=64))
+def test_encode_decode_round_trip_for_any_whole_rows(payload: bytes) -> None:
+    pattern = ShapePattern.parse((None,))
+    text = encode_fill(payload)
+    assert text == base64.b64encode(payload).decode()
+    assert decode_fill(text, pattern, 1) == (payload, (len(payload),))
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("%%%", "not valid padded base64"),
+        ("AACAPw", "not valid padded base64"),  # padding missing
+        ("AACAP===", "not valid padded base64"),
+        ("AA CAPw==", "not valid padded base64"),
+        ("AB==", "not canonical"),  # unused bits set
+        ("é", "not valid padded base64"),
+        (5, "is a int"),
+        (None, "is a NoneType"),
+        (["AA=="], "is a list"),
+    ],
+)
+def test_invalid_base64_is_refused(text: object, fragment: str) -> None:
+    with pytest.raises(FillValueError, match=fragment):
+        decode_fill(text, ShapePattern.parse((None,)), 1)
+
+
+def test_lengths_must_fit_the_pattern() -> None:
+    with pytest.raises(FillValueError, match="whole number"):
+        decode_fill(encode_fill(b"\0" * 4), ShapePattern.parse((None, 2)), 4)
+    with pytest.raises(FillValueError, match="exactly 6"):
+        decode_fill("", ShapePattern.parse((3,)), 2)
+    assert decode_fill(encode_fill(b"\1" * 6), ShapePattern.parse((3,)), 2)[1] == (3,)
+    assert decode_fill(encode_fill(b"\0" * 16), ShapePattern.parse((2, None)), 4)[1] == (2, 2)
+
+
+def test_two_variable_dimensions_allow_only_the_empty_fill() -> None:
+    pattern = ShapePattern.parse((None, None))
+    assert decode_fill("", pattern, 4) == (b"", (0, 0))
+    with pytest.raises(FillValueError, match='only fill value allowed is ""'):
+        decode_fill(encode_fill(b"\0" * 4), pattern, 4)

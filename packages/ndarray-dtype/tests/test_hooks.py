@@ -19,12 +19,14 @@ from zarr_ndarray_dtype import (
     FillValueError,
     HookWarning,
     MetadataError,
-    NDArray,
     NDArrayDTypeError,
     ShapePatternError,
     _hooks,
+    register,
 )
-from zarr_ndarray_dtype.registration import register
+from zarr_ndarray_dtype import (
+    NDArrayDType as NDArray,
+)
 
 
 def test_fixed_patterns_default_to_little_endian_bytes() -> None:
@@ -315,7 +317,7 @@ def test_install_never_raises(monkeypatch: pytest.MonkeyPatch) -> None:
     def broken(target: object) -> None:
         raise RuntimeError("zarr internals moved")
 
-    monkeypatch.setattr(_hooks, "_install", broken)
+    monkeypatch.setattr(_hooks._Target, "current", broken)
     monkeypatch.setattr(_hooks, "_warned", set())
     with pytest.warns(HookWarning, match="could not be wrapped .RuntimeError: zarr internals"):
         _hooks.install()
@@ -345,7 +347,8 @@ else:  # a release that renamed both: zarr calls its new names, ours are gone
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     import zarr_ndarray_dtype
-    from zarr_ndarray_dtype import FixedCellBytesCodec, HookWarning, NDArray
+    from zarr_ndarray_dtype import HookWarning, NDArrayDType as NDArray
+    from zarr_ndarray_dtype.codecs import FixedCellBytesCodec
     zarr_ndarray_dtype.register()
 hook_warnings = [w for w in caught if issubclass(w.category, HookWarning)]
 assert len(hook_warnings) == 2, [str(w.message) for w in caught]

@@ -13,13 +13,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 from ndarray_dtype_testing import data_type_vectors
 
-from zarr_ndarray_dtype import ELEMENT_DTYPES, NDArray, NDArrayDTypeError
+from zarr_ndarray_dtype import ELEMENT_DTYPES, NDArrayDType, NDArrayDTypeError
 from zarr_ndarray_dtype._compat import DataTypeValidationError
 
 
 def _accepted(doc: object) -> bool:
     try:
-        NDArray.from_json(doc, zarr_format=3)  # type: ignore[arg-type]
+        NDArrayDType.from_json(doc, zarr_format=3)  # type: ignore[arg-type]
     except (DataTypeValidationError, NDArrayDTypeError):  # not ours / ours but breaking a rule
         return False
     return True
@@ -27,7 +27,7 @@ def _accepted(doc: object) -> bool:
 
 @pytest.mark.parametrize(("name", "doc"), data_type_vectors("valid"), ids=lambda v: str(v)[:40])
 def test_valid_vectors_are_checked_true(name: str, doc: object) -> None:
-    assert NDArray._check_json_v3(doc) is True  # type: ignore[arg-type]
+    assert NDArrayDType._check_json_v3(doc) is True  # type: ignore[arg-type]
     assert _accepted(doc)
 
 
@@ -37,13 +37,13 @@ def test_valid_vectors_are_checked_true(name: str, doc: object) -> None:
     ids=lambda v: str(v)[:40],
 )
 def test_invalid_vectors_are_checked_false(name: str, doc: object) -> None:
-    assert NDArray._check_json_v3(doc) is False  # type: ignore[arg-type]
+    assert NDArrayDType._check_json_v3(doc) is False  # type: ignore[arg-type]
     assert not _accepted(doc)
 
 
 def test_zarr_v2_is_never_claimed() -> None:
-    assert NDArray._check_json_v2({"name": "|O", "object_codec_id": "vlen-ndarray"}) is False
-    assert NDArray._check_json_v2("|O") is False
+    assert NDArrayDType._check_json_v2({"name": "|O", "object_codec_id": "vlen-ndarray"}) is False
+    assert NDArrayDType._check_json_v2("|O") is False
 
 
 json_scalars = st.one_of(
@@ -75,4 +75,4 @@ near_valid = st.fixed_dictionaries(
 
 @given(st.one_of(json_values, near_valid))
 def test_check_agrees_with_from_json_on_any_json(doc: Any) -> None:
-    assert NDArray._check_json_v3(doc) is _accepted(doc)
+    assert NDArrayDType._check_json_v3(doc) is _accepted(doc)

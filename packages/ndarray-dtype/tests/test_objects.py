@@ -13,14 +13,15 @@ from typing import Any
 import numpy as np
 import pytest
 import zarr
+from _zdt_support import zarr_own_writes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from ndarray_dtype_testing import ToyCodec
 
-from zarr_ndarray_dtype import CellError, CellTypeError, NDArray, unbox
+from zarr_ndarray_dtype import CellError, CellTypeError, unbox
+from zarr_ndarray_dtype import NDArrayDType as NDArray
 from zarr_ndarray_dtype.cells import convert
-from zarr_ndarray_dtype.testing import zarr_own_writes
 
 POINTS = NDArray(dtype="float32", shape=(None, 2))
 

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 import zarr
 
-from zarr_ndarray_dtype import FixedCellBytesCodec, NDArray
+from zarr_ndarray_dtype import NDArrayDType
+from zarr_ndarray_dtype.codecs import FixedCellBytesCodec
 
 
 def _cells(n: int, shape: tuple[int, ...], dtype: str) -> np.ndarray:
@@ -27,7 +28,7 @@ def _cells(n: int, shape: tuple[int, ...], dtype: str) -> np.ndarray:
 def test_sharded_uncompressed_fixed_pattern_whole_and_partial_read(
     pipeline: str, dtype: str, shape: tuple[int, ...]
 ) -> None:
-    nd = NDArray(dtype=dtype, shape=shape)
+    nd = NDArrayDType(dtype=dtype, shape=shape)
     arr = zarr.create_array(
         store={}, shape=(10,), chunks=(2,), shards=(4,), dtype=nd, compressors=None
     )
@@ -48,7 +49,7 @@ def test_fixed_cell_codec_withdraws_the_fixed_size_promise() -> None:
     codec = FixedCellBytesCodec(endian="little")
     assert codec.is_fixed_size is False
     # Only shape and dtype of the chunk spec matter (ArraySpec's constructor differs by release).
-    spec = SimpleNamespace(shape=(3,), dtype=NDArray(dtype="int16", shape=(2, 2)))
+    spec = SimpleNamespace(shape=(3,), dtype=NDArrayDType(dtype="int16", shape=(2, 2)))
     assert codec.compute_encoded_size(3 * 8, spec) == 3 * 2 * 2 * 2  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="serves only the 'ndarray' data type"):
         codec.compute_encoded_size(6, SimpleNamespace(shape=(3,), dtype="int16"))  # type: ignore[arg-type]
@@ -88,7 +89,7 @@ def test_every_path_gives_the_same_under_every_pipeline(
     gives, and warns of nothing (pytest turns warnings into errors)."""
     from ndarray_dtype_testing import ToyCodec, random_cells
 
-    dtype = NDArray(dtype="float32", shape=(None,))
+    dtype = NDArrayDType(dtype="float32", shape=(None,))
     kw = {"shape": (6, 7), "chunks": (2, 3), "dtype": dtype, "serializer": ToyCodec()}
     kw |= {"shards": (4, 6)} if sharded else {}
     cells = random_cells(5, dtype, (6, 7))

@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from zarr_ndarray_dtype.testing import readme_examples, run_script, skip_unless_importable
+from _zdt_support import readme_examples, run_script, skip_unless_importable
 
 BLOCKS = readme_examples(Path(__file__).resolve().parents[1] / "README.md")
 

@@ -14,7 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from zarr_ndarray_dtype import ELEMENT_DTYPES, CellError, NDArray
+from zarr_ndarray_dtype import ELEMENT_DTYPES, CellError
+from zarr_ndarray_dtype import NDArrayDType as NDArray
 from zarr_ndarray_dtype.xarray import (
     XARRAY_MIN_VERSION,
     RaggedVariableError,

@@ -8,10 +8,12 @@ from typing import Any
 import numpy as np
 from hypothesis import strategies as st
 
-from zarr_ndarray_dtype import ELEMENT_DTYPES, NDArray
+from zarr_ndarray_dtype import ELEMENT_DTYPES, NDArrayDType
 
 
-def random_cell(rng: np.random.Generator, dtype: NDArray, shape: tuple[int, ...]) -> np.ndarray:
+def random_cell(
+    rng: np.random.Generator, dtype: NDArrayDType, shape: tuple[int, ...]
+) -> np.ndarray:
     """A cell of ``shape`` with arbitrary bit patterns (0/1 for bool)."""
     item = dtype.item_dtype
     if item.kind == "b":
@@ -20,7 +22,7 @@ def random_cell(rng: np.random.Generator, dtype: NDArray, shape: tuple[int, ...]
     return raw.view(item).reshape(shape)
 
 
-def random_shape(rng: np.random.Generator, dtype: NDArray, high: int = 4) -> tuple[int, ...]:
+def random_shape(rng: np.random.Generator, dtype: NDArrayDType, high: int = 4) -> tuple[int, ...]:
     return tuple(int(rng.integers(0, high)) if d is None else d for d in dtype.shape)
 
 
@@ -40,14 +42,16 @@ def variable_patterns(draw: st.DrawFn, max_ndim: int = 3) -> tuple[int | None, .
 
 
 @st.composite
-def ragged_dtypes(draw: st.DrawFn) -> NDArray:
-    return NDArray(dtype=draw(st.sampled_from(ELEMENT_DTYPES)), shape=draw(variable_patterns()))
+def ragged_dtypes(draw: st.DrawFn) -> NDArrayDType:
+    return NDArrayDType(
+        dtype=draw(st.sampled_from(ELEMENT_DTYPES)), shape=draw(variable_patterns())
+    )
 
 
 @st.composite
 def chunks_of_cells(
     draw: st.DrawFn, max_rank: int = 2, max_extent: int = 3
-) -> tuple[NDArray, np.ndarray]:
+) -> tuple[NDArrayDType, np.ndarray]:
     """A data type and an object array (rank 0..max_rank) of random cells of it."""
     dtype = draw(ragged_dtypes())
     shape = tuple(draw(st.lists(st.integers(0, max_extent), max_size=max_rank)))
@@ -57,7 +61,7 @@ def chunks_of_cells(
     return dtype, object_array(cells, shape)
 
 
-def assert_cells_equal(got: np.ndarray, want: np.ndarray, dtype: NDArray) -> None:
+def assert_cells_equal(got: np.ndarray, want: np.ndarray, dtype: NDArrayDType) -> None:
     """Same object-array shape; every cell a read-only array of the same shape and bytes."""
     assert got.shape == want.shape
     for g, w in zip(got.ravel(), np.asarray(want, dtype=object).ravel(), strict=True):

@@ -10,19 +10,20 @@ import pytest
 import zarr
 from _zrn_helpers import assert_cells_equal, object_array, random_cell, random_shape
 
-from zarr_ndarray_dtype import ELEMENT_DTYPES, CellError, NDArray, VlenScalar, unbox
+from zarr_ndarray_dtype import ELEMENT_DTYPES, CellError, NDArrayDType, unbox
+from zarr_ndarray_dtype.cells import _FillCell
 from zarr_ragged_ndarray import RaggedNDArrayCodec
 
-F32_NN = NDArray(dtype="float32", shape=(None, None))
+F32_NN = NDArrayDType(dtype="float32", shape=(None, None))
 PATTERNS = [(None,), (None, 2), (2, None), (None, None), (None, 3, None), (2, None, None)]
 
 
-def _array(dtype: NDArray, shape: tuple[int, ...], chunks: tuple[int, ...], **kw: Any) -> Any:
+def _array(dtype: NDArrayDType, shape: tuple[int, ...], chunks: tuple[int, ...], **kw: Any) -> Any:
     kw.update(shape=shape, chunks=chunks, dtype=dtype, serializer=RaggedNDArrayCodec())
     return zarr.create_array(zarr.storage.MemoryStore(), **kw)
 
 
-def _random_cells(dtype: NDArray, shape: tuple[int, ...], seed: int = 0) -> np.ndarray:
+def _random_cells(dtype: NDArrayDType, shape: tuple[int, ...], seed: int = 0) -> np.ndarray:
     rng = np.random.default_rng(seed)
     cells = [random_cell(rng, dtype, random_shape(rng, dtype)) for _ in range(math.prod(shape))]
     return object_array(cells, shape)
@@ -47,7 +48,7 @@ def _stored_keys(arr: Any) -> list[str]:
 
 @pytest.mark.parametrize("name", ELEMENT_DTYPES)
 def test_every_element_dtype(name: str) -> None:
-    dtype = NDArray(dtype=name, shape=(None, 3, None))
+    dtype = NDArrayDType(dtype=name, shape=(None, 3, None))
     cells = _random_cells(dtype, (5,), seed=len(name))
     arr = _array(dtype, (5,), (2,), compressors=zarr.codecs.ZstdCodec(level=1))
     arr[:] = cells
@@ -64,7 +65,7 @@ def test_every_element_dtype(name: str) -> None:
 def test_patterns_ranks_orders(
     pattern: tuple[int | None, ...], shape: tuple[int, ...], chunks: tuple[int, ...], order: str
 ) -> None:
-    dtype = NDArray(dtype="int32", shape=pattern)
+    dtype = NDArrayDType(dtype="int32", shape=pattern)
     cells = _random_cells(dtype, shape, seed=len(shape) + len(pattern))
     arr = _array(dtype, shape, chunks, config={"order": order})
     arr[...] = cells
@@ -116,12 +117,12 @@ def test_unwritten_regions_read_as_immutable_fill_cells() -> None:
     assert out[1].shape == (0, 0)
     assert not out[1].flags.writeable
     for cell in out[2:]:
-        assert type(cell) is np.ndarray and not isinstance(cell, VlenScalar)
+        assert type(cell) is np.ndarray and not isinstance(cell, _FillCell)
         assert cell.shape == (0, 0) and not cell.flags.writeable
 
 
 def test_non_empty_fill_value_and_none() -> None:
-    dtype = NDArray(dtype="int16", shape=(2, None))
+    dtype = NDArrayDType(dtype="int16", shape=(2, None))
     fill = np.array([[1], [2]], dtype=np.int16)
     arr = _array(dtype, (4,), (2,), fill_value=fill)
     arr[3] = np.zeros((2, 3), np.int16)
@@ -145,7 +146,7 @@ def test_empty_chunk_elision() -> None:
     assert _stored_keys(kept) == ["c/0"]
 
 
-def sharded_array(dtype: NDArray, index_location: str) -> Any:
+def sharded_array(dtype: NDArrayDType, index_location: str) -> Any:
     """(4, 8) cells in (4, 4) shards of (2, 2) inner chunks, zstd inside, index at either end."""
     sharding = zarr.codecs.ShardingCodec(
         chunk_shape=(2, 2),
@@ -161,7 +162,7 @@ def sharded_array(dtype: NDArray, index_location: str) -> Any:
 @pytest.mark.filterwarnings("ignore:Combining a `sharding_indexed` codec")
 @pytest.mark.parametrize("index_location", ["start", "end"])
 def test_sharded_with_zstd(index_location: str) -> None:
-    dtype = NDArray(dtype="float64", shape=(None, 3, None))
+    dtype = NDArrayDType(dtype="float64", shape=(None, 3, None))
     arr = sharded_array(dtype, index_location)
     codecs = arr.metadata.to_dict()["codecs"]
     assert codecs[0]["configuration"]["index_location"] == index_location
@@ -175,7 +176,7 @@ def test_sharded_with_zstd(index_location: str) -> None:
 
 
 def test_bad_cells_refused_on_write() -> None:
-    arr = _array(NDArray(dtype="float32", shape=(2, None)), (2,), (2,))
+    arr = _array(NDArrayDType(dtype="float32", shape=(2, None)), (2,), (2,))
     with pytest.raises(CellError, match="does not match pattern"):
         arr[0] = np.zeros((3, 1), np.float32)
     assert _stored_keys(arr) == []
@@ -189,7 +190,7 @@ def test_a_write_with_a_lossy_cell_stores_nothing_and_names_it(sharded: bool) ->
     for index in np.ndindex(10, 10):
         cells[index] = np.full((1, 2), 1.5)
     cells[8, 9] = np.full((2, 1), np.nan)
-    int_arr = _array(NDArray(dtype="int32", shape=(None, None)), (10, 10), (5, 5), **grid)
+    int_arr = _array(NDArrayDType(dtype="int32", shape=(None, None)), (10, 10), (5, 5), **grid)
     with pytest.raises(
         CellError, match=r"^cell \(0, 0\) of shape \(1, 2\) and dtype float64 holds 1.5"
     ):
@@ -204,4 +205,4 @@ def test_a_write_with_a_lossy_cell_stores_nothing_and_names_it(sharded: bool) ->
 
 def test_create_array_refuses_fixed_patterns() -> None:
     with pytest.raises(ValueError, match="at least one variable dimension"):
-        _array(NDArray(dtype="float32", shape=(2, 3)), (2,), (2,))
+        _array(NDArrayDType(dtype="float32", shape=(2, 3)), (2,), (2,))

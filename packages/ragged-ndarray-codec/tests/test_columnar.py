@@ -8,19 +8,19 @@ import numpy as np
 import pytest
 import zarr
 from _zrn_helpers import object_array, random_cell, random_shape
+from _zrn_support import zarr_own_writes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from zarr.core.sync import sync
 
-from zarr_ndarray_dtype import CellError, NDArray
-from zarr_ndarray_dtype.testing import zarr_own_writes
+from zarr_ndarray_dtype import CellError, NDArrayDType
 from zarr_ragged_ndarray import Columnar, RaggedNDArrayCodec, read_columnar, write_columnar
 from zarr_ragged_ndarray.layout import RaggedLayoutError
 
-F32_NN = NDArray(dtype="float32", shape=(None, None))
+F32_NN = NDArrayDType(dtype="float32", shape=(None, None))
 
 
-def _cells(dtype: NDArray, shape: tuple[int, ...], seed: int = 0) -> np.ndarray:
+def _cells(dtype: NDArrayDType, shape: tuple[int, ...], seed: int = 0) -> np.ndarray:
     rng = np.random.default_rng(seed)
     count = int(np.prod(shape))
     return object_array(
@@ -28,7 +28,7 @@ def _cells(dtype: NDArray, shape: tuple[int, ...], seed: int = 0) -> np.ndarray:
     )
 
 
-def _array(dtype: NDArray, shape: Any, chunks: Any, sharded: bool = False, **kw: Any) -> Any:
+def _array(dtype: NDArrayDType, shape: Any, chunks: Any, sharded: bool = False, **kw: Any) -> Any:
     if sharded:  # shards of `chunks`, inner chunks of half that
         kw["shards"] = chunks
         chunks = tuple(max(1, c // 2) for c in chunks)
@@ -39,7 +39,7 @@ def _array(dtype: NDArray, shape: Any, chunks: Any, sharded: bool = False, **kw:
     )  # fmt: skip
 
 
-def _columns(cells: np.ndarray, dtype: NDArray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _columns(cells: np.ndarray, dtype: NDArrayDType) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(values, offsets, shapes)`` of ``cells`` in the layout read_columnar gives."""
     flat = [dtype.coerce_cell(c) for c in cells.reshape(-1)]
     shapes = np.array([c.shape for c in flat], np.int64).reshape(len(flat), dtype.pattern.ndim)
@@ -54,7 +54,7 @@ def _columns(cells: np.ndarray, dtype: NDArray) -> tuple[np.ndarray, np.ndarray,
     return values.astype(dtype.item_dtype), offsets, shapes
 
 
-def _write(arr: Any, cells: np.ndarray, dtype: NDArray, selection: Any = ...) -> None:
+def _write(arr: Any, cells: np.ndarray, dtype: NDArrayDType, selection: Any = ...) -> None:
     values, offsets, shapes = _columns(cells, dtype)
     write_columnar(arr, values, offsets, selection, shapes=shapes)
 
@@ -71,7 +71,7 @@ def _store_bytes(arr: Any) -> dict[str, bytes]:
     return sync(dump())
 
 
-def _assert_matches(col: Columnar, cells: np.ndarray, dtype: NDArray) -> None:
+def _assert_matches(col: Columnar, cells: np.ndarray, dtype: NDArrayDType) -> None:
     values, offsets, shapes = _columns(cells, dtype)
     assert col.shape == cells.shape and col.values.shape == values.shape
     assert col.values.dtype == dtype.item_dtype
@@ -93,7 +93,7 @@ SELECTIONS = [
 @pytest.mark.parametrize("sharded", [False, True], ids=["plain", "sharded"])
 @pytest.mark.parametrize("selection", SELECTIONS, ids=str)
 def test_read_equals_object_path(selection: Any, sharded: bool) -> None:
-    dtype = NDArray(dtype="int16", shape=(2, None, None))
+    dtype = NDArrayDType(dtype="int16", shape=(2, None, None))
     arr = _array(dtype, (5, 9), (2, 4), sharded=sharded)
     cells = _cells(dtype, (5, 9), seed=3)
     arr[1:, :8] = cells[1:, :8]  # some chunks never written: fill cells
@@ -107,7 +107,7 @@ def test_read_equals_object_path(selection: Any, sharded: bool) -> None:
 @pytest.mark.parametrize("sharded", [False, True], ids=["plain", "sharded"])
 @pytest.mark.parametrize("selection", SELECTIONS, ids=str)
 def test_write_is_byte_identical_to_object_path(selection: Any, sharded: bool) -> None:
-    dtype = NDArray(dtype="float32", shape=(None, 3, None))
+    dtype = NDArrayDType(dtype="float32", shape=(None, 3, None))
     base = _cells(dtype, (5, 9), seed=1)
     direct = _array(dtype, (5, 9), (2, 4), sharded=sharded)
     objects = _array(dtype, (5, 9), (2, 4), sharded=sharded)
@@ -129,7 +129,7 @@ def test_sharded_writes_are_direct_and_byte_identical(
 ) -> None:
     # (5, 9) cells, shards of (4, 6), inner chunks of (2, 3): 2 x 2 inner chunks per shard,
     # laid out in Morton order; edge shards hang over the array's end.
-    dtype = NDArray(dtype="int16", shape=(None, 2, None))
+    dtype = NDArrayDType(dtype="int16", shape=(None, 2, None))
     kw = {
         "shards": {"shape": (4, 6), "index_location": location},
         "config": {"write_empty_chunks": write_empty_chunks},
@@ -158,7 +158,7 @@ def _no_object_path(*args: Any) -> None:
 
 
 def test_elision_and_fill_value() -> None:
-    dtype = NDArray(dtype="int8", shape=(2, None))
+    dtype = NDArrayDType(dtype="int8", shape=(2, None))
     fill = np.array([[1], [2]], np.int8)
     direct = _array(dtype, (6,), (2,), fill_value=fill)
     objects = _array(dtype, (6,), (2,), fill_value=fill)
@@ -174,7 +174,7 @@ def test_elision_and_fill_value() -> None:
 
 def test_round_trip_every_dtype_2d() -> None:
     for name in ("bool", "uint8", "float64", "complex128"):
-        dtype = NDArray(dtype=name, shape=(None, None))
+        dtype = NDArrayDType(dtype=name, shape=(None, None))
         arr = _array(dtype, (4, 5), (3, 2))
         cells = _cells(dtype, (4, 5), seed=len(name))
         _write(arr, cells, dtype)
@@ -226,7 +226,7 @@ def test_chain_with_array_to_array_codec() -> None:
 
 
 def test_input_checks() -> None:
-    dtype = NDArray(dtype="uint8", shape=(2, None))
+    dtype = NDArrayDType(dtype="uint8", shape=(2, None))
     arr = _array(dtype, (2,), (2,))
     values = np.arange(4, dtype=np.uint8)
     good_shapes = np.array([[2, 1], [2, 1]])
@@ -307,7 +307,7 @@ def test_huge_shapes_are_refused_without_overflow() -> None:
 def test_edge_chunks_after_a_shrinking_resize_follow_zarr(sharded: bool, nd: bool) -> None:
     # Cells past the end of an edge chunk survive a shrinking resize; zarr drops or keeps them
     # (kept inside a shard) and the direct write must agree. Sharded: inner chunks of half.
-    dtype = NDArray(dtype="int16", shape=(None, None))
+    dtype = NDArrayDType(dtype="int16", shape=(None, None))
     shape, chunks, smaller, box = (
         ((2, 8), (2, 8), (2, 6), (slice(0, 2), slice(4, 6)))
         if nd

@@ -17,24 +17,24 @@ import numpy as np
 import pytest
 import zarr
 from _zrn_helpers import object_array, random_cell, random_shape, variable_patterns
+from _zrn_support import local_cluster
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zarr_ndarray_dtype import Columnar, NDArray, read_columnar
+from zarr_ndarray_dtype import Columnar, NDArrayDType, read_columnar
 from zarr_ndarray_dtype.dask import map_columnar, read_columnar_blocks, to_zarr
-from zarr_ndarray_dtype.testing import local_cluster
 from zarr_ragged_ndarray import RaggedNDArrayCodec
 
 dask = pytest.importorskip("dask")
 da = pytest.importorskip("dask.array")
 
-F64_NN = NDArray(dtype="float64", shape=(None, None))
+F64_NN = NDArrayDType(dtype="float64", shape=(None, None))
 # (shape, inner chunks, shards) for ranks 1, 2 and 3; no extent a multiple of its shard
 GRIDS = {1: ((37,), (4,), (8,)), 2: ((11, 7), (2, 3), (4, 3)), 3: ((5, 4, 3), (2, 2, 1), (4, 2, 3))}
 RESULT_S = 120  # every wait on the cluster
 
 
-def cells_of(dtype: NDArray, shape: tuple[int, ...], seed: int) -> np.ndarray:
+def cells_of(dtype: NDArrayDType, shape: tuple[int, ...], seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
     count = int(np.prod(shape))
     cells = [random_cell(rng, dtype, random_shape(rng, dtype)) for _ in range(count)]
@@ -76,7 +76,7 @@ def test_to_zarr_stores_what_zarr_stores(rank: int, sharded: bool) -> None:
 
 def test_none_cells_are_the_fill_cell() -> None:
     """The ragged codec writes ``None`` as the fill cell; cells equal to it are elided."""
-    dtype = NDArray(dtype="int32", shape=(2, None))
+    dtype = NDArrayDType(dtype="int32", shape=(2, None))
     fill = np.array([[1], [2]], np.int32)
     cells = cells_of(dtype, (8, 6), 5)
     cells[0, 3] = cells[7, 5] = None
@@ -98,7 +98,7 @@ def test_none_cells_are_the_fill_cell() -> None:
 def test_any_variable_pattern(
     pattern: tuple[int | None, ...], chunk: int, per: int, sharded: bool, seed: int
 ) -> None:
-    dtype = NDArray(dtype="int16", shape=pattern)
+    dtype = NDArrayDType(dtype="int16", shape=pattern)
     unit = (chunk * per, chunk) if sharded else (chunk, chunk)
     # this codec for every pattern (a [null, d1..dk] one would default to vlen-ndarray, which
     # this package's tests may not have)

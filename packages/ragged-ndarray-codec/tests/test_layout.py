@@ -8,8 +8,8 @@ from _zrn_helpers import chunks_of_cells
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zarr_ndarray_dtype import NDArray
-from zarr_ragged_ndarray.codec import RaggedNDArrayCodec, decode_values
+from zarr_ndarray_dtype import NDArrayDType
+from zarr_ragged_ndarray.codec import RaggedBlocks, RaggedNDArrayCodec
 from zarr_ragged_ndarray.layout import (
     U32_MAX,
     RaggedLayoutError,
@@ -66,7 +66,7 @@ def test_decode_refuses_empty_elements_numpy_cannot_shape(
     pattern: tuple[int | None, ...],
 ) -> None:
     # (0, 2**32 - 1, 2**32 - 1) float32 has no items, but breaks the element-size limit.
-    dtype = NDArray(dtype="float32", shape=pattern)
+    dtype = NDArrayDType(dtype="float32", shape=pattern)
     extents = [0, U32_MAX, U32_MAX]
     raw = np.array([1, *extents], dtype="<u4").view(np.uint8)
     with pytest.raises(RaggedLayoutError, match=r"numpy's limit .* \(SPEC 5\.4/8\)"):
@@ -79,21 +79,21 @@ def test_decode_refuses_empty_elements_numpy_cannot_shape(
 
 
 def test_unaligned_buffer_gives_aligned_values() -> None:
-    dtype = NDArray(dtype="float64", shape=(None, None))
+    dtype = NDArrayDType(dtype="float64", shape=(None, None))
     cells = np.empty(1, dtype=object)
     cells[0] = np.arange(6, dtype=np.float64).reshape(2, 3)
     encoded = RaggedNDArrayCodec.encode_chunk(cells, dtype).tobytes()
     backing = np.frombuffer(b"\0" + encoded, np.uint8)[1:]
-    values, shapes, offsets = decode_values(backing, 1, dtype, "test")
+    values, offsets, shapes = RaggedBlocks().decode(backing, 1, dtype, "test").cells()
     assert values.flags.aligned
     assert values.tolist() == list(range(6))
-    assert shapes.tolist() == [[2, 3]]
+    assert shapes is not None and shapes.tolist() == [[2, 3]]
     assert offsets.tolist() == [0, 6]
 
 
 @settings(max_examples=200)
 @given(chunks_of_cells(), st.data())
-def test_fuzz_mutated_chunks(case: tuple[NDArray, np.ndarray], data: st.DataObject) -> None:
+def test_fuzz_mutated_chunks(case: tuple[NDArrayDType, np.ndarray], data: st.DataObject) -> None:
     """Every mutation of a valid chunk decodes to what its bytes say, or raises the one error."""
     dtype, cells = case
     raw = bytearray(RaggedNDArrayCodec.encode_chunk(cells, dtype).tobytes())

@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from zarr_ndarray_dtype.testing import assert_printed_as_commented, readme_examples, run_script
+from _zrn_support import assert_printed_as_commented, readme_examples, run_script
 
 BLOCKS = readme_examples(Path(__file__).resolve().parents[1] / "README.md")
 

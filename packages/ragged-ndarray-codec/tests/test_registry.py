@@ -4,7 +4,7 @@
 
 The vectors are language-neutral: what is valid and invalid, and every expected byte, comes from
 the file alone (a copy kept current by registry/examples/generate.py). Each is run through zarr
-as a user meets it (zarr_ndarray_dtype.testing).
+as a user meets it (the registry's runner, copied beside the vectors).
 """
 
 from __future__ import annotations
@@ -13,18 +13,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _zrn_support import load_runner
 
 import zarr_ragged_ndarray  # noqa: F401  (registers the codec)
-from zarr_ndarray_dtype.vectors import check_invalid_vector, check_valid_vector, registry_vectors
 
-VECTORS = registry_vectors(Path(__file__).parent / "golden" / "registry" / "ragged-ndarray.json")
+HERE = Path(__file__).parent
+runner = load_runner(HERE, "zrn_registry_runner")
+VECTORS = runner.registry_vectors(HERE / "golden" / "registry" / "ragged-ndarray.json")
 
 
 @pytest.mark.parametrize("vector", VECTORS["valid"])
 def test_valid(vector: dict[str, Any], tmp_path: Path) -> None:
-    check_valid_vector(vector, tmp_path)
+    runner.check_valid_vector(vector, tmp_path)
 
 
 @pytest.mark.parametrize("vector", VECTORS["invalid"])
 def test_invalid(vector: dict[str, Any], tmp_path: Path) -> None:
-    check_invalid_vector(vector, tmp_path)
+    runner.check_invalid_vector(vector, tmp_path)

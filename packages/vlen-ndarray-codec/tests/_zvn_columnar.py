@@ -9,14 +9,14 @@ from typing import Any
 import numpy as np
 import zarr
 from _zvn_helpers import object_array, random_cell
+from _zvn_support import zarr_own_writes
 from zarr.codecs import ZstdCodec
 
-from zarr_ndarray_dtype import NDArray
+from zarr_ndarray_dtype import NDArrayDType
 from zarr_ndarray_dtype._grid import resolve
-from zarr_ndarray_dtype.testing import zarr_own_writes
 from zarr_vlen_ndarray import VlenNDArrayCodec, write_columnar
 
-F32x2 = NDArray(dtype="float32", shape=(None, 2))
+F32x2 = NDArrayDType(dtype="float32", shape=(None, 2))
 
 
 def _dims(extents: int | tuple[int, ...]) -> tuple[int, ...]:
@@ -27,7 +27,7 @@ def make(
     store: dict[str, Any],
     shape: int | tuple[int, ...],
     chunks: int | tuple[int, ...],
-    dtype: NDArray = F32x2,
+    dtype: NDArrayDType = F32x2,
     *,
     zstd: bool = False,
     shards: int | tuple[int, ...] | None = None,
@@ -59,7 +59,7 @@ def objects(store: dict[str, Any]) -> dict[str, bytes]:
     return {k: v.to_bytes() for k, v in store.items() if k != "zarr.json"}
 
 
-def columns(cells: list[np.ndarray], dtype: NDArray) -> tuple[np.ndarray, np.ndarray]:
+def columns(cells: list[np.ndarray], dtype: NDArrayDType) -> tuple[np.ndarray, np.ndarray]:
     """``(values, offsets)`` of cells laid end to end along their first axis."""
     fixed = tuple(int(d) for d in dtype.shape[1:])
     rows = np.array([len(c) for c in cells], dtype=np.int64)
@@ -68,7 +68,7 @@ def columns(cells: list[np.ndarray], dtype: NDArray) -> tuple[np.ndarray, np.nda
     return values, offsets
 
 
-def random_cells(dtype: NDArray, count: int, seed: int, mean: float = 3.0) -> list[np.ndarray]:
+def random_cells(dtype: NDArrayDType, count: int, seed: int, mean: float = 3.0) -> list[np.ndarray]:
     """``count`` seeded random cells with a Poisson(``mean``) number of rows each."""
     rng = np.random.default_rng(seed)
     return [random_cell(rng, dtype, int(r)) for r in rng.poisson(mean, count)]
@@ -78,7 +78,7 @@ def write_both(
     shape: int | tuple[int, ...],
     chunks: int | tuple[int, ...],
     writes: list[tuple[Any, list[np.ndarray]]],
-    dtype: NDArray = F32x2,
+    dtype: NDArrayDType = F32x2,
     *,
     check_each: bool = False,
     guard: Callable[[], AbstractContextManager[Any]] = nullcontext,

@@ -11,10 +11,10 @@ from typing import Any
 import numpy as np
 from hypothesis import strategies as st
 
-from zarr_ndarray_dtype import ELEMENT_DTYPES, NDArray
+from zarr_ndarray_dtype import ELEMENT_DTYPES, NDArrayDType
 
 
-def random_cell(rng: np.random.Generator, dtype: NDArray, rows: int) -> np.ndarray:
+def random_cell(rng: np.random.Generator, dtype: NDArrayDType, rows: int) -> np.ndarray:
     """A cell of ``rows`` leading rows with arbitrary bit patterns (0/1 for bool)."""
     shape = (rows, *(int(d) for d in dtype.shape[1:] if d is not None))
     item = dtype.item_dtype
@@ -31,16 +31,16 @@ def object_array(cells: list[Any], shape: tuple[int, ...] | None = None) -> np.n
 
 
 @st.composite
-def ndarray_dtypes(draw: st.DrawFn, max_trailing: int = 2) -> NDArray:
+def ndarray_dtypes(draw: st.DrawFn, max_trailing: int = 2) -> NDArrayDType:
     name = draw(st.sampled_from(ELEMENT_DTYPES))
     trailing = draw(st.lists(st.integers(1, 3), max_size=max_trailing))
-    return NDArray(dtype=name, shape=(None, *trailing))
+    return NDArrayDType(dtype=name, shape=(None, *trailing))
 
 
 @st.composite
 def chunks_of_cells(
     draw: st.DrawFn, max_rank: int = 3, max_extent: int = 3, max_rows: int = 4
-) -> tuple[NDArray, np.ndarray]:
+) -> tuple[NDArrayDType, np.ndarray]:
     """A data type and an object array (rank 0..max_rank) of random cells of it."""
     dtype = draw(ndarray_dtypes())
     shape = tuple(draw(st.lists(st.integers(0, max_extent), max_size=max_rank)))

@@ -9,20 +9,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numcodecs import VLenBytes
 
-from zarr_ndarray_dtype import NDArray
-from zarr_ndarray_dtype._segments import offsets_of
-from zarr_ndarray_dtype.blocks import Cells
+from zarr_ndarray_dtype import NDArrayDType
+from zarr_ndarray_dtype.blocks import FlatCells, offsets_of
 from zarr_vlen_ndarray.block import FramedBlock, VlenBlocks, decode, encode
 from zarr_vlen_ndarray.framing import FramingError
 
-F32_2 = NDArray(dtype="float32", shape=(None, 2))
-BOOL = NDArray(dtype="bool", shape=(None,))
+F32_2 = NDArrayDType(dtype="float32", shape=(None, 2))
+BOOL = NDArrayDType(dtype="bool", shape=(None,))
 
 
-def _cells(cells: list[np.ndarray], dtype: NDArray) -> Cells:
+def _cells(cells: list[np.ndarray], dtype: NDArrayDType) -> FlatCells:
     values = np.concatenate([c.reshape(-1) for c in cells] or [np.zeros(0)])
     sizes = np.array([c.size for c in cells], dtype=np.int64)
-    return Cells(values.astype(dtype.item_dtype), offsets_of(sizes), None)
+    return FlatCells(values.astype(dtype.item_dtype), offsets_of(sizes), None)
 
 
 def _vlen_bytes(cells: list[np.ndarray]) -> bytes:
@@ -33,7 +32,9 @@ def _vlen_bytes(cells: list[np.ndarray]) -> bytes:
 
 @settings(max_examples=100)
 @given(ndarray_dtypes(), st.lists(st.integers(0, 4), max_size=12), st.integers(0, 2**32 - 1))
-def test_round_trip_and_vlen_bytes_identity(dtype: NDArray, rows: list[int], seed: int) -> None:
+def test_round_trip_and_vlen_bytes_identity(
+    dtype: NDArrayDType, rows: list[int], seed: int
+) -> None:
     rng = np.random.default_rng(seed)
     cells = [random_cell(rng, dtype, r) for r in rows]
     given_cells = _cells(cells, dtype)
@@ -63,7 +64,7 @@ def test_decode_errors_name_the_chunk_and_the_data_type() -> None:
     with pytest.raises(FramingError, match="not a whole number of 8-byte rows of float32") as exc:
         decode(framed, 2, F32_2, where="chunk 'c/7'")
     message = str(exc.value)
-    assert message.startswith("cannot decode the 'vlen-ndarray' chunk 'c/7' for NDArray(")
+    assert message.startswith("cannot decode the 'vlen-ndarray' chunk 'c/7' for NDArrayDType(")
     assert isinstance(exc.value.__cause__, FramingError)
     with pytest.raises(FramingError, match=r"'vlen-ndarray' chunk for .*header claims 2"):
         decode(framed, 3, F32_2)
@@ -77,14 +78,14 @@ def test_decode_refuses_bool_bytes_other_than_0_1_naming_the_element() -> None:
     with pytest.raises(FramingError, match=r"chunk 'x' for .*element 2 \(C order\).*0xff"):
         decode(bad, 3, BOOL, where="chunk 'x'")
     # Other element dtypes hold any byte.
-    u8 = NDArray(dtype="uint8", shape=(None,))
+    u8 = NDArrayDType(dtype="uint8", shape=(None,))
     assert decode(bad, 3, u8).cells().values.tolist() == [1, 0, 255]
 
 
 @settings(max_examples=60)
 @given(ndarray_dtypes(), st.lists(st.integers(0, 4), max_size=12), st.data())
 def test_a_block_copies_any_cells_to_any_places(
-    dtype: NDArray, rows: list[int], data: st.DataObject
+    dtype: NDArrayDType, rows: list[int], data: st.DataObject
 ) -> None:
     rng = np.random.default_rng(len(rows))
     cells = [random_cell(rng, dtype, r) for r in rows]

@@ -19,7 +19,7 @@ from _zvn_helpers import object_array, random_cell
 from zarr.codecs import ZstdCodec
 from zarr.dtype import VariableLengthBytes
 
-from zarr_ndarray_dtype import NDArray
+from zarr_ndarray_dtype import NDArrayDType
 from zarr_vlen_ndarray import VlenNDArrayCodec
 
 # zarr warns that its own variable-length bytes type and codec have no Zarr v3 specification
@@ -31,12 +31,12 @@ pytestmark = [
 ]
 
 CASES = [
-    (NDArray(dtype="float32", shape=(None, 2)), (7,), (3,), None),
-    (NDArray(dtype="uint64", shape=(None,)), (4, 5), (2, 3), None),
-    (NDArray(dtype="bool", shape=(None, 3)), (6,), (4,), None),
-    (NDArray(dtype="complex128", shape=(None, 2, 2)), (2, 2, 3), (1, 2, 2), None),
-    (NDArray(dtype="int16", shape=(None,)), (8,), (2,), (4,)),
-    (NDArray(dtype="float64", shape=(None, 3)), (5, 4), (2, 2), (4, 4)),
+    (NDArrayDType(dtype="float32", shape=(None, 2)), (7,), (3,), None),
+    (NDArrayDType(dtype="uint64", shape=(None,)), (4, 5), (2, 3), None),
+    (NDArrayDType(dtype="bool", shape=(None, 3)), (6,), (4,), None),
+    (NDArrayDType(dtype="complex128", shape=(None, 2, 2)), (2, 2, 3), (1, 2, 2), None),
+    (NDArrayDType(dtype="int16", shape=(None,)), (8,), (2,), (4,)),
+    (NDArrayDType(dtype="float64", shape=(None, 3)), (5, 4), (2, 2), (4, 4)),
 ]
 
 
@@ -48,7 +48,7 @@ def _objects(root: Path) -> dict[str, bytes]:
     }
 
 
-def _cells(dtype: NDArray, shape: tuple[int, ...], seed: int) -> np.ndarray:
+def _cells(dtype: NDArrayDType, shape: tuple[int, ...], seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
     count = int(np.prod(shape))
     rows = rng.integers(0, 5, size=count)
@@ -107,7 +107,7 @@ def test_chunks_identical_to_vlen_bytes(
 
 
 def test_all_empty_chunks_are_elided_like_vlen_bytes(tmp_path: Path) -> None:
-    dtype, shape, chunks = NDArray(dtype="float32", shape=(None, 2)), (6,), (2,)
+    dtype, shape, chunks = NDArrayDType(dtype="float32", shape=(None, 2)), (6,), (2,)
     cells = object_array([np.zeros((0, 2), np.float32)] * 2 + [np.ones((1, 2), np.float32)] * 4)
     typed = zarr.create_array(
         zarr.storage.LocalStore(tmp_path / "t"), shape=shape, chunks=chunks, dtype=dtype

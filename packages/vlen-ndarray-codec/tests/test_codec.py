@@ -1,31 +1,34 @@
-"""Tests for zarr_vlen_ndarray.codec: metadata, validation, chunk encode/decode."""
+"""Tests for zarr_vlen_ndarray.codec: metadata, validation, chunk encode/decode, and the
+registration with zarr (idempotent on import, and the zarr.codecs entry point)."""
 
 from __future__ import annotations
 
 import asyncio
+import importlib
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 import zarr
 from _zvn_helpers import chunks_of_cells, object_array, random_cell
+from _zvn_support import assert_entry_point, run_script
 from hypothesis import given, settings
 from numcodecs import VLenBytes
 from zarr.codecs import BytesCodec
 from zarr.core.array_spec import ArrayConfig, ArraySpec
 from zarr.core.buffer import default_buffer_prototype
+from zarr.dtype import data_type_registry
+from zarr.registry import get_codec_class
 
-from zarr_ndarray_dtype import CellError, NDArray
+import zarr_vlen_ndarray
+from zarr_ndarray_dtype import CellError, NDArrayDType
+from zarr_ndarray_dtype.codecs import parse_codec_metadata
 from zarr_vlen_ndarray import codec as codec_module
-from zarr_vlen_ndarray.codec import (
-    CODEC_NAME,
-    CodecMetadataError,
-    VlenNDArrayCodec,
-    parse_codec_metadata,
-)
+from zarr_vlen_ndarray.codec import CODEC_NAME, CodecMetadataError, VlenNDArrayCodec, register
 from zarr_vlen_ndarray.framing import FramingError
 
-F32_2 = NDArray(dtype="float32", shape=(None, 2))
+F32_2 = NDArrayDType(dtype="float32", shape=(None, 2))
 
 
 def _vlen_bytes(cells: np.ndarray) -> bytes:
@@ -70,7 +73,7 @@ def test_invalid_metadata(data: Any, message: str) -> None:
     with pytest.raises(CodecMetadataError, match=message):
         VlenNDArrayCodec.from_dict(data)
     with pytest.raises(ValueError, match=message):
-        parse_codec_metadata(data)
+        parse_codec_metadata(data, CODEC_NAME)
 
 
 def test_non_mapping_metadata_is_type_and_value_error() -> None:
@@ -89,24 +92,24 @@ def test_compute_encoded_size() -> None:
 
 @pytest.mark.parametrize("shape", [(None,), (None, 2), (None, 3, 2), (None, 1, 1, 1)])
 def test_validate_accepts_leading_variable(shape: tuple[int | None, ...]) -> None:
-    dtype = NDArray(dtype="int16", shape=shape)
+    dtype = NDArrayDType(dtype="int16", shape=shape)
     VlenNDArrayCodec().validate(shape=(4,), dtype=dtype, chunk_grid=None)
 
 
 @pytest.mark.parametrize(
     ("dtype", "message"),
     [
-        (NDArray(dtype="float32", shape=(3, 2)), r"\[3, 2\].*'bytes' codec.*BytesCodec"),
+        (NDArrayDType(dtype="float32", shape=(3, 2)), r"\[3, 2\].*'bytes' codec.*BytesCodec"),
         (
-            NDArray(dtype="float32", shape=(2, None)),
+            NDArrayDType(dtype="float32", shape=(2, None)),
             r"\[2, null\].*single variable dimension outside.*'ragged-ndarray' codec",
         ),
         (
-            NDArray(dtype="float32", shape=(None, None)),
+            NDArrayDType(dtype="float32", shape=(None, None)),
             r"\[null, null\].*two or more variable dimensions.*stored shape.*RaggedNDArrayCodec",
         ),
         (zarr.dtype.VariableLengthBytes(), "'vlen-bytes' codec"),
-        (zarr.dtype.Float32(), "core 'bytes' codec.*NDArray"),
+        (zarr.dtype.Float32(), "core 'bytes' codec.*NDArrayDType"),
     ],
 )
 def test_validate_refuses(dtype: Any, message: str) -> None:
@@ -117,8 +120,8 @@ def test_validate_refuses(dtype: Any, message: str) -> None:
 @pytest.mark.parametrize(
     ("dtype", "phrase"),
     [
-        (NDArray(dtype="float32", shape=(2, None)), "exactly one variable dimension"),
-        (NDArray(dtype="float32", shape=(3, 2)), "exactly one variable dimension"),
+        (NDArrayDType(dtype="float32", shape=(2, None)), "exactly one variable dimension"),
+        (NDArrayDType(dtype="float32", shape=(3, 2)), "exactly one variable dimension"),
         ("float32", "only compatible"),
     ],
 )
@@ -138,14 +141,14 @@ def test_create_array_refuses_other_data_types_once(dtype: Any, phrase: str) -> 
 
 @settings(max_examples=150)
 @given(chunks_of_cells())
-def test_encode_is_vlen_bytes_of_raw_cells(case: tuple[NDArray, np.ndarray]) -> None:
+def test_encode_is_vlen_bytes_of_raw_cells(case: tuple[NDArrayDType, np.ndarray]) -> None:
     dtype, cells = case
     assert VlenNDArrayCodec.encode_chunk(cells, dtype).tobytes() == _vlen_bytes(cells)
 
 
 @settings(max_examples=150)
 @given(chunks_of_cells())
-def test_round_trip(case: tuple[NDArray, np.ndarray]) -> None:
+def test_round_trip(case: tuple[NDArrayDType, np.ndarray]) -> None:
     dtype, cells = case
     decoded = VlenNDArrayCodec.decode_chunk(
         VlenNDArrayCodec.encode_chunk(cells, dtype), cells.shape, dtype
@@ -230,7 +233,7 @@ def test_encode_refuses_huge_element(monkeypatch: pytest.MonkeyPatch) -> None:
 # ------------------------------------------------------------------------- hostile chunks
 
 
-def _decode_hex(hex_string: str, shape: tuple[int, ...], dtype: NDArray) -> np.ndarray:
+def _decode_hex(hex_string: str, shape: tuple[int, ...], dtype: NDArrayDType) -> np.ndarray:
     return VlenNDArrayCodec.decode_chunk(
         np.frombuffer(bytes.fromhex(hex_string), np.uint8), shape, dtype
     )
@@ -239,7 +242,7 @@ def _decode_hex(hex_string: str, shape: tuple[int, ...], dtype: NDArray) -> np.n
 @pytest.mark.parametrize(
     ("hex_string", "message"),
     [
-        ("0200", r"shape \(2,\) for NDArray.*truncated chunk: 2 bytes"),
+        ("0200", r"shape \(2,\) for NDArrayDType.*truncated chunk: 2 bytes"),
         ("01000000 00000000", "header claims 1 elements but the chunk holds 2"),
         ("02000000 04000000 00000000 00000000", r"not a whole number of 8-byte rows of float32"),
         ("02000000 00000000 00000000 00", "1 trailing bytes"),
@@ -252,7 +255,7 @@ def test_hostile_chunk_messages(hex_string: str, message: str) -> None:
 
 
 def test_bool_bytes_other_than_0_1() -> None:
-    dtype = NDArray(dtype="bool", shape=(None,))
+    dtype = NDArrayDType(dtype="bool", shape=(None,))
     ok = _decode_hex("02000000 02000000 0100 01000000 00", (2,), dtype)
     assert ok[0].tolist() == [True, False]
     with pytest.raises(ValueError, match=r"element 1 \(C order\) holds the byte 0x02"):
@@ -265,7 +268,7 @@ def test_bool_bytes_other_than_0_1() -> None:
 # ------------------------------------------------------------------ zarr codec interface
 
 
-def _spec(shape: tuple[int, ...], dtype: NDArray) -> ArraySpec:
+def _spec(shape: tuple[int, ...], dtype: NDArrayDType) -> ArraySpec:
     return ArraySpec(
         shape=shape,
         dtype=dtype,
@@ -311,3 +314,48 @@ def test_codec_refuses_foreign_chunk_spec() -> None:
 
 def test_bytes_codec_is_not_ours() -> None:
     assert not isinstance(BytesCodec(), VlenNDArrayCodec)
+
+
+# ------------------------------------------------------------------------ registration
+
+
+def test_codec_and_data_type_registered() -> None:
+    assert get_codec_class("vlen-ndarray") is VlenNDArrayCodec
+    assert data_type_registry.get("ndarray") is NDArrayDType
+
+
+def test_register_is_idempotent() -> None:
+    register()
+    register()
+    importlib.reload(zarr_vlen_ndarray)
+    assert get_codec_class("vlen-ndarray") is VlenNDArrayCodec
+    assert data_type_registry.get("ndarray") is NDArrayDType
+    # Still usable end to end after repeated registration.
+    arr = zarr.create_array(
+        zarr.storage.MemoryStore(), shape=(1,), dtype=NDArrayDType(dtype="int8", shape=(None,))
+    )
+    arr[0] = np.array([1, 2], dtype=np.int8)
+    assert zarr_vlen_ndarray.unbox(arr[0]).tolist() == [1, 2]
+
+
+def test_codec_entry_point() -> None:
+    value = "zarr_vlen_ndarray.codec:VlenNDArrayCodec"
+    assert_entry_point("zarr.codecs", "vlen-ndarray", value, VlenNDArrayCodec)
+
+
+def test_codec_found_through_entry_point_alone(tmp_path: Path) -> None:
+    """A process that imports only the data type package reads a store through our codec."""
+    store = tmp_path / "a.zarr"
+    arr = zarr.create_array(
+        zarr.storage.LocalStore(store), shape=(2,), dtype=NDArrayDType(dtype="uint8", shape=(None,))
+    )
+    arr[1] = np.array([7, 8, 9], dtype=np.uint8)
+    script = f"""
+        import sys, zarr, zarr_ndarray_dtype
+        assert "zarr_vlen_ndarray" not in sys.modules
+        cells = zarr.open_array(zarr.storage.LocalStore({str(store)!r}), mode="r")[:]
+        assert [c.tolist() for c in cells] == [[], [7, 8, 9]], cells
+        assert "zarr_vlen_ndarray" in sys.modules
+        print("ok")
+        """
+    assert run_script(script, tmp_path).stdout.strip() == "ok"

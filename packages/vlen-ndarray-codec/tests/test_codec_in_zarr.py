@@ -10,24 +10,24 @@ import pytest
 import zarr
 from _zvn_helpers import object_array, random_cell
 
-from zarr_ndarray_dtype import ELEMENT_DTYPES, CellError, CellTypeError, NDArray
+from zarr_ndarray_dtype import ELEMENT_DTYPES, CellError, CellTypeError, NDArrayDType
 from zarr_vlen_ndarray import VlenNDArrayCodec, VlenScalar, unbox
 
-F32_2 = NDArray(dtype="float32", shape=(None, 2))
+F32_2 = NDArrayDType(dtype="float32", shape=(None, 2))
 
 
-def _array(dtype: NDArray, shape: tuple[int, ...], chunks: tuple[int, ...], **kw: Any) -> Any:
+def _array(dtype: NDArrayDType, shape: tuple[int, ...], chunks: tuple[int, ...], **kw: Any) -> Any:
     kw.update(shape=shape, chunks=chunks, dtype=dtype, serializer=VlenNDArrayCodec())
     return zarr.create_array(zarr.storage.MemoryStore(), **kw)
 
 
-def _random_cells(dtype: NDArray, shape: tuple[int, ...], seed: int = 0) -> np.ndarray:
+def _random_cells(dtype: NDArrayDType, shape: tuple[int, ...], seed: int = 0) -> np.ndarray:
     rng = np.random.default_rng(seed)
     cells = [random_cell(rng, dtype, int(rng.integers(0, 5))) for _ in range(math.prod(shape))]
     return object_array(cells, shape)
 
 
-def _assert_cells_equal(got: np.ndarray, want: np.ndarray, dtype: NDArray) -> None:
+def _assert_cells_equal(got: np.ndarray, want: np.ndarray, dtype: NDArrayDType) -> None:
     if want.ndim == 0 and got.dtype != object:
         # zarr 3.1.0 returns the cell itself (not wrapped) for arr[...] of an F-ordered 0-d array.
         got = object_array([got], ())
@@ -44,7 +44,7 @@ def _assert_cells_equal(got: np.ndarray, want: np.ndarray, dtype: NDArray) -> No
 
 @pytest.mark.parametrize("name", ELEMENT_DTYPES)
 def test_every_element_dtype(name: str) -> None:
-    dtype = NDArray(dtype=name, shape=(None, 2))
+    dtype = NDArrayDType(dtype=name, shape=(None, 2))
     cells = _random_cells(dtype, (5,), seed=len(name))
     arr = _array(dtype, (5,), (2,), compressors=zarr.codecs.ZstdCodec(level=1))
     arr[:] = cells
@@ -60,7 +60,7 @@ def test_every_element_dtype(name: str) -> None:
 def test_outer_ranks_and_orders(
     shape: tuple[int, ...], chunks: tuple[int, ...], order: str
 ) -> None:
-    dtype = NDArray(dtype="int32", shape=(None, 3))
+    dtype = NDArrayDType(dtype="int32", shape=(None, 3))
     cells = _random_cells(dtype, shape, seed=len(shape))
     arr = _array(dtype, shape, chunks, config={"order": order})
     arr[...] = cells
@@ -70,7 +70,7 @@ def test_outer_ranks_and_orders(
 
 
 def test_f_order_chunks_equal_c_order_chunks() -> None:
-    dtype = NDArray(dtype="uint16", shape=(None,))
+    dtype = NDArrayDType(dtype="uint16", shape=(None,))
     cells = _random_cells(dtype, (4, 6), seed=9)
     stores = []
     for order in ("C", "F"):
@@ -125,7 +125,7 @@ def test_a_scalar_selection_gives_the_cell(shards: Any) -> None:
 
 
 def test_scalar_write_into_rank2_array() -> None:
-    dtype = NDArray(dtype="int64", shape=(None,))
+    dtype = NDArrayDType(dtype="int64", shape=(None,))
     arr = _array(dtype, (3, 3), (2, 2))
     arr[1, 2] = np.array([1, 2, 3], dtype=np.int64)
     arr[0, 0] = np.array([4], dtype=np.int32)  # lossless conversion
@@ -189,7 +189,7 @@ def test_empty_chunk_elision() -> None:
 
 
 def test_sharded_partial_writes() -> None:
-    dtype = NDArray(dtype="float64", shape=(None, 3))
+    dtype = NDArrayDType(dtype="float64", shape=(None, 3))
     arr = _array(dtype, (8,), (2,), shards=(4,), compressors=zarr.codecs.ZstdCodec(level=3))
     cells = _random_cells(dtype, (8,), seed=4)
     arr[1:7] = cells[1:7]
@@ -227,7 +227,7 @@ def test_bad_cells_refused_on_write() -> None:
     arr = _array(F32_2, (2,), (2,))
     with pytest.raises(CellError, match="does not match pattern"):
         arr[0] = np.zeros(3, np.float32)
-    int_arr = _array(NDArray(dtype="uint8", shape=(None,)), (2,), (2,))
+    int_arr = _array(NDArrayDType(dtype="uint8", shape=(None,)), (2,), (2,))
     with pytest.raises(CellTypeError, match="outside the range"):
         int_arr[0] = np.array([256])
     assert _stored_keys(arr) == []

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from zarr.codecs import BytesCodec, Crc32cCodec, ShardingCodec, ZstdCodec
 
 import zarr_vlen_ndarray
-from zarr_ndarray_dtype import CellTypeError, NDArray
+from zarr_ndarray_dtype import CellTypeError, NDArrayDType
 from zarr_ndarray_dtype import _store as engine
 from zarr_ndarray_dtype import columnar as columnar_api
 from zarr_ndarray_dtype.errors import StoredChunkError
@@ -219,7 +219,7 @@ def test_sharded_read_with_missing_inner_chunks(location: str) -> None:
 
 
 def test_bool_values_are_stored_as_zero_and_one() -> None:
-    dtype = NDArray(dtype="bool", shape=(None,))
+    dtype = NDArrayDType(dtype="bool", shape=(None,))
     raw = np.array([0, 1, 2, 255, 0], dtype=np.uint8).view(bool)
     offsets = np.array([0, 2, 5])
     ref, col = write_both(2, 2, [], dtype)
@@ -256,7 +256,9 @@ def test_chains_with_array_to_array_codecs_match_the_object_path() -> None:
 
 
 @st.composite
-def write_plans(draw: st.DrawFn) -> tuple[NDArray, int, int, bool, list[tuple[slice, list[Any]]]]:
+def write_plans(
+    draw: st.DrawFn,
+) -> tuple[NDArrayDType, int, int, bool, list[tuple[slice, list[Any]]]]:
     dtype = draw(ndarray_dtypes())
     n = draw(st.integers(1, 30))
     chunk = draw(st.integers(1, 8))
@@ -276,7 +278,7 @@ def write_plans(draw: st.DrawFn) -> tuple[NDArray, int, int, bool, list[tuple[sl
 @settings(max_examples=40, deadline=None)
 @given(write_plans())
 def test_property_columnar_equals_object_path(
-    plan: tuple[NDArray, int, int, bool, list[tuple[slice, list[Any]]]],
+    plan: tuple[NDArrayDType, int, int, bool, list[tuple[slice, list[Any]]]],
 ) -> None:
     dtype, n, chunk, zstd, writes = plan
     ref_store, col_store = write_both(n, chunk, writes, dtype, zstd=zstd)
@@ -293,7 +295,7 @@ def test_property_columnar_equals_object_path(
 @settings(max_examples=25, deadline=None)
 @given(ndarray_dtypes(), st.lists(st.integers(0, 4), max_size=25), st.integers(1, 6), st.data())
 def test_property_values_offsets_round_trip(
-    dtype: NDArray, rows: list[int], chunk: int, data: st.DataObject
+    dtype: NDArrayDType, rows: list[int], chunk: int, data: st.DataObject
 ) -> None:
     rng = np.random.default_rng(len(rows))
     cells = [random_cell(rng, dtype, r) for r in rows]
@@ -345,7 +347,7 @@ def test_hostile_chunks_raise_the_codec_error(mutate: Any, phrase: str) -> None:
 
 
 def test_hostile_bool_bytes() -> None:
-    dtype = NDArray(dtype="bool", shape=(None,))
+    dtype = NDArrayDType(dtype="bool", shape=(None,))
     store: dict[str, Any] = {}
     array = make(store, 2, 2, dtype)
     array[:] = object_array([np.array([True]), np.array([False, True])])
@@ -447,7 +449,7 @@ def test_big_endian_shard_index_is_read(location: str) -> None:
 
 def test_nothing_is_written_when_the_input_is_refused() -> None:
     store: dict[str, Any] = {}
-    array = make(store, 4, 2, NDArray(dtype="int8", shape=(None,)))
+    array = make(store, 4, 2, NDArrayDType(dtype="int8", shape=(None,)))
     with pytest.raises(CellTypeError):
         write_columnar(array, np.array([1, 2, 1000]), np.array([0, 1, 2, 2, 3]))
     assert objects(store) == {}
@@ -642,7 +644,7 @@ def test_one_read_columnar_for_every_pattern() -> None:
     for name in ("Columnar", "read_columnar", "write_columnar"):
         assert len({id(getattr(home, name)) for home in homes}) == 1
     fixed = zarr.create_array(
-        {}, shape=(2,), chunks=(2,), dtype=NDArray(dtype="float32", shape=(3, 2))
+        {}, shape=(2,), chunks=(2,), dtype=NDArrayDType(dtype="float32", shape=(3, 2))
     )
     write_columnar(fixed, np.arange(12, dtype="f4"), [0, 6, 12])  # not [null, ...]: flat items
     col = read_columnar(fixed)

@@ -23,13 +23,13 @@ from _zvn_helpers import ndarray_dtypes, object_array, random_cell
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zarr_ndarray_dtype import CellTypeError, NDArray, unbox
+from zarr_ndarray_dtype import CellTypeError, NDArrayDType, unbox
 from zarr_ndarray_dtype import _store as engine
 from zarr_ndarray_dtype._grid import resolve
 from zarr_vlen_ndarray import Columnar, VlenNDArrayCodec, read_columnar, write_columnar
 from zarr_vlen_ndarray.framing import FramingError
 
-I16 = NDArray(dtype="int16", shape=(None,))
+I16 = NDArrayDType(dtype="int16", shape=(None,))
 
 
 # N-d selections hold more cells than the 1-d tests': fewer rows in each.
@@ -66,7 +66,9 @@ def test_result_unpacks_as_values_and_offsets_with_a_shape() -> None:
     again = pickle.loads(pickle.dumps(col))
     assert again.shape == (3, 4) and np.array_equal(again.values, values)
     np.testing.assert_array_equal(again.shapes, col.shapes)
-    assert repr(col).startswith("Columnar(NDArray(dtype='float32', shape=(None, 2)), shape=(3, 4)")
+    assert repr(col).startswith(
+        "Columnar(NDArrayDType(dtype='float32', shape=(None, 2)), shape=(3, 4)"
+    )
 
 
 def test_one_d_results_carry_their_shape_too() -> None:
@@ -304,7 +306,7 @@ def test_property_columnar_equals_object_path(plan: dict[str, Any]) -> None:
 
 def test_bad_input_is_refused_before_anything_is_written() -> None:
     store: dict[str, Any] = {}
-    array = make(store, (2, 3), (1, 2), NDArray(dtype="int8", shape=(None,)))
+    array = make(store, (2, 3), (1, 2), NDArrayDType(dtype="int8", shape=(None,)))
     with pytest.raises(CellTypeError):
         write_columnar(array, np.array([1, 1000]), np.array([0, 1, 1, 1, 1, 1, 2]))
     with pytest.raises(ValueError, match="must have 7 entries for 6 cells"):
@@ -354,7 +356,7 @@ def test_rectilinear_grids_go_through_zarr() -> None:
     v3 = pytest.importorskip("zarr.core.metadata.v3")
     if not hasattr(v3, "RectilinearChunkGridMetadata"):
         pytest.skip("this zarr release has no rectilinear chunk grids")
-    dtype = NDArray(dtype="int16", shape=(None,))
+    dtype = NDArrayDType(dtype="int16", shape=(None,))
     with zarr.config.set({"array.rectilinear_chunks": True}):
         array = zarr.create_array(
             {}, shape=(10,), chunks=[[4, 6]], dtype=dtype, serializer=VlenNDArrayCodec()

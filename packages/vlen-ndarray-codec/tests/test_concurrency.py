@@ -22,8 +22,8 @@ from zvn_concurrency_workers import (
     write_region,
 )
 
-from zarr_ndarray_dtype import FixedCellBytesCodec
-from zarr_vlen_ndarray import NDArray, VlenNDArrayCodec
+from zarr_ndarray_dtype.codecs import FixedCellBytesCodec
+from zarr_vlen_ndarray import NDArrayDType, VlenNDArrayCodec
 
 CHUNK = 16
 WRITERS = 4
@@ -37,7 +37,7 @@ def _create(path: Path) -> str:
         store=str(path),
         shape=(N,),
         chunks=(CHUNK,),
-        dtype=NDArray(dtype="float32", shape=(None, 2)),
+        dtype=NDArrayDType(dtype="float32", shape=(None, 2)),
         serializer=VlenNDArrayCodec(),
         # Uncompressed, so a reader that catches a chunk mid-write (zarr 3.1's LocalStore does
         # not write atomically) hands the torn bytes to our codec, which must refuse them
@@ -139,7 +139,7 @@ def test_arrays_codecs_and_dtypes_unpickle_in_a_fresh_process(tmp_path: Path) ->
         store=str(tmp_path / "fixed.zarr"),
         shape=(3,),
         chunks=(2,),
-        dtype=NDArray(dtype="int16", shape=(2,)),
+        dtype=NDArrayDType(dtype="int16", shape=(2,)),
     )
     fixed_cells = np.empty(3, dtype=object)
     fixed_cells[:] = [np.array([i, -i], dtype="<i2") for i in range(3)]
@@ -149,7 +149,7 @@ def test_arrays_codecs_and_dtypes_unpickle_in_a_fresh_process(tmp_path: Path) ->
         zarr.open_array(str(tmp_path / "fixed.zarr"), mode="r"),
         VlenNDArrayCodec(),
         FixedCellBytesCodec(endian="little"),
-        NDArray(dtype="uint8", shape=(None, 3)),
+        NDArrayDType(dtype="uint8", shape=(None, 3)),
     )
     pickled = tmp_path / "objects.pickle"
     pickled.write_bytes(pickle.dumps(objects))

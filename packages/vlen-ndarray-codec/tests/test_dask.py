@@ -28,6 +28,7 @@ import numpy as np
 import pytest
 import zarr
 from _zvn_helpers import run_fresh
+from _zvn_support import local_cluster
 from zarr.codecs import ZstdCodec
 from zvn_dask_blocks import (
     OURS,
@@ -40,14 +41,13 @@ from zvn_dask_blocks import (
 )
 
 from zarr_ndarray_dtype.dask import map_columnar, to_zarr
-from zarr_ndarray_dtype.testing import local_cluster
-from zarr_vlen_ndarray import NDArray, VlenNDArrayCodec
+from zarr_vlen_ndarray import NDArrayDType, VlenNDArrayCodec
 
 dask = pytest.importorskip("dask")
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
-ELEMENT = NDArray(dtype="float32", shape=(None, 2))
+ELEMENT = NDArrayDType(dtype="float32", shape=(None, 2))
 CELLS = 203  # not a multiple of any chunk size below: the last chunk is partial
 UNWRITTEN = slice(160, 176)  # one inner chunk (and half a shard) never written: fill cells
 

@@ -1,4 +1,5 @@
-"""Both framing kernels: the compiled one (C) and the pure numpy one give identical results.
+"""Both framing kernels, the compiled one (C) and the reference (Python), agree with numcodecs'
+``VLenBytes`` (the oracle) and give identical results.
 
 Every public framing function runs once per kernel (by swapping ``framing._kernel`` for the
 duration of one call) and the outcomes are compared: equal arrays (bytes, dtype, shape) or the
@@ -25,8 +26,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from numcodecs import VLenBytes
 
-from zarr_vlen_ndarray import _framing_py, framing
+from zarr_vlen_ndarray import _framing_ref, framing
 from zarr_vlen_ndarray.framing import FramingError, decode_frames, encode_frames
 
 try:
@@ -34,7 +36,7 @@ try:
 except ImportError:
     _framing_c = None
 
-KERNELS: dict[str, Any] = {"python": _framing_py}
+KERNELS: dict[str, Any] = {"python": _framing_ref}
 if _framing_c is not None:
     KERNELS["c"] = _framing_c
 needs_c = pytest.mark.skipif(
@@ -172,6 +174,20 @@ def test_same_results_on_a_large_chunk() -> None:
     raw = np.frombuffer(framed[0][3], np.uint8)
     decoded = _same_everywhere(decode_frames, raw, rows.size, 8)
     assert decoded[0][3] == payload.tobytes()
+
+
+@pytest.mark.parametrize("kernel", sorted(KERNELS))
+@given(st.lists(st.binary(max_size=40), max_size=30))
+def test_each_kernel_agrees_with_numcodecs(kernel: str, payloads: list[bytes]) -> None:
+    """numcodecs' VLenBytes is the oracle of the framing: the same bytes, both ways."""
+    objects = np.empty(len(payloads), dtype=object)
+    objects[:] = payloads
+    oracle = bytes(VLenBytes().encode(objects))
+    with _kernel(kernel):
+        assert encode_frames(*_pack(payloads)).tobytes() == oracle
+        flat, nbytes = decode_frames(np.frombuffer(oracle, np.uint8), len(payloads))
+    assert flat.tobytes() == b"".join(payloads)
+    assert nbytes.tolist() == [len(p) for p in payloads]
 
 
 # ---------------------------------------------------------------------- mutated chunks
@@ -406,7 +422,8 @@ def test_c_kernel_in_concurrent_threads() -> None:
     def round_trip(case: tuple[np.ndarray, np.ndarray]) -> bool:
         payload, nbytes = case
         with_c = KERNELS["c"]
-        framed = with_c.frame(payload, nbytes)
+        framed = np.empty(4 + 4 * nbytes.size + payload.size, np.uint8)
+        with_c.frame(payload, nbytes, framed)
         scanned = with_c.scan(framed, nbytes.size, 8)
         assert scanned is not None
         flat = np.empty(int(scanned[1].sum()), np.uint8)

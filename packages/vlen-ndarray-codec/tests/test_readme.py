@@ -6,8 +6,7 @@ import importlib.util
 from pathlib import Path
 
 import pytest
-
-from zarr_ndarray_dtype.testing import readme_examples, run_script
+from _zvn_support import readme_examples, run_script
 
 BLOCKS = readme_examples(Path(__file__).resolve().parents[1] / "README.md")
 

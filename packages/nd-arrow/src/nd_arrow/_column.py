@@ -1,7 +1,6 @@
-"""The ``nd_arrow.array`` pyarrow extension type (:class:`NdType`, registered on import) and
-:class:`NdColumn`: built from numpy arrays and variables, or from checked Arrow data (pyarrow or
-any Arrow PyCapsule exporter), decoded to numpy (zero-copy views where values have no nulls).
-The type's array and scalar classes decode through the column."""
+"""The pyarrow extension type :class:`NdType` (registered on import) and :class:`NdColumn`, built
+from numpy arrays and variables or from checked Arrow data (pyarrow or any PyCapsule exporter),
+decoded to numpy (zero-copy views where values have no nulls)."""
 
 from __future__ import annotations
 
@@ -10,7 +9,7 @@ import itertools
 import math
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, ClassVar, overload
+from typing import Any, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -20,11 +19,11 @@ from nd_arrow import _format as fmt
 from nd_arrow import errors
 from nd_arrow._format import Mask
 from nd_arrow._storage import (
-    AttrDecoder,
     StorageLayout,
     StorageParts,
     arrow_to_numpy,
     assemble,
+    attr_rows,
     encode_attrs,
     is_string_dtype,
     numpy_to_arrow,
@@ -40,10 +39,6 @@ Row = NdVariable | np.ndarray | None  # a row as given to a builder
 class NdType(pa.ExtensionType):  # type: ignore[misc]
     """``nd_arrow.array``: one named N-d array per row, on a Struct storage (checked against the
     layout: :class:`InvalidEncodingError`); serializes ``{"version":1}``."""
-
-    # The classes pyarrow wraps this type's arrays and scalars in (set once, below).
-    _array_class: ClassVar[type[pa.ExtensionArray]] = pa.ExtensionArray
-    _scalar_class: ClassVar[type[pa.ExtensionScalar]] = pa.ExtensionScalar
 
     def __init__(self, storage: pa.DataType) -> None:
         self._layout: StorageLayout = parse_storage_type(storage)
@@ -67,7 +62,7 @@ class NdType(pa.ExtensionType):  # type: ignore[misc]
 
     @property
     def value_type(self) -> pa.DataType:
-        return self._layout.value_type
+        return self._layout.value_field.type
 
     @property
     def value_field(self) -> pa.Field:
@@ -92,10 +87,10 @@ class NdType(pa.ExtensionType):  # type: ignore[misc]
         return cls(storage_type)
 
     def __arrow_ext_class__(self) -> type[pa.ExtensionArray]:
-        return self._array_class
+        return NdExtensionArray  # (defined below, beside the column it decodes through)
 
     def __arrow_ext_scalar_class__(self) -> type[pa.ExtensionScalar]:
-        return self._scalar_class
+        return NdScalar
 
     def __reduce__(self) -> tuple[Any, ...]:
         return type(self), (self.storage_type,)
@@ -170,26 +165,27 @@ def logical_schema(encoded: pa.Schema) -> pa.Schema:
 
 
 def import_arrow(data: Any, where: str, *, table: bool = False) -> Any:
-    """pyarrow arrays (``table``: RecordBatches and Tables) as they are; other Arrow libraries'
-    objects (arro3, polars, DuckDB, nanoarrow, ...) through pyarrow's PyCapsule import, which
-    restores registered extension types from the exported schema."""
-    importers: dict[str, Callable[[Any], Any]]
-    if table:  # a stream is a whole table
-        kinds, importers = (pa.RecordBatch, pa.Table), {"__arrow_c_stream__": pa.table}
-        importers["__arrow_c_array__"] = pa.record_batch
-    else:
-        kinds, importers = (pa.Array, pa.ChunkedArray), {"__arrow_c_array__": pa.array}
-        importers["__arrow_c_stream__"] = pa.chunked_array
-    if isinstance(data, kinds):
-        return data
+    """pyarrow arrays as they are (``table``: RecordBatches and Tables, as a Table); other Arrow
+    libraries' objects (arro3, polars, DuckDB, nanoarrow, ...) through pyarrow's PyCapsule
+    import, which restores registered extension types from the exported schema."""
+    kinds = (pa.RecordBatch, pa.Table) if table else (pa.Array, pa.ChunkedArray)
+    importers: dict[str, Callable[[Any], Any]] = (  # a stream is a whole table
+        {"__arrow_c_stream__": pa.table, "__arrow_c_array__": pa.record_batch}
+        if table
+        else {"__arrow_c_array__": pa.array, "__arrow_c_stream__": pa.chunked_array}
+    )
     try:
         for method, importer in importers.items():
-            if hasattr(data, method):
-                return importer(data)
+            if not isinstance(data, kinds) and hasattr(data, method):
+                data = importer(data)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
         raise errors.InvalidArgumentError(
             f"{where}: pyarrow could not import the Arrow data of {type(data).__name__}: {exc}"
         ) from exc
+    if isinstance(data, pa.RecordBatch):  # pa.table(batch) imports pandas
+        return pa.Table.from_batches([data])
+    if isinstance(data, kinds):
+        return data
     raise errors.InvalidArgumentError(
         f"{where}: expected a pyarrow {' or '.join(k.__name__ for k in kinds)}, or an object of "
         f"the Arrow PyCapsule interface ({' / '.join(importers)}), got {type(data).__name__}"
@@ -198,18 +194,16 @@ def import_arrow(data: Any, where: str, *, table: bool = False) -> Any:
 
 def _common_dtype(arrays: Sequence[np.ndarray | None], where: str) -> np.dtype[Any] | None:
     """The value dtype of the non-null rows (object for strings), refusing a row of another."""
-    first = None
-    for i, a in enumerate(arrays):
-        if a is None:
-            continue
-        if first is None:
-            first = a.dtype
-        elif a.dtype != first and not (is_string_dtype(a.dtype) and is_string_dtype(first)):
+    if not (dtypes := [(i, a.dtype) for i, a in enumerate(arrays) if a is not None]):
+        return None
+    first = dtypes[0][1]
+    for i, dtype in dtypes:
+        if dtype != first and not (is_string_dtype(dtype) and is_string_dtype(first)):
             raise errors.SchemaMismatchError(
-                f"{where}: row {i} has dtype {a.dtype} but earlier rows have {first}; all rows "
+                f"{where}: row {i} has dtype {dtype} but earlier rows have {first}; all rows "
                 "of a column share one value type. Cast first or pass value_type="
             )
-    return np.dtype(object) if first is not None and is_string_dtype(first) else first
+    return np.dtype(object) if is_string_dtype(first) else first
 
 
 def build_parts(items: Sequence[Any], dims: Any, value_type: Any, where: str) -> StorageParts:
@@ -251,10 +245,9 @@ def _build_joined(items: list[Any], dims: Any, value_type: Any, where: str) -> S
     flat = flat.astype(object) if flat.dtype.kind == "U" else flat
     values = numpy_to_arrow(flat, None, value_type, where)
     null_rows = None if k == len(items) else np.fromiter((a is None for a in items), np.bool_)
-    valid = None if null_rows is None else ~null_rows
-    value_offsets = fmt.offsets_of(lead * math.prod(inner), np.int64, valid)
-    dim_offsets = fmt.offsets_of(np.full(k, rank), np.int64, valid)
-    return assemble(values, value_offsets, dim_offsets, sizes.reshape(-1), names, None, null_rows)
+    return assemble(
+        values, lead * math.prod(inner), rank, sizes.reshape(-1), names, None, null_rows
+    )
 
 
 def _build_rows(items: list[Any], dims: Any, value_type: Any, where: str) -> StorageParts:
@@ -291,12 +284,11 @@ def _build_rows(items: list[Any], dims: Any, value_type: Any, where: str) -> Sto
         every_dim = (d for r in present for d in r.dims)
         codes = np.fromiter((index.setdefault(d, len(index)) for d in every_dim), np.int64)
     sizes = np.fromiter(itertools.chain.from_iterable(r.shape for r in present), np.int64)
-    value_counts = np.fromiter((0 if r is None else r.values.size for r in rows), np.int64)
-    ranks = np.fromiter((0 if r is None else r.ndim for r in rows), np.int64)
+    counts = np.fromiter((r.values.size for r in present), np.int64, len(present))
+    ranks = np.fromiter((r.ndim for r in present), np.int64, len(present))
     null_rows = np.array([r is None for r in rows], np.bool_)
     attrs = encode_attrs([None if r is None else r.attrs for r in rows], f"{where} row")
-    offsets = fmt.offsets_of(value_counts), fmt.offsets_of(ranks)
-    return assemble(values, *offsets, sizes, list(index), codes, null_rows, attrs)
+    return assemble(values, counts, ranks, sizes, list(index), codes, null_rows, attrs)
 
 
 def _shaped(values: npt.NDArray[Any], shape: Sequence[int], row: int) -> npt.NDArray[Any]:
@@ -328,7 +320,7 @@ class NdColumn:
         self._parts = parts
         self._type = NdType(parts.storage.type) if dtype is None else dtype
         self._flat: tuple[npt.NDArray[Any], Mask | None] | None = None
-        self._attrs: AttrDecoder | None = None
+        self._attrs: Callable[[int], dict[str, Any]] | None = None
         self._names: list[tuple[str, ...] | None] | None = None
 
     @classmethod
@@ -414,8 +406,8 @@ class NdColumn:
 
     def _attr_row(self) -> Callable[[int], dict[str, Any]]:
         if self._attrs is None:
-            self._attrs = AttrDecoder(self._parts.attrs)
-        return self._attrs.row
+            self._attrs = attr_rows(self._parts.attrs)
+        return self._attrs
 
     def _row_dims(self) -> list[tuple[str, ...] | None]:
         """Every row's dimension names (None for null rows), made once where all rows share them."""
@@ -533,7 +525,6 @@ class NdScalar(pa.ExtensionScalar):  # type: ignore[misc]
         return NdColumn.from_arrow(pa.repeat(self.value, 1))[0] if self.is_valid else None
 
 
-NdType._array_class, NdType._scalar_class = NdExtensionArray, NdScalar
 try:
     register()
 except Exception as exc:  # never break the import: columns still read as tagged plain structs

@@ -3,7 +3,7 @@ datasets as one RecordBatch (FORMAT 7: a row per dataset, an nd column per varia
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -19,7 +19,7 @@ from nd_arrow._column import (
     is_global_attributes_field,
     is_nd_field,
 )
-from nd_arrow._storage import AttrDecoder, attrs_equal, checked_attrs, encode_attrs, fill_nulls
+from nd_arrow._storage import attr_rows, attrs_equal, checked_attrs, encode_attrs, fill_nulls
 from nd_arrow._variable import NdVariable
 
 if TYPE_CHECKING:
@@ -88,11 +88,8 @@ class NdDataset:
     @classmethod
     def from_xarray(cls, dataset: xarray.Dataset) -> NdDataset:
         """Data variables and coordinates as variables, ``Dataset.attrs`` as global attributes."""
-        variables = dataset.variables.items()
-        arrays = {
-            fmt.check_variable_name(n, "Dataset"): NdVariable.from_xarray(v) for n, v in variables
-        }
-        return cls(arrays, dict(dataset.attrs))
+        arrays = {n: NdVariable.from_xarray(v) for n, v in dataset.variables.items()}
+        return cls(arrays, dict(dataset.attrs))  # type: ignore[arg-type]
 
     def to_xarray(self, coords: Sequence[str] | None = None) -> xarray.Dataset:
         """An ``xarray.Dataset``: variables named like their only dimension, and those in
@@ -102,9 +99,7 @@ class NdDataset:
 
         wanted = set(coords or ())
         if missing := wanted - set(self._arrays):
-            raise errors.InvalidArgumentError(
-                f"coords {sorted(missing)} are not arrays of the dataset"
-            )
+            raise errors.InvalidArgumentError(f"coords {sorted(missing)} are not in the dataset")
         data_vars: dict[str, xr.Variable] = {}
         coord_vars: dict[str, xr.Variable] = {}
         for name, arr in self._arrays.items():
@@ -149,9 +144,7 @@ def encode_batches(
     """One RecordBatch with a row per dataset and an nd column per variable (in the order met; a
     null cell where a dataset lacks it), then ``__global_attrs__`` where any dataset has some.
     ``value_types`` optionally fixes a variable's Arrow value type."""
-    types = dict(value_types or {})
-    columns: list[pa.Array] = []
-    fields: list[pa.Field] = []
+    columns, fields, types = [], [], value_types or {}
     for name in fmt.merge_keys(b.arrays for b in batches):
         items = [b.arrays.get(name) for b in batches]
         try:
@@ -174,7 +167,7 @@ def decode_batches(data: Any) -> list[NdDataset]:
     global attributes is a :class:`SchemaMismatchError` (FORMAT 7)."""
     data = import_arrow(data, "encoded batch", table=True)
     columns: dict[str, NdColumn] = {}
-    global_attrs: AttrDecoder | None = None
+    global_attrs: Callable[[int], dict[str, Any]] | None = None
     for field, col in zip(data.schema, data.columns, strict=True):
         if is_nd_field(field):
             if field.name == fmt.GLOBAL_ATTRIBUTES_FIELD:
@@ -193,14 +186,14 @@ def decode_batches(data: Any) -> list[NdDataset]:
                     fmt.parse_extension_metadata(version, fmt.GLOBAL_ATTRIBUTES_EXTENSION)
                 except errors.NdArrowError as exc:
                     raise type(exc)(f"encoded batch: {exc} (FORMAT 7/4)") from exc
-            arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+            arr = col.combine_chunks()  # (a Table)
             arr = arr.storage if isinstance(arr.type, pa.BaseExtensionType) else arr
             if not pa.types.is_struct(arr.type):
                 raise errors.SchemaMismatchError(
                     f"encoded batch: column {field.name!r} is tagged as global attributes but has "
                     f"type {arr.type}; it must be a Struct with one child per key (FORMAT 7/4)"
                 )
-            global_attrs = AttrDecoder(arr)
+            global_attrs = attr_rows(arr)
         else:
             raise errors.SchemaMismatchError(
                 f"encoded batch: column {field.name!r} of type {field.type} is neither an nd "
@@ -211,7 +204,7 @@ def decode_batches(data: Any) -> list[NdDataset]:
     for r in range(data.num_rows):
         arrays = {name: vals[r] for name, vals in rows.items() if vals[r] is not None}
         try:
-            out.append(NdDataset(arrays, {} if global_attrs is None else global_attrs.row(r)))  # type: ignore[arg-type]
+            out.append(NdDataset(arrays, {} if global_attrs is None else global_attrs(r)))  # type: ignore[arg-type]
         except errors.NdArrowError as exc:
             raise type(exc)(f"encoded batch row {r}: {exc}") from exc
     return out

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -65,8 +65,7 @@ def check_dim_size(size: int, where: str) -> None:
     """Dimension sizes are UInt32 (FORMAT 3)."""
     if size > MAX_DIM_SIZE:
         raise errors.InvalidDimensionsError(
-            f"{where}: dimension size {size} exceeds {MAX_DIM_SIZE}, the largest UInt32 "
-            "dimension size"
+            f"{where}: dimension size {size} exceeds {MAX_DIM_SIZE}, the largest UInt32"
         )
 
 
@@ -143,8 +142,7 @@ def size_products(sizes: npt.NDArray[Any], starts: Ints, ends: Ints) -> tuple[In
     per rank, column by column (``np.prod(axis=1)`` over short rows is many times slower); rows
     whose float64 product reaches 2**53, where it may be inexact, are recounted in Python."""
     counts = ends - starts
-    products = np.ones(len(starts), np.int64)
-    overflow = np.zeros(len(starts), np.bool_)
+    products, overflow = np.ones(len(starts), np.int64), np.zeros(len(starts), np.bool_)
     for rank in np.unique(counts[counts > 0]).tolist():
         rows = np.flatnonzero(counts == rank)
         block = sizes[starts[rows, None] + np.arange(rank)].astype(np.int64)
@@ -198,15 +196,6 @@ def check_variable_name(name: object, where: str) -> str:
             "holds the global attributes; rename the variable"
         )
     return name
-
-
-def check_attr_keys(attrs: Mapping[Any, Any], where: str) -> None:
-    """Attribute keys are strings."""
-    for key in attrs:
-        if not isinstance(key, str):
-            raise errors.InvalidAttributeError(
-                f"{where}: attribute key {key!r} is a {type(key).__name__}; keys are strings"
-            )
 
 
 def offsets_of(

@@ -8,14 +8,10 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from nd_arrow._column import NdColumn, NdType, is_nd_field, untagged
+from nd_arrow._column import NdColumn, NdType, import_arrow, is_nd_field, untagged
 from nd_arrow.errors import NotSupportedError
 
 Source = Any  # a path, a file object, a pyarrow NativeFile or buffer
-
-
-def _as_table(data: pa.Table | pa.RecordBatch) -> pa.Table:
-    return pa.Table.from_batches([data]) if isinstance(data, pa.RecordBatch) else data
 
 
 def rewrap(table: pa.Table) -> pa.Table:
@@ -35,7 +31,7 @@ def rewrap(table: pa.Table) -> pa.Table:
 
 def write_ipc(data: pa.Table | pa.RecordBatch, sink: Source, *, stream: bool = False) -> None:
     """Write an Arrow IPC file (or stream with ``stream=True``)."""
-    table = _as_table(data)
+    table = import_arrow(data, "write_ipc", table=True)
     with (pa.ipc.new_stream if stream else pa.ipc.new_file)(sink, table.schema) as writer:
         writer.write_table(table)
 
@@ -87,7 +83,7 @@ def write_parquet(data: pa.Table | pa.RecordBatch, where: Source, **kwargs: Any)
     # either); Parquet has no slot for extension types: they live in the stored Arrow schema.
     kwargs.setdefault("use_compliant_nested_type", False)
     kwargs.setdefault("store_schema", True)
-    pq.write_table(_parquet_ready(_as_table(data)), where, **kwargs)
+    pq.write_table(_parquet_ready(import_arrow(data, "write_parquet", table=True)), where, **kwargs)
 
 
 def read_parquet(source: Source, **kwargs: Any) -> pa.Table:

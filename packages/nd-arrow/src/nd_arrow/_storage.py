@@ -1,7 +1,6 @@
-"""The Arrow storage of ``nd_arrow.array`` (FORMAT.md sections 3-6): element values between numpy
-and Arrow (through buffers: ``pa.array`` and ``to_numpy`` import pandas, seconds where it is
-installed), per-row attributes, the storage type, writing it, and reading it back checked
-against every rule, vectorized. Element nulls are a mask in numpy (True = null); NaT is null."""
+"""The Arrow storage of ``nd_arrow.array`` (FORMAT 3-6): element values numpy <-> Arrow through
+buffers (``pa.array`` and ``to_numpy`` import pandas), per-row attributes, the storage type,
+writing it and reading it back checked against every rule, vectorized. Nulls: a numpy mask."""
 
 from __future__ import annotations
 
@@ -209,8 +208,11 @@ def attr_type(value: object, where: str) -> pa.DataType:
 def checked_attrs(attrs: Mapping[str, Any] | None, where: str) -> dict[str, Any]:
     """A copy of one variable's or dataset's attributes, each key and value checked."""
     out = dict(attrs or {})
-    fmt.check_attr_keys(out, where)
     for key, value in out.items():
+        if not isinstance(key, str):
+            raise errors.InvalidAttributeError(
+                f"{where}: attribute key {key!r} is a {type(key).__name__}; keys are strings"
+            )
         attr_type(value, f"{where} attribute {key!r}")
     return out
 
@@ -224,9 +226,8 @@ def _normalize(value: object) -> object:
 
 
 def encode_attrs(rows: Sequence[Mapping[str, Any] | None], where: str = "row") -> Any:
-    """One Struct with a child per key (the union of the rows' keys, in first-seen order) of
-    per-row dicts, a null child value where a row lacks the key; None when no row has any.
-    One key has one Arrow type in all rows (FORMAT 6); the keys were checked (``checked_attrs``)."""
+    """One Struct of per-row dicts: a child per key (the rows' keys, first-seen order), null where
+    a row lacks it; None without keys. A key has one Arrow type in all rows (FORMAT 6)."""
     children = []
     for key in fmt.merge_keys(r for r in rows if r):
         col: list[object] = []
@@ -239,8 +240,7 @@ def encode_attrs(rows: Sequence[Mapping[str, Any] | None], where: str = "row") -
                 elif t != key_type:
                     raise errors.InvalidAttributeError(
                         f"{where} {i}: attribute {key!r} has type {t} but {key_type} in {where} "
-                        f"{first}; one key has one type in a column. Convert the values to one "
-                        "type"
+                        f"{first}; one key has one type in a column: convert the values to one"
                     )
             col.append(None if v is None else _normalize(v))
         try:
@@ -253,17 +253,13 @@ def encode_attrs(rows: Sequence[Mapping[str, Any] | None], where: str = "row") -
     return pa.StructArray.from_arrays([c for _, c in children], fields=fields) if fields else None
 
 
-class AttrDecoder:
-    """Per-row attribute dicts of an attrs Struct, each child converted once: numbers, booleans
-    and times as numpy scalars (their dtype survives), lists of them as 1-D numpy arrays."""
-
-    def __init__(self, attrs: pa.StructArray | None) -> None:
-        # flatten() merges the struct's validity into its children: a null struct row has none.
-        children = [] if attrs is None else zip(attrs.type, attrs.flatten(), strict=True)
-        self._getters = [(f.name, numpy_view(c.is_valid()), _getter(c)) for f, c in children]
-
-    def row(self, i: int) -> dict[str, Any]:
-        return {k: get(i) for k, valid, get in self._getters if valid[i]}
+def attr_rows(attrs: pa.StructArray | None) -> Callable[[int], dict[str, Any]]:
+    """Row ``i``'s attribute dict of an attrs Struct, each child converted once: numbers,
+    booleans and times as numpy scalars (their dtype survives), lists of them as 1-D arrays."""
+    # flatten() merges the struct's validity into its children: a null struct row has none.
+    children = [] if attrs is None else zip(attrs.type, attrs.flatten(), strict=True)
+    getters = [(f.name, numpy_view(c.is_valid()), _getter(c)) for f, c in children]
+    return lambda i: {k: get(i) for k, valid, get in getters if valid[i]}
 
 
 def _getter(child: pa.Array) -> Callable[[int], object]:
@@ -307,16 +303,11 @@ def storage_type(
     return pa.struct([pa.field(name, t, nullable=False) for name, t in fields])
 
 
-@dataclass(frozen=True)
-class StorageLayout:
+class StorageLayout(NamedTuple):
     """What a storage type says: the values item field and the attribute fields."""
 
     value_field: pa.Field
     attr_fields: tuple[pa.Field, ...]
-
-    @property
-    def value_type(self) -> pa.DataType:
-        return self.value_field.type
 
 
 def parse_storage_type(t: pa.DataType) -> StorageLayout:
@@ -367,11 +358,6 @@ class RowShape(NamedTuple):
 
     first: int | None  # the first size, None where it varies
     inner: tuple[int, ...]  # the other sizes
-
-    @property
-    def product(self) -> int | None:
-        """Values per row, None where the first size varies."""
-        return None if self.first is None else self.first * math.prod(self.inner)
 
 
 @dataclass(frozen=True)
@@ -428,21 +414,24 @@ def row_shape(sizes: Ints, dim_offsets: Ints, rank: int | None) -> RowShape | No
 
 def assemble(
     values: pa.Array,
-    value_offsets: Ints,
-    dim_offsets: Ints,
+    counts: Ints,
+    ranks: Ints | int,
     sizes: npt.NDArray[Any],
     names: Sequence[str],
     codes: Ints | None = None,
     null_rows: Mask | None = None,
     attrs: pa.StructArray | None = None,
 ) -> StorageParts:
-    """Storage in the writer's layout, and its parts, from flat children and int64 offsets over
-    all rows (null rows own nothing); ``codes`` index ``names`` (default: every row has them).
-    For writers, who checked the rules: checking what they build would repeat their checks."""
+    """Storage in the writer's layout, and its parts, from flat children and the non-null rows'
+    value counts and ranks (an int: every row's); null rows own nothing. ``codes`` index
+    ``names`` (default: every row has them). For writers, who checked the rules: checking what
+    they build would repeat their checks."""
+    rows = ~null_rows if null_rows is not None and null_rows.any() else None
+    valid = np.ones(len(counts), np.bool_) if rows is None else rows
+    value_offsets = fmt.offsets_of(counts, np.int64, rows)
+    dim_offsets = fmt.offsets_of(np.broadcast_to(ranks, len(counts)), np.int64, rows)
     fmt.check_int32(int(value_offsets[-1]), "values", "nd column")
     fmt.check_int32(int(dim_offsets[-1]), "dimensions", "nd column")
-    some_null = null_rows is not None and bool(null_rows.any())
-    valid = ~null_rows if some_null else np.ones(len(value_offsets) - 1, np.bool_)  # type: ignore[operator]
     if codes is None:
         codes = np.tile(np.arange(len(names), dtype=np.int64), int(np.count_nonzero(valid)))
     attr_fields = () if attrs is None else tuple(attrs.type)
@@ -450,18 +439,13 @@ def assemble(
     sizes = np.asarray(sizes, np.int64)
     names_child = string_array(names).take(primitive_array(codes, pa.int64()))
     sizes_child = primitive_array(sizes.astype(np.uint32), pa.uint32())
-    lists = zip(
-        (value_offsets, dim_offsets, dim_offsets),
-        (values, names_child, sizes_child),
-        st,
-        strict=False,
-    )
+    offsets = (value_offsets, dim_offsets, dim_offsets)
     children = [
         pa.ListArray.from_arrays(primitive_array(o.astype(np.int32), pa.int32()), c, type=f.type)
-        for o, c, f in lists
+        for o, c, f in zip(offsets, (values, names_child, sizes_child), st, strict=False)
     ]
     children += [] if attrs is None else [attrs]
-    mask = primitive_array(null_rows, pa.bool_()) if some_null else None  # type: ignore[arg-type]
+    mask = None if rows is None else primitive_array(~rows, pa.bool_())
     storage = pa.StructArray.from_arrays(children, fields=list(st), mask=mask)
     shape = row_shape(sizes, dim_offsets, uniform_rank(dim_offsets, valid))
     layout = StorageLayout(st.field(0).type.value_field, attr_fields)
@@ -470,10 +454,9 @@ def assemble(
 
 
 def validate_storage(storage: Any, where: str = "nd column", layout: Any = None) -> StorageParts:
-    """Check a storage array against every rule of FORMAT 3, 4 and 6 and take it apart: over
-    whole arrays with numpy, naming the first offending row; null rows carry no meaning and are
-    not checked. What all rows share (one rank, names, shape: the common case) is found first
-    and checked once. ``layout`` is the parsed storage type where the caller has it."""
+    """Check a storage array against every rule of FORMAT 3, 4 and 6, naming the first offending
+    row (null rows carry no meaning), and take it apart; what all rows share (one rank, names,
+    shape) is checked once. ``layout`` is the parsed storage type where the caller has it."""
     layout = parse_storage_type(storage.type) if layout is None else layout
     try:  # Arrow's own structural checks: offsets within their children (FORMAT 4/6), UTF-8
         storage.validate(full=True)

@@ -1,7 +1,5 @@
-"""Conversions between nd columns and Arrow's canonical tensor extension types,
-``arrow.fixed_shape_tensor`` and ``arrow.variable_shape_tensor``. Neither has attributes or
-element nulls, so rows with either are refused (:class:`NotSupportedError`); null rows stay null.
-"""
+"""nd columns <-> the canonical ``arrow.fixed_shape_tensor`` and ``arrow.variable_shape_tensor``.
+Neither has attributes or element nulls: rows with either are refused; null rows stay null."""
 
 from __future__ import annotations
 
@@ -63,26 +61,16 @@ def _canonical_rows(column: NdColumn, target: str, same: bool) -> tuple[StorageP
     return p, [p.name_dict[c] for c in codes[0].tolist()], sizes
 
 
-def _column_of(values: pa.Array, lengths: Ints, sizes: Ints, names: Any, valid: Mask) -> NdColumn:
-    """A column of compacted values (null rows own none), the valid rows' lengths and sizes."""
-    rows = None if valid.all() else valid
-    value_offsets = fmt.offsets_of(lengths, np.int64, rows)
-    dim_offsets = fmt.offsets_of(np.full(len(lengths), len(names)), np.int64, rows)
-    null_rows = None if rows is None else ~valid
-    sizes = sizes.reshape(-1)
-    return NdColumn(assemble(values, value_offsets, dim_offsets, sizes, names, None, null_rows))
-
-
 def to_fixed_shape_tensor(column: NdColumn) -> pa.ExtensionArray:
     """``arrow.fixed_shape_tensor`` of a column whose non-null rows share names and sizes."""
     p, names, sizes = _canonical_rows(column, FIXED_SHAPE_TENSOR, same=True)
     shape = sizes[0].tolist()
-    size, n = math.prod(shape), len(p)
+    size, n, value_type = math.prod(shape), len(p), p.values.type
     try:
-        tensor_type = pa.fixed_shape_tensor(p.layout.value_type, shape, dim_names=names or None)
+        tensor_type = pa.fixed_shape_tensor(value_type, shape, dim_names=names or None)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, TypeError) as exc:
         raise errors.NotSupportedError(
-            f"{FIXED_SHAPE_TENSOR} cannot hold {p.layout.value_type} values of shape {shape}: {exc}"
+            f"{FIXED_SHAPE_TENSOR} cannot hold {value_type} values of shape {shape}: {exc}"
         ) from exc
     validity = None
     if p.null_count == 0:
@@ -117,7 +105,7 @@ def from_fixed_shape_tensor(arr: pa.Array | pa.ChunkedArray) -> NdColumn:
         values = values.filter(primitive_array(np.repeat(valid, size), pa.bool_()))
     k = int(valid.sum())
     sizes = np.tile(np.asarray(shape, np.int64), k)
-    return _column_of(values, np.full(k, size), sizes, names, valid)
+    return NdColumn(assemble(values, np.full(k, size), len(names), sizes, names, None, ~valid))
 
 
 def variable_shape_tensor_parts(
@@ -129,12 +117,9 @@ def variable_shape_tensor_parts(
     empty), ``valid`` False for null rows (whose shapes are written as zeros)."""
     table = np.asarray(shapes, dtype=np.int64)
     r = table.shape[1]
-    if names and len(names) != r:
-        raise errors.InvalidArgumentError(f"{len(names)} dim_names for shapes of rank {r}")
     if table.size and int(table.max()) > fmt.INT32_MAX:
         raise errors.NotSupportedError(
-            f"{VARIABLE_SHAPE_TENSOR} stores shapes as int32; a size of {int(table.max())} does "
-            "not fit"
+            f"{VARIABLE_SHAPE_TENSOR} stores shapes as int32, which {int(table.max())} exceeds"
         )
     full = primitive_array(np.where(valid[:, None], table, 0).astype(np.int32).ravel(), pa.int32())
     shape_type = pa.list_(pa.field("item", pa.int32()), r)
@@ -143,17 +128,14 @@ def variable_shape_tensor_parts(
     fields = [pa.field("data", data.type), pa.field("shape", shape.type)]
     storage = pa.StructArray.from_arrays([data, shape], fields=fields, mask=mask)
     meta = json.dumps({"dim_names": names} if names else {}, separators=(",", ":")).encode()
-    tags = {
-        fmt.EXTENSION_NAME_KEY: VARIABLE_SHAPE_TENSOR.encode(),
-        fmt.EXTENSION_METADATA_KEY: meta,
-    }
+    tag = VARIABLE_SHAPE_TENSOR.encode()
+    tags = {fmt.EXTENSION_NAME_KEY: tag, fmt.EXTENSION_METADATA_KEY: meta}
     return pa.field("", storage.type, metadata=tags), storage
 
 
 def variable_shape_tensor_storage(column: NdColumn) -> tuple[pa.Field, pa.StructArray]:
-    """The ``arrow.variable_shape_tensor`` storage of a column and its tagged field (any pyarrow):
-    a table of them, written, is read as the canonical type by readers that know it (pyarrow >=
-    24, arrow-rs, ...)."""
+    """The ``arrow.variable_shape_tensor`` storage of a column and its tagged field (any pyarrow),
+    which readers that know the type (pyarrow >= 24, arrow-rs, ...) read as it."""
     p, names, sizes = _canonical_rows(column, VARIABLE_SHAPE_TENSOR, same=False)
     full = np.zeros((len(p), len(names)), np.int64)
     full[p.valid] = sizes
@@ -170,9 +152,8 @@ def require_variable_shape_tensor() -> None:
 
 
 def variable_shape_tensor_from_parts(field: pa.Field, storage: pa.StructArray) -> pa.ExtensionArray:
-    """The ``arrow.variable_shape_tensor`` array of a tagged field and storage (pyarrow >= 24,
-    whose C++ side builds the type from them through the C data interface; Python has no factory
-    for it through 26)."""
+    """The ``arrow.variable_shape_tensor`` array of a tagged field and storage (pyarrow >= 24's C++
+    side builds the type through the C data interface; Python has no factory for it through 26)."""
     require_variable_shape_tensor()
     out = import_with_field(field, storage)
     if getattr(out.type, "extension_name", None) != VARIABLE_SHAPE_TENSOR:
@@ -185,7 +166,6 @@ def variable_shape_tensor_from_parts(field: pa.Field, storage: pa.StructArray) -
 def to_variable_shape_tensor(column: NdColumn) -> pa.ExtensionArray:
     """``arrow.variable_shape_tensor`` of a column whose non-null rows share names and rank
     (pyarrow >= 24; before, :func:`variable_shape_tensor_storage` writes the type)."""
-    require_variable_shape_tensor()
     return variable_shape_tensor_from_parts(*variable_shape_tensor_storage(column))
 
 
@@ -223,7 +203,8 @@ def from_variable_shape_tensor(
     else:
         positions = fmt.range_positions(offsets[:-1][valid], lengths)
         values = data.values.take(primitive_array(positions, pa.int64()))
-    return _column_of(values, lengths, sizes, list(names), valid)
+    names = list(names)
+    return NdColumn(assemble(values, lengths, len(names), sizes.reshape(-1), names, None, ~valid))
 
 
 def _variable_shape_storage(arr: pa.Array, field: Any) -> tuple[pa.StructArray, dict[str, Any]]:

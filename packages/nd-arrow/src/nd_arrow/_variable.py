@@ -125,16 +125,14 @@ class NdVariable:
 
     def to_numpy(self) -> npt.NDArray[Any]:
         """Plain ndarray without nulls, ``numpy.ma.MaskedArray`` with nulls."""
-        values, mask = self._values, self._mask
-        return values if mask is None else np.ma.MaskedArray(values, mask=mask)
+        return self._values if self._mask is None else np.ma.MaskedArray(self._values, self._mask)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, NdVariable):
             return NotImplemented
         a, b = self._values, other._values
-        if self._dims != other._dims or a.shape != b.shape:
-            return False
-        if a.dtype != b.dtype and not (is_string_dtype(a.dtype) and is_string_dtype(b.dtype)):
+        strings = is_string_dtype(a.dtype) and is_string_dtype(b.dtype)
+        if self._dims != other._dims or a.shape != b.shape or (a.dtype != b.dtype and not strings):
             return False
         ma = np.zeros(a.shape, np.bool_) if self._mask is None else self._mask
         mb = np.zeros(b.shape, np.bool_) if other._mask is None else other._mask

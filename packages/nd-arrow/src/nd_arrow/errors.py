@@ -1,6 +1,5 @@
-"""Exceptions of nd-arrow: one subclass per error kind of the format, the kinds of the Rust crate
-``nd-arrow-array``. Messages name the offending row or value, the rule and, where one exists, the
-fix."""
+"""Exceptions of nd-arrow, one subclass per error kind of the format (the Rust crate
+``nd-arrow-array``'s kinds); messages name the offending row or value, the rule and the fix."""
 
 from __future__ import annotations
 

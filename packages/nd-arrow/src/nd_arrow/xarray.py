@@ -1,10 +1,6 @@
-"""xarray support (the ``xarray`` extra): ``DataArray`` <-> :class:`NdVariable` and ``Dataset``
-<-> :class:`NdDataset` as functions, the classes' ``from_xarray`` / ``to_xarray``.
-
-The format does not record which arrays were coordinates: on the way back an array named like its
-only dimension becomes an (index) coordinate, and ``coords=`` names more. Element nulls become
-NaN (integers and booleans turn float64), NaT or None, as xarray does.
-"""
+"""xarray (the ``xarray`` extra): ``DataArray`` <-> :class:`NdVariable` and ``Dataset`` <->
+:class:`NdDataset` as functions, the classes' ``from_xarray`` / ``to_xarray`` (the format does
+not record coordinates: :meth:`NdDataset.to_xarray` says which variables become ones)."""
 
 from __future__ import annotations
 

@@ -1,13 +1,12 @@
-"""Zarr <-> Arrow (the extra ``nd-arrow[zarr]``): the cells of a zarr ``ndarray`` array as an
-``nd_arrow.array`` column or ``arrow.variable_shape_tensor``, one row per cell in C order of the
-selection, and back, through zarr-ndarray-dtype's ``Columnar`` (its values shared, not copied),
-imported only when a function is called: ``import nd_arrow`` works without zarr."""
+"""Zarr <-> Arrow (the extra ``nd-arrow[zarr]``): the cells of ``ndarray`` arrays as columns, one
+row per cell in C order of the selection, and back, through zarr-ndarray-dtype's ``Columnar``
+(values shared), imported only when called: ``import nd_arrow`` works without zarr."""
 
 from __future__ import annotations
 
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -15,8 +14,14 @@ import pyarrow as pa
 
 from nd_arrow import _format as fmt
 from nd_arrow import errors
-from nd_arrow._column import NdColumn, parts_of
-from nd_arrow._storage import arrow_type_for_dtype, assemble, numpy_to_arrow, numpy_view
+from nd_arrow._column import NdColumn, import_arrow, parts_of
+from nd_arrow._storage import (
+    arrow_to_numpy,
+    arrow_type_for_dtype,
+    assemble,
+    numpy_to_arrow,
+    numpy_view,
+)
 from nd_arrow._tensor import (
     from_variable_shape_tensor,
     require_variable_shape_tensor,
@@ -25,15 +30,24 @@ from nd_arrow._tensor import (
 )
 
 if TYPE_CHECKING:
+    import zarr
+
     from zarr_ndarray_dtype import Columnar, NDArrayDType
+
+    Arrays = Mapping[str, zarr.Array] | zarr.Group
 
 __all__ = [
     "from_zarr",
+    "table_from_zarr",
+    "table_to_zarr",
     "to_column",
     "to_zarr",
     "variable_shape_tensor_to_zarr",
     "zarr_to_variable_shape_tensor",
 ]
+
+
+_EXTRA = "install the extra: pip install 'nd-arrow[zarr]'"
 
 
 def _data_type(array: Any, where: str) -> NDArrayDType:
@@ -42,8 +56,7 @@ def _data_type(array: Any, where: str) -> NDArrayDType:
     try:
         from zarr_ndarray_dtype import NDArrayDType
     except ImportError:
-        hint = "; nd_arrow.from_zarr / to_zarr need zarr: install the extra: "
-        hint += "pip install 'nd-arrow[zarr]'"
+        hint = f"; nd_arrow.from_zarr / to_zarr need zarr: {_EXTRA}"
     else:
         if isinstance(data_type, NDArrayDType):
             return data_type
@@ -81,15 +94,14 @@ def to_column(
     without attributes; the values are shared, not copied. ``dims`` names the axes of each cell
     (as many as the pattern has), default ``dim_0, ..., dim_k``."""
     shapes = columnar.shapes
-    n, rank = shapes.shape
+    rank = shapes.shape[1]
     names = fmt.check_dim_names(dims, rank, where)
     fmt.check_dim_size(int(np.max(shapes, initial=0)), f"{where}: a cell's shape")
     row_items = math.prod(columnar.values.shape[1:])  # [null, d1..dk]: offsets count rows
     offsets = columnar.offsets * row_items if row_items != 1 else columnar.offsets
     fmt.check_int32(int(offsets[-1]), "values", where, "read a smaller selection at a time")
     values = numpy_to_arrow(columnar.values.reshape(-1), None, None, where)
-    dim_offsets = np.arange(n + 1, dtype=np.int64) * rank
-    return NdColumn(assemble(values, offsets, dim_offsets, shapes.reshape(-1), names))
+    return NdColumn(assemble(values, np.diff(offsets), rank, shapes.reshape(-1), names))
 
 
 def from_zarr(
@@ -160,8 +172,7 @@ def zarr_to_variable_shape_tensor(
     require_variable_shape_tensor()
     cells = _read(array, selection, where)
     column = to_column(cells, dims, where=where)
-    names = [] if dims is None else list(fmt.check_dim_names(dims, cells.shapes.shape[1], where))
-    valid = np.ones(len(column), np.bool_)
+    valid, names = np.ones(len(column), np.bool_), list(dims or ())  # dims checked by to_column
     parts = variable_shape_tensor_parts(column.storage.field(0), cells.shapes, names, valid)
     return variable_shape_tensor_from_parts(*parts)
 
@@ -176,3 +187,107 @@ def variable_shape_tensor_to_zarr(
     the extension array (pyarrow >= 24) or its storage with the tagged ``field`` (any pyarrow).
     Rules and bytes as for :func:`to_zarr` (``dim_names`` are not stored)."""
     to_zarr(from_variable_shape_tensor(tensor, field), array, selection)
+
+
+def _split(
+    arrays: Any, where: str, names: Sequence[str] | None = None
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """The arrays of a mapping or group (its own, by name), or those ``names`` picks; of them the
+    ``ndarray`` ones and the plain ones, which must have the ``ndarray`` arrays' shape."""
+    try:
+        from zarr_ndarray_dtype import AlignmentError, NDArrayDType
+    except ImportError as exc:
+        raise errors.NotSupportedError(f"{where} needs zarr: {_EXTRA}") from exc
+    members = dict(arrays if isinstance(arrays, Mapping) else sorted(arrays.arrays()))
+    if unknown := [n for n in names or () if n not in members]:
+        raise errors.InvalidArgumentError(
+            f"{where}: no array named {unknown} among {list(members)}; name the arrays to "
+            "write by the columns"
+        )
+    members = members if names is None else {n: members[n] for n in names}
+    nd = {k: a for k, a in members.items() if isinstance(a.metadata.data_type, NDArrayDType)}
+    plain = {k: a for k, a in members.items() if k not in nd}
+    shape = tuple(next(iter(nd.values())).shape) if nd else ()
+    if other := {k: tuple(a.shape) for k, a in plain.items() if tuple(a.shape) != shape}:
+        raise AlignmentError(
+            f"{where}: the 'ndarray' arrays have the shape {shape}, but {other} (name: shape); "
+            "the arrays of one table have one shape: leave the others out"
+        )
+    return members, nd, plain
+
+
+def table_from_zarr(arrays: Arrays, selection: Any = ..., *, explode: bool = False) -> pa.Table:
+    """The cells ``selection`` of row-aligned arrays (a mapping of names to zarr arrays, or a
+    group's own arrays) as one table, read by ``zarr_ndarray_dtype.read_aligned``, which refuses
+    misaligned cells (``AlignmentError``). One row per cell in C order: a column per array, by
+    name, ``nd_arrow.array`` (values shared, as :func:`to_column` makes it) or primitive for a
+    plain array. ``explode=True``: one row per leading row, ``cell`` (int64, the flat index in
+    the selection) and per array that row's values (primitive for ``[null]``,
+    ``fixed_size_list<T>[d]`` for ``[null, d]``, nested for more; plain values repeated)."""
+    where = "nd_arrow.table_from_zarr"
+    members, nd, plain = _split(arrays, where)
+    if explode and "cell" in members:
+        raise errors.InvalidArgumentError(
+            f"{where}: an array is named 'cell', the exploded table's column of cell indices; "
+            "rename it, or read it with explode=False"
+        )
+    from zarr_ndarray_dtype import read_aligned
+
+    cols = read_aligned(nd, selection)
+    counts = np.diff(next(iter(cols.values())).offsets)
+    out = {"cell": numpy_to_arrow(fmt.range_ids(counts), None)} if explode else {}
+    for name in members:
+        if name in plain:  # one value per cell
+            flat = np.asarray(plain[name][selection]).reshape(-1)
+            out[name] = numpy_to_arrow(np.repeat(flat, counts) if explode else flat, None)
+        elif not explode:
+            out[name] = to_column(cols[name], where=where).to_arrow()
+        else:  # rows of (d1, ..., dk): nested fixed-size lists over the flat values
+            values = cols[name].values
+            out[name] = numpy_to_arrow(values.reshape(-1), None, None, where)
+            for extent in reversed(values.shape[1:]):
+                out[name] = pa.FixedSizeListArray.from_arrays(out[name], extent)
+    return pa.table(out)
+
+
+def table_to_zarr(table: Any, arrays: Arrays, selection: Any = ...) -> None:
+    """Write a table as :func:`table_from_zarr` reads it (not exploded) into ``selection`` of the
+    arrays its columns name (others untouched; a column with no array refused). Every column is
+    checked first (rows aligned, values without nulls or loss), then the ``nd_arrow.array``
+    columns are written together by ``zarr_ndarray_dtype.write_aligned``, then the plain ones by
+    zarr."""
+    where = "nd_arrow.table_to_zarr"
+    table = import_arrow(table, where, table=True)
+    _, nd, plain = _split(arrays, where, table.column_names)
+    from zarr_ndarray_dtype import AlignmentError, write_aligned
+
+    values, offsets, writes = {}, None, []
+    for name, column in zip(table.column_names, table.columns, strict=True):
+        if name in plain:  # checked now, written by zarr after the aligned write
+            flat, mask = arrow_to_numpy(column.combine_chunks())
+            writes.append((plain[name], converted := flat.astype(plain[name].dtype)))
+            lossy = "null values" if mask is not None else "values that do not convert without loss"
+            nan = flat.dtype.kind == converted.dtype.kind == "f"
+            if mask is not None or not np.array_equal(converted, flat, equal_nan=nan):
+                raise errors.InvalidArgumentError(
+                    f"{where}: column {name!r} has {lossy} to the array's dtype {converted.dtype}; "
+                    "fill or convert them first"
+                )
+            continue
+        dtype = nd[name].metadata.data_type
+        flat, _, shapes = _cells(NdColumn.from_arrow(column), tuple(dtype.shape), where)
+        if not dtype.pattern.is_leading_variable:  # refused by write_aligned, naming the array
+            values[name] = flat
+            continue
+        rows = fmt.offsets_of(shapes[:, 0])
+        values[name] = flat.reshape(int(rows[-1]), *dtype.shape[1:])
+        if offsets is not None and (differ := rows != offsets).any():
+            i, first = int(np.argmax(differ)) - 1, next(iter(values))
+            raise AlignmentError(
+                f"{where}: row {i} has {int(np.diff(rows)[i])} rows in column {name!r} but "
+                f"{int(np.diff(offsets)[i])} in {first!r}; the cells of one table row align"
+            )
+        offsets = rows
+    write_aligned({k: nd[k] for k in values}, values, offsets, selection)
+    for array, flat in writes:
+        array[selection] = flat.reshape(np.broadcast_to(0, array.shape)[selection].shape)

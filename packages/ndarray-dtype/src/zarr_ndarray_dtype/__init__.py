@@ -3,18 +3,19 @@
 Importing this package registers the data type with zarr-python (idempotently). zarr >= 3.4.1
 also finds it through the ``zarr.data_type`` entry point without the import.
 
->>> from zarr_ndarray_dtype import NDArray
->>> NDArray(dtype="float32", shape=(None, 2))
-NDArray(dtype='float32', shape=(None, 2))
+>>> from zarr_ndarray_dtype import NDArrayDType
+>>> NDArrayDType(dtype="float32", shape=(None, 2))
+NDArrayDType(dtype='float32', shape=(None, 2))
 """
 
 from __future__ import annotations
 
+import warnings
 from importlib.metadata import PackageNotFoundError, version
+from typing import Any
 
-from zarr_ndarray_dtype._views import readonly_cells
-from zarr_ndarray_dtype.bytes_codec import FixedCellBytesCodec
-from zarr_ndarray_dtype.cells import VlenScalar, unbox
+from zarr_ndarray_dtype import _hooks
+from zarr_ndarray_dtype.cells import unbox
 from zarr_ndarray_dtype.columnar import (
     Columnar,
     iter_columnar,
@@ -23,12 +24,13 @@ from zarr_ndarray_dtype.columnar import (
     write_aligned,
     write_columnar,
 )
-from zarr_ndarray_dtype.dtype import DTYPE_NAME, NDArray, NDArrayDType
+from zarr_ndarray_dtype.dtype import DTYPE_NAME, NDArrayDType
 from zarr_ndarray_dtype.errors import (
     AlignmentError,
     BlockAlignmentError,
     CellError,
     CellTypeError,
+    CodecMetadataError,
     ElementDTypeError,
     FillValueError,
     FillValueTypeError,
@@ -36,9 +38,9 @@ from zarr_ndarray_dtype.errors import (
     MetadataError,
     NDArrayDTypeError,
     ShapePatternError,
+    StoredChunkError,
 )
 from zarr_ndarray_dtype.pattern import ELEMENT_DTYPES, ShapePattern
-from zarr_ndarray_dtype.registration import register
 
 try:
     __version__ = version("zarr-ndarray-dtype")
@@ -46,34 +48,64 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree wi
     __version__ = "0+unknown"
 
 __all__ = [
-    "AlignmentError",
-    "DTYPE_NAME",
-    "ELEMENT_DTYPES",
-    "BlockAlignmentError",
-    "CellError",
-    "CellTypeError",
-    "Columnar",
-    "ElementDTypeError",
-    "FillValueError",
-    "FillValueTypeError",
-    "FixedCellBytesCodec",
-    "HookWarning",
-    "MetadataError",
-    "NDArray",
-    "NDArrayDType",
-    "NDArrayDTypeError",
-    "ShapePattern",
-    "ShapePatternError",
-    "VlenScalar",
+    "DTYPE_NAME", "ELEMENT_DTYPES", "NDArrayDType", "ShapePattern", "Columnar", "read_columnar",
+    "write_columnar", "iter_columnar", "read_aligned", "write_aligned", "unbox", "register",
     "__version__",
-    "iter_columnar",
-    "read_aligned",
-    "read_columnar",
-    "readonly_cells",
-    "register",
-    "unbox",
-    "write_aligned",
-    "write_columnar",
-]
+    "NDArrayDTypeError", "MetadataError", "ElementDTypeError", "ShapePatternError",
+    "FillValueError", "FillValueTypeError", "CellError", "CellTypeError", "StoredChunkError",
+    "BlockAlignmentError", "HookWarning", "CodecMetadataError", "AlignmentError",
+]  # fmt: skip
+
+
+def register() -> None:
+    """Register ``ndarray`` in zarr's data type registry and install the serializer hooks
+    (idempotent; never raises).
+
+    zarr >= 3.4.1 imports this package through the ``zarr.data_type`` entry point while resolving
+    ANY data type, so a surprise here (a zarr release without this registry API) warns and
+    steps aside rather than break every zarr user.
+    """
+    try:
+        from zarr.dtype import data_type_registry
+
+        registered: object = data_type_registry.contents.get(DTYPE_NAME)
+        if registered is not NDArrayDType:
+            data_type_registry.register(DTYPE_NAME, NDArrayDType)  # type: ignore[arg-type]
+    except Exception as exc:
+        import zarr
+
+        warnings.warn(
+            f"zarr-ndarray-dtype could not register the 'ndarray' data type with zarr "
+            f"{getattr(zarr, '__version__', '?')} ({type(exc).__name__}: {exc}); arrays of that "
+            "data type cannot be created or opened with this zarr release. Plain zarr is "
+            "unaffected; pip install -U zarr-ndarray-dtype for a release that supports it.",
+            HookWarning,
+            stacklevel=2,
+        )
+    _hooks.install()
+
+
+#: Names renamed or made private: where each is now, and what to use (one release, warning).
+_DEPRECATED = {
+    "NDArray": ("dtype", "NDArrayDType", "use NDArrayDType (the same class)"),
+    "VlenScalar": ("cells", "_FillCell", "the fill cell's class is private; reads give arrays"),
+    "readonly_cells": ("_columns", "readonly_cells", "slice read_columnar's values by offsets"),
+    "FixedCellBytesCodec": (
+        "codecs", "FixedCellBytesCodec", "pass zarr.codecs.BytesCodec(endian='little')",
+    ),
+}  # fmt: skip
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _DEPRECATED:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    module, attribute, instead = _DEPRECATED[name]
+    warnings.warn(
+        f"zarr_ndarray_dtype.{name} is deprecated: {instead}", DeprecationWarning, stacklevel=2
+    )
+    return getattr(importlib.import_module(f"{__name__}.{module}"), attribute)
+
 
 register()

@@ -1,36 +1,38 @@
-"""Cells in columnar form, and its rules: the check of input columns, the fill cell, gathering
-cell objects (pure numpy and the data type's rules; no zarr).
+"""Many cells at once (pure numpy and the data type's rules; no zarr): the check of input
+columns, the fill cell, cell objects gathered into columns and columns cut into cell objects.
 
-:class:`Cells` is how both codecs and the columnar engine hold many cells: ``values`` flat in
-the element dtype, cell ``i`` being ``values[offsets[i]:offsets[i + 1]]`` (item offsets), with
-``shapes`` the ``(count, ndim)`` table of full shapes when the pattern has two or more variable
-dimensions (with at most one, every shape follows from the item count: ``shapes`` is None).
+Both directions convert or check every cell at once. :func:`gather` makes one concatenation
+(per source dtype) and one conversion; :func:`cut` makes one read-only view per cell, taken from
+a strided window per distinct shape, so no per-cell reshape runs.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
-from operator import attrgetter
-from typing import TYPE_CHECKING, Any
+from itertools import chain, pairwise
+from operator import attrgetter, getitem
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import numpy.typing as npt
 
-from zarr_ndarray_dtype._segments import offsets_of
-from zarr_ndarray_dtype.blocks import Cells, needs_shapes
-from zarr_ndarray_dtype.cells import bool_bytes_as_01, convert, mismatch, unbox
+from zarr_ndarray_dtype.blocks import FlatCells, needs_shapes, offsets_of
+from zarr_ndarray_dtype.cells import (
+    bool_bytes_as_01,
+    cell_array,
+    convert,
+    equal_bytes,
+    mismatch,
+    unbox,
+)
 from zarr_ndarray_dtype.errors import CellError
-from zarr_ndarray_dtype.pattern import ShapePattern
+from zarr_ndarray_dtype.pattern import U32_MAX, ShapePattern
 
 if TYPE_CHECKING:
-    from zarr_ndarray_dtype.dtype import NDArray
+    from zarr_ndarray_dtype.dtype import NDArrayDType
 
-__all__ = [
-    "EXTENT_MAX", "FillBlock", "FillCell", "check_columns", "check_fixed", "check_out",
-]  # fmt: skip
-
-#: The largest extent a stored shape may have (both codecs store extents as u32le).
-EXTENT_MAX = 0xFFFF_FFFF
+__all__: list[str] = []
 
 _ndim = attrgetter("ndim")
 _dtype = attrgetter("dtype")
@@ -41,9 +43,9 @@ _shape = attrgetter("shape")
 
 
 def check_columns(
-    values: Any, offsets: Any, dtype: NDArray, cells: int | None = None, *, shapes: Any = None
-) -> Cells:
-    """Check input columns against ``dtype`` and return them as :class:`Cells`.
+    values: Any, offsets: Any, dtype: NDArrayDType, cells: int | None = None, *, shapes: Any = None
+) -> FlatCells:
+    """Check input columns against ``dtype`` and return them as :class:`FlatCells`.
 
     The rule of :class:`~zarr_ndarray_dtype.columnar.Columnar`: ``offsets`` (integers, one
     more than the cells, from 0 to ``len(values)``, never decreasing) index the first axis of
@@ -96,7 +98,9 @@ def check_columns(
     block = convert(arr.reshape(-1), dtype.item_dtype, owner)
     if block.dtype.kind == "b":
         block = bool_bytes_as_01(block)
-    return Cells(block, off * unit if unit != 1 else off, table if needs_shapes(pattern) else None)
+    return FlatCells(
+        block, off * unit if unit != 1 else off, table if needs_shapes(pattern) else None
+    )
 
 
 def _integers(data: Any, name: str) -> np.ndarray:
@@ -108,7 +112,7 @@ def _integers(data: Any, name: str) -> np.ndarray:
     return arr
 
 
-def _values(values: Any, dtype: NDArray) -> np.ndarray:
+def _values(values: Any, dtype: NDArrayDType) -> np.ndarray:
     """``values`` as an ndarray of one of the two layouts (flat, or rows of [null, d1..dk])."""
     arr = np.asarray(values)
     if arr.dtype == object:
@@ -169,10 +173,10 @@ def _check_shapes(
         )
     if tab.shape[0] != count:
         raise ValueError(f"shapes describes {tab.shape[0]} cells, but offsets {count}")
-    if count and (int(np.min(tab)) < 0 or int(np.max(tab)) > EXTENT_MAX):
-        bad = int(np.argmax(((tab < 0) | (tab > EXTENT_MAX)).any(axis=1)))
+    if count and (int(np.min(tab)) < 0 or int(np.max(tab)) > U32_MAX):
+        bad = int(np.argmax(((tab < 0) | (tab > U32_MAX)).any(axis=1)))
         raise ValueError(
-            f"shapes[{bad}] = {tab[bad].tolist()}: extents must be 0 .. {EXTENT_MAX} (they are "
+            f"shapes[{bad}] = {tab[bad].tolist()}: extents must be 0 .. {U32_MAX} (they are "
             "stored as u32le)"
         )
     tab = tab.astype(np.int64, copy=False)
@@ -204,7 +208,9 @@ def check_fixed(
         raise CellError(mismatch(name(bad), tuple(shapes[bad].tolist()), pattern))
 
 
-def check_out(out: Any, dtype: NDArray, count: int) -> tuple[np.ndarray, npt.NDArray[np.int64]]:
+def check_out(
+    out: Any, dtype: NDArrayDType, count: int
+) -> tuple[np.ndarray, npt.NDArray[np.int64]]:
     """The buffers a read fills (``read_columnar(..., out=(values, offsets))``, numpy's ``out=``
     convention): ``values`` of the element dtype, viewed flat, with room for the items;
     ``offsets`` int64 of ``count + 1`` entries; both C-contiguous, writeable, apart."""
@@ -259,24 +265,24 @@ def check_out(out: Any, dtype: NDArray, count: int) -> tuple[np.ndarray, npt.NDA
 class FillCell:
     """The fill cell of an array: its items and shape, and which cells equal it.
 
-    Equality is that of SPEC 1.5 (which elements equal the fill, so zarr may elide a chunk of
-    them): the same shape and the same bytes, as the fill value's own ``VlenScalar.__eq__``.
+    Equality is that of SPEC 1.5 (which elements equal the fill, so a chunk of them may be left
+    unwritten): the same shape and the same bytes, as the fill value object's own ``==``.
     """
 
-    def __init__(self, dtype: NDArray, fill_value: Any) -> None:
+    def __init__(self, dtype: NDArrayDType, fill_value: Any) -> None:
         cell = unbox(fill_value)
         cell = dtype.coerce_cell(None if cell is None else np.asarray(cell))
         self.shape: tuple[int, ...] = tuple(int(n) for n in cell.shape)
         self.items = np.ascontiguousarray(cell, dtype=dtype.item_dtype).reshape(-1)
         self.size = int(self.items.size)
 
-    def cells(self, count: int, with_shapes: bool) -> Cells:
+    def cells(self, count: int, with_shapes: bool) -> FlatCells:
         """``count`` fill cells."""
         shapes = np.tile(np.array(self.shape, np.int64), (count, 1)) if with_shapes else None
         sizes = np.full(count, self.size, dtype=np.int64)
-        return Cells(np.tile(self.items, count), offsets_of(sizes), shapes)
+        return FlatCells(np.tile(self.items, count), offsets_of(sizes), shapes)
 
-    def matches(self, cells: Cells) -> npt.NDArray[np.bool_]:
+    def matches(self, cells: FlatCells) -> npt.NDArray[np.bool_]:
         """Which of ``cells`` equal the fill cell (the same shape, the same bytes)."""
         sizes = cells.sizes
         same = sizes == self.size
@@ -285,13 +291,7 @@ class FillCell:
         if not self.size or not same.any():
             return same
         at = np.flatnonzero(same)
-        # Items compared as unsigned words of their bytes (two words per complex128 item).
-        word = np.dtype(f"u{min(self.items.itemsize, 8)}")
-        per = self.items.itemsize // word.itemsize
-        fill = self.items.view(word)
-        words = np.ascontiguousarray(cells.values).reshape(-1).view(word)
-        block = words[(cells.offsets[at] * per)[:, None] + np.arange(fill.size)]
-        same[at] = (block == fill).all(axis=1)
+        same[at] = equal_bytes(cells.values, cells.offsets[at], self.items)
         return same
 
 
@@ -314,5 +314,277 @@ class FillBlock:
         at = dst[:, None] + np.arange(raw.size)
         out[at] = raw
 
-    def cells(self) -> Cells:
+    def cells(self) -> FlatCells:
         return self.fill.cells(1, self.shapes is not None)
+
+
+# ------------------------------------------------------------------------ objects -> columns
+
+
+def gather(
+    cells: list[Any],
+    dtype: NDArrayDType,
+    fill: FillCell | None = None,
+    name: Callable[[int], str] = "cell {}".format,
+) -> FlatCells:
+    """Cell objects (in order) as :class:`FlatCells`; ``None`` stands for ``fill`` (else empty).
+
+    Every cell an ndarray of exactly the element dtype is one ``np.concatenate``; otherwise the
+    cells are made arrays one by one (lists, 0-d wrappers) but converted to the element dtype
+    at once, one concatenation per source dtype, by the one conversion rule. ``name(i)`` names
+    cell ``i`` in errors (a shape that does not match, a value the conversion would change).
+    The cells are never modified.
+    """
+    found = _exact(cells, dtype)
+    if found is None:
+        return _converted(cells, dtype, fill, name)
+    values, sizes, shapes = found
+    if shapes is not None:
+        check_fixed(shapes, dtype.pattern, name)
+    if values.dtype.kind == "b":
+        values = bool_bytes_as_01(values)
+    return FlatCells(values, offsets_of(sizes), shapes if needs_shapes(dtype.pattern) else None)
+
+
+def _exact(
+    cells: list[Any], dtype: NDArrayDType
+) -> tuple[np.ndarray, npt.NDArray[np.int64], npt.NDArray[np.int64] | None] | None:
+    """``(values, sizes, shapes)`` when every cell is an array of exactly the element dtype and
+    the pattern's rank (shapes None for ``[null, d1..dk]``, whose concatenation checks them)."""
+    item, pattern = dtype.item_dtype, dtype.pattern
+    count, ndim = len(cells), pattern.ndim
+    if not count:
+        return np.empty(0, dtype=item), np.zeros(0, np.int64), np.zeros((0, ndim), np.int64)
+    if pattern.is_leading_variable:
+        try:
+            block = np.concatenate(cells, axis=0, dtype=item, casting="no")
+        except (ValueError, TypeError):
+            return None
+        block = np.asarray(block)  # a fill cell (ndarray subclass) must not make values one
+        rows = np.fromiter(map(len, cells), dtype=np.int64, count=count)
+        if block.shape[1:] != pattern.dims[1:] or int(rows.sum()) != block.shape[0]:
+            return None  # other trailing extents, or objects whose len() lies
+        return block.reshape(-1), rows * pattern.fixed_items, None
+    try:
+        ranks = np.fromiter(map(_ndim, cells), dtype=np.int64, count=count)
+        if int(np.min(ranks)) != ndim or int(np.max(ranks)) != ndim:
+            return None
+        values = np.concatenate(cells, axis=None, dtype=item, casting="no")
+    except (AttributeError, ValueError, TypeError):
+        return None
+    shapes = _shape_table(cells, ndim)
+    sizes = np.prod(shapes, axis=1) if ndim else np.ones(count, np.int64)
+    values = np.asarray(values)
+    if int(sizes.sum()) != values.size:  # objects whose shape lies
+        return None
+    return values, sizes, shapes
+
+
+def _shape_table(arrays: list[Any], ndim: int) -> npt.NDArray[np.int64]:
+    flat = np.fromiter(chain.from_iterable(map(_shape, arrays)), np.int64, len(arrays) * ndim)
+    return flat.reshape(len(arrays), ndim)
+
+
+def _converted(
+    cells: list[Any], dtype: NDArrayDType, fill: FillCell | None, name: Callable[[int], str]
+) -> FlatCells:
+    """The cells, any of them not exact: arrays first, then shapes, then values, all checked."""
+    pattern, item = dtype.pattern, dtype.item_dtype
+    ndim = pattern.ndim
+    arrays = list(cells)
+    for i, cell in enumerate(cells):
+        if type(cell) is not np.ndarray or cell.ndim != ndim or cell.dtype.hasobject:
+            arrays[i] = _array(cell, i, dtype, fill, name)
+    ranks = np.fromiter(map(_ndim, arrays), dtype=np.int64, count=len(arrays))
+    wrong = ranks != ndim
+    if wrong.any():
+        bad = int(np.argmax(wrong))
+        raise CellError(mismatch(name(bad), arrays[bad].shape, pattern))
+    shapes = None
+    if pattern.is_leading_variable:  # the concatenation checks the trailing extents
+        sizes = np.fromiter(map(len, arrays), np.int64, len(arrays)) * pattern.fixed_items
+    else:
+        shapes = _shape_table(arrays, ndim)
+        check_fixed(shapes, pattern, name)
+        sizes = np.prod(shapes, axis=1) if ndim else np.ones(len(arrays), np.int64)
+    offsets = offsets_of(sizes)
+    sources = list(map(_dtype, arrays))
+    kinds = set(sources)
+    for source in kinds - {item}:  # every value checked, one source dtype at a time
+        members = [i for i, d in enumerate(sources) if d == source] if len(kinds) > 1 else None
+        part = arrays if members is None else [arrays[i] for i in members]
+        starts = offsets if members is None else offsets_of(sizes[members])
+
+        def owner(at: int, members: list[int] | None = members, starts: Any = starts) -> str:
+            k = int(np.searchsorted(starts, at, side="right")) - 1
+            i = k if members is None else members[k]
+            return f"{name(i)} of shape {arrays[i].shape} and dtype {arrays[i].dtype}"
+
+        converted = convert(_joined(part, pattern, name), item, owner)
+        if members is None:
+            return _cells(converted, offsets, shapes, pattern)
+    with np.errstate(all="ignore"):  # every value was checked: this cast changes none
+        values = _joined(arrays, pattern, name, item)
+    return _cells(values, offsets, shapes, pattern)
+
+
+def _joined(
+    arrays: list[np.ndarray],
+    pattern: ShapePattern,
+    name: Callable[[int], str],
+    dtype: np.dtype[Any] | None = None,
+) -> np.ndarray:
+    """The arrays' items back to back (cast to ``dtype``); for ``[null, d1..dk]`` one
+    concatenation along rows, whose trailing extents must be the pattern's."""
+    if not pattern.is_leading_variable:
+        return np.concatenate(arrays, axis=None, dtype=dtype, casting="unsafe")
+    try:
+        block = np.concatenate(arrays, axis=0, dtype=dtype, casting="unsafe")
+    except ValueError:
+        check_fixed(_shape_table(arrays, pattern.ndim), pattern, name)  # names the odd cell
+        raise
+    if block.shape[1:] != pattern.dims[1:]:  # every cell alike, all wrong
+        check_fixed(_shape_table(arrays, pattern.ndim), pattern, name)
+    return block.reshape(-1)
+
+
+def _cells(
+    values: np.ndarray,
+    offsets: npt.NDArray[np.int64],
+    shapes: npt.NDArray[np.int64] | None,
+    pattern: ShapePattern,
+) -> FlatCells:
+    if values.dtype.kind == "b":
+        values = bool_bytes_as_01(values)
+    return FlatCells(values, offsets, shapes if needs_shapes(pattern) else None)
+
+
+def _array(
+    cell: Any, i: int, dtype: NDArrayDType, fill: FillCell | None, name: Callable[[int], str]
+) -> np.ndarray:
+    """One cell that is not a plain ndarray of the pattern's rank, as an array of its own
+    dtype (``None``: the fill cell, or the empty one)."""
+    if fill is not None and unbox(cell) is None:
+        return fill.items.reshape(fill.shape)
+    return cell_array(cell, dtype.pattern, dtype.item_dtype, name(i))
+
+
+# ------------------------------------------------------------------------ columns -> objects
+
+# operator.getitem, typed for what it does here (its stub's overloads confuse ``map``).
+_pick = cast("Callable[[np.ndarray, int], np.ndarray]", getitem)
+# Windows pay from this many cells on, when a distinct shape serves at least _PER_WINDOW cells.
+_WINDOWS_FROM = 1_000
+_PER_WINDOW = 8
+
+
+def cut(
+    values: np.ndarray,
+    offsets: npt.NDArray[np.int64],
+    shapes: npt.NDArray[np.int64] | None,
+    pattern: ShapePattern,
+) -> np.ndarray:
+    """1-D object array of read-only views: cell ``i`` is ``values[offsets[i]:offsets[i + 1]]``
+    (flat values, item offsets) in its shape (``shapes[i]``, or the one its size gives).
+
+    ``values`` is made read-only, once for every view. A cell is ``window[offset]`` of a strided
+    window over the values, one window per distinct shape; where windows do not pay (few cells,
+    many shapes), cells are sliced one by one.
+    """
+    values.flags.writeable = False  # the caller's array, and so every view of it
+    values = values.reshape(-1)
+    values.flags.writeable = False  # a copy, when the values were not contiguous
+    count = offsets.size - 1
+    if count >= _WINDOWS_FROM:
+        cells = _windowed(values, offsets, shapes, pattern)
+        if cells is not None:
+            return cells
+    if pattern.is_leading_variable:  # rows of the values: no reshape per cell
+        rows = (offsets // pattern.fixed_items).tolist()
+        block = values.reshape(-1, *pattern.dims[1:])
+        pieces = [block[a:b] for a, b in pairwise(rows)]
+    else:
+        if shapes is None:
+            shapes = pattern.shapes_for_items(np.diff(offsets))
+        bounds, table = offsets.tolist(), shapes.tolist()
+        pieces = [
+            values[a:b].reshape(s) for a, b, s in zip(bounds[:-1], bounds[1:], table, strict=True)
+        ]
+    return np.fromiter(pieces, dtype=object, count=count)
+
+
+def _windowed(
+    values: np.ndarray,
+    offsets: npt.NDArray[np.int64],
+    shapes: npt.NDArray[np.int64] | None,
+    pattern: ShapePattern,
+) -> np.ndarray | None:
+    """The cells taken from one window per distinct shape; None when windows do not pay or
+    numpy cannot make one (its size would pass numpy's limit)."""
+    # Without a shape table (at most one variable dimension) the sizes tell the shapes apart.
+    kinds = _distinct(np.diff(offsets)[:, None] if shapes is None else shapes)
+    count = offsets.size - 1
+    if kinds is None or count < _PER_WINDOW * len(kinds[1]):
+        return None
+    slots, rows, ids = kinds
+    windows = np.empty(int(np.max(ids)) + 1, dtype=object)  # slots of absent shapes stay None
+    try:
+        for slot, shape in zip(
+            slots.tolist(),
+            (rows if shapes is not None else pattern.shapes_for_items(rows[:, 0])).tolist(),
+            strict=True,
+        ):
+            windows[slot] = _window(values, shape)
+    except ValueError:
+        return None
+    picked = map(_pick, windows[ids].tolist(), offsets[:-1].tolist())
+    return np.fromiter(picked, dtype=object, count=count)
+
+
+def _distinct(
+    shapes: npt.NDArray[np.int64],
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]] | None:
+    """``(slots, rows, ids)``: ``rows`` the distinct rows of ``shapes``; row ``i`` of
+    ``shapes`` is ``rows[k]`` where ``slots[k] == ids[i]``. None when the rows do not pack
+    into one int64 key (huge extents)."""
+    columns = list(shapes.T)  # one column at a time: numpy reduces a column fastest
+    low = [int(column.min()) for column in columns]
+    radix = [int(column.max()) + 1 - lo for column, lo in zip(columns, low, strict=True)]
+    if math.prod(radix) >= 2**62:
+        return None
+    key = np.zeros(shapes.shape[0], dtype=np.int64)
+    for column, lo, r in zip(columns, low, radix, strict=True):
+        key *= r
+        key += column
+        key -= lo
+    if math.prod(radix) <= 4 * key.size:  # dense keys are the slots themselves: no sort
+        keys = slots = np.flatnonzero(np.bincount(key))
+        ids = key
+    else:
+        keys, ids = np.unique(key, return_inverse=True)
+        slots, ids = np.arange(keys.size), ids.reshape(-1)
+    rows = np.empty((keys.size, len(columns)), dtype=np.int64)
+    for c in range(len(columns) - 1, -1, -1):
+        keys, digit = np.divmod(keys, radix[c])
+        rows[:, c] = digit + low[c]
+    return slots, rows, ids
+
+
+def _window(values: np.ndarray, shape: list[int]) -> np.ndarray:
+    """A read-only view whose ``window[k]`` is the C-order cell of ``shape`` at item ``k``."""
+    item = values.itemsize
+    strides = [item] * len(shape)
+    for axis in range(len(shape) - 2, -1, -1):
+        strides[axis] = strides[axis + 1] * shape[axis + 1]
+    rows = values.size - math.prod(shape) + 1
+    return np.ndarray((rows, *shape), values.dtype, values, 0, (item, *strides))
+
+
+def readonly_cells(block: np.ndarray, offsets: npt.NDArray[np.int64]) -> np.ndarray:
+    """Object array of read-only views ``block[offsets[i]:offsets[i + 1]]`` of the rows of
+    ``block``, shaped ``(total, d1, ..., dk)`` (deprecated: use ``Columnar.cells()``)."""
+    shapes = np.empty((offsets.size - 1, block.ndim), dtype=np.int64)
+    shapes[:, 0] = np.diff(offsets)
+    shapes[:, 1:] = block.shape[1:]
+    pattern = ShapePattern((None,) * block.ndim)  # unused: the shapes are given
+    return cut(block, offsets * math.prod(block.shape[1:]), shapes, pattern)

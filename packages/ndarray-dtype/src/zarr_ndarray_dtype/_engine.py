@@ -7,7 +7,6 @@ decoding, copying and encoding run in worker threads; chunk bytes come and go th
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import math
 from typing import Any
 
@@ -18,9 +17,8 @@ from zarr.abc.store import RangeByteRequest
 from zarr_ndarray_dtype import _compat
 from zarr_ndarray_dtype._columns import FillBlock
 from zarr_ndarray_dtype._grid import Box, Places, Shape, origins, project, slabs
-from zarr_ndarray_dtype._segments import offsets_of
 from zarr_ndarray_dtype._store import ABSENT, Layout, map_threads
-from zarr_ndarray_dtype.blocks import Block, Cells, ColumnsBlock, needs_shapes
+from zarr_ndarray_dtype.blocks import Block, ColumnsBlock, FlatCells, needs_shapes, offsets_of
 from zarr_ndarray_dtype.errors import StoredChunkError
 
 __all__ = ["read", "write"]
@@ -40,6 +38,25 @@ _Ints = npt.NDArray[np.int64]
 #: One (inner) chunk a batch needs: its first cell, its shard's key and its place in the shard
 #: (None when unsharded: the key is the chunk's).
 _Piece = tuple[Shape, str, Shape | None]
+#: Cells moving from a block to an output: ``(block, (cells in the block, places out))``.
+_Move = tuple[Any, tuple[Any, Any]]
+
+
+def _sizes(moves: list[_Move], sizes: _Ints, shapes: _Ints | None) -> None:
+    """Every moved cell's item count (and shape) at its place in the output's tables."""
+    for block, (cells, places) in moves:
+        sizes[places] = block.sizes[cells]
+        if shapes is not None:
+            shapes[places] = block.shapes[cells]
+
+
+def _move(move: _Move, out: npt.NDArray[np.uint8], offsets: _Ints, unit: int) -> None:
+    """Copy one move's items to their item ``offsets`` in ``out`` (bytes)."""
+    block, (cells, places) = move
+    if isinstance(places, slice):
+        block.copy(cells, out, int(offsets[places.start]) * unit)
+    else:
+        block.copy(cells, out, offsets[places] * unit)
 
 
 class _Budget:
@@ -86,23 +103,20 @@ class Reader:
         layout, shard = self.layout, self.layout.shard
         out: list[tuple[_Piece, bool]] = []
         for origin in origins(part, layout.chunks):
-            key = layout.key(tuple(o // c for o, c in zip(origin, layout.chunks, strict=True)))
+            key = layout.key_at(origin)
             if shard is None:
                 out.append(((origin, key, None), True))
                 continue
-            region = Box(origin, tuple(min(o + c, n) for o, c, n in zip(
-                origin, layout.chunks, layout.shape, strict=True)), ())  # fmt: skip
+            stops = tuple(np.minimum(np.add(origin, layout.chunks), layout.shape).tolist())
             inside = Box(
-                tuple(max(a, b) for a, b in zip(origin, part.starts, strict=True)),
-                tuple(min(a, b) for a, b in zip(region.stops, part.stops, strict=True)),
+                tuple(np.maximum(origin, part.starts).tolist()),
+                tuple(np.minimum(stops, part.stops).tolist()),
                 (),
             )
             firsts = origins(inside, layout.inner)
-            whole = len(firsts) == len(origins(region, layout.inner))
+            whole = len(firsts) == len(origins(Box(origin, stops, ()), layout.inner))
             for first in firsts:
-                place = tuple(
-                    (f - o) // i for f, o, i in zip(first, origin, layout.inner, strict=True)
-                )
+                place = tuple(np.floor_divide(np.subtract(first, origin), layout.inner).tolist())
                 out.append(((first, key, place), whole))
         return out
 
@@ -212,7 +226,7 @@ class Reader:
 
     # ------------------------------------------------------------------------ the read
 
-    async def read(self, box: Box, offsets: _Ints, copy: bool = True) -> Cells:
+    async def read(self, box: Box, offsets: _Ints, copy: bool = True) -> FlatCells:
         """The cells of ``box`` (item ``offsets`` filled in place); ``copy=False`` checks
         every chunk but copies no values."""
         count = math.prod(box.extents)
@@ -244,10 +258,7 @@ class Reader:
                     await asyncio.sleep(0)  # it starts fetching before the copy
                 moves = self.moves(part, pieces, blocks)
                 mine = offsets[at : at + n + 1]
-                for block, (local, pos) in moves:
-                    mine[1:][pos] = block.sizes[local]
-                    if shapes is not None:
-                        shapes[at:][pos] = block.shapes[local]  # type: ignore[index]
+                _sizes(moves, mine[1:], None if shapes is None else shapes[at:])
                 np.cumsum(mine, out=mine)  # mine[0]: where the batch starts
                 if copying and not self.grows and int(mine[-1]) > self.values.size:
                     copying = False  # only the sizes from here: the error says how many
@@ -258,10 +269,9 @@ class Reader:
                     pending = asyncio.ensure_future(self.fetch(following))
                 part = following
         finally:
-            if pending is not None:  # a fetch ahead, when the read failed
-                pending.cancel()
-                with contextlib.suppress(BaseException):
-                    await pending
+            if pending is not None:  # a fetch ahead, when the read failed or was closed
+                pending.cancel()  # (awaited by no one: its outcome is taken when it ends)
+                pending.add_done_callback(lambda t: t.cancelled() or t.exception())
         if copying != copy:
             raise ValueError(
                 f"out's values hold {self.values.size:,} items, but the cells of this selection "
@@ -269,7 +279,7 @@ class Reader:
                 "items (any shape), or leave out unset (the arrays given are partly overwritten)"
             )
         total = int(offsets[-1]) if copy else 0
-        return Cells(
+        return FlatCells(
             self.values if self.values.size == total else self.values[:total], offsets, shapes
         )
 
@@ -309,23 +319,14 @@ class Reader:
                 self.values = np.empty(items, dtype=self.values.dtype)
             else:
                 self.values.resize((items,), refcheck=False)  # realloc: usually in place
-        out = self.values.view(np.uint8)
-        unit = self.values.itemsize
-
-        def move(job: tuple[Any, Places]) -> None:
-            block, (local, pos) = job
-            if isinstance(pos, slice):
-                block.copy(local, out, int(mine[pos.start]) * unit)
-            else:
-                block.copy(local, out, mine[pos] * unit)
-
-        await map_threads(move, moves, aside=aside)
+        out, unit = self.values.view(np.uint8), self.values.itemsize
+        await map_threads(lambda move: _move(move, out, mine, unit), moves, aside=aside)
 
 
 async def read(
     layout: Layout, box: Box, *, copy: bool = True, out: tuple[np.ndarray, _Ints] | None = None
-) -> Cells:
-    """The cells of ``box`` as :class:`Cells` (in the buffers ``out`` when given)."""
+) -> FlatCells:
+    """The cells of ``box`` as :class:`FlatCells` (in the buffers ``out`` when given)."""
     values, offsets = (None, None) if out is None else out
     reader = Reader(layout, values)
     if offsets is None:
@@ -336,7 +337,7 @@ async def read(
 # ---------------------------------------------------------------------------- writes
 
 
-async def write(jobs: list[tuple[Layout, Box, Cells]]) -> None:
+async def write(jobs: list[tuple[Layout, Box, FlatCells]]) -> None:
     """Write checked cells (C order of each box) into the chunks of one or more arrays: the
     chunks and shards the boxes cover in part are read and decoded first, of every array (a
     corrupt one stops the write before anything is stored), then every chunk the boxes touch
@@ -348,7 +349,7 @@ async def write(jobs: list[tuple[Layout, Box, Cells]]) -> None:
 
 
 class _Writer:
-    def __init__(self, layout: Layout, box: Box, cells: Cells) -> None:
+    def __init__(self, layout: Layout, box: Box, cells: FlatCells) -> None:
         self.layout, self.box = layout, box
         self.source = ColumnsBlock(cells)
         self.with_shapes = needs_shapes(layout.dtype.pattern)
@@ -371,15 +372,10 @@ class _Writer:
     def covers(self, origin: Shape, chunk: Shape, *, clip: bool = True) -> bool:
         """Whether the box holds every cell of the chunk at ``origin`` (those inside the array
         when ``clip``: zarr writes a chunk so covered afresh, its padding the fill)."""
-        shape = (
-            self.layout.shape if clip else tuple(o + c for o, c in zip(origin, chunk, strict=True))
-        )
-        return all(
-            a <= o and min(o + c, n) <= b
-            for o, c, n, a, b in zip(
-                origin, chunk, shape, self.box.starts, self.box.stops, strict=True
-            )
-        )
+        ends = np.add(origin, chunk)
+        if clip:
+            ends = np.minimum(ends, self.layout.shape)
+        return bool(np.all(self.box.starts <= np.array(origin)) and np.all(ends <= self.box.stops))
 
     async def keep(self, origin: Shape) -> Any:
         """What a write keeps of the stored object at ``origin``: for a chunk the box covers in
@@ -389,7 +385,7 @@ class _Writer:
         # zarr rewrites a shard afresh only when the write covers every inner chunk of it
         if self.covers(origin, layout.chunks, clip=layout.shard is None):
             return None
-        key = layout.key(tuple(o // c for o, c in zip(origin, layout.chunks, strict=True)))
+        key = layout.key_at(origin)
         if layout.shard is None:
             (block,) = await self.reader.decode([(origin, key, None)], [await self.reader.get(key)])
             return block
@@ -403,14 +399,10 @@ class _Writer:
             start, length = (int(n) for n in index[place])
             if start != ABSENT:
                 raw[place] = shard[start : start + length]
-        partial = [
-            (tuple(o + p * i for o, p, i in zip(origin, place, layout.inner, strict=True)), place)
-            for place in raw
-        ]
         partial = [  # inner chunks the box touches and does not cover (nor a shard's padding)
             (first, place)
-            for first, place in partial
-            if project(first, layout.inner, self.box) is not None
+            for place in raw
+            if project(first := layout.first(origin, place), layout.inner, self.box) is not None
             and not self.covers(first, layout.inner, clip=False)
         ]
         pieces: list[_Piece] = [(first, key, place) for first, place in partial]
@@ -428,25 +420,20 @@ class _Writer:
             blocks = old[1] if old is not None else {}
             complete = old is None
             for place in np.ndindex(layout.shard.per):
-                first = tuple(
-                    o + p * i for o, p, i in zip(origin, place, layout.inner, strict=True)
-                )
+                first = layout.first(origin, place)
                 if complete or (project(first, layout.inner, self.box) is not None):
                     jobs.append((first, blocks.get(place)))
         encoded = await layout.encode(await map_threads(self.chunk, jobs))
         by_origin = dict(zip((first for first, _ in jobs), encoded, strict=True))
         puts: list[tuple[str, Any]] = []
         for origin, old in group:
-            key = layout.key(tuple(o // c for o, c in zip(origin, layout.chunks, strict=True)))
+            key = layout.key_at(origin)
             if layout.shard is None:
                 puts.append((key, by_origin[origin]))
                 continue
             chunks = dict(old[0]) if old is not None else {}
             for place in np.ndindex(layout.shard.per):
-                first = tuple(
-                    o + p * i for o, p, i in zip(origin, place, layout.inner, strict=True)
-                )
-                if first in by_origin:
+                if (first := layout.first(origin, place)) in by_origin:
                     chunks[place] = by_origin[first]
             puts.append((key, await layout.assemble(chunks)))
         await asyncio.gather(*(self.put(key, value) for key, value in puts))
@@ -460,53 +447,32 @@ class _Writer:
         them, the old chunk's (or the fill) elsewhere; None when all fill and empty chunks
         are not written."""
         origin, old = job
-        layout = self.layout
-        count = math.prod(layout.inner)
+        layout, count = self.layout, math.prod(self.layout.inner)
         places = project(origin, layout.inner, self.box)
-        name = layout.chunk_name(origin)
-        if (
-            places is not None
-            and isinstance(places[0], slice)
-            and places[0].stop - places[0].start == count
-        ):
-            cells = self.source.cells()
-            a, b = places[1].start, places[1].stop
-            values = cells.values[int(cells.offsets[a]) : int(cells.offsets[b])]
-            chunk = Cells(
-                values,
+        if places is not None and isinstance(places[0], slice) and places[0] == slice(0, count):
+            cells, (a, b) = self.source.cells(), (places[1].start, places[1].stop)
+            chunk = FlatCells(
+                cells.values[int(cells.offsets[a]) : int(cells.offsets[b])],
                 cells.offsets[a : b + 1] - cells.offsets[a],
                 None if cells.shapes is None else cells.shapes[a:b],
-            )
+            )  # the box's cells, as they are: no copy
         else:
-            base = old if old is not None else self.fill
             rest = np.ones(count, dtype=bool)
+            moves: list[_Move] = []
             if places is not None:
                 rest[places[0]] = False
-            rest_at = np.flatnonzero(rest)
-            from_base = rest_at if old is not None else np.zeros(rest_at.size, np.intp)
+                moves.append((self.source, (places[1], places[0])))
+            kept = np.flatnonzero(rest)
+            moves.append((old, (kept, kept)) if old is not None else (self.fill, (0 * kept, kept)))
             sizes = np.empty(count, np.int64)
-            sizes[rest_at] = base.sizes[from_base]
-            shapes = (
-                np.empty((count, layout.dtype.pattern.ndim), np.int64) if self.with_shapes else None
-            )
-            if shapes is not None:
-                shapes[rest_at] = base.shapes[from_base]  # type: ignore[index]
-            if places is not None:
-                local, pos = places
-                sizes[local] = self.source.sizes[pos]
-                if shapes is not None:
-                    shapes[local] = self.source.shapes[pos]  # type: ignore[index]
+            ndim = layout.dtype.pattern.ndim
+            shapes = np.empty((count, ndim), np.int64) if self.with_shapes else None
+            _sizes(moves, sizes, shapes)
             offsets = offsets_of(sizes)
             values = np.empty(int(offsets[-1]), layout.dtype.item_dtype)
-            out, unit = values.view(np.uint8), values.itemsize
-            base.copy(from_base, out, offsets[rest_at] * unit)
-            if places is not None:
-                local, pos = places
-                if isinstance(local, slice):
-                    self.source.copy(pos, out, int(offsets[local.start]) * unit)
-                else:
-                    self.source.copy(pos, out, offsets[local] * unit)
-            chunk = Cells(values, offsets, shapes)
+            for move in moves:
+                _move(move, values.view(np.uint8), offsets, values.itemsize)
+            chunk = FlatCells(values, offsets, shapes)
         if not layout.write_empty and layout.fill.matches(chunk).all():
             return None
-        return layout.codec.encode(chunk, layout.dtype, name)
+        return layout.codec.encode(chunk, layout.dtype, layout.chunk_name(origin))

@@ -24,8 +24,8 @@ from zarr_ndarray_dtype import _compat
 from zarr_ndarray_dtype._columns import FillCell
 from zarr_ndarray_dtype._grid import Shape, morton
 from zarr_ndarray_dtype.blocks import BlockCodec
-from zarr_ndarray_dtype.bytes_codec import FixedBlocks
-from zarr_ndarray_dtype.dtype import NDArray
+from zarr_ndarray_dtype.codecs import FixedBlocks
+from zarr_ndarray_dtype.dtype import NDArrayDType
 from zarr_ndarray_dtype.errors import StoredChunkError
 
 __all__ = ["ABSENT", "Layout", "Shard", "block_codec_of", "map_threads"]
@@ -83,7 +83,7 @@ class Shard:
 class Layout:
     """Where and how an ``ndarray`` array's chunks are stored, resolved once per call."""
 
-    dtype: NDArray
+    dtype: NDArrayDType
     codec: BlockCodec
     shape: Shape
     chunks: Shape  # the stored objects' grid (shards when sharded)
@@ -132,13 +132,19 @@ class Layout:
             str(array.store_path.path),
         )  # fmt: skip
 
-    # ------------------------------------------------------------------------ naming
+    def key_at(self, cell: Shape) -> str:
+        """The key of the stored object (chunk or shard) holding ``cell``."""
+        return self.key(tuple(np.floor_divide(cell, self.chunks).tolist()))
+
+    def first(self, origin: Shape, place: Shape) -> Shape:
+        """The first cell of the inner chunk at ``place`` of the shard at ``origin``."""
+        return tuple(np.add(origin, np.multiply(place, self.inner)).tolist())
 
     def chunk_name(self, cell: Shape, *, inner: bool = True) -> str:
         """The stored chunk holding ``cell``, for messages: ``chunk 'c/3' of array 'a/b'``, or
         ``inner chunk 5 of shard 'c/0' of array 'a/b'`` (its place in the shard's index;
         ``shard 'c/0' ...`` if not ``inner``); the array's path left out at a store's root."""
-        key = self.key(tuple(c // g for c, g in zip(cell, self.chunks, strict=True)))
+        key = self.key_at(cell)
         array = f" of array {self.name!r}" if self.name else ""
         if self.shard is None:
             return f"chunk {key!r}{array}"

@@ -1,43 +1,100 @@
-"""Decoded chunks as the columnar engine sees them, and what a codec contributes (pure numpy).
+"""What a codec of the ``ndarray`` data type gives the columnar engine (pure numpy).
 
-A codec of the ``ndarray`` data type gives the engine one :class:`BlockCodec`: the bytes of a
-chunk (after the bytes -> bytes codecs) to a :class:`Block` and cells to bytes. A block knows
-the size (and, for patterns with several variable dimensions, the shape) of each of its cells
-and copies any of them anywhere, so the engine moves cells from chunks into one output, and
-from the caller's columns and stored chunks into new chunks, without a Python object per cell.
-The engine's other sources of cells, the caller's columns and the fill cell, are blocks too.
+A :class:`BlockCodec` turns the bytes of a chunk (after the bytes -> bytes codecs) into a
+:class:`Block`, and :class:`FlatCells` into bytes. A block knows the size (and, for patterns with
+several variable dimensions, the shape) of each of its cells and copies any of them anywhere, so
+cells move between chunks and columns without a Python object per cell.
 """
 
 from __future__ import annotations
 
+import functools
+import operator
+import warnings
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
-from zarr_ndarray_dtype._segments import copy_segments, offsets_of, ranges
 from zarr_ndarray_dtype.cells import check_bool_bytes
 from zarr_ndarray_dtype.pattern import ShapePattern
 
 if TYPE_CHECKING:
-    from zarr_ndarray_dtype.dtype import NDArray
+    from zarr_ndarray_dtype.dtype import NDArrayDType
 
+# copy_segments and ranges are the engine's helpers (importable, not listed).
 __all__ = [
     "Block",
     "BlockCodec",
-    "Cells",
     "ColumnsBlock",
+    "FlatCells",
     "cell_shapes",
     "check_bool_bytes",
-    "copy_segments",
     "needs_shapes",
     "offsets_of",
-    "ranges",
 ]
 
 
-class Cells(NamedTuple):
-    """``count`` cells: flat ``values``, item ``offsets`` (count + 1, from 0), ``shapes``."""
+def offsets_of(sizes: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """``[0, sizes[0], sizes[0] + sizes[1], ...]`` (int64, one entry more than ``sizes``)."""
+    offsets = np.zeros(sizes.size + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    return offsets
+
+
+# Runs at most this many, or of this many bytes on average, are copied by slices.
+_SLICE_RUNS = 64
+_SLICE_RUN_BYTES = 512
+# The widest word a gather moves at once, when every start and length is a multiple of it.
+_WORDS = {8: np.uint64, 4: np.uint32, 2: np.uint16, 1: np.uint8}
+
+
+def ranges(
+    lengths: npt.NDArray[np.int64], *starts: npt.NDArray[np.int64]
+) -> tuple[npt.NDArray[np.int64], ...]:
+    """For each array of run starts, every index of every run, the runs' ``lengths`` shared:
+    ``concatenate([arange(s, s + n) for s, n in zip(starts, lengths)])``, vectorized."""
+    step = np.arange(int(lengths.sum()), dtype=np.int64)
+    step -= np.repeat(offsets_of(lengths)[:-1], lengths)
+    return tuple(np.repeat(first, lengths) + step for first in starts)
+
+
+def copy_segments(
+    src: npt.NDArray[np.uint8],
+    starts: npt.NDArray[np.int64],
+    nbytes: npt.NDArray[np.int64],
+    out: npt.NDArray[np.uint8],
+    dst: npt.NDArray[np.int64],
+) -> None:
+    """``out[dst[i]:dst[i] + nbytes[i]] = src[starts[i]:starts[i] + nbytes[i]]`` for every i,
+    between flat uint8 arrays; the segments must lie inside them."""
+    if not nbytes.size:
+        return
+    ends = starts + nbytes
+    joined = (starts[1:] == ends[:-1]) & (dst[1:] == dst[:-1] + nbytes[:-1])
+    first = np.flatnonzero(np.concatenate(([True], ~joined)))
+    run_len = np.add.reduceat(nbytes, first)
+    keep = run_len > 0
+    run_src, run_dst, run_len = starts[first][keep], dst[first][keep], run_len[keep]
+    runs = run_len.size
+    if runs <= _SLICE_RUNS or int(run_len.sum()) >= runs * _SLICE_RUN_BYTES:
+        for s, d, n in zip(run_src.tolist(), run_dst.tolist(), run_len.tolist(), strict=True):
+            out[d : d + n] = src[s : s + n]
+        return
+    every = np.concatenate((run_src, run_dst, run_len, np.array([src.size, out.size])))
+    bits = functools.reduce(operator.or_, every.tolist(), 0)
+    width = next(w for w in _WORDS if not bits % w)
+    word = _WORDS[width]
+    # Segments contiguous in both buffers were merged into runs; many short ones move as one
+    # gather of the widest word dividing every offset and length.
+    into, take = ranges(run_len // width, run_dst // width, run_src // width)
+    out.view(word)[into] = src.view(word)[take]
+
+
+class FlatCells(NamedTuple):
+    """``count`` cells: flat ``values``, item ``offsets`` (count + 1, from 0), and ``shapes``,
+    the ``(count, ndim)`` table of full shapes when the pattern has several variable dimensions
+    (else None: every shape follows from the item count)."""
 
     values: np.ndarray
     offsets: npt.NDArray[np.int64]
@@ -54,7 +111,7 @@ def needs_shapes(pattern: ShapePattern) -> bool:
     return len(pattern.variable_axes) >= 2
 
 
-def cell_shapes(cells: Cells, pattern: ShapePattern) -> npt.NDArray[np.int64]:
+def cell_shapes(cells: FlatCells, pattern: ShapePattern) -> npt.NDArray[np.int64]:
     """The ``(count, ndim)`` full shapes of ``cells``: their table, or derived from the sizes."""
     if cells.shapes is not None:
         return cells.shapes
@@ -76,7 +133,7 @@ class Block(Protocol):
         dtype): for an index array (into this block), to the byte offsets of the array ``dst``;
         for a slice of consecutive cells, back to back from the byte offset ``dst`` (an int)."""
 
-    def cells(self) -> Cells:
+    def cells(self) -> FlatCells:
         """Every cell, values back to back (a view of the chunk where it allows)."""
 
 
@@ -86,20 +143,20 @@ class BlockCodec(Protocol):
     #: The codec's name in zarr metadata (for error messages).
     name: str
 
-    def decode(self, raw: npt.NDArray[np.uint8], count: int, dtype: NDArray, where: str) -> Block:
+    def decode(
+        self, raw: npt.NDArray[np.uint8], count: int, dtype: NDArrayDType, where: str
+    ) -> Block:
         """Check the ``count``-cell chunk ``raw`` exactly as the codec's decoder does (nothing
-        copied); raise the codec's ValueError naming ``where`` for a chunk that breaks a rule
-        (the same for the same arguments: the engine names a failing chunk by decoding it
-        again)."""
+        copied); raise the codec's ValueError naming ``where`` for a chunk that breaks a rule."""
 
-    def encode(self, cells: Cells, dtype: NDArray, where: str) -> npt.NDArray[np.uint8]:
+    def encode(self, cells: FlatCells, dtype: NDArrayDType, where: str) -> npt.NDArray[np.uint8]:
         """The chunk the codec's encoder writes for ``cells`` (valid cells of ``dtype``)."""
 
 
 class ColumnsBlock:
-    """Cells whose values lie back to back (:class:`Cells`) as a block."""
+    """Cells whose values lie back to back (:class:`FlatCells`) as a block."""
 
-    def __init__(self, cells: Cells) -> None:
+    def __init__(self, cells: FlatCells) -> None:
         self._cells = cells
         self.sizes = cells.sizes
         self.shapes = cells.shapes
@@ -118,5 +175,16 @@ class ColumnsBlock:
         starts = self._cells.offsets[cells] * unit
         copy_segments(self._raw, starts, self.sizes[cells] * unit, out, dst)
 
-    def cells(self) -> Cells:
+    def cells(self) -> FlatCells:
         return self._cells
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Cells":  # renamed: flat values and item offsets, unlike Columnar
+        warnings.warn(
+            "zarr_ndarray_dtype.blocks.Cells is deprecated: use FlatCells (the same class)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return FlatCells
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

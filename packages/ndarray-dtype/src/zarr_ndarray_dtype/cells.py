@@ -1,9 +1,6 @@
-"""Cells: the ndarray held by one array element (pure numpy, no zarr).
-
-* :func:`coerce_cell` turns user input into a contiguous little-endian array of a shape that
-  matches the pattern, refusing every conversion that would change a value.
-* :class:`VlenScalar` and :func:`fill_scalar` make the immutable fill cell that zarr treats as
-  one scalar.
+"""One cell, the ndarray held by one array element (pure numpy, no zarr): :func:`coerce_cell`
+and the conversion rule (SPEC 1.2, :func:`convert`), the bool-byte rule, and the immutable fill
+cell zarr treats as one scalar (:func:`fill_scalar`).
 """
 
 from __future__ import annotations
@@ -17,29 +14,30 @@ import numpy.typing as npt
 from zarr_ndarray_dtype.errors import CellError, CellTypeError
 from zarr_ndarray_dtype.pattern import ShapePattern
 
-__all__ = [
-    "VlenScalar",
-    "bool_bytes_as_01",
-    "fill_scalar",
-    "cell_array",
-    "check_bool_bytes",
-    "coerce_cell",
-    "convert",
-    "lossy",
-    "mismatch",
-    "frozen_cell",
-    "unbox",
-]
+# The rest (coerce_cell, convert, check_bool_bytes, ...) is the package's own vocabulary.
+__all__ = ["unbox"]
 
 
-class VlenScalar(np.ndarray):  # type: ignore[type-arg]
+def equal_bytes(
+    values: np.ndarray, starts: npt.NDArray[np.int64], cell: np.ndarray
+) -> npt.NDArray[np.bool_]:
+    """Which runs of ``cell.size`` items of the flat ``values`` (of ``cell``'s dtype), starting
+    at the items ``starts``, hold ``cell``'s bytes: SPEC 1.5's equality, so a NaN equals only a
+    NaN with the same bits and -0.0 is not 0.0. Items compare as unsigned words."""
+    word = np.dtype(f"u{min(cell.itemsize, 8)}")
+    per = cell.itemsize // word.itemsize
+    want = np.ascontiguousarray(cell).reshape(-1).view(word)
+    words = np.ascontiguousarray(values).reshape(-1).view(word)
+    return (words[(starts * per)[:, None] + np.arange(want.size)] == want).all(axis=1)
+
+
+class _FillCell(np.ndarray):  # type: ignore[type-arg]
     """A fill cell: an immutable ndarray whose ``==`` and ``!=`` compare whole cells.
 
     zarr compares chunks against the fill value element by element and truth-tests each result,
-    so the comparison must give one ``bool``. Being an ndarray subclass, this ``__eq__`` also wins
-    when a plain cell is on the left (Python tries the subclass's reflected method first).
-    Equality is that of SPEC 1.5 (which elements equal the fill): the same shape and the same
-    bytes, so a NaN equals only a NaN with the same bits and -0.0 is not 0.0.
+    so the comparison gives one ``bool``; as an ndarray subclass, its ``__eq__`` also wins with a
+    plain cell on the left. Equal: the same shape and, converted as a write would, the same bytes
+    (:func:`equal_bytes`, as ``_columns.FillCell.matches``).
     """
 
     def __eq__(self, other: object) -> bool:  # type: ignore[override]
@@ -49,23 +47,20 @@ class VlenScalar(np.ndarray):  # type: ignore[type-arg]
         if other is None:
             return False
         try:
-            other_arr = np.asarray(other)
-            if other_arr.dtype == object:  # zarr hands a scalar write over as an object array
-                other_arr = np.asarray(other_arr.tolist()) if other_arr.size else other_arr
+            arr = np.asarray(other)
+            if arr.dtype == object:  # zarr hands a scalar write over as an object array
+                arr = np.asarray(arr.tolist()) if arr.size else arr
         except (TypeError, ValueError):
             return False
-        if other_arr.shape != self.shape:
+        if arr.shape != self.shape:
             return False
         if not self.size:
             return True  # no bytes to differ in
-        if other_arr.dtype != self.dtype:
-            # The bytes the cell would be written with (the one conversion rule); a cell that
-            # cannot be converted is not the fill.
-            try:
-                other_arr = convert(other_arr, self.dtype, "cell")
-            except CellError:
-                return False
-        return bool(np.ascontiguousarray(other_arr).tobytes() == self.tobytes())
+        try:
+            arr = convert(arr, self.dtype, "cell")  # the bytes it would be written with
+        except CellError:
+            return False
+        return bool(equal_bytes(arr, np.zeros(1, np.int64), self)[0])
 
     def __ne__(self, other: object) -> bool:  # type: ignore[override]
         return not self.__eq__(other)
@@ -93,15 +88,15 @@ class _FillScalar(np.ndarray):  # type: ignore[type-arg]
         return (fill_scalar, (self[()],))
 
 
-def frozen_cell(data: bytes, dtype: str | np.dtype[Any], shape: tuple[int, ...]) -> VlenScalar:
-    """An immutable :class:`VlenScalar` over ``data`` (backed by ``bytes``: never writable)."""
+def frozen_cell(data: bytes, dtype: str | np.dtype[Any], shape: tuple[int, ...]) -> _FillCell:
+    """An immutable fill cell over ``data`` (backed by ``bytes``: never writable)."""
     cell = np.frombuffer(bytes(data), dtype=np.dtype(dtype)).reshape(shape)
-    return cell.view(VlenScalar)
+    return cell.view(_FillCell)
 
 
 def fill_scalar(cell: np.ndarray) -> np.ndarray:
     """Wrap ``cell`` (made immutable) in a read-only 0-d object array that acts as one scalar."""
-    if not isinstance(cell, VlenScalar) or cell.flags.writeable:
+    if not isinstance(cell, _FillCell) or cell.flags.writeable:
         cell = frozen_cell(np.ascontiguousarray(cell).tobytes(), cell.dtype, cell.shape)
     owner = np.empty((), dtype=object)
     owner[()] = cell

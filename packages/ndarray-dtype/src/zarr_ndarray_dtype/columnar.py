@@ -1,11 +1,9 @@
-"""Columnar access to the cells of any ``ndarray`` array, of any rank and codec:
-:class:`Columnar`, :func:`read_columnar`, :func:`iter_columnar` and :func:`write_columnar`,
-with no Python object per cell.
+"""Columnar access to the cells of ``ndarray`` arrays, with no Python object per cell:
+:class:`Columnar`, reads and writes of one array, of aligned arrays, batch by batch.
 
-The engine (:mod:`zarr_ndarray_dtype._engine`) reads and writes the chunks itself, whatever
-codec pipeline zarr is configured with; the array's codec contributes only its
-:class:`~zarr_ndarray_dtype.blocks.BlockCodec`. Arrays laid out in ways the engine leaves to
-zarr (an irregular grid, ``transpose``, nested sharding) go through zarr's object path.
+The engine (:mod:`zarr_ndarray_dtype._engine`) moves the chunks under any codec pipeline;
+arrays laid out in ways it leaves to zarr (an irregular grid, ``transpose``, nested sharding)
+go through zarr's object path.
 """
 
 from __future__ import annotations
@@ -21,18 +19,21 @@ import numpy.typing as npt
 import zarr
 
 from zarr_ndarray_dtype import _compat, _engine
-from zarr_ndarray_dtype._columns import check_columns, check_out
-from zarr_ndarray_dtype._gather import gather_cells
+from zarr_ndarray_dtype._columns import check_columns, check_out, cut, gather
 from zarr_ndarray_dtype._grid import Box, Selection, cell_at, resolve, slabs
 from zarr_ndarray_dtype._store import Layout, block_codec_of
-from zarr_ndarray_dtype._views import cut_cells
-from zarr_ndarray_dtype.blocks import Cells, cell_shapes
-from zarr_ndarray_dtype.dtype import NDArray
+from zarr_ndarray_dtype.blocks import FlatCells, cell_shapes
+from zarr_ndarray_dtype.dtype import NDArrayDType
 from zarr_ndarray_dtype.errors import AlignmentError
 
 __all__ = [
-    "Columnar", "iter_columnar", "read_aligned", "read_columnar", "write_aligned", "write_columnar",
-]  # fmt: skip
+    "Columnar",
+    "iter_columnar",
+    "read_aligned",
+    "read_columnar",
+    "write_aligned",
+    "write_columnar",
+]
 
 
 class Columnar:
@@ -45,7 +46,7 @@ class Columnar:
     ``list<fixed_size_list>``, awkward's ``var * d1 * ... * T``. Otherwise ``values`` is flat
     and ``offsets`` count items. ``shapes`` is the ``(count, ndim)`` int64 table of every cell's
     shape, ``shape`` the selection's shape (``math.prod(shape)`` cells, C order) and
-    ``data_type`` the cells' :class:`~zarr_ndarray_dtype.NDArray`.
+    ``data_type`` the cells' :class:`~zarr_ndarray_dtype.NDArrayDType`.
 
     ``values, offsets = col`` unpacks the two columns.
     """
@@ -54,7 +55,7 @@ class Columnar:
 
     def __init__(
         self,
-        data_type: NDArray,
+        data_type: NDArrayDType,
         values: np.ndarray,
         offsets: npt.NDArray[np.int64],
         shapes: npt.NDArray[np.int64] | None = None,
@@ -87,6 +88,13 @@ class Columnar:
             f"{self.values.dtype}, offsets up to {int(self.offsets[-1])})"
         )
 
+    def cells(self) -> np.ndarray:
+        """The cells as an object array of ``shape``, read-only views of ``values``."""
+        pattern = self.data_type.pattern
+        rows = pattern.fixed_items if pattern.is_leading_variable else 1  # offsets count rows
+        flat = self.values.reshape(-1)
+        return cut(flat, self.offsets * rows, self.shapes, pattern).reshape(self.shape)
+
     def to_awkward(self) -> Any:
         """The cells as an ``awkward.Array`` of type ``shape... * <cell type>``, e.g.
         ``N * var * 2 * float32`` for ``[null, 2]`` (``values`` shared, not copied).
@@ -107,12 +115,12 @@ class Columnar:
         return from_awkward(array, ndim)
 
 
-def layout_of(array: Any, what: str) -> tuple[NDArray, Layout | None]:
+def layout_of(array: Any, what: str) -> tuple[NDArrayDType, Layout | None]:
     """The data type and :class:`~zarr_ndarray_dtype._store.Layout` of an ``ndarray`` array
     (None where its chunks are left to zarr); an error naming ``what`` (the caller) for any
     other array, or a serializer without a block codec."""
     dtype = getattr(getattr(array, "metadata", None), "data_type", None)
-    if not isinstance(dtype, NDArray):
+    if not isinstance(dtype, NDArrayDType):
         raise TypeError(
             f"{what} needs a zarr array of the 'ndarray' data type, got data type {dtype!r}; "
             "create it with dtype=zarr_ndarray_dtype.NDArrayDType(dtype=..., shape=(...))"
@@ -136,7 +144,7 @@ def _serializer(codecs: Any) -> Any:
     return _serializer(serializer.codecs) if hasattr(serializer, "index_codecs") else serializer
 
 
-async def read_cells(array: Any, box: Box, *, copy: bool = True, out: Any = None) -> Cells:
+async def read_cells(array: Any, box: Box, *, copy: bool = True, out: Any = None) -> FlatCells:
     """The cells of ``box`` through the engine, or zarr's object path for arrays it leaves to
     zarr (async: zarr's loop runs it)."""
     dtype, layout = layout_of(array, "read")
@@ -145,7 +153,7 @@ async def read_cells(array: Any, box: Box, *, copy: bool = True, out: Any = None
     objects = await _compat.async_array(array).getitem(box.slices)
     if not (isinstance(objects, np.ndarray) and objects.dtype == object):  # the cell itself
         objects, objects[()] = np.empty((), dtype=object), objects
-    cells = gather_cells(list(objects.reshape(-1)), dtype)
+    cells = gather(list(objects.reshape(-1)), dtype)
     if out is None:
         return cells
     values, offsets = out
@@ -156,10 +164,10 @@ async def read_cells(array: Any, box: Box, *, copy: bool = True, out: Any = None
         )
     values[: cells.values.size] = cells.values
     offsets[:] = cells.offsets
-    return Cells(values[: cells.values.size], offsets, cells.shapes)
+    return FlatCells(values[: cells.values.size], offsets, cells.shapes)
 
 
-def _columnar(dtype: NDArray, cells: Cells, shape: tuple[int, ...]) -> Columnar:
+def _columnar(dtype: NDArrayDType, cells: FlatCells, shape: tuple[int, ...]) -> Columnar:
     pattern = dtype.pattern
     if not pattern.is_leading_variable:
         return Columnar(dtype, cells.values, cells.offsets, cell_shapes(cells, pattern), shape)
@@ -228,7 +236,7 @@ def write_columnar(
     values: npt.ArrayLike,
     offsets: npt.ArrayLike,
     selection: Selection = ...,
-    *earlier_form: object,
+    *,
     shapes: npt.ArrayLike | None = None,
 ) -> None:
     """Write columnar cells into ``selection`` of an ``ndarray`` array: the inverse of
@@ -238,36 +246,18 @@ def write_columnar(
     ``values`` is flat, or for ``[null, d1..dk]`` of shape ``(total_rows, d1, ..., dk)`` with
     ``offsets`` counting rows. ``shapes`` (a ``(cells, ndim)`` integer table) is needed only
     for patterns with two or more variable dimensions; given for any pattern, it is checked.
-    ``write_columnar(b, col.values, col.offsets, shapes=col.shapes)`` of ``col =
-    read_columnar(a)`` stores chunks byte-identical to ``b[...] = a[...]``.
-
-    Everything is checked first, so nothing is written when any cell does not fit (values
-    convert to the element dtype only without loss), nor when a stored chunk the write keeps
-    cells of is corrupt. (``earlier_form`` only catches calls of the earlier signature, to
-    name the new one.)
+    Everything is checked first: nothing is written when a cell does not fit (values convert
+    to the element dtype only without loss), nor when a stored chunk the write keeps is corrupt.
+    The chunks are byte-identical to zarr's own object writes of the same cells.
     """
-    if earlier_form or np.ndim(offsets) == 2:  # a shape table where the offsets go
-        raise TypeError(
-            "write_columnar takes (array, values, offsets, selection=..., *, shapes=None): the "
-            "earlier call write_columnar(array, values, shapes, offsets, selection) is now "
-            "write_columnar(array, values, offsets, selection, shapes=shapes)"
-        )
-    dtype = layout_of(array, "write_columnar")[0]
+    dtype, layout = layout_of(array, "write_columnar")
     box = resolve(selection, tuple(int(n) for n in array.metadata.shape), "write_columnar")
-    write_cells(
-        array, check_columns(values, offsets, dtype, math.prod(box.extents), shapes=shapes), box
-    )
-
-
-def write_cells(array: Any, cells: Cells, box: Box) -> None:
-    """Write checked ``cells`` into ``box`` through the engine, or zarr's object path for
-    arrays it leaves to zarr."""
-    dtype, layout = layout_of(array, "write")
+    cells = check_columns(values, offsets, dtype, math.prod(box.extents), shapes=shapes)
     if layout is not None:
         _compat.run(_engine.write([(layout, box, cells)]))
-        return
-    exact = cut_cells(cells.values, cells.offsets, cells.shapes, dtype.pattern)
-    array[box.slices] = exact.reshape(box.extents)
+    else:
+        exact = cut(cells.values, cells.offsets, cells.shapes, dtype.pattern)
+        array[box.slices] = exact.reshape(box.extents)
 
 
 # ------------------------------------------------------------------------- aligned arrays
@@ -281,7 +271,7 @@ def aligned_arrays(arrays: Mapping[str, Any] | Any, what: str) -> dict[str, Any]
         members = dict(arrays)
     else:  # a zarr.Group: its ndarray arrays (plain ones are a table's business)
         found = sorted(arrays.arrays(), key=lambda pair: pair[0])
-        members = {k: a for k, a in found if isinstance(a.metadata.data_type, NDArray)}
+        members = {k: a for k, a in found if isinstance(a.metadata.data_type, NDArrayDType)}
     if not members:
         raise ValueError(f"{what}: no 'ndarray' arrays to read together, got {arrays!r}")
     for name, array in members.items():
@@ -296,24 +286,8 @@ def aligned_arrays(arrays: Mapping[str, Any] | Any, what: str) -> dict[str, Any]
     shapes = {name: tuple(a.shape) for name, a in members.items()}
     if len(set(shapes.values())) > 1:
         listed = ", ".join(f"{n!r} {s}" for n, s in shapes.items())
-        raise AlignmentError(f"{what}: the arrays have different shapes ({listed}); aligned "
-                             "arrays have one shape")  # fmt: skip
+        raise AlignmentError(f"{what}: the arrays have different shapes ({listed})")
     return members
-
-
-def _misaligned(what: str, box: Box, rows: Mapping[str, Any]) -> AlignmentError:
-    """The error for the first cell (C order) whose row count differs between arrays."""
-    first, *rest = rows.items()
-    sizes = {name: np.diff(offsets) for name, offsets in rows.items()}
-    differ = np.zeros(box_count := math.prod(box.extents), bool)
-    for name, _ in rest:
-        differ |= sizes[name] != sizes[first[0]]
-    at = int(np.argmax(differ)) if box_count else 0
-    extents = ", ".join(f"{n!r}: {int(s[at])} rows" for n, s in sizes.items())
-    return AlignmentError(
-        f"{what}: cell {cell_at(box, at)} has different leading extents ({extents}); aligned "
-        "arrays hold as many rows in each array at every cell"
-    )
 
 
 def read_aligned(
@@ -332,7 +306,7 @@ def read_aligned(
     shape = tuple(next(iter(members.values())).shape)
     box = resolve(selection, shape, "read_aligned")
 
-    async def read_all() -> list[Cells]:
+    async def read_all() -> list[FlatCells]:
         return list(await asyncio.gather(*(read_cells(a, box) for a in members.values())))
 
     cols = {
@@ -340,8 +314,15 @@ def read_aligned(
         for (name, a), cells in zip(members.items(), _compat.run(read_all()), strict=True)
     }
     offsets = next(iter(cols.values())).offsets
-    if any(not np.array_equal(c.offsets, offsets) for c in cols.values()):
-        raise _misaligned("read_aligned", box, {n: c.offsets for n, c in cols.items()})
+    rows = {name: np.diff(c.offsets) for name, c in cols.items()}
+    differ = [np.flatnonzero(r != rows[next(iter(rows))]) for r in rows.values()]
+    if any(d.size for d in differ):
+        at = min(int(d[0]) for d in differ if d.size)  # the first misaligned cell, C order
+        extents = ", ".join(f"{n!r}: {int(r[at])} rows" for n, r in rows.items())
+        raise AlignmentError(
+            f"read_aligned: cell {cell_at(box, at)} has different leading extents ({extents}); "
+            "aligned arrays hold as many rows in each array at every cell"
+        )
     for col in cols.values():
         col.offsets = offsets  # one array, shared
     return cols
@@ -373,7 +354,6 @@ def write_aligned(
         dtype, layout = layout_of(members[name], "write_aligned")
         cells = check_columns(values[name], offsets, dtype, count)
         if layout is None:
-            raise ValueError(f"write_aligned: array {name!r} is laid out in a way only zarr's "
-                             "object path writes; write it with write_columnar")  # fmt: skip
+            raise ValueError(f"write_aligned: array {name!r} is left to zarr: use write_columnar")
         jobs.append((layout, box, cells))
     _compat.run(_engine.write(jobs))

@@ -1,17 +1,18 @@
-"""The ``ndarray`` data type as a zarr-python ``ZDType`` (the glue between zarr and the pure rules).
-
-JSON form (Zarr v3 only)::
+"""The ``ndarray`` data type as a zarr-python ``ZDType``: its JSON (SPEC 1.3) and its fill value
+(SPEC 1.5), for Zarr v3 only::
 
     {"name": "ndarray", "configuration": {"dtype": "float32", "shape": [null, 2]}}
 
-Each array element is an ndarray of ``dtype`` whose shape matches ``shape``, where ``null``
-marks a variable dimension. In memory zarr holds elements in object arrays; cells read back are
-read-only ndarrays and fill cells are immutable.
+Each array element is an ndarray of ``dtype`` whose shape matches ``shape`` (``null``: a
+variable dimension). zarr holds elements in object arrays; cells read back are read-only.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -21,9 +22,7 @@ import numpy as np
 from zarr.dtype import ZDType
 
 from zarr_ndarray_dtype._compat import DataTypeValidationError
-from zarr_ndarray_dtype._views import readonly_cells
 from zarr_ndarray_dtype.cells import (
-    VlenScalar,
     check_bool_bytes,
     coerce_cell,
     describe,
@@ -35,19 +34,22 @@ from zarr_ndarray_dtype.errors import (
     CellTypeError,
     ElementDTypeError,
     FillValueError,
+    FillValueTypeError,
     MetadataError,
     NDArrayDTypeError,
 )
-from zarr_ndarray_dtype.fill import decode_fill, encode_fill
 from zarr_ndarray_dtype.pattern import ELEMENT_DTYPES, ShapePattern, parse_element_dtype
 
 if TYPE_CHECKING:
     from typing import Self
 
-    from zarr.core.common import JSON, ZarrFormat
-    from zarr.core.dtype.common import DTypeJSON, DTypeSpec_V2, DTypeSpec_V3
+    # zarr declares the V3 spec type nowhere public; an annotation only.
+    from zarr.core.dtype.common import DTypeSpec_V3  # noqa: TID251
+    from zarr.dtype import DTypeSpec_V2
+    from zarr.types import JSON, DTypeJSON, ZarrFormat
 
-__all__ = ["DTYPE_NAME", "NDArray", "NDArrayDType", "claims_ndarray"]
+# Also importable: claims_ndarray, encode_fill, decode_fill (the tool reads documents with them).
+__all__ = ["DTYPE_NAME", "NDArrayDType"]
 
 DTYPE_NAME: Literal["ndarray"] = "ndarray"
 
@@ -83,6 +85,60 @@ def _legacy_spelling(data: object) -> str | None:
     )
 
 
+def encode_fill(payload: bytes) -> str:
+    """The JSON fill value of an element with these little-endian C-order bytes: standard
+    padded base64 (RFC 4648 section 4)."""
+    return base64.b64encode(payload).decode("ascii")
+
+
+def decode_fill(
+    text: object, pattern: ShapePattern, itemsize: int
+) -> tuple[bytes, tuple[int, ...]]:
+    """Decode and check a JSON fill value strictly (SPEC 1.5): canonical base64 only, of a
+    length that fits the pattern. Returns the element bytes and the element shape."""
+    if not isinstance(text, str):
+        raise FillValueTypeError(
+            f"Invalid type: {text!r}. Expected a base64-encoded string: fill_value {text!r} is a "
+            f"{type(text).__name__}; an ndarray fill value must be the base64 string of the "
+            'element\'s bytes ("" for the empty element) (SPEC 1.5/1).'
+        )
+    try:
+        payload = base64.b64decode(text.encode("ascii"), validate=True)
+    except (binascii.Error, UnicodeEncodeError) as exc:
+        raise FillValueError(
+            f"fill_value {text[:40]!r} is not valid padded base64 ({exc}); it must be the "
+            'standard base64 of the element\'s little-endian bytes, e.g. "" for the empty element '
+            "(SPEC 1.5/2)."
+        ) from exc
+    if encode_fill(payload) != text:
+        raise FillValueError(
+            f"fill_value {text[:40]!r} is not canonical base64 (its padding or unused bits differ "
+            f"from the encoding of the same bytes, {encode_fill(payload)[:40]!r}); write the "
+            "canonical form (SPEC 1.5/2)."
+        )
+    n_variable = len(pattern.variable_axes)
+    if n_variable >= 2 and payload:
+        raise FillValueError(
+            f"fill_value {text[:40]!r} is not empty, but pattern {pattern.to_json()} has "
+            f"{n_variable} variable dimensions, whose extents a fill value cannot carry; the only "
+            'fill value allowed is "" (the empty element) (SPEC 1.5/3).'
+        )
+    if n_variable >= 2:
+        return payload, pattern.empty_shape
+    row = itemsize * pattern.fixed_items
+    if pattern.is_fixed and len(payload) != row:
+        raise FillValueError(
+            f"fill_value decodes to {len(payload)} bytes, but an element of the fixed shape "
+            f"{pattern.empty_shape} has exactly {row}; encode one whole element (SPEC 1.5/3)."
+        )
+    if len(payload) % row:
+        raise FillValueError(
+            f"fill_value decodes to {len(payload)} bytes, not a whole number of {row}-byte rows "
+            f"of pattern {pattern.to_json()}; encode one whole element (SPEC 1.5/3)."
+        )
+    return payload, pattern.shape_for_items(len(payload) // itemsize)
+
+
 @lru_cache(maxsize=256)
 def _default_fill(item: str, dims: tuple[int | None, ...]) -> np.ndarray:
     pattern = ShapePattern(dims)
@@ -91,15 +147,15 @@ def _default_fill(item: str, dims: tuple[int | None, ...]) -> np.ndarray:
 
 
 @dataclass(frozen=True, slots=True)
-class NDArray(ZDType[np.dtypes.ObjectDType, np.ndarray]):  # type: ignore[type-var]
+class NDArrayDType(ZDType[np.dtypes.ObjectDType, np.ndarray]):  # type: ignore[type-var]
     """The ``ndarray`` data type: elements are ndarrays of ``dtype`` shaped like ``shape``.
 
     ``dtype`` is one of :data:`~zarr_ndarray_dtype.pattern.ELEMENT_DTYPES` (numpy dtypes and
     spellings such as ``np.float32`` or ``"<f4"`` are accepted and normalized); ``shape`` is a
     non-empty sequence of integers >= 1 and ``None`` (a variable dimension). Both may be given
-    by position too, as for ``np.dtype``: ``NDArray("float32", (None, 2))``.
+    by position too, as for ``np.dtype``: ``NDArrayDType("float32", (None, 2))``.
 
-    >>> NDArray(dtype="float32", shape=(None, 2)).to_json(zarr_format=3)
+    >>> NDArrayDType(dtype="float32", shape=(None, 2)).to_json(zarr_format=3)
     {'name': 'ndarray', 'configuration': {'dtype': 'float32', 'shape': [None, 2]}}
     """
 
@@ -143,8 +199,8 @@ class NDArray(ZDType[np.dtypes.ObjectDType, np.ndarray]):  # type: ignore[type-v
     def from_native_dtype(cls, dtype: np.dtype[Any]) -> Self:  # type: ignore[override]
         raise DataTypeValidationError(
             f"Cannot infer 'ndarray' from the native dtype {dtype}; construct "
-            "NDArray(dtype=..., shape=...) explicitly: object arrays are ambiguous, so pass "
-            "dtype=NDArray(dtype=..., shape=...) when creating the array."
+            "NDArrayDType(dtype=..., shape=...) explicitly: object arrays are ambiguous, so pass "
+            "dtype=NDArrayDType(dtype=..., shape=...) when creating the array."
         )
 
     def to_native_dtype(self) -> np.dtypes.ObjectDType:
@@ -196,7 +252,9 @@ class NDArray(ZDType[np.dtypes.ObjectDType, np.ndarray]):  # type: ignore[type-v
         try:
             return cls._parse_json_v3(data)
         except NDArrayDTypeError as exc:
-            raise DataTypeValidationError(f"Invalid JSON representation of NDArray: {exc}") from exc
+            raise DataTypeValidationError(
+                f"Invalid JSON representation of NDArrayDType: {exc}"
+            ) from exc
 
     @classmethod
     def _parse_json_v3(cls, data: object) -> Self:
@@ -290,9 +348,8 @@ class NDArray(ZDType[np.dtypes.ObjectDType, np.ndarray]):  # type: ignore[type-v
         if values.dtype.kind == "b":
             check_bool_bytes(values)
         shape = pattern.empty_shape if n_variable >= 2 else pattern.shape_for_items(values.size)
-        block = values.reshape(shape)
-        offsets = np.array([0, shape[0]], dtype=np.int64)
-        cell: np.ndarray = readonly_cells(block, offsets)[0]
+        cell = values.reshape(shape)
+        cell.flags.writeable = False
         return cell
 
     # ------------------------------------------------------------------ scalars (fill values)
@@ -346,10 +403,15 @@ class NDArray(ZDType[np.dtypes.ObjectDType, np.ndarray]):  # type: ignore[type-v
         return fill_scalar(cell)
 
     def __repr__(self) -> str:
-        return f"NDArray(dtype={self.dtype!r}, shape={self.shape!r})"
+        return f"NDArrayDType(dtype={self.dtype!r}, shape={self.shape!r})"
 
 
-#: Alias for import sites that already use ``numpy.typing.NDArray``.
-NDArrayDType = NDArray
-
-__all__ += ["VlenScalar"]
+def __getattr__(name: str) -> Any:
+    if name == "NDArray":  # the name of 0.2.0 and 0.3.0, too close to numpy.typing.NDArray
+        warnings.warn(
+            "zarr_ndarray_dtype.NDArray is deprecated: use NDArrayDType (the same class)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return NDArrayDType
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -14,6 +14,7 @@ __all__ = [
     "BlockAlignmentError",
     "CellError",
     "CellTypeError",
+    "CodecMetadataError",
     "ElementDTypeError",
     "FillValueError",
     "FillValueTypeError",
@@ -32,6 +33,15 @@ class NDArrayDTypeError(ValueError):
 class MetadataError(NDArrayDTypeError):
     """Array metadata of an ``ndarray`` array breaks a rule of SPEC.md: the members of the data
     type object, or the codecs chosen for it (the message names the rule)."""
+
+
+class CodecMetadataError(MetadataError):
+    """The JSON metadata of a codec of this data type breaks its rule, e.g. is not
+    ``{"name": "vlen-ndarray", "configuration": {}}`` (SPEC 2.2, 5.1)."""
+
+
+class CodecMetadataTypeError(CodecMetadataError, TypeError):
+    """Codec metadata that is not a JSON object at all (0.2.0 raised ``TypeError`` here)."""
 
 
 class ElementDTypeError(NDArrayDTypeError):

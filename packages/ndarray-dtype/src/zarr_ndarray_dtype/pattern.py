@@ -24,13 +24,8 @@ import numpy.typing as npt
 
 from zarr_ndarray_dtype.errors import ElementDTypeError, ShapePatternError
 
-__all__ = [
-    "ELEMENT_DTYPES",
-    "MAX_ELEMENT_NBYTES",
-    "MAX_FIXED_EXTENT",
-    "ShapePattern",
-    "parse_element_dtype",
-]
+# The limits and parse_element_dtype are importable too (the codec packages use them).
+__all__ = ["ELEMENT_DTYPES", "ShapePattern"]
 
 #: The element dtypes, by their JSON names (no byte-order prefix; elements are little-endian).
 ELEMENT_DTYPES: Final = (
@@ -57,6 +52,9 @@ _ELEMENT_DTYPE_SET: Final = frozenset(ELEMENT_DTYPES)
 MAX_ELEMENT_NBYTES: Final = 2**63 - 1
 #: The largest fixed extent (SPEC 1.3/6): the largest integer every JSON parser reads exactly.
 MAX_FIXED_EXTENT: Final = 2**53 - 1
+#: The largest u32le value: the limit of every stored extent, frame length and element count of
+#: both codecs' chunks (SPEC 2.4, 5.3).
+U32_MAX: Final = 0xFFFF_FFFF
 
 _DTYPE_RULE = (
     "the element dtype must be one of " + ", ".join(ELEMENT_DTYPES) + " (little-endian or "

@@ -343,7 +343,9 @@ def _checked(
             if columns is None:
                 write_blocks(variable.data, array, region=selection)
             else:
-                write_columnar(array, *columns, selection, shapes=columns.shapes)
+                write_columnar(
+                    array, columns.values, columns.offsets, selection, shapes=columns.shapes
+                )
         except BaseException:
             if axis is not None:  # a failed append leaves the array as it was
                 array.resize(old)

@@ -16,9 +16,8 @@ from importlib.metadata import PackageNotFoundError, version
 
 # Columnar access serves every pattern and both codecs: the data type package's own objects.
 from zarr_ndarray_dtype import Columnar, read_columnar, write_columnar
-from zarr_ragged_ndarray.codec import CODEC_NAME, CodecMetadataError, RaggedNDArrayCodec
+from zarr_ragged_ndarray.codec import CODEC_NAME, CodecMetadataError, RaggedNDArrayCodec, register
 from zarr_ragged_ndarray.layout import RaggedLayoutError
-from zarr_ragged_ndarray.registration import register
 
 try:
     __version__ = version("zarr-ragged-ndarray")
@@ -26,15 +25,8 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree wi
     __version__ = "0+unknown"
 
 __all__ = [
-    "CODEC_NAME",
-    "CodecMetadataError",
-    "Columnar",
-    "RaggedLayoutError",
-    "RaggedNDArrayCodec",
-    "__version__",
-    "read_columnar",
-    "register",
-    "write_columnar",
-]
+    "CODEC_NAME", "CodecMetadataError", "Columnar", "RaggedLayoutError", "RaggedNDArrayCodec",
+    "__version__", "read_columnar", "register", "write_columnar",
+]  # fmt: skip
 
 register()

@@ -18,29 +18,20 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-__all__ = [
-    "EXTENT_NBYTES",
-    "HEADER_NBYTES",
-    "NUMPY_MAX_NBYTES",
-    "U32_MAX",
-    "DecodedLayout",
-    "RaggedLayoutError",
-    "alignment",
-    "decode_layout",
-    "encode_layout",
-    "values_start",
-]
+# U32_MAX: the limit of the element count and of every extent. MAX_ELEMENT_NBYTES: the
+# element-size limit (SPEC 1.2), numpy's limit on an array's bytes too, so no array, not even an
+# empty one, has a shape that passes it.
+from zarr_ndarray_dtype.pattern import MAX_ELEMENT_NBYTES, U32_MAX
 
-#: Largest value a u32le field holds: the limit on the element count and on every extent.
-U32_MAX: Final = 0xFFFF_FFFF
+__all__ = [
+    "EXTENT_NBYTES", "HEADER_NBYTES", "U32_MAX", "DecodedLayout", "RaggedLayoutError",
+    "alignment", "decode_layout", "encode_layout", "values_start",
+]  # fmt: skip
+
 #: Bytes of the leading element count.
 HEADER_NBYTES: Final = 4
 #: Bytes of each entry of the extent table.
 EXTENT_NBYTES: Final = 4
-#: The element-size limit of SPEC 1.2 (``zarr_ndarray_dtype.pattern.MAX_ELEMENT_NBYTES``):
-#: an element's nonzero extents times its item size. It is numpy's limit on an array's size in
-#: bytes too, so no array, not even an empty one, has a shape that passes it.
-NUMPY_MAX_NBYTES: Final = 2**63 - 1
 
 
 class RaggedLayoutError(ValueError):
@@ -142,7 +133,7 @@ def decode_layout(
     too). Raises :class:`RaggedLayoutError` naming the first problem: short header, count
     mismatch, truncated table or padding, nonzero padding, extent products that overflow (also
     those of elements with no items: numpy cannot make a shape whose nonzero extents pass
-    ``NUMPY_MAX_NBYTES``) or exceed the bytes present, values shorter or longer than the table
+    ``MAX_ELEMENT_NBYTES``) or exceed the bytes present, values shorter or longer than the table
     says.
     """
     start = _check_header(raw, count, k, itemsize, where)
@@ -212,16 +203,16 @@ def _check_items(
             "exceeds the bytes present) (SPEC 5.4/5)",
         )
     unit = fixed_items * itemsize
-    if count and k and int(np.max(table)) ** k * unit > NUMPY_MAX_NBYTES:
+    if count and k and int(np.max(table)) ** k * unit > MAX_ELEMENT_NBYTES:
         # Only elements with no items can get here (the others fit in the bytes present).
-        nonzero_nbytes = element_items(np.maximum(table, 1), unit, NUMPY_MAX_NBYTES)
-        if int(np.max(nonzero_nbytes)) > NUMPY_MAX_NBYTES:
-            bad = int(np.argmax(nonzero_nbytes > np.uint64(NUMPY_MAX_NBYTES)))
+        nonzero_nbytes = element_items(np.maximum(table, 1), unit, MAX_ELEMENT_NBYTES)
+        if int(np.max(nonzero_nbytes)) > MAX_ELEMENT_NBYTES:
+            bad = int(np.argmax(nonzero_nbytes > np.uint64(MAX_ELEMENT_NBYTES)))
             raise _fail(
                 where,
                 f"element {bad} (C order) has the variable extents {table[bad].tolist()}: its "
                 f"nonzero extents times the {itemsize}-byte items pass numpy's limit of "
-                f"{NUMPY_MAX_NBYTES} bytes, so no array, not even an empty one, has that shape "
+                f"{MAX_ELEMENT_NBYTES} bytes, so no array, not even an empty one, has that shape "
                 "(element-size limit); the chunk is corrupt (SPEC 5.4/8)",
             )
     # Each entry is <= cap; a float64 sum bounds the total before the exact int64 sum.

@@ -1,7 +1,6 @@
 """zarr's private names that 0.2.0's modules exposed as attributes, kept importable there
-(``zarr_vlen_ndarray.codec.parse_named_configuration``, ``zarr_vlen_ndarray.dtype.HasObjectCodec``,
-``DataTypeValidationError``):
-the same in every zarr release 3.1.0-3.4.x."""
+(``zarr_vlen_ndarray.codec.parse_named_configuration``, ``zarr_vlen_ndarray.dtype``'s
+``HasObjectCodec`` and ``DataTypeValidationError``): the same in zarr 3.1.0-3.4.x."""
 
 from __future__ import annotations
 

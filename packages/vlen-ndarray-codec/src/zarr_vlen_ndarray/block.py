@@ -1,13 +1,10 @@
-"""One ``vlen-ndarray`` chunk: framed bytes <-> cells (pure numpy; no zarr).
+"""One ``vlen-ndarray`` chunk: framed bytes <-> cells (pure numpy; no zarr), the codec's one
+decoder and one encoder (:class:`VlenBlocks`, for its object path and the columnar engine).
 
-The codec's one chunk decoder and one chunk encoder, used by its object path and by the shared
-columnar engine (:class:`VlenBlocks` is the codec's block codec). :func:`decode` checks the
-framing, that every element is a whole number of rows and, for bool elements, that every byte
-is 0x00 or 0x01; it locates the elements without copying them (:class:`FramedBlock`), so cells
-are copied once, straight to where a caller wants them. :func:`encode` frames cells; the u32le
-limits of the framing are checked in :func:`~zarr_vlen_ndarray.framing.encode_frames` only.
-Every error is a :class:`~zarr_vlen_ndarray.framing.FramingError` naming the chunk, the data
-type and the rule.
+:func:`decode` checks the framing, that every element is a whole number of rows and, for bool
+elements, every byte; it locates the elements without copying them (:class:`FramedBlock`), so
+cells are copied once, straight to their place. :func:`encode` frames cells. Every error is a
+:class:`~zarr_vlen_ndarray.framing.FramingError` naming the chunk, the data type and the rule.
 """
 
 from __future__ import annotations
@@ -18,9 +15,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from zarr_ndarray_dtype import CellError, NDArray
-from zarr_ndarray_dtype.blocks import Block, Cells, ColumnsBlock, offsets_of
-from zarr_ndarray_dtype.cells import check_bool_bytes
+from zarr_ndarray_dtype import CellError, NDArrayDType
+from zarr_ndarray_dtype.blocks import Block, ColumnsBlock, FlatCells, check_bool_bytes, offsets_of
 from zarr_vlen_ndarray.framing import U32_MAX, FramingError, encode_frames, gather_into, scan_frames
 
 __all__ = ["CODEC_NAME", "FramedBlock", "VlenBlocks", "decode", "encode"]
@@ -50,26 +46,25 @@ class FramedBlock:
         nbytes = self.sizes[cells] * self.item.itemsize
         gather_into(self.framed, self.starts[cells], nbytes, out, dst)
 
-    def cells(self) -> Cells:
+    def cells(self) -> FlatCells:
         offsets = offsets_of(self.sizes)
         values = np.empty(int(offsets[-1]), dtype=self.item)
-        every = np.arange(self.sizes.size, dtype=np.intp)
-        self.copy(every, values.view(np.uint8), offsets[:-1] * self.item.itemsize)
-        return Cells(values, offsets, None)
+        self.copy(slice(None), values.view(np.uint8), 0)  # back to back
+        return FlatCells(values, offsets, None)
 
 
-def _failed(where: str, dtype: NDArray, exc: Exception) -> FramingError:
+def _failed(where: str, dtype: NDArrayDType, exc: Exception) -> FramingError:
     return FramingError(f"cannot decode the {CODEC_NAME!r} {where} for {dtype!r}: {exc}")
 
 
-def _rows_of(dtype: NDArray) -> str:
+def _rows_of(dtype: NDArrayDType) -> str:
     """What one unit of an element's byte length is, for framing messages."""
     fixed = dtype.shape[1:]
     return f"rows of {dtype.dtype} x {tuple(fixed)}" if fixed else f"{dtype.dtype} items"
 
 
 def decode(
-    framed: npt.NDArray[np.uint8], count: int, dtype: NDArray, where: str = "chunk"
+    framed: npt.NDArray[np.uint8], count: int, dtype: NDArrayDType, where: str = "chunk"
 ) -> Block:
     """Check one chunk of ``count`` elements of ``dtype`` (bytes, read as flat uint8).
 
@@ -94,7 +89,7 @@ def decode(
 
 
 def encode(
-    cells: Cells, dtype: NDArray, where: str = "chunk", limit: int = U32_MAX
+    cells: FlatCells, dtype: NDArrayDType, where: str = "chunk", limit: int = U32_MAX
 ) -> npt.NDArray[np.uint8]:
     """Frame ``cells`` (valid cells of ``dtype``, C-contiguous values) as one chunk.
 
@@ -129,8 +124,10 @@ class VlenBlocks:
     def __init__(self, limit: Callable[[], int]) -> None:
         self.limit = limit
 
-    def decode(self, raw: npt.NDArray[np.uint8], count: int, dtype: NDArray, where: str) -> Block:
+    def decode(
+        self, raw: npt.NDArray[np.uint8], count: int, dtype: NDArrayDType, where: str
+    ) -> Block:
         return decode(raw, count, dtype, where)
 
-    def encode(self, cells: Cells, dtype: NDArray, where: str) -> npt.NDArray[np.uint8]:
+    def encode(self, cells: FlatCells, dtype: NDArrayDType, where: str) -> npt.NDArray[np.uint8]:
         return encode(cells, dtype, where, self.limit())

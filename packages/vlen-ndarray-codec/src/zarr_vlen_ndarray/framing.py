@@ -1,12 +1,11 @@
-"""The ``vlen-bytes`` chunk framing, vectorized over whole chunks (pure: no zarr, no cells)::
+"""The ``vlen-bytes`` chunk framing over whole chunks (pure: no zarr, no cells)::
 
     u32le count | u32le len_0 | payload_0 | u32le len_1 | payload_1 | ...
 
 identical to numcodecs ``VLenBytes``. Payloads travel as one ``uint8`` buffer plus each
 element's byte length. The loops are a kernel chosen at import (:data:`BACKEND`): the compiled
-one when built, else the numpy one (``ZARR_VLEN_NDARRAY_NO_EXTENSION=1`` forces it); every
-check that makes a message is here, so both raise the same errors, and bounds are checked
-against the bytes present before anything is allocated.
+one when built, else the reference (``ZARR_VLEN_NDARRAY_NO_EXTENSION=1`` forces it). Every
+check that makes a message is here, against the bytes present, before anything is allocated.
 """
 
 from __future__ import annotations
@@ -14,12 +13,14 @@ from __future__ import annotations
 import importlib.util
 import os
 import warnings
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from zarr_vlen_ndarray import _framing_py
-from zarr_vlen_ndarray._framing_py import HEADER_NBYTES, PREFIX_NBYTES, U32_MAX, FramingKernel
+from zarr_ndarray_dtype.pattern import U32_MAX
+from zarr_vlen_ndarray import _framing_ref
+from zarr_vlen_ndarray._framing_ref import HEADER_NBYTES, PREFIX_NBYTES
 
 __all__ = [
     "BACKEND",
@@ -29,8 +30,8 @@ __all__ = [
     "FramingError",
     "decode_frames",
     "encode_frames",
-    "scan_frames",
     "gather_into",
+    "scan_frames",
 ]
 
 
@@ -41,45 +42,43 @@ class FramingError(ValueError):
     element: int | None = None
 
 
-#: Environment variable that, set to anything but "" or "0", forces the pure numpy kernel.
+#: Environment variable that, set to anything but "" or "0", forces the reference kernel.
 NO_EXTENSION_ENV = "ZARR_VLEN_NDARRAY_NO_EXTENSION"
 
 
-def _load_kernel() -> FramingKernel:
-    """The compiled kernel if it was built and is not disabled, else the pure numpy one."""
+def _load_kernel() -> Any:
+    """The compiled kernel if it was built and is not disabled, else the reference."""
     if os.environ.get(NO_EXTENSION_ENV, "") not in ("", "0"):
-        return _framing_py
+        return _framing_ref
     if importlib.util.find_spec("zarr_vlen_ndarray._framing_ext") is None:
-        return _framing_py  # installed without a compiler: the fallback, silently
+        return _framing_ref  # installed without a compiler: the fallback, silently
     try:
         from zarr_vlen_ndarray import _framing_c
     except ImportError as exc:  # built, but cannot load here: say so and step aside
         warnings.warn(
             f"zarr_vlen_ndarray: the compiled framing kernel failed to load ({exc}); using the "
-            f"pure numpy one (set {NO_EXTENSION_ENV}=1 to silence this)",
+            f"reference one (set {NO_EXTENSION_ENV}=1 to silence this)",
             RuntimeWarning,
             stacklevel=2,
         )
-        return _framing_py
+        return _framing_ref
     return _framing_c
 
 
-_kernel: FramingKernel = _load_kernel()
-#: The framing kernel in use: ``"c"`` (compiled) or ``"python"`` (pure numpy).
+_kernel = _load_kernel()
+#: The framing kernel in use: ``"c"`` (compiled) or ``"python"`` (the reference).
 BACKEND: str = _kernel.NAME
 
 
 def encode_frames(
     payload: npt.NDArray[np.uint8], nbytes: npt.NDArray[np.int64], *, limit: int = U32_MAX
 ) -> npt.NDArray[np.uint8]:
-    """Frame ``len(nbytes)`` elements whose payloads are concatenated in ``payload``.
+    """The framed chunk (a new 1-D ``uint8`` array) of the elements whose payloads are
+    concatenated in ``payload`` (1-D C-contiguous ``uint8``), ``nbytes[i]`` bytes each.
 
-    ``payload`` is a 1-D C-contiguous ``uint8`` array, ``nbytes`` the byte length of each
-    element (non-negative, summing to ``payload.size``). Returns the framed chunk as a new
-    1-D ``uint8`` array. Raises :class:`FramingError` when the element count or an element's
-    length does not fit the u32le fields (this module is the one home of those limits; the
-    error's ``element`` attribute is the index of an element that is too long). ``limit`` lowers
-    the u32 limit (never above ``U32_MAX``): callers exercise the refusals without 4 GiB inputs.
+    Raises :class:`FramingError` when the count or a length does not fit its u32le field (the
+    error's ``element``: the index of an element too long). ``limit`` lowers that bound (never
+    above ``U32_MAX``), so callers test the refusals without 4 GiB inputs.
     """
     limit = min(limit, U32_MAX)
     if payload.ndim != 1 or payload.dtype != np.uint8 or not payload.flags.c_contiguous:
@@ -113,24 +112,21 @@ def encode_frames(
             f"element lengths sum to {total} bytes but the payload has {payload.size} bytes"
         )
 
-    return _kernel.frame(payload, nbytes)
+    out = np.empty(HEADER_NBYTES + PREFIX_NBYTES * count + payload.size, dtype=np.uint8)
+    _kernel.frame(payload, np.ascontiguousarray(nbytes), out)
+    return out
 
 
 def scan_frames(
     data: npt.NDArray[np.uint8], count: int, row_nbytes: int = 1, *, what: str = "element"
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-    """Check a framed chunk that must hold exactly ``count`` elements; locate its elements.
+    """Check a framed chunk (1-D C-contiguous ``uint8``) that must hold exactly ``count``
+    elements, each a whole number of ``row_nbytes`` bytes (``what`` names one such row in
+    messages); return ``(starts, nbytes)``, each element's prefix offset and byte length.
 
-    ``data`` is the chunk as a 1-D C-contiguous ``uint8`` array. Every element length must be
-    a multiple of ``row_nbytes`` bytes (``what`` describes one row_nbytes for error messages, e.g.
-    ``"8-byte item (float32 x (2,))"``). Returns ``(starts, nbytes)``: the byte offset of each
-    element's length prefix and each element's byte length (int64), ready for
-    :func:`gather_into`. Nothing is copied and nothing is allocated beyond these two arrays,
-    whose size was first checked against the bytes present.
-
-    Raises :class:`FramingError` naming the first problem: a chunk shorter than its header, an
-    element count other than ``count``, a truncated length prefix, a length running past the
-    end, a length that is not a whole number of units, or trailing bytes.
+    Nothing is copied. Raises :class:`FramingError` naming the first problem: a short header, a
+    count other than ``count``, a truncated prefix, a length past the end, a length that is not
+    a whole number of rows, or trailing bytes.
     """
     if data.ndim != 1 or data.dtype != np.uint8 or not data.flags.c_contiguous:
         raise TypeError(
@@ -171,14 +167,12 @@ def gather_into(
     out: npt.NDArray[np.uint8],
     dst: npt.NDArray[np.int64] | int,
 ) -> None:
-    """Copy the payload of scanned element ``i`` to ``out[dst[i]:dst[i] + nbytes[i]]``.
+    """Copy the payload of scanned element ``i`` to ``out[dst[i]:dst[i] + nbytes[i]]`` (an int
+    ``dst``: back to back from there), for any selection of what :func:`scan_frames` returned,
+    in any order, into a writable 1-D C-contiguous ``uint8`` ``out``.
 
-    ``starts``/``nbytes`` are what :func:`scan_frames` returned for ``data`` (or any selection
-    of its entries, in any order); ``out`` is a writable 1-D C-contiguous ``uint8`` array, e.g.
-    one output shared by many chunks, and ``dst`` the int64 byte offset of each payload in it,
-    or one int: the payloads then lie back to back from there. Raises TypeError for arrays of
-    the wrong form and ValueError for segments outside ``data`` or ``out`` (the kernels check
-    every one; the compiled kernel may have copied the elements before the first bad one).
+    Raises ValueError for segments outside ``data`` or ``out`` (the compiled kernel may have
+    copied the elements before the first bad one).
     """
     for name, arr in (("data", data), ("out", out)):
         if arr.ndim != 1 or arr.dtype != np.uint8 or not arr.flags.c_contiguous:
@@ -207,19 +201,12 @@ def gather_into(
 def decode_frames(
     data: npt.NDArray[np.uint8], count: int, row_nbytes: int = 1, *, what: str = "element"
 ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64]]:
-    """Parse a framed chunk that must hold exactly ``count`` elements.
-
-    ``data`` is the chunk as a 1-D ``uint8`` array (other forms are converted). Returns
-    ``(payload, nbytes)``: all payloads concatenated into a new contiguous ``uint8`` array, and
-    each element's byte length: :func:`scan_frames` then :func:`gather_into` a new array, with
-    the errors of :func:`scan_frames`.
-    """
+    """``(payload, nbytes)`` of a framed chunk of ``count`` elements: the payloads back to back
+    in a new ``uint8`` array, and their byte lengths (:func:`scan_frames`, then a gather)."""
     data = np.ascontiguousarray(data, dtype=np.uint8).reshape(-1)
     starts, nbytes = scan_frames(data, count, row_nbytes, what=what)
     payload = np.empty(data.size - HEADER_NBYTES - PREFIX_NBYTES * count, dtype=np.uint8)
-    dst = np.zeros(count, dtype=np.int64)
-    np.cumsum(nbytes[:-1], out=dst[1:])
-    _kernel.gather(data, starts, nbytes, payload, dst)
+    _kernel.gather(data, starts, nbytes, payload, 0)
     return payload, nbytes
 
 

@@ -1,4 +1,5 @@
-"""All-fixed patterns through zarr's core ``bytes`` codec, end to end."""
+"""Tests for zarr_ndarray_dtype.codecs: the strict codec metadata, which codecs serve which
+pattern, and all-fixed patterns through zarr's core ``bytes`` codec, end to end."""
 
 from __future__ import annotations
 
@@ -12,7 +13,55 @@ from hypothesis import strategies as st
 from ndarray_dtype_testing import element_dtypes
 from zarr.codecs import BytesCodec
 
-from zarr_ndarray_dtype import CellError, NDArray, NDArrayDTypeError, unbox
+from zarr_ndarray_dtype import (
+    CellError,
+    CodecMetadataError,
+    NDArrayDType,
+    NDArrayDTypeError,
+    ShapePattern,
+    unbox,
+)
+from zarr_ndarray_dtype.codecs import parse_codec_metadata, serializer_name
+
+# ------------------------------------------------------------------------ codec metadata
+
+
+@pytest.mark.parametrize(
+    "data", [{"name": "vlen-ndarray"}, {"name": "vlen-ndarray", "configuration": {}}]
+)
+def test_metadata_accepted(data: object) -> None:
+    parse_codec_metadata(data, "vlen-ndarray")
+
+
+@pytest.mark.parametrize(
+    ("data", "match"),
+    [
+        ({"name": "ragged-ndarray", "extra": 1}, r"unexpected keys \['extra'\];.*\(SPEC 5\.1/1\)"),
+        ({"name": "other"}, r"does not name the 'ragged-ndarray' codec \(SPEC 5\.1/1\)"),
+        ({"name": "ragged-ndarray", "configuration": []}, r"is not a JSON object.*5\.1/2"),
+        ({"name": "ragged-ndarray", "configuration": {"a": 1}}, "takes no parameters"),
+    ],
+)
+def test_metadata_refused(data: object, match: str) -> None:
+    with pytest.raises(CodecMetadataError, match=match) as info:
+        parse_codec_metadata(data, "ragged-ndarray")
+    assert not isinstance(info.value, TypeError)
+
+
+def test_metadata_that_is_no_object_is_a_type_error_too() -> None:
+    for data in ("vlen-ndarray", ["vlen-ndarray"]):
+        with pytest.raises(TypeError, match=r"is not a JSON object; expected .*\(SPEC 2\.2/1\)"):
+            parse_codec_metadata(data, "vlen-ndarray")
+    with pytest.raises(CodecMetadataError):
+        parse_codec_metadata(None, "vlen-ndarray")
+
+
+def test_serializer_name() -> None:
+    names = [serializer_name(ShapePattern(d)) for d in [(3, 2), (None, 2), (2, None), (None, None)]]
+    assert names == ["bytes", "vlen-ndarray", "ragged-ndarray", "ragged-ndarray"]
+
+
+# --------------------------------------------------------------- all-fixed patterns, bytes
 
 
 def _cells(values: list) -> np.ndarray:
@@ -27,7 +76,7 @@ def _raw_chunk(store: dict, key: str) -> bytes:
 
 
 def test_golden_chunk_bytes_are_packed_little_endian(store: dict) -> None:
-    dt = NDArray(dtype="int16", shape=(2, 2))
+    dt = NDArrayDType(dtype="int16", shape=(2, 2))
     arr = zarr.create_array(store=store, shape=(3,), chunks=(2,), dtype=dt, compressors=None)
     arr[:] = _cells([np.eye(2, dtype=">i2"), [[1, 2], [3, 4]], np.full((2, 2), -1, "<i2")])
     assert _raw_chunk(store, "c/0").hex() == "01000000000001000100020003000400"
@@ -56,7 +105,7 @@ def test_bytes_identical_to_plain_array_with_trailing_dims(
         store=ours,
         shape=(n,),
         chunks=(n,),
-        dtype=NDArray(dtype=name, shape=(2, inner)),
+        dtype=NDArrayDType(dtype=name, shape=(2, inner)),
         compressors=None,
         config={"write_empty_chunks": True},
     )
@@ -83,7 +132,7 @@ def test_bytes_identical_to_plain_array_with_trailing_dims(
 
 @pytest.mark.parametrize("order", ["C", "F"])
 def test_two_dimensional_outer_array_and_memory_order(order: str, store: dict) -> None:
-    dt = NDArray(dtype="uint16", shape=(3,))
+    dt = NDArrayDType(dtype="uint16", shape=(3,))
     arr = zarr.create_array(
         store=store,
         shape=(2, 3),
@@ -106,7 +155,7 @@ def test_two_dimensional_outer_array_and_memory_order(order: str, store: dict) -
 
 
 def test_partial_scalar_writes_sharding_and_elision(store: dict) -> None:
-    dt = NDArray(dtype="float64", shape=(2,))
+    dt = NDArrayDType(dtype="float64", shape=(2,))
     arr = zarr.create_array(store=store, shape=(8,), chunks=(2,), shards=(4,), dtype=dt)
     arr[5] = np.array([1.5, 2.5])
     arr[0:2] = _cells([[0.0, 0.0], [0.0, 0.0]])  # equal to the fill: elided
@@ -118,7 +167,7 @@ def test_partial_scalar_writes_sharding_and_elision(store: dict) -> None:
 
 
 def test_bad_cells_fail_with_a_cell_error(store: dict) -> None:
-    arr = zarr.create_array(store=store, shape=(2,), dtype=NDArray(dtype="uint8", shape=(2,)))
+    arr = zarr.create_array(store=store, shape=(2,), dtype=NDArrayDType(dtype="uint8", shape=(2,)))
     with pytest.raises(CellError, match="does not match"):
         arr[:] = _cells([np.zeros(3, "u1"), np.zeros(2, "u1")])
     with pytest.raises(CellError, match="outside the range"):
@@ -131,7 +180,7 @@ def test_corrupt_chunks_are_refused_on_read(store: dict, payload: bytes) -> None
         store=store,
         shape=(2,),
         chunks=(2,),
-        dtype=NDArray(dtype="bool", shape=(2,)),
+        dtype=NDArrayDType(dtype="bool", shape=(2,)),
         compressors=None,
     )
     arr[:] = _cells([[True, False], [False, True]])
@@ -155,7 +204,10 @@ def test_unusable_bytes_codecs_are_refused_at_creation(
     store: dict = {}
     with pytest.raises(NDArrayDTypeError, match=fragment):
         zarr.create_array(
-            store=store, shape=(4,), dtype=NDArray(dtype="float32", shape=shape), serializer=codec
+            store=store,
+            shape=(4,),
+            dtype=NDArrayDType(dtype="float32", shape=shape),
+            serializer=codec,
         )
     assert "zarr.json" not in store
 
@@ -164,7 +216,7 @@ def test_single_byte_items_need_no_endian() -> None:
     arr = zarr.create_array(
         store={},
         shape=(2,),
-        dtype=NDArray(dtype="int8", shape=(2,)),
+        dtype=NDArrayDType(dtype="int8", shape=(2,)),
         serializer=BytesCodec(endian=None),
     )
     arr[:] = _cells([[1, -1], [2, -2]])

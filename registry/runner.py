@@ -1,6 +1,11 @@
-"""The language-neutral vectors of ``registry/examples/`` run against this implementation, as
-a user meets them: stores opened through zarr, cells read and written both ways (test support
-for this package and the codec packages; zarr and numpy imported only when a vector runs)."""
+"""The vector runner: the language-neutral vectors of ``registry/examples/`` run against the
+Python packages as a user meets them (stores opened through zarr, cells read and written both
+ways). zarr, numpy and pytest are imported only when a vector runs.
+
+This file is registry/runner.py; registry/examples/generate.py copies it beside the vectors in
+each zarr package's tests/golden/registry/ (its --check fails when a copy differs): edit the
+original. The package tests load the copy (``load_runner`` of their test support module).
+"""
 
 from __future__ import annotations
 
@@ -86,7 +91,7 @@ def _store(root: Path, vector: dict[str, Any], chunk: bool) -> Path:
 def _data_type(vector: dict[str, Any]) -> Any:
     """The vector's data type through the data type's own entry point (and its JSON)."""
 
-    from zarr_ndarray_dtype.dtype import NDArray
+    from zarr_ndarray_dtype import NDArrayDType
 
     if "data_type_text" in vector:
         data = json.loads(vector["data_type_text"])
@@ -94,7 +99,7 @@ def _data_type(vector: dict[str, Any]) -> Any:
         data = vector["data_type"]
     else:
         data = json.loads(_zarr_text(vector))["data_type"]
-    return NDArray.from_json(data, zarr_format=3), data
+    return NDArrayDType.from_json(data, zarr_format=3), data
 
 
 def _same_cells(got: Any, cells: list[dict[str, Any]], what: str) -> None:
@@ -138,8 +143,7 @@ def check_valid_vector(vector: dict[str, Any], tmp: str | os.PathLike[str]) -> N
     import pytest
     import zarr
 
-    from zarr_ndarray_dtype import read_columnar, write_columnar
-    from zarr_ndarray_dtype.cells import unbox
+    from zarr_ndarray_dtype import read_columnar, unbox, write_columnar
 
     dtype, data = _data_type(vector)
     if "zarr_json" not in vector and "zarr_json_text" not in vector:

@@ -1,19 +1,21 @@
-"""Registration, the entry point and the no-package failure mode (run in fresh interpreters)."""
+"""Tests for zarr_ndarray_dtype's top level: its names and deprecated aliases, registration,
+the entry point and the no-package failure mode (run in fresh interpreters)."""
 
 from __future__ import annotations
 
+import doctest
 import subprocess
 import sys
 import textwrap
 
 import pytest
 import zarr
+from _zdt_support import assert_entry_point
 from packaging.version import Version
 from zarr.dtype import data_type_registry
 
 import zarr_ndarray_dtype
-from zarr_ndarray_dtype import NDArray
-from zarr_ndarray_dtype.testing import assert_entry_point
+from zarr_ndarray_dtype import NDArrayDType
 
 ZARR = Version(zarr.__version__)
 
@@ -28,14 +30,46 @@ def _run(code: str, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def test_names() -> None:
+    errors = set(zarr_ndarray_dtype.errors.__all__)
+    assert set(zarr_ndarray_dtype.__all__) == errors | {
+        "DTYPE_NAME", "ELEMENT_DTYPES", "NDArrayDType", "ShapePattern", "Columnar",
+        "read_columnar", "write_columnar", "iter_columnar", "read_aligned", "write_aligned",
+        "unbox", "register", "__version__",
+    }  # fmt: skip
+    for name in zarr_ndarray_dtype.__all__:
+        assert getattr(zarr_ndarray_dtype, name) is not None
+
+
+@pytest.mark.parametrize("module", ["zarr_ndarray_dtype", "zarr_ndarray_dtype.dtype"])
+def test_docstring_examples(module: str) -> None:
+    assert doctest.testmod(sys.modules[module]).failed == 0
+
+
+@pytest.mark.parametrize(
+    ("name", "module", "attribute"),
+    [
+        ("NDArray", "zarr_ndarray_dtype.dtype", "NDArrayDType"),
+        ("VlenScalar", "zarr_ndarray_dtype.cells", "_FillCell"),
+        ("readonly_cells", "zarr_ndarray_dtype._columns", "readonly_cells"),
+        ("FixedCellBytesCodec", "zarr_ndarray_dtype.codecs", "FixedCellBytesCodec"),
+    ],
+)
+def test_deprecated_aliases_warn(name: str, module: str, attribute: str) -> None:
+    assert name not in zarr_ndarray_dtype.__all__
+    with pytest.warns(DeprecationWarning, match=f"zarr_ndarray_dtype.{name} is deprecated"):
+        found = getattr(zarr_ndarray_dtype, name)
+    assert found is getattr(sys.modules[module], attribute)
+
+
 def test_import_registers_idempotently() -> None:
-    assert data_type_registry.get("ndarray") is NDArray
+    assert data_type_registry.get("ndarray") is NDArrayDType
     zarr_ndarray_dtype.register()
-    assert data_type_registry.get("ndarray") is NDArray
+    assert data_type_registry.get("ndarray") is NDArrayDType
 
 
 def test_entry_point_is_declared_and_loads_the_class() -> None:
-    assert_entry_point("zarr.data_type", "ndarray", "zarr_ndarray_dtype:NDArray", NDArray)
+    assert_entry_point("zarr.data_type", "ndarray", "zarr_ndarray_dtype:NDArrayDType", NDArrayDType)
 
 
 def test_entry_point_module_imports_cheaply() -> None:
@@ -55,9 +89,9 @@ def test_entry_point_module_imports_cheaply() -> None:
 
 WRITE = """
 import sys, numpy as np, zarr, zarr_ndarray_dtype
-from zarr_ndarray_dtype import NDArray
-from zarr_ndarray_dtype.testing import assert_entry_point
-arr = zarr.create_array(store=sys.argv[1], shape=(2,), dtype=NDArray(dtype="int16", shape=(2,)))
+from zarr_ndarray_dtype import NDArrayDType
+dtype = NDArrayDType(dtype="int16", shape=(2,))
+arr = zarr.create_array(store=sys.argv[1], shape=(2,), dtype=dtype)
 cells = np.empty(2, dtype=object); cells[0] = [1, 2]; cells[1] = [3, 4]
 arr[:] = cells
 """
@@ -79,7 +113,7 @@ def test_open_without_import_works_through_the_entry_point(tmp_path) -> None:
         store,
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "NDArray [3, 4]"
+    assert result.stdout.strip() == "NDArrayDType [3, 4]"
 
 
 def test_without_the_package_zarr_says_no_data_type_found(tmp_path) -> None:
