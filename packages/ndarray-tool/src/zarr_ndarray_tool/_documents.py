@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from zarr_ndarray_dtype import ELEMENT_DTYPES, NDArray, NDArrayDTypeError
+from zarr_ndarray_dtype import ELEMENT_DTYPES, NDArrayDType, NDArrayDTypeError
 from zarr_ndarray_tool.errors import Refused
 
 #: zarr's raw bytes data type: zarr 3.1.0 reads only the first spelling (which ``downgrade``
@@ -67,21 +67,23 @@ def data_type_kind(data_type: Any) -> str:
     return "bytes" if name in BYTES_DTYPE_NAMES and not config else "other"
 
 
-def ndarray_type(where: str, spec: Any = None, dtype: Any = None, shape: Any = None) -> NDArray:
+def ndarray_type(
+    where: str, spec: Any = None, dtype: Any = None, shape: Any = None
+) -> NDArrayDType:
     """The ``ndarray`` type of the JSON ``spec`` (or of ``dtype`` and ``shape``), or the data
     type's own refusal, at ``where``."""
     try:
-        return NDArray.from_json(spec, zarr_format=3) if spec else NDArray(dtype, shape)
+        return NDArrayDType.from_json(spec, zarr_format=3) if spec else NDArrayDType(dtype, shape)
     except (NDArrayDTypeError, TypeError) as exc:
         raise Refused(f"{where}: {exc}" if where else str(exc)) from exc
 
 
-def label(dt: NDArray) -> str:
+def label(dt: NDArrayDType) -> str:
     """The element type as messages name it: ``float32 [null, 2]``."""
     return f"{dt.dtype} {compact(list(dt.shape)).replace(',', ', ')}"
 
 
-def element_type(meta: dict[str, Any], at: str = "") -> NDArray | None:
+def element_type(meta: dict[str, Any], at: str = "") -> NDArrayDType | None:
     """The checked element type of an ``ndarray`` or 0.1.x document at ``at``, else None."""
     data_type: Any = meta.get("data_type")
     if (kind := data_type_kind(data_type)) != "legacy":
@@ -193,7 +195,7 @@ def _rewritten(meta: dict[str, Any], where: str, command: str, new_type: Callabl
     return out
 
 
-def new_element_type(dtype: str, shape: Pattern) -> NDArray:
+def new_element_type(dtype: str, shape: Pattern) -> NDArrayDType:
     """The element type an ``upgrade`` writes; :class:`Refused` if vlen-ndarray cannot serve it."""
     if not (dt := ndarray_type("", None, dtype, shape)).pattern.is_leading_variable:
         raise Refused(
@@ -355,7 +357,7 @@ def compressor_twin(c: Any, where: str) -> list[dict[str, Any]]:
 
 def v3_from_v2(
     zarray_text: str, zattrs_text: str | None, dtype: str | None, shape: Pattern | None, where: str
-) -> tuple[dict[str, Any], NDArray]:
+) -> tuple[dict[str, Any], NDArrayDType]:
     """The v3 ``zarr.json`` for a v2 ragged array (an object array of one ``VLenArray`` or
     ``VLenBytes`` filter), and its element type: ``dtype``/``shape`` (``--dtype``/``--shape``)
     are optional for ``VLenArray`` (its dtype, ``[null]``), required for ``VLenBytes``."""
@@ -486,13 +488,13 @@ def parse_shape_arg(text: str) -> Pattern:
                 f"--shape {text!r}: entry {token!r} is no null/None or integer; e.g. null,2"
             )
     entries = tuple(int(t) if t.isdecimal() else None for t in tokens)
-    NDArray(dtype="uint8", shape=entries)  # ShapePatternError names a bad entry
+    NDArrayDType(dtype="uint8", shape=entries)  # ShapePatternError names a bad entry
     return entries
 
 
 def parse_dtype_arg(text: str) -> str:
     """``--dtype``: one of the element dtype names (``<f4`` is read as float32)."""
-    return NDArray(dtype=text, shape=(None,)).dtype
+    return NDArrayDType(dtype=text, shape=(None,)).dtype
 
 
 def parse_selection(text: str) -> Any:

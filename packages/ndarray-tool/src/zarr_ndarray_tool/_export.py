@@ -16,7 +16,7 @@ import numpy as np
 import zarr
 from zarr.storage import StoreLike, StorePath
 
-from zarr_ndarray_dtype import AlignmentError, NDArray
+from zarr_ndarray_dtype import AlignmentError, NDArrayDType
 from zarr_ndarray_tool import _stores
 from zarr_ndarray_tool._documents import check_array_document, data_type_kind, label
 from zarr_ndarray_tool._stores import Location, Where, atomic_replace, location, open_array
@@ -111,8 +111,9 @@ def _arrays(loc: Location, names: list[str] | None, column: str | None) -> dict[
     if missing := [n for n in names or () if n not in found]:
         listed = ", ".join(sorted(found)) or "none"
         raise Refused(f"{where}: the group has no array {missing[0]!r} (its arrays: {listed}).")
-    if not (arrays := {n: found[n] for n in names or sorted(found)}):
-        raise Refused(f"{where}: the group holds no arrays to export.")
+    arrays = {n: found[n] for n in names or sorted(found)}
+    if not any(isinstance(a.metadata.data_type, NDArrayDType) for a in arrays.values()):
+        raise Refused(f"{where}: no ndarray array among {sorted(arrays)} (plain ones go beside).")
     if len({a.shape for a in arrays.values()}) > 1:
         listed = ", ".join(f"{n} {a.shape}" for n, a in arrays.items())
         raise Refused(f"{where}: the arrays differ in shape ({listed}); pick some with --array.")
@@ -152,7 +153,9 @@ def export(
     loc, out = location(store, **where), Path(parquet)
     members = _arrays(loc, arrays, column)
     first = next(iter(members.values()))
-    single = len(members) == 1 and not explode and isinstance(first.metadata.data_type, NDArray)
+    single = (
+        len(members) == 1 and not explode and isinstance(first.metadata.data_type, NDArrayDType)
+    )
     shape = tuple(first.shape)
     if dims is not None and not single:
         raise Refused("--dims names the axes of one array's cells (no --explode, one array).")
