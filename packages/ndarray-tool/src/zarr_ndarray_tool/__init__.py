@@ -1,8 +1,6 @@
 """``zarr-ndarray``: inspect, convert, verify and export Zarr stores of ragged ndarray cells, as a
 command and as a Python API (:mod:`zarr_ndarray_tool.api`). Rewrites never touch a chunk."""
 
-from __future__ import annotations
-
 from importlib.metadata import PackageNotFoundError, version
 
 from zarr_ndarray_tool.errors import Refused

@@ -67,15 +67,13 @@ def data_type_kind(data_type: Any) -> str:
     return "bytes" if name in BYTES_DTYPE_NAMES and not config else "other"
 
 
-def ndarray_type(
-    where: str, spec: Any = None, dtype: Any = None, shape: Any = None
-) -> NDArrayDType:
+def ndarray_type(at: str, spec: Any = None, dtype: Any = None, shape: Any = None) -> NDArrayDType:
     """The ``ndarray`` type of the JSON ``spec`` (or of ``dtype`` and ``shape``), or the data
-    type's own refusal, at ``where``."""
+    type's own refusal, at ``at``."""
     try:
         return NDArrayDType.from_json(spec, zarr_format=3) if spec else NDArrayDType(dtype, shape)
     except (NDArrayDTypeError, TypeError) as exc:
-        raise Refused(f"{where}: {exc}" if where else str(exc)) from exc
+        raise Refused(f"{at}: {exc}" if at else str(exc)) from exc
 
 
 def label(dt: NDArrayDType) -> str:

@@ -111,7 +111,7 @@ def _arrays(loc: Location, names: list[str] | None, column: str | None) -> dict[
     if missing := [n for n in names or () if n not in found]:
         listed = ", ".join(sorted(found)) or "none"
         raise Refused(f"{where}: the group has no array {missing[0]!r} (its arrays: {listed}).")
-    arrays = {n: found[n] for n in names or sorted(found)}
+    arrays: dict[str, Any] = {n: found[n] for n in names or sorted(found)}
     if not any(isinstance(a.metadata.data_type, NDArrayDType) for a in arrays.values()):
         raise Refused(f"{where}: no ndarray array among {sorted(arrays)} (plain ones go beside).")
     if len({a.shape for a in arrays.values()}) > 1:

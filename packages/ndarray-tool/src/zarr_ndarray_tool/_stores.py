@@ -193,9 +193,8 @@ def write(loc: Location, changes: Mapping[str, bytes | None], expect: Mapping[st
         return _rewrite_zip(loc.zip_file, {loc.key(k): v for k, v in changes.items()})
     if None in changes.values() and not getattr(loc.store, "supports_deletes", True):
         raise Refused(
-            f"{loc}: this {type(loc.store).__name__} cannot delete keys, and a Zarr v2 <-> v3 "
-            "switch replaces the metadata documents; for a zip store run the CLI on the file "
-            "(FILE.zip::path/to/array), which rewrites the archive."
+            f"{loc}: this {type(loc.store).__name__} cannot delete keys, as a Zarr v2 <-> v3 "
+            "switch needs; for a zip store run the CLI on the file (FILE.zip::path) to rewrite it."
         )
     if loc.directory is None and getattr(loc.store, "read_only", False):
         what = "the store is read-only (open it with read_only=False)"

@@ -248,8 +248,8 @@ def _sibling_pattern(loc: Location, path: str, sibling: str, meta: dict) -> tupl
     return docs.pattern_of(ranks, extents, items, tuple(meta["shape"]), where)
 
 
-def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 def upgrade_tree(loc: Location, options: Options) -> Outcome:
@@ -271,7 +271,7 @@ def upgrade_tree(loc: Location, options: Options) -> Outcome:
         "about": "Zarr v2 documents kept by `zarr-ndarray upgrade`; `zarr-ndarray downgrade` "
         "writes them back",
         "v2": {key: data.decode("utf-8") for key, data in v2.items()},
-        "v3": {_join(path, ZARR_JSON): _digest(text) for path, text, _ in planned},
+        "v3": {_join(path, ZARR_JSON): _digest(text.encode()) for path, text, _ in planned},
     }
     changes: dict[str, bytes | None] = {KEPT: json.dumps(kept, indent=1).encode()}
     # children first, the root's zarr.json last: an interrupted run leaves a v2 root
@@ -288,8 +288,7 @@ def downgrade_tree(loc: Location, dry_run: bool = False) -> Outcome:
         v2, v3 = dict(kept["v2"]), dict(kept["v3"])
     except (ValueError, KeyError, TypeError) as exc:
         raise Refused(f"{loc}: {KEPT} is not what upgrade wrote ({exc}).") from exc
-    now = {key: (loc.read(key) or b"").decode("utf-8", "replace") for key in v3}
-    if changed := [key for key, digest in v3.items() if _digest(now[key]) != digest]:
+    if changed := [key for key, digest in v3.items() if _digest(loc.read(key) or b"") != digest]:
         raise Refused(
             f"{loc}: {', '.join(changed[:5])} changed since the upgrade (or is gone); restoring "
             "the v2 documents would lose that, so downgrade refuses (nothing written)."

@@ -183,11 +183,8 @@ def _run_info(args: argparse.Namespace) -> int:
     if not (bad := result.report.get("unreadable_chunks")):
         return 0
     first, objects = result.report["unreadable"][0], result.report["written_chunks"]
-    print(
-        f"{PROG} info: {result.report['path']}: {first}; {bad} of {objects} chunk objects could "
-        "not be read; run `verify` to check every chunk.",
-        file=sys.stderr,
-    )
+    what = f"{bad} of {objects} chunk objects could not be read; run `verify` to check every chunk"
+    print(f"{PROG} info: {result.report['path']}: {first}; {what}.", file=sys.stderr)
     return 1
 
 
