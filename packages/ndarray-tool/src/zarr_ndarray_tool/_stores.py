@@ -229,10 +229,10 @@ def atomic_replace(target: Path, fill: Callable[[BinaryIO], T]) -> T:
     to write is raised naming ``target``, the file the user asked for."""
     mode = target.stat().st_mode & 0o7777 if target.exists() else None
     tmp = target.parent / f".{target.name}.{secrets.token_hex(8)}.tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
-        try:
-            with os.fdopen(fd, "wb") as fh:
+        try:  # the open too: an interrupt can come as it returns
+            with os.fdopen(os.open(tmp, flags, 0o666), "wb") as fh:
                 result = fill(fh)
                 fh.flush()
                 os.fsync(fh.fileno())
