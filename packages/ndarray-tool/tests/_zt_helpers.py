@@ -198,9 +198,13 @@ def run_readme_example(code: str, cwd: Path) -> None:
         pytest.importorskip(module, minversion=minversion or None)
     (cwd / "script.py").write_text(textwrap.dedent(code), encoding="utf-8")
     done = subprocess.run(
-        [sys.executable, "-W", "ignore", "script.py"], cwd=cwd, capture_output=True, text=True,
-        timeout=120, check=False,
-    )  # fmt: skip
+        [sys.executable, "-W", "ignore", "script.py"],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     expected = re.findall(r"print\(.*\)  # (.*)", code)
     for want, got in zip(expected, done.stdout.splitlines(), strict=True):

@@ -31,12 +31,16 @@ def _group(path: Path, attrs: dict[str, Any] | None = None) -> None:
 def _plain(path: Path, values: np.ndarray, compressor: Any, filters: Any = None) -> None:
     path.mkdir(parents=True)
     doc = {
-        "zarr_format": 2, "shape": list(values.shape), "chunks": list(values.shape) or [1],
+        "zarr_format": 2,
+        "shape": list(values.shape),
+        "chunks": list(values.shape) or [1],
         "dtype": values.dtype.str if values.dtype != object else "|O",
-        "compressor": compressor.get_config(), "fill_value": 0, "order": "C",
+        "compressor": compressor.get_config(),
+        "fill_value": 0,
+        "order": "C",
         "filters": None if filters is None else [f.get_config() for f in filters],
         "dimension_separator": "/",
-    }  # fmt: skip
+    }
     (path / ".zarray").write_text(dumps_v2(doc))
     data = values if filters is None else filters[0].encode(values.reshape(-1))
     key = "/".join("0" for _ in values.shape) or "0"
@@ -75,9 +79,12 @@ def write_zspy(
         root / SIGNAL / "data", flat, filters=[numcodecs.VLenArray(dtype.str)], pad=pad, **common
     )
     write_v2_ragged(
-        root / SIGNAL / sibling, given, filters=[numcodecs.VLenArray("<i8")],
-        pad=np.zeros(1, "<i8") if pad is not None else None, **common,
-    )  # fmt: skip
+        root / SIGNAL / sibling,
+        given,
+        filters=[numcodecs.VLenArray("<i8")],
+        pad=np.zeros(1, "<i8") if pad is not None else None,
+        **common,
+    )
     _group(root / SIGNAL / "metadata" / "General", {"title": TITLE})
     _group(root / SIGNAL / "metadata")
     meta = root / SIGNAL / "original_metadata"

@@ -51,14 +51,10 @@ def test_export_a_2d_array(tmp_path: Path, capsys: CaptureFixture) -> None:
     assert table.column_names == ["index_0", "index_1", "g"]
     rows = table.column("index_0").to_pylist()
     cols = table.column("index_1").to_pylist()
-    # C order of the chunk grid, then C order inside each chunk (edge chunks clipped)
-    expected = [
-        (row, col)
-        for cr, cc in [(0, 0), (0, 1), (1, 0), (1, 1)]
-        for row in range(2 * cr, min(2 * cr + 2, 3))
-        for col in range(3 * cc, min(3 * cc + 3, 4))
-    ]
+    expected = [(row, col) for row in range(3) for col in range(4)]  # C order
     assert list(zip(rows, cols, strict=True)) == expected
+    pq = pytest.importorskip("pyarrow.parquet")
+    assert pq.ParquetFile(out).metadata.num_row_groups == 2  # one per row of chunks
     for (r, c), values in zip(expected, got, strict=True):
         np.testing.assert_array_equal(values, grid[r, c])
         assert values.shape == grid[r, c].shape
@@ -220,25 +216,31 @@ def test_dims_that_do_not_fit_the_cells_name_dims(tmp_path: Path, capsys: Captur
     assert not out.exists()
 
 
-def test_progress_steps_within_a_shard(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """One shard of 4 x 8 cells in inner chunks of 2 x 4: the progress moves at every row of
-    inner chunks read (a slab of about SLAB_BYTES, here 1 byte), not once for the whole shard;
-    the rows come out as a whole-shard read gives them, in one row group."""
-    pytest.importorskip("nd_arrow")
-    from zarr_ndarray_tool import _export as export_module
+def test_a_row_group_and_a_progress_step_per_row_of_shards(tmp_path: Path) -> None:
+    """6 x 8 cells in shards of 4 x 8 (inner chunks 2 x 4): rows 0-3, then 4-5 (a selection
+    starting inside a shard row starts there)."""
+    pq = pytest.importorskip("pyarrow.parquet")
     from zarr_ndarray_tool import api
 
-    _grid_array(tmp_path / "g", (4, 8), chunks=(2, 4), shards=(4, 8))
-    whole = tmp_path / "whole.parquet"
-    api.export(tmp_path / "g", parquet=whole)
-    monkeypatch.setattr(export_module, "SLAB_BYTES", 1)
+    _grid_array(tmp_path / "g", (6, 8), chunks=(2, 4), shards=(4, 8))
     calls: list[tuple[int, int]] = []
     out = tmp_path / "steps.parquet"
-    assert api.export(tmp_path / "g", parquet=out, progress=lambda *a: calls.append(a)).rows == 32
-    assert calls == [(0, 32), (16, 32), (32, 32)]
-    pq = pytest.importorskip("pyarrow.parquet")
-    assert pq.read_table(out).equals(pq.read_table(whole))
-    assert pq.ParquetFile(out).metadata.num_row_groups == 1  # one row group per shard
+    assert api.export(tmp_path / "g", parquet=out, progress=lambda *a: calls.append(a)).rows == 48
+    assert calls == [(0, 48), (32, 48), (48, 48)]
+    assert pq.ParquetFile(out).metadata.num_row_groups == 2
+    assert pq.read_table(out).column("index_0").to_pylist() == [
+        r for r in range(6) for _ in range(8)
+    ]
+    calls.clear()
+    api.export(
+        tmp_path / "g",
+        parquet=out,
+        select=slice(3, 6),
+        overwrite=True,
+        progress=lambda *a: calls.append(a),
+    )
+    assert calls == [(0, 24), (8, 24), (24, 24)]
+    assert pq.ParquetFile(out).metadata.num_row_groups == 2
 
 
 # ------------------------------------------------------------------ like a Parquet writer
@@ -368,3 +370,168 @@ def test_an_interrupted_export_leaves_nothing(tmp_path: Path, signum: int) -> No
     assert child.returncode == 128 + signum, err
     assert tool_output(err) == f"zarr-ndarray export: interrupted ({signal.Signals(signum).name})\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big"]
+
+
+# ------------------------------------------------------------------ a group's aligned arrays
+
+U64 = NDArrayDType(dtype="uint64", shape=(None,))
+
+
+def _zagg_group(path: Path, n: int = 10, misaligned: int | None = None) -> dict[str, Any]:
+    """A group as zagg writes one: t-digest centroids ``(k, 2)`` float32 per cell with their
+    row-aligned ``_locations`` and ``_times`` (``(k,)`` uint64), sharded, a plain per-cell
+    count, and a subgroup (not exported). Cell ``misaligned`` gets one time too many."""
+    rng = np.random.default_rng(5)
+    rows = [0 if i % 4 == 1 else int(rng.integers(1, 5)) for i in range(n)]
+    cells = {
+        "centroids": [rng.standard_normal((k, 2)).astype("<f4") for k in rows],
+        "centroids_locations": [np.arange(k, dtype="<u8") + 100 * i for i, k in enumerate(rows)],
+        "centroids_times": [np.arange(k, dtype="<u8") * 7 + i for i, k in enumerate(rows)],
+    }
+    if misaligned is not None:
+        cells["centroids_times"][misaligned] = np.zeros(rows[misaligned] + 1, "<u8")
+    group = zarr.open_group(path, mode="w")
+    for name, values in cells.items():
+        dtype = F32X2 if name == "centroids" else U64
+        array = group.create_array(
+            name, shape=(n,), chunks=(2,), shards=(4,), dtype=dtype, dimension_names=["cell"]
+        )
+        array[:] = as_objects(values)
+    group.create_array("count", shape=(n,), dtype="int32", chunks=(4,))[:] = rows
+    group.create_group("sub").create_array("other", shape=(3,), dtype="int8")
+    return {**cells, "count": rows}
+
+
+def test_a_group_exports_its_arrays_side_by_side(tmp_path: Path, capsys: CaptureFixture) -> None:
+    pq, nd_arrow = pytest.importorskip("pyarrow.parquet"), pytest.importorskip("nd_arrow")
+    cells = _zagg_group(tmp_path / "g")
+    out = tmp_path / "g.parquet"
+    status, text, err = run(capsys, "export", str(tmp_path / "g"), "--parquet", str(out))
+    assert status == 0 and text == f"{tmp_path / 'g'}: wrote 10 rows to {out}\n", err
+    table = pq.read_table(out)
+    assert table.column_names == ["cell", *sorted(cells)]
+    assert table.column("cell").to_pylist() == list(range(10))
+    assert table.column("count").to_pylist() == cells["count"]
+    for name in ("centroids", "centroids_locations", "centroids_times"):
+        column = nd_arrow.NdColumn.from_arrow(table.column(name).combine_chunks())
+        for got, cell in zip(column, cells[name], strict=True):
+            np.testing.assert_array_equal(got.values, cell)
+    assert pq.ParquetFile(out).metadata.num_row_groups == 3  # a row group per row of shards
+    status, text, err = run(
+        capsys, "export", str(tmp_path / "g"), "--parquet", str(out), "--overwrite",
+        "--array", "centroids_times", "--array", "centroids", "--select", "3:9",
+    )  # fmt: skip
+    assert status == 0 and "wrote 6 rows" in text, err
+    table = pq.read_table(out)
+    assert table.column_names == ["cell", "centroids_times", "centroids"]
+    assert table.column("cell").to_pylist() == list(range(3, 9))
+
+
+def test_an_exploded_group_is_the_flat_table_duckdb_queries(
+    tmp_path: Path, capsys: CaptureFixture
+) -> None:
+    pq, duckdb = pytest.importorskip("pyarrow.parquet"), pytest.importorskip("duckdb")
+    cells = _zagg_group(tmp_path / "g")
+    out = tmp_path / "flat.parquet"
+    argv = ("export", str(tmp_path / "g"), "--parquet", str(out), "--explode", "--select", "2:")
+    status, text, err = run(capsys, *argv)
+    total = sum(cells["count"][2:])
+    assert status == 0 and f"wrote {total} rows" in text, err
+    assert pq.read_table(out).column_names == ["cell", *sorted(cells)]
+    query = "select cell, centroids, centroids_locations, centroids_times, count from '{}'"
+    got = duckdb.sql(query.format(out) + " order by cell, centroids_locations").fetchall()
+    expected = [
+        (i, cells["centroids"][i][r].tolist(), int(cells["centroids_locations"][i][r]),
+         int(cells["centroids_times"][i][r]), cells["count"][i])
+        for i in range(2, 10) for r in range(cells["count"][i])
+    ]  # fmt: skip
+    assert [(c, pytest.approx(xy), loc, t, k) for c, xy, loc, t, k in got] == expected
+
+
+def test_a_misaligned_cell_is_named_and_nothing_is_written(
+    tmp_path: Path, capsys: CaptureFixture
+) -> None:
+    pytest.importorskip("nd_arrow")
+    _zagg_group(tmp_path / "g", misaligned=7)  # the last cell of the second shard
+    for explode in ([], ["--explode"]):
+        out = tmp_path / "g.parquet"
+        argv = ("export", str(tmp_path / "g"), "--parquet", str(out), *explode)
+        status, text, err = run(capsys, *argv)
+        assert (status, text) == (1, ""), err
+        assert err.startswith(f"zarr-ndarray export: {tmp_path / 'g'}: ") and "cell (7,)" in err
+        assert "'centroids_times'" in err and err.count("\n") == 1, err
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["g"]
+    status, _, err = run(capsys, *argv[:4], "--array", "centroids", "--array", "count")
+    assert status == 0, err  # the arrays that align
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (
+            ["--array", "count", "--array", "centroids", "--column", "c"],
+            "--column names one array's column, not 2 arrays",
+        ),
+        ([], "the arrays differ in shape (cell (10,), centroids (10,), "),
+        (["--array", "nope"], "the group has no array 'nope' (its arrays: cell, centroids, "),
+        (["--array", "sub"], "the group has no array 'sub'"),
+        (
+            ["--array", "wide", "--array", "centroids"],
+            "differ in shape (wide (4,), centroids (10,))",
+        ),
+        (["--array", "count", "--array", "centroids", "--dims", "n,xy"], "--dims names the axes"),
+        (["--array", "centroids", "--explode", "--dims", "n,xy"], "(no --explode, one array)"),
+        (
+            ["--array", "cell", "--array", "centroids"],
+            "column name 'cell' clashes with a coordinate",
+        ),
+    ],
+)
+def test_group_refusals(tmp_path: Path, capsys: CaptureFixture, argv: list[str], said: str) -> None:
+    pytest.importorskip("nd_arrow")
+    _zagg_group(tmp_path / "g")
+    group = zarr.open_group(tmp_path / "g")
+    group.create_array("wide", shape=(4,), dtype="int8")
+    group.create_array("cell", shape=(10,), dtype="int8", dimension_names=["cell"])
+    out = tmp_path / "g.parquet"
+    status, text, err = run(capsys, "export", str(tmp_path / "g"), "--parquet", str(out), *argv)
+    assert (status, text) == (1, "") and said in err, err
+    assert not out.exists()
+
+
+def test_one_array_of_a_group_takes_column_and_an_array_takes_no_array_option(
+    tmp_path: Path, capsys: CaptureFixture
+) -> None:
+    pq = pytest.importorskip("pyarrow.parquet")
+    _zagg_group(tmp_path / "g")
+    out = tmp_path / "g.parquet"
+    argv = ("export", str(tmp_path / "g"), "--parquet", str(out), "--array", "centroids")
+    status, _, err = run(capsys, *argv, "--column", "c", "--dims", "n,xy")
+    assert status == 0, err
+    assert pq.read_table(out).column_names == ["cell", "c"]
+    status, _, err = run(capsys, *argv[:4], "--array", "count", "--overwrite")
+    assert status == 1 and "no ndarray array among ['count'] (plain ones go beside)" in err
+    status, _, err = run(capsys, "export", str(tmp_path / "g" / "count"), "--parquet", "x.parquet")
+    assert status == 1 and "export expects an ndarray array or a group" in err
+    array = str(tmp_path / "g" / "centroids")
+    status, _, err = run(capsys, "export", array, "--parquet", str(out), "--array", "x")
+    assert status == 1 and "is an array; --array names arrays of a group" in err
+
+
+def test_a_group_export_through_the_api(tmp_path: Path) -> None:
+    pq = pytest.importorskip("pyarrow.parquet")
+    from zarr_ndarray_tool import api
+
+    cells = _zagg_group(tmp_path / "g")
+    out = tmp_path / "t.arrow"
+    store = zarr.storage.LocalStore(tmp_path)
+    result = api.export(store, path="g", parquet=out, arrays=["centroids_times"], explode=True)
+    assert result.rows == sum(cells["count"]) and result.out == out
+    import pyarrow as pa
+
+    with pa.ipc.open_file(out) as reader:
+        table = reader.read_all()
+    assert table.column("centroids_times").to_pylist() == [
+        int(t) for cell in cells["centroids_times"] for t in cell
+    ]
+    del pq

@@ -233,7 +233,7 @@ def test_zarr_v2_upgrade_and_downgrade_on_s3(
     status, _out, err = run(capsys, "upgrade", url, *opts, "--shape", "null,2")
     assert status == 0, err
     after = _objects(s3, prefix)
-    assert set(after) == {"zarr.json", "0", "1", "2"}
+    assert set(after) == {"zarr.json", "zarr-ndarray-v2.json", "0", "1", "2"}
     store = zarr.storage.FsspecStore.from_url(url, storage_options={"endpoint_url": s3_endpoint})
     for got, cell in zip(np.asarray(zarr.open_array(store, mode="r")[:]), cells, strict=True):
         np.testing.assert_array_equal(got, cell.reshape(-1, 2))

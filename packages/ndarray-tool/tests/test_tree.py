@@ -295,9 +295,12 @@ def test_the_legacy_sibling_name_and_vlenbytes_arrays_given_their_element_type(
     raw = [c.tobytes() for c in ragged((3,), (2,), "<f4", 7)]
     shutil.rmtree(root / SIGNAL / "data")
     write_v2_ragged(
-        root / SIGNAL / "data", raw, filters=[numcodecs.VLenBytes()], separator="/",
+        root / SIGNAL / "data",
+        raw,
+        filters=[numcodecs.VLenBytes()],
+        separator="/",
         chunks=(3,),
-    )  # fmt: skip
+    )
     (root / ".zmetadata").unlink()
     before = snapshot(root)
     status, _, err = run(capsys, "upgrade", str(root))

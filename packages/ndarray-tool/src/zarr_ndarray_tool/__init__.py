@@ -1,9 +1,5 @@
-"""``zarr-ndarray``: inspect, convert, verify and export Zarr stores of ragged ndarray cells (the
-``vlen-ndarray`` and ``ragged-ndarray`` codecs), as a command and as a Python API
-(:mod:`zarr_ndarray_tool.api`). Rewrites change metadata documents only, never a chunk.
-"""
-
-from __future__ import annotations
+"""``zarr-ndarray``: inspect, convert, verify and export Zarr stores of ragged ndarray cells, as a
+command and as a Python API (:mod:`zarr_ndarray_tool.api`). Rewrites never touch a chunk."""
 
 from importlib.metadata import PackageNotFoundError, version
 

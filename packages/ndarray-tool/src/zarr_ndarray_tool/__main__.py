@@ -1,7 +1,5 @@
 """``python -m zarr_ndarray_tool``: the same as the ``zarr-ndarray`` console script."""
 
-from __future__ import annotations
-
 import sys
 
 from zarr_ndarray_tool.cli import main

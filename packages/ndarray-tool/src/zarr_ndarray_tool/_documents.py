@@ -1,8 +1,6 @@
-"""The documents the tool reads and rewrites (pure): Zarr v3 array documents, whose rewrites
-(SPEC 2.6) change only ``data_type`` and the one array -> bytes codec entry, in place; Zarr v2
-ragged arrays as v3 ``ndarray`` arrays over the same chunks; the pattern HyperSpy's shape
-siblings give one; the command line's values. The data type checks its own JSON and fill value.
-"""
+"""The documents the tool reads and rewrites (pure): Zarr v3 array documents (SPEC 2.6: only
+``data_type`` and the array -> bytes codec entry change), Zarr v2 ragged arrays as v3 ``ndarray``
+arrays, the pattern HyperSpy's shape siblings give one; the command line's values."""
 
 from __future__ import annotations
 
@@ -12,24 +10,22 @@ import itertools
 import json
 import math
 import re
+from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
-from zarr_ndarray_dtype import ELEMENT_DTYPES, NDArrayDType, ShapePattern
-from zarr_ndarray_dtype.errors import NDArrayDTypeError
+from zarr_ndarray_dtype import ELEMENT_DTYPES, NDArrayDType, NDArrayDTypeError
 from zarr_ndarray_tool.errors import Refused
 
 #: zarr's raw bytes data type: zarr 3.1.0 reads only the first spelling (which ``downgrade``
 #: writes), zarr >= 3.1.4 both.
 BYTES_DTYPE_NAMES = ("variable_length_bytes", "bytes")
-VLEN_BYTES, VLEN_NDARRAY, SHARDING, ZARRAY, ZATTRS = (
-    "vlen-bytes", "vlen-ndarray", "sharding_indexed", ".zarray", ".zattrs",
-)  # fmt: skip
-#: The attribute of an array upgraded from Zarr v2 that keeps its v2 documents for ``downgrade``.
-V2_ATTRIBUTE = "_zarr_vlen_ndarray_v2"
+VLEN_BYTES, VLEN_NDARRAY, SHARDING = "vlen-bytes", "vlen-ndarray", "sharding_indexed"
+ZARRAY, ZATTRS = ".zarray", ".zattrs"
 Pattern = tuple[int | None, ...]
+Ints = npt.NDArray[np.int64]
 
 
 def compact(value: object) -> str:
@@ -42,14 +38,15 @@ def check_array_document(meta: Any, where: str) -> dict[str, Any]:
     if not isinstance(meta, dict):
         raise Refused(f"{where}: zarr.json holds {compact(meta)}, not a JSON object.")
     if meta.get("zarr_format") != 3:
-        fmt = meta.get("zarr_format")
-        raise Refused(f"{where}: zarr.json has zarr_format {fmt!r}; this tool handles Zarr "
-                      "v3 arrays only (the ndarray data type is not defined for Zarr "
-                      "v2).")  # fmt: skip
+        raise Refused(
+            f"{where}: zarr.json has zarr_format {meta.get('zarr_format')!r}; this tool handles "
+            "Zarr v3 arrays only (the ndarray data type is not defined for Zarr v2)."
+        )
     if meta.get("node_type") == "group":
-        raise Refused(f"{where} is a Zarr group, not an array; name an array inside it "
-                      "(e.g. PATH/name for a directory store, FILE.zip::name for a zip "
-                      "store).")  # fmt: skip
+        raise Refused(
+            f"{where} is a Zarr group, not an array; name an array inside it (e.g. PATH/name for a "
+            "directory store, FILE.zip::name for a zip store)."
+        )
     if meta.get("node_type") != "array":
         raise Refused(f"{where}: zarr.json has node_type {meta.get('node_type')!r}, not 'array'.")
     if not isinstance(meta.get("codecs"), list):
@@ -70,56 +67,36 @@ def data_type_kind(data_type: Any) -> str:
     return "bytes" if name in BYTES_DTYPE_NAMES and not config else "other"
 
 
-class ElementType(NamedTuple):
-    """An ``ndarray`` element type (checked by the data type), as the tool reads it: ``unit``
-    is the bytes one step along the variable axis adds."""
-
-    dtype: NDArrayDType
-    name: str
-    shape: list[int | None]
-    pattern: ShapePattern
-    itemsize: int
-    unit: int
-
-    def to_json(self) -> dict[str, Any]:
-        return {"name": "ndarray", "configuration": {"dtype": self.name, "shape": self.shape}}
-
-    def __str__(self) -> str:
-        return f"{self.name} {compact(self.shape).replace(',', ', ')}"
-
-
-def make_element_type(dtype: Any, shape: Any, where: str = "", json_: Any = None) -> ElementType:
-    """The element type ``dtype``, ``shape`` (or JSON), or the data type's refusal at ``where``."""
+def ndarray_type(at: str, spec: Any = None, dtype: Any = None, shape: Any = None) -> NDArrayDType:
+    """The ``ndarray`` type of the JSON ``spec`` (or of ``dtype`` and ``shape``), or the data
+    type's own refusal, at ``at``."""
     try:
-        dt = NDArrayDType.from_json(json_, zarr_format=3) if json_ else NDArrayDType(dtype, shape)
+        return NDArrayDType.from_json(spec, zarr_format=3) if spec else NDArrayDType(dtype, shape)
     except (NDArrayDTypeError, TypeError) as exc:
-        raise Refused(f"{where}: {exc}" if where else str(exc)) from exc
-    dims, size = [None if d is None else int(d) for d in dt.shape], np.dtype(dt.dtype).itemsize
-    unit = size * math.prod(d for d in dims if d is not None)
-    return ElementType(dt, str(dt.dtype), dims, ShapePattern.from_json(dims), size, unit)
+        raise Refused(f"{at}: {exc}" if at else str(exc)) from exc
 
 
-def element_type(meta: dict[str, Any], at: str = "") -> ElementType | None:
+def label(dt: NDArrayDType) -> str:
+    """The element type as messages name it: ``float32 [null, 2]``."""
+    return f"{dt.dtype} {compact(list(dt.shape)).replace(',', ', ')}"
+
+
+def element_type(meta: dict[str, Any], at: str = "") -> NDArrayDType | None:
     """The checked element type of an ``ndarray`` or 0.1.x document at ``at``, else None."""
     data_type: Any = meta.get("data_type")
-    kind = data_type_kind(data_type)
-    if kind != "legacy":
-        return make_element_type(None, None, at, data_type) if kind == "ndarray" else None
+    if (kind := data_type_kind(data_type)) != "legacy":
+        return ndarray_type(at, data_type) if kind == "ndarray" else None
     where = f"{at}: " * bool(at) + f"data_type {compact(data_type)}"
     config = data_type["configuration"]
     dtype, inner = config.get("dtype"), config.get("inner_shape")
-    if set(config) != {"dtype", "inner_shape"} or not isinstance(inner, list):
-        raise Refused(f"{where}: a zarr-vlen-ndarray 0.1.x data type has a configuration with "
-                      "exactly dtype and inner_shape (a list of integers >= 1).")  # fmt: skip
-    if not (dtype in ELEMENT_DTYPES or re.fullmatch(r"[<|][biufc][0-9]{1,2}", str(dtype))):
-        raise Refused(f"{where}: element dtype {compact(dtype)} is neither one of "
-                      f"the 14 names {', '.join(ELEMENT_DTYPES)} nor an explicit "
-                      "little-endian typestr such as '<f4'; it is not allowed (a "
-                      "guess could mistype every element).")  # fmt: skip
-    try:
-        return make_element_type(dtype, ShapePattern.from_json([None, *inner]).to_json(), where)
-    except NDArrayDTypeError as exc:
-        raise Refused(f"{where}: {exc}") from exc
+    named = dtype in ELEMENT_DTYPES or re.fullmatch(r"[<|][biufc][0-9]{1,2}", str(dtype))
+    if set(config) != {"dtype", "inner_shape"} or not isinstance(inner, list) or not named:
+        raise Refused(
+            f"{where}: a zarr-vlen-ndarray 0.1.x data type has exactly a dtype, one of "
+            f"{', '.join(ELEMENT_DTYPES)} or a little-endian typestr such as '<f4' (others are not "
+            "allowed: a guess could mistype every element), and an inner_shape, a list of integers."
+        )
+    return ndarray_type(where, None, dtype, [None, *inner])
 
 
 def _entries(codecs: Any, name: str) -> list[tuple[list[Any], int]]:
@@ -144,11 +121,10 @@ def codec_chain(codecs: Any) -> str:
         name, config = str(entry.get("name")), entry.get("configuration")
         if name == SHARDING and isinstance(config, dict):
             shape, inner = compact(config.get("chunk_shape")), codec_chain(config.get("codecs"))
-            parts.append(f"{name}(chunk_shape={shape})[{inner}]")
+            name += f"(chunk_shape={shape})[{inner}]"
         elif isinstance(config, dict) and config:
-            parts.append(f"{name}({', '.join(f'{k}={compact(v)}' for k, v in config.items())})")
-        else:
-            parts.append(name)
+            name += f"({', '.join(f'{k}={compact(v)}' for k, v in config.items())})"
+        parts.append(name)
     return " -> ".join(parts)
 
 
@@ -160,93 +136,97 @@ def inner_chunks(meta: dict[str, Any]) -> tuple[int, ...] | None:
     return None
 
 
-def _rewritten(meta: dict[str, Any], where: str, command: str, kind: str, expects: str,
-               data_type: Any, old: str, new: str) -> dict:  # fmt: skip
-    """A copy of ``meta`` (its data type of ``kind``) with ``data_type`` and the one ``old`` codec
-    entry replaced by ``new``'s, in place (every other key and the order kept); the fill kept."""
-    found = data_type_kind(check_array_document(meta, where).get("data_type"))
-    if found != kind:
-        hint = {
-            "bytes": "it holds raw variable-length bytes (use `upgrade --dtype D --shape S`)",
-            "ndarray": "it already has the ndarray data type",
-            "legacy": "it has the zarr-vlen-ndarray 0.1.x data type (use `migrate`)",
-            "other": "this tool converts only raw-bytes, ndarray and 0.1.x vlen-ndarray arrays",
-        }[found]
-        raise Refused(f"{where}: {command} expects {expects}, but the data_type is "
-                      f"{compact(meta.get('data_type'))}: {hint}.")  # fmt: skip
-    data_type = data_type() if callable(data_type) else data_type  # checked after the kind
-    out = copy.deepcopy(meta)
+_LEGACY = '{"name": "vlen-ndarray", "configuration": {"dtype": ..., "inner_shape": [...]}}'
+_REWRITES = {  # command: the data type kind it takes, and what it expects
+    "upgrade": ("bytes", "a raw variable-length bytes array"),
+    "downgrade": ("ndarray", "an ndarray array with the vlen-ndarray codec"),
+    "migrate": ("legacy", f"a zarr-vlen-ndarray 0.1.x array (data_type {_LEGACY})"),
+}
+_HINTS = {
+    "bytes": "it holds raw variable-length bytes (use `upgrade --dtype D --shape S`)",
+    "ndarray": "it already has the ndarray data type",
+    "legacy": "it has the zarr-vlen-ndarray 0.1.x data type (use `migrate`)",
+    "other": "this tool converts only raw-bytes, ndarray and 0.1.x vlen-ndarray arrays",
+}
+
+
+def _rewritten(meta: dict[str, Any], where: str, command: str, new_type: Callable[[], Any]) -> dict:
+    """A copy of ``meta`` with the data type ``new_type()`` and the one array -> bytes codec
+    entry ``command`` replaces swapped, in place (every other key and the order kept)."""
+    (kind, expects), old = _REWRITES[command], VLEN_BYTES if command == "upgrade" else VLEN_NDARRAY
+    if (found := data_type_kind(check_array_document(meta, where).get("data_type"))) != kind:
+        raise Refused(
+            f"{where}: {command} expects {expects}, but the data_type is "
+            f"{compact(meta.get('data_type'))}: {_HINTS[found]}."
+        )
+    data_type, out, fill = new_type(), copy.deepcopy(meta), meta.get("fill_value")
     if len(entries := _entries(out["codecs"], old)) != 1:
-        raise Refused(f"{where}: the codec chain {codec_chain(meta['codecs'])} has "
-                      f"{len(entries) or 'no'} {old!r} "
-                      f"codec{'s' * (len(entries) != 1)}; {command} expects exactly "
-                      f"one {old} codec (at the top level or inside sharding).")  # fmt: skip
+        raise Refused(
+            f"{where}: the codec chain {codec_chain(meta['codecs'])} has {len(entries) or 'no'} "
+            f"{old!r} codec{'s' * (len(entries) != 1)}; {command} expects exactly one {old} codec "
+            "(at the top level or inside sharding)."
+        )
     holder, at = entries[0]
     entry = holder[at] if isinstance(holder[at], dict) else {"": holder[at]}
-    if command == "migrate" and (
-        entry.get("configuration", {}) != {} or set(entry) - {"name", "configuration"}
-    ):
-        raise Refused(f'{where}: the codec entry {compact(entry)} is not {{"name": "vlen-ndarray", '
-                      f'"configuration": {{}}}}; the codec takes no parameters.')  # fmt: skip
-    holder[at], out["data_type"], fill = (
-        {"name": new, "configuration": {}},
-        data_type,
-        meta.get("fill_value"),
-    )
+    extra = entry.get("configuration", {}) != {} or entry.keys() - {"name", "configuration"}
+    if command == "migrate" and extra:
+        raise Refused(
+            f'{where}: the codec entry {compact(entry)} is not {{"name": "vlen-ndarray", '
+            '"configuration": {}}; the codec takes no parameters.'
+        )
+    new = VLEN_BYTES if command == "downgrade" else VLEN_NDARRAY
+    holder[at], out["data_type"] = _codec(new), data_type
     if isinstance(data_type, dict):
-        etype = make_element_type(None, None, where, data_type)
+        dt = ndarray_type(where, data_type)
         try:
-            etype.dtype.from_json_scalar(fill, zarr_format=3)
+            dt.from_json_scalar(fill, zarr_format=3)
         except (ValueError, TypeError) as exc:
-            raise Refused(f"{where}: the fill_value {compact(fill)} is not a valid fill for "
-                          f"{etype} ({exc}); {command} keeps the fill value as it is, so it "
-                          "refuses this store.") from exc  # fmt: skip
+            raise Refused(
+                f"{where}: the fill_value {compact(fill)} is not a valid fill for {label(dt)} "
+                f"({exc}); {command} keeps the fill value as it is, so it refuses this store."
+            ) from exc
     elif not isinstance(fill, str):
-        raise Refused(f"{where}: the fill_value {compact(fill)} is not a base64 string; zarr's "
-                      "variable_length_bytes type could not read it.")  # fmt: skip
+        raise Refused(
+            f"{where}: the fill_value {compact(fill)} is not a base64 string; zarr's "
+            "variable_length_bytes type could not read it."
+        )
     return out
 
 
-def new_element_type(dtype: str, shape: Pattern) -> ElementType:
+def new_element_type(dtype: str, shape: Pattern) -> NDArrayDType:
     """The element type an ``upgrade`` writes; :class:`Refused` if vlen-ndarray cannot serve it."""
-    etype = make_element_type(dtype, shape)
-    if not etype.pattern.is_leading_variable:
-        raise Refused(f"--shape {compact(etype.shape)}: the vlen-ndarray codec "
-                      "serves only patterns with one leading variable axis, [null, "
-                      "d1, ..., dk]; a vlen-bytes store can only become one of those "
-                      "(e.g. --shape null or --shape null,2).")  # fmt: skip
-    return etype
+    if not (dt := ndarray_type("", None, dtype, shape)).pattern.is_leading_variable:
+        raise Refused(
+            f"--shape {compact(list(dt.shape))}: the vlen-ndarray codec serves only patterns with "
+            "one leading variable axis, [null, d1, ..., dk]; a vlen-bytes store can only become "
+            "one of those (e.g. --shape null or --shape null,2)."
+        )
+    return dt
 
 
 def upgrade(meta: dict[str, Any], dtype: str, shape: Pattern, where: str) -> dict:
     """raw bytes + ``vlen-bytes`` -> ``ndarray`` + ``vlen-ndarray`` (SPEC 2.6)."""
-    new = lambda: new_element_type(dtype, shape).to_json()  # noqa: E731
-    expects = "a raw variable-length bytes array"
-    return _rewritten(meta, where, "upgrade", "bytes", expects, new, VLEN_BYTES, VLEN_NDARRAY)
+    return _rewritten(meta, where, "upgrade", lambda: new_element_type(dtype, shape).to_json(3))
 
 
 def downgrade(meta: dict[str, Any], where: str) -> dict:
     """``ndarray`` + ``vlen-ndarray`` -> ``variable_length_bytes`` + ``vlen-bytes`` (SPEC 2.6)."""
 
     def new() -> str:
-        etype = element_type(meta, where)
-        if etype is not None and not etype.pattern.is_leading_variable:
-            raise Refused(f"{where}: the pattern {compact(etype.shape)} is not [null, d1, ..., "
-                          "dk], so its chunks are not vlen-bytes framed (codec chain "
-                          f"{codec_chain(meta['codecs'])}); only vlen-ndarray arrays downgrade by "
-                          "a metadata rewrite.")  # fmt: skip
+        if not (dt := ndarray_type(where, meta["data_type"])).pattern.is_leading_variable:
+            raise Refused(
+                f"{where}: the pattern {compact(list(dt.shape))} is not [null, d1, ..., dk], so "
+                f"its chunks are not vlen-bytes framed (codec chain {codec_chain(meta['codecs'])});"
+                " only vlen-ndarray arrays downgrade by a metadata rewrite."
+            )
         return BYTES_DTYPE_NAMES[0]
 
-    expects = "an ndarray array with the vlen-ndarray codec"
-    return _rewritten(meta, where, "downgrade", "ndarray", expects, new, VLEN_NDARRAY, VLEN_BYTES)
+    return _rewritten(meta, where, "downgrade", new)
 
 
 def migrate(meta: dict[str, Any], where: str) -> dict:
     """0.1.x ``vlen-ndarray``/``inner_shape`` data type -> ``ndarray`` ``[null, *inner_shape]``."""
-    legacy = '{"name": "vlen-ndarray", "configuration": {"dtype": ..., "inner_shape": [...]}}'
-    new = lambda: element_type(meta, where).to_json()  # type: ignore[union-attr]  # noqa: E731
-    expects = f"a zarr-vlen-ndarray 0.1.x array (data_type {legacy})"
-    return _rewritten(meta, where, "migrate", "legacy", expects, new, VLEN_NDARRAY, VLEN_NDARRAY)
+    return _rewritten(meta, where, "migrate", lambda: element_type(meta, where).to_json(3))  # type: ignore[union-attr]
 
 
 def bytes_view(meta: dict[str, Any], where: str) -> dict:
@@ -255,8 +235,10 @@ def bytes_view(meta: dict[str, Any], where: str) -> dict:
     if kind == "bytes":
         return {**meta, "data_type": BYTES_DTYPE_NAMES[0]}
     if kind == "other":
-        raise Refused(f"{where}: this command expects a raw-bytes, ndarray or 0.1.x vlen-ndarray "
-                      f"array, but the data_type is {compact(meta.get('data_type'))}.")  # fmt: skip
+        raise Refused(
+            f"{where}: this command expects a raw-bytes, ndarray or 0.1.x vlen-ndarray array, but "
+            f"the data_type is {compact(meta.get('data_type'))}."
+        )
     return downgrade(migrate(meta, where) if kind == "legacy" else meta, where)
 
 
@@ -296,14 +278,13 @@ class Grid(NamedTuple):
     def nchunks(self) -> int:
         return math.prod(self.grid_shape)
 
-    def indices(self) -> Any:
+    def indices(self) -> Iterator[tuple[int, ...]]:
         return itertools.product(*map(range, self.grid_shape))
 
     def padded(self) -> Grid:
         """The grid of whole chunks (edge chunks read whole, as the codecs decode them)."""
-        return Grid(
-            tuple(math.prod(p) for p in zip(self.grid_shape, self.chunks, strict=True)), self.chunks
-        )
+        shape = tuple(n * c for n, c in zip(self.grid_shape, self.chunks, strict=True))
+        return Grid(shape, self.chunks)
 
     def region(self, index: tuple[int, ...]) -> tuple[slice, ...]:
         bounds = zip(index, self.chunks, self.shape, strict=True)
@@ -313,27 +294,26 @@ class Grid(NamedTuple):
 def grid_of(meta: dict[str, Any], where: str) -> Grid:
     """The array's regular chunk grid; :class:`Refused` naming what is wrong with it."""
     grid, shape = meta.get("chunk_grid"), meta.get("shape")
-    chunks: Any
-    chunks = (grid.get("configuration") or {}).get("chunk_shape") if isinstance(grid, dict) else 0
+    config = grid.get("configuration") if isinstance(grid, dict) else None
+    chunks = config.get("chunk_shape") if isinstance(config, dict) else None
     if not isinstance(shape, list) or any(type(s) is not int or s < 0 for s in shape):
         raise Refused(f"{where}: zarr.json's shape {json.dumps(shape)} is not a list of sizes.")
     if grid is None:
         raise Refused(f"{where}: zarr.json has no chunk_grid; an array needs one.")
     if not isinstance(grid, dict) or grid.get("name") != "regular":
-        raise Refused(
-            f"{where}: chunk_grid {json.dumps(grid)}; this tool reads regular chunk grids only."
-        )
+        what = f"chunk_grid {json.dumps(grid)}"
+        raise Refused(f"{where}: {what}; this tool reads regular chunk grids only.")
     if not isinstance(chunks, list) or any(type(c) is not int or c < 1 for c in chunks):
-        raise Refused(f"{where}: the regular chunk_grid's chunk_shape {json.dumps(chunks)} is not "
-                      "a list of positive integers.")  # fmt: skip
+        raise Refused(
+            f"{where}: the regular chunk_grid's chunk_shape {json.dumps(chunks)} is not a list of "
+            "positive integers."
+        )
     if len(chunks) != len(shape):
-        raise Refused(f"{where}: the shape {json.dumps(shape)} has {len(shape)} dimensions but the "
-                      f"chunk_shape {json.dumps(chunks)} has {len(chunks)}; zarr.json contradicts "
-                      "itself.")  # fmt: skip
+        raise Refused(
+            f"{where}: the shape {json.dumps(shape)} has {len(shape)} dimensions but the "
+            f"chunk_shape {json.dumps(chunks)} has {len(chunks)}; zarr.json contradicts itself."
+        )
     return Grid(tuple(shape), tuple(chunks))
-
-
-# ------------------------------------------------------------------------------ Zarr v2
 
 
 def document_text(data: bytes | None, name: str, where: str) -> str | None:
@@ -352,7 +332,7 @@ def compressor_twin(c: Any, where: str) -> list[dict[str, Any]]:
     """The v3 codec entries that decode exactly what the v2 compressor ``c`` encoded: none,
     zstd, blosc, and zlib and lz4 as ``numcodecs.zlib``/``numcodecs.lz4`` (v3's ``gzip`` frames
     differently)."""
-    cid, shuffles = c.get("id") if isinstance(c, dict) else c, {0: "noshuffle", 1: "shuffle"}
+    cid = c.get("id") if isinstance(c, dict) else c
     if cid is None:
         return []
     if cid == "zstd":
@@ -360,20 +340,22 @@ def compressor_twin(c: Any, where: str) -> list[dict[str, Any]]:
     if cid == "blosc" and c.get("shuffle", 1) in (-1, 0, 1, 2):
         # numcodecs blosc-compresses the framed chunk as bytes (typesize 1); blosc frames carry
         # their own parameters, so these values only make zarr v3 write the same kind of frames.
-        shuffle = shuffles.get(c.get("shuffle", 1), "bitshuffle")
+        shuffle = {0: "noshuffle", 1: "shuffle"}.get(c.get("shuffle", 1), "bitshuffle")
         options = {"cname": c.get("cname", "lz4"), "clevel": int(c.get("clevel", 5))}
         options |= {"shuffle": shuffle, "blocksize": int(c.get("blocksize", 0))}
         return [_codec("blosc", typesize=1, **options)]
     if cid in ("zlib", "lz4"):
         key = "level" if cid == "zlib" else "acceleration"
         return [_codec(f"numcodecs.{cid}", **{key: c.get(key, 1)})]
-    raise Refused(f"{where}: the compressor {json.dumps(c)} has no byte-identical Zarr v3 codec "
-                  "this tool maps (zstd, blosc, zlib, lz4 or none); recompress the array, or read "
-                  "it with zarr 2.")  # fmt: skip
+    raise Refused(
+        f"{where}: the compressor {json.dumps(c)} has no byte-identical Zarr v3 codec this tool "
+        "maps (zstd, blosc, zlib, lz4 or none); recompress the array, or read it with zarr 2."
+    )
 
 
-def v3_from_v2(zarray_text: str, zattrs_text: str | None, dtype: str | None, shape: Pattern | None,
-               where: str) -> tuple[dict[str, Any], ElementType]:  # fmt: skip
+def v3_from_v2(
+    zarray_text: str, zattrs_text: str | None, dtype: str | None, shape: Pattern | None, where: str
+) -> tuple[dict[str, Any], NDArrayDType]:
     """The v3 ``zarr.json`` for a v2 ragged array (an object array of one ``VLenArray`` or
     ``VLenBytes`` filter), and its element type: ``dtype``/``shape`` (``--dtype``/``--shape``)
     are optional for ``VLenArray`` (its dtype, ``[null]``), required for ``VLenBytes``."""
@@ -381,61 +363,64 @@ def v3_from_v2(zarray_text: str, zattrs_text: str | None, dtype: str | None, sha
         zarray, attrs = json.loads(zarray_text), json.loads(zattrs_text or "{}")
     except ValueError as exc:
         raise Refused(f"{where}: {ZARRAY} or {ZATTRS} is not valid JSON ({exc}).") from exc
-    if not (
-        isinstance(zarray, dict) and zarray.get("zarr_format") == 2 and isinstance(attrs, dict)
-    ):
+    if not isinstance(zarray, dict) or zarray.get("zarr_format") != 2 or type(attrs) is not dict:
         raise Refused(f"{where}: {ZARRAY} is no Zarr v2 array document or {ZATTRS} no object.")
     filters = zarray.get("filters") or []
     ids = [f.get("id") if isinstance(f, dict) else f for f in filters]
     if zarray.get("dtype") != "|O":
-        raise Refused(f"{where}: the Zarr v2 dtype is {zarray.get('dtype')!r}; only "
-                      "object arrays ('|O') with a VLenArray or VLenBytes filter "
-                      "hold ragged elements.")  # fmt: skip
+        raise Refused(
+            f"{where}: the Zarr v2 dtype is {zarray.get('dtype')!r}; only object arrays ('|O') "
+            "with a VLenArray or VLenBytes filter hold ragged elements."
+        )
     if ids not in (["vlen-array"], ["vlen-bytes"]):
-        raise Refused(f"{where}: the filters are {json.dumps(zarray.get('filters'))}; upgrade "
-                      "needs exactly one VLenArray or VLenBytes filter (other filters change the "
-                      "chunk bytes).")  # fmt: skip
+        raise Refused(
+            f"{where}: the filters are {json.dumps(zarray.get('filters'))}; upgrade needs exactly "
+            "one VLenArray or VLenBytes filter (other filters change the chunk bytes)."
+        )
     if ids == ["vlen-bytes"] and (dtype is None or shape is None):
-        raise Refused(f"{where}: a VLenBytes array holds raw bytes; give the element type with "
-                      "--dtype and --shape (e.g. --dtype float32 --shape null,2).")  # fmt: skip
+        raise Refused(
+            f"{where}: a VLenBytes array holds raw bytes; give its element type with --dtype and "
+            "--shape (e.g. --dtype float32 --shape null,2; they type every VLenBytes array)."
+        )
     if ids == ["vlen-array"]:
-        text = filters[0].get("dtype")
-        try:
-            big = np.dtype(text).byteorder == ">"
-        except TypeError as exc:
-            raise Refused(f"{where}: the VLenArray filter's dtype {text!r} is no dtype.") from exc
-        if big:
-            raise Refused(f"{where}: the VLenArray filter's dtype {text!r} is "
-                          "big-endian; vlen-ndarray elements are little-endian, so "
-                          "these chunks are not byte-compatible (rewrite the array "
-                          "with a little-endian dtype).")  # fmt: skip
-        name = make_element_type(np.dtype(text).str, (None,), f"{where}: dtype {text!r}").name
+        if str(text := filters[0].get("dtype")).startswith(">"):
+            raise Refused(
+                f"{where}: the VLenArray filter's dtype {text!r} is big-endian; vlen-ndarray "
+                "elements are little-endian, so these chunks are not byte-compatible (rewrite the "
+                "array with a little-endian dtype)."
+            )
+        name = ndarray_type(f"{where}: the VLenArray filter's dtype", None, text, (None,)).dtype
         if dtype is not None and dtype != name:
-            raise Refused(f"{where}: --dtype {dtype} disagrees with the VLenArray filter's dtype "
-                          f"{text!r} ({name}); leave --dtype out or give {name}.")  # fmt: skip
+            raise Refused(
+                f"{where}: --dtype {dtype} disagrees with the VLenArray filter's dtype {text!r} "
+                f"({name}); leave --dtype out or give {name}."
+            )
         dtype, shape = name, shape or (None,)
-    etype = new_element_type(dtype, shape)  # type: ignore[arg-type]
+    dt = new_element_type(dtype, shape)  # type: ignore[arg-type]
     array_shape: Any = zarray.get("shape")
     chunks = zarray.get("chunks")
+    grid = _codec("regular", chunk_shape=chunks)
     try:
-        grid_of({"shape": array_shape, "chunk_grid": _codec("regular", chunk_shape=chunks)}, "")
+        grid_of({"shape": array_shape, "chunk_grid": grid}, "")
     except Refused as exc:
         raise Refused(f"{where}: shape {array_shape!r} / chunks {chunks!r} are not valid.") from exc
     order, separator = zarray.get("order", "C"), zarray.get("dimension_separator", ".")
     if order not in ("C", "F") or (order == "F" and len(array_shape) > 1):
-        raise Refused(f"{where}: order {order!r} with {len(array_shape)} dimensions stores chunks "
-                      "transposed, which a v3 array cannot describe without a transpose codec on "
-                      "object elements; rewrite the array in C order.")  # fmt: skip
+        raise Refused(
+            f"{where}: order {order!r} with {len(array_shape)} dimensions stores chunks "
+            "transposed, which a v3 array cannot describe without a transpose codec on object "
+            "elements; rewrite the array in C order."
+        )
     if separator not in (".", "/"):
         raise Refused(f"{where}: dimension_separator {separator!r} is not '.' or '/'.")
     meta: dict[str, Any] = {
         "shape": array_shape,
-        "data_type": etype.to_json(),
-        "chunk_grid": _codec("regular", chunk_shape=chunks),
+        "data_type": dt.to_json(3),
+        "chunk_grid": grid,
         "chunk_key_encoding": _codec("v2", separator=separator),
         "fill_value": "",
         "codecs": [_codec(VLEN_NDARRAY), *compressor_twin(zarray.get("compressor"), where)],
-        "attributes": {**attrs, V2_ATTRIBUTE: {ZARRAY: zarray_text, ZATTRS: zattrs_text}},
+        "attributes": attrs,
         "zarr_format": 3,
         "node_type": "array",
         "storage_transformers": [],
@@ -443,25 +428,7 @@ def v3_from_v2(zarray_text: str, zattrs_text: str | None, dtype: str | None, sha
     names = attrs.get("_ARRAY_DIMENSIONS")  # xarray's v2 convention
     if isinstance(names, list) and [type(n) for n in names] == [str] * len(array_shape):
         meta["dimension_names"] = names
-    return meta, etype
-
-
-def original_documents(meta: dict[str, Any], where: str) -> tuple[str, str | None] | None:
-    """The v2 ``.zarray``/``.zattrs`` texts an upgraded array keeps (None for other arrays);
-    Refused when the document changed since the upgrade (a downgrade would drop the change)."""
-    if (kept := (meta.get("attributes") or {}).get(V2_ATTRIBUTE)) is None:
-        return None
-    zarray, zattrs = (kept.get(ZARRAY), kept.get(ZATTRS)) if isinstance(kept, dict) else (0, 0)
-    if not isinstance(zarray, str) or not isinstance(zattrs, str | None):
-        raise Refused(f"{where}: the attribute {V2_ATTRIBUTE!r} is not what upgrade wrote.")
-    config = meta.get("data_type", {}).get("configuration", {})
-    shape = tuple(config.get("shape", [None]))
-    expected = v3_from_v2(zarray, zattrs, config.get("dtype"), shape, where)[0]
-    if changed := sorted(k for k in set(expected) | set(meta) if expected.get(k) != meta.get(k)):
-        raise Refused(f"{where}: {', '.join(changed)} changed since the array was "
-                      "upgraded from Zarr v2; restoring the v2 documents would lose "
-                      "that, so downgrade refuses.")  # fmt: skip
-    return zarray, zattrs
+    return meta, dt
 
 
 def sibling_of(name: str, arrays: set[str]) -> str | None:
@@ -473,11 +440,7 @@ def sibling_of(name: str, arrays: set[str]) -> str | None:
 
 
 def pattern_of(
-    ranks: npt.NDArray[np.int64],
-    extents: npt.NDArray[np.int64],
-    sizes: npt.NDArray[np.int64],
-    grid: tuple[int, ...],
-    where: str,
+    ranks: Ints, extents: Ints, sizes: Ints, grid: tuple[int, ...], where: str
 ) -> tuple[Pattern, str]:
     """The pattern of a HyperSpy ragged array whose cells (C order over ``grid``) hold ``sizes``
     items flattened, their shape sibling's ``ranks`` and ``extents`` (back to back); and why. One
@@ -494,10 +457,11 @@ def pattern_of(
 
     if (bad := np.flatnonzero(items != sizes)).size:
         at = int(bad[0])
-        raise Refused(f"{where}: the shape sibling says {cell(at)} ({int(items[at])} "
-                      f"items), but the data holds {int(sizes[at])} items there; the "
-                      "two arrays disagree, so the store cannot be upgraded as it is "
-                      "(check that HyperSpy wrote both).")  # fmt: skip
+        raise Refused(
+            f"{where}: the shape sibling says {cell(at)} ({int(items[at])} items), but the data "
+            f"holds {int(sizes[at])} items there; the two arrays disagree, so the store cannot be "
+            "upgraded as it is (check that HyperSpy wrote both)."
+        )
     if not ranks.size:
         return (None,), "it holds no cells"
     flat = "so the cells stay flattened"
@@ -510,9 +474,6 @@ def pattern_of(
         why = f"its cells differ in trailing extents ({cell(0)} but {cell(int(odd[0]))})"
         return (None,), f"{why}, {flat}"
     return (None, *map(int, table[0])), f"every cell is (n, {', '.join(map(str, table[0]))})"
-
-
-# ------------------------------------------------------------------------------ the command line
 
 
 def parse_shape_arg(text: str) -> Pattern:
@@ -531,7 +492,7 @@ def parse_shape_arg(text: str) -> Pattern:
 
 def parse_dtype_arg(text: str) -> str:
     """``--dtype``: one of the element dtype names (``<f4`` is read as float32)."""
-    return str(NDArrayDType(dtype=text, shape=(None,)).dtype)
+    return NDArrayDType(dtype=text, shape=(None,)).dtype
 
 
 def parse_selection(text: str) -> Any:

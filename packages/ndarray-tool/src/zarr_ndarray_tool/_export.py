@@ -1,9 +1,6 @@
-"""``export``: an ``ndarray`` array's cells as ``nd_arrow.array`` rows, one per cell of a
-selection, with an ``int64`` coordinate column per array dimension, to a Parquet file (a row
-group per chunk or shard) or an Arrow IPC file, compressed as a Parquet writer is. nd-arrow's
-zarr bridge reads slabs of whole rows of inner chunks, so the progress moves within a shard.
-Nothing appears at the output unless the whole export succeeded.
-"""
+"""``export``: an ``ndarray`` array's cells, or a group's arrays side by side, as rows of a
+Parquet file (a row group per row of chunks) or an Arrow IPC file, through nd-arrow's zarr
+bridge; nothing appears at the output unless all succeeded."""
 
 from __future__ import annotations
 
@@ -11,19 +8,21 @@ import itertools
 import math
 import operator
 import os
-from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Unpack
 
 import numpy as np
+import zarr
+from zarr.storage import StoreLike, StorePath
 
-from zarr_ndarray_tool._documents import data_type_kind, element_type, inner_chunks
-from zarr_ndarray_tool._stores import Node, atomic_replace, open_array
-from zarr_ndarray_tool.errors import Progress, Refused, counted, environment_failure, steps
+from zarr_ndarray_dtype import AlignmentError, NDArrayDType
+from zarr_ndarray_tool import _stores
+from zarr_ndarray_tool._documents import check_array_document, data_type_kind, label
+from zarr_ndarray_tool._stores import Location, Where, atomic_replace, location, open_array
+from zarr_ndarray_tool.errors import Outcome, Progress, Refused, counted, environment_failure, steps
 
 INSTALL_HINT = "pip install 'zarr-ndarray-tool[export]'"
-#: About how many bytes of cell values one read takes (whole rows of inner chunks, at least one).
-SLAB_BYTES = 4 << 20
 COMPRESSIONS = ("zstd", "snappy", "gzip", "brotli", "lz4", "none")
 IPC_SUFFIXES = (".arrow", ".feather", ".ipc")
 Box = tuple[tuple[int, ...], tuple[int, ...]]  # starts, stops
@@ -70,15 +69,15 @@ def _codec(out: Path, overwrite: bool, compression: str, level: int | None) -> A
 
         import nd_arrow.zarr_bridge  # noqa: F401
     except ImportError as exc:
-        raise Refused(
-            f"export writes through nd-arrow, which is not installed ({exc}); {INSTALL_HINT}."
-        ) from exc
+        what = f"export writes through nd-arrow, which is not installed ({exc})"
+        raise Refused(f"{what}; {INSTALL_HINT}.") from exc
     if compression not in COMPRESSIONS:
         raise Refused(f"--compression {compression!r}: choose one of {', '.join(COMPRESSIONS)}.")
     if out.suffix.lower() in IPC_SUFFIXES and compression not in ("zstd", "lz4", "none"):
-        raise Refused(f"{out}: an Arrow IPC file ({', '.join(IPC_SUFFIXES)}) is compressed with "
-                      f"zstd, lz4 or none, not {compression}; pass --compression zstd, or write a "
-                      ".parquet file.")  # fmt: skip
+        raise Refused(
+            f"{out}: an Arrow IPC file ({', '.join(IPC_SUFFIXES)}) is compressed with zstd, lz4 or "
+            f"none, not {compression}; pass --compression zstd, or write a .parquet file."
+        )
     try:
         if compression == "none" and level is not None:
             raise ValueError("a level needs a compression")
@@ -92,100 +91,151 @@ def _codec(out: Path, overwrite: bool, compression: str, level: int | None) -> A
         raise Refused(f"{what}; {compression} takes {levels}.") from exc
 
 
-def export(
-    node: Node, out: Path, column: str | None, dims: list[str] | None, select: Any,
-    compression: str, level: int | None, overwrite: bool, progress: Progress | None,
-) -> int:  # fmt: skip
-    """Write the cells ``select`` of ``node`` to the local file ``out``; the rows written."""
-    if (kind := data_type_kind(node.meta.get("data_type"))) != "ndarray":
-        need = {"bytes": "; run `upgrade` first", "legacy": "; run `migrate` first"}.get(kind, "")
-        found = node.meta.get("data_type")
-        raise Refused(
-            f"{node.where}: export expects an ndarray array, found data_type {found!r}{need}."
-        )
-    etype, shape = element_type(node.meta, node.where), list(node.grid.shape)
-    rank = len(etype.shape)  # type: ignore[union-attr]
-    if dims is not None and (len(dims) != rank or len(set(dims)) != rank):
-        problem = "a name twice" if len(dims) == rank else counted(len(dims), "name")
-        example = ",".join(["n", "xy", "z", "t"][:rank]) if rank <= 4 else "d0,d1,..."
-        raise Refused(f"--dims {','.join(dims)} gives {problem}, but every cell of {node.where} "
-                      f"has {rank} axes ({etype}); name each axis once, comma-separated (e.g. "
-                      f"--dims {example}).")  # fmt: skip
+def _arrays(loc: Location, names: list[str] | None, column: str | None) -> dict[str, Any]:
+    """The arrays to export by column name: the ``ndarray`` array at ``loc``, or the arrays
+    ``names`` of the group at ``loc`` (default all its own arrays), of one shape."""
+    meta, where = _stores.read_document(loc)[0], str(loc)
+    if not (isinstance(meta, dict) and meta.get("node_type") == "group"):
+        if names:
+            raise Refused(f"{where} is an array; --array names arrays of a group to export.")
+        kind = data_type_kind(check_array_document(meta, where).get("data_type"))
+        if kind != "ndarray":
+            need = {"bytes": "; run `upgrade` first", "legacy": "; run `migrate` first"}
+            what = f"found data_type {meta.get('data_type')!r}{need.get(kind, '')}"
+            raise Refused(f"{where}: export expects an ndarray array or a group, {what}.")
+        return {column or loc.name or "cells": open_array(loc, meta)}
     try:
-        box = resolve(select, node.grid.shape)
+        found = dict(zarr.open_group(StorePath(loc.store, loc.inner), mode="r").arrays())
+    except (ValueError, TypeError, KeyError) as exc:
+        raise Refused(f"{where}: zarr cannot open this group's arrays: {exc}") from exc
+    if missing := [n for n in names or () if n not in found]:
+        listed = ", ".join(sorted(found)) or "none"
+        raise Refused(f"{where}: the group has no array {missing[0]!r} (its arrays: {listed}).")
+    arrays: dict[str, Any] = {n: found[n] for n in names or sorted(found)}
+    if not any(isinstance(a.metadata.data_type, NDArrayDType) for a in arrays.values()):
+        raise Refused(f"{where}: no ndarray array among {sorted(arrays)} (plain ones go beside).")
+    if len({a.shape for a in arrays.values()}) > 1:
+        listed = ", ".join(f"{n} {a.shape}" for n, a in arrays.items())
+        raise Refused(f"{where}: the arrays differ in shape ({listed}); pick some with --array.")
+    if column is not None and len(arrays) > 1:
+        raise Refused(f"{where}: --column names one array's column, not {len(arrays)} arrays'.")
+    return {column: next(iter(arrays.values()))} if column is not None else arrays
+
+
+@dataclass(frozen=True)
+class Export(Outcome):
+    """``export``: ``rows`` written to ``out``."""
+
+    rows: int = 0
+    out: Path = Path()
+
+
+def export(
+    store: StoreLike,
+    *,
+    parquet: str | Path,
+    arrays: list[str] | None = None,
+    explode: bool = False,
+    column: str | None = None,
+    dims: list[str] | None = None,
+    select: Any = ...,
+    compression: str = "zstd",
+    compression_level: int | None = None,
+    overwrite: bool = False,
+    progress: Progress | None = None,
+    **where: Unpack[Where],
+) -> Export:
+    """``export``: the cells ``select`` (ints, slices of step 1, ``...``; default all) to the
+    local file ``parquet``, an Arrow IPC file if it ends in ``.arrow``, ``.feather`` or
+    ``.ipc``; ``compression``: zstd, snappy, gzip, brotli, lz4 or none (IPC: zstd, lz4, none).
+    A group's ``arrays`` (default all, of one shape) are exported side by side, a column each,
+    their cells checked to align; ``explode``: a row per leading row of the cells instead."""
+    loc, out = location(store, **where), Path(parquet)
+    members = _arrays(loc, arrays, column)
+    first = next(iter(members.values()))
+    single = (
+        len(members) == 1 and not explode and isinstance(first.metadata.data_type, NDArrayDType)
+    )
+    shape = tuple(first.shape)
+    if dims is not None and not single:
+        raise Refused("--dims names the axes of one array's cells (no --explode, one array).")
+    if dims is not None:
+        dt, rank = first.metadata.data_type, len(first.metadata.data_type.shape)
+        if len(dims) != rank or len(set(dims)) != rank:
+            problem = "a name twice" if len(dims) == rank else counted(len(dims), "name")
+            example = ",".join(["n", "xy", "z", "t"][:rank]) if rank <= 4 else "d0,d1,..."
+            raise Refused(
+                f"--dims {','.join(dims)} gives {problem}, but every cell of {loc} has {rank} axes "
+                f"({label(dt)}); name each axis once, comma-separated (e.g. --dims {example})."
+            )
+    try:
+        box = resolve(select, shape)
     except (IndexError, TypeError, ValueError) as exc:
-        raise Refused(f"{node.where} (shape {shape}): {exc}.") from exc
+        raise Refused(f"{loc} (shape {list(shape)}): {exc}.") from exc
     if not (total := math.prod(b - a for a, b in zip(*box, strict=True))):
         text = ", ".join(f"{a}:{b}" for a, b in zip(*box, strict=True))
-        raise Refused(
-            f"{node.where} has no cells to export there (shape {shape}, selection [{text}])."
-        )
-    codec = _codec(out, overwrite, compression, level)
-    name, coords = column or node.loc.name or "cells", node.meta.get("dimension_names")
-    if not isinstance(coords, list) or [type(c) for c in coords] != [str] * len(shape):
-        coords = ["index"] if len(shape) == 1 else [f"index_{i}" for i in range(len(shape))]
-    if name in coords:
-        raise Refused(f"column name {name!r} clashes with a coordinate column; pass --column.")
+        what = f"(shape {list(shape)}, selection [{text}])"
+        raise Refused(f"{loc} has no cells to export there {what}.")
+    codec = _codec(out, overwrite, compression, compression_level)
+    names = first.metadata.dimension_names
+    if not names or None in names:
+        names = ["index"] if len(shape) == 1 else [f"index_{i}" for i in range(len(shape))]
+    if clash := sorted(set(names) & set(members)):
+        raise Refused(f"column name {clash[0]!r} clashes with a coordinate column; pass --column.")
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     from nd_arrow.errors import NdArrowError
-    from nd_arrow.zarr_bridge import from_zarr
+    from nd_arrow.zarr_bridge import from_zarr, table_from_zarr
 
-    advance, per_cell = steps(progress, total), [0.0]  # bytes per cell of the slabs read so far
-    step = (inner_chunks(node.meta) or node.grid.chunks or (1,))[0]
+    parts, advance = [box], steps(progress, total)
+    if shape:  # a row group per row of chunks (shards)
+        (a, *starts), (b, *stops), step = *box, (first.shards or first.chunks)[0]
+        cuts = [a, *range((a // step + 1) * step, b, step), b]
+        parts = [((x, *starts), (y, *stops)) for x, y in itertools.pairwise(cuts)]
 
-    def table(array: Any, part: Box) -> Any:
+    def table(starts: tuple[int, ...], stops: tuple[int, ...]) -> Any:
+        selection = tuple(map(slice, starts, stops))
         try:
-            cells = from_zarr(array, dims, selection=tuple(map(slice, *part)))
+            if single:
+                ((name, array),) = members.items()
+                data = pa.table({name: from_zarr(array, dims, selection=selection)})
+            else:
+                data = table_from_zarr(members, selection, explode=explode)
         except NdArrowError as exc:
-            raise Refused(f"{node.where}: nd-arrow cannot hold these cells: {exc}.") from exc
-        except ValueError as exc:  # every codec and stored-chunk error is one
+            raise Refused(f"{loc}: nd-arrow cannot hold these cells: {exc}.") from exc
+        except ValueError as exc:  # misaligned cells; every codec and stored-chunk error
             if environment_failure(exc) is not None:
                 raise
-            raise Refused(f"{node.where}: {exc}; run `verify` to check every chunk.") from exc
-        per_cell[0] = cells.nbytes / max(len(cells), 1)
-        advance(len(cells))
-        axes = (np.arange(a, b, dtype=np.int64) for a, b in zip(*part, strict=True))
-        grids = np.meshgrid(*axes, indexing="ij")
-        return pa.table(
-            {**{c: g.reshape(-1) for c, g in zip(coords, grids, strict=True)}, name: cells}
-        )
-
-    def slabs(starts: tuple[int, ...], stops: tuple[int, ...]) -> Iterator[Box]:
-        """A chunk's part cut along its first axis at inner-chunk rows, about SLAB_BYTES each."""
-        if not starts:  # a 0-d array's one cell
-            yield starts, stops
-        row, a = math.prod(b - a for a, b in zip(starts[1:], stops[1:], strict=True)), starts[:1]
-        while a and a[0] < stops[0]:
-            rows = int(SLAB_BYTES / per_cell[0] // max(row * step, 1)) if per_cell[0] else 1
-            b = min(stops[0], (a[0] // step + max(1, rows)) * step)
-            yield (a[0], *starts[1:]), (b, *stops[1:])
-            a = (b,)
+            hint = "" if isinstance(exc, AlignmentError) else "; run `verify` to check every chunk"
+            raise Refused(f"{loc}: {exc}{hint}.") from exc
+        extents = [b - a for a, b in zip(starts, stops, strict=True)]
+        cells = data.column("cell").to_numpy() if explode else np.arange(data.num_rows)
+        at = np.unravel_index(cells, extents) if extents else ()
+        columns = {n: (i + a).astype(np.int64) for n, i, a in zip(names, at, starts, strict=True)}
+        data = data.drop_columns(["cell"]) if explode else data
+        advance(math.prod(extents))
+        return pa.table({**columns, **dict(zip(data.column_names, data.columns, strict=True))})
 
     def write(fh: BinaryIO) -> int:
-        writer, rows, grid = None, 0, node.grid
-        ranges = [range(a // c, -(-b // c)) for a, b, c in zip(*box, grid.chunks, strict=True)]
+        writer, rows = None, 0
         try:
-            with open_array(node.loc, node.meta) as array:
-                for index in itertools.product(*ranges):  # a row group per chunk, in C order
-                    bounds = list(zip(grid.region(index), *box, strict=True))
-                    starts = tuple(max(r.start, a) for r, a, _ in bounds)
-                    stops = tuple(min(r.stop, b) for r, _, b in bounds)
-                    data = pa.concat_tables([table(array, p) for p in slabs(starts, stops)])
-                    if writer is None and out.suffix.lower() in IPC_SUFFIXES:
-                        options = pa.ipc.IpcWriteOptions(compression=codec)
-                        writer = pa.ipc.new_file(fh, data.schema, options=options)
-                    elif writer is None:  # list items keep the name "item", as nd-arrow writes them
-                        options = {"compression": compression, "compression_level": level}
-                        writer = pq.ParquetWriter(
-                            fh, data.schema, **options, use_compliant_nested_type=False
-                        )
-                    writer.write_table(data)
-                    rows += data.num_rows
+            for part in parts:
+                data = table(*part)
+                if writer is None and out.suffix.lower() in IPC_SUFFIXES:
+                    options = pa.ipc.IpcWriteOptions(compression=codec)
+                    writer = pa.ipc.new_file(fh, data.schema, options=options)
+                elif writer is None:  # list items keep the name "item", as nd-arrow writes them
+                    kwargs = {"compression": compression, "compression_level": compression_level}
+                    writer = pq.ParquetWriter(
+                        fh, data.schema, **kwargs, use_compliant_nested_type=False
+                    )
+                writer.write_table(data)
+                rows += data.num_rows
         finally:
             if writer is not None:
                 writer.close()
         return rows
 
-    return atomic_replace(out, write)
+    rows = atomic_replace(out, write)
+    return Export(f"{loc}: wrote {counted(rows, 'row')} to {out}", rows=rows, out=out)

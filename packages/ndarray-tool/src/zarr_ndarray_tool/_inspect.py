@@ -1,8 +1,6 @@
-"""Reading every stored chunk object: ``info`` (what an array is, the distribution of its cells'
-extents), ``verify`` (every bad chunk, with its rule) and the checks an ``upgrade`` makes before
-it writes. ``ndarray`` chunks are decoded by the columnar engine with every rule of their codec,
-no value copied; raw-bytes chunks are read through zarr as ``vlen-bytes``.
-"""
+"""Reading every stored chunk object: ``info``, ``verify`` and an ``upgrade``'s checks.
+``ndarray`` chunks are decoded by the columnar engine with every rule of their codec, no value
+copied; raw-bytes chunks are read through zarr as ``vlen-bytes``."""
 
 from __future__ import annotations
 
@@ -10,6 +8,7 @@ import base64
 import binascii
 import itertools
 import json
+import operator
 from typing import Any
 
 import numpy as np
@@ -17,8 +16,8 @@ import numpy.typing as npt
 
 from zarr_ndarray_dtype import iter_columnar
 from zarr_ndarray_tool import _documents as docs
-from zarr_ndarray_tool._documents import Grid, data_type_kind, inner_chunks, with_shape
-from zarr_ndarray_tool._stores import ChunkObject, Location, Node, key_encoding, open_array
+from zarr_ndarray_tool._documents import Grid, data_type_kind, inner_chunks, label, with_shape
+from zarr_ndarray_tool._stores import Location, Node, open_array
 from zarr_ndarray_tool.errors import Progress, Refused, counted, environment_failure, steps
 from zarr_vlen_ndarray.framing import BACKEND
 
@@ -27,10 +26,9 @@ Region = tuple[slice, ...]
 
 
 def _read(array: Any, region: Region, key: str, typed: bool) -> Any:
-    """``typed``: the shape table of the cells of ``region`` of an ``ndarray`` array (every
-    chunk decoded with its codec's rules, no value copied); else the cells of an array read as
-    raw bytes, flat. A chunk that does not decode raises a ValueError naming it; a failure of
-    the store or the machine (a connection, a disk) is raised as it is."""
+    """The shape table of the cells of ``region`` (``typed``), else the cells as raw bytes, flat.
+    A chunk that does not decode raises a ValueError naming it; a failure of the environment (a
+    connection, a disk) is raised as it is."""
     try:
         if typed:
             tables = [col.shapes for _, col in iter_columnar(array, region, values=False)]
@@ -41,20 +39,22 @@ def _read(array: Any, region: Region, key: str, typed: bool) -> Any:
             raise failure from None
         if typed and isinstance(exc, ValueError):  # every codec and stored-chunk error is one
             raise
-        raise ValueError(f"the stored chunk {key!r} does not decode ({type(exc).__name__}: {exc}): "
-                         "it is corrupt or was written with other codecs") from exc  # fmt: skip
+        raise ValueError(
+            f"the stored chunk {key!r} does not decode ({type(exc).__name__}: {exc}): it is "
+            "corrupt or was written with other codecs"
+        ) from exc
 
 
 def info(node: Node, progress: Progress | None = None) -> dict[str, Any]:
-    """The ``info`` report (what ``info --json`` prints), from every written chunk; chunks that
-    cannot be read are counted and named, the statistics made of the others."""
+    """The ``info`` report, from every written chunk (those that do not decode are counted)."""
     meta, kind, grid = node.meta, data_type_kind(node.meta.get("data_type")), node.grid
     etype = docs.element_type(meta, node.where) if kind in ("ndarray", "legacy") else None
+    unit = etype.fixed_nbytes if etype else 1  # bytes per row; a raw-bytes array's extents: bytes
     report: dict[str, Any] = {
         "path": node.where,
         "data_type": meta.get("data_type"),
         "kind": kind,
-        "element": etype and {"dtype": etype.name, "shape": etype.shape, "unit_bytes": etype.unit},
+        "element": etype and {"dtype": etype.dtype, "shape": [*etype.shape], "unit_bytes": unit},
         "shape": list(grid.shape),
         "chunk_shape": list(grid.chunks),
         "inner_chunk_shape": list(inner_chunks(meta) or []) or None,
@@ -71,51 +71,45 @@ def info(node: Node, progress: Progress | None = None) -> dict[str, Any]:
     except Refused:
         return report  # not an array whose chunks the tool reads: metadata only
     parts, bad, advance = [], [], steps(progress, len(node.objects))
-    with open_array(node.loc, view) as array:
-        for obj in node.objects:
-            try:
-                found = _read(array, grid.region(obj.index), obj.key, kind == "ndarray")
-                parts.append(found if kind == "ndarray" else np.array(list(map(len, found))))
-            except ValueError as exc:
-                bad.append(str(exc))
-            advance(1)
+    array = open_array(node.loc, view)
+    for obj in node.objects:
+        try:
+            found = _read(array, grid.region(obj.index), obj.key, kind == "ndarray")
+            parts.append(found if kind == "ndarray" else np.array(list(map(len, found))))
+        except ValueError as exc:
+            bad.append(str(exc))
+        advance(1)
     report |= {"unreadable_chunks": len(bad), "unreadable": bad[:5]}
-    if kind != "ndarray":
+    if etype is None or kind != "ndarray":  # raw bytes (a 0.1.x array: rows of its element)
         sizes = np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, np.int64)
-        unit = etype.unit if etype is not None else 1  # a legacy 0.1.x array: rows of its element
-        return report | {
-            "cells_in_written_chunks": int(sizes.size),
-            "payload_bytes": int(sizes.sum()),
-            "encoded_bytes": int(sizes.sum()) + 4 * (len(parts) + sizes.size),
-            "extent_unit": "rows" if etype is not None else "bytes",
-            "not_whole_rows": int(np.count_nonzero(sizes % unit)),
-            "extent": _distribution(sizes // unit),
-        }
-    assert etype is not None  # statistics of the shape table (cells beyond the shape left out)
-    table = np.concatenate(parts) if parts else np.zeros((0, len(etype.shape)), np.int64)
-    items, rows = np.prod(table, axis=1, dtype=np.int64), etype.pattern.is_leading_variable
-    if '"vlen-ndarray"' in json.dumps(meta["codecs"]):  # the vlen-ndarray framing kernel in use
-        report["framing_backend"] = BACKEND
-    report |= {
-        "cells_in_written_chunks": int(items.size),
-        "payload_bytes": int(items.sum()) * etype.itemsize,
-        "extent_unit": "rows" if rows else "items",
-        "not_whole_rows": 0,
-        "extent": _distribution(table[:, 0] if rows else items),
+        report["encoded_bytes"] = int(sizes.sum()) + 4 * (len(parts) + sizes.size)
+        payload, extents, per = sizes, sizes // unit, "rows" if etype else "bytes"
+        whole = int(np.count_nonzero(sizes % unit))
+    else:  # the shape table (cells beyond the shape left out)
+        table = np.concatenate(parts) if parts else np.zeros((0, len(etype.shape)), np.int64)
+        items, rows = np.prod(table, axis=1, dtype=np.int64), etype.pattern.is_leading_variable
+        payload, whole = items * etype.item_dtype.itemsize, 0
+        extents, per = (table[:, 0], "rows") if rows else (items, "items")
+        if not rows:  # the distribution of each variable axis' extent
+            axes = etype.pattern.variable_axes
+            report["extents"] = {str(a): _distribution(table[:, a]) for a in axes}
+        if '"vlen-ndarray"' in json.dumps(meta["codecs"]):  # the vlen-ndarray kernel in use
+            report["framing_backend"] = BACKEND
+    return report | {
+        "cells_in_written_chunks": int(payload.size),
+        "payload_bytes": int(payload.sum()),
+        "extent_unit": per,
+        "not_whole_rows": whole,
+        "extent": _distribution(extents),
     }
-    if not rows:  # the distribution of each variable axis' extent
-        axes = etype.pattern.variable_axes
-        report["extents"] = {str(a): _distribution(table[:, a]) for a in axes}
-    return report
 
 
 def _distribution(extents: npt.NDArray[np.int64]) -> dict[str, Any] | None:
     if not extents.size:
         return None
     low, high = int(np.min(extents)), int(np.max(extents))
-    out: dict[str, Any] = {"min": low}
-    for name, q in _QUANTILES.items():
-        out[name] = int(np.quantile(extents, q, method="inverted_cdf"))
+    qs = np.quantile(extents, list(_QUANTILES.values()), method="inverted_cdf")
+    out: dict[str, Any] = {"min": low, **dict(zip(_QUANTILES, map(int, qs), strict=True))}
     out |= {"max": high, "mean": float(extents.mean()), "empty": int(np.sum(extents == 0))}
     width = -(-(high - low + 1) // 10)  # at most 10 bins of one width: comparable counts
     edges = np.arange(low, high + width + 1, width, dtype=np.int64)
@@ -131,11 +125,9 @@ def _size(n: int) -> str:
 
 def render(report: dict[str, Any]) -> str:
     """The report as aligned text lines."""
-    element, kind = report["element"], report["kind"]
-    text = json.dumps(report["data_type"])
-    if element is not None:
-        text = f"ndarray {element['dtype']} {json.dumps(element['shape'])} "
-        text += f"(unit {element['unit_bytes']} B)"
+    text, kind, e = json.dumps(report["data_type"]), report["kind"], report["element"]
+    if e is not None:
+        text = f"ndarray {e['dtype']} {json.dumps(e['shape'])} (unit {e['unit_bytes']} B)"
     text += " - zarr-vlen-ndarray 0.1.x metadata: run `migrate`" * (kind == "legacy")
     text += " (raw bytes: `upgrade --dtype D --shape S` types it)" * (kind == "bytes")
     grid = f"{report['shape']} in chunks of {report['chunk_shape']}"
@@ -183,43 +175,39 @@ def render(report: dict[str, Any]) -> str:
 
 
 def verify(node: Node, progress: Progress | None, max_errors: int) -> tuple[str, list[Any], int]:
-    """Decode every (inner) chunk of every stored object, edge chunks whole: the message, the
-    first ``max_errors`` failures as (object key, what is wrong), and how many failed."""
+    """Decode every (inner) chunk, edge chunks whole: the message, the first ``max_errors``
+    failures as (object key, what is wrong), and how many failed."""
     kind, where = data_type_kind(node.meta.get("data_type")), node.where
     if kind == "legacy":
-        raise Refused(f"{where}: the data type is zarr-vlen-ndarray 0.1.x metadata, which no "
-                      "longer resolves; run `migrate` first.")  # fmt: skip
-    if kind not in ("ndarray", "bytes"):
-        raise Refused(f"{where}: verify decodes ndarray and raw-bytes arrays; this one's data type "
-                      f"is {node.meta.get('data_type')!r}.")  # fmt: skip
+        raise Refused(
+            f"{where}: the data type is zarr-vlen-ndarray 0.1.x metadata, which no longer "
+            "resolves; run `migrate` first."
+        )
     padded, typed, failed = node.grid.padded(), kind == "ndarray", []
     meta = with_shape(node.meta if typed else docs.bytes_view(node.meta, where), padded.shape)
     inner, advance = inner_chunks(node.meta) if typed else None, steps(progress, len(node.objects))
-    with open_array(node.loc, meta) as array:
+    array = open_array(node.loc, meta)
 
-        def problems(key: str, region: Region) -> list[str]:
-            try:
-                _read(array, region, key, typed)
-            except ValueError as exc:
-                return [str(exc)]
-            return []
+    def problems(key: str, region: Region) -> list[str]:
+        try:
+            _read(array, region, key, typed)
+        except ValueError as exc:
+            return [str(exc)]
+        return []
 
-        for obj in node.objects:
-            region = padded.region(obj.index)
-            found = problems(obj.key, region)
-            if found and inner is not None:  # a shard: name every bad inner chunk in it
-                shard = Grid(tuple(r.stop - r.start for r in region), inner)
-                parts = (
-                    tuple(
-                        slice(r.start + p.start, r.start + p.stop)
-                        for r, p in zip(region, inner_region, strict=True)
-                    )
-                    for inner_region in map(shard.region, shard.indices())
-                )
-                found = list(dict.fromkeys(t for p in parts for t in problems(obj.key, p))) or found
-            failed += [(obj.key, text) for text in found]
-            advance(1)
-    n, absent = len(node.objects), _absent(node)
+    for obj in node.objects:
+        found = problems(obj.key, padded.region(obj.index))
+        if found and inner is not None:  # a shard: name every bad inner chunk in it
+            fine, per = Grid(padded.shape, inner), map(operator.floordiv, padded.chunks, inner)
+            ranges = (range(i * k, (i + 1) * k) for i, k in zip(obj.index, per, strict=True))
+            parts = map(fine.region, itertools.product(*ranges))
+            found = list(dict.fromkeys(t for p in parts for t in problems(obj.key, p))) or found
+        failed += [(obj.key, text) for text in found]
+        advance(1)
+    n, missing = len(node.objects), node.grid.nchunks - len(node.objects)
+    verbs = ("has no object", "reads") if missing == 1 else ("have no objects", "read")
+    absent = f"; {missing} of the grid's {counted(node.grid.nchunks, 'chunk')} {verbs[0]} and "
+    absent = (absent + f"{verbs[1]} as the fill value: unwritten, or deleted?") * bool(missing)
     if not failed:
         decoded = f"all {n} chunk objects decode" if n else "no chunk object is stored"
         return f"{where}: {'the one chunk object decodes' if n == 1 else decoded}{absent}", [], 0
@@ -232,71 +220,46 @@ def verify(node: Node, progress: Progress | None, max_errors: int) -> tuple[str,
     return "\n".join(lines), failed[:max_errors], len(failed)
 
 
-def _absent(node: Node, named: int = 5) -> str:
-    """How many chunks of the grid have no object (they read as the fill value), naming the
-    first few: an unwritten chunk is legal, a deleted one is often an accident."""
-    stored = {obj.index for obj in node.objects}
-    if not (missing := node.grid.nchunks - len(stored)):
-        return ""
-    first = itertools.islice((i for i in node.grid.indices() if i not in stored), named)
-    keys = ", ".join(map(key_encoding(node.meta, node.where).encode_chunk_key, first))
-    verbs = ("has no object", "reads") if missing == 1 else ("have no objects", "read")
-    return (
-        f"; {missing} of the grid's {counted(node.grid.nchunks, 'chunk')} {verbs[0]} "
-        f"({keys}{', ...' * (missing > named)}) and {verbs[1]} as the fill value: unwritten, "
-        "or deleted?"
-    )
-
-
 def check_chunks(
-    loc: Location, new: dict[str, Any], objects: list[ChunkObject], sample: int | None,
-    progress: Progress | None,
-) -> tuple[str | None, str]:  # fmt: skip
-    """Check chunk objects against the planned document ``new``, all or ``sample`` spread evenly
-    (first and last included): the first problem, and what was checked. Each is read as raw
-    bytes (every element whole rows of the element type, edge chunks whole, their padding
-    included), then decoded with ``new`` (every rule of its codec)."""
+    loc: Location, new: dict, objects: list[Any], sample: int | None, progress: Progress | None
+) -> tuple[str | None, str]:
+    """The first problem of the chunk objects (all, or ``sample`` spread evenly) under the planned
+    document ``new``, and what was checked: each is read as raw bytes (whole rows in every
+    element, edge chunks with their padding), then decoded with ``new``."""
     picked = objects
     if sample is not None and sample < len(objects):
         at = np.unique(np.linspace(0, len(objects) - 1, sample).round().astype(np.int64))
         picked = [objects[int(i)] for i in at]
     checked = f"checked {len(picked)} of {counted(len(objects), 'chunk object')}"
     checked += " (--verify-all checks every one)" * (len(picked) < len(objects))
-    etype, grid = docs.element_type(new), docs.grid_of(new, str(loc))
-    assert etype is not None
-    padded, advance = grid.padded(), steps(progress, len(picked))
-
-    def problem(obj: ChunkObject, raw: Any, typed: Any) -> str | None:
+    dt, grid = docs.ndarray_type(str(loc), new["data_type"]), docs.grid_of(new, str(loc))
+    padded, advance, unit = grid.padded(), steps(progress, len(picked)), dt.fixed_nbytes
+    raw = open_array(loc, with_shape(docs.bytes_view(new, str(loc)), padded.shape))
+    typed = open_array(loc, with_shape(new, padded.shape))
+    for obj in picked:
         region = padded.region(obj.index)
         try:
             cells = _read(raw, region, obj.key, False)
         except ValueError as exc:
-            return f"zarr cannot read it as {etype}: {exc}"
+            return f"chunk {obj.key}: zarr cannot read it as {label(dt)}: {exc}", checked
         lengths = np.array(list(map(len, cells)), dtype=np.int64)
-        if (bad := np.flatnonzero(lengths % etype.unit)).size:
+        if (bad := np.flatnonzero(lengths % unit)).size:
             local = np.unravel_index(int(bad[0]), tuple(r.stop - r.start for r in region))
             coords = tuple(r.start + int(i) for r, i in zip(region, local, strict=True))
-            place = str(coords) + (
-                f" (beyond the array's shape {grid.shape}, in the edge chunk's padding, which "
-                "zarr decodes with the chunk: a fill value its writer left there)"
-            ) * any(c >= n for c, n in zip(coords, grid.shape, strict=True))
-            return (
-                f"the element at {place} is {lengths[bad[0]]} bytes, not a whole number of "
-                f"{etype.unit}-byte rows of {etype}{_nul_hint(new, cells[bad[0]])}; check "
-                "--dtype and --shape."
+            padding = any(c >= n for c, n in zip(coords, grid.shape, strict=True)) * (
+                f" (beyond the array's shape {grid.shape}, in the edge chunk's padding, which zarr "
+                "decodes with the chunk: a fill value its writer left there)"
             )
+            return (
+                f"chunk {obj.key}: the element at {coords}{padding} is {lengths[bad[0]]} bytes, "
+                f"not a whole number of {unit}-byte rows of "
+                f"{label(dt)}{_nul_hint(new, cells[bad[0]])}; check --dtype and --shape."
+            ), checked
         try:
             _read(typed, region, obj.key, True)
         except ValueError as exc:
-            return str(exc)
-        return None
-
-    raw_meta = with_shape(docs.bytes_view(new, str(loc)), padded.shape)
-    with open_array(loc, raw_meta) as raw, open_array(loc, with_shape(new, padded.shape)) as typed:
-        for obj in picked:
-            if (found := problem(obj, raw, typed)) is not None:
-                return f"chunk {obj.key}: {found}", checked
-            advance(1)
+            return f"chunk {obj.key}: {exc}", checked
+        advance(1)
     return None, checked
 
 
@@ -309,7 +272,7 @@ def _nul_hint(meta: dict[str, Any], cell: bytes) -> str:
     if fill == cell or fill.rstrip(b"\x00") != cell:
         return ""
     return (
-        f" (it is the fill value {meta.get('fill_value')!r} with its trailing NUL bytes "
-        "stripped, as zarr-python stores fill elements of variable_length_bytes arrays; "
-        "such chunks must be rewritten with whole elements before an upgrade)"
+        f" (it is the fill value {meta.get('fill_value')!r} with its trailing NUL bytes stripped, "
+        "as zarr-python stores fill elements of variable_length_bytes arrays; such chunks must be "
+        "rewritten with whole elements before an upgrade)"
     )

@@ -1,9 +1,6 @@
-"""Where an array lives and how the tool reads and writes it. Every read goes through zarr's
-store API (a directory is a LocalStore, a zip file a ZipStore, a URL an FsspecStore or
-ObjectStore). The tool writes itself only what zarr's stores cannot: a local file or a zip
-archive replaced atomically. Elsewhere a rewrite compares each key with what was read, then
-sets it: one writer at a time.
-"""
+"""Where a node lives, read through zarr's stores; the tool writes itself only what zarr's
+stores cannot, a local file or a zip archive replaced atomically. Elsewhere a rewrite compares
+each key with what was read, then sets it: one writer at a time."""
 
 from __future__ import annotations
 
@@ -16,23 +13,24 @@ import operator
 import os
 import reprlib
 import secrets
-import sys
 import time
 import warnings
 import zipfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple, TypeVar
+from typing import Any, BinaryIO, NamedTuple, TypedDict, TypeVar, Unpack
 from urllib.parse import urlparse
 from urllib.request import url2pathname
+
+import zarr
+from zarr.abc.store import Store
+from zarr.buffer import default_buffer_prototype
+from zarr.storage import FsspecStore, LocalStore, MemoryStore, StoreLike, StorePath, ZipStore
 
 from zarr_ndarray_tool import _compat
 from zarr_ndarray_tool._compat import sync
 from zarr_ndarray_tool._documents import Grid, check_array_document, element_type, grid_of
 from zarr_ndarray_tool.errors import Refused
-
-if TYPE_CHECKING:
-    from zarr.storage import StoreLike
 
 T = TypeVar("T")
 ZARR_JSON, ZIP_SEPARATOR, BACKENDS = "zarr.json", "::", ("fsspec", "obstore")
@@ -57,50 +55,48 @@ class Location:
 
     def read(self, name: str = ZARR_JSON) -> bytes | None:
         """The content of the key ``name`` below the node, None if absent."""
-        from zarr.buffer import default_buffer_prototype
-
         buf = sync(self.store.get(self.key(name), prototype=default_buffer_prototype()))
         return None if buf is None else bytes(buf.to_bytes())
 
     @property
     def name(self) -> str:
-        """The node's name (its last path component, a zip file's stem), for column names."""
-        if self.inner or self.zip_file is None:
-            return PurePosixPath(self.inner or self.label.rstrip("/")).name
-        return self.zip_file.stem
+        """The node's name, for column names: its last path component without a suffix."""
+        return PurePosixPath(self.inner or self.label.rstrip("/")).stem
 
     def __str__(self) -> str:
         separator = ZIP_SEPARATOR if self.zip_file is not None else "/"
         return f"{self.label}{separator}{self.inner}" if self.inner else self.label
 
 
-def location(
-    store: StoreLike, path: str = "", options: dict[str, Any] | None = None, backend: str = "fsspec"
-) -> Location:
-    """The node at ``path`` in anything zarr takes as a store: a path or URL as the command line
-    takes it (``options`` and ``backend`` for a URL), a Store, StorePath, FSMap or dict. Messages
-    name it by its path or URL where it has one."""
-    from zarr.abc.store import Store
-    from zarr.storage import FsspecStore, LocalStore, MemoryStore, StorePath, ZipStore
+class Where(TypedDict, total=False):
+    """Where the node is, besides the store: ``path`` inside it (default its root); for a URL,
+    ``storage_options`` for its ``backend``, ``"fsspec"`` (default) or ``"obstore"``."""
 
+    path: str
+    storage_options: dict[str, Any] | None
+    backend: str
+
+
+def location(store: StoreLike, **where: Unpack[Where]) -> Location:
+    """The node in a path or URL (as the command line takes it), a zarr Store, StorePath or dict,
+    named in messages by its path or URL where it has one."""
+    path, options = where.get("path", ""), where.get("storage_options")
     if isinstance(store, LocalStore) and not store.read_only:
         store = store.root  # its directory, as the CLI takes it (zarr would create it on open)
     if isinstance(store, str | os.PathLike):
+        backend = where.get("backend", "fsspec")
         return _locate(os.fspath(store), options, backend).child(path.strip("/"))
     if options:
         raise Refused("storage_options apply to a URL only; pass them when opening the store.")
     if isinstance(store, StorePath):
-        path = f"{store.path.strip('/')}/{path}"
-        store = store.store
+        path, store = f"{store.path.strip('/')}/{path}", store.store
     elif isinstance(store, dict):
         store = MemoryStore(store)
     elif not isinstance(store, Store):
-        mapping = sys.modules.get("fsspec.mapping")
-        if mapping is None or not isinstance(store, mapping.FSMap):
-            raise Refused(f"got {type(store).__name__} {reprlib.repr(store)}; give a path or URL, "
-                          "a zarr store (zarr.storage.LocalStore(...), FsspecStore, ...) or a "
-                          "StorePath.")  # fmt: skip
-        store = FsspecStore.from_mapper(store, read_only=store.readonly)
+        raise Refused(
+            f"got {type(store).__name__} {reprlib.repr(store)}; give a path or URL, a zarr store "
+            "(zarr.storage.LocalStore(...), FsspecStore, ...) or a StorePath."
+        )
     label = (str(store).strip() or type(store).__name__).splitlines()[0]
     if isinstance(store, LocalStore | ZipStore):
         label = str(store.root if isinstance(store, LocalStore) else store.path)
@@ -116,18 +112,13 @@ def _locate(path: str, options: dict[str, Any] | None, backend: str) -> Location
             raise Refused(f"{path}: a file:// URL names a local path (file:///path/to/array).")
         path = url2pathname(url.path)
     elif "://" in path:
-        store: Any
         try:
             if backend == "obstore":
                 import obstore.store
-                from zarr.storage import ObjectStore
 
-                store = ObjectStore(
-                    obstore.store.from_url(path, **(options or {})), read_only=False
-                )
+                found = obstore.store.from_url(path, **(options or {}))
+                store: Store = zarr.storage.ObjectStore(found, read_only=False)
             else:
-                from zarr.storage import FsspecStore
-
                 store = FsspecStore.from_url(path, storage_options=options or None, read_only=False)
         except ImportError as exc:
             package = "obstore" if backend == "obstore" else "fsspec and its file system for it"
@@ -144,8 +135,6 @@ def _locate(path: str, options: dict[str, Any] | None, backend: str) -> Location
     if ZIP_SEPARATOR in path:
         raise Refused(f"{file}: not a zip file (PATH{ZIP_SEPARATOR}inner names a zip store).")
     if p.is_dir():
-        from zarr.storage import LocalStore
-
         return Location(LocalStore(p, read_only=True), "", str(p), directory=p)
     if p.is_file():
         raise Refused(f"{path} is a file but not a zip store; give a store directory or a .zip.")
@@ -153,17 +142,9 @@ def _locate(path: str, options: dict[str, Any] | None, backend: str) -> Location
 
 
 def list_sizes(loc: Location) -> dict[str, int]:
-    """Every key below the node (relative to it) with its size in bytes: one listing where the
-    library gives sizes with it, else zarr's listing and a ``getsize`` per key, concurrently."""
-    from zarr.storage import ObjectStore, ZipStore
-
+    """Every key below the node (relative to it) with its size in bytes."""
     store, base = loc.store, f"{loc.inner}/" if loc.inner else ""
-    if isinstance(store, ObjectStore):  # zarr's ObjectStore would HEAD every key
-        import obstore
-
-        listed = (meta for batch in obstore.list(store.store, loc.inner or None) for meta in batch)
-        sizes = {str(meta["path"]): int(meta["size"]) for meta in listed}
-    elif isinstance(store, ZipStore) and store.read_only and isinstance(store.path, Path):
+    if isinstance(store, ZipStore) and store.read_only and isinstance(store.path, Path):
         with zipfile.ZipFile(store.path) as zf:  # zarr's ZipStore would read every member whole
             sizes = {i.filename: i.file_size for i in zf.infolist() if not i.is_dir()}
     else:
@@ -177,15 +158,16 @@ def list_sizes(loc: Location) -> dict[str, int]:
     return {k[len(base) :]: n for k, n in sizes.items() if k.startswith(base)}
 
 
-def read_document(loc: Location, raw: bytes | None) -> tuple[Any, str]:
-    """The parsed ``zarr.json`` (``raw``) of the node and its text; Refused if there is none."""
-    if raw is None:
+def read_document(loc: Location) -> tuple[Any, str]:
+    """The node's parsed ``zarr.json`` and its text; Refused if there is none."""
+    if (raw := loc.read()) is None:
         for v2 in (".zarray", ".zgroup"):
             if loc.read(v2) is not None:
-                raise Refused(f"{loc}: found {v2} but no zarr.json: this is a Zarr v2 node; this "
-                              "command handles Zarr v3 arrays only (the ndarray data type is not "
-                              "defined for v2; `upgrade` turns a v2 VLenArray or VLenBytes array "
-                              "into a v3 one).")  # fmt: skip
+                raise Refused(
+                    f"{loc}: found {v2} but no zarr.json: this is a Zarr v2 node; this command "
+                    "handles Zarr v3 arrays only (the ndarray data type is not defined for v2; "
+                    "`upgrade` turns a v2 VLenArray or VLenBytes array into a v3 one)."
+                )
         if loc.directory is not None:  # an empty directory is still there
             empty = not (loc.directory / loc.inner).exists()
         else:
@@ -194,26 +176,15 @@ def read_document(loc: Location, raw: bytes | None) -> tuple[Any, str]:
             raise Refused(f"{loc} does not exist (nothing is stored there).")
         raise Refused(f"{loc}: no zarr.json there, so it is not a Zarr v3 array.")
     try:
-        meta = json.loads(text := raw.decode("utf-8"))
+        return json.loads(text := raw.decode("utf-8")), text
     except (UnicodeDecodeError, ValueError) as exc:
         raise Refused(f"{loc}: zarr.json is not valid JSON ({exc}).") from exc
-    if isinstance(meta, dict) and meta.get("node_type") == "group":
-        arrays: list[str] = []
-        sep = ZIP_SEPARATOR if loc.zip_file is not None else "/"
-        for rel in sorted(k for k in list_sizes(loc) if k.endswith(f"/{ZARR_JSON}")):
-            with contextlib.suppress(ValueError, UnicodeDecodeError, AttributeError):
-                if len(arrays) < 8 and json.loads(loc.read(rel) or b"").get("node_type") == "array":
-                    arrays.append(f"{loc}{sep}{rel[: -len(ZARR_JSON) - 1]}")
-        hint = f"arrays inside: {', '.join(arrays)}" if arrays else "it holds no arrays"
-        raise Refused(f"{loc} is a Zarr group, not an array; name an array inside it ({hint}).")
-    return meta, text
 
 
 def write(loc: Location, changes: Mapping[str, bytes | None], expect: Mapping[str, Any]) -> None:
-    """Write (bytes) or delete (None) keys below the node, provided every key of ``expect`` still
-    holds those bytes (None: absent); :class:`Refused`, nothing written, otherwise. A directory
-    or zip file the tool opened is written atomically (a zip file in one rewrite); elsewhere key
-    by key, the keys written undone on any failure or interrupt."""
+    """Write (bytes) or delete (None) keys below the node if every key of ``expect`` still holds
+    those bytes (None: absent), else :class:`Refused`. Key by key, undone on any failure, but a
+    directory's files and a zip file are replaced atomically (a zip file in one rewrite)."""
     for name, data in expect.items():
         if loc.read(name) != data:
             raise Refused(f"{loc}: {name} changed while this command ran; nothing written.")
@@ -221,16 +192,13 @@ def write(loc: Location, changes: Mapping[str, bytes | None], expect: Mapping[st
         _compat.close_store(loc.store)  # reads after the rewrite must not see the old archive
         return _rewrite_zip(loc.zip_file, {loc.key(k): v for k, v in changes.items()})
     if None in changes.values() and not getattr(loc.store, "supports_deletes", True):
-        raise Refused(f"{loc}: this {type(loc.store).__name__} cannot delete keys, "
-                      "and a Zarr v2 <-> v3 switch replaces the metadata documents; "
-                      "for a zip store run the CLI on the file "
-                      "(FILE.zip::path/to/array), which rewrites the archive.")  # fmt: skip
-    if loc.directory is None and getattr(loc.store, "read_only", False):
         raise Refused(
-            f"{loc}: the store is read-only (open it with read_only=False); nothing written."
+            f"{loc}: this {type(loc.store).__name__} cannot delete keys, as a Zarr v2 <-> v3 "
+            "switch needs; for a zip store run the CLI on the file (FILE.zip::path) to rewrite it."
         )
-    from zarr.buffer import default_buffer_prototype
-
+    if loc.directory is None and getattr(loc.store, "read_only", False):
+        what = "the store is read-only (open it with read_only=False)"
+        raise Refused(f"{loc}: {what}; nothing written.")
     done: list[str] = []
     try:
         for name, data in sorted(changes.items(), key=lambda c: c[1] is None):  # writes first
@@ -256,17 +224,15 @@ _WRITING = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS}
 
 
 def atomic_replace(target: Path, fill: Callable[[BinaryIO], T]) -> T:
-    """Create or replace ``target`` with what ``fill(file)`` writes; returns what it returns.
-
-    A temporary file in ``target``'s directory, fsynced, given ``target``'s mode (a new file the
-    umask's default), then ``os.replace``; removed on any failure or interrupt. A failure to
-    write it is raised naming ``target``, the file the user asked for."""
+    """Create or replace ``target`` (keeping its mode) with what ``fill(file)`` writes, through a
+    temporary file removed on any failure or interrupt; returns what ``fill`` returns. A failure
+    to write is raised naming ``target``, the file the user asked for."""
     mode = target.stat().st_mode & 0o7777 if target.exists() else None
     tmp = target.parent / f".{target.name}.{secrets.token_hex(8)}.tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
-        try:
-            with os.fdopen(fd, "wb") as fh:
+        try:  # the open too: an interrupt can come as it returns
+            with os.fdopen(os.open(tmp, flags, 0o666), "wb") as fh:
                 result = fill(fh)
                 fh.flush()
                 os.fsync(fh.fileno())
@@ -285,9 +251,8 @@ def atomic_replace(target: Path, fill: Callable[[BinaryIO], T]) -> T:
 
 
 def _rewrite_zip(path: Path, changes: dict[str, bytes | None]) -> None:
-    """Rewrite the zip file ``path`` atomically with ``changes`` (member -> new bytes, or None to
-    remove it). A changed member replaces the last entry of its name (shadowed ones dropped) or
-    is appended; every other member is copied with its metadata and content."""
+    """Rewrite the zip file ``path`` with ``changes`` (member -> bytes, None: removed): a changed
+    member replaces the last entry of its name or is appended; the others are copied as they are."""
     fields = "compress_type comment extra create_system external_attr internal_attr"
 
     def copy(out: BinaryIO) -> None:
@@ -326,14 +291,12 @@ def key_encoding(meta: dict[str, Any], where: str) -> Any:
     try:
         return _compat.chunk_key_encoding(enc)
     except (ValueError, TypeError, KeyError) as exc:
-        raise Refused(
-            f"{where}: chunk_key_encoding {json.dumps(enc)} is not one zarr knows ({exc})."
-        ) from exc
+        text = f"chunk_key_encoding {json.dumps(enc)}"
+        raise Refused(f"{where}: {text} is not one zarr knows ({exc}).") from exc
 
 
 def chunk_objects(loc: Location, meta: dict[str, Any], grid: Grid) -> list[ChunkObject]:
-    """Every stored chunk object of the array (a key zarr's encoding gives a chunk of the grid),
-    in C order of the grid."""
+    """Every stored chunk object of the array (a key of a chunk of the grid), in C order."""
     encoding, sizes = key_encoding(meta, str(loc)), list_sizes(loc)
     keys = ((encoding.encode_chunk_key(index), index) for index in grid.indices())
     return [ChunkObject(key, index, sizes[key]) for key, index in keys if key in sizes]
@@ -355,18 +318,14 @@ class Node(NamedTuple):
 
 def load_node(loc: Location) -> Node:
     """Read the array at ``loc``; :class:`Refused` if there is none or it is unusable."""
-    meta, text = read_document(loc, loc.read())
+    meta, text = read_document(loc)
     grid = grid_of(check_array_document(meta, str(loc)), str(loc))
     return Node(loc, meta, text, grid, chunk_objects(loc, meta, grid))
 
 
-@contextlib.contextmanager
-def open_array(loc: Location, meta: dict[str, Any]) -> Iterator[Any]:
-    """A read-only zarr array over the node's chunks, described by ``meta`` (not zarr.json):
-    the tool reads an array's chunks as raw bytes so, or checks an upgrade it plans."""
-    import zarr
-    from zarr.storage import StorePath
-
+def open_array(loc: Location, meta: dict[str, Any]) -> zarr.Array:
+    """A zarr array over the node's chunks described by ``meta`` (not zarr.json: the tool reads
+    chunks as raw bytes so, or checks an upgrade it plans)."""
     element_type(meta, str(loc))  # an ndarray type zarr cannot resolve, named by its rule
     with warnings.catch_warnings():  # zarr warns that variable_length_bytes (and on 3.1.0
         # vlen-bytes) has no Zarr v3 specification; the tool reads such arrays on purpose
@@ -375,4 +334,4 @@ def open_array(loc: Location, meta: dict[str, Any]) -> Iterator[Any]:
             array = zarr.AsyncArray(meta, StorePath(loc.store, loc.inner))  # type: ignore[call-overload]
         except (ValueError, TypeError, KeyError) as exc:
             raise Refused(f"{loc}: zarr cannot read this array's metadata: {exc}") from exc
-        yield zarr.Array(array)
+    return zarr.Array(array)

@@ -1,9 +1,6 @@
-"""The rewrites: one array's ``zarr.json`` (upgrade, downgrade, migrate), a Zarr v2 ragged array
-to v3 and back, and whole Zarr v2 hierarchies (HyperSpy's zspy stores) upgraded in place and
-back byte for byte: groups and plain arrays as zarr-python's own v2 -> v3 migration writes them,
-ragged arrays as ``ndarray`` arrays (with the pattern a HyperSpy shape sibling gives). Chunks
-are checked before anything is written, and never rewritten.
-"""
+"""The rewrites: one array's ``zarr.json`` (upgrade, downgrade, migrate), and Zarr v2 ragged
+arrays or hierarchies (HyperSpy's zspy stores) to v3 and back byte for byte, groups and plain
+arrays through zarr's own migration. Chunks are checked first, and never rewritten."""
 
 from __future__ import annotations
 
@@ -15,21 +12,17 @@ import warnings
 from typing import Any
 
 import numpy as np
+import zarr
+from zarr.buffer import default_buffer_prototype
+from zarr.storage import MemoryStore, StorePath
 
 from zarr_ndarray_dtype import iter_columnar, read_columnar
 from zarr_ndarray_tool import _documents as docs
-from zarr_ndarray_tool._documents import ZARRAY, ZATTRS, Pattern, document_text
+from zarr_ndarray_tool import _stores
+from zarr_ndarray_tool._documents import ZARRAY, ZATTRS, Pattern, document_text, label
 from zarr_ndarray_tool._inspect import check_chunks
-from zarr_ndarray_tool._stores import (
-    ZARR_JSON,
-    Location,
-    Node,
-    chunk_objects,
-    list_sizes,
-    open_array,
-    write,
-)
-from zarr_ndarray_tool.errors import Progress, Refused, counted, steps
+from zarr_ndarray_tool._stores import ZARR_JSON, Location, Node, chunk_objects, open_array
+from zarr_ndarray_tool.errors import Outcome, Progress, Refused, counted, steps
 
 #: Chunk objects ``upgrade`` checks unless told to check all.
 DEFAULT_SAMPLE = 16
@@ -42,71 +35,48 @@ MIGRATION_RELEASE = "3.1.3"
 
 
 @dataclasses.dataclass(frozen=True)
-class Outcome:
-    """What a command did: its message, and for a dry run the ``zarr.json`` diff."""
-
-    message: str
-    diff: str = ""
-
-
-@dataclasses.dataclass(frozen=True)
 class Options:
+    """An upgrade's element type, how many chunk objects it checks (None: all), and more."""
+
     dtype: str | None = None
     shape: Pattern | None = None
-    verify_all: bool = False
-    sample: int = DEFAULT_SAMPLE
+    sample: int | None = DEFAULT_SAMPLE
     dry_run: bool = False
     progress: Progress | None = None
 
-    @property
-    def checks(self) -> tuple[int | None, Progress | None]:
-        """How many chunk objects to check (None: all), and the progress."""
-        return None if self.verify_all else self.sample, self.progress
+
+def _described(meta: dict[str, Any]) -> str:
+    return label(docs.element_type(meta))  # type: ignore[arg-type]
 
 
 def rewrite(node: Node, new: dict[str, Any], what: str, dry_run: bool) -> Outcome:
     """Check that zarr reads ``new``, then return its diff (dry run) or write it."""
-    with open_array(node.loc, new):
-        pass  # zarr parses the new document (data type, codecs, fill value) or we refuse
+    open_array(node.loc, new)  # zarr parses the new document (data type, codecs, fill value)
     if dry_run:
         diff = docs.json_diff(node.meta, new, f"{node.where}/{ZARR_JSON}")
         return Outcome(f"dry run: {what}; nothing written", diff)
     data = docs.dumps_like(new, node.text).encode("utf-8")
-    write(node.loc, {ZARR_JSON: data}, {ZARR_JSON: node.text.encode("utf-8")})
+    _stores.write(node.loc, {ZARR_JSON: data}, {ZARR_JSON: node.text.encode("utf-8")})
     return Outcome(f"{node.where}: {what}; rewrote zarr.json")
 
 
 def upgrade(node: Node, options: Options) -> Outcome:
     """Raw bytes + ``vlen-bytes`` -> ``ndarray`` + ``vlen-ndarray``, after checking chunks."""
     new = docs.upgrade(node.meta, options.dtype, options.shape, node.where)  # type: ignore[arg-type]
-    problem, checked = check_chunks(node.loc, new, node.objects, *options.checks)
-    if problem is not None:
-        raise Refused(f"{node.where}: not upgraded (nothing written): {problem}")
-    return rewrite(node, new, f"upgrade to {docs.element_type(new)}; {checked}", options.dry_run)
+    checked = _checked(node.loc, new, node.objects, options)
+    return rewrite(node, new, f"upgrade to {_described(new)}; {checked}", options.dry_run)
 
 
 def downgrade(node: Node, dry_run: bool = False) -> Outcome:
-    """``ndarray`` + ``vlen-ndarray`` -> raw bytes + ``vlen-bytes``; an array upgraded from Zarr
-    v2 gets its v2 documents back instead."""
-    kept = docs.original_documents(docs.check_array_document(node.meta, node.where), node.where)
-    if kept is None:
-        new = docs.downgrade(node.meta, node.where)
-        return rewrite(node, new, f"downgrade to {new['data_type']} + vlen-bytes", dry_run)
-    texts = {name: text for name, text in zip((ZARRAY, ZATTRS), kept, strict=True) if text}
-    what = f"downgrade to Zarr v2 (restore {', '.join(texts)}, remove zarr.json)"
-    if dry_run:
-        return Outcome(f"dry run: {what}; nothing written")
-    if present := [name for name in texts if node.loc.read(name) is not None]:
-        raise Refused(f"{node.where}: {present[0]} exists already; nothing written.")
-    changes = {**{k: t.encode("utf-8") for k, t in texts.items()}, ZARR_JSON: None}
-    write(node.loc, changes, {**dict.fromkeys(texts), ZARR_JSON: node.text.encode("utf-8")})
-    return Outcome(f"{node.where}: {what}")
+    """``ndarray`` + ``vlen-ndarray`` -> raw bytes + ``vlen-bytes``."""
+    new = docs.downgrade(node.meta, node.where)
+    return rewrite(node, new, f"downgrade to {new['data_type']} + vlen-bytes", dry_run)
 
 
 def migrate(node: Node, dry_run: bool = False) -> Outcome:
     """zarr-vlen-ndarray 0.1.x data type -> ``ndarray``."""
     new = docs.migrate(node.meta, node.where)
-    return rewrite(node, new, f"migrate to ndarray {docs.element_type(new)}", dry_run)
+    return rewrite(node, new, f"migrate to ndarray {_described(new)}", dry_run)
 
 
 def is_v2(loc: Location, doc: str = ZARRAY) -> bool:
@@ -114,31 +84,19 @@ def is_v2(loc: Location, doc: str = ZARRAY) -> bool:
     return loc.read() is None and loc.read(doc) is not None
 
 
-def _plan_v2(loc: Location, options: Options) -> tuple[dict[str, Any], str, str | None, dict]:
-    """A Zarr v2 ragged array's v3 document, what was checked, the first chunk that does not
-    fit (or None), and the v2 documents read."""
-    found = {name: loc.read(name) for name in (ZARRAY, ZATTRS)}
-    zarray, zattrs = (document_text(found[k], k, str(loc)) for k in (ZARRAY, ZATTRS))
-    new, _ = docs.v3_from_v2(zarray or "", zattrs, options.dtype, options.shape, str(loc))
-    objects = chunk_objects(loc, new, docs.grid_of(new, str(loc)))
-    problem, checked = check_chunks(loc, new, objects, *options.checks)
-    return new, checked, problem, found
-
-
-def upgrade_v2(loc: Location, options: Options) -> Outcome:
-    """A Zarr v2 ``VLenArray``/``VLenBytes`` array -> ``ndarray`` + ``vlen-ndarray`` (v3): its
-    chunks checked, then ``zarr.json`` written and the v2 documents (kept in its attributes)
-    deleted; no chunk is touched."""
-    new, checked, problem, found = _plan_v2(loc, options)
+def _checked(loc: Location, new: dict[str, Any], objects: Any, options: Options) -> str:
+    """What :func:`.check_chunks` checked; Refused with the first chunk that does not fit."""
+    problem, checked = check_chunks(loc, new, objects, options.sample, options.progress)
     if problem is not None:
         raise Refused(f"{loc}: not upgraded (nothing written): {problem}")
-    what = f"upgrade Zarr v2 to ndarray {docs.element_type(new)}; {checked}"
-    if options.dry_run:
-        diff = docs.json_diff({}, new, f"{loc}/{ZARR_JSON}")
-        return Outcome(f"dry run: {what}; would remove {ZARRAY}, {ZATTRS}; nothing written", diff)
-    text = json.dumps(new, indent=2).encode("utf-8")
-    write(loc, {ZARR_JSON: text, ZARRAY: None, ZATTRS: None}, {ZARR_JSON: None, **found})
-    return Outcome(f"{loc}: {what}; wrote zarr.json, kept the v2 documents in its attributes")
+    return checked
+
+
+def _plan_v2(loc: Location, options: Options) -> tuple[dict[str, Any], list[Any]]:
+    """A Zarr v2 ragged array's v3 document and its chunk objects."""
+    zarray, zattrs = (document_text(loc.read(k), k, str(loc)) for k in (ZARRAY, ZATTRS))
+    new, _ = docs.v3_from_v2(zarray or "", zattrs, options.dtype, options.shape, str(loc))
+    return new, chunk_objects(loc, new, docs.grid_of(new, str(loc)))
 
 
 def has_migration() -> bool:
@@ -151,14 +109,10 @@ def has_migration() -> bool:
 
 def _open_v2(texts: dict[str, str]) -> Any:
     """The v2 node whose documents are ``texts``, opened by zarr (from memory)."""
-    import zarr
-    from zarr.buffer import default_buffer_prototype
-
+    buffer = default_buffer_prototype().buffer
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # zarr's notes on v2 codecs; the result is checked
-        store = {
-            k: default_buffer_prototype().buffer.from_bytes(t.encode()) for k, t in texts.items()
-        }
+        store = {k: buffer.from_bytes(t.encode()) for k, t in texts.items()}
         if ZGROUP in texts:
             return zarr.open_group(store, mode="r", zarr_format=2, use_consolidated=False)
         return zarr.open_array(store, mode="r", zarr_format=2)
@@ -167,25 +121,32 @@ def _open_v2(texts: dict[str, str]) -> Any:
 def migrated_document(texts: dict[str, str], where: str) -> str:
     """The ``zarr.json`` text zarr's own migration writes for one group or ordinary array,
     given its v2 documents (``.zgroup`` or ``.zarray``, and ``.zattrs`` if any) as texts."""
+    if not has_migration():
+        raise Refused(
+            f"{where}: a whole Zarr v2 hierarchy is upgraded with zarr-python's own v2 -> v3 "
+            f"migration (zarr.metadata.migrate_v3), which zarr {MIGRATION_RELEASE} and later have; "
+            f"this is zarr {zarr.__version__}: pip install 'zarr>={MIGRATION_RELEASE}'. A single "
+            "ragged array upgrades on any release (name the array)."
+        )
     from zarr.metadata.migrate_v3 import migrate_to_v3
-    from zarr.storage import MemoryStore, StorePath
 
     written: dict[str, Any] = {}  # what zarr's migration writes, read back from the dict itself
     try:
         migrate_to_v3(_open_v2(texts), StorePath(MemoryStore(written), ""))
     except Exception as exc:  # whatever zarr's migration refuses, it names
-        raise Refused(f"{where}: zarr's own v2 -> v3 migration cannot convert this node "
-                      f"({type(exc).__name__}: {exc}); nothing was written.") from exc  # fmt: skip
+        raise Refused(
+            f"{where}: zarr's own v2 -> v3 migration cannot convert this node "
+            f"({type(exc).__name__}: {exc}); nothing was written."
+        ) from exc
     return str(written[ZARR_JSON].to_bytes().decode("utf-8"))
 
 
 def is_upgraded_tree(loc: Location) -> bool:
-    """True for the root of a hierarchy this tool upgraded: a group that holds :data:`KEPT`."""
+    """True for the root of a hierarchy (or an array) this tool upgraded: it holds :data:`KEPT`."""
     try:
-        group = json.loads(loc.read() or b"{}").get("node_type") == "group"
-        return group and loc.read(KEPT) is not None
-    except Exception:  # not a group's document (the array commands say what is wrong), or a
-        return False  # store of zarr's own keys only (icechunk), which never holds it
+        return loc.read(KEPT) is not None
+    except Exception:  # a store of zarr's own keys only (icechunk), which never holds it
+        return False
 
 
 def _join(path: str, name: str) -> str:
@@ -197,15 +158,17 @@ def _plan_tree(loc: Location, options: Options) -> tuple[dict[str, dict[str, byt
     a line for ``--dry-run``, checked; Refused naming the first node that cannot be upgraded."""
     found: dict[str, dict[str, bytes]] = {}
     v3 = []
-    for key in list_sizes(loc):
+    for key in _stores.list_sizes(loc):
         path, _, name = key.rpartition("/")
         v3 += [path or "/"] * (name == ZARR_JSON)
         if name in (ZGROUP, ZARRAY, ZATTRS, ZMETADATA) and (data := loc.read(key)) is not None:
             found.setdefault(path, {})[name] = data
     if v3:
-        raise Refused(f"{loc}: {', '.join(sorted(v3)[:5])} hold a zarr.json already, so this "
-                      "hierarchy is (partly) Zarr v3; nothing written. A hierarchy this tool "
-                      "upgraded is restored with `downgrade`.")  # fmt: skip
+        raise Refused(
+            f"{loc}: {', '.join(sorted(v3)[:5])} hold a zarr.json already, so this hierarchy is "
+            "(partly) Zarr v3; nothing written. A hierarchy this tool upgraded is restored with "
+            "`downgrade`."
+        )
     nodes = {p: d for p, d in sorted(found.items()) if ZGROUP in d or ZARRAY in d}
     arrays = {p for p, d in nodes.items() if ZGROUP not in d}
     advance, planned = steps(options.progress, len(nodes)), []
@@ -217,6 +180,8 @@ def _plan_tree(loc: Location, options: Options) -> tuple[dict[str, dict[str, byt
         codec = ((zarray.get("filters") or [{}])[0] or {}).get("id")
         if ZGROUP in stored:
             planned.append((path, migrated_document(texts, where), "group (zarr's migration)"))
+        elif codec in ("vlen-array", "vlen-bytes") or not path:  # a ragged array, or the root
+            planned.append((path, *_ragged(loc, path, arrays, codec, options)))
         elif zarray.get("dtype") != "|O":
             text = migrated_document(texts, where)
             kind = f"{docs.codec_chain(json.loads(text).get('codecs'))}; zarr's migration"
@@ -231,89 +196,73 @@ def _plan_tree(loc: Location, options: Options) -> tuple[dict[str, dict[str, byt
             planned.append(
                 (path, json.dumps(meta, indent=2), "array of strings (string, vlen-utf8)")
             )
-        elif codec in ("vlen-array", "vlen-bytes"):
-            planned.append((path, *_ragged(loc, path, arrays, codec, options)))
         else:
-            raise Refused(f"{where}: an object array of the numcodecs object codec {codec!r}, "
-                          "which has no Zarr v3 data type; nothing written. Rewrite it (HyperSpy "
-                          ">= 2 saves lists of strings as vlen-utf8) or remove it, then upgrade "
-                          "again.")  # fmt: skip
+            raise Refused(
+                f"{where}: an object array of the numcodecs object codec {codec!r}, which has no "
+                "Zarr v3 data type; nothing written. Rewrite it (HyperSpy >= 2 saves lists of "
+                "strings as vlen-utf8) or remove it, then upgrade again."
+            )
         advance(1)
     return found, planned
 
 
-def _ragged(loc: Location, path: str, arrays: set[str], codec: str, options: Options) -> tuple:
+def _ragged(loc: Location, path: str, arrays: set[str], codec: Any, options: Options) -> tuple:
     """A ragged array's document: ``[null]`` (or ``--dtype``/``--shape`` for VLenBytes), or the
     pattern its HyperSpy shape sibling gives, every stored chunk checked against it; and why."""
-    child = loc.child(path)
-    if codec == "vlen-bytes" and (options.dtype is None or options.shape is None):
-        raise Refused(f"{child}: a VLenBytes array of raw element bytes; give its element type "
-                      "with --dtype and --shape (they apply to every VLenBytes array of the "
-                      "hierarchy).")  # fmt: skip
-    flat = dataclasses.replace(options, progress=None)
-    if codec == "vlen-array":
+    child, flat = loc.child(path), dataclasses.replace(options, progress=None)
+    if path and codec == "vlen-array":  # in a hierarchy, --dtype/--shape type VLenBytes arrays
         flat = dataclasses.replace(flat, dtype=None, shape=None)
-    new, checked, problem, _ = _plan_v2(child, flat)
-    if problem is not None:
-        raise Refused(f"{child}: not upgraded (nothing written): {problem}")
-    note = f"array ndarray {docs.element_type(new)} (vlen-ndarray); {checked}"
+    new, objects = _plan_v2(child, flat)
+    note = f"array ndarray {_described(new)} (vlen-ndarray); {_checked(child, new, objects, flat)}"
     parent, _, name = path.rpartition("/")
     group = {p.rpartition("/")[2] for p in arrays if p.rpartition("/")[0] == parent}
     if (sibling := docs.sibling_of(name, group)) is None or codec != "vlen-array":
         return json.dumps(new, indent=2), note
     pattern, why = _sibling_pattern(loc, path, _join(parent, sibling), new)
-    note = f"array ndarray {docs.element_type(new)}: {why}"
+    note = f"array ndarray {_described(new)}: {why}"
     if pattern != (None,):
-        wide, wide_checked, wide_problem, _ = _plan_v2(child, Options(None, pattern, True))
-        if wide_problem is None:
-            new, note = wide, f"array ndarray {docs.element_type(wide)}: {why} ({wide_checked})"
+        wide, objects = _plan_v2(child, Options(None, pattern, None))
+        problem, checked = check_chunks(child, wide, objects, None, None)
+        if problem is None:
+            new, note = wide, f"array ndarray {_described(wide)}: {why} ({checked})"
         else:
-            note += f", but {wide_problem}; so the cells stay flattened"
+            note += f", but {problem}; so the cells stay flattened"
     return json.dumps(new, indent=2), f"{note} (shapes in {sibling})"
 
 
 def _sibling_pattern(loc: Location, path: str, sibling: str, meta: dict) -> tuple[Pattern, str]:
     """The pattern the shape sibling gives the array of ``meta`` (its ``[null]`` document)."""
-    zarray, zattrs = (
-        document_text(loc.read(_join(sibling, k)), k, sibling) for k in (ZARRAY, ZATTRS)
-    )
-    shapes, etype = docs.v3_from_v2(zarray or "", zattrs, None, None, sibling)
+    texts = (document_text(loc.read(_join(sibling, k)), k, sibling) for k in (ZARRAY, ZATTRS))
+    shapes, dt = docs.v3_from_v2(next(texts) or "", next(texts), None, None, sibling)
     where = f"{loc}: {path}"
-    if etype.name not in ("int64", "int32") or shapes["shape"] != meta["shape"]:
-        raise Refused(f"{where}: its shape sibling {sibling.rpartition('/')[2]} is not an integer "
-                      f"array of the same shape ({etype.name}, {shapes['shape']} vs "
-                      f"{meta['shape']}); nothing written.")  # fmt: skip
-    with open_array(loc.child(sibling), shapes) as array:
-        table = read_columnar(array)
-    with open_array(loc.child(path), meta) as array:
-        sizes = [col.shapes[:, 0] for _, col in iter_columnar(array, values=False)]
+    if dt.dtype not in ("int64", "int32") or shapes["shape"] != meta["shape"]:
+        raise Refused(
+            f"{where}: its shape sibling {sibling.rpartition('/')[2]} is not an integer array of "
+            f"the same shape ({dt.dtype}, {shapes['shape']} vs {meta['shape']}); nothing written."
+        )
+    table = read_columnar(open_array(loc.child(sibling), shapes))
+    array = open_array(loc.child(path), meta)
+    sizes = [col.shapes[:, 0] for _, col in iter_columnar(array, values=False)]
     items = np.concatenate(sizes) if sizes else np.zeros(0, np.int64)
     extents, ranks = table.values.astype(np.int64).reshape(-1), np.diff(table.offsets)
     return docs.pattern_of(ranks, extents, items, tuple(meta["shape"]), where)
 
 
-def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 def upgrade_tree(loc: Location, options: Options) -> Outcome:
-    """Upgrade the Zarr v2 hierarchy at ``loc`` in place (see the module docstring)."""
-    if not has_migration():
-        import zarr
-
-        raise Refused(f"{loc}: a whole Zarr v2 hierarchy is upgraded with zarr-python's own v2 -> "
-                      f"v3 migration (zarr.metadata.migrate_v3), which zarr {MIGRATION_RELEASE} "
-                      f"and later have; this is zarr {zarr.__version__}: pip install "
-                      f"'zarr>={MIGRATION_RELEASE}'. A single ragged array upgrades on any release "
-                      "(name the array).")  # fmt: skip
+    """Upgrade the Zarr v2 hierarchy (or ragged array) at ``loc`` in place."""
     if is_upgraded_tree(loc):
-        raise Refused(f"{loc}: this hierarchy was upgraded before ({KEPT} is there); `downgrade` "
-                      "restores its Zarr v2 documents.")  # fmt: skip
+        raise Refused(
+            f"{loc}: this hierarchy was upgraded before ({KEPT} is there); `downgrade` restores "
+            "its Zarr v2 documents."
+        )
     found, planned = _plan_tree(loc, options)
     lines = [f"  {path or '/'}: {note}" for path, _, note in planned]
-    consolidated = [path for path, stored in found.items() if ZMETADATA in stored]
-    lines += [f"  {_join(p, ZMETADATA)}: removed (consolidated v2 metadata; kept for downgrade)"
-              for p in consolidated]  # fmt: skip
+    removed = "removed (consolidated v2 metadata; kept for downgrade)"
+    lines += [f"  {_join(p, ZMETADATA)}: {removed}" for p, d in found.items() if ZMETADATA in d]
     what = f"upgrade {counted(len(planned), 'node')} of a Zarr v2 hierarchy to Zarr v3"
     if options.dry_run:
         return Outcome(f"dry run: {what}; nothing written", "\n".join(lines) + "\n")
@@ -322,13 +271,13 @@ def upgrade_tree(loc: Location, options: Options) -> Outcome:
         "about": "Zarr v2 documents kept by `zarr-ndarray upgrade`; `zarr-ndarray downgrade` "
         "writes them back",
         "v2": {key: data.decode("utf-8") for key, data in v2.items()},
-        "v3": {_join(path, ZARR_JSON): _digest(text) for path, text, _ in planned},
+        "v3": {_join(path, ZARR_JSON): _digest(text.encode()) for path, text, _ in planned},
     }
     changes: dict[str, bytes | None] = {KEPT: json.dumps(kept, indent=1).encode()}
     # children first, the root's zarr.json last: an interrupted run leaves a v2 root
     for path, text, _ in sorted(planned, key=lambda s: -s[0].count("/") - bool(s[0])):
         changes[_join(path, ZARR_JSON)] = text.encode("utf-8")
-    write(loc, {**changes, **dict.fromkeys(v2)}, {**dict.fromkeys(changes), **v2})
+    _stores.write(loc, {**changes, **dict.fromkeys(v2)}, {**dict.fromkeys(changes), **v2})
     return Outcome(f"{loc}: {what}; kept the v2 documents in {KEPT}\n" + "\n".join(lines))
 
 
@@ -339,19 +288,19 @@ def downgrade_tree(loc: Location, dry_run: bool = False) -> Outcome:
         v2, v3 = dict(kept["v2"]), dict(kept["v3"])
     except (ValueError, KeyError, TypeError) as exc:
         raise Refused(f"{loc}: {KEPT} is not what upgrade wrote ({exc}).") from exc
-    now = {key: (loc.read(key) or b"").decode("utf-8", "replace") for key in v3}
-    if changed := [key for key, digest in v3.items() if _digest(now[key]) != digest]:
-        raise Refused(f"{loc}: {', '.join(changed[:5])} changed since the upgrade (or is gone); "
-                      "restoring the v2 documents would lose that, so downgrade refuses (nothing "
-                      "written).")  # fmt: skip
+    if changed := [key for key, digest in v3.items() if _digest(loc.read(key) or b"") != digest]:
+        raise Refused(
+            f"{loc}: {', '.join(changed[:5])} changed since the upgrade (or is gone); restoring "
+            "the v2 documents would lose that, so downgrade refuses (nothing written)."
+        )
     if present := [key for key in v2 if loc.read(key) is not None]:
         raise Refused(f"{loc}: {', '.join(present[:5])} exist already; nothing written.")
     what = (
-        f"downgrade {counted(len(v3), 'node')} to Zarr v2 (restore "
-        f"{counted(len(v2), 'document')}, remove the zarr.json files and {KEPT})"
+        f"downgrade {counted(len(v3), 'node')} to Zarr v2 (restore {counted(len(v2), 'document')}, "
+        f"remove the zarr.json files and {KEPT})"
     )
     if dry_run:
         return Outcome(f"dry run: {what}; nothing written")
     changes = {**{k: t.encode("utf-8") for k, t in v2.items()}, **dict.fromkeys([*v3, KEPT])}
-    write(loc, changes, dict.fromkeys(v2))
+    _stores.write(loc, changes, dict.fromkeys(v2))
     return Outcome(f"{loc}: {what}")

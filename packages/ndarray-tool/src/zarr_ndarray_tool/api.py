@@ -1,36 +1,24 @@
-"""The store tool as a Python API: each function is the subcommand of the same name. Its one
-positional argument is the array (``upgrade``, ``downgrade``: or a Zarr v2 hierarchy's group): a
-path or URL as the CLI takes it, or any ``zarr.storage.StoreLike`` (an icechunk session's store:
-the tool never commits), with the keywords of :class:`Where`. Each returns an :class:`Outcome`,
-its ``message`` what the command prints; a refusal raises :class:`~.errors.Refused`, nothing
-changed. ``progress(done, total)`` is called as a command advances.
-"""
+"""The store tool as a Python API, a function per subcommand. Its one positional argument is the
+node: a path or URL as the CLI takes it, or a ``zarr.storage.StoreLike`` (the tool never commits
+an icechunk session), with the keywords of :class:`Where`. Each returns an :class:`Outcome`
+(``message``: what the command prints); a refusal raises :class:`~.errors.Refused`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict, Unpack
+from typing import TYPE_CHECKING, Any, Unpack
 
-from zarr_ndarray_tool import _export, _inspect, _tree
-from zarr_ndarray_tool._stores import Location, Node, load_node, location
-from zarr_ndarray_tool._tree import DEFAULT_SAMPLE, Options, Outcome
-from zarr_ndarray_tool.errors import Progress, Refused, counted
+from zarr_ndarray_tool import _inspect, _tree
+from zarr_ndarray_tool._export import Export, export
+from zarr_ndarray_tool._stores import Node, Where, load_node, location
+from zarr_ndarray_tool._tree import DEFAULT_SAMPLE, Options
+from zarr_ndarray_tool.errors import Outcome, Progress, Refused
 
 if TYPE_CHECKING:
     from zarr.storage import StoreLike
 
-__all__ = ["Export", "Info", "Outcome", "Verify", "Where", "downgrade", "export", "info",
-           "migrate", "node", "upgrade", "verify"]  # fmt: skip
-
-
-class Where(TypedDict, total=False):
-    """Where the array is, besides the positional store: ``path`` inside it (default its root);
-    for a URL, ``storage_options`` for its ``backend``, ``"fsspec"`` (default) or ``"obstore"``."""
-
-    path: str
-    storage_options: dict[str, Any] | None
-    backend: str
+__all__ = ["Export", "Info", "Outcome", "Verify", "Where", "downgrade", "export", "info"]
+__all__ += ["migrate", "node", "upgrade", "verify"]
 
 
 @dataclass(frozen=True)
@@ -56,22 +44,9 @@ class Verify(Outcome):
         return not self.failed
 
 
-@dataclass(frozen=True)
-class Export(Outcome):
-    """``export``: ``rows`` written to ``out``."""
-
-    rows: int = 0
-    out: Path = Path()
-
-
-def _at(store: StoreLike, where: Where) -> Location:
-    path, options = where.get("path", ""), where.get("storage_options")
-    return location(store, path, options, where.get("backend", "fsspec"))
-
-
 def node(store: StoreLike, **where: Unpack[Where]) -> Node:
     """Load the array (its document, grid and stored chunk objects)."""
-    return load_node(_at(store, where))
+    return load_node(location(store, **where))
 
 
 def info(store: StoreLike, *, progress: Progress | None = None, **where: Unpack[Where]) -> Info:
@@ -82,58 +57,51 @@ def info(store: StoreLike, *, progress: Progress | None = None, **where: Unpack[
 
 
 def verify(
-    store: StoreLike, *, max_errors: int = 20, progress: Progress | None = None,
+    store: StoreLike,
+    *,
+    max_errors: int = 20,
+    progress: Progress | None = None,
     **where: Unpack[Where],
-) -> Verify:  # fmt: skip
+) -> Verify:
     """``verify``: decode every stored chunk object, listing every failure (up to
     ``max_errors``); the message also counts the chunks of the grid that have no object."""
     message, problems, failed = _inspect.verify(node(store, **where), progress, max_errors)
     return Verify(message, problems=tuple(problems), failed=failed)
 
 
-def export(
-    store: StoreLike, *, parquet: str | Path, column: str | None = None,
-    dims: list[str] | None = None, select: Any = ..., compression: str = "zstd",
-    compression_level: int | None = None, overwrite: bool = False,
-    progress: Progress | None = None, **where: Unpack[Where],
-) -> Export:  # fmt: skip
-    """``export``: the cells ``select`` (ints, slices of step 1, ``...``; default all) to the
-    local file ``parquet``, an Arrow IPC file if it ends in ``.arrow``, ``.feather`` or
-    ``.ipc``; ``compression``: zstd, snappy, gzip, brotli, lz4 or none (IPC: zstd, lz4, none)."""
-    loaded, out = node(store, **where), Path(parquet)
-    options = (column, dims, select, compression, compression_level, overwrite, progress)
-    rows = _export.export(loaded, out, *options)
-    return Export(f"{loaded.where}: wrote {counted(rows, 'row')} to {out}", rows=rows, out=out)
-
-
 def upgrade(
-    store: StoreLike, *, dtype: str | None = None, shape: tuple[int | None, ...] | None = None,
-    verify_all: bool = False, sample: int = DEFAULT_SAMPLE, dry_run: bool = False,
-    progress: Progress | None = None, **where: Unpack[Where],
-) -> Outcome:  # fmt: skip
+    store: StoreLike,
+    *,
+    dtype: str | None = None,
+    shape: tuple[int | None, ...] | None = None,
+    verify_all: bool = False,
+    sample: int = DEFAULT_SAMPLE,
+    dry_run: bool = False,
+    progress: Progress | None = None,
+    **where: Unpack[Where],
+) -> Outcome:
     """``upgrade``: type a raw-bytes array as ``ndarray`` (``dtype``, pattern ``shape``). A Zarr
     v2 ``VLenArray`` array needs neither (default: its dtype, ``[null]``); a v2 ``VLenBytes``
     array needs both; a Zarr v2 group is upgraded whole."""
     if dtype is not None and shape is None:
         raise Refused("dtype needs shape, the element pattern (e.g. shape=(None, 2)).")
-    loc, options = _at(store, where), Options(dtype, shape, verify_all, sample, dry_run, progress)
-    if _tree.is_v2(loc, _tree.ZGROUP) or _tree.is_upgraded_tree(loc):
+    loc = location(store, **where)
+    options = Options(dtype, shape, None if verify_all else sample, dry_run, progress)
+    if _tree.is_v2(loc, _tree.ZGROUP) or _tree.is_v2(loc) or _tree.is_upgraded_tree(loc):
         return _tree.upgrade_tree(loc, options)
-    if _tree.is_v2(loc):
-        return _tree.upgrade_v2(loc, options)
     loaded = load_node(loc)  # refuses what is not there, or not an array
     if dtype is None or shape is None:
-        raise Refused(f"{loaded.where}: upgrading a Zarr v3 raw-bytes array needs the element "
-                      "type: --dtype D --shape S (API: dtype=, shape=), e.g. --dtype float32 "
-                      "--shape null,2.")  # fmt: skip
+        raise Refused(
+            f"{loaded.where}: upgrading a Zarr v3 raw-bytes array needs the element type: --dtype "
+            "D --shape S (API: dtype=, shape=), e.g. --dtype float32 --shape null,2."
+        )
     return _tree.upgrade(loaded, options)
 
 
 def downgrade(store: StoreLike, *, dry_run: bool = False, **where: Unpack[Where]) -> Outcome:
     """``downgrade``: ``ndarray`` + ``vlen-ndarray`` -> raw bytes + ``vlen-bytes``; a hierarchy
     ``upgrade`` turned from Zarr v2 to v3 gets its v2 documents back."""
-    loc = _at(store, where)
-    if _tree.is_upgraded_tree(loc):
+    if _tree.is_upgraded_tree(loc := location(store, **where)):
         return _tree.downgrade_tree(loc, dry_run)
     return _tree.downgrade(load_node(loc), dry_run)
 

@@ -1,16 +1,13 @@
-"""The ``zarr-ndarray`` console script, on argparse.
-
-Exit status: 0 success; 1 the store was refused or holds bad chunks (nothing changed), or the
-environment failed (one line with what to do, :func:`.errors.explain`); 2 a usage error; 128 +
-the signal when interrupted (SIGINT, SIGTERM: temporary files are removed); 141 the reader of
-the output went away (``| head``). Anything else is a bug, reported on one line
-(``ZARR_NDARRAY_TRACEBACK=1`` shows its traceback).
-"""
+"""The ``zarr-ndarray`` console script: each subcommand is the :mod:`.api` function of its name,
+its help the docstring of its ``_run_`` function. The exit statuses are in the epilog; anything
+else than a refusal or a failure of the environment is a bug, one line on stderr
+(``ZARR_NDARRAY_TRACEBACK=1`` shows its traceback)."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import inspect
 import json
 import os
 import platform
@@ -27,39 +24,18 @@ from zarr_ndarray_tool import _documents as docs
 from zarr_ndarray_tool import api
 from zarr_ndarray_tool._export import COMPRESSIONS, INSTALL_HINT
 from zarr_ndarray_tool._stores import BACKENDS
-from zarr_ndarray_tool._tree import DEFAULT_SAMPLE, Outcome
-from zarr_ndarray_tool.errors import Progress, Refused, explain, settings
+from zarr_ndarray_tool._tree import DEFAULT_SAMPLE
+from zarr_ndarray_tool.errors import Outcome, Progress, Refused, explain, settings
 
 __all__ = ["build_parser", "main"]
 
 PROG = "zarr-ndarray"
-_COMMANDS = {  # name: (summary, description)
-    "info": ("data type, codecs, chunks, extents", "Describe the array: data type and pattern, "
-             "chunk grid, codecs, fill value, stored and payload bytes, and the distribution of "
-             "the cells' extents, from every written chunk (decoded, no cell copied); chunks "
-             "that do not decode are counted and left out (exit status 1)."),
-    "upgrade": ("variable_length_bytes + vlen-bytes (or Zarr v2 VLenArray/VLenBytes) -> ndarray",
-                "Type a raw-bytes array as ndarray + vlen-ndarray (--dtype, --shape), give a Zarr "
-                "v2 VLenArray or VLenBytes array a v3 zarr.json over its chunks, or upgrade a "
-                "whole Zarr v2 hierarchy (a HyperSpy .zspy store; zarr >= 3.1.3). Chunks are "
-                "checked first; `downgrade` restores every v2 document byte for byte."),
-    "downgrade": ("ndarray + vlen-ndarray -> variable_length_bytes + vlen-bytes", "Make the "
-                  "array readable by zarr-python without this package (elements read as raw "
-                  "bytes); an array or hierarchy upgraded from Zarr v2 gets its v2 documents "
-                  "back."),
-    "migrate": ("zarr-vlen-ndarray 0.1.x vlen-ndarray/inner_shape data type -> ndarray", "Rewrite "
-                "the data type zarr-vlen-ndarray 0.1.x wrote (vlen-ndarray with inner_shape) as "
-                "the ndarray data type; the chunks are not touched."),
-    "verify": ("decode every chunk; report every bad one", "Decode every stored chunk object "
-               "(every inner chunk of a shard, edge chunks whole) with all the rules of its "
-               "codec, a raw-bytes array as vlen-bytes; name every chunk that does not decode "
-               "and why (up to --max-errors; exit status 1)."),
-    "export": ("write the cells to Parquet or Arrow IPC (needs nd-arrow)", "One row per cell (an "
-               "nd_arrow.array column, an int64 coordinate column per array dimension) in C "
-               "order, to a Parquet file (a row group per chunk) or an Arrow IPC file (.arrow, "
-               f".feather, .ipc); OUT appears only if all succeeded. Needs {INSTALL_HINT}."),
-}  # fmt: skip
-_ALL, _REWRITES = " ".join(_COMMANDS), "upgrade downgrade migrate"
+_PATH = (
+    "the array (upgrade, downgrade: or a Zarr v2 hierarchy; export: or a group): a directory "
+    "(s.zarr/group/array), a zip store (s.zip), an array in one (s.zip::group/array), or a URL "
+    "(s3://bucket/s.zarr/array, gs://, az://, memory://, file://)"
+)
+_EXAMPLE = """'{"endpoint_url": "http://127.0.0.1:9000"}'"""
 
 
 def _usage(parse: Callable[[str], Any]) -> Callable[[str], Any]:
@@ -72,41 +48,6 @@ def _usage(parse: Callable[[str], Any]) -> Callable[[str], Any]:
             raise argparse.ArgumentTypeError(str(exc)) from exc
 
     return convert
-
-
-_OPTIONS: list[tuple[str, tuple[str, ...], dict[str, Any]]] = [  # (commands, flags, options)
-    (_ALL, ("path",), {"metavar": "PATH", "help": "the array (upgrade, downgrade: or a Zarr v2 "
-     "hierarchy): a directory (s.zarr/group/array), a zip store (s.zip), an array in one "
-     "(s.zip::group/array), or a URL (s3://bucket/s.zarr/array, gs://, az://, memory://, file://)"}),
-    (_ALL, ("-q", "--quiet"), {"action": "store_true", "help": "no progress bar on a terminal"}),
-    (_ALL, ("--storage-options",), {"metavar": "JSON", "help": "for a URL: the store's options, "
-     "a JSON object, e.g. '{\"endpoint_url\": \"http://127.0.0.1:9000\"}'"}),
-    (_ALL, ("--backend",), {"choices": BACKENDS, "default": "fsspec", "help": "for a URL: "
-     "zarr.storage.FsspecStore (default) or ObjectStore (obstore)"}),
-    (_REWRITES, ("--dry-run",), {"action": "store_true", "help": "print the diff; write nothing"}),
-    ("info", ("--json",), {"action": "store_true", "help": "print the report as JSON"}),
-    ("upgrade", ("--dtype",), {"type": _usage(docs.parse_dtype_arg), "help": "element dtype, "
-     "e.g. float32 (a Zarr v2 VLenArray array: default its own)"}),
-    ("upgrade", ("--shape",), {"type": _usage(docs.parse_shape_arg), "help": "element pattern "
-     "[null, d1, ..., dk]: null,2 or None,2 or [null,2] (Zarr v2 VLenArray: default null)"}),
-    ("upgrade", ("--verify-all",), {"action": "store_true", "help": "check every chunk object"}),
-    ("upgrade", ("--sample",), {"type": _usage(docs.parse_count), "metavar": "N", "help": "check "
-     f"N chunk objects spread over the array (default {DEFAULT_SAMPLE})"}),
-    ("verify", ("--max-errors",), {"type": _usage(docs.parse_count), "default": 20, "metavar": "N",
-     "help": "list at most N bad chunks (default 20), count the rest"}),
-    ("export", ("--parquet",), {"required": True, "type": Path, "metavar": "OUT", "help": "the "
-     "file: Parquet, or Arrow IPC if it ends in .arrow, .feather or .ipc"}),
-    ("export", ("--compression",), {"choices": COMPRESSIONS, "default": "zstd", "help": "default "
-     "zstd; Arrow IPC: zstd, lz4 or none"}),
-    ("export", ("--compression-level",), {"type": int, "metavar": "N", "help": "its level"}),
-    ("export", ("--column",), {"help": "name of the cell column (default: the array's name)"}),
-    ("export", ("--dims",), {"type": _usage(docs.parse_names), "help": "names of the element "
-     "axes, comma-separated (e.g. n,xy)"}),
-    ("export", ("--select",), {"type": _usage(docs.parse_selection), "default": ...,
-     "metavar": "INDEX", "help": "only these cells, in numpy's index syntax: ints, slices of "
-     "step 1 and '...' (e.g. --select '0:10, 5')"}),
-    ("export", ("--overwrite",), {"action": "store_true", "help": "replace OUT if it exists"}),
-]  # fmt: skip
 
 
 class _Version(argparse.Action):
@@ -130,18 +71,51 @@ def build_parser() -> argparse.ArgumentParser:
         "elements (the ndarray data type, with the vlen-ndarray or the ragged-ndarray codec). "
         "Rewrites change only metadata documents, atomically; chunks are never rewritten.",
         epilog="Exit status: 0 ok, 1 refused or invalid store (nothing changed) or a failure "
-        "of the environment (disk, file system, network, credentials), 2 usage, 128 + the "
-        "signal when interrupted, 141 output pipe closed.",
+        "of the environment (disk, file system, network, credentials), 2 usage, 128 + the signal "
+        "when interrupted, 141 output pipe closed.",
     )
-    parser.add_argument("--version", action=_Version, nargs=0, help="print the version of "
-                        "this tool and of the packages it works with, and exit")  # fmt: skip
+    what = "print the versions of this tool and of the packages it works with"
+    parser.add_argument("--version", action=_Version, nargs=0, help=what)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name, (summary, description) in _COMMANDS.items():
-        p = sub.add_parser(name, help=summary, description=description)
-        p.set_defaults(func=globals()[f"_run_{name}"], parser=p)
-        for commands, flags, options in _OPTIONS:
-            if name in commands.split():
-                p.add_argument(*flags, **options)
+    commands: dict[str, argparse.ArgumentParser] = {}
+    for name in ("info", "upgrade", "downgrade", "migrate", "verify", "export"):
+        run = globals()[f"_run_{name}"]
+        summary, _, description = inspect.getdoc(run).partition("\n\n")  # type: ignore[union-attr]
+        p = commands[name] = sub.add_parser(name, help=summary, description=description)
+        p.set_defaults(func=run, parser=p)
+        p.add_argument("store", metavar="PATH", help=_PATH)
+        p.add_argument("-q", "--quiet", action="store_true", help="no progress bar on a terminal")
+        what = f"for a URL: the store's options, a JSON object, e.g. {_EXAMPLE}"
+        p.add_argument("--storage-options", metavar="JSON", help=what)
+        what = "for a URL: zarr's FsspecStore (default) or ObjectStore"
+        p.add_argument("--backend", choices=BACKENDS, default="fsspec", help=what)
+        if name in ("upgrade", "downgrade", "migrate"):
+            p.add_argument("--dry-run", action="store_true", help="print the diff; write nothing")
+    commands["info"].add_argument("--json", action="store_true", help="print the report as JSON")
+    p, count = commands["upgrade"], _usage(docs.parse_count)
+    what = "element dtype, e.g. float32 (a Zarr v2 VLenArray array: default its own)"
+    p.add_argument("--dtype", type=_usage(docs.parse_dtype_arg), help=what)
+    what = "element pattern [null, d1, ..., dk]: null,2 or None,2 or [null,2] (v2 VLenArray: null)"
+    p.add_argument("--shape", type=_usage(docs.parse_shape_arg), help=what)
+    checks = p.add_mutually_exclusive_group()
+    checks.add_argument("--verify-all", action="store_true", help="check every chunk object")
+    what = f"check N chunk objects spread over the array (default {DEFAULT_SAMPLE})"
+    checks.add_argument("--sample", type=count, default=DEFAULT_SAMPLE, metavar="N", help=what)
+    what = "list at most N bad chunks (default 20), count the rest"
+    commands["verify"].add_argument("--max-errors", type=count, default=20, metavar="N", help=what)
+    p = commands["export"]
+    what = "the file: Parquet, or Arrow IPC if it ends in .arrow, .feather or .ipc"
+    p.add_argument("--parquet", required=True, type=Path, metavar="OUT", help=what)
+    p.add_argument("--compression", choices=COMPRESSIONS, default="zstd", help="IPC: zstd/lz4/none")
+    p.add_argument("--compression-level", type=int, metavar="N", help="its level")
+    what = "PATH is a group: export this array of it (repeat for several; default: all)"
+    p.add_argument("--array", action="append", dest="arrays", metavar="NAME", help=what)
+    p.add_argument("--explode", action="store_true", help="a row per row of each cell")
+    p.add_argument("--column", help="name of the cell column (default: the array's name)")
+    p.add_argument("--dims", type=_usage(docs.parse_names), help="names of the cells' axes: n,xy")
+    what = "only these cells, in numpy's syntax: ints, slices of step 1, '...' (e.g. '0:10, 5')"
+    p.add_argument("--select", type=_usage(docs.parse_selection), default=..., help=what)
+    p.add_argument("--overwrite", action="store_true", help="replace OUT if it exists")
     return parser
 
 
@@ -178,16 +152,19 @@ def _say(text: str) -> None:
         raise OSError(exc.errno, exc.strerror, "standard output") from exc
 
 
-def _where(args: argparse.Namespace) -> dict[str, Any]:
-    """The array as the API takes it: PATH, its storage options (a JSON object) and backend."""
-    options = None
+def _call(args: argparse.Namespace, function: Callable[..., Any], label: str = "") -> Any:
+    """``function`` (of :mod:`.api`) on PATH with the command's options it takes (the names are
+    the same), the storage options parsed, and a progress line."""
     with contextlib.suppress(ValueError):
-        options = json.loads(args.storage_options or "{}")
-    if not isinstance(options, dict):
-        example = '\'{"endpoint_url": "http://127.0.0.1:9000"}\''
-        raise Refused(f"--storage-options {args.storage_options!r} is not valid JSON, or is not "
-                      f"a JSON object; give e.g. {example}.")  # fmt: skip
-    return {"store": args.path, "storage_options": options, "backend": args.backend}
+        args.storage_options = json.loads(args.storage_options or "{}")
+    if not isinstance(args.storage_options, dict):
+        what = (
+            f"--storage-options {args.storage_options!r} is not valid JSON, or is not a JSON object"
+        )
+        raise Refused(f"{what}; give e.g. {_EXAMPLE}.")
+    names = {*inspect.signature(function).parameters, "storage_options", "backend"}
+    with _bar(args, label) as args.progress:
+        return function(**{k: v for k, v in vars(args).items() if k in names})
 
 
 def _show(outcome: Outcome) -> int:
@@ -197,39 +174,52 @@ def _show(outcome: Outcome) -> int:
 
 
 def _run_info(args: argparse.Namespace) -> int:
-    with _bar(args, "reading chunks") as bar:
-        result = api.info(**_where(args), progress=bar)
+    """data type, codecs, chunks, extents
+
+    Describe the array (data type, chunk grid, codecs, fill value, bytes) and the distribution of
+    its cells' extents in every written chunk; chunks that do not decode are counted (status 1)."""
+    result = _call(args, api.info, "reading chunks")
     _say(json.dumps(result.report, indent=2) if args.json else result.message)
     if not (bad := result.report.get("unreadable_chunks")):
         return 0
     first, objects = result.report["unreadable"][0], result.report["written_chunks"]
-    print(f"{PROG} info: {result.report['path']}: {first}; {bad} of {objects} chunk objects could "
-          "not be read; run `verify` to check every chunk.", file=sys.stderr)  # fmt: skip
+    what = f"{bad} of {objects} chunk objects could not be read; run `verify` to check every chunk"
+    print(f"{PROG} info: {result.report['path']}: {first}; {what}.", file=sys.stderr)
     return 1
 
 
 def _run_upgrade(args: argparse.Namespace) -> int:
+    """variable_length_bytes + vlen-bytes (or Zarr v2 VLenArray/VLenBytes) -> ndarray
+
+    Type a raw-bytes array as ndarray + vlen-ndarray (--dtype, --shape), or upgrade a Zarr v2
+    ragged array or hierarchy (a HyperSpy .zspy store) in place, its chunks checked first."""
     if args.dtype is not None and args.shape is None:
         args.parser.error("--dtype needs --shape (the element pattern, e.g. --shape null,2)")
-    if args.verify_all and args.sample is not None:
-        args.parser.error("argument --sample: not allowed with argument --verify-all")
-    with _bar(args, "checking chunks") as bar:
-        return _show(api.upgrade(**_where(args), dtype=args.dtype, shape=args.shape,
-                                 verify_all=args.verify_all, sample=args.sample or DEFAULT_SAMPLE,
-                                 dry_run=args.dry_run, progress=bar))  # fmt: skip
+    return _show(_call(args, api.upgrade, "checking chunks"))
 
 
 def _run_downgrade(args: argparse.Namespace) -> int:
-    return _show(api.downgrade(**_where(args), dry_run=args.dry_run))
+    """ndarray + vlen-ndarray -> variable_length_bytes + vlen-bytes
+
+    For readers without this package (raw bytes elements); an array or hierarchy upgraded from Zarr
+    v2 gets its v2 documents back."""
+    return _show(_call(args, api.downgrade))
 
 
 def _run_migrate(args: argparse.Namespace) -> int:
-    return _show(api.migrate(**_where(args), dry_run=args.dry_run))
+    """zarr-vlen-ndarray 0.1.x vlen-ndarray/inner_shape data type -> ndarray
+
+    Rewrite the data type zarr-vlen-ndarray 0.1.x wrote (vlen-ndarray with inner_shape) as the
+    ndarray data type; the chunks are not touched."""
+    return _show(_call(args, api.migrate))
 
 
 def _run_verify(args: argparse.Namespace) -> int:
-    with _bar(args, "decoding chunks") as bar:
-        result = api.verify(**_where(args), max_errors=args.max_errors, progress=bar)
+    """decode every chunk; report every bad one
+
+    Decode every stored chunk object (every inner chunk of a shard) with all the rules of its codec;
+    name every chunk that does not decode and why (up to --max-errors; exit status 1)."""
+    result = _call(args, api.verify, "decoding chunks")
     if result.ok:
         return _show(result)
     print(f"{PROG} verify: {result.message}", file=sys.stderr)
@@ -237,11 +227,12 @@ def _run_verify(args: argparse.Namespace) -> int:
 
 
 def _run_export(args: argparse.Namespace) -> int:
-    with _bar(args, "exporting cells") as bar:
-        return _show(api.export(**_where(args), parquet=args.parquet, column=args.column,
-                                dims=args.dims, select=args.select, compression=args.compression,
-                                compression_level=args.compression_level,
-                                overwrite=args.overwrite, progress=bar))  # fmt: skip
+    """write the cells to Parquet or Arrow IPC (needs nd-arrow)
+
+    One row per cell (an nd_arrow.array column, an int64 column per array dimension) in C order,
+    to Parquet or Arrow IPC (.arrow, .feather, .ipc); a group's arrays a column each, their cells
+    checked to align. OUT appears only if all succeeded. Needs zarr-ndarray-tool[export]."""
+    return _show(_call(args, api.export, "exporting cells"))
 
 
 def _silence_stdout() -> None:
@@ -268,7 +259,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG} {args.command}: interrupted ({signum.name})", file=sys.stderr)
         return 128 + signum
     except Exception as exc:  # the one line: the environment's failure, a refusal, or a bug
-        line = explain(exc, args.path, settings(args.path, args.backend))
+        line = explain(exc, args.store, settings(args.store, args.backend))
         line = str(exc) if isinstance(exc, Refused) else line
         if line is None and os.environ.get("ZARR_NDARRAY_TRACEBACK"):
             raise

@@ -1,7 +1,5 @@
-"""What the tool reports: :class:`Refused` (a store or request it will not act on, nothing
-changed), and :func:`explain`, the one line a failure of the user's environment (disk, file
-system, network, credentials) gets, saying what to do; the wording of counts; progress.
-"""
+"""What the tool reports: :class:`Outcome`, :class:`Refused` (nothing changed) and
+:func:`explain`, the one line with what to do for a failure of the user's environment."""
 
 from __future__ import annotations
 
@@ -10,9 +8,10 @@ import os
 import socket
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-__all__ = ["Progress", "Refused", "environment_failure", "explain"]
+__all__ = ["Outcome", "Progress", "Refused", "environment_failure", "explain"]
 
 #: A progress callback: ``progress(done, total)``, called as an operation advances.
 Progress = Callable[[int, int], None]
@@ -21,6 +20,14 @@ Progress = Callable[[int, int], None]
 class Refused(Exception):
     """The store is not what the command expects, or it is invalid; nothing was changed. The
     message names what was found and what was expected (the CLI exits with status 1)."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a command did: its message, and for a dry run the ``zarr.json`` diff."""
+
+    message: str
+    diff: str = ""
 
 
 def counted(n: int, noun: str) -> str:
@@ -42,39 +49,36 @@ def steps(progress: Progress | None, total: int) -> Callable[[int], None]:
 
 
 _DENIED = (errno.EACCES, errno.EPERM)
-_NETWORK = {
-    errno.ECONNREFUSED, errno.ECONNRESET, errno.ECONNABORTED, errno.ETIMEDOUT,
-    errno.EHOSTUNREACH, errno.ENETUNREACH, errno.EHOSTDOWN, errno.ENETDOWN,
-}  # fmt: skip
+_NETWORK = {errno.ECONNREFUSED, errno.ECONNRESET, errno.ECONNABORTED, errno.ETIMEDOUT}
+_NETWORK |= {errno.EHOSTUNREACH, errno.ENETUNREACH, errno.EHOSTDOWN, errno.ENETDOWN}
+_ADVICE_BY_NAME = {
+    "ENOSPC EDQUOT": "free some space there, or write somewhere else",
+    "EROFS": "copy the store to a writable place and run the command there",
+    "EACCES EPERM": "check its permissions and those of its directory (ls -l), or run as a user "
+    "allowed to access it",
+    "ENOENT ENOTDIR": "check the path (was it moved or deleted meanwhile?)",
+    "EIO": "the disk or network file system failed; check it (dmesg) and try again",
+    "EMFILE": "too many files are open; raise the limit (ulimit -n) and try again",
+    "ENFILE": "the system has too many files open; try again later",
+    "ENOMEM": "the system ran out of memory; free some, or work on a smaller selection",
+}
 _ADVICE = {
-    **dict.fromkeys((errno.ENOSPC, errno.EDQUOT), "free some space there, or write somewhere else"),
-    errno.EROFS: "copy the store to a writable place and run the command there",
-    **dict.fromkeys(_DENIED, "check its permissions and those of its directory (ls -l), or run "
-                    "as a user allowed to access it"),
-    **dict.fromkeys((errno.ENOENT, errno.ENOTDIR), "check the path (was it moved or deleted "
-                    "meanwhile?)"),
-    errno.EIO: "the disk or network file system failed; check it (dmesg) and try again",
-    errno.EMFILE: "too many files are open; raise the limit (ulimit -n) and try again",
-    errno.ENFILE: "the system has too many files open; try again later",
-    errno.ENOMEM: "the system ran out of memory; free some, or work on a smaller selection",
-}  # fmt: skip
+    getattr(errno, n): text for names, text in _ADVICE_BY_NAME.items() for n in names.split()
+}
 # botocore's (under s3fs) and obstore's errors, looked up only in modules already imported (a
 # library that was never imported cannot have raised).
-_CONNECTION = ("botocore.exceptions.ConnectionError", "botocore.exceptions.HTTPClientError")
-_CREDENTIALS = (
-    "botocore.exceptions.NoCredentialsError", "botocore.exceptions.PartialCredentialsError",
-    "botocore.exceptions.CredentialRetrievalError", "obstore.exceptions.UnauthenticatedError",
-    "obstore.exceptions.PermissionDeniedError",
-)  # fmt: skip
-_OBJECT_STORE = ("obstore.exceptions.BaseError",)
+_BOTO, _OBSTORE = "botocore.exceptions.", "obstore.exceptions."
+_CONNECTION = [_BOTO + n for n in ("ConnectionError", "HTTPClientError")]
+_CREDENTIALS = [_BOTO + n for n in ("NoCredentialsError", "PartialCredentialsError")]
+_CREDENTIALS += [_BOTO + "CredentialRetrievalError", _OBSTORE + "UnauthenticatedError"]
+_CREDENTIALS += [_OBSTORE + "PermissionDeniedError"]
 # Where an AWS client asks the instance metadata service for credentials when it found none.
 _IMDS_TOKEN = "/latest/api/token"
 # S3 error codes (botocore's ClientError) that mean the credentials are wrong or lack a right.
-_DENIED_CODES = {
-    "AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken",
-    "InvalidToken", "AllBucketsDisabled", "Forbidden", "403",
-}  # fmt: skip
+_DENIED_CODES = {"AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken"}
+_DENIED_CODES |= {"InvalidToken", "AllBucketsDisabled", "Forbidden", "403"}
 _AWS = "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN)"
+_AZURE = "AZURE_STORAGE_ACCOUNT_NAME with AZURE_STORAGE_ACCOUNT_KEY or AZURE_STORAGE_SAS_TOKEN"
 _SETTINGS = {  # where each backend finds credentials and the endpoint, by URL scheme
     ("s3", "fsspec"): f"s3fs (botocore) reads the credentials from {_AWS}, AWS_PROFILE or "
     "~/.aws/credentials, and the endpoint from AWS_ENDPOINT_URL or --storage-options "
@@ -82,15 +86,13 @@ _SETTINGS = {  # where each backend finds credentials and the endpoint, by URL s
     ("s3", "obstore"): f"obstore reads the credentials from {_AWS}, the region from AWS_REGION, "
     "and the endpoint from AWS_ENDPOINT_URL (AWS_ALLOW_HTTP=true for http://) or --storage-options "
     '\'{"endpoint": "http://host:port", "client_options": {"allow_http": true}}\'',
-    ("gs", "fsspec"): "gcsfs reads the credentials from GOOGLE_APPLICATION_CREDENTIALS (a "
-    "service account's JSON file) or `gcloud auth application-default login`, and the endpoint "
-    "from STORAGE_EMULATOR_HOST or --storage-options '{\"endpoint_url\": ...}'",
-    ("gs", "obstore"): "obstore reads the credentials from GOOGLE_SERVICE_ACCOUNT (a JSON "
-    "file), GOOGLE_SERVICE_ACCOUNT_KEY or GOOGLE_APPLICATION_CREDENTIALS",
+    ("gs", "fsspec"): "gcsfs reads the credentials from GOOGLE_APPLICATION_CREDENTIALS or `gcloud "
+    "auth application-default login`, the endpoint from STORAGE_EMULATOR_HOST",
+    ("gs", "obstore"): "obstore reads the credentials from GOOGLE_SERVICE_ACCOUNT (a JSON file), "
+    "GOOGLE_SERVICE_ACCOUNT_KEY or GOOGLE_APPLICATION_CREDENTIALS",
     ("az", "fsspec"): "adlfs reads the credentials from AZURE_STORAGE_CONNECTION_STRING, or "
-    "AZURE_STORAGE_ACCOUNT_NAME with AZURE_STORAGE_ACCOUNT_KEY or AZURE_STORAGE_SAS_TOKEN",
-    ("az", "obstore"): "obstore reads the credentials from AZURE_STORAGE_ACCOUNT_NAME with "
-    "AZURE_STORAGE_ACCOUNT_KEY or AZURE_STORAGE_SAS_TOKEN, and the endpoint from "
+    + _AZURE,
+    ("az", "obstore"): f"obstore reads the credentials from {_AZURE}, the endpoint from "
     "AZURE_STORAGE_ENDPOINT",
 }
 _SCHEMES = {"s3a": "s3", "gcs": "gs", "abfs": "az", "abfss": "az", "azure": "az"}
@@ -107,7 +109,7 @@ def settings(url: str, backend: str) -> str | None:
     )
 
 
-def _types(names: tuple[str, ...]) -> tuple[type[BaseException], ...]:
+def _types(names: list[str]) -> tuple[type[BaseException], ...]:
     found = (name.rpartition(".") for name in names)
     return tuple(getattr(sys.modules[m], n) for m, _, n in found if hasattr(sys.modules.get(m), n))
 
@@ -121,16 +123,15 @@ def _code(exc: BaseException) -> str | None:
 def environment_failure(exc: BaseException) -> BaseException | None:
     """The failure of the environment in ``exc``'s chain (``exc`` and the exceptions it was
     raised from or while handling, outermost first), or None."""
-    ours = (*_types(_CONNECTION + _CREDENTIALS + _OBJECT_STORE), OSError)
+    ours = (*_types([*_CONNECTION, *_CREDENTIALS, _OBSTORE + "BaseError"]), OSError)
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
         if isinstance(current, ours) or _code(current) in _DENIED_CODES:
             return current
         seen.add(id(current))
-        current = current.__cause__ or (
-            None if current.__suppress_context__ else current.__context__
-        )
+        context = None if current.__suppress_context__ else current.__context__
+        current = current.__cause__ or context
     return None
 
 
@@ -138,40 +139,28 @@ def explain(exc: BaseException, where: str, remote: str | None = None) -> str | 
     """The one line for a failure of the environment in ``exc``'s chain, or None (the caller
     reports a bug). ``where`` is the command's PATH; ``remote``, for a URL, which variables and
     options its backend reads (:func:`settings`)."""
-    failure = environment_failure(exc)
-    if failure is None:
+    if (failure := environment_failure(exc)) is None:
         return None
     text = failure.strerror if isinstance(failure, OSError) and failure.strerror else str(failure)
     said = text.strip().splitlines()[0].strip() if text.strip() else type(failure).__name__
     code: int = failure.errno if isinstance(failure, OSError) and failure.errno else 0
-    # obstore asks the instance metadata service for credentials when it found none
-    if (
-        isinstance(failure, _types(_CREDENTIALS))
-        or _code(failure) in _DENIED_CODES
-        or _IMDS_TOKEN in said
-    ):
+    credentials = isinstance(failure, _types(_CREDENTIALS)) or _code(failure) in _DENIED_CODES
+    if credentials or _IMDS_TOKEN in said:
         fix = remote or "check the credentials the store's library reads"
         return f"{where}: the credentials are missing or refused ({said}); {fix}."
     if isinstance(failure, (*_types(_CONNECTION), socket.gaierror)) or code in _NETWORK:
         kwargs, host = getattr(failure, "kwargs", None), getattr(failure, "host", None)
         url = urlsplit(str(kwargs.get("endpoint_url") or "")) if isinstance(kwargs, dict) else None
         port = f":{failure.port}" if getattr(failure, "port", None) else ""  # type: ignore[attr-defined]
-        target = (
-            f"{url.scheme}://{url.netloc}"
-            if url and url.netloc
-            else f"{host}{port}"
-            if host
-            else None
-        )
+        target = f"{url.scheme}://{url.netloc}" if url and url.netloc else host and f"{host}{port}"
+        fix = f"; {remote}" if remote else ""
         return (
             f"{where}: cannot connect to {target or 'the store'} ({said}); check that the server "
-            f"runs and that the endpoint is right{f'; {remote}' if remote else ''}."
+            f"runs and that the endpoint is right{fix}."
         )
-    if isinstance(failure, _types(_OBJECT_STORE)):
-        fix = remote or "check the store's options"
-        return (
-            f"{where}: the object store failed ({said}); check the endpoint and credentials: {fix}."
-        )
+    if isinstance(failure, _types([_OBSTORE + "BaseError"])):
+        fix = "check the endpoint and credentials: " + (remote or "check the store's options")
+        return f"{where}: the object store failed ({said}); {fix}."
     if code in _DENIED and remote is not None:
         return f"{where}: access denied ({said}); {remote}."
     filename = getattr(failure, "filename", None)
