@@ -3,7 +3,9 @@ names (ruff's SLF001 and the ban on ``zarr.core`` imports hold everywhere else).
 
 from __future__ import annotations
 
+import asyncio
 import functools
+import threading
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
@@ -33,9 +35,28 @@ T = TypeVar("T")
 
 
 def run(coro: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine on zarr's event loop thread (where its store sessions live) and return
-    its result: ``zarr.core.sync.sync``, the same in every release 3.1.0-3.4.x."""
-    return sync(coro)
+    """Run a coroutine on zarr's event loop thread (where its store sessions live), through
+    ``zarr.core.sync.sync`` (every release 3.1.0-3.4.x), and return its result. Interrupted
+    while it runs (Ctrl-C, a signal turned into an exception), it is cancelled, and its end
+    awaited a moment, so that nothing of it is left running at exit."""
+    task: list[asyncio.Task[T]] = []
+    started, ended = threading.Event(), threading.Event()
+
+    async def tracked() -> T:
+        task.append(asyncio.current_task())  # type: ignore[arg-type]
+        started.set()
+        try:
+            return await coro
+        finally:
+            ended.set()
+
+    try:
+        return sync(tracked())
+    except BaseException:
+        if started.wait(1.0) and not ended.is_set():  # scheduled: let it start, then cancel
+            task[0].get_loop().call_soon_threadsafe(task[0].cancel)
+            ended.wait(1.0)
+        raise
 
 
 def endian_name(endian: object) -> str | None:
