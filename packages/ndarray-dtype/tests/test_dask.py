@@ -278,12 +278,30 @@ def test_refusals_name_the_value_and_the_fix() -> None:
         (TypeError, r"\['chunks', 'compr", darr, array, {"chunks": 4, "compressors": None}),
         (ValueError, "pass the array itself", darr, {}, {"dtype": POINTS, "region": slice(8)}),
         (ValueError, "does not fit region", darr, array, {"region": slice(0, 4)}),
-        (ValueError, "pass chunks=", darr, {}, {"dtype": POINTS, "shards": (8,)}),
-        (TypeError, "an int or a tuple of 1 ints", darr, {}, {"dtype": POINTS, "chunks": "auto"}),
+        (ValueError, "divisible", darr, {}, {"dtype": POINTS, "chunks": 3, "shards": 8}),
+        (BlockAlignmentError, "inside a shard", darr, {}, {"dtype": POINTS, "shards": (8,)}),
     ]
     for error, match, source, target, kwargs in cases:
         with pytest.raises(error, match=match):
             to_zarr(source, target, **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("create", "blocks", "chunks", "shards"),
+    [
+        ({"shards": 8}, 8, (8,), (8,)),  # chunks: the Dask blocks
+        ({"chunks": "auto"}, 16, (16,), None),
+        ({"chunks": 4, "shards": {"shape": 8, "index_location": "start"}}, 8, (4,), (8,)),
+    ],
+)
+def test_zarr_normalises_chunks_and_shards(
+    create: dict[str, Any], blocks: int, chunks: Any, shards: Any
+) -> None:
+    cells = random_cells(4, POINTS, (16,))
+    darr = da.from_array(cells, chunks=blocks)
+    array = to_zarr(darr, {}, dtype=POINTS, serializer=ToyCodec(), **create)
+    assert (array.chunks, array.shards) == (chunks, shards)
+    assert_cells(array[...], cells)
 
 
 def test_a_cell_that_does_not_fit_fails_its_block() -> None:

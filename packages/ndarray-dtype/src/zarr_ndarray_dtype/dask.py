@@ -1,13 +1,12 @@
 """Ragged Dask arrays into ``ndarray`` arrays and back, a block a task (the ``dask`` extra,
-imported only when these functions run). ``dask.array.to_zarr`` hands zarr the dtype
-``object`` and checks no block against the shards; :func:`check_blocks` is the one rule of
-which blocks may be written in parallel (the xarray writer asks it too)."""
+imported only when these functions run). ``dask.array.to_zarr`` hands zarr the dtype ``object``
+and checks no block against the shards; :func:`check_blocks` is the one rule of which blocks
+may be written in parallel (the xarray writer asks it too)."""
 
 from __future__ import annotations
 
-import math
 import sys
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
@@ -23,15 +22,13 @@ if TYPE_CHECKING:
 
 __all__ = ["check_blocks", "map_columnar", "read_columnar_blocks", "shard_or_chunk", "to_zarr"]
 
-Blocks = tuple[tuple[int, ...], ...]
-
 
 def _dask() -> Any:
     try:
         import dask.array
     except ImportError as exc:  # pragma: no cover - exercised only without the extra
         raise ImportError(
-            "zarr_ndarray_dtype.dask needs dask: pip install 'zarr-ndarray-dtype[dask]'"
+            "zarr_ndarray_dtype.dask needs pip install 'zarr-ndarray-dtype[dask]'"
         ) from exc
     return dask
 
@@ -59,7 +56,7 @@ def shard_or_chunk(array: zarr.Array) -> tuple[tuple[int, ...], str]:
 
 
 def check_blocks(
-    blocks: Blocks,
+    blocks: tuple[tuple[int, ...], ...],
     starts: Sequence[int],
     unit: Sequence[int],
     kind: str,
@@ -70,11 +67,10 @@ def check_blocks(
     error: type[Exception] = BlockAlignmentError,
 ) -> None:
     """Refuse Dask ``blocks`` (a Dask array's ``.chunks``) written from ``starts`` that end
-    inside a ``unit`` (a ``kind``, "shard" or "chunk": :func:`shard_or_chunk`): the two tasks
-    would each rewrite it. The ``error`` (prefixed by ``what``) names the first such axis by
-    ``keys`` (default: its number) and the ``rechunk`` call that fixes every axis.
+    inside a ``unit`` (a ``kind``: :func:`shard_or_chunk`), which two tasks would each rewrite.
+    The ``error`` (prefixed by ``what``) names the first such axis by ``keys`` (default: its
+    number) and the ``rechunk`` call that fixes every axis.
 
-    >>> check_blocks(((64, 64, 8),), (0,), (64,), "shard")
     >>> check_blocks(((37, 64), (64, 64)), (0, 10), (64, 64), "shard")
     Traceback (most recent call last):
     ...
@@ -83,18 +79,16 @@ inside a shard (64 cells along it) that the next block writes too (zarr rewrites
 on a partial write: the two tasks would race); rechunk so that blocks end on multiples of the \
 shard along every axis: darr.rechunk({0: 64, 1: (54,) + (64,) + (10,)})
     """
-    fixes, first = {}, None
+    fixes, first = {}, ""
     for axis, (sizes, start, size) in enumerate(zip(blocks, starts, unit, strict=True)):
         edges = start + np.cumsum(sizes[:-1], dtype=np.int64)
-        inside = edges[edges % size != 0]
-        if not inside.size:
+        if not (inside := edges[edges % size != 0]).size:
             continue
         key = axis if keys is None else keys[axis]
         fixes[key] = _aligned(start, sum(sizes), size)
-        if first is None:
-            where = f"axis {axis}" if keys is None else repr(key)
-            first = f"{where} end at {int(inside[0])}, inside a {kind} ({size} cells along it)"
-    if first is not None:
+        where = f"axis {axis}" if keys is None else repr(key)
+        first = first or f"{where} end at {int(inside[0])}, inside a {kind} ({size} cells along it)"
+    if first:
         mapping = ", ".join(f"{key!r}: {fix}" for key, fix in fixes.items())
         raise error(
             f"{what}: dask blocks along {first} that the next block writes too (zarr rewrites "
@@ -108,10 +102,10 @@ def _aligned(start: int, extent: int, size: int) -> str:
     shortest Python expression (``64``, or ``(54,) + (64,) * 3 + (10,)`` off the grid)."""
     if not start % size:
         return str(size)
-    first = min(extent, size - start % size)
-    whole, last = divmod(extent - first, size)
-    parts = [f"({first},)", *([f"({size},)" + f" * {whole}" * (whole > 1)] if whole else [])]
-    return " + ".join(parts + ([f"({last},)"] if last else []))
+    lead = min(extent, size - start % size)
+    whole, last = divmod(extent - lead, size)
+    parts = [f"({lead},)"] + [f"({size},)" + f" * {whole}" * (whole > 1)] * (whole > 0)
+    return " + ".join(parts + [f"({last},)"] * (last > 0))
 
 
 @overload
@@ -125,18 +119,14 @@ def to_zarr(
     store: Any,
     *,
     dtype: NDArrayDType | None = None,
-    chunks: int | Sequence[int] | None = None,
-    shards: int | Sequence[int] | Mapping[str, Any] | None = None,
     region: slice | tuple[slice, ...] | None = None,
     compute: bool = True,
     **create_kwargs: Any,
 ) -> zarr.Array | Delayed:
     """Write the object Dask array ``darr`` of cells into an ``ndarray`` array, a block a task.
 
-    ``store`` is where to create a new array (as ``zarr.create_array`` takes it, with
-    ``create_kwargs`` such as ``name=`` and ``overwrite=``; ``dtype`` is needed; chunks default
-    to the Dask blocks, and with ``shards``, a shape or zarr's mapping, ``chunks`` is the inner
-    chunk shape), or an existing ``ndarray`` ``zarr.Array``, written whole or at ``region``
+    ``store`` is where to create a new array of data type ``dtype``, with ``create_kwargs`` as
+    ``zarr.create_array`` takes them (``chunks`` default to the Dask blocks), or an existing ``ndarray`` ``zarr.Array``, written whole or at ``region``
     (step-1 slices, the shape of ``darr``). :func:`check_blocks` runs before anything is
     created. A cell that does not fit fails its block's task. Returns the array, or with
     ``compute=False`` a ``dask.delayed`` object that writes and returns it.
@@ -149,23 +139,18 @@ def to_zarr(
         )
     if any(np.isnan(n) for n in darr.shape):
         raise ValueError(f"to_zarr: shape {darr.shape} is unknown: darr.compute_chunk_sizes()")
-    new = not isinstance(store, zarr.Array)
-    if not new:
-        given = {"chunks": chunks, "shards": shards}
-        extra = sorted([k for k, v in given.items() if v is not None] + list(create_kwargs))
-        if extra:
+    if isinstance(store, zarr.Array):
+        if create_kwargs:
             raise TypeError(
-                f"to_zarr: {extra} describe a new array, but store is an existing zarr.Array "
-                "(written as it is): leave them out, or pass a store to create a new array"
+                f"to_zarr: {sorted(create_kwargs)} describe a new array, but store is an existing "
+                "zarr.Array (written as it is): leave them out, or pass a store to create one"
             )
-        stored = _data_type(store, "to_zarr")
-        if dtype is not None and dtype != stored:
+        if dtype not in (None, stored := _data_type(store, "to_zarr")):
             raise ValueError(
                 f"to_zarr: dtype={dtype!r} differs from the array's data type {stored!r}; an "
                 "existing array keeps its data type: leave dtype out"
             )
-        starts = _starts(region, store.shape, darr.shape)
-        unit, kind = shard_or_chunk(store)
+        target, starts = store, _starts(region, store.shape, darr.shape)
     elif region is not None:
         raise ValueError(
             "to_zarr: region= writes into an existing array; pass the array itself: "
@@ -176,28 +161,20 @@ def to_zarr(
             f"to_zarr needs dtype=NDArrayDType(dtype=..., shape=(...)) to create an array, got "
             f"{dtype!r} (the cells of a Dask array are known only once computed)"
         )
-    else:
-        starts, inner = (0,) * darr.ndim, _extents(chunks, "chunks", darr.ndim)
-        outer = _extents(
-            shards["shape"] if isinstance(shards, Mapping) else shards, "shards", darr.ndim
-        )
-        if outer is not None and inner is None:
-            raise ValueError(
-                f"to_zarr: with shards={outer}, pass chunks= (the shape of the inner chunks a "
-                "shard holds; each must divide the shard)"
-            )
-        chunks = inner or tuple(max(c[0], 1) for c in darr.chunks)
-        shards = shards if isinstance(shards, Mapping) else outer
-        unit, kind = (chunks, "chunk") if outer is None else (outer, "shard")
-    check_blocks(darr.chunks, starts, unit, kind)
-    if new:  # zarr's annotation of dtype names its own data types only
-        create: Any = {"dtype": dtype, "chunks": chunks, "shards": shards, **create_kwargs}
-        store = zarr.create_array(store, shape=darr.shape, **create)
+    else:  # zarr normalises chunks and shards, first in a probe in memory
+        if create_kwargs.get("chunks") is None:
+            create_kwargs["chunks"] = tuple(max(c[0], 1) for c in darr.chunks)
+        grid = {k: v for k, v in create_kwargs.items() if k in ("chunks", "shards", "serializer")}
+        zarr_dtype: Any = dtype  # zarr's annotation names its own data types only
+        target = zarr.create_array({}, shape=darr.shape, dtype=zarr_dtype, **grid)
+        starts = (0,) * darr.ndim
+    check_blocks(darr.chunks, starts, *shard_or_chunk(target))
+    if target is not store:  # nothing is created before the check
+        target = zarr.create_array(store, shape=darr.shape, dtype=zarr_dtype, **create_kwargs)
     regions = tuple(slice(s, s + n) for s, n in zip(starts, darr.shape, strict=True))
-    # dask's own store: a task a block, ``target[its region] = block``; no lock: the blocks
-    # share no shard.
-    writes = dask.array.store(darr, _Target(store), regions=regions, lock=False, compute=compute)
-    return store if compute else dask.delayed(_written)(store, writes)
+    # a task a block, ``target[its region] = block``; no lock: the blocks share no shard
+    writes = dask.array.store(darr, _Target(target), regions=regions, lock=False, compute=compute)
+    return target if compute else dask.delayed(_written)(target, writes)
 
 
 def _starts(region: Any, shape: tuple[int, ...], cells: tuple[int, ...]) -> tuple[int, ...]:
@@ -205,30 +182,15 @@ def _starts(region: Any, shape: tuple[int, ...], cells: tuple[int, ...]) -> tupl
     unless its shape is ``cells`` (the Dask array's)."""
     parts = region if isinstance(region, tuple) else (slice(None) if region is None else region,)
     parts += (slice(None),) * (len(shape) - len(parts))
-    bounds = [
-        p.indices(n) if isinstance(p, slice) else (0, -1, 0)
-        for p, n in zip(parts, shape, strict=False)
-    ]
-    if len(parts) != len(shape) or [(b[1] - b[0], b[2]) for b in bounds] != [(c, 1) for c in cells]:
+    picked = [range(n)[p] for p, n in zip(parts, shape, strict=False) if isinstance(p, slice)]
+    if len(parts) != len(shape) or [(len(r), r.step) for r in picked] != [(n, 1) for n in cells]:
         raise ValueError(
             f"to_zarr: the Dask array of shape {tuple(cells)} does not fit "
             + (f"region {region!r} of " if region is not None else "")
             + f"the array of shape {tuple(shape)}; pass region= as one slice of step 1 per "
             "axis, the shape of the Dask array"
         )
-    return tuple(b[0] for b in bounds)
-
-
-def _extents(value: Any, what: str, ndim: int) -> tuple[int, ...] | None:
-    """``chunks`` or ``shards`` as one int per axis (an int stands for every axis)."""
-    extents = (value,) * ndim if isinstance(value, int | np.integer) else value
-    if value is not None and (
-        len(extents) != ndim or not all(isinstance(n, int | np.integer) for n in extents)
-    ):
-        raise TypeError(
-            f"to_zarr: {what}={value!r} must be an int or a tuple of {ndim} ints (one per axis)"
-        )
-    return None if value is None else tuple(map(int, extents))
+    return tuple(r.start for r in picked)
 
 
 class _Target:
@@ -239,32 +201,53 @@ class _Target:
         self.array = array
 
     def __setitem__(self, region: Any, block: np.ndarray) -> None:
-        distributed = sys.modules.get("distributed")
-        if distributed is not None and isinstance(self.array.store, zarr.storage.MemoryStore):
-            try:
-                distributed.get_worker()
-            except ValueError:  # not in a worker
-                pass
-            else:
-                raise ValueError(
-                    "to_zarr: the array lives in a zarr.storage.MemoryStore, which a distributed "
-                    "worker receives as its own copy: what it writes there is lost. Write to a "
-                    "store every worker reaches (a directory, object storage), or compute on "
-                    "the threaded scheduler"
-                )
+        if isinstance(self.array.store, zarr.storage.MemoryStore) and _in_worker():
+            raise ValueError(
+                "to_zarr: the array lives in a zarr.storage.MemoryStore, which a distributed "
+                "worker receives as its own copy: what it writes there is lost. Write to a "
+                "store every worker reaches (a directory, object storage), or compute on "
+                "the threaded scheduler"
+            )
         self.array[region] = block
+
+
+def _in_worker() -> bool:
+    try:
+        sys.modules["distributed"].get_worker()
+    except (KeyError, ValueError):  # distributed not imported, or not in a worker
+        return False
+    return True
 
 
 def _written(array: zarr.Array, stored: Any) -> zarr.Array:
     return array
 
 
-def _blocks(array: Any, chunks: Any, what: str) -> Blocks:
-    """The blocks of a read: ``chunks`` (as Dask's ``normalize_chunks`` takes them), by
-    default the array's shards, else its chunks (whole stored objects)."""
+def _read(array: Any, chunks: Any, fn: Any, dtype: Any, trailing: Sequence[int] = ()) -> Any:
+    """A Dask array over ``array``'s blocks (``chunks`` as Dask takes them, by default its
+    shards, else its chunks: whole stored objects), each ``fn`` of the block's ``Columnar``."""
+    dask, what = _dask(), "read_columnar_blocks" if fn is None else "map_columnar"
     _data_type(array, what)
-    normalize = _dask().array.core.normalize_chunks
-    return tuple(normalize(shard_or_chunk(array)[0] if chunks is None else chunks, array.shape))
+    unit = shard_or_chunk(array)[0] if chunks is None else chunks
+    blocks = dask.array.core.normalize_chunks(unit, array.shape) + tuple((n,) for n in trailing)
+    meta = np.empty((0,) * len(blocks), dtype=dtype)
+    return dask.array.map_blocks(
+        _block, dtype=dtype, chunks=blocks, meta=meta, token=what, array=array, fn=fn
+    )
+
+
+def _block(array: Any, fn: Callable[[Columnar], Any] | None, block_info: Any) -> Any:
+    info = block_info[None]
+    cells = read_columnar(array, tuple(slice(*s) for s in info["array-location"][: array.ndim]))
+    if fn is None:
+        return cells
+    if (result := np.asarray(fn(cells))).shape != tuple(info["chunk-shape"]):
+        raise ValueError(
+            f"map_columnar: fn returned shape {result.shape} for a block of {cells.shape} "
+            f"cells; it must return one result per cell, shape {tuple(info['chunk-shape'])} "
+            "(the block's shape, then trailing=)"
+        )
+    return result
 
 
 def map_columnar(
@@ -282,39 +265,12 @@ def map_columnar(
     cell. Blocks are ``chunks`` (as Dask takes them), by default the array's shards, else its
     chunks. On a distributed cluster ``fn`` must be importable where the tasks run.
     """
-    blocks = _blocks(array, chunks, "map_columnar") + tuple((int(n),) for n in trailing)
-    return _dask().array.map_blocks(
-        _map_columnar_block,  # its name names the tasks
-        dtype=dtype,
-        chunks=blocks,
-        meta=np.empty((0,) * len(blocks), dtype=dtype),
-        array=array,
-        fn=fn,
-    )
-
-
-def _map_columnar_block(array: Any, fn: Callable[[Columnar], Any], block_info: Any) -> Any:
-    info = block_info[None]
-    cells = read_columnar(array, tuple(slice(*s) for s in info["array-location"][: array.ndim]))
-    result = np.asarray(fn(cells))
-    if result.shape != tuple(info["chunk-shape"]):
-        raise ValueError(
-            f"map_columnar: fn returned shape {result.shape} for a block of {cells.shape} "
-            f"cells; it must return one result per cell, shape {tuple(info['chunk-shape'])} "
-            "(the block's shape, then trailing=)"
-        )
-    return result
+    return _read(array, chunks, fn, dtype, trailing)
 
 
 def read_columnar_blocks(array: zarr.Array, chunks: Any = None) -> np.ndarray:
     """The cells of an ``ndarray`` array as an object ndarray (the grid of blocks, as in
     :func:`map_columnar`) of ``dask.delayed`` objects, each reading its block with
     ``read_columnar`` as :class:`~zarr_ndarray_dtype.Columnar` when computed."""
-    dask = _dask()
-    blocks = _blocks(array, chunks, "read_columnar_blocks")
-    source = dask.delayed(array, pure=False)  # one graph node every task refers to
-    read = dask.delayed(read_columnar, pure=True)
-    grid = np.empty(math.prod(map(len, blocks)), dtype=object)
-    for i, box in enumerate(dask.array.core.slices_from_chunks(blocks)):  # in C order
-        grid[i] = read(source, box)
-    return grid.reshape(tuple(map(len, blocks)))
+    grid: np.ndarray = _read(array, chunks, None, object).to_delayed()
+    return grid

@@ -1,14 +1,13 @@
 """Write xarray Datasets whose variables hold ragged ndarray cells (the ``xarray`` extra,
 imported only when :func:`to_zarr` runs).
 
-xarray's zarr backend casts an object variable to its first cell's dtype and creates arrays of
-dtype ``object``, which zarr refuses. So :func:`to_zarr` lets ``Dataset.to_zarr`` write the other
-variables and writes the ragged ones as ``ndarray`` arrays in the same group itself.
+xarray's zarr backend casts an object variable to its first cell's dtype, which zarr refuses.
+So :func:`to_zarr` lets ``Dataset.to_zarr`` write the other variables and writes the ragged
+ones as ``ndarray`` arrays in the same new group itself.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Hashable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
@@ -16,7 +15,7 @@ import numpy as np
 import zarr
 from packaging.version import Version
 
-from zarr_ndarray_dtype import Columnar, NDArrayDType, read_columnar, write_columnar
+from zarr_ndarray_dtype import NDArrayDType, read_columnar, write_columnar
 from zarr_ndarray_dtype.dask import check_blocks, shard_or_chunk
 from zarr_ndarray_dtype.dask import to_zarr as write_blocks
 from zarr_ndarray_dtype.errors import CellError, ElementDTypeError, NDArrayDTypeError
@@ -40,36 +39,28 @@ ENCODING_KEYS: Final = frozenset(
     {"dtype", "chunks", "shards", "compressors", "serializer", "fill_value", "chunk_key_encoding"}
 )
 _INHERITED_KEYS: Final = ("chunks", "shards", "compressors", "serializer")  # from .encoding
-_MODES: Final = ("w", "w-", "a", "a-", "r+")
 
 
 class RaggedVariableError(NDArrayDTypeError):
-    """A ragged variable cannot be written as asked (cells, encoding, mode or target array)."""
+    """A ragged variable cannot be written as asked (cells, encoding or mode)."""
 
 
-# ------------------------------------------------------------------ the data type of cells
-
-_Summary = tuple[set[str], set[np.dtype[Any]], set[tuple[int, ...]]]
-
-
-def _summary(cells: np.ndarray) -> _Summary:
-    """The types of the cells that are not arrays, and the dtypes and shapes of the others."""
-    found: _Summary = (set(), set(), set())
+def _summary(cells: Any) -> set[tuple[Any, tuple[int, ...] | None]]:
+    """``(dtype, shape)`` of every cell but ``None`` (an empty list's dtype: None); a cell
+    that is no array of numbers of at least one dimension gives ``(its type name, None)``."""
+    found = set()
     for cell in np.asarray(cells, dtype=object).reshape(-1):
-        if cell is None:
-            continue
         listed = isinstance(cell, list | tuple)
         try:
             array = np.asarray(cell) if listed else cell
         except ValueError:  # numpy refuses ragged nested lists
-            found[0].add("ragged nested list")
+            found.add(("ragged nested list", None))
             continue
-        if not isinstance(array, np.ndarray) or array.dtype == object or not array.ndim:
-            found[0].add(type(cell).__name__)
-            continue
-        if array.size or not listed:  # an empty list has no dtype of its own
-            found[1].add(array.dtype.newbyteorder("="))
-        found[2].add(array.shape)
+        if isinstance(array, np.ndarray) and array.dtype != object and array.ndim:
+            empty = listed and not array.size  # an empty list has no dtype of its own
+            found.add((None if empty else array.dtype.newbyteorder("="), array.shape))
+        elif cell is not None:
+            found.add((type(cell).__name__, None))
     return found
 
 
@@ -79,18 +70,38 @@ def _summary_block(block: np.ndarray) -> np.ndarray:
     return out
 
 
-def _data_type(data: Any, name: Hashable) -> NDArrayDType:
-    """The data type of a variable's cells; a dask array is summarized block by block."""
-    if getattr(data, "chunks", None) is not None and data.ndim:
-        one = tuple((1,) * len(c) for c in data.chunks)
-        parts = data.map_blocks(_summary_block, dtype=object, chunks=one).compute().reshape(-1)
-        others, dtypes, shapes = (set().union(*found) for found in zip(*parts, strict=True))
+def infer_ndarray_dtype(cells: Any, name: Hashable = None) -> NDArrayDType:
+    """The ``ndarray`` data type of an object array of cells (``None`` cells left out; a dask
+    array is summarized block by block).
+
+    Axes whose extent differs between cells, or is 0 in all, are variable (``None``); the
+    element dtype is the smallest one that holds every value exactly (int64 with float64 cells
+    is refused: no dtype holds both exactly).
+
+    >>> import numpy as np
+    >>> cells = np.empty(2, dtype=object)
+    >>> cells[:] = [np.zeros((3, 2), "int16"), np.ones((1, 2), "float32")]
+    >>> infer_ndarray_dtype(cells)
+    NDArrayDType(dtype='float32', shape=(None, 2))
+    """
+    if getattr(cells, "chunks", None) is not None and cells.ndim:  # dask
+        one = tuple((1,) * len(c) for c in cells.chunks)
+        found = set().union(
+            *cells.map_blocks(_summary_block, dtype=object, chunks=one).compute().flat
+        )
     else:
-        others, dtypes, shapes = _summary(data)
-    ranks, convert = sorted({len(s) for s in shapes}), "convert the cells"
+        found = _summary(cells)
+    others = sorted(d for d, s in found if s is None)
+    dtypes = sorted({d for d, s in found if s is not None and d is not None}, key=str)
+    shapes = {s for d, s in found if s is not None}
+    names, ranks, convert = (
+        list(map(str, dtypes)),
+        sorted({len(s) for s in shapes}),
+        "convert the cells",
+    )
     refusals = [
-        (others, f"mixes ndarray cells with {sorted(others)} cells (a cell is an array, or "
-         "nested sequence, of numbers of at least one dimension, or None)", convert),
+        (others, f"mixes ndarray cells with {others} cells (a cell is an array, or nested "
+         "sequence, of numbers of at least one dimension, or None)", convert),
         (not shapes, "has no cell to infer the data type from (every cell is None)", ""),
         (len(ranks) > 1, f"holds cells of {len(ranks)} different numbers of dimensions {ranks}"
          "; an ndarray array's cells have the same", "reshape the cells, e.g. to (n, 1)"),
@@ -99,19 +110,16 @@ def _data_type(data: Any, name: Hashable) -> NDArrayDType:
     for bad, why, fix in refusals:
         if bad:
             raise _refused(name, why, fix)
-    low, high = np.min(list(shapes), axis=0), np.max(list(shapes), axis=0)
-    pattern = tuple(int(h) if lo == h and h else None for lo, h in zip(low, high, strict=True))
-    natives, names = sorted(dtypes, key=str), sorted(map(str, dtypes))
     try:
-        common = functools.reduce(np.promote_types, natives)
+        common = np.result_type(*dtypes)
     except TypeError:
         raise _refused(name, f"has cells of dtypes {names} with no common numpy dtype") from None
-    mantissa = np.finfo(common).nmant + 1 if common.kind in "fc" else 64  # exact integer bits
-    if wide := [
-        d for d in natives if d.kind in "iu" and d.itemsize * 8 - (d.kind == "i") > mantissa
-    ]:
+    exact = np.finfo(common).nmant + 1 if common.kind in "fc" else 64  # integer bits held
+    if wide := [d for d in dtypes if d.kind in "iu" and d.itemsize * 8 - (d.kind == "i") > exact]:
         why = f"has cells of dtypes {names} with no lossless common dtype (numpy gives {common}"
         raise _refused(name, f"{why}, which cannot hold every {wide[0]} value exactly)")
+    low, high = np.min(list(shapes), axis=0), np.max(list(shapes), axis=0)
+    pattern = tuple(int(h) if lo == h and h else None for lo, h in zip(low, high, strict=True))
     try:
         return NDArrayDType(dtype=common, shape=pattern)
     except ElementDTypeError:
@@ -125,22 +133,6 @@ def _refused(name: Hashable, why: str, fix: str = "") -> RaggedVariableError:
     return RaggedVariableError(f"variable {name!r} {why}; {fix + ' or ' if fix else ''}{encoding}.")
 
 
-def infer_ndarray_dtype(cells: np.ndarray, name: Hashable = None) -> NDArrayDType:
-    """The ``ndarray`` data type of an object array of cells (``None`` cells left out).
-
-    Axes whose extent differs between cells, or is 0 in all, are variable (``None``); the
-    element dtype is the smallest one that holds every value exactly (int64 with float64 cells
-    is refused: no dtype holds both exactly).
-
-    >>> import numpy as np
-    >>> cells = np.empty(2, dtype=object)
-    >>> cells[:] = [np.zeros((3, 2), "int16"), np.ones((1, 2), "float32")]
-    >>> infer_ndarray_dtype(cells)
-    NDArray(dtype='float32', shape=(None, 2))
-    """
-    return _data_type(cells, name)
-
-
 def is_ragged(
     variable: xr.Variable | xr.DataArray, encoding: Mapping[str, Any] | None = None
 ) -> bool:
@@ -148,41 +140,35 @@ def is_ragged(
     ``encoding["dtype"]`` is an :class:`NDArrayDType`, or the variable has object dtype and its
     first non-``None`` cell is an ndarray, list or tuple (of a dask variable, in its first
     block). Object variables of strings or bytes are left to xarray."""
-    if encoding is not None and isinstance(encoding.get("dtype"), NDArrayDType):
+    if isinstance((encoding or {}).get("dtype"), NDArrayDType):
         return True
     if variable.dtype != object:
         return False
     data = variable.data
     if getattr(variable, "chunks", None) is not None and data.ndim:
         data = data.blocks[(0,) * data.ndim].compute()
-    cell = next((c for c in np.asarray(data, dtype=object).reshape(-1) if c is not None), None)
+    cell = next((c for c in np.asarray(data, dtype=object).flat if c is not None), None)
     return isinstance(cell, np.ndarray | list | tuple)
-
-
-# ---------------------------------------------------------------------------- the writer
 
 
 def to_zarr(
     dataset: xr.Dataset,
     store: Any,
     *,
-    mode: str | None = None,
+    mode: str = "w-",
     group: str | None = None,
     encoding: Mapping[Hashable, Mapping[str, Any]] | None = None,
-    region: Mapping[Hashable, slice] | None = None,
-    append_dim: Hashable | None = None,
     consolidated: bool | None = None,
     storage_options: Mapping[str, Any] | None = None,
     **to_zarr_kwargs: Any,
 ) -> None:
-    """Write ``dataset`` to a Zarr v3 store; ragged variables (:func:`is_ragged`) become
-    ``ndarray`` arrays, of data type ``encoding[name]["dtype"]`` or, for a new array,
-    :func:`infer_ndarray_dtype` of the cells, with :data:`ENCODING_KEYS` (``None`` cells: the
-    empty cell). ``dataset.to_zarr`` writes the rest; ``mode``, ``region`` (slices) and
-    ``append_dim`` mean what they mean there, and the metadata is consolidated unless
-    ``consolidated=False``. Encodings, target arrays, block alignment and every cell of
-    numpy-backed ragged variables are checked before anything is written; dask-backed ones
-    are written a block a task, and a refused block shrinks an append back.
+    """Write ``dataset`` to a new Zarr v3 store or group (``mode`` ``"w-"``, or ``"w"`` to
+    replace one); ragged variables (:func:`is_ragged`) become ``ndarray`` arrays, of data type
+    ``encoding[name]["dtype"]`` or :func:`infer_ndarray_dtype` of the cells, with
+    :data:`ENCODING_KEYS` (``None`` cells: the fill cell). ``dataset.to_zarr`` writes the rest;
+    the metadata is consolidated unless ``consolidated=False``. Encodings, block alignment and
+    every cell of numpy-backed ragged variables are checked before anything is written;
+    dask-backed ones are written a block a task.
     """
     _require_xarray()
     if to_zarr_kwargs.pop("zarr_format", 3) != 3 or to_zarr_kwargs.get("compute") is False:
@@ -190,55 +176,35 @@ def to_zarr(
             "ndarray arrays exist in Zarr format 3 only, and ragged variables are written when "
             "to_zarr runs (compute=False is not supported): leave zarr_format and compute out."
         )
-    mode = mode or ("a" if append_dim is not None else "r+" if region is not None else "w-")
-    if mode not in _MODES:
-        raise RaggedVariableError(f"mode={mode!r} is not one of {_MODES}.")
-    encoding = dict(encoding or {})
-    opened: Any = {"storage_options": storage_options} if storage_options else {}
-    ragged = {n: v for n, v in dataset.variables.items() if is_ragged(v, encoding.get(n))}
-    try:
-        existing = (
-            None
-            if mode in ("w", "w-")
-            else zarr.open_group(store, path=group or "", mode="r", **opened)
+    into = [f"{k}=" for k in ("region", "append_dim") if to_zarr_kwargs.get(k) is not None]
+    if mode not in ("w", "w-") or into:
+        raise RaggedVariableError(
+            f"{', '.join(into) or f'mode={mode!r}'}: to_zarr writes a new store or group only "
+            "(mode 'w-', or 'w' to replace it). Write into an existing ndarray array with "
+            "zarr_ndarray_dtype.dask.to_zarr(darr, array, region=...) or write_columnar."
         )
-    except FileNotFoundError:
-        existing = None
-    writes = [
-        _checked(dataset, n, encoding.get(n, {}), existing, mode, region, append_dim)
-        for n in ragged
-    ]
-    plain: Any = dataset.drop_vars(list(ragged))  # mode, region: checked above
-    if plain.variables or (region is None and append_dim is None and mode != "r+"):
-        plain.to_zarr(
-            store, mode=mode, group=group, region=region, append_dim=append_dim, zarr_format=3,
-            consolidated=False, encoding={k: v for k, v in encoding.items() if k not in ragged},
-            **opened, **to_zarr_kwargs,
-        )  # fmt: skip
+    encoding, opened = dict(encoding or {}), dict(storage_options=storage_options or None)
+    ragged = [n for n, v in dataset.variables.items() if is_ragged(v, encoding.get(n))]
+    writes = [_checked(dataset, n, encoding.get(n, {}), overwrite=mode == "w") for n in ragged]
+    dataset.drop_vars(ragged).to_zarr(
+        store, mode=mode, group=group, zarr_format=3, consolidated=False,
+        encoding={k: v for k, v in encoding.items() if k not in ragged}, **opened, **to_zarr_kwargs
+    )  # fmt: skip
     root = zarr.open_group(store, path=group or "", mode="r+", **opened)
-    if not plain.variables and mode in ("a", "a-"):  # the attributes, as xarray appends them
-        root.attrs.update(_attributes(dataset))
     for write in writes:
         write(root)
-    if (coords := {str(n) for n in ragged if n in dataset.coords}) and mode != "r+":
-        listed = str(root.attrs.get("coordinates", "")).split()  # xarray reads them back so
+    if coords := {str(n) for n in ragged if n in dataset.coords}:  # so xarray reads them back
+        listed = str(root.attrs.get("coordinates", "")).split()
         root.attrs["coordinates"] = " ".join(sorted(coords.union(listed)))
     if consolidated is not False:
         zarr.consolidate_metadata(root.store_path.store, path=root.store_path.path)
 
 
 def _checked(
-    dataset: Any,
-    name: Hashable,
-    given: Mapping[str, Any],
-    existing: zarr.Group | None,
-    mode: str,
-    region: Mapping[Hashable, Any] | None,
-    append_dim: Hashable | None,
-) -> Callable[[Any], None]:
-    """The write of one ragged variable, everything about it checked first."""
-    variable, stored = dataset.variables[name], existing and existing.get(str(name))
-    dims, chunked = tuple(variable.dims), variable.chunks
+    dataset: Any, name: Hashable, given: Mapping[str, Any], overwrite: bool
+) -> Callable[[zarr.Group], None]:
+    """The write of one ragged variable into a new array, everything about it checked first."""
+    variable, dims = dataset.variables[name], tuple(dataset.variables[name].dims)
     if name in dataset.indexes:
         raise RaggedVariableError(
             f"variable {name!r} is an index coordinate; an index cannot hold ragged cells. "
@@ -258,122 +224,57 @@ def _checked(
             f"variable {name!r}: encoding dtype {dtype!r} is not an NDArrayDType; pass "
             "NDArrayDType(dtype=..., shape=...) or leave it out to infer it from the cells."
         )
-    if stored is not None and not isinstance(stored, zarr.Array):
-        raise RaggedVariableError(f"{name!r} exists in the store but is not an array.")
-    if stored is None:
-        if mode == "r+" or region is not None:
-            raise RaggedVariableError(
-                f"variable {name!r} does not exist in the store; mode='r+' and region= write "
-                "only into existing arrays. Use mode='a' without region to add it."
-            )
-        if dtype is not None and variable.dtype != object:
-            raise RaggedVariableError(
-                f"variable {name!r} has dtype {variable.dtype}, but encoding asks for {dtype!r}; "
-                "an ndarray array needs an object variable whose cells are ndarrays."
-            )
-        dtype = dtype or _data_type(variable.data, name)
-        if chunked and "chunks" not in encoding:
-            encoding["chunks"] = tuple(max(c[0], 1) if c else 1 for c in chunked)
-        selection, axis = tuple(slice(0, n) for n in variable.shape), None
-        unit = encoding.get("shards") or encoding.get("chunks")
-        kind = "shard" if encoding.get("shards") else "chunk"
-    else:
-        metadata: Any = stored.metadata
-        stored_type, names = metadata.data_type, metadata.dimension_names
-        if not isinstance(stored_type, NDArrayDType) or dtype not in (None, stored_type):
-            raise RaggedVariableError(
-                f"variable {name!r}: {dtype or 'an ndarray data type'} differs from the stored "
-                f"data type {stored_type!r}; appends and region writes keep it (mode='w' "
-                "replaces the array)."
-            )
-        if names is not None and tuple(names) != tuple(map(str, dims)):
-            raise RaggedVariableError(
-                f"variable {name!r} has dimensions {dims}, the stored array {tuple(names)}; "
-                "transpose the variable to match."
-            )
-        axis = dims.index(append_dim) if append_dim in dims else None
-        if mode == "a-" and append_dim is not None and axis is None:
-            return lambda root: None  # as xarray: "a-" leaves it alone
-        shape, parts = list(stored.shape), [(region or {}).get(dim, slice(None)) for dim in dims]
-        if axis is not None:  # the appended cells go at the end of the grown array
-            shape[axis] += variable.shape[axis]
-            parts[axis] = slice(shape[axis] - variable.shape[axis], None)
-        for dim, part in zip(dims, parts, strict=True):
-            if not isinstance(part, slice) or part.step not in (None, 1):
-                raise RaggedVariableError(
-                    f"variable {name!r}: region[{dim!r}] is {part!r}; ragged variables take "
-                    "region slices with step 1 (e.g. slice(10, 20)), not 'auto' or indices."
-                )
-        selection = tuple(slice(*p.indices(n)[:2]) for p, n in zip(parts, shape, strict=True))
-        if (fits := tuple(s.stop - s.start for s in selection)) != variable.shape:
-            raise RaggedVariableError(
-                f"variable {name!r} of shape {variable.shape} does not fit the stored array of "
-                f"shape {tuple(stored.shape)} ({fits} there); use region= or append_dim= (the "
-                "other dimensions equal), or mode='w' to replace the array."
-            )
-        dtype, (unit, kind) = stored_type, shard_or_chunk(stored)
-    if chunked and isinstance(unit, int):
-        unit = (unit,) * len(dims)
-    if chunked and isinstance(unit, tuple | list) and all(isinstance(n, int) for n in unit):
+    if dtype is not None and variable.dtype != object:
+        raise RaggedVariableError(
+            f"variable {name!r} has dtype {variable.dtype}, but encoding asks for {dtype!r}; "
+            "an ndarray array needs an object variable whose cells are ndarrays."
+        )
+    if variable.chunks:
+        encoding.setdefault("chunks", tuple(max(c[0], 1) if c else 1 for c in variable.chunks))
+    create = {
+        "shape": variable.shape, "dtype": dtype or infer_ndarray_dtype(variable.data, name),
+        "dimension_names": list(map(str, dims)), "chunks": "auto", **encoding,
+        "attributes": {str(k): _plain(v) for k, v in variable.attrs.items()},
+    }  # fmt: skip
+    probe = zarr.create_array({}, **create)  # zarr checks the encoding, nothing is written
+    if variable.chunks:
         fix: Any = {"what": f"variable {name!r}", "keys": dims, "rechunk": "ds.chunk"}
-        starts = [s.start for s in selection]
-        check_blocks(chunked, starts, unit, kind, **fix, error=RaggedVariableError)
-    like = {"fill_value": encoding.get("fill_value"), "serializer": encoding.get("serializer")}
-    if stored is not None:
-        like = {"fill_value": stored.metadata.fill_value, "serializer": stored.serializer}
-    columns = None if chunked else _columns(name, variable, dtype, like)
+        unit, kind = shard_or_chunk(probe)
+        check_blocks(
+            variable.chunks, (0,) * len(dims), unit, kind, **fix, error=RaggedVariableError
+        )
+        columns = None
+    else:  # every cell converted and checked by zarr's object write, in memory, at once
+        probe = zarr.create_array(
+            {},
+            **{
+                **create,
+                "chunks": tuple(max(n, 1) for n in variable.shape),
+                "shards": None,
+                "compressors": None,
+            },
+        )
+        try:
+            probe[...] = np.asarray(variable.values, dtype=object)
+        except CellError as exc:
+            raise type(exc)(f"variable {name!r} (dimensions {dims}): {exc}") from None
+        columns = read_columnar(probe)
 
-    def write(root: Any) -> None:
-        attrs = _attributes(variable)
-        if stored is None:
-            array = root.create_array(
-                name, shape=variable.shape, dtype=dtype, dimension_names=list(map(str, dims)),
-                attributes=attrs, overwrite=mode == "w", **{"chunks": "auto", **encoding},
-            )  # fmt: skip
-        else:
-            array = root[name]
-            if mode in ("a", "a-"):
-                array.attrs.update(attrs)
+    def write(root: zarr.Group) -> None:
+        array = root.create_array(name, overwrite=overwrite, **create)
         if not variable.size:
             return
-        old = tuple(array.shape)
-        if axis is not None:
-            array.resize(tuple(s.stop for s in selection))
-        try:
-            if columns is None:
-                write_blocks(variable.data, array, region=selection)
-            else:
-                write_columnar(array, *columns, selection, shapes=columns.shapes)
-        except BaseException:
-            if axis is not None:  # a failed append leaves the array as it was
-                array.resize(old)
-            raise
+        if columns is None:
+            write_blocks(variable.data, array)
+        else:
+            write_columnar(array, *columns, shapes=columns.shapes)
 
     return write
 
 
-def _columns(name: Hashable, variable: Any, dtype: NDArrayDType, like: Any) -> Columnar:
-    """The cells of a numpy-backed variable as columns, each converted and checked by zarr's
-    object write of ``dtype`` into an array in memory ``like`` the target (its fill value and
-    serializer): one that does not fit is refused, and named, before anything is written."""
-    cells = np.asarray(variable.values, dtype=object)
-    chunks = tuple(max(n, 1) for n in cells.shape)
-    zarr_dtype: Any = dtype  # zarr's annotation names its own data types
-    like["serializer"] = like["serializer"] or "auto"
-    scratch = zarr.create_array(
-        {}, shape=cells.shape, chunks=chunks, dtype=zarr_dtype, compressors=None, **like
-    )
-    try:
-        scratch[...] = cells
-    except CellError as exc:
-        raise type(exc)(f"variable {name!r} (dimensions {variable.dims}): {exc}") from None
-    return read_columnar(scratch)
-
-
-def _attributes(owner: Any) -> dict[str, Any]:
-    """``owner.attrs`` as JSON values (numpy scalars and arrays as Python ones)."""
-    plain = (np.ndarray, np.generic)
-    return {str(k): v.tolist() if isinstance(v, plain) else v for k, v in owner.attrs.items()}
+def _plain(value: Any) -> Any:
+    """An attribute as a JSON value (numpy scalars and arrays as Python ones)."""
+    return value.tolist() if isinstance(value, np.ndarray | np.generic) else value
 
 
 def _require_xarray() -> None:
@@ -381,7 +282,7 @@ def _require_xarray() -> None:
         import xarray as xr
     except ImportError as exc:  # pragma: no cover - exercised only without the extra
         raise ImportError(
-            "zarr_ndarray_dtype.xarray needs xarray: pip install 'zarr-ndarray-dtype[xarray]'"
+            "zarr_ndarray_dtype.xarray needs pip install 'zarr-ndarray-dtype[xarray]'"
         ) from exc
     if Version(xr.__version__).release < Version(XARRAY_MIN_VERSION).release:
         raise ImportError(
