@@ -5,7 +5,6 @@ may be written in parallel (the xarray writer asks it too)."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Hashable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, overload
 
@@ -194,29 +193,23 @@ def _starts(region: Any, shape: tuple[int, ...], cells: tuple[int, ...]) -> tupl
 
 
 class _Target:
-    """What dask stores into: the array, refusing a distributed worker's copy of a
-    ``MemoryStore`` (what the worker writes there would be lost)."""
+    """What dask stores into: the array. A copy of it (a worker's, through pickle) refuses to
+    write into a ``MemoryStore``: what it wrote there would be lost."""
 
-    def __init__(self, array: zarr.Array) -> None:
-        self.array = array
+    def __init__(self, array: zarr.Array, copied: bool = False) -> None:
+        self.array, self.copied = array, copied
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_Target, (self.array, True))
 
     def __setitem__(self, region: Any, block: np.ndarray) -> None:
-        if isinstance(self.array.store, zarr.storage.MemoryStore) and _in_worker():
+        if self.copied and isinstance(self.array.store, zarr.storage.MemoryStore):
             raise ValueError(
                 "to_zarr: the array lives in a zarr.storage.MemoryStore, which a distributed "
-                "worker receives as its own copy: what it writes there is lost. Write to a "
-                "store every worker reaches (a directory, object storage), or compute on "
-                "the threaded scheduler"
+                "worker receives as its own copy: what it writes there is lost. Write to a store "
+                "every worker reaches (a directory, object storage), or use the threaded scheduler"
             )
         self.array[region] = block
-
-
-def _in_worker() -> bool:
-    try:
-        sys.modules["distributed"].get_worker()
-    except (KeyError, ValueError):  # distributed not imported, or not in a worker
-        return False
-    return True
 
 
 def _written(array: zarr.Array, stored: Any) -> zarr.Array:

@@ -1,10 +1,6 @@
 """Write xarray Datasets whose variables hold ragged ndarray cells (the ``xarray`` extra,
-imported only when :func:`to_zarr` runs).
-
-xarray's zarr backend casts an object variable to its first cell's dtype, which zarr refuses.
-So :func:`to_zarr` lets ``Dataset.to_zarr`` write the other variables and writes the ragged
-ones as ``ndarray`` arrays in the same new group itself.
-"""
+imported only when :func:`to_zarr` runs): ``Dataset.to_zarr`` casts an object variable to its
+first cell's dtype, so it writes the other variables and this module the ragged ones."""
 
 from __future__ import annotations
 
@@ -49,7 +45,7 @@ def _summary(cells: Any) -> set[tuple[Any, tuple[int, ...] | None]]:
     """``(dtype, shape)`` of every cell but ``None`` (an empty list's dtype: None); a cell
     that is no array of numbers of at least one dimension gives ``(its type name, None)``."""
     found = set()
-    for cell in np.asarray(cells, dtype=object).reshape(-1):
+    for cell in np.asarray(cells, dtype=object).flat:
         listed = isinstance(cell, list | tuple)
         try:
             array = np.asarray(cell) if listed else cell
@@ -62,12 +58,6 @@ def _summary(cells: Any) -> set[tuple[Any, tuple[int, ...] | None]]:
         elif cell is not None:
             found.add((type(cell).__name__, None))
     return found
-
-
-def _summary_block(block: np.ndarray) -> np.ndarray:
-    out = np.empty((1,) * block.ndim, dtype=object)
-    out.reshape(-1)[0] = _summary(block)
-    return out
 
 
 def infer_ndarray_dtype(cells: Any, name: Hashable = None) -> NDArrayDType:
@@ -84,24 +74,19 @@ def infer_ndarray_dtype(cells: Any, name: Hashable = None) -> NDArrayDType:
     >>> infer_ndarray_dtype(cells)
     NDArrayDType(dtype='float32', shape=(None, 2))
     """
-    if getattr(cells, "chunks", None) is not None and cells.ndim:  # dask
-        one = tuple((1,) * len(c) for c in cells.chunks)
-        found = set().union(
-            *cells.map_blocks(_summary_block, dtype=object, chunks=one).compute().flat
-        )
+    if getattr(cells, "chunks", None) is not None and cells.ndim:  # dask: a task a block
+        import dask
+
+        found = set().union(*dask.compute(*map(dask.delayed(_summary), cells.to_delayed().flat)))
     else:
         found = _summary(cells)
     others = sorted(d for d, s in found if s is None)
     dtypes = sorted({d for d, s in found if s is not None and d is not None}, key=str)
     shapes = {s for d, s in found if s is not None}
-    names, ranks, convert = (
-        list(map(str, dtypes)),
-        sorted({len(s) for s in shapes}),
-        "convert the cells",
-    )
+    names, ranks = list(map(str, dtypes)), sorted({len(s) for s in shapes})
     refusals = [
         (others, f"mixes ndarray cells with {others} cells (a cell is an array, or nested "
-         "sequence, of numbers of at least one dimension, or None)", convert),
+         "sequence, of numbers of at least one dimension, or None)", "convert the cells"),
         (not shapes, "has no cell to infer the data type from (every cell is None)", ""),
         (len(ranks) > 1, f"holds cells of {len(ranks)} different numbers of dimensions {ranks}"
          "; an ndarray array's cells have the same", "reshape the cells, e.g. to (n, 1)"),
@@ -124,7 +109,7 @@ def infer_ndarray_dtype(cells: Any, name: Hashable = None) -> NDArrayDType:
         return NDArrayDType(dtype=common, shape=pattern)
     except ElementDTypeError:
         why = f"has cells of dtype {common}, which is not an ndarray element dtype (numbers, bool)"
-        raise _refused(name, why, convert) from None
+        raise _refused(name, why, "convert the cells") from None
 
 
 def _refused(name: Hashable, why: str, fix: str = "") -> RaggedVariableError:
@@ -207,8 +192,8 @@ def _checked(
     variable, dims = dataset.variables[name], tuple(dataset.variables[name].dims)
     if name in dataset.indexes:
         raise RaggedVariableError(
-            f"variable {name!r} is an index coordinate; an index cannot hold ragged cells. "
-            "Make it a non-index coordinate (ds.reset_index) or a data variable."
+            f"variable {name!r} is an index coordinate, which cannot hold ragged cells: make it "
+            "a non-index coordinate (ds.reset_index) or a data variable."
         )
     if not isinstance(name, str):
         raise RaggedVariableError(f"variable name {name!r} is not a string; zarr needs one.")
@@ -226,48 +211,35 @@ def _checked(
         )
     if dtype is not None and variable.dtype != object:
         raise RaggedVariableError(
-            f"variable {name!r} has dtype {variable.dtype}, but encoding asks for {dtype!r}; "
+            f"variable {name!r} has dtype {variable.dtype}, but encoding asks for {dtype!r}: "
             "an ndarray array needs an object variable whose cells are ndarrays."
         )
-    if variable.chunks:
-        encoding.setdefault("chunks", tuple(max(c[0], 1) if c else 1 for c in variable.chunks))
+    if chunked := variable.chunks:
+        encoding.setdefault("chunks", tuple(max(c[0], 1) if c else 1 for c in chunked))
     create = {
         "shape": variable.shape, "dtype": dtype or infer_ndarray_dtype(variable.data, name),
         "dimension_names": list(map(str, dims)), "chunks": "auto", **encoding,
         "attributes": {str(k): _plain(v) for k, v in variable.attrs.items()},
     }  # fmt: skip
-    probe = zarr.create_array({}, **create)  # zarr checks the encoding, nothing is written
-    if variable.chunks:
+    whole = {} if chunked else {"chunks": tuple(max(n, 1) for n in variable.shape), "shards": None}
+    probe = zarr.create_array({}, **{**create, "compressors": None, **whole})  # in memory
+    if chunked:
         fix: Any = {"what": f"variable {name!r}", "keys": dims, "rechunk": "ds.chunk"}
-        unit, kind = shard_or_chunk(probe)
         check_blocks(
-            variable.chunks, (0,) * len(dims), unit, kind, **fix, error=RaggedVariableError
+            chunked, (0,) * len(dims), *shard_or_chunk(probe), **fix, error=RaggedVariableError
         )
-        columns = None
-    else:  # every cell converted and checked by zarr's object write, in memory, at once
-        probe = zarr.create_array(
-            {},
-            **{
-                **create,
-                "chunks": tuple(max(n, 1) for n in variable.shape),
-                "shards": None,
-                "compressors": None,
-            },
-        )
+    else:  # every cell converted and checked by zarr's object write, at once
         try:
             probe[...] = np.asarray(variable.values, dtype=object)
         except CellError as exc:
             raise type(exc)(f"variable {name!r} (dimensions {dims}): {exc}") from None
-        columns = read_columnar(probe)
 
     def write(root: zarr.Group) -> None:
         array = root.create_array(name, overwrite=overwrite, **create)
-        if not variable.size:
-            return
-        if columns is None:
+        if chunked:
             write_blocks(variable.data, array)
-        else:
-            write_columnar(array, *columns, shapes=columns.shapes)
+        elif variable.size:
+            write_columnar(array, *(columns := read_columnar(probe)), shapes=columns.shapes)
 
     return write
 
@@ -281,11 +253,9 @@ def _require_xarray() -> None:
     try:
         import xarray as xr
     except ImportError as exc:  # pragma: no cover - exercised only without the extra
-        raise ImportError(
-            "zarr_ndarray_dtype.xarray needs pip install 'zarr-ndarray-dtype[xarray]'"
-        ) from exc
+        raise ImportError("zarr_ndarray_dtype.xarray needs zarr-ndarray-dtype[xarray]") from exc
     if Version(xr.__version__).release < Version(XARRAY_MIN_VERSION).release:
         raise ImportError(
-            f"zarr_ndarray_dtype.xarray needs xarray >= {XARRAY_MIN_VERSION} (the first release "
-            f"that reads zarr >= 3.1 stores back); found {xr.__version__}. Upgrade xarray."
+            f"zarr_ndarray_dtype.xarray needs xarray >= {XARRAY_MIN_VERSION} (older releases "
+            f"cannot read zarr >= 3.1 stores back); found {xr.__version__}: upgrade xarray."
         )
