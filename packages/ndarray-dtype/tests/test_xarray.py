@@ -120,7 +120,7 @@ def test_infer_ndarray_dtype(items: list[Any], expected: tuple[str, tuple[Any, .
         ([None, None], "no cell to infer"),
         ([[], []], "empty list"),
         ([np.array(["a", "b"])], "not an ndarray element dtype"),
-        ([np.zeros(2, "float64"), np.zeros(2, "datetime64[s]")], "no common numpy dtype"),
+        ([np.zeros(2, "float64"), np.zeros(2, "datetime64[s]")], r"datetime64\[s\], which is not"),
     ],
 )
 def test_infer_refuses(items: list[Any], message: str) -> None:
@@ -283,7 +283,7 @@ def test_encoding_refusals() -> None:
     plain = xr.Dataset({"v": (("cell",), np.arange(3.0))})
     with pytest.raises(RaggedVariableError, match="needs an object variable"):
         to_zarr(plain, {}, encoding={"v": {"dtype": NDArray(dtype="float64", shape=(None,))}})
-    with pytest.raises(RaggedVariableError, match="Zarr format 3 only"):
+    with pytest.raises(RaggedVariableError, match="zarr_format=2: .* new Zarr v3 store"):
         to_zarr(ds, {}, zarr_format=2)
     with pytest.raises(RaggedVariableError, match="compute=False"):
         to_zarr(ds, {}, compute=False)
@@ -317,10 +317,10 @@ def test_integer_cells_into_a_float_dtype_must_be_exact(value: int, exact: bool)
     ("kwargs", "named"),
     [
         ({"mode": "a"}, "mode='a'"),
-        ({"mode": "a-", "append_dim": "cell"}, "append_dim="),
+        ({"mode": "a-", "append_dim": "cell"}, "mode='a-', append_dim='cell'"),
         ({"mode": "r+"}, "mode='r+'"),
-        ({"append_dim": "cell"}, "append_dim="),
-        ({"region": {"cell": slice(0, 3)}}, "region="),
+        ({"append_dim": "cell"}, "append_dim='cell'"),
+        ({"region": {"cell": slice(0, 3)}}, "region={'cell': slice(0, 3"),
     ],
 )
 def test_writes_into_existing_arrays_are_refused_naming_the_alternative(

@@ -11,7 +11,7 @@ import numpy as np
 
 from zarr_ndarray_dtype import Columnar, NDArrayDType
 from zarr_ndarray_dtype.blocks import offsets_of
-from zarr_ndarray_dtype.errors import CellError, ElementDTypeError
+from zarr_ndarray_dtype.errors import CellError, NDArrayDTypeError
 
 __all__ = ["from_awkward", "to_awkward"]
 
@@ -57,27 +57,22 @@ def to_awkward(col: Columnar | Mapping[str, Columnar]) -> Any:
 
 def from_awkward(array: Any, ndim: int = 1) -> Any:
     """An awkward array of cells as :class:`Columnar`: its first ``ndim`` (regular) dimensions
-    index the cells, the others are each cell's, ``var`` or regular (``var * 2 * float32``
-    gives ``[null, 2]``); items and ``[null, ...]`` row offsets shared where packed. A missing
-    cell is the empty cell; a record of rows gives a ``dict`` of row-aligned columns by field.
-
-    What no pattern holds (other records, unions, strings, other item dtypes, cells that are
-    not rectangular) is refused with :class:`CellError` naming the type. A variable axis below
-    one of extent 0 reads with extent 0 (awkward has none)."""
+    index the cells, the others are each cell's (``var * 2 * float32`` gives ``[null, 2]``);
+    items and ``[null, ...]`` row offsets are shared where packed. A missing cell is the empty
+    cell; a record of rows gives a ``dict`` of row-aligned columns by field. What no pattern
+    holds is refused with :class:`CellError` naming the type. A variable axis below one of
+    extent 0 reads with extent 0 (awkward has none)."""
     ak = _ak()
     if not isinstance(ndim, int) or ndim < 1:
         raise ValueError(f"from_awkward: ndim={ndim!r} must be an int >= 1 (the cells' axes)")
-    array = ak.Array(array)
-    cell = array.type.content
+    cell = (array := ak.Array(array)).type.content
     for _ in range(ndim - 1):  # down to the cells' type
         cell = getattr(cell, "content", cell)
     if isinstance(cell, ak.types.ListType) and isinstance(cell.content, ak.types.RecordType):
         return {field: from_awkward(array[field], ndim) for field in ak.fields(array)}
-    filled = (
-        ak.fill_none(array, [], axis=ndim - 1) if isinstance(cell, ak.types.OptionType) else array
-    )
-    layout = ak.to_packed(filled, highlevel=False)
-    shape, levels = [layout.length], []
+    missing = isinstance(cell, ak.types.OptionType)  # a missing cell is the empty one
+    layout = ak.to_packed(ak.fill_none(array, [], axis=ndim - 1) if missing else array)
+    layout, levels = layout.layout, []
     while not isinstance(layout, ak.contents.NumpyArray):
         if layout.parameter("__array__") in ("string", "bytestring", "char", "byte"):
             _refuse(array, "strings or bytes")
@@ -86,21 +81,15 @@ def from_awkward(array: Any, ndim: int = 1) -> Any:
             _refuse(array, why or f"a {type(layout).__name__} layout")
         levels.append(layout)
         layout = layout.content
-    for axis, level in enumerate(levels[: ndim - 1], 1):
-        if not isinstance(level, ak.contents.RegularArray):
-            _refuse(array, f"a var dimension {axis}: the first {ndim} must be regular")
-        shape.append(level.size)
+    if var := [i for i, lv in enumerate(levels[: ndim - 1], 1) if not hasattr(lv, "size")]:
+        _refuse(array, f"a var dimension {var[0]}: the first {ndim} must be regular")
     if len(levels) < ndim:
         _refuse(array, "no axis below the cells: cells must be arrays (pass a smaller ndim=)")
-    count = math.prod(shape)
+    shape = (len(array), *(level.size for level in levels[: ndim - 1]))
+    count, dims, extents = levels[ndim - 1].length, [], []
     lists = np.ones(count, dtype=np.int64)  # how many lists each cell has at this depth
-    dims: list[int | None] = []
-    extents = []
     for level in levels[ndim - 1 :]:
-        size = level.size if isinstance(level, ak.contents.RegularArray) else None
-        if size == 0:
-            _refuse(array, "an axis of fixed extent 0, which no ndarray pattern has")
-        if size:
+        if (size := getattr(level, "size", None)) is not None:
             extent = np.full(count, size, dtype=np.int64)
         else:  # every list of a cell at this depth has the cell's extent: it is rectangular
             lengths, owner = np.diff(level.offsets.data), np.repeat(np.arange(count), lists)
@@ -115,13 +104,13 @@ def from_awkward(array: Any, ndim: int = 1) -> Any:
     items = np.asarray(layout.data).reshape(-1)
     try:
         data_type = NDArrayDType(dtype=items.dtype.name, shape=tuple(dims))
-    except ElementDTypeError:
-        _refuse(array, f"items of dtype {items.dtype}, none of the element dtypes")
+    except NDArrayDTypeError as exc:
+        _refuse(array, f"items of dtype {items.dtype} in cells {tuple(dims)}, no data type: {exc}")
     if dims[0] is None and None not in dims[1:]:  # rows of values: offsets of the first list
         rows = np.asarray(levels[ndim - 1].offsets.data, dtype=np.int64)
-        return Columnar(data_type, items.reshape(-1, *dims[1:]), rows, None, tuple(shape))
+        return Columnar(data_type, items.reshape(-1, *dims[1:]), rows, None, shape)
     table = np.stack(extents, axis=1)
-    return Columnar(data_type, items, offsets_of(table.prod(axis=1)), table, tuple(shape))
+    return Columnar(data_type, items, offsets_of(table.prod(axis=1)), table, shape)
 
 
 def _refuse(array: Any, what: str) -> NoReturn:

@@ -1,7 +1,7 @@
 """Ragged Dask arrays into ``ndarray`` arrays and back, a block a task (the ``dask`` extra,
-imported only when these functions run). ``dask.array.to_zarr`` hands zarr the dtype ``object``
-and checks no block against the shards; :func:`check_blocks` is the one rule of which blocks
-may be written in parallel (the xarray writer asks it too)."""
+imported only when used). ``dask.array.to_zarr`` hands zarr the dtype ``object`` and checks no
+block against the shards; :func:`check_blocks` is the one rule of which blocks may be written
+in parallel (the xarray writer asks it too)."""
 
 from __future__ import annotations
 
@@ -26,9 +26,7 @@ def _dask() -> Any:
     try:
         import dask.array
     except ImportError as exc:  # pragma: no cover - exercised only without the extra
-        raise ImportError(
-            "zarr_ndarray_dtype.dask needs pip install 'zarr-ndarray-dtype[dask]'"
-        ) from exc
+        raise ImportError("zarr_ndarray_dtype.dask needs zarr-ndarray-dtype[dask]") from exc
     return dask
 
 
@@ -86,7 +84,7 @@ shard along every axis: darr.rechunk({0: 64, 1: (54,) + (64,) + (10,)})
         key = axis if keys is None else keys[axis]
         fixes[key] = _aligned(start, sum(sizes), size)
         where = f"axis {axis}" if keys is None else repr(key)
-        first = first or f"{where} end at {int(inside[0])}, inside a {kind} ({size} cells along it)"
+        first = first or f"{where} end at {inside[0]}, inside a {kind} ({size} cells along it)"
     if first:
         mapping = ", ".join(f"{key!r}: {fix}" for key, fix in fixes.items())
         raise error(
@@ -124,11 +122,12 @@ def to_zarr(
 ) -> zarr.Array | Delayed:
     """Write the object Dask array ``darr`` of cells into an ``ndarray`` array, a block a task.
 
-    ``store`` is where to create a new array of data type ``dtype``, with ``create_kwargs`` as
-    ``zarr.create_array`` takes them (``chunks`` default to the Dask blocks), or an existing ``ndarray`` ``zarr.Array``, written whole or at ``region``
-    (step-1 slices, the shape of ``darr``). :func:`check_blocks` runs before anything is
-    created. A cell that does not fit fails its block's task. Returns the array, or with
-    ``compute=False`` a ``dask.delayed`` object that writes and returns it.
+    ``store`` is where to create a new array of data type ``dtype`` (``create_kwargs`` as
+    ``zarr.create_array`` takes them; chunks default to the Dask blocks), or an existing
+    ``ndarray`` ``zarr.Array``, written whole or at ``region`` (step-1 slices, the shape of
+    ``darr``). :func:`check_blocks` runs before anything is created; a cell that does not fit
+    fails its block's task. Returns the array, or with ``compute=False`` a ``dask.delayed``
+    object that writes and returns it.
     """
     dask = _dask()
     if darr.dtype != object:
@@ -138,6 +137,7 @@ def to_zarr(
         )
     if any(np.isnan(n) for n in darr.shape):
         raise ValueError(f"to_zarr: shape {darr.shape} is unknown: darr.compute_chunk_sizes()")
+    target, starts = store, (0,) * darr.ndim
     if isinstance(store, zarr.Array):
         if create_kwargs:
             raise TypeError(
@@ -149,7 +149,7 @@ def to_zarr(
                 f"to_zarr: dtype={dtype!r} differs from the array's data type {stored!r}; an "
                 "existing array keeps its data type: leave dtype out"
             )
-        target, starts = store, _starts(region, store.shape, darr.shape)
+        starts = _starts(region, store.shape, darr.shape)
     elif region is not None:
         raise ValueError(
             "to_zarr: region= writes into an existing array; pass the array itself: "
@@ -160,16 +160,15 @@ def to_zarr(
             f"to_zarr needs dtype=NDArrayDType(dtype=..., shape=(...)) to create an array, got "
             f"{dtype!r} (the cells of a Dask array are known only once computed)"
         )
-    else:  # zarr normalises chunks and shards, first in a probe in memory
+    else:  # zarr normalises chunks and shards, first of a probe in memory
         if create_kwargs.get("chunks") is None:
             create_kwargs["chunks"] = tuple(max(c[0], 1) for c in darr.chunks)
-        grid = {k: v for k, v in create_kwargs.items() if k in ("chunks", "shards", "serializer")}
-        zarr_dtype: Any = dtype  # zarr's annotation names its own data types only
-        target = zarr.create_array({}, shape=darr.shape, dtype=zarr_dtype, **grid)
-        starts = (0,) * darr.ndim
+        create_kwargs.update(shape=darr.shape, dtype=dtype)
+        grid = ("shape", "dtype", "chunks", "shards", "serializer")
+        target = zarr.create_array({}, **{k: v for k, v in create_kwargs.items() if k in grid})
     check_blocks(darr.chunks, starts, *shard_or_chunk(target))
-    if target is not store:  # nothing is created before the check
-        target = zarr.create_array(store, shape=darr.shape, dtype=zarr_dtype, **create_kwargs)
+    if not isinstance(store, zarr.Array):
+        target = zarr.create_array(store, **create_kwargs)
     regions = tuple(slice(s, s + n) for s, n in zip(starts, darr.shape, strict=True))
     # a task a block, ``target[its region] = block``; no lock: the blocks share no shard
     writes = dask.array.store(darr, _Target(target), regions=regions, lock=False, compute=compute)
@@ -184,10 +183,8 @@ def _starts(region: Any, shape: tuple[int, ...], cells: tuple[int, ...]) -> tupl
     picked = [range(n)[p] for p, n in zip(parts, shape, strict=False) if isinstance(p, slice)]
     if len(parts) != len(shape) or [(len(r), r.step) for r in picked] != [(n, 1) for n in cells]:
         raise ValueError(
-            f"to_zarr: the Dask array of shape {tuple(cells)} does not fit "
-            + (f"region {region!r} of " if region is not None else "")
-            + f"the array of shape {tuple(shape)}; pass region= as one slice of step 1 per "
-            "axis, the shape of the Dask array"
+            f"to_zarr: the Dask array of shape {tuple(cells)} does not fit region {region!r} of "
+            f"the array of shape {tuple(shape)}; pass region= as one step-1 slice per axis"
         )
     return tuple(r.start for r in picked)
 
@@ -216,12 +213,34 @@ def _written(array: zarr.Array, stored: Any) -> zarr.Array:
     return array
 
 
-def _read(array: Any, chunks: Any, fn: Any, dtype: Any, trailing: Sequence[int] = ()) -> Any:
-    """A Dask array over ``array``'s blocks (``chunks`` as Dask takes them, by default its
-    shards, else its chunks: whole stored objects), each ``fn`` of the block's ``Columnar``."""
+def map_columnar(
+    array: zarr.Array,
+    fn: Callable[[Columnar], Any],
+    *,
+    dtype: npt.DTypeLike,
+    trailing: Sequence[int] = (),
+    chunks: Any = None,
+) -> da.Array:
+    """A Dask array whose every block is ``fn`` of that block's cells as
+    :class:`~zarr_ndarray_dtype.Columnar` (one task reads it with ``read_columnar``):
+    ``fn(col)`` returns an array of ``dtype`` and shape ``col.shape + trailing``. Blocks are
+    ``chunks`` (as Dask takes them), by default the array's shards, else its chunks. On a
+    distributed cluster ``fn`` must be importable where the tasks run."""
+    return _blocks(array, chunks, fn, dtype, trailing)
+
+
+def read_columnar_blocks(array: zarr.Array, chunks: Any = None) -> np.ndarray:
+    """The cells of an ``ndarray`` array as the grid of its blocks (as in :func:`map_columnar`):
+    an object ndarray of ``dask.delayed`` objects, each its block's ``Columnar``."""
+    grid: np.ndarray = _blocks(array, chunks, None, object).to_delayed()
+    return grid
+
+
+def _blocks(array: Any, chunks: Any, fn: Any, dtype: Any, trailing: Sequence[int] = ()) -> Any:
+    """A Dask array of ``fn`` of each block's cells (``fn`` None: the cells themselves)."""
     dask, what = _dask(), "read_columnar_blocks" if fn is None else "map_columnar"
     _data_type(array, what)
-    unit = shard_or_chunk(array)[0] if chunks is None else chunks
+    unit = shard_or_chunk(array)[0] if chunks is None else chunks  # whole stored objects
     blocks = dask.array.core.normalize_chunks(unit, array.shape) + tuple((n,) for n in trailing)
     meta = np.empty((0,) * len(blocks), dtype=dtype)
     return dask.array.map_blocks(
@@ -236,34 +255,7 @@ def _block(array: Any, fn: Callable[[Columnar], Any] | None, block_info: Any) ->
         return cells
     if (result := np.asarray(fn(cells))).shape != tuple(info["chunk-shape"]):
         raise ValueError(
-            f"map_columnar: fn returned shape {result.shape} for a block of {cells.shape} "
-            f"cells; it must return one result per cell, shape {tuple(info['chunk-shape'])} "
-            "(the block's shape, then trailing=)"
+            f"map_columnar: fn returned shape {result.shape} for a block of {cells.shape} cells; "
+            f"it must return one per cell, shape {tuple(info['chunk-shape'])} (then trailing=)"
         )
     return result
-
-
-def map_columnar(
-    array: zarr.Array,
-    fn: Callable[[Columnar], Any],
-    *,
-    dtype: npt.DTypeLike,
-    trailing: Sequence[int] = (),
-    chunks: Any = None,
-) -> da.Array:
-    """A Dask array whose every block is ``fn`` of that block's cells as
-    :class:`~zarr_ndarray_dtype.Columnar` (one task reads it with ``read_columnar``).
-
-    ``fn(col)`` returns an array of ``dtype`` and shape ``col.shape + trailing``, a result per
-    cell. Blocks are ``chunks`` (as Dask takes them), by default the array's shards, else its
-    chunks. On a distributed cluster ``fn`` must be importable where the tasks run.
-    """
-    return _read(array, chunks, fn, dtype, trailing)
-
-
-def read_columnar_blocks(array: zarr.Array, chunks: Any = None) -> np.ndarray:
-    """The cells of an ``ndarray`` array as an object ndarray (the grid of blocks, as in
-    :func:`map_columnar`) of ``dask.delayed`` objects, each reading its block with
-    ``read_columnar`` as :class:`~zarr_ndarray_dtype.Columnar` when computed."""
-    grid: np.ndarray = _read(array, chunks, None, object).to_delayed()
-    return grid

@@ -1,6 +1,6 @@
-"""Write xarray Datasets whose variables hold ragged ndarray cells (the ``xarray`` extra,
-imported only when :func:`to_zarr` runs): ``Dataset.to_zarr`` casts an object variable to its
-first cell's dtype, so it writes the other variables and this module the ragged ones."""
+"""Write xarray Datasets whose variables hold ragged ndarray cells (the ``xarray`` extra):
+``Dataset.to_zarr`` casts an object variable to its first cell's dtype, so it writes the other
+variables and this module the ragged ones, as ``ndarray`` arrays."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import numpy as np
 import zarr
 from packaging.version import Version
 
-from zarr_ndarray_dtype import NDArrayDType, read_columnar, write_columnar
+from zarr_ndarray_dtype import ELEMENT_DTYPES, NDArrayDType, read_columnar, write_columnar
 from zarr_ndarray_dtype.dask import check_blocks, shard_or_chunk
 from zarr_ndarray_dtype.dask import to_zarr as write_blocks
-from zarr_ndarray_dtype.errors import CellError, ElementDTypeError, NDArrayDTypeError
+from zarr_ndarray_dtype.errors import CellError, NDArrayDTypeError
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -42,38 +42,27 @@ class RaggedVariableError(NDArrayDTypeError):
 
 
 def _summary(cells: Any) -> set[tuple[Any, tuple[int, ...] | None]]:
-    """``(dtype, shape)`` of every cell but ``None`` (an empty list's dtype: None); a cell
-    that is no array of numbers of at least one dimension gives ``(its type name, None)``."""
+    """``(dtype, shape)`` of every cell but ``None``; dtype None for an empty list (it has no
+    dtype of its own), and ``(type name, None)`` for a cell that is no array of numbers."""
     found = set()
     for cell in np.asarray(cells, dtype=object).flat:
-        listed = isinstance(cell, list | tuple)
         try:
-            array = np.asarray(cell) if listed else cell
+            array, kind = np.asarray(cell), type(cell).__name__
         except ValueError:  # numpy refuses ragged nested lists
-            found.add(("ragged nested list", None))
-            continue
-        if isinstance(array, np.ndarray) and array.dtype != object and array.ndim:
-            empty = listed and not array.size  # an empty list has no dtype of its own
+            array, kind = np.asarray(None), "ragged nested list"
+        if array.dtype != object and array.ndim:
+            empty = kind in ("list", "tuple") and not array.size
             found.add((None if empty else array.dtype.newbyteorder("="), array.shape))
         elif cell is not None:
-            found.add((type(cell).__name__, None))
+            found.add((kind, None))
     return found
 
 
 def infer_ndarray_dtype(cells: Any, name: Hashable = None) -> NDArrayDType:
-    """The ``ndarray`` data type of an object array of cells (``None`` cells left out; a dask
-    array is summarized block by block).
-
-    Axes whose extent differs between cells, or is 0 in all, are variable (``None``); the
-    element dtype is the smallest one that holds every value exactly (int64 with float64 cells
-    is refused: no dtype holds both exactly).
-
-    >>> import numpy as np
-    >>> cells = np.empty(2, dtype=object)
-    >>> cells[:] = [np.zeros((3, 2), "int16"), np.ones((1, 2), "float32")]
-    >>> infer_ndarray_dtype(cells)
-    NDArrayDType(dtype='float32', shape=(None, 2))
-    """
+    """The ``ndarray`` data type of an object array of cells (numpy or dask; ``None`` cells
+    left out): axes whose extent differs between cells, or is 0 in all, are variable, and the
+    element dtype is the smallest that holds every value exactly (int64 with float64 cells is
+    refused: no dtype holds both exactly)."""
     if getattr(cells, "chunks", None) is not None and cells.ndim:  # dask: a task a block
         import dask
 
@@ -95,21 +84,17 @@ def infer_ndarray_dtype(cells: Any, name: Hashable = None) -> NDArrayDType:
     for bad, why, fix in refusals:
         if bad:
             raise _refused(name, why, fix)
-    try:
-        common = np.result_type(*dtypes)
-    except TypeError:
-        raise _refused(name, f"has cells of dtypes {names} with no common numpy dtype") from None
+    if bad := [d for d in dtypes if d.name not in ELEMENT_DTYPES]:
+        why = f"has cells of dtype {bad[0]}, which is not an ndarray element dtype (numbers, bool)"
+        raise _refused(name, why, "convert the cells")
+    common = np.result_type(*dtypes)
     exact = np.finfo(common).nmant + 1 if common.kind in "fc" else 64  # integer bits held
     if wide := [d for d in dtypes if d.kind in "iu" and d.itemsize * 8 - (d.kind == "i") > exact]:
         why = f"has cells of dtypes {names} with no lossless common dtype (numpy gives {common}"
         raise _refused(name, f"{why}, which cannot hold every {wide[0]} value exactly)")
     low, high = np.min(list(shapes), axis=0), np.max(list(shapes), axis=0)
     pattern = tuple(int(h) if lo == h and h else None for lo, h in zip(low, high, strict=True))
-    try:
-        return NDArrayDType(dtype=common, shape=pattern)
-    except ElementDTypeError:
-        why = f"has cells of dtype {common}, which is not an ndarray element dtype (numbers, bool)"
-        raise _refused(name, why, "convert the cells") from None
+    return NDArrayDType(dtype=common, shape=pattern)
 
 
 def _refused(name: Hashable, why: str, fix: str = "") -> RaggedVariableError:
@@ -123,14 +108,14 @@ def is_ragged(
 ) -> bool:
     """True if :func:`to_zarr` writes ``variable`` as an ``ndarray`` array: when
     ``encoding["dtype"]`` is an :class:`NDArrayDType`, or the variable has object dtype and its
-    first non-``None`` cell is an ndarray, list or tuple (of a dask variable, in its first
-    block). Object variables of strings or bytes are left to xarray."""
+    first non-``None`` cell (of a dask variable, in its first block) is an ndarray, list or
+    tuple. Object variables of strings or bytes are left to xarray."""
     if isinstance((encoding or {}).get("dtype"), NDArrayDType):
         return True
     if variable.dtype != object:
         return False
     data = variable.data
-    if getattr(variable, "chunks", None) is not None and data.ndim:
+    if getattr(variable, "chunks", None) and data.ndim:  # dask: its first block
         data = data.blocks[(0,) * data.ndim].compute()
     cell = next((c for c in np.asarray(data, dtype=object).flat if c is not None), None)
     return isinstance(cell, np.ndarray | list | tuple)
@@ -148,39 +133,41 @@ def to_zarr(
     **to_zarr_kwargs: Any,
 ) -> None:
     """Write ``dataset`` to a new Zarr v3 store or group (``mode`` ``"w-"``, or ``"w"`` to
-    replace one); ragged variables (:func:`is_ragged`) become ``ndarray`` arrays, of data type
+    replace one): ragged variables (:func:`is_ragged`) as ``ndarray`` arrays, of data type
     ``encoding[name]["dtype"]`` or :func:`infer_ndarray_dtype` of the cells, with
-    :data:`ENCODING_KEYS` (``None`` cells: the fill cell). ``dataset.to_zarr`` writes the rest;
-    the metadata is consolidated unless ``consolidated=False``. Encodings, block alignment and
-    every cell of numpy-backed ragged variables are checked before anything is written;
-    dask-backed ones are written a block a task.
-    """
-    _require_xarray()
-    if to_zarr_kwargs.pop("zarr_format", 3) != 3 or to_zarr_kwargs.get("compute") is False:
-        raise RaggedVariableError(
-            "ndarray arrays exist in Zarr format 3 only, and ragged variables are written when "
-            "to_zarr runs (compute=False is not supported): leave zarr_format and compute out."
+    :data:`ENCODING_KEYS` (``None`` cells: the fill cell); the rest by ``dataset.to_zarr``.
+    The metadata is consolidated unless ``consolidated=False``. Block alignment and every cell
+    of numpy-backed ragged variables are checked before anything is written."""
+    import xarray as xr  # the caller's dataset is one
+
+    if Version(xr.__version__).release < Version(XARRAY_MIN_VERSION).release:
+        raise ImportError(
+            f"zarr_ndarray_dtype.xarray needs xarray >= {XARRAY_MIN_VERSION} (older releases "
+            f"cannot read zarr >= 3.1 stores back); found {xr.__version__}: upgrade xarray."
         )
-    into = [f"{k}=" for k in ("region", "append_dim") if to_zarr_kwargs.get(k) is not None]
-    if mode not in ("w", "w-") or into:
+    asked = {"mode": mode, "zarr_format": to_zarr_kwargs.pop("zarr_format", 3)}
+    asked |= {key: to_zarr_kwargs.get(key) for key in ("compute", "region", "append_dim")}
+    allowed = {"mode": ("w", "w-"), "zarr_format": (3,), "compute": (None, True)}
+    if bad := [f"{k}={v!r}" for k, v in asked.items() if v not in allowed.get(k, (None,))]:
         raise RaggedVariableError(
-            f"{', '.join(into) or f'mode={mode!r}'}: to_zarr writes a new store or group only "
-            "(mode 'w-', or 'w' to replace it). Write into an existing ndarray array with "
-            "zarr_ndarray_dtype.dask.to_zarr(darr, array, region=...) or write_columnar."
+            f"{', '.join(bad)}: ragged variables are written when to_zarr runs, into a new Zarr "
+            "v3 store or group (mode 'w-', or 'w' to replace it). Write into an existing ndarray "
+            "array with zarr_ndarray_dtype.dask.to_zarr(darr, array, region=...) or write_columnar."
         )
-    encoding, opened = dict(encoding or {}), dict(storage_options=storage_options or None)
+    encoding, opened = dict(encoding or {}), {"storage_options": storage_options or None}
     ragged = [n for n, v in dataset.variables.items() if is_ragged(v, encoding.get(n))]
     writes = [_checked(dataset, n, encoding.get(n, {}), overwrite=mode == "w") for n in ragged]
+    plain = {k: v for k, v in encoding.items() if k not in ragged}
     dataset.drop_vars(ragged).to_zarr(
-        store, mode=mode, group=group, zarr_format=3, consolidated=False,
-        encoding={k: v for k, v in encoding.items() if k not in ragged}, **opened, **to_zarr_kwargs
+        store, mode=mode, group=group, zarr_format=3, consolidated=False, encoding=plain,
+        **opened, **to_zarr_kwargs,
     )  # fmt: skip
     root = zarr.open_group(store, path=group or "", mode="r+", **opened)
     for write in writes:
         write(root)
     if coords := {str(n) for n in ragged if n in dataset.coords}:  # so xarray reads them back
-        listed = str(root.attrs.get("coordinates", "")).split()
-        root.attrs["coordinates"] = " ".join(sorted(coords.union(listed)))
+        coords.update(str(root.attrs.get("coordinates", "")).split())
+        root.attrs["coordinates"] = " ".join(sorted(coords))
     if consolidated is not False:
         zarr.consolidate_metadata(root.store_path.store, path=root.store_path.path)
 
@@ -219,15 +206,15 @@ def _checked(
     create = {
         "shape": variable.shape, "dtype": dtype or infer_ndarray_dtype(variable.data, name),
         "dimension_names": list(map(str, dims)), "chunks": "auto", **encoding,
-        "attributes": {str(k): _plain(v) for k, v in variable.attrs.items()},
+        "attributes": {str(k): v.tolist() if isinstance(v, np.ndarray | np.generic) else v
+                       for k, v in variable.attrs.items()},  # as JSON values
     }  # fmt: skip
     whole = {} if chunked else {"chunks": tuple(max(n, 1) for n in variable.shape), "shards": None}
     probe = zarr.create_array({}, **{**create, "compressors": None, **whole})  # in memory
     if chunked:
         fix: Any = {"what": f"variable {name!r}", "keys": dims, "rechunk": "ds.chunk"}
-        check_blocks(
-            chunked, (0,) * len(dims), *shard_or_chunk(probe), **fix, error=RaggedVariableError
-        )
+        unit, kind = shard_or_chunk(probe)
+        check_blocks(chunked, (0,) * len(dims), unit, kind, **fix, error=RaggedVariableError)
     else:  # every cell converted and checked by zarr's object write, at once
         try:
             probe[...] = np.asarray(variable.values, dtype=object)
@@ -242,20 +229,3 @@ def _checked(
             write_columnar(array, *(columns := read_columnar(probe)), shapes=columns.shapes)
 
     return write
-
-
-def _plain(value: Any) -> Any:
-    """An attribute as a JSON value (numpy scalars and arrays as Python ones)."""
-    return value.tolist() if isinstance(value, np.ndarray | np.generic) else value
-
-
-def _require_xarray() -> None:
-    try:
-        import xarray as xr
-    except ImportError as exc:  # pragma: no cover - exercised only without the extra
-        raise ImportError("zarr_ndarray_dtype.xarray needs zarr-ndarray-dtype[xarray]") from exc
-    if Version(xr.__version__).release < Version(XARRAY_MIN_VERSION).release:
-        raise ImportError(
-            f"zarr_ndarray_dtype.xarray needs xarray >= {XARRAY_MIN_VERSION} (older releases "
-            f"cannot read zarr >= 3.1 stores back); found {xr.__version__}: upgrade xarray."
-        )
