@@ -119,7 +119,7 @@ def test_what_no_pattern_holds_is_refused_naming_the_type(data: Any, ndim: int, 
 
 def test_item_types_and_extents_outside_the_patterns_are_refused() -> None:
     dates = ak.Array([np.array(["2020-01-01"], dtype="datetime64[D]")])
-    with pytest.raises(CellError, match="items of dtype datetime64.* element dtype must be"):
+    with pytest.raises(CellError, match=r"items of dtype datetime64.* element dtype must be"):
         Columnar.from_awkward(dates)
     empty_axis = ak.from_numpy(np.zeros((2, 0), dtype="int32"))  # 2 * 0 * int32
     with pytest.raises(CellError, match=r"in cells \(0,\).* dimensions must be >= 1"):

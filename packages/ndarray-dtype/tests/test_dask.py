@@ -10,7 +10,6 @@ scheduler, and at the end on a ``distributed.LocalCluster`` of two spawned worke
 
 from __future__ import annotations
 
-import doctest
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from ndarray_dtype_testing import ToyCodec, cell_sums, random_cells
 
-import zarr_ndarray_dtype.dask as zdask
 from zarr_ndarray_dtype import BlockAlignmentError, CellError, Columnar, read_columnar
 from zarr_ndarray_dtype import NDArrayDType as NDArray
 from zarr_ndarray_dtype.dask import check_blocks, map_columnar, read_columnar_blocks, to_zarr
@@ -94,10 +92,6 @@ def test_the_package_imports_no_dask(tmp_path: Path) -> None:
         "print(sorted({m.split('.')[0] for m in sys.modules} & {'dask', 'distributed'}))\n"
     )
     assert run_script(code, tmp_path).stdout == "[]\n"
-
-
-def test_the_docstrings_run() -> None:
-    assert doctest.testmod(zdask).failed == 0
 
 
 @pytest.mark.parametrize(

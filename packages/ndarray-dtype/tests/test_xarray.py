@@ -283,7 +283,7 @@ def test_encoding_refusals() -> None:
     plain = xr.Dataset({"v": (("cell",), np.arange(3.0))})
     with pytest.raises(RaggedVariableError, match="needs an object variable"):
         to_zarr(plain, {}, encoding={"v": {"dtype": NDArray(dtype="float64", shape=(None,))}})
-    with pytest.raises(RaggedVariableError, match="zarr_format=2: .* new Zarr v3 store"):
+    with pytest.raises(RaggedVariableError, match=r"zarr_format=2: .* new Zarr v3 store"):
         to_zarr(ds, {}, zarr_format=2)
     with pytest.raises(RaggedVariableError, match="compute=False"):
         to_zarr(ds, {}, compute=False)

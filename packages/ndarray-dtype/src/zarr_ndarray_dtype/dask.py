@@ -1,7 +1,5 @@
-"""Ragged Dask arrays into ``ndarray`` arrays and back, a block a task (the ``dask`` extra,
-imported only when used). ``dask.array.to_zarr`` hands zarr the dtype ``object`` and checks no
-block against the shards; :func:`check_blocks` is the one rule of which blocks may be written
-in parallel (the xarray writer asks it too)."""
+"""Ragged Dask arrays into ``ndarray`` arrays and back, a block a task (the ``dask`` extra):
+``dask.array.to_zarr`` hands zarr the dtype ``object`` and checks no block against the shards."""
 
 from __future__ import annotations
 
@@ -63,28 +61,24 @@ def check_blocks(
     rechunk: str = "darr.rechunk",
     error: type[Exception] = BlockAlignmentError,
 ) -> None:
-    """Refuse Dask ``blocks`` (a Dask array's ``.chunks``) written from ``starts`` that end
-    inside a ``unit`` (a ``kind``: :func:`shard_or_chunk`), which two tasks would each rewrite.
-    The ``error`` (prefixed by ``what``) names the first such axis by ``keys`` (default: its
-    number) and the ``rechunk`` call that fixes every axis.
-
-    >>> check_blocks(((37, 64), (64, 64)), (0, 10), (64, 64), "shard")
-    Traceback (most recent call last):
-    ...
-    zarr_ndarray_dtype.errors.BlockAlignmentError: to_zarr: dask blocks along axis 0 end at 37, \
-inside a shard (64 cells along it) that the next block writes too (zarr rewrites a whole shard \
-on a partial write: the two tasks would race); rechunk so that blocks end on multiples of the \
-shard along every axis: darr.rechunk({0: 64, 1: (54,) + (64,) + (10,)})
-    """
+    """The one rule of which blocks may be written in parallel: refuse Dask ``blocks`` (a Dask
+    array's ``.chunks``) written from ``starts`` that end inside a ``unit`` (a ``kind``:
+    :func:`shard_or_chunk`), which two tasks would each rewrite. The ``error`` (prefixed by
+    ``what``) names the first such axis by ``keys`` (default: its number) and the ``rechunk``
+    call that fixes every axis, e.g. ``darr.rechunk({0: 64, 1: (54,) + (64,) + (10,)})``."""
     fixes, first = {}, ""
     for axis, (sizes, start, size) in enumerate(zip(blocks, starts, unit, strict=True)):
         edges = start + np.cumsum(sizes[:-1], dtype=np.int64)
         if not (inside := edges[edges % size != 0]).size:
             continue
         key = axis if keys is None else keys[axis]
-        fixes[key] = _aligned(start, sum(sizes), size)
         where = f"axis {axis}" if keys is None else repr(key)
         first = first or f"{where} end at {inside[0]}, inside a {kind} ({size} cells along it)"
+        # the fix: blocks that end on multiples of size, as the shortest Python expression
+        lead = min(sum(sizes), size - start % size)
+        whole, last = divmod(sum(sizes) - lead, size)
+        parts = [f"({lead},)"] + [f"({size},)" + f" * {whole}" * (whole > 1)] * (whole > 0)
+        fixes[key] = " + ".join(parts + [f"({last},)"] * (last > 0)) if start % size else str(size)
     if first:
         mapping = ", ".join(f"{key!r}: {fix}" for key, fix in fixes.items())
         raise error(
@@ -92,17 +86,6 @@ shard along every axis: darr.rechunk({0: 64, 1: (54,) + (64,) + (10,)})
             f"a whole {kind} on a partial write: the two tasks would race); rechunk so that "
             f"blocks end on multiples of the {kind} along every axis: {rechunk}({{{mapping}}})"
         )
-
-
-def _aligned(start: int, extent: int, size: int) -> str:
-    """Block sizes of ``extent`` cells from ``start`` ending on multiples of ``size``, as the
-    shortest Python expression (``64``, or ``(54,) + (64,) * 3 + (10,)`` off the grid)."""
-    if not start % size:
-        return str(size)
-    lead = min(extent, size - start % size)
-    whole, last = divmod(extent - lead, size)
-    parts = [f"({lead},)"] + [f"({size},)" + f" * {whole}" * (whole > 1)] * (whole > 0)
-    return " + ".join(parts + [f"({last},)"] * (last > 0))
 
 
 @overload
@@ -120,15 +103,11 @@ def to_zarr(
     compute: bool = True,
     **create_kwargs: Any,
 ) -> zarr.Array | Delayed:
-    """Write the object Dask array ``darr`` of cells into an ``ndarray`` array, a block a task.
-
-    ``store`` is where to create a new array of data type ``dtype`` (``create_kwargs`` as
-    ``zarr.create_array`` takes them; chunks default to the Dask blocks), or an existing
-    ``ndarray`` ``zarr.Array``, written whole or at ``region`` (step-1 slices, the shape of
-    ``darr``). :func:`check_blocks` runs before anything is created; a cell that does not fit
-    fails its block's task. Returns the array, or with ``compute=False`` a ``dask.delayed``
-    object that writes and returns it.
-    """
+    """Write the object Dask array ``darr`` of cells, a block a task, into a new ``ndarray``
+    array at ``store`` (``create_kwargs`` as ``zarr.create_array`` takes them; chunks default
+    to the Dask blocks) or into an existing one, whole or at ``region`` (step-1 slices).
+    :func:`check_blocks` runs before anything is created. Returns the array, or with
+    ``compute=False`` a ``dask.delayed`` object that writes and returns it."""
     dask = _dask()
     if darr.dtype != object:
         raise TypeError(
@@ -221,17 +200,15 @@ def map_columnar(
     trailing: Sequence[int] = (),
     chunks: Any = None,
 ) -> da.Array:
-    """A Dask array whose every block is ``fn`` of that block's cells as
-    :class:`~zarr_ndarray_dtype.Columnar` (one task reads it with ``read_columnar``):
-    ``fn(col)`` returns an array of ``dtype`` and shape ``col.shape + trailing``. Blocks are
-    ``chunks`` (as Dask takes them), by default the array's shards, else its chunks. On a
-    distributed cluster ``fn`` must be importable where the tasks run."""
+    """A Dask array whose every block is ``fn`` (importable where the tasks run) of that block's
+    cells as ``Columnar``: an array of ``dtype`` and shape ``col.shape + trailing``. Blocks are
+    ``chunks`` as Dask takes them, by default the array's shards, else its chunks."""
     return _blocks(array, chunks, fn, dtype, trailing)
 
 
 def read_columnar_blocks(array: zarr.Array, chunks: Any = None) -> np.ndarray:
-    """The cells of an ``ndarray`` array as the grid of its blocks (as in :func:`map_columnar`):
-    an object ndarray of ``dask.delayed`` objects, each its block's ``Columnar``."""
+    """The grid of an array's blocks (as in :func:`map_columnar`), ``dask.delayed`` objects of
+    each block's ``Columnar``."""
     grid: np.ndarray = _blocks(array, chunks, None, object).to_delayed()
     return grid
 
