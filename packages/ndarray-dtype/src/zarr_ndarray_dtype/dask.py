@@ -128,7 +128,16 @@ def to_zarr(
                 f"to_zarr: dtype={dtype!r} differs from the array's data type {stored!r}; an "
                 "existing array keeps its data type: leave dtype out"
             )
-        starts = _starts(region, store.shape, darr.shape)
+        parts = region if isinstance(region, tuple) else (region or slice(None),)
+        parts += (slice(None),) * (store.ndim - len(parts))  # step-1 slices, darr's shape
+        picked = [range(n)[p] for p, n in zip(parts, store.shape, strict=False)]
+        fits = [(len(r), r.step) if isinstance(r, range) else r for r in picked]
+        if len(parts) != store.ndim or fits != [(n, 1) for n in darr.shape]:
+            raise ValueError(
+                f"to_zarr: the Dask array of shape {darr.shape} does not fit region {region!r} "
+                f"of the array of shape {store.shape}; pass one step-1 slice per axis"
+            )
+        starts = tuple(r.start for r in picked)
     elif region is not None:
         raise ValueError(
             "to_zarr: region= writes into an existing array; pass the array itself: "
@@ -140,9 +149,8 @@ def to_zarr(
             f"{dtype!r} (the cells of a Dask array are known only once computed)"
         )
     else:  # zarr normalises chunks and shards, first of a probe in memory
-        if create_kwargs.get("chunks") is None:
-            create_kwargs["chunks"] = tuple(max(c[0], 1) for c in darr.chunks)
-        create_kwargs.update(shape=darr.shape, dtype=dtype)
+        blocks = create_kwargs.get("chunks") or tuple(max(c[0], 1) for c in darr.chunks)
+        create_kwargs |= {"shape": darr.shape, "dtype": dtype, "chunks": blocks}
         grid = ("shape", "dtype", "chunks", "shards", "serializer")
         target = zarr.create_array({}, **{k: v for k, v in create_kwargs.items() if k in grid})
     check_blocks(darr.chunks, starts, *shard_or_chunk(target))
@@ -151,21 +159,7 @@ def to_zarr(
     regions = tuple(slice(s, s + n) for s, n in zip(starts, darr.shape, strict=True))
     # a task a block, ``target[its region] = block``; no lock: the blocks share no shard
     writes = dask.array.store(darr, _Target(target), regions=regions, lock=False, compute=compute)
-    return target if compute else dask.delayed(_written)(target, writes)
-
-
-def _starts(region: Any, shape: tuple[int, ...], cells: tuple[int, ...]) -> tuple[int, ...]:
-    """Where ``region`` (step-1 slices, one per axis) of an array of ``shape`` starts; refused
-    unless its shape is ``cells`` (the Dask array's)."""
-    parts = region if isinstance(region, tuple) else (slice(None) if region is None else region,)
-    parts += (slice(None),) * (len(shape) - len(parts))
-    picked = [range(n)[p] for p, n in zip(parts, shape, strict=False) if isinstance(p, slice)]
-    if len(parts) != len(shape) or [(len(r), r.step) for r in picked] != [(n, 1) for n in cells]:
-        raise ValueError(
-            f"to_zarr: the Dask array of shape {tuple(cells)} does not fit region {region!r} of "
-            f"the array of shape {tuple(shape)}; pass region= as one step-1 slice per axis"
-        )
-    return tuple(r.start for r in picked)
+    return target if compute else dask.delayed(lambda _: target)(writes)
 
 
 class _Target:
@@ -186,10 +180,6 @@ class _Target:
                 "every worker reaches (a directory, object storage), or use the threaded scheduler"
             )
         self.array[region] = block
-
-
-def _written(array: zarr.Array, stored: Any) -> zarr.Array:
-    return array
 
 
 def map_columnar(

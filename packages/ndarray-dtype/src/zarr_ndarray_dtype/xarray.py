@@ -1,6 +1,5 @@
-"""Write xarray Datasets whose variables hold ragged ndarray cells (the ``xarray`` extra):
-``Dataset.to_zarr`` casts an object variable to its first cell's dtype, so it writes the other
-variables and this module the ragged ones, as ``ndarray`` arrays."""
+"""Write xarray Datasets with ragged variables (the ``xarray`` extra): ``Dataset.to_zarr`` casts
+an object variable to its first cell's dtype, so it writes the others and this module these."""
 
 from __future__ import annotations
 
@@ -42,8 +41,8 @@ class RaggedVariableError(NDArrayDTypeError):
 
 
 def _summary(cells: Any) -> set[tuple[Any, tuple[int, ...] | None]]:
-    """``(dtype, shape)`` of every cell but ``None``; dtype None for an empty list (it has no
-    dtype of its own), and ``(type name, None)`` for a cell that is no array of numbers."""
+    """``(dtype, shape)`` of every cell but ``None`` (an empty list has dtype None); ``(type
+    name, None)`` for a cell that is no array."""
     found = set()
     for cell in np.asarray(cells, dtype=object).flat:
         try:
@@ -59,10 +58,9 @@ def _summary(cells: Any) -> set[tuple[Any, tuple[int, ...] | None]]:
 
 
 def infer_ndarray_dtype(cells: Any, name: Hashable = None) -> NDArrayDType:
-    """The ``ndarray`` data type of an object array of cells (numpy or dask; ``None`` cells
-    left out): axes whose extent differs between cells, or is 0 in all, are variable, and the
-    element dtype is the smallest that holds every value exactly (int64 with float64 cells is
-    refused: no dtype holds both exactly)."""
+    """The data type of an object array of cells (numpy or dask; ``None`` left out): axes whose
+    extent differs between cells, or is 0 in all, are variable; the element dtype is the
+    smallest that holds every value exactly (none holds both int64 and float64)."""
     if getattr(cells, "chunks", None) is not None and cells.ndim:  # dask: a task a block
         import dask
 
@@ -106,10 +104,9 @@ def _refused(name: Hashable, why: str, fix: str = "") -> RaggedVariableError:
 def is_ragged(
     variable: xr.Variable | xr.DataArray, encoding: Mapping[str, Any] | None = None
 ) -> bool:
-    """True if :func:`to_zarr` writes ``variable`` as an ``ndarray`` array: when
-    ``encoding["dtype"]`` is an :class:`NDArrayDType`, or the variable has object dtype and its
-    first non-``None`` cell (of a dask variable, in its first block) is an ndarray, list or
-    tuple. Object variables of strings or bytes are left to xarray."""
+    """True if :func:`to_zarr` writes ``variable`` as an ``ndarray`` array: ``encoding["dtype"]``
+    is an :class:`NDArrayDType`, or its first non-``None`` cell (of a dask variable: in its first
+    block) is an ndarray, list or tuple (strings and bytes are left to xarray)."""
     if isinstance((encoding or {}).get("dtype"), NDArrayDType):
         return True
     if variable.dtype != object:
@@ -133,11 +130,11 @@ def to_zarr(
     **to_zarr_kwargs: Any,
 ) -> None:
     """Write ``dataset`` to a new Zarr v3 store or group (``mode`` ``"w-"``, or ``"w"`` to
-    replace one): ragged variables (:func:`is_ragged`) as ``ndarray`` arrays, of data type
-    ``encoding[name]["dtype"]`` or :func:`infer_ndarray_dtype` of the cells, with
-    :data:`ENCODING_KEYS` (``None`` cells: the fill cell); the rest by ``dataset.to_zarr``.
-    The metadata is consolidated unless ``consolidated=False``. Block alignment and every cell
-    of numpy-backed ragged variables are checked before anything is written."""
+    replace it): ragged variables (:func:`is_ragged`) as ``ndarray`` arrays of data type
+    ``encoding[name]["dtype"]`` or :func:`infer_ndarray_dtype`, with :data:`ENCODING_KEYS`
+    (``None`` cells: the fill cell), the rest by ``dataset.to_zarr``; metadata consolidated
+    unless ``consolidated=False``. Nothing is written before every ragged variable's blocks,
+    or cells if numpy-backed, are checked."""
     import xarray as xr  # the caller's dataset is one
 
     if Version(xr.__version__).release < Version(XARRAY_MIN_VERSION).release:
