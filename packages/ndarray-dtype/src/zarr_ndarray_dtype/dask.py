@@ -40,14 +40,9 @@ def _data_type(array: Any, what: str) -> NDArrayDType:
 
 def shard_or_chunk(array: zarr.Array) -> tuple[tuple[int, ...], str]:
     """The cells one write of ``array`` may rewrite whole, and their name: the shard shape
-    (zarr rewrites a whole shard on a partial write), else the chunk shape."""
-    try:
-        return (array.shards, "shard") if array.shards else (array.chunks, "chunk")
-    except NotImplementedError as exc:  # zarr >= 3.2: a rectilinear grid
-        raise ValueError(
-            "blocks are written in parallel only into arrays with a regular chunk grid: create "
-            "the array with chunks= (and shards=) of one shape"
-        ) from exc
+    (zarr rewrites a whole shard on a partial write), else the chunk shape. zarr refuses the
+    question for a rectilinear grid (zarr >= 3.2), whose blocks are not written in parallel."""
+    return (array.shards, "shard") if array.shards else (array.chunks, "chunk")
 
 
 def check_blocks(

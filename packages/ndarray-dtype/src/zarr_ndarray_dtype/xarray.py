@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 import zarr
-from packaging.version import Version
 
 from zarr_ndarray_dtype import ELEMENT_DTYPES, NDArrayDType, read_columnar, write_columnar
 from zarr_ndarray_dtype.dask import check_blocks, shard_or_chunk
@@ -18,16 +17,11 @@ from zarr_ndarray_dtype.errors import CellError, NDArrayDTypeError
 if TYPE_CHECKING:
     import xarray as xr
 
-__all__ = [
-    "ENCODING_KEYS",
-    "XARRAY_MIN_VERSION",
-    "RaggedVariableError",
-    "infer_ndarray_dtype",
-    "is_ragged",
-    "to_zarr",
-]
+__all__ = ["RaggedVariableError", "infer_ndarray_dtype", "is_ragged", "to_zarr"]
+__all__ += ["ENCODING_KEYS", "XARRAY_MIN_VERSION"]
 
-#: The oldest xarray this module works with: older ones cannot read zarr >= 3.1 stores back.
+#: The oldest xarray this module works with (the extra's floor): older ones cannot read zarr
+#: >= 3.1 stores back.
 XARRAY_MIN_VERSION: Final = "2025.6.0"
 #: Encoding keys a ragged variable accepts (all others are refused by name).
 ENCODING_KEYS: Final = frozenset(
@@ -126,7 +120,6 @@ def to_zarr(
     group: str | None = None,
     encoding: Mapping[Hashable, Mapping[str, Any]] | None = None,
     consolidated: bool | None = None,
-    storage_options: Mapping[str, Any] | None = None,
     **to_zarr_kwargs: Any,
 ) -> None:
     """Write ``dataset`` to a new Zarr v3 store or group (``mode`` ``"w-"``, or ``"w"`` to
@@ -135,13 +128,6 @@ def to_zarr(
     (``None`` cells: the fill cell), the rest by ``dataset.to_zarr``; metadata consolidated
     unless ``consolidated=False``. Nothing is written before every ragged variable's blocks,
     or cells if numpy-backed, are checked."""
-    import xarray as xr  # the caller's dataset is one
-
-    if Version(xr.__version__).release < Version(XARRAY_MIN_VERSION).release:
-        raise ImportError(
-            f"zarr_ndarray_dtype.xarray needs xarray >= {XARRAY_MIN_VERSION} (older releases "
-            f"cannot read zarr >= 3.1 stores back); found {xr.__version__}: upgrade xarray."
-        )
     asked = {"mode": mode, "zarr_format": to_zarr_kwargs.pop("zarr_format", 3)}
     asked |= {key: to_zarr_kwargs.get(key) for key in ("compute", "region", "append_dim")}
     allowed = {"mode": ("w", "w-"), "zarr_format": (3,), "compute": (None, True)}
@@ -151,7 +137,8 @@ def to_zarr(
             "v3 store or group (mode 'w-', or 'w' to replace it). Write into an existing ndarray "
             "array with zarr_ndarray_dtype.dask.to_zarr(darr, array, region=...) or write_columnar."
         )
-    encoding, opened = dict(encoding or {}), {"storage_options": storage_options or None}
+    encoding = dict(encoding or {})
+    opened = {"storage_options": to_zarr_kwargs.pop("storage_options", None)}
     ragged = [n for n, v in dataset.variables.items() if is_ragged(v, encoding.get(n))]
     writes = [_checked(dataset, n, encoding.get(n, {}), overwrite=mode == "w") for n in ragged]
     plain = {k: v for k, v in encoding.items() if k not in ragged}
@@ -188,15 +175,11 @@ def _checked(
         )
     encoding = {k: variable.encoding[k] for k in _INHERITED_KEYS if k in variable.encoding}
     dtype = (encoding := encoding | dict(given)).pop("dtype", None)
-    if dtype is not None and not isinstance(dtype, NDArrayDType):
+    if dtype is not None and (not isinstance(dtype, NDArrayDType) or variable.dtype != object):
         raise RaggedVariableError(
-            f"variable {name!r}: encoding dtype {dtype!r} is not an NDArrayDType; pass "
-            "NDArrayDType(dtype=..., shape=...) or leave it out to infer it from the cells."
-        )
-    if dtype is not None and variable.dtype != object:
-        raise RaggedVariableError(
-            f"variable {name!r} has dtype {variable.dtype}, but encoding asks for {dtype!r}: "
-            "an ndarray array needs an object variable whose cells are ndarrays."
+            f"variable {name!r} of dtype {variable.dtype}: encoding dtype {dtype!r} must be an "
+            "NDArrayDType(dtype=..., shape=...), for an object variable of ndarray cells; or "
+            "leave it out to infer it from the cells."
         )
     if chunked := variable.chunks:
         encoding.setdefault("chunks", tuple(max(c[0], 1) if c else 1 for c in chunked))
