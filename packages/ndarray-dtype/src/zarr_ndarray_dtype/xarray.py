@@ -3,7 +3,7 @@ an object variable to its first cell's dtype, so it writes the others and this m
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Hashable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
@@ -140,15 +140,19 @@ def to_zarr(
     encoding = dict(encoding or {})
     opened = {"storage_options": to_zarr_kwargs.pop("storage_options", None)}
     ragged = [n for n, v in dataset.variables.items() if is_ragged(v, encoding.get(n))]
-    writes = [_checked(dataset, n, encoding.get(n, {}), overwrite=mode == "w") for n in ragged]
+    probes = [_checked(dataset, name, encoding.get(name, {})) for name in ragged]
     plain = {k: v for k, v in encoding.items() if k not in ragged}
     dataset.drop_vars(ragged).to_zarr(
         store, mode=mode, group=group, zarr_format=3, consolidated=False, encoding=plain,
         **opened, **to_zarr_kwargs,
     )  # fmt: skip
     root = zarr.open_group(store, path=group or "", mode="r+", **opened)
-    for write in writes:
-        write(root)
+    for name, (create, probe) in zip(ragged, probes, strict=True):
+        array = root.create_array(name, overwrite=mode == "w", **create)
+        if (variable := dataset.variables[name]).chunks:
+            write_blocks(variable.data, array)
+        elif variable.size:
+            write_columnar(array, *(columns := read_columnar(probe)), shapes=columns.shapes)
     if coords := {str(n) for n in ragged if n in dataset.coords}:  # so xarray reads them back
         coords.update(str(root.attrs.get("coordinates", "")).split())
         root.attrs["coordinates"] = " ".join(sorted(coords))
@@ -156,10 +160,9 @@ def to_zarr(
         zarr.consolidate_metadata(root.store_path.store, path=root.store_path.path)
 
 
-def _checked(
-    dataset: Any, name: Hashable, given: Mapping[str, Any], overwrite: bool
-) -> Callable[[zarr.Group], None]:
-    """The write of one ragged variable into a new array, everything about it checked first."""
+def _checked(dataset: Any, name: Hashable, given: Mapping[str, Any]) -> tuple[Any, zarr.Array]:
+    """``create_array``'s keywords for a ragged variable, everything about it checked, and an
+    array in memory that holds its cells if numpy-backed (checked and converted)."""
     variable, dims = dataset.variables[name], tuple(dataset.variables[name].dims)
     if name in dataset.indexes:
         raise RaggedVariableError(
@@ -200,12 +203,4 @@ def _checked(
             probe[...] = np.asarray(variable.values, dtype=object)
         except CellError as exc:
             raise type(exc)(f"variable {name!r} (dimensions {dims}): {exc}") from None
-
-    def write(root: zarr.Group) -> None:
-        array = root.create_array(name, overwrite=overwrite, **create)
-        if chunked:
-            write_blocks(variable.data, array)
-        elif variable.size:
-            write_columnar(array, *(columns := read_columnar(probe)), shapes=columns.shapes)
-
-    return write
+    return create, probe
