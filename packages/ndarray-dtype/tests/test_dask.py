@@ -267,7 +267,7 @@ def test_refusals_name_the_value_and_the_fix() -> None:
         (TypeError, "dtype=NDArray", darr, {}, {}),
         (TypeError, "got dtype float64", da.zeros(8, chunks=4), {}, {"dtype": POINTS}),
         (ValueError, "compute_chunk_sizes", darr[darr.map_blocks(len) > 0], array, {}),
-        (ValueError, "differs from the array's data type", darr, array, {"dtype": RAGGED}),
+        (TypeError, r"\['dtype'\] describe a new array", darr, array, {"dtype": RAGGED}),
         (TypeError, "'ndarray' data type", darr, plain, {}),
         (TypeError, r"\['chunks', 'compr", darr, array, {"chunks": 4, "compressors": None}),
         (ValueError, "pass the array itself", darr, {}, {"dtype": POINTS, "region": slice(8)}),

@@ -33,9 +33,8 @@ def _ak() -> Any:
 
 def to_awkward(col: Columnar | Mapping[str, Columnar]) -> Any:
     """``col`` as an ``ak.Array`` of type ``shape... * <cell type>`` (``N * var * 2 * float32``
-    for ``[null, 2]``) over ``col.values`` and, for ``[null, ...]``, ``col.offsets``; a one-cell
-    selection gives length 1. A mapping of row-aligned columns (``read_aligned``'s) is one
-    record of their rows: ``N * var * {a: 2 * float32, b: uint64}``."""
+    for ``[null, 2]``) over its values (and ``[null, ...]`` offsets); a mapping of row-aligned
+    columns as one record of their rows (``N * var * {a: 2 * float32, b: uint64}``)."""
     ak = _ak()
     if isinstance(col, Mapping):
         depth = len(next(iter(col.values())).shape) + 1  # the grid's axes, then the rows
@@ -56,12 +55,10 @@ def to_awkward(col: Columnar | Mapping[str, Columnar]) -> Any:
 
 
 def from_awkward(array: Any, ndim: int = 1) -> Any:
-    """An awkward array of cells as :class:`Columnar`: its first ``ndim`` (regular) dimensions
-    index the cells, the others are each cell's (``var * 2 * float32`` gives ``[null, 2]``);
-    items and ``[null, ...]`` row offsets are shared where packed. A missing cell is the empty
-    cell; a record of rows gives a ``dict`` of row-aligned columns by field. What no pattern
-    holds is refused with :class:`CellError` naming the type. A variable axis below one of
-    extent 0 reads with extent 0 (awkward has none)."""
+    """An awkward array of cells as :class:`Columnar` (items and ``[null, ...]`` row offsets
+    shared where packed): its first ``ndim`` (regular) dimensions index the cells, the others
+    are each cell's. A missing cell is the empty cell; a record of rows gives a ``dict`` of
+    row-aligned columns; what no pattern holds is a :class:`CellError` naming the type."""
     ak = _ak()
     if not isinstance(ndim, int) or ndim < 1:
         raise ValueError(f"from_awkward: ndim={ndim!r} must be an int >= 1 (the cells' axes)")

@@ -113,15 +113,11 @@ def to_zarr(
         raise ValueError(f"to_zarr: shape {darr.shape} is unknown: darr.compute_chunk_sizes()")
     target, starts = store, (0,) * darr.ndim
     if isinstance(store, zarr.Array):
-        if create_kwargs:
+        stored = _data_type(store, "to_zarr")
+        if extra := sorted(create_kwargs) + ["dtype"] * (dtype not in (None, stored)):
             raise TypeError(
-                f"to_zarr: {sorted(create_kwargs)} describe a new array, but store is an existing "
-                "zarr.Array (written as it is): leave them out, or pass a store to create one"
-            )
-        if dtype not in (None, stored := _data_type(store, "to_zarr")):
-            raise ValueError(
-                f"to_zarr: dtype={dtype!r} differs from the array's data type {stored!r}; an "
-                "existing array keeps its data type: leave dtype out"
+                f"to_zarr: {extra} describe a new array, but store is an existing zarr.Array of "
+                f"{stored!r}, written as it is: leave them out, or pass a store to create one"
             )
         parts = region if isinstance(region, tuple) else (region or slice(None),)
         parts += (slice(None),) * (store.ndim - len(parts))  # step-1 slices, darr's shape
