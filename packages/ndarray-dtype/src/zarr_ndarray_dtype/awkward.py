@@ -23,19 +23,12 @@ _REFUSED = {  # what no cell is made of, by the layout property that says so
 }
 
 
-def _ak() -> Any:
-    try:
-        import awkward
-    except ImportError as exc:  # pragma: no cover - exercised only without the extra
-        raise ImportError("awkward arrays need pip install 'zarr-ndarray-dtype[awkward]'") from exc
-    return awkward
-
-
 def to_awkward(col: Columnar | Mapping[str, Columnar]) -> Any:
     """``col`` as an ``ak.Array`` of type ``shape... * <cell type>`` (``N * var * 2 * float32``
     for ``[null, 2]``) over its values (and ``[null, ...]`` offsets); a mapping of row-aligned
     columns as one record of their rows (``N * var * {a: 2 * float32, b: uint64}``)."""
-    ak = _ak()
+    import awkward as ak  # the awkward extra
+
     if isinstance(col, Mapping):
         depth = len(next(iter(col.values())).shape) + 1  # the grid's axes, then the rows
         return ak.zip({name: to_awkward(c) for name, c in col.items()}, depth_limit=depth)
@@ -59,7 +52,8 @@ def from_awkward(array: Any, ndim: int = 1) -> Any:
     shared where packed): its first ``ndim`` (regular) dimensions index the cells, the others
     are each cell's. A missing cell is the empty cell; a record of rows gives a ``dict`` of
     row-aligned columns; what no pattern holds is a :class:`CellError` naming the type."""
-    ak = _ak()
+    import awkward as ak  # the awkward extra
+
     if not isinstance(ndim, int) or ndim < 1:
         raise ValueError(f"from_awkward: ndim={ndim!r} must be an int >= 1 (the cells' axes)")
     cell = (array := ak.Array(array)).type.content

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, cast, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -20,14 +20,6 @@ if TYPE_CHECKING:
 __all__ = ["check_blocks", "map_columnar", "read_columnar_blocks", "shard_or_chunk", "to_zarr"]
 
 
-def _dask() -> Any:
-    try:
-        import dask.array
-    except ImportError as exc:  # pragma: no cover - exercised only without the extra
-        raise ImportError("zarr_ndarray_dtype.dask needs zarr-ndarray-dtype[dask]") from exc
-    return dask
-
-
 def _data_type(array: Any, what: str) -> NDArrayDType:
     dtype = getattr(getattr(array, "metadata", None), "data_type", None)
     if not isinstance(dtype, NDArrayDType):
@@ -40,8 +32,7 @@ def _data_type(array: Any, what: str) -> NDArrayDType:
 
 def shard_or_chunk(array: zarr.Array) -> tuple[tuple[int, ...], str]:
     """The cells one write of ``array`` may rewrite whole, and their name: the shard shape
-    (zarr rewrites a whole shard on a partial write), else the chunk shape. zarr refuses the
-    question for a rectilinear grid (zarr >= 3.2), whose blocks are not written in parallel."""
+    (zarr rewrites a whole shard on a partial write), else the chunk shape (zarr: regular grids)."""
     return (array.shards, "shard") if array.shards else (array.chunks, "chunk")
 
 
@@ -69,7 +60,6 @@ def check_blocks(
         key = axis if keys is None else keys[axis]
         where = f"axis {axis}" if keys is None else repr(key)
         first = first or f"{where} end at {inside[0]}, inside a {kind} ({size} cells along it)"
-        # the fix: blocks that end on multiples of size, as the shortest Python expression
         lead = min(sum(sizes), size - start % size)
         whole, last = divmod(sum(sizes) - lead, size)
         parts = [f"({lead},)"] + [f"({size},)" + f" * {whole}" * (whole > 1)] * (whole > 0)
@@ -103,7 +93,8 @@ def to_zarr(
     to the Dask blocks) or into an existing one, whole or at ``region`` (step-1 slices).
     :func:`check_blocks` runs before anything is created. Returns the array, or with
     ``compute=False`` a ``dask.delayed`` object that writes and returns it."""
-    dask = _dask()
+    import dask.array  # the dask extra
+
     if darr.dtype != object:
         raise TypeError(
             f"to_zarr writes Dask arrays of cells (dtype object), got dtype {darr.dtype}; "
@@ -166,9 +157,8 @@ class _Target:
     def __setitem__(self, region: Any, block: np.ndarray) -> None:
         if self.copied and isinstance(self.array.store, zarr.storage.MemoryStore):
             raise ValueError(
-                "to_zarr: the array lives in a zarr.storage.MemoryStore, which a distributed "
-                "worker receives as its own copy: what it writes there is lost. Write to a store "
-                "every worker reaches (a directory, object storage), or use the threaded scheduler"
+                "to_zarr: a worker's copy of a zarr.storage.MemoryStore loses what it writes: "
+                "write to a store every worker reaches (a directory, object storage), or threaded"
             )
         self.array[region] = block
 
@@ -190,13 +180,14 @@ def map_columnar(
 def read_columnar_blocks(array: zarr.Array, chunks: Any = None) -> np.ndarray:
     """The grid of an array's blocks (as in :func:`map_columnar`), ``dask.delayed`` objects of
     each block's ``Columnar``."""
-    grid: np.ndarray = _blocks(array, chunks, None, object).to_delayed()
-    return grid
+    return cast(np.ndarray, _blocks(array, chunks, None, object).to_delayed())
 
 
 def _blocks(array: Any, chunks: Any, fn: Any, dtype: Any, trailing: Sequence[int] = ()) -> Any:
     """A Dask array of ``fn`` of each block's cells (``fn`` None: the cells themselves)."""
-    dask, what = _dask(), "read_columnar_blocks" if fn is None else "map_columnar"
+    import dask.array  # the dask extra
+
+    what = "read_columnar_blocks" if fn is None else "map_columnar"
     _data_type(array, what)
     unit = shard_or_chunk(array)[0] if chunks is None else chunks  # whole stored objects
     blocks = dask.array.core.normalize_chunks(unit, array.shape) + tuple((n,) for n in trailing)

@@ -20,14 +20,11 @@ if TYPE_CHECKING:
 __all__ = ["RaggedVariableError", "infer_ndarray_dtype", "is_ragged", "to_zarr"]
 __all__ += ["ENCODING_KEYS", "XARRAY_MIN_VERSION"]
 
-#: The oldest xarray this module works with (the extra's floor): older ones cannot read zarr
-#: >= 3.1 stores back.
+#: The oldest xarray (the extra's floor): older ones cannot read zarr >= 3.1 stores back.
 XARRAY_MIN_VERSION: Final = "2025.6.0"
-#: Encoding keys a ragged variable accepts (all others are refused by name).
-ENCODING_KEYS: Final = frozenset(
-    {"dtype", "chunks", "shards", "compressors", "serializer", "fill_value", "chunk_key_encoding"}
-)
 _INHERITED_KEYS: Final = ("chunks", "shards", "compressors", "serializer")  # from .encoding
+#: Encoding keys a ragged variable accepts (all others are refused by name).
+ENCODING_KEYS: Final = frozenset((*_INHERITED_KEYS, "dtype", "fill_value", "chunk_key_encoding"))
 
 
 class RaggedVariableError(NDArrayDTypeError):
@@ -90,7 +87,6 @@ def infer_ndarray_dtype(cells: Any, name: Hashable = None) -> NDArrayDType:
 
 
 def _refused(name: Hashable, why: str, fix: str = "") -> RaggedVariableError:
-    """The refusal of a variable's cells, offering to pass the data type as the fix."""
     encoding = f"pass encoding={{{name!r}: {{'dtype': NDArrayDType(...)}}}} to choose one"
     return RaggedVariableError(f"variable {name!r} {why}; {fix + ' or ' if fix else ''}{encoding}.")
 
@@ -161,8 +157,8 @@ def to_zarr(
 
 
 def _checked(dataset: Any, name: Hashable, given: Mapping[str, Any]) -> tuple[Any, zarr.Array]:
-    """``create_array``'s keywords for a ragged variable, everything about it checked, and an
-    array in memory that holds its cells if numpy-backed (checked and converted)."""
+    """A ragged variable's ``create_array`` keywords, all checked, and an array in memory with
+    its cells if numpy-backed (each converted and checked)."""
     variable, dims = dataset.variables[name], tuple(dataset.variables[name].dims)
     if name in dataset.indexes:
         raise RaggedVariableError(
