@@ -47,11 +47,10 @@ def check_blocks(
     rechunk: str = "darr.rechunk",
     error: type[Exception] = BlockAlignmentError,
 ) -> None:
-    """The one rule of which blocks may be written in parallel: refuse Dask ``blocks`` (a Dask
-    array's ``.chunks``) written from ``starts`` that end inside a ``unit`` (a ``kind``:
-    :func:`shard_or_chunk`), which two tasks would each rewrite. The ``error`` (prefixed by
-    ``what``) names the first such axis by ``keys`` (default: its number) and the ``rechunk``
-    call that fixes every axis, e.g. ``darr.rechunk({0: 64, 1: (54,) + (64,) + (10,)})``."""
+    """The one rule of which blocks may be written in parallel: refuse Dask ``blocks`` (its
+    ``.chunks``) written from ``starts`` that end inside a ``unit`` (a ``kind``, as from
+    :func:`shard_or_chunk`). The ``error`` (prefixed by ``what``) names the first such axis (by
+    ``keys``) and the ``rechunk`` that fixes all, e.g. ``darr.rechunk({0: (54,) + (64,) * 3})``."""
     fixes, first = {}, ""
     for axis, (sizes, start, size) in enumerate(zip(blocks, starts, unit, strict=True)):
         edges = start + np.cumsum(sizes[:-1], dtype=np.int64)

@@ -32,8 +32,7 @@ class RaggedVariableError(NDArrayDTypeError):
 
 
 def _summary(cells: Any) -> set[tuple[Any, tuple[int, ...] | None]]:
-    """``(dtype, shape)`` of every cell but ``None`` (an empty list has dtype None); ``(type
-    name, None)`` for a cell that is no array."""
+    """``(dtype, shape)`` of each cell but None (empty list: no dtype; no array: type name)."""
     found = set()
     for cell in np.asarray(cells, dtype=object).flat:
         try:
@@ -113,7 +112,6 @@ def to_zarr(
     store: Any,
     *,
     mode: str = "w-",
-    group: str | None = None,
     encoding: Mapping[Hashable, Mapping[str, Any]] | None = None,
     consolidated: bool | None = None,
     **to_zarr_kwargs: Any,
@@ -134,15 +132,13 @@ def to_zarr(
             "array with zarr_ndarray_dtype.dask.to_zarr(darr, array, region=...) or write_columnar."
         )
     encoding = dict(encoding or {})
-    opened = {"storage_options": to_zarr_kwargs.pop("storage_options", None)}
     ragged = [n for n, v in dataset.variables.items() if is_ragged(v, encoding.get(n))]
     probes = [_checked(dataset, name, encoding.get(name, {})) for name in ragged]
     plain = {k: v for k, v in encoding.items() if k not in ragged}
-    dataset.drop_vars(ragged).to_zarr(
-        store, mode=mode, group=group, zarr_format=3, consolidated=False, encoding=plain,
-        **opened, **to_zarr_kwargs,
-    )  # fmt: skip
-    root = zarr.open_group(store, path=group or "", mode="r+", **opened)
+    root = dataset.drop_vars(ragged).to_zarr(
+        store, mode=mode, zarr_format=3, consolidated=False, encoding=plain,
+        **to_zarr_kwargs,
+    ).zarr_group  # fmt: skip
     for name, (create, probe) in zip(ragged, probes, strict=True):
         array = root.create_array(name, overwrite=mode == "w", **create)
         if (variable := dataset.variables[name]).chunks:
