@@ -272,7 +272,7 @@ def test_refusals_name_the_value_and_the_fix() -> None:
         (TypeError, r"\['chunks', 'compr", darr, array, {"chunks": 4, "compressors": None}),
         (ValueError, "pass the array itself", darr, {}, {"dtype": POINTS, "region": slice(8)}),
         (ValueError, "does not fit region", darr, array, {"region": slice(0, 4)}),
-        (ValueError, "divisible", darr, {}, {"dtype": POINTS, "chunks": 3, "shards": 8}),
+        (ValueError, "divisible", darr, {}, {"dtype": POINTS, "chunks": (3,), "shards": (8,)}),
         (BlockAlignmentError, "inside a shard", darr, {}, {"dtype": POINTS, "shards": (8,)}),
     ]
     for error, match, source, target, kwargs in cases:
@@ -283,9 +283,10 @@ def test_refusals_name_the_value_and_the_fix() -> None:
 @pytest.mark.parametrize(
     ("create", "blocks", "chunks", "shards"),
     [
-        ({"shards": 8}, 8, (8,), (8,)),  # chunks: the Dask blocks
+        ({"shards": (8,)}, 8, (8,), (8,)),  # chunks: the Dask blocks
         ({"chunks": "auto"}, 16, (16,), None),
-        ({"chunks": 4, "shards": {"shape": 8, "index_location": "start"}}, 8, (4,), (8,)),
+        ({"chunks": (4,), "shards": {"shape": (8,), "index_location": "start"}}, 8, (4,), (8,)),
+        ({"chunks": 4}, 8, (4,), None),  # zarr 3.1 takes an int for chunks, unsharded only
     ],
 )
 def test_zarr_normalises_chunks_and_shards(

@@ -192,11 +192,11 @@ def _blocks(array: Any, chunks: Any, fn: Any, dtype: Any, trailing: Sequence[int
     blocks = dask.array.core.normalize_chunks(unit, array.shape) + tuple((n,) for n in trailing)
     meta = np.empty((0,) * len(blocks), dtype=dtype)
     return dask.array.map_blocks(
-        _block, dtype=dtype, chunks=blocks, meta=meta, token=what, array=array, fn=fn
+        _columnar_block, dtype=dtype, chunks=blocks, meta=meta, array=array, fn=fn
     )
 
 
-def _block(array: Any, fn: Callable[[Columnar], Any] | None, block_info: Any) -> Any:
+def _columnar_block(array: Any, fn: Callable[[Columnar], Any] | None, block_info: Any) -> Any:
     info = block_info[None]
     cells = read_columnar(array, tuple(slice(*s) for s in info["array-location"][: array.ndim]))
     if fn is None:
