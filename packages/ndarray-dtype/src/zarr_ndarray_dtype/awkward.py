@@ -77,21 +77,19 @@ def from_awkward(array: Any, ndim: int = 1) -> Any:
     if len(levels) < ndim:
         _refuse(array, "no axis below the cells: cells must be arrays (pass a smaller ndim=)")
     shape = (len(array), *(level.size for level in levels[: ndim - 1]))
-    count, dims, extents = levels[ndim - 1].length, [], []
-    lists = np.ones(count, dtype=np.int64)  # how many lists each cell has at this depth
-    for level in levels[ndim - 1 :]:
-        if (size := getattr(level, "size", None)) is not None:
-            extent = np.full(count, size, dtype=np.int64)
+    dims = [getattr(level, "size", None) for level in levels[ndim - 1 :]]  # None: var
+    table = np.zeros((levels[ndim - 1].length, len(dims)), dtype=np.int64)  # the cells' shapes
+    lists = np.ones(len(table), dtype=np.int64)  # how many lists each cell has at this depth
+    for axis, (level, size) in enumerate(zip(levels[ndim - 1 :], dims, strict=True)):
+        if size is not None:
+            table[:, axis] = size
         else:  # every list of a cell at this depth has the cell's extent: it is rectangular
-            lengths, owner = np.diff(level.offsets.data), np.repeat(np.arange(count), lists)
-            extent = np.zeros(count, dtype=np.int64)
-            extent[owner] = lengths
-            if (wrong := np.flatnonzero(extent[owner] != lengths)).size:
-                why = f"rows of different lengths along its axis {len(dims)}"
+            lengths, owner = np.diff(level.offsets.data), np.repeat(np.arange(len(table)), lists)
+            table[owner, axis] = lengths
+            if (wrong := np.flatnonzero(table[owner, axis] != lengths)).size:
+                why = f"rows of different lengths along its axis {axis}"
                 _refuse(array, f"cell {owner[wrong[0]]} with {why}: a cell must be rectangular")
-        dims.append(size)
-        extents.append(extent)
-        lists = lists * extent
+        lists = lists * table[:, axis]
     items = np.asarray(layout.data).reshape(-1)
     try:
         data_type = NDArrayDType(dtype=items.dtype.name, shape=tuple(dims))
@@ -100,7 +98,6 @@ def from_awkward(array: Any, ndim: int = 1) -> Any:
     if dims[0] is None and None not in dims[1:]:  # rows of values: offsets of the first list
         rows = np.asarray(levels[ndim - 1].offsets.data, dtype=np.int64)
         return Columnar(data_type, items.reshape(-1, *dims[1:]), rows, None, shape)
-    table = np.stack(extents, axis=1)
     return Columnar(data_type, items, offsets_of(table.prod(axis=1)), table, shape)
 
 

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
-from typing import TYPE_CHECKING, Any, Literal, cast, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -140,7 +140,7 @@ def to_zarr(
     regions = tuple(slice(s, s + n) for s, n in zip(starts, darr.shape, strict=True))
     # a task a block, ``target[its region] = block``; no lock: the blocks share no shard
     writes = dask.array.store(darr, _Target(target), regions=regions, lock=False, compute=compute)
-    return target if compute else dask.delayed(lambda _: target)(writes)
+    return target if compute else dask.delayed(lambda _: target)(writes)  # type: ignore[attr-defined]
 
 
 class _Target:
@@ -179,7 +179,7 @@ def map_columnar(
 def read_columnar_blocks(array: zarr.Array, chunks: Any = None) -> np.ndarray:
     """The grid of an array's blocks (as in :func:`map_columnar`), ``dask.delayed`` objects of
     each block's ``Columnar``."""
-    return cast(np.ndarray, _blocks(array, chunks, None, object).to_delayed())
+    return _blocks(array, chunks, None, object).to_delayed()
 
 
 def _blocks(array: Any, chunks: Any, fn: Any, dtype: Any, trailing: Sequence[int] = ()) -> Any:
@@ -189,9 +189,10 @@ def _blocks(array: Any, chunks: Any, fn: Any, dtype: Any, trailing: Sequence[int
     what = "read_columnar_blocks" if fn is None else "map_columnar"
     _data_type(array, what)
     unit = shard_or_chunk(array)[0] if chunks is None else chunks  # whole stored objects
-    blocks = dask.array.core.normalize_chunks(unit, array.shape) + tuple((n,) for n in trailing)
+    blocks = dask.array.core.normalize_chunks(unit, array.shape)  # type: ignore[no-untyped-call]
+    blocks += tuple((n,) for n in trailing)
     meta = np.empty((0,) * len(blocks), dtype=dtype)
-    return dask.array.map_blocks(
+    return dask.array.map_blocks(  # type: ignore[no-untyped-call]
         _columnar_block, dtype=dtype, chunks=blocks, meta=meta, array=array, fn=fn
     )
 

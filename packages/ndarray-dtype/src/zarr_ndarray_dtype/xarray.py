@@ -4,7 +4,7 @@ an object variable to its first cell's dtype, so it writes the others and this m
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import numpy as np
 import zarr
@@ -54,7 +54,8 @@ def infer_ndarray_dtype(cells: Any, name: Hashable = None) -> NDArrayDType:
     if getattr(cells, "chunks", None) is not None and cells.ndim:  # dask: a task a block
         import dask
 
-        found = set().union(*dask.compute(*map(dask.delayed(_summary), cells.to_delayed().flat)))
+        parts = map(dask.delayed(_summary), cells.to_delayed().flat)  # type: ignore[attr-defined]
+        found = set().union(*dask.compute(*parts))  # type: ignore[attr-defined, no-untyped-call]
     else:
         found = _summary(cells)
     others = sorted(d for d, s in found if s is None)
@@ -82,7 +83,7 @@ def infer_ndarray_dtype(cells: Any, name: Hashable = None) -> NDArrayDType:
         raise _refused(name, f"{why}, which cannot hold every {wide[0]} value exactly)")
     low, high = np.min(list(shapes), axis=0), np.max(list(shapes), axis=0)
     pattern = tuple(int(h) if lo == h and h else None for lo, h in zip(low, high, strict=True))
-    return NDArrayDType(dtype=common, shape=pattern)
+    return NDArrayDType(dtype=common.name, shape=pattern)
 
 
 def _refused(name: Hashable, why: str, fix: str = "") -> RaggedVariableError:
@@ -111,7 +112,7 @@ def to_zarr(
     dataset: xr.Dataset,
     store: Any,
     *,
-    mode: str = "w-",
+    mode: Literal["w", "w-"] = "w-",
     encoding: Mapping[Hashable, Mapping[str, Any]] | None = None,
     consolidated: bool | None = None,
     **to_zarr_kwargs: Any,
