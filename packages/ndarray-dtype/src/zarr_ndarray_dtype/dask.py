@@ -130,8 +130,8 @@ def to_zarr(
             f"{dtype!r} (the cells of a Dask array are known only once computed)"
         )
     else:  # zarr normalises chunks and shards, first of a probe in memory
-        blocks = create_kwargs.get("chunks") or tuple(max(c[0], 1) for c in darr.chunks)
-        create_kwargs |= {"shape": darr.shape, "dtype": dtype, "chunks": blocks}
+        chunks = create_kwargs.get("chunks") or tuple(max(c[0], 1) for c in darr.chunks)
+        create_kwargs |= {"shape": darr.shape, "dtype": dtype, "chunks": chunks}
         grid = ("shape", "dtype", "chunks", "shards", "serializer")
         target = zarr.create_array({}, **{k: v for k, v in create_kwargs.items() if k in grid})
     check_blocks(darr.chunks, starts, *shard_or_chunk(target))
@@ -157,7 +157,7 @@ class _Target:
         if self.copied and isinstance(self.array.store, zarr.storage.MemoryStore):
             raise ValueError(
                 "to_zarr: a worker's copy of a zarr.storage.MemoryStore loses what it writes: "
-                "write to a store every worker reaches (a directory, object storage), or threaded"
+                "write to a store all workers reach (a directory, object storage), or use threads"
             )
         self.array[region] = block
 

@@ -4,7 +4,7 @@ an object variable to its first cell's dtype, so it writes the others and this m
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 import zarr
@@ -112,7 +112,7 @@ def to_zarr(
     dataset: xr.Dataset,
     store: Any,
     *,
-    mode: Literal["w", "w-"] = "w-",
+    mode: str = "w-",
     encoding: Mapping[Hashable, Mapping[str, Any]] | None = None,
     consolidated: bool | None = None,
     **to_zarr_kwargs: Any,
@@ -136,10 +136,8 @@ def to_zarr(
     ragged = [n for n, v in dataset.variables.items() if is_ragged(v, encoding.get(n))]
     probes = [_checked(dataset, name, encoding.get(name, {})) for name in ragged]
     plain = {k: v for k, v in encoding.items() if k not in ragged}
-    root = dataset.drop_vars(ragged).to_zarr(
-        store, mode=mode, zarr_format=3, consolidated=False, encoding=plain,
-        **to_zarr_kwargs,
-    ).zarr_group  # fmt: skip
+    kwargs: Any = {"mode": mode, "zarr_format": 3, "consolidated": False, "encoding": plain}
+    root = dataset.drop_vars(ragged).to_zarr(store, **kwargs, **to_zarr_kwargs).zarr_group
     for name, (create, probe) in zip(ragged, probes, strict=True):
         array = root.create_array(name, overwrite=mode == "w", **create)
         if (variable := dataset.variables[name]).chunks:
