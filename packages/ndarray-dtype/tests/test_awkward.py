@@ -117,10 +117,13 @@ def test_what_no_pattern_holds_is_refused_naming_the_type(data: Any, ndim: int, 
         Columnar.from_awkward(arr, ndim=ndim)
 
 
-def test_item_types_outside_the_element_dtypes_are_refused() -> None:
+def test_item_types_and_extents_outside_the_patterns_are_refused() -> None:
     dates = ak.Array([np.array(["2020-01-01"], dtype="datetime64[D]")])
-    with pytest.raises(CellError, match="items of dtype datetime64"):
+    with pytest.raises(CellError, match=r"items of dtype datetime64.* element dtype must be"):
         Columnar.from_awkward(dates)
+    empty_axis = ak.from_numpy(np.zeros((2, 0), dtype="int32"))  # 2 * 0 * int32
+    with pytest.raises(CellError, match=r"in cells \(0,\).* dimensions must be >= 1"):
+        Columnar.from_awkward(empty_axis)
     with pytest.raises(ValueError, match="ndim=0 must be an int >= 1"):
         Columnar.from_awkward(ak.Array([[1]]), ndim=0)
 

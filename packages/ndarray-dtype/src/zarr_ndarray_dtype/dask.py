@@ -1,13 +1,9 @@
-"""Ragged Dask arrays into ``ndarray`` arrays and back, a block a task (the ``dask`` extra,
-imported only when these functions run). ``dask.array.to_zarr`` hands zarr the dtype
-``object`` and checks no block against the shards; :func:`check_blocks` is the one rule of
-which blocks may be written in parallel (the xarray writer asks it too)."""
+"""Ragged Dask arrays into ``ndarray`` arrays and back, a block a task (the ``dask`` extra):
+``dask.array.to_zarr`` hands zarr the dtype ``object`` and checks no block against the shards."""
 
 from __future__ import annotations
 
-import math
-import sys
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
@@ -23,18 +19,6 @@ if TYPE_CHECKING:
 
 __all__ = ["check_blocks", "map_columnar", "read_columnar_blocks", "shard_or_chunk", "to_zarr"]
 
-Blocks = tuple[tuple[int, ...], ...]
-
-
-def _dask() -> Any:
-    try:
-        import dask.array
-    except ImportError as exc:  # pragma: no cover - exercised only without the extra
-        raise ImportError(
-            "zarr_ndarray_dtype.dask needs dask: pip install 'zarr-ndarray-dtype[dask]'"
-        ) from exc
-    return dask
-
 
 def _data_type(array: Any, what: str) -> NDArrayDType:
     dtype = getattr(getattr(array, "metadata", None), "data_type", None)
@@ -48,18 +32,12 @@ def _data_type(array: Any, what: str) -> NDArrayDType:
 
 def shard_or_chunk(array: zarr.Array) -> tuple[tuple[int, ...], str]:
     """The cells one write of ``array`` may rewrite whole, and their name: the shard shape
-    (zarr rewrites a whole shard on a partial write), else the chunk shape."""
-    try:
-        return (array.shards, "shard") if array.shards else (array.chunks, "chunk")
-    except NotImplementedError as exc:  # zarr >= 3.2: a rectilinear grid
-        raise ValueError(
-            "blocks are written in parallel only into arrays with a regular chunk grid: create "
-            "the array with chunks= (and shards=) of one shape"
-        ) from exc
+    (zarr rewrites a whole shard on a partial write), else the chunk shape (zarr: regular grids)."""
+    return (array.shards, "shard") if array.shards else (array.chunks, "chunk")
 
 
 def check_blocks(
-    blocks: Blocks,
+    blocks: tuple[tuple[int, ...], ...],
     starts: Sequence[int],
     unit: Sequence[int],
     kind: str,
@@ -69,49 +47,29 @@ def check_blocks(
     rechunk: str = "darr.rechunk",
     error: type[Exception] = BlockAlignmentError,
 ) -> None:
-    """Refuse Dask ``blocks`` (a Dask array's ``.chunks``) written from ``starts`` that end
-    inside a ``unit`` (a ``kind``, "shard" or "chunk": :func:`shard_or_chunk`): the two tasks
-    would each rewrite it. The ``error`` (prefixed by ``what``) names the first such axis by
-    ``keys`` (default: its number) and the ``rechunk`` call that fixes every axis.
-
-    >>> check_blocks(((64, 64, 8),), (0,), (64,), "shard")
-    >>> check_blocks(((37, 64), (64, 64)), (0, 10), (64, 64), "shard")
-    Traceback (most recent call last):
-    ...
-    zarr_ndarray_dtype.errors.BlockAlignmentError: to_zarr: dask blocks along axis 0 end at 37, \
-inside a shard (64 cells along it) that the next block writes too (zarr rewrites a whole shard \
-on a partial write: the two tasks would race); rechunk so that blocks end on multiples of the \
-shard along every axis: darr.rechunk({0: 64, 1: (54,) + (64,) + (10,)})
-    """
-    fixes, first = {}, None
+    """The one rule of which blocks may be written in parallel: refuse Dask ``blocks`` (its
+    ``.chunks``) written from ``starts`` that end inside a ``unit`` (a ``kind``, as from
+    :func:`shard_or_chunk`). The ``error`` (prefixed by ``what``) names the first such axis (by
+    ``keys``) and the ``rechunk`` that fixes all, e.g. ``darr.rechunk({0: (54,) + (64,) * 3})``."""
+    fixes, first = {}, ""
     for axis, (sizes, start, size) in enumerate(zip(blocks, starts, unit, strict=True)):
         edges = start + np.cumsum(sizes[:-1], dtype=np.int64)
-        inside = edges[edges % size != 0]
-        if not inside.size:
+        if not (inside := edges[edges % size != 0]).size:
             continue
         key = axis if keys is None else keys[axis]
-        fixes[key] = _aligned(start, sum(sizes), size)
-        if first is None:
-            where = f"axis {axis}" if keys is None else repr(key)
-            first = f"{where} end at {int(inside[0])}, inside a {kind} ({size} cells along it)"
-    if first is not None:
+        where = f"axis {axis}" if keys is None else repr(key)
+        first = first or f"{where} end at {inside[0]}, inside a {kind} ({size} cells along it)"
+        lead = min(sum(sizes), size - start % size)
+        whole, last = divmod(sum(sizes) - lead, size)
+        parts = [f"({lead},)"] + [f"({size},)" + f" * {whole}" * (whole > 1)] * (whole > 0)
+        fixes[key] = " + ".join(parts + [f"({last},)"] * (last > 0)) if start % size else str(size)
+    if first:
         mapping = ", ".join(f"{key!r}: {fix}" for key, fix in fixes.items())
         raise error(
             f"{what}: dask blocks along {first} that the next block writes too (zarr rewrites "
             f"a whole {kind} on a partial write: the two tasks would race); rechunk so that "
             f"blocks end on multiples of the {kind} along every axis: {rechunk}({{{mapping}}})"
         )
-
-
-def _aligned(start: int, extent: int, size: int) -> str:
-    """Block sizes of ``extent`` cells from ``start`` ending on multiples of ``size``, as the
-    shortest Python expression (``64``, or ``(54,) + (64,) * 3 + (10,)`` off the grid)."""
-    if not start % size:
-        return str(size)
-    first = min(extent, size - start % size)
-    whole, last = divmod(extent - first, size)
-    parts = [f"({first},)", *([f"({size},)" + f" * {whole}" * (whole > 1)] if whole else [])]
-    return " + ".join(parts + ([f"({last},)"] if last else []))
 
 
 @overload
@@ -125,23 +83,17 @@ def to_zarr(
     store: Any,
     *,
     dtype: NDArrayDType | None = None,
-    chunks: int | Sequence[int] | None = None,
-    shards: int | Sequence[int] | Mapping[str, Any] | None = None,
     region: slice | tuple[slice, ...] | None = None,
     compute: bool = True,
     **create_kwargs: Any,
 ) -> zarr.Array | Delayed:
-    """Write the object Dask array ``darr`` of cells into an ``ndarray`` array, a block a task.
+    """Write the object Dask array ``darr`` of cells, a block a task, into a new ``ndarray``
+    array at ``store`` (``create_kwargs`` as ``zarr.create_array`` takes them; chunks default
+    to the Dask blocks) or into an existing one, whole or at ``region`` (step-1 slices).
+    :func:`check_blocks` runs before anything is created. Returns the array, or with
+    ``compute=False`` a ``dask.delayed`` object that writes and returns it."""
+    import dask.array  # the dask extra
 
-    ``store`` is where to create a new array (as ``zarr.create_array`` takes it, with
-    ``create_kwargs`` such as ``name=`` and ``overwrite=``; ``dtype`` is needed; chunks default
-    to the Dask blocks, and with ``shards``, a shape or zarr's mapping, ``chunks`` is the inner
-    chunk shape), or an existing ``ndarray`` ``zarr.Array``, written whole or at ``region``
-    (step-1 slices, the shape of ``darr``). :func:`check_blocks` runs before anything is
-    created. A cell that does not fit fails its block's task. Returns the array, or with
-    ``compute=False`` a ``dask.delayed`` object that writes and returns it.
-    """
-    dask = _dask()
     if darr.dtype != object:
         raise TypeError(
             f"to_zarr writes Dask arrays of cells (dtype object), got dtype {darr.dtype}; "
@@ -149,23 +101,24 @@ def to_zarr(
         )
     if any(np.isnan(n) for n in darr.shape):
         raise ValueError(f"to_zarr: shape {darr.shape} is unknown: darr.compute_chunk_sizes()")
-    new = not isinstance(store, zarr.Array)
-    if not new:
-        given = {"chunks": chunks, "shards": shards}
-        extra = sorted([k for k, v in given.items() if v is not None] + list(create_kwargs))
-        if extra:
-            raise TypeError(
-                f"to_zarr: {extra} describe a new array, but store is an existing zarr.Array "
-                "(written as it is): leave them out, or pass a store to create a new array"
-            )
+    target, starts = store, (0,) * darr.ndim
+    if isinstance(store, zarr.Array):
         stored = _data_type(store, "to_zarr")
-        if dtype is not None and dtype != stored:
-            raise ValueError(
-                f"to_zarr: dtype={dtype!r} differs from the array's data type {stored!r}; an "
-                "existing array keeps its data type: leave dtype out"
+        if extra := sorted(create_kwargs) + ["dtype"] * (dtype not in (None, stored)):
+            raise TypeError(
+                f"to_zarr: {extra} describe a new array, but store is an existing zarr.Array of "
+                f"{stored!r}, written as it is: leave them out, or pass a store to create one"
             )
-        starts = _starts(region, store.shape, darr.shape)
-        unit, kind = shard_or_chunk(store)
+        parts = region if isinstance(region, tuple) else (region or slice(None),)
+        parts += (slice(None),) * (store.ndim - len(parts))  # step-1 slices, darr's shape
+        picked = [range(n)[p] for p, n in zip(parts, store.shape, strict=False)]
+        fits = [(len(r), r.step) if isinstance(r, range) else r for r in picked]
+        if len(parts) != store.ndim or fits != [(n, 1) for n in darr.shape]:
+            raise ValueError(
+                f"to_zarr: the Dask array of shape {darr.shape} does not fit region {region!r} "
+                f"of the array of shape {store.shape}; pass one step-1 slice per axis"
+            )
+        starts = tuple(r.start for r in picked)
     elif region is not None:
         raise ValueError(
             "to_zarr: region= writes into an existing array; pass the array itself: "
@@ -176,95 +129,37 @@ def to_zarr(
             f"to_zarr needs dtype=NDArrayDType(dtype=..., shape=(...)) to create an array, got "
             f"{dtype!r} (the cells of a Dask array are known only once computed)"
         )
-    else:
-        starts, inner = (0,) * darr.ndim, _extents(chunks, "chunks", darr.ndim)
-        outer = _extents(
-            shards["shape"] if isinstance(shards, Mapping) else shards, "shards", darr.ndim
-        )
-        if outer is not None and inner is None:
-            raise ValueError(
-                f"to_zarr: with shards={outer}, pass chunks= (the shape of the inner chunks a "
-                "shard holds; each must divide the shard)"
-            )
-        chunks = inner or tuple(max(c[0], 1) for c in darr.chunks)
-        shards = shards if isinstance(shards, Mapping) else outer
-        unit, kind = (chunks, "chunk") if outer is None else (outer, "shard")
-    check_blocks(darr.chunks, starts, unit, kind)
-    if new:  # zarr's annotation of dtype names its own data types only
-        create: Any = {"dtype": dtype, "chunks": chunks, "shards": shards, **create_kwargs}
-        store = zarr.create_array(store, shape=darr.shape, **create)
+    else:  # zarr normalises chunks and shards, first of a probe in memory
+        chunks = create_kwargs.get("chunks") or tuple(max(c[0], 1) for c in darr.chunks)
+        create_kwargs |= {"shape": darr.shape, "dtype": dtype, "chunks": chunks}
+        grid = ("shape", "dtype", "chunks", "shards", "serializer")
+        target = zarr.create_array({}, **{k: v for k, v in create_kwargs.items() if k in grid})
+    check_blocks(darr.chunks, starts, *shard_or_chunk(target))
+    if not isinstance(store, zarr.Array):
+        target = zarr.create_array(store, **create_kwargs)
     regions = tuple(slice(s, s + n) for s, n in zip(starts, darr.shape, strict=True))
-    # dask's own store: a task a block, ``target[its region] = block``; no lock: the blocks
-    # share no shard.
-    writes = dask.array.store(darr, _Target(store), regions=regions, lock=False, compute=compute)
-    return store if compute else dask.delayed(_written)(store, writes)
-
-
-def _starts(region: Any, shape: tuple[int, ...], cells: tuple[int, ...]) -> tuple[int, ...]:
-    """Where ``region`` (step-1 slices, one per axis) of an array of ``shape`` starts; refused
-    unless its shape is ``cells`` (the Dask array's)."""
-    parts = region if isinstance(region, tuple) else (slice(None) if region is None else region,)
-    parts += (slice(None),) * (len(shape) - len(parts))
-    bounds = [
-        p.indices(n) if isinstance(p, slice) else (0, -1, 0)
-        for p, n in zip(parts, shape, strict=False)
-    ]
-    if len(parts) != len(shape) or [(b[1] - b[0], b[2]) for b in bounds] != [(c, 1) for c in cells]:
-        raise ValueError(
-            f"to_zarr: the Dask array of shape {tuple(cells)} does not fit "
-            + (f"region {region!r} of " if region is not None else "")
-            + f"the array of shape {tuple(shape)}; pass region= as one slice of step 1 per "
-            "axis, the shape of the Dask array"
-        )
-    return tuple(b[0] for b in bounds)
-
-
-def _extents(value: Any, what: str, ndim: int) -> tuple[int, ...] | None:
-    """``chunks`` or ``shards`` as one int per axis (an int stands for every axis)."""
-    extents = (value,) * ndim if isinstance(value, int | np.integer) else value
-    if value is not None and (
-        len(extents) != ndim or not all(isinstance(n, int | np.integer) for n in extents)
-    ):
-        raise TypeError(
-            f"to_zarr: {what}={value!r} must be an int or a tuple of {ndim} ints (one per axis)"
-        )
-    return None if value is None else tuple(map(int, extents))
+    # a task a block, ``target[its region] = block``; no lock: the blocks share no shard
+    writes = dask.array.store(darr, _Target(target), regions=regions, lock=False, compute=compute)
+    return target if compute else dask.delayed(lambda _: target)(writes)  # type: ignore[attr-defined]
 
 
 class _Target:
-    """What dask stores into: the array, refusing a distributed worker's copy of a
-    ``MemoryStore`` (what the worker writes there would be lost)."""
+    """What dask stores into: the array. A copy of it (a worker's, through pickle) refuses to
+    write into a ``MemoryStore``: what it wrote there would be lost."""
 
-    def __init__(self, array: zarr.Array) -> None:
-        self.array = array
+    def __init__(self, array: zarr.Array, copied: bool = False) -> None:
+        self.array, self.copied = array, copied
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_Target, (self.array, True))
 
     def __setitem__(self, region: Any, block: np.ndarray) -> None:
-        distributed = sys.modules.get("distributed")
-        if distributed is not None and isinstance(self.array.store, zarr.storage.MemoryStore):
-            try:
-                distributed.get_worker()
-            except ValueError:  # not in a worker
-                pass
-            else:
-                raise ValueError(
-                    "to_zarr: the array lives in a zarr.storage.MemoryStore, which a distributed "
-                    "worker receives as its own copy: what it writes there is lost. Write to a "
-                    "store every worker reaches (a directory, object storage), or compute on "
-                    "the threaded scheduler"
-                )
+        if self.copied and isinstance(self.array.store, zarr.storage.MemoryStore):
+            raise ValueError(
+                "to_zarr: a worker's copy of a zarr.storage.MemoryStore loses what it writes: "
+                "write to a store all workers reach (a directory, object storage), or use threads"
+            )
         self.array[region] = block
-
-
-def _written(array: zarr.Array, stored: Any) -> zarr.Array:
-    return array
-
-
-def _blocks(array: Any, chunks: Any, what: str) -> Blocks:
-    """The blocks of a read: ``chunks`` (as Dask's ``normalize_chunks`` takes them), by
-    default the array's shards, else its chunks (whole stored objects)."""
-    _data_type(array, what)
-    normalize = _dask().array.core.normalize_chunks
-    return tuple(normalize(shard_or_chunk(array)[0] if chunks is None else chunks, array.shape))
 
 
 def map_columnar(
@@ -275,46 +170,41 @@ def map_columnar(
     trailing: Sequence[int] = (),
     chunks: Any = None,
 ) -> da.Array:
-    """A Dask array whose every block is ``fn`` of that block's cells as
-    :class:`~zarr_ndarray_dtype.Columnar` (one task reads it with ``read_columnar``).
-
-    ``fn(col)`` returns an array of ``dtype`` and shape ``col.shape + trailing``, a result per
-    cell. Blocks are ``chunks`` (as Dask takes them), by default the array's shards, else its
-    chunks. On a distributed cluster ``fn`` must be importable where the tasks run.
-    """
-    blocks = _blocks(array, chunks, "map_columnar") + tuple((int(n),) for n in trailing)
-    return _dask().array.map_blocks(
-        _map_columnar_block,  # its name names the tasks
-        dtype=dtype,
-        chunks=blocks,
-        meta=np.empty((0,) * len(blocks), dtype=dtype),
-        array=array,
-        fn=fn,
-    )
-
-
-def _map_columnar_block(array: Any, fn: Callable[[Columnar], Any], block_info: Any) -> Any:
-    info = block_info[None]
-    cells = read_columnar(array, tuple(slice(*s) for s in info["array-location"][: array.ndim]))
-    result = np.asarray(fn(cells))
-    if result.shape != tuple(info["chunk-shape"]):
-        raise ValueError(
-            f"map_columnar: fn returned shape {result.shape} for a block of {cells.shape} "
-            f"cells; it must return one result per cell, shape {tuple(info['chunk-shape'])} "
-            "(the block's shape, then trailing=)"
-        )
-    return result
+    """A Dask array whose every block is ``fn`` (importable where the tasks run) of that block's
+    cells as ``Columnar``: an array of ``dtype`` and shape ``col.shape + trailing``. Blocks are
+    ``chunks`` as Dask takes them, by default the array's shards, else its chunks."""
+    return _blocks(array, chunks, fn, dtype, trailing)
 
 
 def read_columnar_blocks(array: zarr.Array, chunks: Any = None) -> np.ndarray:
-    """The cells of an ``ndarray`` array as an object ndarray (the grid of blocks, as in
-    :func:`map_columnar`) of ``dask.delayed`` objects, each reading its block with
-    ``read_columnar`` as :class:`~zarr_ndarray_dtype.Columnar` when computed."""
-    dask = _dask()
-    blocks = _blocks(array, chunks, "read_columnar_blocks")
-    source = dask.delayed(array, pure=False)  # one graph node every task refers to
-    read = dask.delayed(read_columnar, pure=True)
-    grid = np.empty(math.prod(map(len, blocks)), dtype=object)
-    for i, box in enumerate(dask.array.core.slices_from_chunks(blocks)):  # in C order
-        grid[i] = read(source, box)
-    return grid.reshape(tuple(map(len, blocks)))
+    """The grid of an array's blocks (as in :func:`map_columnar`), ``dask.delayed`` objects of
+    each block's ``Columnar``."""
+    return _blocks(array, chunks, None, object).to_delayed()
+
+
+def _blocks(array: Any, chunks: Any, fn: Any, dtype: Any, trailing: Sequence[int] = ()) -> Any:
+    """A Dask array of ``fn`` of each block's cells (``fn`` None: the cells themselves)."""
+    import dask.array  # the dask extra
+
+    what = "read_columnar_blocks" if fn is None else "map_columnar"
+    _data_type(array, what)
+    unit = shard_or_chunk(array)[0] if chunks is None else chunks  # whole stored objects
+    blocks = dask.array.core.normalize_chunks(unit, array.shape)  # type: ignore[no-untyped-call]
+    blocks += tuple((n,) for n in trailing)
+    meta = np.empty((0,) * len(blocks), dtype=dtype)
+    return dask.array.map_blocks(  # type: ignore[no-untyped-call]
+        _columnar_block, dtype=dtype, chunks=blocks, meta=meta, array=array, fn=fn
+    )
+
+
+def _columnar_block(array: Any, fn: Callable[[Columnar], Any] | None, block_info: Any) -> Any:
+    info = block_info[None]
+    cells = read_columnar(array, tuple(slice(*s) for s in info["array-location"][: array.ndim]))
+    if fn is None:
+        return cells
+    if (result := np.asarray(fn(cells))).shape != tuple(info["chunk-shape"]):
+        raise ValueError(
+            f"map_columnar: fn returned shape {result.shape} for a block of {cells.shape} cells; "
+            f"it must return one per cell, shape {tuple(info['chunk-shape'])} (then trailing=)"
+        )
+    return result
