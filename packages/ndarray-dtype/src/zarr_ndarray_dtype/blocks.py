@@ -1,9 +1,9 @@
 """What a codec of the ``ndarray`` data type gives the columnar engine (pure numpy).
 
 A :class:`BlockCodec` turns the bytes of a chunk (after the bytes -> bytes codecs) into a
-:class:`Block`, and :class:`FlatCells` into bytes. A block knows the size (and, for patterns with
-several variable dimensions, the shape) of each of its cells and copies any of them anywhere, so
-cells move between chunks and columns without a Python object per cell.
+:class:`Block`, and :class:`FlatCells` into bytes. A block knows the size (and, with several
+variable dimensions, the shape) of each cell and copies any of them anywhere, so cells move
+between chunks and columns without a Python object per cell.
 """
 
 from __future__ import annotations
@@ -22,17 +22,15 @@ from zarr_ndarray_dtype.pattern import ShapePattern
 if TYPE_CHECKING:
     from zarr_ndarray_dtype.dtype import NDArrayDType
 
-# copy_segments and ranges are the engine's helpers (importable, not listed).
+# copy_segments is the engine's (importable, not listed).
 __all__ = [
-    "Block",
-    "BlockCodec",
-    "ColumnsBlock",
-    "FlatCells",
-    "cell_shapes",
-    "check_bool_bytes",
-    "needs_shapes",
-    "offsets_of",
-]
+    "Block", "BlockCodec", "ColumnsBlock", "FlatCells", "cell_shapes", "check_bool_bytes",
+    "needs_shapes", "offsets_of",
+]  # fmt: skip
+
+# Runs at most this many, or of this many bytes on average, are copied by slices.
+_SLICE_RUNS = 64
+_SLICE_RUN_BYTES = 512
 
 
 def offsets_of(sizes: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
@@ -40,23 +38,6 @@ def offsets_of(sizes: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     offsets = np.zeros(sizes.size + 1, dtype=np.int64)
     np.cumsum(sizes, out=offsets[1:])
     return offsets
-
-
-# Runs at most this many, or of this many bytes on average, are copied by slices.
-_SLICE_RUNS = 64
-_SLICE_RUN_BYTES = 512
-# The widest word a gather moves at once, when every start and length is a multiple of it.
-_WORDS = {8: np.uint64, 4: np.uint32, 2: np.uint16, 1: np.uint8}
-
-
-def ranges(
-    lengths: npt.NDArray[np.int64], *starts: npt.NDArray[np.int64]
-) -> tuple[npt.NDArray[np.int64], ...]:
-    """For each array of run starts, every index of every run, the runs' ``lengths`` shared:
-    ``concatenate([arange(s, s + n) for s, n in zip(starts, lengths)])``, vectorized."""
-    step = np.arange(int(lengths.sum()), dtype=np.int64)
-    step -= np.repeat(offsets_of(lengths)[:-1], lengths)
-    return tuple(np.repeat(first, lengths) + step for first in starts)
 
 
 def copy_segments(
@@ -67,28 +48,27 @@ def copy_segments(
     dst: npt.NDArray[np.int64],
 ) -> None:
     """``out[dst[i]:dst[i] + nbytes[i]] = src[starts[i]:starts[i] + nbytes[i]]`` for every i,
-    between flat uint8 arrays; the segments must lie inside them."""
+    between flat uint8 arrays. Segments adjacent in both are merged into runs; few or long runs
+    are copied by slices, many short ones as one gather of the widest word that divides them."""
     if not nbytes.size:
         return
-    ends = starts + nbytes
-    joined = (starts[1:] == ends[:-1]) & (dst[1:] == dst[:-1] + nbytes[:-1])
+    joined = (starts[1:] == starts[:-1] + nbytes[:-1]) & (dst[1:] == dst[:-1] + nbytes[:-1])
     first = np.flatnonzero(np.concatenate(([True], ~joined)))
-    run_len = np.add.reduceat(nbytes, first)
-    keep = run_len > 0
-    run_src, run_dst, run_len = starts[first][keep], dst[first][keep], run_len[keep]
-    runs = run_len.size
-    if runs <= _SLICE_RUNS or int(run_len.sum()) >= runs * _SLICE_RUN_BYTES:
-        for s, d, n in zip(run_src.tolist(), run_dst.tolist(), run_len.tolist(), strict=True):
+    length = np.add.reduceat(nbytes, first)
+    keep = length > 0
+    begin, into, length = starts[first][keep], dst[first][keep], length[keep]
+    if length.size <= _SLICE_RUNS or int(length.sum()) >= length.size * _SLICE_RUN_BYTES:
+        for s, d, n in zip(begin.tolist(), into.tolist(), length.tolist(), strict=True):
             out[d : d + n] = src[s : s + n]
         return
-    every = np.concatenate((run_src, run_dst, run_len, np.array([src.size, out.size])))
+    every = np.concatenate((begin, into, length, [src.size, out.size]))
     bits = functools.reduce(operator.or_, every.tolist(), 0)
-    width = next(w for w in _WORDS if not bits % w)
-    word = _WORDS[width]
-    # Segments contiguous in both buffers were merged into runs; many short ones move as one
-    # gather of the widest word dividing every offset and length.
-    into, take = ranges(run_len // width, run_dst // width, run_src // width)
-    out.view(word)[into] = src.view(word)[take]
+    width = next(w for w in (8, 4, 2, 1) if not bits % w)
+    step = np.arange(int(length.sum()) // width, dtype=np.int64)
+    step -= np.repeat(offsets_of(length // width)[:-1], length // width)
+    word = np.dtype(f"u{width}")
+    take, put = (np.repeat(a // width, length // width) + step for a in (begin, into))
+    out.view(word)[put] = src.view(word)[take]
 
 
 class FlatCells(NamedTuple):
@@ -108,14 +88,12 @@ class FlatCells(NamedTuple):
 
 def needs_shapes(pattern: ShapePattern) -> bool:
     """Whether cells of ``pattern`` need a shape table (two or more variable dimensions)."""
-    return len(pattern.variable_axes) >= 2
+    return pattern.needs_shapes
 
 
 def cell_shapes(cells: FlatCells, pattern: ShapePattern) -> npt.NDArray[np.int64]:
     """The ``(count, ndim)`` full shapes of ``cells``: their table, or derived from the sizes."""
-    if cells.shapes is not None:
-        return cells.shapes
-    return pattern.shapes_for_items(cells.sizes)
+    return pattern.shapes_for_items(cells.sizes) if cells.shapes is None else cells.shapes
 
 
 class Block(Protocol):
@@ -157,23 +135,18 @@ class ColumnsBlock:
     """Cells whose values lie back to back (:class:`FlatCells`) as a block."""
 
     def __init__(self, cells: FlatCells) -> None:
-        self._cells = cells
-        self.sizes = cells.sizes
-        self.shapes = cells.shapes
+        self._cells, self.sizes, self.shapes = cells, cells.sizes, cells.shapes
         self._raw = cells.values.reshape(-1).view(np.uint8)
-        self._itemsize = cells.values.dtype.itemsize
 
     def copy(
         self, cells: npt.NDArray[np.intp] | slice, out: npt.NDArray[np.uint8], dst: Any
     ) -> None:
-        unit = self._itemsize
+        offsets, unit = self._cells.offsets, self._cells.values.itemsize
         if isinstance(cells, slice):  # consecutive cells back to back: one copy
-            offsets = self._cells.offsets
             a, b = int(offsets[cells.start]) * unit, int(offsets[cells.stop]) * unit
             out[dst : dst + b - a] = self._raw[a:b]
-            return
-        starts = self._cells.offsets[cells] * unit
-        copy_segments(self._raw, starts, self.sizes[cells] * unit, out, dst)
+        else:
+            copy_segments(self._raw, offsets[cells] * unit, self.sizes[cells] * unit, out, dst)
 
     def cells(self) -> FlatCells:
         return self._cells
