@@ -353,12 +353,12 @@ def test_encode_decode_round_trip_for_any_whole_rows(payload: bytes) -> None:
 @pytest.mark.parametrize(
     ("text", "fragment"),
     [
-        ("%%%", "not valid padded base64"),
-        ("AACAPw", "not valid padded base64"),  # padding missing
-        ("AACAP===", "not valid padded base64"),
-        ("AA CAPw==", "not valid padded base64"),
+        ("%%%", "not canonical padded base64"),
+        ("AACAPw", "not canonical padded base64"),  # padding missing
+        ("AACAP===", "not canonical padded base64"),
+        ("AA CAPw==", "not canonical padded base64"),
         ("AB==", "not canonical"),  # unused bits set
-        ("é", "not valid padded base64"),
+        ("é", "not canonical padded base64"),
         (5, "is a int"),
         (None, "is a NoneType"),
         (["AA=="], "is a list"),
@@ -372,7 +372,7 @@ def test_invalid_base64_is_refused(text: object, fragment: str) -> None:
 def test_lengths_must_fit_the_pattern() -> None:
     with pytest.raises(FillValueError, match="whole number"):
         decode_fill(encode_fill(b"\0" * 4), ShapePattern.parse((None, 2)), 4)
-    with pytest.raises(FillValueError, match="exactly 6"):
+    with pytest.raises(FillValueError, match="exactly 3"):
         decode_fill("", ShapePattern.parse((3,)), 2)
     assert decode_fill(encode_fill(b"\1" * 6), ShapePattern.parse((3,)), 2)[1] == (3,)
     assert decode_fill(encode_fill(b"\0" * 16), ShapePattern.parse((2, None)), 4)[1] == (2, 2)

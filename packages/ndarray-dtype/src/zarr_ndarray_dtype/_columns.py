@@ -1,10 +1,6 @@
-"""Many cells at once (pure numpy): the check of input columns and of ``out`` buffers, the fill
-cell, cell objects gathered into columns and columns cut into cell objects.
-
-Both directions treat every cell at once: :func:`gather` makes one concatenation (per source
-dtype) and one conversion; :func:`cut` takes one read-only view per cell from a strided window
-per distinct shape, so no per-cell reshape runs.
-"""
+"""Many cells at once (pure numpy): the checks of input columns and ``out`` buffers, the fill
+cell, cell objects gathered into columns (one concatenation and conversion per source dtype)
+and columns cut into read-only cell objects (one strided window per distinct shape)."""
 
 from __future__ import annotations
 
@@ -17,7 +13,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import numpy.typing as npt
 
-from zarr_ndarray_dtype.blocks import FlatCells, offsets_of
+from zarr_ndarray_dtype.blocks import ColumnsBlock, FlatCells, offsets_of
 from zarr_ndarray_dtype.cells import bool_bytes_as_01, cell_array, convert, mismatch, numbers, unbox
 from zarr_ndarray_dtype.errors import CellError
 from zarr_ndarray_dtype.pattern import U32_MAX, ShapePattern
@@ -191,23 +187,17 @@ def check_out(
             "pass the arrays of an earlier read, or new ones from np.empty"
         ) from None
     checked = []
-    for name, buffer, want in (
-        ("values", values, dtype.item_dtype),
-        ("offsets", offsets, np.dtype(np.int64)),
-    ):
+    for name, buffer, want in (("values", values, dtype.item_dtype), ("offsets", offsets, None)):
+        want = np.dtype(np.int64) if want is None else want
         if not isinstance(buffer, np.ndarray) or buffer.dtype != want:
             got = f"is no numpy array, got {type(buffer).__name__}"
             got = f"has dtype {buffer.dtype}" if isinstance(buffer, np.ndarray) else got
             raise TypeError(
-                f"out's {name} {got}, but this read fills {want}: allocate it with "
-                f"np.empty(..., dtype={want.str!r})"
+                f"out's {name} {got}: allocate it with np.empty(..., dtype={want.str!r})"
             )
-        if not buffer.flags.c_contiguous or not buffer.flags.writeable:
-            problem = "is read-only" if not buffer.flags.writeable else "is not C-contiguous"
-            raise ValueError(
-                f"out's {name} {problem}; the read writes it in place as one block: pass a "
-                "contiguous, writeable array (one from np.empty, or a copy)"
-            )
+        if not (buffer.flags.c_contiguous and buffer.flags.writeable):
+            problem = "is not C-contiguous" if buffer.flags.writeable else "is read-only"
+            raise ValueError(f"out's {name} {problem}: the read writes it in place, as one block")
         # a subclass (np.memmap, ...) as a plain array of the same memory
         checked.append(buffer if type(buffer) is np.ndarray else buffer.view(np.ndarray))
     values, offsets = checked
@@ -265,24 +255,11 @@ class FillCell:
         return same
 
 
-class FillBlock:
+class FillBlock(ColumnsBlock):
     """The fill cell as a block of one cell (cell 0), copied to every place asked."""
 
     def __init__(self, fill: FillCell, with_shapes: bool) -> None:
-        self.fill = fill
-        self.sizes = np.array([fill.size], dtype=np.int64)
-        self.shapes = np.array([fill.shape], dtype=np.int64) if with_shapes else None
-
-    def copy(
-        self, cells: npt.NDArray[np.intp] | slice, out: npt.NDArray[np.uint8], dst: Any
-    ) -> None:
-        assert not isinstance(cells, slice), "the fill block has one cell: copy it by index"
-        raw = self.fill.items.view(np.uint8)
-        if raw.size and cells.size:
-            out[dst[:, None] + np.arange(raw.size)] = raw
-
-    def cells(self) -> FlatCells:
-        return self.fill.cells(1, self.shapes is not None)
+        super().__init__(fill.cells(1, with_shapes))
 
 
 # ------------------------------------------------------------------------ objects -> columns
@@ -302,49 +279,52 @@ def gather(
     errors (a shape that does not match, a value the conversion would change). The cells are
     never modified.
     """
-    found = _exact(cells, dtype)
-    if found is None:
-        return _converted(cells, dtype, fill, name)
-    values, sizes, shapes = found
-    if shapes is not None:
-        check_fixed(shapes, dtype.pattern, name)
-    return _flat(values, offsets_of(sizes), shapes, dtype.pattern)
+    pattern, item = dtype.pattern, dtype.item_dtype
+    if not cells:
+        return _flat(
+            np.empty(0, item), np.zeros(1, np.int64), np.zeros((0, pattern.ndim), np.int64), pattern
+        )
+    values = _exact(cells, pattern, item)
+    if values is not None:
+        sizes, shapes = _sizes(cells, pattern, name)
+        if int(sizes.sum()) == values.size:  # else objects whose len() or shape lies
+            return _flat(values, offsets_of(sizes), shapes, pattern)
+    return _converted(cells, dtype, fill, name)
 
 
-def _exact(
-    cells: list[Any], dtype: NDArrayDType
-) -> tuple[np.ndarray, npt.NDArray[np.int64], npt.NDArray[np.int64] | None] | None:
-    """``(values, sizes, shapes)`` when every cell is an array of exactly the element dtype and
-    the pattern's rank (shapes None for ``[null, d1..dk]``, whose concatenation checks them)."""
-    item, pattern = dtype.item_dtype, dtype.pattern
-    count, ndim = len(cells), pattern.ndim
-    if not count:
-        return np.empty(0, dtype=item), np.zeros(0, np.int64), np.zeros((0, ndim), np.int64)
-    if pattern.is_leading_variable:
-        try:
-            block = np.concatenate(cells, axis=0, dtype=item, casting="no")
-        except (ValueError, TypeError):
-            return None
-        block = np.asarray(block)  # a fill cell (ndarray subclass) must not make values one
-        rows = np.fromiter(map(len, cells), dtype=np.int64, count=count)
-        if block.shape[1:] != pattern.dims[1:] or int(rows.sum()) != block.shape[0]:
-            return None  # other trailing extents, or objects whose len() lies
-        return block.reshape(-1), rows * pattern.fixed_items, None
+def _exact(cells: list[Any], pattern: ShapePattern, item: np.dtype[Any]) -> np.ndarray | None:
+    """The values of ``cells`` when all are ndarrays of exactly the element dtype and the
+    pattern's rank (one concatenation, which checks the trailing extents of [null, d1..dk])."""
     try:
-        ranks = np.fromiter(map(_ndim, cells), dtype=np.int64, count=count)
-        if int(np.min(ranks)) != ndim or int(np.max(ranks)) != ndim:
+        if pattern.is_leading_variable:
+            block = np.concatenate(cells, axis=0, dtype=item, casting="no")
+            return np.asarray(block).reshape(-1) if block.shape[1:] == pattern.dims[1:] else None
+        ranks = np.fromiter(map(_ndim, cells), dtype=np.int64, count=len(cells))
+        if int(np.min(ranks)) != pattern.ndim or int(np.max(ranks)) != pattern.ndim:
             return None
-        values = np.asarray(np.concatenate(cells, axis=None, dtype=item, casting="no"))
+        return np.asarray(np.concatenate(cells, axis=None, dtype=item, casting="no"))
     except (AttributeError, ValueError, TypeError):
-        return None
-    shapes = _shape_table(cells, ndim)
-    sizes = np.prod(shapes, axis=1) if ndim else np.ones(count, np.int64)
-    return None if int(sizes.sum()) != values.size else (values, sizes, shapes)  # shapes that lie
+        return None  # np.asarray: a fill cell (an ndarray subclass) must not make values one
 
 
-def _shape_table(arrays: list[Any], ndim: int) -> npt.NDArray[np.int64]:
-    flat = np.fromiter(chain.from_iterable(map(_shape, arrays)), np.int64, len(arrays) * ndim)
-    return flat.reshape(len(arrays), ndim)
+def _sizes(
+    arrays: list[Any], pattern: ShapePattern, name: Callable[[int], str]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64] | None]:
+    """The item counts of arrays of the pattern's rank, and their shape table, checked (none
+    for [null, d1..dk], whose concatenation checks the trailing extents)."""
+    if pattern.is_leading_variable:
+        return np.fromiter(map(len, arrays), np.int64, len(arrays)) * pattern.fixed_items, None
+    shapes = _shapes(arrays, pattern, name)
+    return np.prod(shapes, axis=1), shapes
+
+
+def _shapes(
+    arrays: list[Any], pattern: ShapePattern, name: Callable[[int], str]
+) -> npt.NDArray[np.int64]:
+    count, ndim = len(arrays), pattern.ndim
+    shapes = np.fromiter(chain.from_iterable(map(_shape, arrays)), np.int64, count * ndim)
+    check_fixed(shapes.reshape(count, ndim), pattern, name)
+    return shapes.reshape(count, ndim)
 
 
 def _converted(
@@ -352,25 +332,18 @@ def _converted(
 ) -> FlatCells:
     """The cells, any of them not exact: arrays first, then shapes, then values, all checked."""
     pattern, item = dtype.pattern, dtype.item_dtype
-    ndim = pattern.ndim
     arrays = list(cells)
     for i, cell in enumerate(cells):
-        if type(cell) is not np.ndarray or cell.ndim != ndim or cell.dtype.hasobject:
+        if type(cell) is not np.ndarray or cell.ndim != pattern.ndim or cell.dtype.hasobject:
             if fill is not None and unbox(cell) is None:
                 arrays[i] = fill.items.reshape(fill.shape)
             else:
                 arrays[i] = cell_array(cell, pattern, item, name(i))
-    ranks = np.fromiter(map(_ndim, arrays), dtype=np.int64, count=len(arrays))
-    if (ranks != ndim).any():
-        bad = int(np.argmax(ranks != ndim))
+    wrong = np.fromiter(map(_ndim, arrays), dtype=np.int64, count=len(arrays)) != pattern.ndim
+    if wrong.any():
+        bad = int(np.argmax(wrong))
         raise CellError(mismatch(name(bad), arrays[bad].shape, pattern))
-    shapes = None
-    if pattern.is_leading_variable:  # the concatenation checks the trailing extents
-        sizes = np.fromiter(map(len, arrays), np.int64, len(arrays)) * pattern.fixed_items
-    else:
-        shapes = _shape_table(arrays, ndim)
-        check_fixed(shapes, pattern, name)
-        sizes = np.prod(shapes, axis=1) if ndim else np.ones(len(arrays), np.int64)
+    sizes, shapes = _sizes(arrays, pattern, name)
     offsets = offsets_of(sizes)
     sources = list(map(_dtype, arrays))
     kinds = set(sources)
@@ -405,10 +378,10 @@ def _joined(
     try:
         block = np.concatenate(arrays, axis=0, dtype=dtype, casting="unsafe")
     except ValueError:
-        check_fixed(_shape_table(arrays, pattern.ndim), pattern, name)  # names the odd cell
+        _shapes(arrays, pattern, name)  # names the odd cell
         raise
     if block.shape[1:] != pattern.dims[1:]:  # every cell alike, all wrong
-        check_fixed(_shape_table(arrays, pattern.ndim), pattern, name)
+        _shapes(arrays, pattern, name)
     return block.reshape(-1)
 
 

@@ -96,8 +96,12 @@ def _unheld(value: int, target: np.dtype[Any]) -> str | None:
         with np.errstate(over="ignore"):
             stored = int(target.type(value).real)
     except OverflowError:
-        return f"too large for the element dtype {target.name} (it would be inf)"
+        return _too_large(target)
     return None if stored == value else _inexact(target, stored)
+
+
+def _too_large(target: np.dtype[Any]) -> str:
+    return f"too large for the element dtype {target.name} (it would be inf)"
 
 
 def _out_of_range(low: int, high: int, target: np.dtype[Any]) -> str:
@@ -156,39 +160,24 @@ def lossy(src: np.ndarray, out: np.ndarray) -> tuple[int, str] | None:
         if width >= src.dtype.itemsize // (2 if kind == "c" else 1):
             return None
         bad = np.isinf(out) & ~np.isinf(src)
-        return _first(src, bad, f"too large for the element dtype {target.name} (it would be inf)")
+        return _first(src, bad, _too_large(target))
     return _inexact_integers(src, out)
 
 
 def _inexact_integers(src: np.ndarray, out: np.ndarray) -> tuple[int, str] | None:
-    """Integers a float (or complex) element dtype would round or overflow.
-
-    An integer of magnitude m is exact in a float of p significand bits when m < 2**p, else when
-    its odd part (m without its trailing zero bits) is; the second test runs on uint64, exactly.
-    """
+    """Integers a float (or complex) element dtype would overflow or round: all below 2**p (p
+    its significand bits) are exact; each above is compared exactly."""
     target = out.dtype
     overflow = np.isinf(out)  # float16 is narrower than uint16, int32, ...
     if overflow.any():
-        return _first(
-            src, overflow, f"too large for the element dtype {target.name} (it would be inf)"
-        )
+        return _first(src, overflow, _too_large(target))
     bits = np.finfo(target).nmant + 1
-    limit = 1 << bits
     if src.dtype.itemsize * 8 - (src.dtype.kind == "i") <= bits:
         return None
-    if -limit <= int(src.min()) and int(src.max()) <= limit:
-        return None
-    wide = src.astype(np.int64 if src.dtype.kind == "i" else np.uint64)
-    magnitude = wide.view(np.uint64)
-    if wide.dtype.kind == "i":
-        magnitude = np.where(wide < 0, ~magnitude + np.uint64(1), magnitude)
-    big = np.flatnonzero(magnitude > np.uint64(limit))
-    m = magnitude[big]
-    inexact = m // (m & (~m + np.uint64(1))) >= np.uint64(limit)  # the odd part too wide
-    if not inexact.any():
-        return None
-    first = int(big[int(np.argmax(inexact))])
-    return first, f"holds the integer {int(src[first])}, {_inexact(target, int(out[first].real))}"
+    for i in np.flatnonzero(np.abs(out.real) >= 2.0**bits).tolist():
+        if int(out[i].real) != int(src[i]):
+            return i, f"holds the integer {int(src[i])}, {_inexact(target, int(out[i].real))}"
+    return None
 
 
 def _first(src: np.ndarray, bad: np.ndarray, rule: str) -> tuple[int, str] | None:

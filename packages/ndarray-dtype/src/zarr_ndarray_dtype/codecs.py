@@ -217,31 +217,27 @@ class NDArrayBytesCodec(_ObjectPath, ArrayBytesCodec):
 
     @classmethod
     def serves_instead(cls, dtype: Any) -> str:
-        """What serves a data type or pattern this codec does not (for error messages)."""
+        """What serves a data type or pattern this codec does not (for error messages; the
+        sibling codec is named, never imported)."""
         if isinstance(dtype, NDArrayDType) and dtype.pattern.is_fixed:
             return (
-                "all-fixed patterns are served by the core 'bytes' codec: "
-                "serializer=zarr.codecs.BytesCodec(endian='little')"
+                "all-fixed patterns are served by 'bytes': zarr.codecs.BytesCodec(endian='little')"
             )
-        if isinstance(dtype, NDArrayDType):  # named, never imported: siblings stay apart
-            what = (
-                "two or more variable dimensions (each element needs a stored shape)"
-                if dtype.pattern.needs_shapes
-                else "a single variable dimension outside the leading position"
-            )
+        if isinstance(dtype, NDArrayDType):
+            what = "two or more variable dimensions (each element needs a stored shape)"
+            if not dtype.pattern.needs_shapes:
+                what = "a single variable dimension outside the leading position"
             return (
-                f"{what} is served by the 'ragged-ndarray' codec: pip install "
-                "zarr-ragged-ndarray and pass serializer=zarr_ragged_ndarray.RaggedNDArrayCodec(), "
-                "or omit serializer= to get it by default"
+                f"{what} is served by the 'ragged-ndarray' codec: pip install zarr-ragged-ndarray "
+                "and pass serializer=zarr_ragged_ndarray.RaggedNDArrayCodec() (or omit it)"
             )
         name = str(getattr(dtype, "_zarr_v3_name", type(dtype).__name__))
-        if name in {"variable_length_bytes", "bytes"}:
-            return "raw variable-length bytes are served by zarr's 'vlen-bytes' codec"
-        if name in {"string", "variable_length_utf8"}:
-            return "strings are served by zarr's 'vlen-utf8' codec"
+        if name in {"variable_length_bytes", "bytes", "string", "variable_length_utf8"}:
+            codec = "vlen-bytes" if "bytes" in name else "vlen-utf8"
+            return f"variable-length bytes and strings are served by zarr's '{codec}' codec"
         return (
-            "fixed-size data types are served by the core 'bytes' codec; for ragged ndarray "
-            "elements use dtype=zarr_ndarray_dtype.NDArrayDType(dtype=..., shape=(None, ...))"
+            "fixed-size data types are served by the core 'bytes' codec; for ragged elements "
+            "pass dtype=zarr_ndarray_dtype.NDArrayDType(dtype=..., shape=(None, ...))"
         )
 
 
@@ -276,14 +272,9 @@ class FixedBlocks:
 
 
 class FixedCellBytesCodec(_ObjectPath, BytesCodec):
-    """``bytes`` (little-endian) over cells of an all-fixed ``ndarray`` pattern.
-
-    zarr's own ``BytesCodec`` would reinterpret the object array's pointers, so the hooks swap
-    this one in when a ``bytes`` codec meets an ``ndarray`` data type; it writes the same
-    metadata, so stores stay plain Zarr v3. It keeps ``BytesCodec``'s ``__init__`` and withdraws
-    what does not hold here: ``is_fixed_size`` (zarr would size chunks from an ``item_size``
-    the object-backed type lacks), so ``compute_encoded_size`` gives the stored size.
-    """
+    """``bytes`` (little-endian) over cells of an all-fixed pattern: the hooks swap it in for
+    zarr's, which would reinterpret the object array's pointers; the metadata is the same. Not
+    ``is_fixed_size`` (zarr would size chunks from an ``item_size`` the type lacks)."""
 
     is_fixed_size = False
     block_codec = FixedBlocks()

@@ -1,11 +1,7 @@
-"""The ``ndarray`` data type as a zarr-python ``ZDType`` (Zarr v3 only): its JSON (SPEC 1.3),
-its fill value (SPEC 1.5) and the immutable fill cell zarr holds::
-
-    {"name": "ndarray", "configuration": {"dtype": "float32", "shape": [null, 2]}}
-
-Each element is an ndarray of ``dtype`` whose shape matches ``shape`` (``null``: a variable
-dimension); zarr holds elements in object arrays, and cells read back are read-only.
-"""
+"""The ``ndarray`` data type as a zarr-python ``ZDType`` (Zarr v3 only), e.g.
+``{"name": "ndarray", "configuration": {"dtype": "float32", "shape": [null, 2]}}``: its JSON
+(SPEC 1.3), its fill value (SPEC 1.5) and the immutable fill cell zarr holds. Elements are
+ndarrays of ``dtype`` matching ``shape`` (``null``: a variable extent), in object arrays."""
 
 from __future__ import annotations
 
@@ -32,6 +28,7 @@ from zarr_ndarray_dtype.errors import (
     FillValueTypeError,
     MetadataError,
     NDArrayDTypeError,
+    ShapePatternError,
 )
 from zarr_ndarray_dtype.pattern import ELEMENT_DTYPES, ShapePattern, parse_element_dtype
 
@@ -56,11 +53,8 @@ _V2_MESSAGE = (
 
 def claims_ndarray(data: object) -> bool:
     """Whether JSON names this data type: its name, bare or as an object's, or 0.1.x's spelling."""
-    if data == DTYPE_NAME:
-        return True
-    return isinstance(data, Mapping) and (
-        data.get("name") == DTYPE_NAME or _legacy_spelling(data) is not None
-    )
+    named = isinstance(data, Mapping) and data.get("name") == DTYPE_NAME
+    return data == DTYPE_NAME or named or _legacy_spelling(data) is not None
 
 
 def _legacy_spelling(data: object) -> str | None:
@@ -98,19 +92,14 @@ def encode_fill(payload: bytes) -> str:
 
 def _element_shape(nbytes: int, pattern: ShapePattern, itemsize: int) -> tuple[int, ...] | str:
     """The shape of the element stored in ``nbytes`` bytes, or why no element has that size."""
-    row = itemsize * pattern.fixed_items
-    if pattern.needs_shapes:
-        if nbytes:
-            return (
-                f"{nbytes} bytes, but only the empty element has a shape without a stored one "
-                f"for pattern {pattern}, of {pattern.dims.count(None)} variable dimensions"
-            )
+    if nbytes % itemsize:
+        return f"{nbytes} bytes, not a whole number of {itemsize}-byte items."
+    if pattern.needs_shapes and not nbytes:
         return pattern.empty_shape
-    if pattern.is_fixed and nbytes != row:
-        return f"{nbytes} bytes, but an element of the fixed shape {pattern.dims} has exactly {row}"
-    if nbytes % row:
-        return f"{nbytes} bytes, not a whole number of {row}-byte rows of pattern {pattern}"
-    return pattern.shape_for_items(nbytes // itemsize)
+    try:
+        return pattern.shape_for_items(nbytes // itemsize)
+    except ShapePatternError as exc:
+        return f"{nbytes} bytes: {exc}"
 
 
 def decode_fill(
@@ -126,33 +115,26 @@ def decode_fill(
         )
     try:
         payload = base64.b64decode(text.encode("ascii"), validate=True)
-    except (binascii.Error, UnicodeEncodeError) as exc:
+    except (binascii.Error, UnicodeEncodeError):
+        payload = None
+    if payload is None or encode_fill(payload) != text:
         raise FillValueError(
-            f"fill_value {text[:40]!r} is not valid padded base64 ({exc}); it must be the "
-            'standard base64 of the element\'s little-endian bytes, e.g. "" for the empty '
-            "element (SPEC 1.5/2)."
-        ) from exc
-    if encode_fill(payload) != text:
-        raise FillValueError(
-            f"fill_value {text[:40]!r} is not canonical base64 (its padding or unused bits differ "
-            f"from the encoding of the same bytes, {encode_fill(payload)[:40]!r}); write the "
-            "canonical form (SPEC 1.5/2)."
+            f"fill_value {text[:40]!r} is not canonical padded base64 (RFC 4648: padded, no "
+            "unused bits set); write the standard base64 of the element's little-endian bytes, "
+            'e.g. "" for the empty element (SPEC 1.5/2).'
         )
     shape = _element_shape(len(payload), pattern, itemsize)
     if isinstance(shape, str):
-        fix = 'the only fill value allowed is ""' if pattern.needs_shapes else "encode one element"
-        raise FillValueError(f"fill_value {text[:40]!r} decodes to {shape}; {fix} (SPEC 1.5/3).")
+        fix = 'The only fill value allowed is ""' if pattern.needs_shapes else "Encode one element"
+        raise FillValueError(f"fill_value {text[:40]!r} decodes to {shape} {fix} (SPEC 1.5/3).")
     return payload, shape
 
 
 class _FillCell(np.ndarray):  # type: ignore[type-arg]
-    """A fill cell: an immutable ndarray whose ``==`` and ``!=`` compare whole cells.
-
-    zarr compares chunks against the fill value element by element and truth-tests each result,
-    so the comparison gives one ``bool`` (as an ndarray subclass, its ``__eq__`` also wins with a
-    plain cell on the left). Equal: the same shape and, converted as a write would, the same
-    bytes (SPEC 1.5, as ``_columns.FillCell.matches``).
-    """
+    """An immutable fill cell whose ``==`` compares whole cells to one ``bool``, as zarr
+    truth-tests each comparison of a chunk's cells with the fill (a subclass's ``__eq__`` wins on
+    either side). Equal: the same shape and, converted as a write would, the same bytes (SPEC
+    1.5, as ``_columns.FillCell.matches``)."""
 
     def __eq__(self, other: object) -> bool:  # type: ignore[override]
         if type(other) is np.ndarray and other.shape != self.shape:
@@ -307,17 +289,12 @@ class NDArrayDType(ZDType[np.dtypes.ObjectDType, np.ndarray]):  # type: ignore[t
 
     @classmethod
     def _parse_json_v3(cls, data: object) -> Self:
-        if not isinstance(data, Mapping) or data.get("name") != DTYPE_NAME:
-            what = "the bare string" if data == DTYPE_NAME else "not the object"
+        members = {"name", "configuration"}
+        if not (isinstance(data, Mapping) and set(data) == members and data["name"] == DTYPE_NAME):
             raise MetadataError(
-                f"the data type is {what} {data!r}; an ndarray data type is always the object "
-                f'{{"name": "{DTYPE_NAME}", "configuration": {{"dtype": ..., "shape": [...]}}}}'
-                f"{_legacy_spelling(data) or ''} (SPEC 1.3/1)."
-            )
-        if set(data) != {"name", "configuration"}:
-            raise MetadataError(
-                f"the data type {data!r} must have exactly the members 'name' and "
-                "'configuration' (SPEC 1.3/1)."
+                f'the data type {data!r} is not {{"name": "{DTYPE_NAME}", "configuration": '
+                '{"dtype": ..., "shape": [...]}}, an object of exactly the members \'name\' and '
+                f"'configuration'{_legacy_spelling(data) or ''} (SPEC 1.3/1)."
             )
         config = data["configuration"]
         if not isinstance(config, Mapping) or set(config) != {"dtype", "shape"}:
@@ -360,7 +337,7 @@ class NDArrayDType(ZDType[np.dtypes.ObjectDType, np.ndarray]):  # type: ignore[t
         values = raw.reshape(-1).view(np.uint8)
         shape = _element_shape(values.size, self.pattern, self.item_dtype.itemsize)
         if isinstance(shape, str):
-            raise CellError(f"the payload of {shape}: it is truncated or of another data type.")
+            raise CellError(f"a payload of {shape} It is truncated or of another data type.")
         if self.item_dtype.kind == "b":
             check_bool_bytes(values)
         cell = values.view(self.item_dtype).reshape(shape)
