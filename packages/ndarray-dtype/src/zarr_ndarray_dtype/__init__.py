@@ -10,13 +10,13 @@ NDArrayDType(dtype='float32', shape=(None, 2))
 
 from __future__ import annotations
 
-import importlib
 import warnings
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
 
 from zarr_ndarray_dtype import _hooks, errors
+from zarr_ndarray_dtype._columns import readonly_cells as _readonly_cells
 from zarr_ndarray_dtype.cells import unbox
+from zarr_ndarray_dtype.codecs import FixedCellBytesCodec as _FixedCellBytesCodec
 from zarr_ndarray_dtype.columnar import (
     Columnar,
     iter_columnar,
@@ -25,7 +25,7 @@ from zarr_ndarray_dtype.columnar import (
     write_aligned,
     write_columnar,
 )
-from zarr_ndarray_dtype.dtype import DTYPE_NAME, NDArrayDType
+from zarr_ndarray_dtype.dtype import DTYPE_NAME, NDArrayDType, _FillCell
 from zarr_ndarray_dtype.errors import *  # noqa: F403  (every exception: errors.__all__)
 from zarr_ndarray_dtype.pattern import ELEMENT_DTYPES, ShapePattern
 
@@ -67,23 +67,14 @@ def register() -> None:
     _hooks.install()
 
 
-#: Names renamed or made private: where each is now, and what to use (one release, warning).
-_DEPRECATED = {
-    "NDArray": ("dtype", "NDArrayDType", "use NDArrayDType (the same class)"),
-    "VlenScalar": ("dtype", "_FillCell", "the fill cell's class is private; reads give arrays"),
-    "readonly_cells": ("_columns", "readonly_cells", "use Columnar.cells()"),
-    "FixedCellBytesCodec": ("codecs", "FixedCellBytesCodec", "pass BytesCodec(endian='little')"),
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _DEPRECATED:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module, attribute, instead = _DEPRECATED[name]
-    warnings.warn(
-        f"zarr_ndarray_dtype.{name} is deprecated: {instead}", DeprecationWarning, stacklevel=2
-    )
-    return getattr(importlib.import_module(f"{__name__}.{module}"), attribute)
-
+__getattr__ = errors.deprecated(
+    __name__,
+    {
+        "NDArray": (NDArrayDType, "use NDArrayDType (the same class)"),
+        "VlenScalar": (_FillCell, "the fill cell's class is private; reads give arrays"),
+        "readonly_cells": (_readonly_cells, "use Columnar.cells()"),
+        "FixedCellBytesCodec": (_FixedCellBytesCodec, "pass BytesCodec(endian='little')"),
+    },
+)
 
 register()

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from zarr_ndarray_dtype.dtype import NDArrayDType
 
 __all__: list[str] = []
+Ints = npt.NDArray[np.int64]
+Namer = Callable[[int], str]  # names cell i in messages
 
 _ndim = attrgetter("ndim")
 _dtype = attrgetter("dtype")
@@ -34,11 +36,9 @@ _shape = attrgetter("shape")
 def check_columns(
     values: Any, offsets: Any, dtype: NDArrayDType, cells: int | None = None, *, shapes: Any = None
 ) -> FlatCells:
-    """Input columns, checked against ``dtype``, as :class:`FlatCells` (the rule of
-    :class:`~zarr_ndarray_dtype.columnar.Columnar`): ``offsets`` (one more than the cells, from
-    0 to ``len(values)``, never decreasing) index the first axis of ``values``, which is flat or,
-    for ``[null, d1..dk]``, ``(rows, d1, ..., dk)``; ``shapes`` (``(count, ndim)``, needed with
-    several variable dimensions) agrees with them; values convert without changing any value."""
+    """Input columns checked against ``dtype`` (the rule of ``Columnar``): ``offsets`` index the
+    first axis of ``values`` (flat, or ``(rows, d1, ..., dk)`` for ``[null, d1..dk]``), the
+    ``shapes`` table agrees with them, and the values convert without changing any value."""
     pattern = dtype.pattern
     off = _integers(offsets, "offsets")
     if off.ndim != 1 or off.size == 0:
@@ -54,11 +54,8 @@ def check_columns(
         raise ValueError(f"offsets must start at 0, got {int(off[0])}")
     steps = np.diff(off)
     if steps.size and int(steps.min()) < 0:
-        bad = int(np.argmax(steps < 0))
-        raise ValueError(
-            f"offsets must never decrease, but offsets[{bad + 1}] = {int(off[bad + 1])} < "
-            f"offsets[{bad}] = {int(off[bad])}"
-        )
+        bad = int(np.argmax(steps < 0)) + 1
+        raise ValueError(f"offsets must never decrease, but offsets[{bad}] < offsets[{bad - 1}]")
     arr = _values(values, dtype)
     if int(off[-1]) != arr.shape[0]:
         raise ValueError(
@@ -78,7 +75,7 @@ def check_columns(
     return _flat(convert(arr.reshape(-1), dtype.item_dtype, owner), off * unit, table, pattern)
 
 
-def _integers(data: Any, name: str) -> npt.NDArray[np.int64]:
+def _integers(data: Any, name: str) -> Ints:
     arr = np.asarray(data)
     if arr.dtype.kind not in "iu":
         raise TypeError(f"{name} must be an integer array, got dtype {arr.dtype}")
@@ -107,7 +104,7 @@ def _values(values: Any, dtype: NDArrayDType) -> np.ndarray:
     )
 
 
-def _check_items(items: npt.NDArray[np.int64], pattern: ShapePattern) -> None:
+def _check_items(items: Ints, pattern: ShapePattern) -> None:
     """Without a shape table, every cell's item count must give its shape."""
     if pattern.needs_shapes:
         raise ValueError(
@@ -127,9 +124,7 @@ def _check_items(items: npt.NDArray[np.int64], pattern: ShapePattern) -> None:
         )
 
 
-def _check_shapes(
-    shapes: Any, pattern: ShapePattern, items: npt.NDArray[np.int64], total: int
-) -> npt.NDArray[np.int64]:
+def _check_shapes(shapes: Any, pattern: ShapePattern, items: Ints, total: int) -> Ints:
     """The shape table, checked: one row per cell, each the cell's item count."""
     count = items.size
     tab = _integers(shapes, "shapes")
@@ -160,9 +155,7 @@ def _check_shapes(
     return tab
 
 
-def check_fixed(
-    shapes: npt.NDArray[np.int64], pattern: ShapePattern, name: Callable[[int], str]
-) -> None:
+def check_fixed(shapes: Ints, pattern: ShapePattern, name: Namer) -> None:
     """Every cell's fixed extents equal the pattern's (one vectorized comparison)."""
     axes = [axis for axis, d in enumerate(pattern.dims) if d is not None]
     if not axes or not shapes.size:
@@ -173,9 +166,7 @@ def check_fixed(
         raise CellError(mismatch(name(bad), tuple(shapes[bad].tolist()), pattern))
 
 
-def check_out(
-    out: Any, dtype: NDArrayDType, count: int
-) -> tuple[np.ndarray, npt.NDArray[np.int64]]:
+def check_out(out: Any, dtype: NDArrayDType, count: int) -> tuple[np.ndarray, Ints]:
     """The buffers a read fills (``out=(values, offsets)``, numpy's ``out=`` convention):
     ``values`` of the element dtype, viewed flat; ``offsets`` int64 of ``count + 1`` entries;
     both C-contiguous, writeable and apart."""
@@ -214,9 +205,7 @@ def check_out(
 # ------------------------------------------------------------------------------- fill cell
 
 
-def equal_bytes(
-    values: np.ndarray, starts: npt.NDArray[np.int64], cell: np.ndarray
-) -> npt.NDArray[np.bool_]:
+def equal_bytes(values: np.ndarray, starts: Ints, cell: np.ndarray) -> npt.NDArray[np.bool_]:
     """Which runs of ``cell.size`` items of the flat ``values`` (of ``cell``'s dtype), starting
     at the items ``starts``, hold ``cell``'s bytes: SPEC 1.5's equality (a NaN equals only a NaN
     with the same bits; -0.0 is not 0.0). Items compare as unsigned words."""
@@ -269,7 +258,7 @@ def gather(
     cells: list[Any],
     dtype: NDArrayDType,
     fill: FillCell | None = None,
-    name: Callable[[int], str] = "cell {}".format,
+    name: Namer = "cell {}".format,
 ) -> FlatCells:
     """Cell objects (in order) as :class:`FlatCells`; ``None`` stands for ``fill`` (else empty).
 
@@ -307,9 +296,7 @@ def _exact(cells: list[Any], pattern: ShapePattern, item: np.dtype[Any]) -> np.n
         return None  # np.asarray: a fill cell (an ndarray subclass) must not make values one
 
 
-def _sizes(
-    arrays: list[Any], pattern: ShapePattern, name: Callable[[int], str]
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64] | None]:
+def _sizes(arrays: list[Any], pattern: ShapePattern, name: Namer) -> tuple[Ints, Ints | None]:
     """The item counts of arrays of the pattern's rank, and their shape table, checked (none
     for [null, d1..dk], whose concatenation checks the trailing extents)."""
     if pattern.is_leading_variable:
@@ -318,9 +305,7 @@ def _sizes(
     return np.prod(shapes, axis=1), shapes
 
 
-def _shapes(
-    arrays: list[Any], pattern: ShapePattern, name: Callable[[int], str]
-) -> npt.NDArray[np.int64]:
+def _shapes(arrays: list[Any], pattern: ShapePattern, name: Namer) -> Ints:
     count, ndim = len(arrays), pattern.ndim
     shapes = np.fromiter(chain.from_iterable(map(_shape, arrays)), np.int64, count * ndim)
     check_fixed(shapes.reshape(count, ndim), pattern, name)
@@ -328,7 +313,7 @@ def _shapes(
 
 
 def _converted(
-    cells: list[Any], dtype: NDArrayDType, fill: FillCell | None, name: Callable[[int], str]
+    cells: list[Any], dtype: NDArrayDType, fill: FillCell | None, name: Namer
 ) -> FlatCells:
     """The cells, any of them not exact: arrays first, then shapes, then values, all checked."""
     pattern, item = dtype.pattern, dtype.item_dtype
@@ -368,7 +353,7 @@ def _converted(
 def _joined(
     arrays: list[np.ndarray],
     pattern: ShapePattern,
-    name: Callable[[int], str],
+    name: Namer,
     dtype: np.dtype[Any] | None = None,
 ) -> np.ndarray:
     """The arrays' items back to back (cast to ``dtype``); for ``[null, d1..dk]`` one
@@ -387,8 +372,8 @@ def _joined(
 
 def _flat(
     values: np.ndarray,
-    offsets: npt.NDArray[np.int64],
-    shapes: npt.NDArray[np.int64] | None,
+    offsets: Ints,
+    shapes: Ints | None,
     pattern: ShapePattern,
 ) -> FlatCells:
     """Checked columns as :class:`FlatCells`: bools stored 0/1, a shape table only if needed."""
@@ -406,18 +391,11 @@ _PER_WINDOW = 8
 
 
 def cut(
-    values: np.ndarray,
-    offsets: npt.NDArray[np.int64],
-    shapes: npt.NDArray[np.int64] | None,
-    pattern: ShapePattern,
+    values: np.ndarray, offsets: Ints, shapes: Ints | None, pattern: ShapePattern
 ) -> np.ndarray:
     """1-D object array of read-only views: cell ``i`` is ``values[offsets[i]:offsets[i + 1]]``
-    (flat values, item offsets) in its shape (``shapes[i]``, or the one its size gives).
-
-    ``values`` is made read-only, once for every view. A cell is ``window[offset]`` of a strided
-    window over the values, one window per distinct shape; where windows do not pay (few cells,
-    many shapes), cells are sliced one by one.
-    """
+    (flat values, item offsets) in its shape (``shapes[i]``, or the one its size gives), taken
+    as ``window[offset]`` of a strided window per distinct shape where windows pay."""
     values.flags.writeable = False  # the caller's array, and so every view of it
     values = values.reshape(-1)
     values.flags.writeable = False  # a copy, when the values were not contiguous
@@ -425,23 +403,14 @@ def cut(
     cells = _windowed(values, offsets, shapes, pattern) if count >= _WINDOWS_FROM else None
     if cells is not None:
         return cells
-    if pattern.is_leading_variable:  # rows of the values: no reshape per cell
-        block = values.reshape(-1, *pattern.dims[1:])
-        pieces = [block[a:b] for a, b in pairwise((offsets // pattern.fixed_items).tolist())]
-    else:
-        table = (pattern.shapes_for_items(np.diff(offsets)) if shapes is None else shapes).tolist()
-        bounds = offsets.tolist()
-        pieces = [
-            values[a:b].reshape(s) for a, b, s in zip(bounds[:-1], bounds[1:], table, strict=True)
-        ]
+    table = (pattern.shapes_for_items(np.diff(offsets)) if shapes is None else shapes).tolist()
+    bounds = offsets.tolist()
+    pieces = (values[a:b].reshape(s) for (a, b), s in zip(pairwise(bounds), table, strict=True))
     return np.fromiter(pieces, dtype=object, count=count)
 
 
 def _windowed(
-    values: np.ndarray,
-    offsets: npt.NDArray[np.int64],
-    shapes: npt.NDArray[np.int64] | None,
-    pattern: ShapePattern,
+    values: np.ndarray, offsets: Ints, shapes: Ints | None, pattern: ShapePattern
 ) -> np.ndarray | None:
     """The cells taken from one window per distinct shape; None when windows do not pay or
     numpy cannot make one (its size would pass numpy's limit)."""
@@ -463,9 +432,7 @@ def _windowed(
     return np.fromiter(picked, dtype=object, count=count)
 
 
-def _distinct(
-    shapes: npt.NDArray[np.int64],
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]] | None:
+def _distinct(shapes: Ints) -> tuple[Ints, Ints, Ints] | None:
     """``(slots, rows, ids)``: ``rows`` the distinct rows of ``shapes``; row ``i`` of
     ``shapes`` is ``rows[k]`` where ``slots[k] == ids[i]``. None when the rows do not pack
     into one int64 key (huge extents)."""
@@ -499,7 +466,7 @@ def _window(values: np.ndarray, shape: list[int]) -> np.ndarray:
     return np.ndarray((rows, *shape), values.dtype, values, 0, (values.itemsize, *strides))
 
 
-def readonly_cells(block: np.ndarray, offsets: npt.NDArray[np.int64]) -> np.ndarray:
+def readonly_cells(block: np.ndarray, offsets: Ints) -> np.ndarray:
     """Object array of read-only views ``block[offsets[i]:offsets[i + 1]]`` of the rows of
     ``block``, shaped ``(total, d1, ..., dk)`` (deprecated: use ``Columnar.cells()``)."""
     shapes = np.empty((offsets.size - 1, block.ndim), dtype=np.int64)

@@ -10,17 +10,19 @@ from __future__ import annotations
 
 import functools
 import operator
-import warnings
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from zarr_ndarray_dtype.cells import check_bool_bytes
+from zarr_ndarray_dtype.errors import deprecated
 from zarr_ndarray_dtype.pattern import ShapePattern
 
 if TYPE_CHECKING:
     from zarr_ndarray_dtype.dtype import NDArrayDType
+
+Ints = npt.NDArray[np.int64]
 
 # copy_segments is the engine's (importable, not listed).
 __all__ = [
@@ -33,7 +35,7 @@ _SLICE_RUNS = 64
 _SLICE_RUN_BYTES = 512
 
 
-def offsets_of(sizes: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+def offsets_of(sizes: Ints) -> Ints:
     """``[0, sizes[0], sizes[0] + sizes[1], ...]`` (int64, one entry more than ``sizes``)."""
     offsets = np.zeros(sizes.size + 1, dtype=np.int64)
     np.cumsum(sizes, out=offsets[1:])
@@ -42,10 +44,10 @@ def offsets_of(sizes: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
 
 def copy_segments(
     src: npt.NDArray[np.uint8],
-    starts: npt.NDArray[np.int64],
-    nbytes: npt.NDArray[np.int64],
+    starts: Ints,
+    nbytes: Ints,
     out: npt.NDArray[np.uint8],
-    dst: npt.NDArray[np.int64],
+    dst: Ints,
 ) -> None:
     """``out[dst[i]:dst[i] + nbytes[i]] = src[starts[i]:starts[i] + nbytes[i]]`` for every i,
     between flat uint8 arrays. Segments adjacent in both are merged into runs; few or long runs
@@ -77,11 +79,11 @@ class FlatCells(NamedTuple):
     (else None: every shape follows from the item count)."""
 
     values: np.ndarray
-    offsets: npt.NDArray[np.int64]
-    shapes: npt.NDArray[np.int64] | None
+    offsets: Ints
+    shapes: Ints | None
 
     @property
-    def sizes(self) -> npt.NDArray[np.int64]:
+    def sizes(self) -> Ints:
         """The item count of every cell."""
         return np.diff(self.offsets)
 
@@ -91,7 +93,7 @@ def needs_shapes(pattern: ShapePattern) -> bool:
     return pattern.needs_shapes
 
 
-def cell_shapes(cells: FlatCells, pattern: ShapePattern) -> npt.NDArray[np.int64]:
+def cell_shapes(cells: FlatCells, pattern: ShapePattern) -> Ints:
     """The ``(count, ndim)`` full shapes of ``cells``: their table, or derived from the sizes."""
     return pattern.shapes_for_items(cells.sizes) if cells.shapes is None else cells.shapes
 
@@ -100,9 +102,9 @@ class Block(Protocol):
     """One decoded chunk (or another source of cells), cells in the chunk's C order."""
 
     #: The item count of every cell.
-    sizes: npt.NDArray[np.int64]
+    sizes: Ints
     #: The ``(count, ndim)`` full shapes when the pattern has several variable dimensions.
-    shapes: npt.NDArray[np.int64] | None
+    shapes: Ints | None
 
     def copy(
         self, cells: npt.NDArray[np.intp] | slice, out: npt.NDArray[np.uint8], dst: Any
@@ -152,12 +154,5 @@ class ColumnsBlock:
         return self._cells
 
 
-def __getattr__(name: str) -> Any:
-    if name == "Cells":  # renamed: flat values and item offsets, unlike Columnar
-        warnings.warn(
-            "zarr_ndarray_dtype.blocks.Cells is deprecated: use FlatCells (the same class)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return FlatCells
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# Cells: renamed, as flat values and item offsets are unlike Columnar.
+__getattr__ = deprecated(__name__, {"Cells": (FlatCells, "use FlatCells (the same class)")})

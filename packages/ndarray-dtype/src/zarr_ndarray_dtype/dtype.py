@@ -10,7 +10,6 @@ import binascii
 import functools
 import json
 import reprlib
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast, overload
@@ -29,6 +28,7 @@ from zarr_ndarray_dtype.errors import (
     MetadataError,
     NDArrayDTypeError,
     ShapePatternError,
+    deprecated,
 )
 from zarr_ndarray_dtype.pattern import ELEMENT_DTYPES, ShapePattern, parse_element_dtype
 
@@ -392,12 +392,5 @@ class NDArrayDType(ZDType[np.dtypes.ObjectDType, np.ndarray]):  # type: ignore[t
         return f"NDArrayDType(dtype={self.dtype!r}, shape={self.shape!r})"
 
 
-def __getattr__(name: str) -> Any:
-    if name == "NDArray":  # the name of 0.2.0 and 0.3.0, too close to numpy.typing.NDArray
-        warnings.warn(
-            "zarr_ndarray_dtype.NDArray is deprecated: use NDArrayDType (the same class)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return NDArrayDType
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# NDArray: the name of 0.2.0 and 0.3.0, too close to numpy.typing.NDArray.
+__getattr__ = deprecated(__name__, {"NDArray": (NDArrayDType, "use NDArrayDType")})

@@ -7,6 +7,10 @@ refusal of metadata or of a stored chunk ends with its rule in SPEC.md, e.g. ``(
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Callable
+from typing import Any
+
 __all__ = [
     "AlignmentError", "BlockAlignmentError", "CellError", "CellTypeError", "CodecMetadataError",
     "ElementDTypeError", "FillValueError", "FillValueTypeError", "HookWarning", "MetadataError",
@@ -76,3 +80,17 @@ class AlignmentError(NDArrayDTypeError):
 
 class HookWarning(UserWarning):
     """zarr lacks a function this package adapts (a zarr release moved it): zarr is left as is."""
+
+
+def deprecated(module: str, aliases: dict[str, tuple[Any, str]]) -> Callable[[str], Any]:
+    """A module ``__getattr__`` serving each renamed name (``aliases``: old name -> the object,
+    what to use instead) for one more release, with a DeprecationWarning."""
+
+    def __getattr__(name: str) -> Any:
+        if name not in aliases:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        found, instead = aliases[name]
+        warnings.warn(f"{module}.{name} is deprecated: {instead}", DeprecationWarning, stacklevel=2)
+        return found
+
+    return __getattr__
