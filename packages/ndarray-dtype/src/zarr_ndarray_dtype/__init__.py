@@ -43,11 +43,8 @@ __all__ += errors.__all__
 
 
 def register() -> None:
-    """Register ``ndarray`` in zarr's data type registry and install the hooks (idempotent).
-
-    zarr >= 3.4.1 imports this package while resolving ANY data type, so a zarr release without
-    this registry API gets a warning, never an error: plain zarr keeps working.
-    """
+    """Register ``ndarray`` with zarr and install the hooks (idempotent). zarr >= 3.4.1 imports
+    this package to resolve ANY data type: a failure warns, so plain zarr keeps working."""
     try:
         from zarr.dtype import data_type_registry
 

@@ -206,9 +206,8 @@ def check_out(out: Any, dtype: NDArrayDType, count: int) -> tuple[np.ndarray, In
 
 
 def equal_bytes(values: np.ndarray, starts: Ints, cell: np.ndarray) -> npt.NDArray[np.bool_]:
-    """Which runs of ``cell.size`` items of the flat ``values`` (of ``cell``'s dtype), starting
-    at the items ``starts``, hold ``cell``'s bytes: SPEC 1.5's equality (a NaN equals only a NaN
-    with the same bits; -0.0 is not 0.0). Items compare as unsigned words."""
+    """Which runs of ``cell.size`` items of the flat ``values`` from ``starts`` hold ``cell``'s
+    bytes (SPEC 1.5: NaN equals only the same NaN, -0.0 is not 0.0), compared as words."""
     word = np.dtype(f"u{min(cell.itemsize, 8)}")
     per = cell.itemsize // word.itemsize
     want = np.ascontiguousarray(cell).reshape(-1).view(word)
@@ -260,19 +259,10 @@ def gather(
     fill: FillCell | None = None,
     name: Namer = "cell {}".format,
 ) -> FlatCells:
-    """Cell objects (in order) as :class:`FlatCells`; ``None`` stands for ``fill`` (else empty).
-
-    Cells that are all ndarrays of exactly the element dtype are one ``np.concatenate``;
-    otherwise each becomes an array (lists, 0-d wrappers) and all are converted at once, one
-    concatenation per source dtype, by the one conversion rule. ``name(i)`` names cell ``i`` in
-    errors (a shape that does not match, a value the conversion would change). The cells are
-    never modified.
-    """
+    """Cell objects (never modified) as :class:`FlatCells`, ``None`` standing for ``fill``:
+    exact ndarrays as one ``np.concatenate``, others made arrays and converted at once, one
+    concatenation per source dtype; ``name(i)`` names cell ``i`` in errors."""
     pattern, item = dtype.pattern, dtype.item_dtype
-    if not cells:
-        return _flat(
-            np.empty(0, item), np.zeros(1, np.int64), np.zeros((0, pattern.ndim), np.int64), pattern
-        )
     values = _exact(cells, pattern, item)
     if values is not None:
         sizes, shapes = _sizes(cells, pattern, name)
@@ -358,6 +348,8 @@ def _joined(
 ) -> np.ndarray:
     """The arrays' items back to back (cast to ``dtype``); for ``[null, d1..dk]`` one
     concatenation along rows, whose trailing extents must be the pattern's."""
+    if not arrays:  # no cells
+        return np.empty(0, dtype)
     if not pattern.is_leading_variable:
         return np.concatenate(arrays, axis=None, dtype=dtype, casting="unsafe")
     try:

@@ -1,10 +1,6 @@
-"""What a codec of the ``ndarray`` data type gives the columnar engine (pure numpy).
-
-A :class:`BlockCodec` turns the bytes of a chunk (after the bytes -> bytes codecs) into a
-:class:`Block`, and :class:`FlatCells` into bytes. A block knows the size (and, with several
-variable dimensions, the shape) of each cell and copies any of them anywhere, so cells move
-between chunks and columns without a Python object per cell.
-"""
+"""What a codec of the ``ndarray`` data type gives the columnar engine (pure numpy): a
+:class:`BlockCodec` turns chunk bytes into a :class:`Block`, whose cells it copies anywhere with
+no Python object per cell, and :class:`FlatCells` into chunk bytes."""
 
 from __future__ import annotations
 
@@ -49,9 +45,8 @@ def copy_segments(
     out: npt.NDArray[np.uint8],
     dst: Ints,
 ) -> None:
-    """``out[dst[i]:dst[i] + nbytes[i]] = src[starts[i]:starts[i] + nbytes[i]]`` for every i,
-    between flat uint8 arrays. Segments adjacent in both are merged into runs; few or long runs
-    are copied by slices, many short ones as one gather of the widest word that divides them."""
+    """``out[dst[i]:dst[i] + nbytes[i]] = src[starts[i]:starts[i] + nbytes[i]]`` for every i:
+    runs of adjacent segments, by slices if few or long, else as one gather of wide words."""
     if not nbytes.size:
         return
     joined = (starts[1:] == starts[:-1] + nbytes[:-1]) & (dst[1:] == dst[:-1] + nbytes[:-1])
@@ -74,9 +69,8 @@ def copy_segments(
 
 
 class FlatCells(NamedTuple):
-    """``count`` cells: flat ``values``, item ``offsets`` (count + 1, from 0), and ``shapes``,
-    the ``(count, ndim)`` table of full shapes when the pattern has several variable dimensions
-    (else None: every shape follows from the item count)."""
+    """Cells: flat ``values``, item ``offsets`` (one more, from 0) and the ``(count, ndim)``
+    ``shapes`` with several variable dimensions (else None: the sizes give the shapes)."""
 
     values: np.ndarray
     offsets: Ints

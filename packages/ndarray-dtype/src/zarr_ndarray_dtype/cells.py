@@ -29,9 +29,8 @@ def unbox(value: object) -> object:
 def cell_array(
     data: object, pattern: ShapePattern, target: np.dtype[Any], subject: str = "cell"
 ) -> np.ndarray:
-    """``data`` as an ndarray of its own dtype (nothing converted yet): an ndarray, nested
-    sequences, or either inside zarr's 0-d object wrappers. ``None`` and empty flat input are
-    the empty cell of ``target`` (patterns with a variable dimension); ``subject`` names it."""
+    """``data`` (an ndarray or nested sequences, maybe in zarr's 0-d wrappers) as an ndarray
+    of its own dtype; ``None`` and ``[]`` are the empty cell; ``subject`` names it in errors."""
     data = unbox(data)
     if data is None:
         if pattern.is_fixed:
@@ -116,13 +115,9 @@ def _inexact(target: np.dtype[Any], stored: int) -> str:
 
 
 def lossy(src: np.ndarray, out: np.ndarray) -> tuple[int, str] | None:
-    """The first item whose value the conversion ``src`` -> ``out`` (``src.astype(out.dtype)``,
-    flat) changed, and the rule it breaks: None when every value is kept (SPEC 1.2).
-
-    Integers and bools convert when in range, integers to a float only when exact, floats to a
-    narrower float round to nearest unless they overflow, complex never to real. Whole-array
-    tests come first; the item is looked for only when one fails.
-    """
+    """The first item whose value ``out = src.astype(...)`` changed and the rule it breaks, or
+    None (SPEC 1.2): integers and bools convert in range, integers to floats only when exact,
+    floats round to nearest unless they overflow, complex never to real."""
     kind, target = src.dtype.kind, out.dtype
     if kind == "c" and target.kind != "c" and src.size:
         return 0, (
@@ -188,12 +183,8 @@ def _first(src: np.ndarray, bad: np.ndarray, rule: str) -> tuple[int, str] | Non
 
 
 def coerce_cell(data: object, pattern: ShapePattern, dtype: np.dtype[Any]) -> np.ndarray:
-    """``data`` as a C-contiguous little-endian ``dtype`` array matching ``pattern``.
-
-    ``None`` and empty flat input give the empty cell (patterns with a variable dimension).
-    Raises :class:`CellError` for a shape that does not match and :class:`CellTypeError` (also
-    a ``TypeError``) for values the element dtype cannot represent exactly.
-    """
+    """``data`` as a C-contiguous little-endian ``dtype`` array matching ``pattern``; else
+    CellError (a shape) or CellTypeError (values the element dtype cannot hold exactly)."""
     arr = cell_array(data, pattern, dtype)
     if not pattern.matches(arr.shape):
         raise CellError(mismatch("cell", arr.shape, pattern))

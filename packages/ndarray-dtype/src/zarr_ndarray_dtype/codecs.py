@@ -1,12 +1,7 @@
-"""The zarr glue of the ``ndarray`` data type's serializers (the codec author's module).
-
-:func:`parse_codec_metadata` is the strict JSON of a parameter-free codec (SPEC 2.2, 5.1);
-:func:`serializer_name` and :func:`check_codecs` say which codecs an ``ndarray`` array may have
-(SPEC 1.6); :class:`NDArrayBytesCodec` is what ``vlen-ndarray`` and ``ragged-ndarray`` do alike
-for zarr (metadata, no predictable size, and the object path: cell objects gathered into
-columns for the codec's :class:`~zarr_ndarray_dtype.blocks.BlockCodec`, its blocks cut into
-read-only cells); :class:`FixedCellBytesCodec` is zarr's ``bytes`` over all-fixed cells.
-"""
+"""The zarr glue of the ``ndarray`` serializers (the codec author's module): the strict codec
+JSON (SPEC 2.2, 5.1), which codecs an array may have (SPEC 1.6), :class:`NDArrayBytesCodec` (what
+both codecs do alike for zarr, the object path through their block codec included) and zarr's
+``bytes`` over all-fixed cells."""
 
 from __future__ import annotations
 
@@ -54,10 +49,8 @@ _SECTIONS = {VLEN: "2.2", RAGGED: "5.1"}
 
 
 def parse_codec_metadata(data: object, name: str) -> None:
-    """Check the metadata of the parameter-free codec ``name`` strictly: ``{"name": name,
-    "configuration": {}}``, the configuration optional, nothing else (SPEC 2.2, 5.1); raise
-    :class:`~zarr_ndarray_dtype.errors.CodecMetadataError` naming the rule (a ``TypeError``
-    too when ``data`` is no JSON object)."""
+    """Refuse metadata of the parameter-free codec ``name`` other than ``{"name": name,
+    "configuration": {}}`` (the configuration optional; SPEC 2.2, 5.1): CodecMetadataError."""
     section = _SECTIONS.get(name, "?")
     form = f'{{"name": "{name}", "configuration": {{}}}}'
     if not isinstance(data, Mapping):
@@ -89,10 +82,9 @@ def serializer_name(pattern: ShapePattern) -> str:
 
 
 def check_codecs(codecs: Iterable[Any], dtype: NDArrayDType) -> None:
-    """Refuse a codec chain (zarr codec objects) that cannot serve ``dtype``: an array -> bytes
-    codec other than ``bytes``, ``vlen-ndarray`` and ``ragged-ndarray`` (1.6/1), inside
-    ``sharding_indexed`` too, or an array -> array codec other than ``transpose`` (1.6/4); and
-    whether ``bytes`` (1.6/2, 1.6/3) and the codecs of Part 2 and 5 serve the pattern."""
+    """Refuse a chain of codec objects, sharding's inner chain included, that cannot serve
+    ``dtype`` (SPEC 1.6): another serializer or array -> array codec, or one of ours that does
+    not serve the pattern."""
     for codec in codecs:
         try:
             name = str(codec.to_dict()["name"])
@@ -150,8 +142,7 @@ class _ObjectPath:
 
     @classmethod
     def decode_chunk(cls, raw: Any, shape: tuple[int, ...], dtype: NDArrayDType) -> np.ndarray:
-        """One chunk's bytes as an object array of ``shape`` holding read-only cells; the
-        codec's ValueError names the problem of a chunk that breaks its rules."""
+        """One chunk's bytes as an object array of ``shape`` holding read-only cells."""
         shape = tuple(int(n) for n in shape)
         flat = np.asarray(raw).reshape(-1).view(np.uint8)
         cells = cls.block_codec.decode(flat, math.prod(shape), dtype, f"chunk of shape {shape}")
@@ -159,8 +150,8 @@ class _ObjectPath:
 
     @classmethod
     def encode_chunk(cls, cells: np.ndarray, dtype: NDArrayDType, fill_value: Any = None) -> Any:
-        """The bytes the codec writes for an object array of cells (any memory order; C order
-        on the wire); a missing cell (``None``) is the fill cell (SPEC 1.5)."""
+        """The bytes the codec writes for an object array of cells (C order on the wire; a
+        missing cell, ``None``, is the fill cell: SPEC 1.5)."""
         fill = FillCell(dtype, dtype.default_scalar() if fill_value is None else fill_value)
         flat = np.asarray(cells, dtype=object).ravel(order="C").tolist()
         return cls.block_codec.encode(gather(flat, dtype, fill), dtype, "chunk")
@@ -191,9 +182,8 @@ class _ObjectPath:
 
 
 class NDArrayBytesCodec(_ObjectPath, ArrayBytesCodec):
-    """Base of a parameter-free array -> bytes codec of ``ndarray`` elements; a codec
-    subclasses it as a frozen dataclass with its ``codec_name``, its ``block_codec`` (its chunk
-    bytes <-> cells, what the columnar engine uses too) and its ``validate``."""
+    """Base of a parameter-free serializer of ``ndarray`` elements: a subclass (a frozen
+    dataclass) gives its ``codec_name``, ``block_codec`` and ``validate``."""
 
     codec_name: ClassVar[str]
     is_fixed_size = False  # a plain class attribute (an annotation would make it a field)
@@ -245,8 +235,7 @@ class NDArrayBytesCodec(_ObjectPath, ArrayBytesCodec):
 
 
 class FixedBlocks:
-    """The block codec of all-fixed patterns: a chunk is its cells' little-endian bytes back to
-    back, what zarr's ``bytes`` codec writes for a plain array of ``chunk + element`` shape."""
+    """The block codec of all-fixed patterns: the cells' little-endian bytes back to back."""
 
     name = BYTES
 

@@ -85,8 +85,7 @@ def _refusal(kind: type[NDArrayDTypeError]) -> type[NDArrayDTypeError]:
 
 
 def encode_fill(payload: bytes) -> str:
-    """The JSON fill value of an element with these little-endian C-order bytes: standard
-    padded base64 (RFC 4648 section 4)."""
+    """The JSON fill value of an element's little-endian C-order bytes: padded base64."""
     return base64.b64encode(payload).decode("ascii")
 
 
@@ -105,8 +104,7 @@ def _element_shape(nbytes: int, pattern: ShapePattern, itemsize: int) -> tuple[i
 def decode_fill(
     text: object, pattern: ShapePattern, itemsize: int
 ) -> tuple[bytes, tuple[int, ...]]:
-    """Decode and check a JSON fill value strictly (SPEC 1.5): canonical base64 only, of a
-    length that fits the pattern. Returns the element bytes and the element shape."""
+    """The bytes and shape of the element a JSON fill value encodes, checked (SPEC 1.5)."""
     if not isinstance(text, str):
         raise FillValueTypeError(
             f"Invalid type: {text!r}. Expected a base64-encoded string: fill_value {text!r} is a "
@@ -201,12 +199,9 @@ def _default_fill(item: str, dims: tuple[int | None, ...]) -> np.ndarray:
 
 @dataclass(frozen=True, slots=True)
 class NDArrayDType(ZDType[np.dtypes.ObjectDType, np.ndarray]):  # type: ignore[type-var]
-    """The ``ndarray`` data type: elements are ndarrays of ``dtype`` shaped like ``shape``.
-
-    ``dtype`` is one of :data:`~zarr_ndarray_dtype.pattern.ELEMENT_DTYPES` (numpy dtypes and
-    spellings such as ``np.float32`` or ``"<f4"`` are normalized); ``shape`` is a non-empty
-    sequence of integers >= 1 and ``None`` (a variable dimension). Both may be given by
-    position too, as for ``np.dtype``: ``NDArrayDType("float32", (None, 2))``.
+    """The ``ndarray`` data type: elements are ndarrays of ``dtype`` (one of ``ELEMENT_DTYPES``,
+    or a numpy spelling of it) whose shape matches ``shape`` (integers >= 1 and ``None``, a
+    variable dimension); both may be given by position: ``NDArrayDType("float32", (None, 2))``.
 
     >>> NDArrayDType(dtype="float32", shape=(None, 2)).to_json(zarr_format=3)
     {'name': 'ndarray', 'configuration': {'dtype': 'float32', 'shape': [None, 2]}}
@@ -214,8 +209,7 @@ class NDArrayDType(ZDType[np.dtypes.ObjectDType, np.ndarray]):  # type: ignore[t
 
     dtype_cls: ClassVar[type[np.dtypes.ObjectDType]] = np.dtypes.ObjectDType
     _zarr_v3_name: ClassVar[Literal["ndarray"]] = DTYPE_NAME
-    #: The array -> bytes codec 0.2.0 named for this type (kept for code that reads it; the
-    #: serializer is chosen per pattern, ``codecs.serializer_name``).
+    #: The serializer 0.2.0 named (the serializer is chosen per pattern: codecs.serializer_name).
     object_codec_id: ClassVar[str] = "vlen-ndarray"
 
     dtype: str = "float32"
@@ -242,8 +236,7 @@ class NDArrayDType(ZDType[np.dtypes.ObjectDType, np.ndarray]):  # type: ignore[t
 
     @property
     def fixed_nbytes(self) -> int:
-        """Bytes of the fixed part: a whole element if all-fixed, else one unit of the variable
-        extent(s) (``itemsize`` times the product of the fixed extents)."""
+        """Bytes of the fixed part: a whole element if all-fixed, else one variable step."""
         return self.item_dtype.itemsize * self.pattern.fixed_items
 
     @classmethod
@@ -275,10 +268,8 @@ class NDArrayDType(ZDType[np.dtypes.ObjectDType, np.ndarray]):  # type: ignore[t
 
     @classmethod
     def _from_json_v3(cls, data: DTypeJSON) -> Self:
-        """The one JSON rule (SPEC 1.3). zarr's registry offers every data type JSON to every
-        registered type; every refusal is zarr's ``DataTypeValidationError``. A document that
-        names this type (or 0.1.x's spelling) is refused with our error naming the rule, which
-        zarr >= 3.4 passes on (no other type can claim the name)."""
+        """The one JSON rule (SPEC 1.3). Every refusal is zarr's ``DataTypeValidationError``; of
+        a document naming this type, also ours naming the rule (zarr >= 3.4 passes it on)."""
         try:
             return cls._parse_json_v3(data)
         except NDArrayDTypeError as exc:
@@ -323,16 +314,14 @@ class NDArrayDType(ZDType[np.dtypes.ObjectDType, np.ndarray]):  # type: ignore[t
 
     # ------------------------------------------------------------------------------- cells
     def coerce_cell(self, data: object) -> np.ndarray:
-        """``data`` as a contiguous little-endian cell matching the pattern (lossless only);
-        else :class:`CellTypeError` (a ``TypeError`` and a ``ValueError``, as 0.2.0 raised)."""
+        """``data`` as a contiguous little-endian cell (lossless only), else CellTypeError."""
         try:
             return coerce_cell(data, self.pattern, self.item_dtype)
         except CellError as exc:
             raise CellTypeError(str(exc)) from None
 
     def payload_to_cell(self, payload: bytes | bytearray | memoryview | np.ndarray) -> np.ndarray:
-        """The read-only cell stored as ``payload`` (raw little-endian C-order bytes), its
-        shape given by its length as for a fill value."""
+        """The read-only cell of raw little-endian C-order bytes (its length gives its shape)."""
         raw = np.frombuffer(payload, np.uint8) if not isinstance(payload, np.ndarray) else payload
         values = raw.reshape(-1).view(np.uint8)
         shape = _element_shape(values.size, self.pattern, self.item_dtype.itemsize)
@@ -368,7 +357,7 @@ class NDArrayDType(ZDType[np.dtypes.ObjectDType, np.ndarray]):  # type: ignore[t
         return fill_scalar(cell.reshape(self.pattern.empty_shape) if not cell.size else cell)
 
     def default_scalar(self) -> np.ndarray:
-        """The empty element (variable extents 0), or the zero element for all-fixed patterns."""
+        """The empty element, or the zero element of an all-fixed pattern."""
         return _default_fill(self.dtype, self.shape)
 
     def to_json_scalar(self, data: object, *, zarr_format: ZarrFormat) -> JSON:

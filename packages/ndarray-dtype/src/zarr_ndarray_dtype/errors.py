@@ -1,9 +1,6 @@
-"""The exceptions of the ``ndarray`` data type (pure: no zarr).
-
-Every error is a :class:`ValueError`, as zarr-vlen-ndarray 0.2.0 raised; errors about the type
-of a value are a :class:`TypeError` too. A message names the value, the rule and the fix; a
-refusal of metadata or of a stored chunk ends with its rule in SPEC.md, e.g. ``(SPEC 1.3/5)``.
-"""
+"""The exceptions of the ``ndarray`` data type (pure): every one a ``ValueError``, as 0.2.0
+raised, those about a value's type a ``TypeError`` too. A message names the value, the rule and
+the fix; a refusal of metadata or of a stored chunk ends with its rule, e.g. ``(SPEC 1.3/5)``."""
 
 from __future__ import annotations
 

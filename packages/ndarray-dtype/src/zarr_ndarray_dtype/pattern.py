@@ -1,10 +1,6 @@
 """The shape-pattern grammar, the element dtypes and every numeric limit (pure logic, no zarr).
-
-A pattern is a non-empty sequence of fixed extents (integers >= 1) and ``None`` (JSON ``null``:
-a variable extent). Three classes follow: all-fixed (``(3, 2)``), one variable dimension
-(``(None, 2)``, the extent follows from the element's size) and several (``(None, None)``, the
-shape is stored with the element).
-"""
+A pattern is fixed extents (>= 1) and ``None`` (variable): all-fixed, one variable dimension
+(its extent follows from the size) or several (the shape is stored with the element)."""
 
 from __future__ import annotations
 
