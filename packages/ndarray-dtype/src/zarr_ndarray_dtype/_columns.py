@@ -341,10 +341,7 @@ def _converted(
 
 
 def _joined(
-    arrays: list[np.ndarray],
-    pattern: ShapePattern,
-    name: Namer,
-    dtype: np.dtype[Any] | None = None,
+    arrays: list[np.ndarray], pattern: ShapePattern, name: Namer, dtype: Any = None
 ) -> np.ndarray:
     """The arrays' items back to back (cast to ``dtype``); for ``[null, d1..dk]`` one
     concatenation along rows, whose trailing extents must be the pattern's."""
@@ -363,10 +360,7 @@ def _joined(
 
 
 def _flat(
-    values: np.ndarray,
-    offsets: Ints,
-    shapes: Ints | None,
-    pattern: ShapePattern,
+    values: np.ndarray, offsets: Ints, shapes: Ints | None, pattern: ShapePattern
 ) -> FlatCells:
     """Checked columns as :class:`FlatCells`: bools stored 0/1, a shape table only if needed."""
     values = bool_bytes_as_01(values) if values.dtype.kind == "b" else values

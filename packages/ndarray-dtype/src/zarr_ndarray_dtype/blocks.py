@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from zarr_ndarray_dtype.dtype import NDArrayDType
 
 Ints = npt.NDArray[np.int64]
+Bytes = npt.NDArray[np.uint8]
 
 # copy_segments is the engine's (importable, not listed).
 __all__ = [
@@ -38,13 +39,7 @@ def offsets_of(sizes: Ints) -> Ints:
     return offsets
 
 
-def copy_segments(
-    src: npt.NDArray[np.uint8],
-    starts: Ints,
-    nbytes: Ints,
-    out: npt.NDArray[np.uint8],
-    dst: Ints,
-) -> None:
+def copy_segments(src: Bytes, starts: Ints, nbytes: Ints, out: Bytes, dst: Ints) -> None:
     """``out[dst[i]:dst[i] + nbytes[i]] = src[starts[i]:starts[i] + nbytes[i]]`` for every i:
     runs of adjacent segments, by slices if few or long, else as one gather of wide words."""
     if not nbytes.size:
@@ -100,9 +95,7 @@ class Block(Protocol):
     #: The ``(count, ndim)`` full shapes when the pattern has several variable dimensions.
     shapes: Ints | None
 
-    def copy(
-        self, cells: npt.NDArray[np.intp] | slice, out: npt.NDArray[np.uint8], dst: Any
-    ) -> None:
+    def copy(self, cells: npt.NDArray[np.intp] | slice, out: Bytes, dst: Any) -> None:
         """Copy the items of ``cells`` to ``out`` (a flat uint8 view of values of the element
         dtype): for an index array (into this block), to the byte offsets of the array ``dst``;
         for a slice of consecutive cells, back to back from the byte offset ``dst`` (an int)."""
@@ -117,13 +110,11 @@ class BlockCodec(Protocol):
     #: The codec's name in zarr metadata (for error messages).
     name: str
 
-    def decode(
-        self, raw: npt.NDArray[np.uint8], count: int, dtype: NDArrayDType, where: str
-    ) -> Block:
+    def decode(self, raw: Bytes, count: int, dtype: NDArrayDType, where: str) -> Block:
         """Check the ``count``-cell chunk ``raw`` exactly as the codec's decoder does (nothing
         copied); raise the codec's ValueError naming ``where`` for a chunk that breaks a rule."""
 
-    def encode(self, cells: FlatCells, dtype: NDArrayDType, where: str) -> npt.NDArray[np.uint8]:
+    def encode(self, cells: FlatCells, dtype: NDArrayDType, where: str) -> Bytes:
         """The chunk the codec's encoder writes for ``cells`` (valid cells of ``dtype``)."""
 
 
@@ -134,9 +125,7 @@ class ColumnsBlock:
         self._cells, self.sizes, self.shapes = cells, cells.sizes, cells.shapes
         self._raw = cells.values.reshape(-1).view(np.uint8)
 
-    def copy(
-        self, cells: npt.NDArray[np.intp] | slice, out: npt.NDArray[np.uint8], dst: Any
-    ) -> None:
+    def copy(self, cells: npt.NDArray[np.intp] | slice, out: Bytes, dst: Any) -> None:
         offsets, unit = self._cells.offsets, self._cells.values.itemsize
         if isinstance(cells, slice):  # consecutive cells back to back: one copy
             a, b = int(offsets[cells.start]) * unit, int(offsets[cells.stop]) * unit

@@ -210,9 +210,7 @@ class NDArrayBytesCodec(_ObjectPath, ArrayBytesCodec):
         """What serves a data type or pattern this codec does not (for error messages; the
         sibling codec is named, never imported)."""
         if isinstance(dtype, NDArrayDType) and dtype.pattern.is_fixed:
-            return (
-                "all-fixed patterns are served by 'bytes': zarr.codecs.BytesCodec(endian='little')"
-            )
+            return "all-fixed patterns are served by the 'bytes' codec: BytesCodec(endian='little')"
         if isinstance(dtype, NDArrayDType):
             what = "two or more variable dimensions (each element needs a stored shape)"
             if not dtype.pattern.needs_shapes:
