@@ -249,6 +249,12 @@ class FillBlock(ColumnsBlock):
     def __init__(self, fill: FillCell, with_shapes: bool) -> None:
         super().__init__(fill.cells(1, with_shapes))
 
+    def copy(self, cells: npt.NDArray[np.intp] | slice, out: Any, dst: Any) -> None:
+        if isinstance(cells, slice) or not self._raw.size:
+            super().copy(cells, out, dst)
+        else:  # one store of the cell's bytes at every place
+            out[dst[:, None] + np.arange(self._raw.size)] = self._raw
+
 
 # ------------------------------------------------------------------------ objects -> columns
 

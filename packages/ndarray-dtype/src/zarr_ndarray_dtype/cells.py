@@ -169,6 +169,8 @@ def _inexact_integers(src: np.ndarray, out: np.ndarray) -> tuple[int, str] | Non
     bits = np.finfo(target).nmant + 1
     if src.dtype.itemsize * 8 - (src.dtype.kind == "i") <= bits:
         return None
+    if -(2**bits) <= int(src.min()) and int(src.max()) <= 2**bits:
+        return None
     for i in np.flatnonzero(np.abs(out.real) >= 2.0**bits).tolist():
         if int(out[i].real) != int(src[i]):
             return i, f"holds the integer {int(src[i])}, {_inexact(target, int(out[i].real))}"
