@@ -278,8 +278,9 @@ def gather(
 
 
 def _exact(cells: list[Any], pattern: ShapePattern, item: np.dtype[Any]) -> np.ndarray | None:
-    """The values of ``cells`` when all are ndarrays of exactly the element dtype and the
-    pattern's rank (one concatenation, which checks the trailing extents of [null, d1..dk])."""
+    """The values (a plain array, even from fill cells) of ``cells`` when all are ndarrays of
+    exactly the element dtype and the pattern's rank (one concatenation, which checks the
+    trailing extents of [null, d1..dk])."""
     try:
         if pattern.is_leading_variable:
             block = np.concatenate(cells, axis=0, dtype=item, casting="no")
@@ -289,7 +290,7 @@ def _exact(cells: list[Any], pattern: ShapePattern, item: np.dtype[Any]) -> np.n
             return None
         return np.asarray(np.concatenate(cells, axis=None, dtype=item, casting="no"))
     except (AttributeError, ValueError, TypeError):
-        return None  # np.asarray: a fill cell (an ndarray subclass) must not make values one
+        return None
 
 
 def _sizes(arrays: list[Any], pattern: ShapePattern, name: Namer) -> tuple[Ints, Ints | None]:
