@@ -8,11 +8,18 @@ from typing import Any
 
 import numpy as np
 import pytest
+import zarr
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import zarr_ndarray_dtype
-from zarr_ndarray_dtype import ELEMENT_DTYPES, CellError, CellTypeError, NDArrayDType
+from zarr_ndarray_dtype import (
+    ELEMENT_DTYPES,
+    CellError,
+    CellTypeError,
+    NDArrayDType,
+    write_columnar,
+)
 from zarr_ndarray_dtype import _columns as columns
 from zarr_ndarray_dtype._columns import FillBlock, FillCell, check_columns, cut, gather
 from zarr_ndarray_dtype.blocks import FlatCells, cell_shapes, needs_shapes, offsets_of
@@ -76,6 +83,21 @@ def test_rows_form_rules() -> None:
     assert checked.offsets.tolist() == [0, 2, 6] and checked.shapes is None
 
 
+def test_integers_beyond_64_bits_are_out_of_range_on_every_write() -> None:
+    """zarr's object writes and write_columnar name the value, the dtype and the rule."""
+    array = zarr.create_array(store={}, shape=(2,), dtype=NDArrayDType("uint64", (None,)))
+    writes = (
+        lambda: array.__setitem__(0, [2**64]),
+        lambda: array.__setitem__(slice(None), [[1], [2**64]]),
+        lambda: write_columnar(array, [1, 2**64], [0, 1, 2]),
+        lambda: write_columnar(array, np.array([2**64], dtype=object), [0, 1], slice(0, 1)),
+    )
+    for write in writes:
+        with pytest.raises(CellTypeError, match=f"{2**64}, out of range .* of uint64"):
+            write()
+    assert sorted(array.store._store_dict) == ["zarr.json"]  # nothing written
+
+
 def test_shapes_form_rules() -> None:
     dtype = NDArrayDType(dtype="uint8", shape=(2, None))
     values = np.arange(4, dtype=np.uint8)
@@ -99,7 +121,7 @@ def test_shapes_form_rules() -> None:
     assert check_columns(values, [0, 2, 4], dtype, 2, shapes=good).shapes is None
     kept = check_columns(np.zeros(3, "f4"), [0, 3], F32_NN, 1, shapes=[[1, 3]]).shapes
     assert kept is not None and kept.tolist() == [[1, 3]]
-    with pytest.raises(ValueError, match=r"shapes= is needed for the pattern \[None, None\]"):
+    with pytest.raises(ValueError, match=r"shapes= is needed for the pattern \[null, null\]"):
         check_columns(np.zeros(3, "f4"), [0, 3], F32_NN, 1)
     with pytest.raises(ValueError, match="values must be flat"):
         check_columns(np.zeros((2, 2), np.uint8), [0, 2], dtype, 1)
@@ -233,7 +255,7 @@ def test_fill_cells_are_plain_in_the_values() -> None:
         (
             F32_2,
             [np.zeros((1, 2), np.float32), np.zeros((1, 3), np.float32)],
-            r"^cell 1 has shape \(1, 3\), which does not match pattern \(None, 2\)",
+            r"^cell 1 has shape \(1, 3\), which does not match pattern \[null, 2\]",
         ),
         (
             NDArrayDType(dtype="uint8", shape=(None,)),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import pickle
 
 import numpy as np
 import pytest
@@ -18,14 +19,15 @@ from zarr_ndarray_dtype import (
     ELEMENT_DTYPES,
     ElementDTypeError,
     FillValueError,
+    MetadataError,
     NDArrayDType,
     ShapePattern,
     ShapePatternError,
     unbox,
 )
 from zarr_ndarray_dtype import dtype as dtype_module
-from zarr_ndarray_dtype._compat import DataTypeValidationError
-from zarr_ndarray_dtype.dtype import decode_fill, encode_fill
+from zarr_ndarray_dtype._compat import ClaimedJSONError, DataTypeValidationError
+from zarr_ndarray_dtype.dtype import _FillCell, decode_fill, encode_fill, fill_scalar, frozen_cell
 
 
 def test_ndarray_is_a_deprecated_alias() -> None:
@@ -88,19 +90,48 @@ def test_json_round_trip_over_the_grammar(name: str, dims: tuple) -> None:
 
 
 def test_ndarray_json_breaking_a_rule_names_it() -> None:
-    """zarr asks every registered type and swallows only DataTypeValidationError: a document
-    that names ``ndarray`` gets the rule it breaks through ``from_json`` (what zarr calls), and
-    the DataTypeValidationError 0.2.0's callers expect through ``_from_json_v3``."""
-    doc = {"name": "ndarray", "configuration": {"dtype": "float32", "shape": [None, 2.5]}}
-    with pytest.raises(ShapePatternError, match=r"No Zarr data type found .* \(SPEC 1\.3/5\)"):
-        NDArrayDType.from_json(doc, zarr_format=3)
-    with pytest.raises(ShapePatternError, match=r"SPEC 1\.3/5"):
-        data_type_registry.match_json(doc, zarr_format=3)
+    """Every refusal is zarr's DataTypeValidationError (the ZDType contract) and ours, naming
+    the rule; zarr >= 3.4's registry passes a document that names ``ndarray`` on."""
+    doc = {"name": "ndarray", "configuration": {"dtype": "float32", "shape": [None, 1.0]}}
+    with pytest.raises(
+        ShapePatternError, match=r"No Zarr data type found .* \(SPEC 1\.3/5\)"
+    ) as info:
+        NDArrayDType.from_json(doc, zarr_format=3)  # type: ignore[arg-type]
+    assert isinstance(info.value, DataTypeValidationError)
+    assert pickle.loads(pickle.dumps(info.value)).args == info.value.args
     with pytest.raises(DataTypeValidationError, match=r"SPEC 1\.3/5"):
-        NDArrayDType._from_json_v3(doc)
+        NDArrayDType._from_json_v3(doc)  # type: ignore[arg-type]
+    for bad, error in (
+        (
+            {"name": "ndarray", "configuration": {"dtype": "float128", "shape": [None]}},
+            ElementDTypeError,
+        ),
+        ({"name": "ndarray", "configuration": {"dtype": "int8"}}, MetadataError),
+        ("ndarray", MetadataError),
+    ):
+        with pytest.raises(error) as info:
+            NDArrayDType.from_json(bad, zarr_format=3)  # type: ignore[arg-type]
+        assert isinstance(info.value, DataTypeValidationError)
     legacy = {"name": "vlen-ndarray", "configuration": {"dtype": "int8", "inner_shape": [2]}}
-    with pytest.raises(ValueError, match=r'"shape": \[null, 2\]\}\} \(SPEC 2\.6'):
+    with pytest.raises(DataTypeValidationError, match=r'"shape": \[null, 2\]\}\} \(SPEC 2\.6'):
         NDArrayDType.from_json(legacy, zarr_format=3)  # type: ignore[arg-type]
+
+
+def test_zarr_names_the_rule_a_document_claiming_ndarray_breaks(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """zarr's registry tries the next data type on a DataTypeValidationError; ours is of the
+    kind it passes on (zarr >= 3.4), so opening the array names the rule, not skips it."""
+    doc = {"name": "ndarray", "configuration": {"dtype": "float32", "shape": [None, 1.0]}}
+    zarr.create_array(tmp_path, shape=(2,), dtype=NDArrayDType("float32", (None, 1)))
+    meta = json.loads((tmp_path / "zarr.json").read_text())
+    (tmp_path / "zarr.json").write_text(json.dumps({**meta, "data_type": doc}))
+    if ClaimedJSONError is DataTypeValidationError:  # zarr < 3.4 skips it: its own words
+        with pytest.raises(ValueError, match="No Zarr data type found that matches"):
+            zarr.open_array(tmp_path, mode="r")
+        return
+    with pytest.raises(ShapePatternError, match=r"No Zarr data type found .* \(SPEC 1\.3/5\)"):
+        data_type_registry.match_json(doc, zarr_format=3)  # type: ignore[arg-type]
+    with pytest.raises(ShapePatternError, match=r"entry 1 is 1\.0 .* \(SPEC 1\.3/5\)"):
+        zarr.open_array(tmp_path, mode="r")
 
 
 @pytest.mark.parametrize(
@@ -226,6 +257,88 @@ def test_payload_to_cell(name: str) -> None:
         dt.payload_to_cell(raw[:-1])
 
 
+@pytest.mark.parametrize(
+    ("shape", "fill"),
+    [
+        ((None,), [np.nan]),
+        ((None,), np.array([np.nan], "f4")),
+        ((None,), [float("nan"), np.nan]),
+        ((None, 2), np.full((1, 2), np.nan)),
+        ((2, 2), [[np.nan, np.nan], [np.nan, 1.0]]),
+    ],
+)
+def test_nan_fills_create_the_array_without_warnings(shape: tuple, fill: object) -> None:
+    """numpy's all-NaN warnings are errors here (filterwarnings): none may be raised."""
+    array = zarr.create_array(
+        store={}, shape=(2,), dtype=NDArrayDType("float32", shape), fill_value=fill
+    )
+    assert np.array_equal(unbox(array.metadata.fill_value), np.asarray(fill, "f4"), equal_nan=True)
+    with pytest.raises(ValueError, match=r"shape \(\), which does not match pattern \[null\]"):
+        NDArrayDType("float32", (None,)).cast_scalar(float("nan"))  # a cell is an array
+
+
+def test_fill_cells_are_immutable_and_compare_whole() -> None:
+    cell = frozen_cell(np.arange(4, dtype="<i2").tobytes(), "<i2", (2, 2))
+    assert isinstance(cell, _FillCell)
+    with pytest.warns(DeprecationWarning, match="private"):
+        assert zarr_ndarray_dtype.VlenScalar is _FillCell
+    with pytest.raises(ValueError, match="read-only"):
+        cell[0, 0] = 9
+    with pytest.raises(ValueError, match="WRITEABLE"):
+        cell.flags.writeable = True
+    plain = np.arange(4, dtype="<i2").reshape(2, 2)
+    assert (cell == plain) is True
+    assert (plain == cell) is True  # reflected: the subclass's __eq__ wins
+    assert (cell != plain) is False
+    assert (cell == plain[:1]) is False
+    assert (cell == None) is False  # noqa: E711
+    assert hash(cell) == hash(frozen_cell(plain.tobytes(), "<i2", (2, 2)))
+    assert pickle.loads(pickle.dumps(cell)) == cell
+
+
+def test_box_is_one_scalar_for_numpy_and_cannot_be_rebound() -> None:
+    fill = fill_scalar(np.zeros((0, 2), "<f4"))
+    out = np.empty(3, dtype=object)
+    out[:] = fill
+    assert all(c is out[0] for c in out)  # one shared object ...
+    with pytest.raises(ValueError, match="read-only"):
+        out[0][...] = 1  # ... that nobody can change
+    with pytest.raises(ValueError, match="read-only"):
+        fill[()] = np.ones((1, 2), "<f4")
+    assert fill == np.zeros((0, 2), "<f4")
+    assert unbox(fill).shape == (0, 2)
+    assert unbox(np.array(fill, dtype=object)).shape == (0, 2)
+    assert unbox(5) == 5
+    assert pickle.loads(pickle.dumps(fill)) == fill
+
+
+def test_fill_equals_object_arrays_of_the_same_values() -> None:
+    """zarr hands scalar writes over as object arrays; an equal one must compare equal."""
+    empty = frozen_cell(b"", "<u1", (0, 4))
+    assert empty == np.empty((0, 4), dtype=object)
+    assert (empty == np.empty((1, 4), dtype=object)) is False
+    cell = frozen_cell(np.array([1, 2], "<i2").tobytes(), "<i2", (2,))
+    assert cell == np.array([1, 2], dtype=object)
+    assert (cell == np.array([1, 3], dtype=object)) is False
+    assert (cell == np.array(["a", "b"], dtype=object)) is False
+
+
+def test_nan_fill_compares_equal_to_itself() -> None:
+    cell = frozen_cell(np.array([np.nan], "<f8").tobytes(), "<f8", (1,))
+    assert cell == np.array([np.nan])
+
+
+def test_fill_equality_is_byte_equality() -> None:
+    """SPEC 1.5: the same shape and the same bytes (in the element dtype)."""
+    zero = frozen_cell(np.zeros(2, "<f4").tobytes(), "<f4", (2,))
+    assert (zero == np.array([-0.0, 0.0], "f4")) is False
+    assert zero == np.zeros(2, "f8")  # converted as a write would: the same bytes
+    nan = frozen_cell(np.array([np.nan], "<f4").tobytes(), "<f4", (1,))
+    assert (nan == np.array([0x7FC00001], "<u4").view("f4")) is False
+    assert (nan == np.array([np.nan], dtype=object)) is True
+    assert (zero == np.array([1e300, 0.0])) is False  # does not convert: not the fill
+
+
 # ------------------------------------------------------------------ fill value JSON (SPEC 1.5)
 
 
@@ -240,12 +353,12 @@ def test_encode_decode_round_trip_for_any_whole_rows(payload: bytes) -> None:
 @pytest.mark.parametrize(
     ("text", "fragment"),
     [
-        ("%%%", "not valid padded base64"),
-        ("AACAPw", "not valid padded base64"),  # padding missing
-        ("AACAP===", "not valid padded base64"),
-        ("AA CAPw==", "not valid padded base64"),
+        ("%%%", "not canonical padded base64"),
+        ("AACAPw", "not canonical padded base64"),  # padding missing
+        ("AACAP===", "not canonical padded base64"),
+        ("AA CAPw==", "not canonical padded base64"),
         ("AB==", "not canonical"),  # unused bits set
-        ("é", "not valid padded base64"),
+        ("é", "not canonical padded base64"),
         (5, "is a int"),
         (None, "is a NoneType"),
         (["AA=="], "is a list"),
@@ -259,7 +372,7 @@ def test_invalid_base64_is_refused(text: object, fragment: str) -> None:
 def test_lengths_must_fit_the_pattern() -> None:
     with pytest.raises(FillValueError, match="whole number"):
         decode_fill(encode_fill(b"\0" * 4), ShapePattern.parse((None, 2)), 4)
-    with pytest.raises(FillValueError, match="exactly 6"):
+    with pytest.raises(FillValueError, match="exactly 3"):
         decode_fill("", ShapePattern.parse((3,)), 2)
     assert decode_fill(encode_fill(b"\1" * 6), ShapePattern.parse((3,)), 2)[1] == (3,)
     assert decode_fill(encode_fill(b"\0" * 16), ShapePattern.parse((2, None)), 4)[1] == (2, 2)

@@ -20,7 +20,6 @@ from zarr_ndarray_dtype import (
     HookWarning,
     MetadataError,
     NDArrayDTypeError,
-    ShapePatternError,
     _hooks,
     register,
 )
@@ -174,9 +173,7 @@ def test_bad_metadata_names_its_rule_when_opened(tmp_path: Path) -> None:
         with pytest.raises(Exception) as info:
             zarr.open_array(tmp_path, mode="r")
         assert any(isinstance(e, error) and f"SPEC {rule}" in str(e) for e in _chain(info.value))
-    path.write_text(json.dumps(good).replace('"shape": [null]', '"shape": [2.0]'))
-    with pytest.raises(ShapePatternError, match=r"No Zarr data type found .* \(SPEC 1\.3/5\)"):
-        zarr.open_array(tmp_path, mode="r")
+    # A data type breaking a rule when opened: test_dtype (zarr's registry decides by release).
 
 
 def test_the_pipeline_hook_passes_other_arrays_on_unchanged() -> None:

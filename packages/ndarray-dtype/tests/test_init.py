@@ -50,7 +50,7 @@ def test_docstring_examples(module: str) -> None:
     ("name", "module", "attribute"),
     [
         ("NDArray", "zarr_ndarray_dtype.dtype", "NDArrayDType"),
-        ("VlenScalar", "zarr_ndarray_dtype.cells", "_FillCell"),
+        ("VlenScalar", "zarr_ndarray_dtype.dtype", "_FillCell"),
         ("readonly_cells", "zarr_ndarray_dtype._columns", "readonly_cells"),
         ("FixedCellBytesCodec", "zarr_ndarray_dtype.codecs", "FixedCellBytesCodec"),
     ],

@@ -137,3 +137,10 @@ def test_leading_variable_classification() -> None:
     assert not ShapePattern.parse((2, None)).is_leading_variable
     assert not ShapePattern.parse((None, None)).is_leading_variable
     assert not ShapePattern.parse((3,)).is_leading_variable
+
+
+def test_a_pattern_prints_as_its_json() -> None:
+    assert str(ShapePattern.parse((None,))) == "[null]"
+    assert str(ShapePattern.parse((None, 2))) == "[null, 2]"
+    assert ShapePattern.parse((None, None)).needs_shapes
+    assert not ShapePattern.parse((2, None)).needs_shapes

@@ -11,7 +11,7 @@ import zarr
 from _zrn_helpers import assert_cells_equal, object_array, random_cell, random_shape
 
 from zarr_ndarray_dtype import ELEMENT_DTYPES, CellError, NDArrayDType, unbox
-from zarr_ndarray_dtype.cells import _FillCell
+from zarr_ndarray_dtype.dtype import _FillCell
 from zarr_ragged_ndarray import RaggedNDArrayCodec
 
 F32_NN = NDArrayDType(dtype="float32", shape=(None, None))

@@ -35,7 +35,7 @@ def test_data_type_names_are_the_dtype_packages_objects(module: ModuleType) -> N
     # 0.2.0's names: no deprecation warning here (pytest turns warnings into errors)
     assert module.NDArray is zarr_ndarray_dtype.NDArrayDType
     assert module.NDArrayDType is zarr_ndarray_dtype.NDArrayDType
-    assert module.VlenScalar is zarr_ndarray_dtype.cells._FillCell
+    assert module.VlenScalar is zarr_ndarray_dtype.dtype._FillCell
     assert module.unbox is zarr_ndarray_dtype.unbox
     assert module.DTYPE_NAME == "ndarray"
 

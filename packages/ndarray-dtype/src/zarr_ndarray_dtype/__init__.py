@@ -1,7 +1,7 @@
 """The ``ndarray`` Zarr v3 data type: array elements that are typed N-dimensional arrays.
 
-Importing this package registers the data type with zarr-python (idempotently). zarr >= 3.4.1
-also finds it through the ``zarr.data_type`` entry point without the import.
+Importing this package registers the data type with zarr-python (idempotently); zarr >= 3.4.1
+also finds it through the ``zarr.data_type`` entry point.
 
 >>> from zarr_ndarray_dtype import NDArrayDType
 >>> NDArrayDType(dtype="float32", shape=(None, 2))
@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import warnings
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
 
-from zarr_ndarray_dtype import _hooks
+from zarr_ndarray_dtype import _hooks, errors
+from zarr_ndarray_dtype._columns import readonly_cells as _readonly_cells
 from zarr_ndarray_dtype.cells import unbox
+from zarr_ndarray_dtype.codecs import FixedCellBytesCodec as _FixedCellBytesCodec
 from zarr_ndarray_dtype.columnar import (
     Columnar,
     iter_columnar,
@@ -24,22 +25,8 @@ from zarr_ndarray_dtype.columnar import (
     write_aligned,
     write_columnar,
 )
-from zarr_ndarray_dtype.dtype import DTYPE_NAME, NDArrayDType
-from zarr_ndarray_dtype.errors import (
-    AlignmentError,
-    BlockAlignmentError,
-    CellError,
-    CellTypeError,
-    CodecMetadataError,
-    ElementDTypeError,
-    FillValueError,
-    FillValueTypeError,
-    HookWarning,
-    MetadataError,
-    NDArrayDTypeError,
-    ShapePatternError,
-    StoredChunkError,
-)
+from zarr_ndarray_dtype.dtype import DTYPE_NAME, NDArrayDType, _FillCell
+from zarr_ndarray_dtype.errors import *  # noqa: F403  (every exception: errors.__all__)
 from zarr_ndarray_dtype.pattern import ELEMENT_DTYPES, ShapePattern
 
 try:
@@ -51,20 +38,13 @@ __all__ = [
     "DTYPE_NAME", "ELEMENT_DTYPES", "NDArrayDType", "ShapePattern", "Columnar", "read_columnar",
     "write_columnar", "iter_columnar", "read_aligned", "write_aligned", "unbox", "register",
     "__version__",
-    "NDArrayDTypeError", "MetadataError", "ElementDTypeError", "ShapePatternError",
-    "FillValueError", "FillValueTypeError", "CellError", "CellTypeError", "StoredChunkError",
-    "BlockAlignmentError", "HookWarning", "CodecMetadataError", "AlignmentError",
 ]  # fmt: skip
+__all__ += errors.__all__
 
 
 def register() -> None:
-    """Register ``ndarray`` in zarr's data type registry and install the serializer hooks
-    (idempotent; never raises).
-
-    zarr >= 3.4.1 imports this package through the ``zarr.data_type`` entry point while resolving
-    ANY data type, so a surprise here (a zarr release without this registry API) warns and
-    steps aside rather than break every zarr user.
-    """
+    """Register ``ndarray`` with zarr and install the hooks (idempotent). zarr >= 3.4.1 imports
+    this package to resolve ANY data type: a failure warns, so plain zarr keeps working."""
     try:
         from zarr.dtype import data_type_registry
 
@@ -76,36 +56,22 @@ def register() -> None:
 
         warnings.warn(
             f"zarr-ndarray-dtype could not register the 'ndarray' data type with zarr "
-            f"{getattr(zarr, '__version__', '?')} ({type(exc).__name__}: {exc}); arrays of that "
-            "data type cannot be created or opened with this zarr release. Plain zarr is "
-            "unaffected; pip install -U zarr-ndarray-dtype for a release that supports it.",
-            HookWarning,
+            f"{getattr(zarr, '__version__', '?')} ({type(exc).__name__}: {exc}): arrays of that "
+            "data type cannot be created or opened; pip install -U zarr-ndarray-dtype.",
+            HookWarning,  # noqa: F405
             stacklevel=2,
         )
     _hooks.install()
 
 
-#: Names renamed or made private: where each is now, and what to use (one release, warning).
-_DEPRECATED = {
-    "NDArray": ("dtype", "NDArrayDType", "use NDArrayDType (the same class)"),
-    "VlenScalar": ("cells", "_FillCell", "the fill cell's class is private; reads give arrays"),
-    "readonly_cells": ("_columns", "readonly_cells", "slice read_columnar's values by offsets"),
-    "FixedCellBytesCodec": (
-        "codecs", "FixedCellBytesCodec", "pass zarr.codecs.BytesCodec(endian='little')",
-    ),
-}  # fmt: skip
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _DEPRECATED:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    module, attribute, instead = _DEPRECATED[name]
-    warnings.warn(
-        f"zarr_ndarray_dtype.{name} is deprecated: {instead}", DeprecationWarning, stacklevel=2
-    )
-    return getattr(importlib.import_module(f"{__name__}.{module}"), attribute)
-
+__getattr__ = errors.deprecated(
+    __name__,
+    {
+        "NDArray": (NDArrayDType, "use NDArrayDType (the same class)"),
+        "VlenScalar": (_FillCell, "the fill cell's class is private; reads give arrays"),
+        "readonly_cells": (_readonly_cells, "use Columnar.cells()"),
+        "FixedCellBytesCodec": (_FixedCellBytesCodec, "pass BytesCodec(endian='little')"),
+    },
+)
 
 register()

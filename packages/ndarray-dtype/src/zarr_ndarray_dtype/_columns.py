@@ -1,10 +1,6 @@
-"""Many cells at once (pure numpy and the data type's rules; no zarr): the check of input
-columns, the fill cell, cell objects gathered into columns and columns cut into cell objects.
-
-Both directions convert or check every cell at once. :func:`gather` makes one concatenation
-(per source dtype) and one conversion; :func:`cut` makes one read-only view per cell, taken from
-a strided window per distinct shape, so no per-cell reshape runs.
-"""
+"""Many cells at once (pure numpy): the checks of input columns and ``out`` buffers, the fill
+cell, cell objects gathered into columns (one concatenation and conversion per source dtype)
+and columns cut into read-only cell objects (one strided window per distinct shape)."""
 
 from __future__ import annotations
 
@@ -17,15 +13,8 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import numpy.typing as npt
 
-from zarr_ndarray_dtype.blocks import FlatCells, needs_shapes, offsets_of
-from zarr_ndarray_dtype.cells import (
-    bool_bytes_as_01,
-    cell_array,
-    convert,
-    equal_bytes,
-    mismatch,
-    unbox,
-)
+from zarr_ndarray_dtype.blocks import ColumnsBlock, FlatCells, offsets_of
+from zarr_ndarray_dtype.cells import bool_bytes_as_01, cell_array, convert, mismatch, numbers, unbox
 from zarr_ndarray_dtype.errors import CellError
 from zarr_ndarray_dtype.pattern import U32_MAX, ShapePattern
 
@@ -33,6 +22,8 @@ if TYPE_CHECKING:
     from zarr_ndarray_dtype.dtype import NDArrayDType
 
 __all__: list[str] = []
+Ints = npt.NDArray[np.int64]
+Namer = Callable[[int], str]  # names cell i in messages
 
 _ndim = attrgetter("ndim")
 _dtype = attrgetter("dtype")
@@ -45,16 +36,9 @@ _shape = attrgetter("shape")
 def check_columns(
     values: Any, offsets: Any, dtype: NDArrayDType, cells: int | None = None, *, shapes: Any = None
 ) -> FlatCells:
-    """Check input columns against ``dtype`` and return them as :class:`FlatCells`.
-
-    The rule of :class:`~zarr_ndarray_dtype.columnar.Columnar`: ``offsets`` (integers, one
-    more than the cells, from 0 to ``len(values)``, never decreasing) index the first axis of
-    ``values``, which is flat or, for ``[null, d1..dk]``, of shape ``(rows, d1, ..., dk)``.
-    ``shapes``, a ``(count, ndim)`` integer table (fixed extents as given, variable ones 0 ..
-    2**32 - 1), is needed only with two or more variable dimensions; given, it must agree with
-    the offsets. ``values`` convert to the element dtype without changing any value (bools
-    stored 0/1). Raises ValueError / TypeError naming the rule.
-    """
+    """Input columns checked against ``dtype`` (the rule of ``Columnar``): ``offsets`` index the
+    first axis of ``values`` (flat, or ``(rows, d1, ..., dk)`` for ``[null, d1..dk]``), the
+    ``shapes`` table agrees with them, and the values convert without changing any value."""
     pattern = dtype.pattern
     off = _integers(offsets, "offsets")
     if off.ndim != 1 or off.size == 0:
@@ -66,16 +50,12 @@ def check_columns(
             f"{cells + 1} entries for {cells} cells (cell i is values[offsets[i]:offsets[i + 1]]),"
             f" got {off.size}"
         )
-    off = off.astype(np.int64, copy=False)
     if int(off[0]) != 0:
         raise ValueError(f"offsets must start at 0, got {int(off[0])}")
     steps = np.diff(off)
     if steps.size and int(steps.min()) < 0:
-        bad = int(np.argmax(steps < 0))
-        raise ValueError(
-            f"offsets must never decrease, but offsets[{bad + 1}] = {int(off[bad + 1])} < "
-            f"offsets[{bad}] = {int(off[bad])}"
-        )
+        bad = int(np.argmax(steps < 0)) + 1
+        raise ValueError(f"offsets must never decrease, but offsets[{bad}] < offsets[{bad - 1}]")
     arr = _values(values, dtype)
     if int(off[-1]) != arr.shape[0]:
         raise ValueError(
@@ -83,106 +63,87 @@ def check_columns(
             f"{'items' if arr.ndim == 1 else 'rows'}: the last offset must equal len(values)"
         )
     unit = pattern.fixed_items if arr.ndim > 1 else 1  # items in one row of values
-    items = steps * unit if unit != 1 else steps
-    if shapes is not None:
-        table = _check_shapes(shapes, pattern, items, arr.size)
-    else:
-        table = None
+    items = steps * unit
+    table = None if shapes is None else _check_shapes(shapes, pattern, items, arr.size)
+    if table is None:
         _check_items(items, pattern)
 
     def owner(at: int) -> str:  # the value at item ``at`` of the flat values, for errors
-        row = at // unit
-        cell = int(np.searchsorted(off, row, side="right")) - 1
-        return f"values[{row}] (dtype {arr.dtype}), in cell {cell},"
+        cell = int(np.searchsorted(off, at // unit, side="right")) - 1
+        return f"values[{at // unit}] (dtype {arr.dtype}), in cell {cell},"
 
-    block = convert(arr.reshape(-1), dtype.item_dtype, owner)
-    if block.dtype.kind == "b":
-        block = bool_bytes_as_01(block)
-    return FlatCells(
-        block, off * unit if unit != 1 else off, table if needs_shapes(pattern) else None
-    )
+    return _flat(convert(arr.reshape(-1), dtype.item_dtype, owner), off * unit, table, pattern)
 
 
-def _integers(data: Any, name: str) -> np.ndarray:
+def _integers(data: Any, name: str) -> Ints:
     arr = np.asarray(data)
     if arr.dtype.kind not in "iu":
         raise TypeError(f"{name} must be an integer array, got dtype {arr.dtype}")
     if arr.dtype.kind == "u" and arr.size and int(np.max(arr)) > np.iinfo(np.int64).max:
         raise ValueError(f"{name} hold {int(np.max(arr))}, beyond the int64 range")
-    return arr
+    return arr.astype(np.int64, copy=False)
 
 
 def _values(values: Any, dtype: NDArrayDType) -> np.ndarray:
     """``values`` as an ndarray of one of the two layouts (flat, or rows of [null, d1..dk])."""
-    arr = np.asarray(values)
-    if arr.dtype == object:
-        raise TypeError(
-            "values must be a numeric (or bool) array, not an object array; for a list of "
-            "cells write array[...] = cells instead"
-        )
+    plain = isinstance(values, np.ndarray) and values.dtype != object
+    arr = values if plain else numbers(values, "values", dtype.item_dtype)
     pattern = dtype.pattern
     rows = pattern.dims[1:] if pattern.is_leading_variable else ()
     if arr.ndim == 1 or (arr.ndim > 1 and arr.shape[1:] == rows):
         return arr
     if rows:
         raise ValueError(
-            f"values of shape {arr.shape} do not fit the pattern {list(pattern.dims)}: pass "
-            f"rows of shape (total_rows, {', '.join(map(str, rows))}) with offsets counting "
-            "rows, or flat values with offsets counting items"
+            f"values of shape {arr.shape} do not fit the pattern {pattern}: pass rows of shape "
+            f"(total_rows, {', '.join(map(str, rows))}) with offsets counting rows, or flat "
+            "values with offsets counting items"
         )
     raise ValueError(
-        f"values must be flat (1-D) for the pattern {list(pattern.dims)}, got shape "
-        f"{arr.shape}: pass values.reshape(-1) with offsets counting items, and shapes="
+        f"values must be flat (1-D) for the pattern {pattern}, got shape {arr.shape}: pass "
+        "values.reshape(-1) with offsets counting items, and shapes="
     )
 
 
-def _check_items(items: npt.NDArray[np.int64], pattern: ShapePattern) -> None:
+def _check_items(items: Ints, pattern: ShapePattern) -> None:
     """Without a shape table, every cell's item count must give its shape."""
-    if needs_shapes(pattern):
+    if pattern.needs_shapes:
         raise ValueError(
-            f"shapes= is needed for the pattern {list(pattern.dims)}: with "
-            f"{len(pattern.variable_axes)} variable dimensions a cell's shape does not follow "
-            f"from its item count; pass shapes=, the (cells, {pattern.ndim}) table of every "
-            "cell's shape (e.g. col.shapes of a read_columnar)"
+            f"shapes= is needed for the pattern {pattern}: with {pattern.dims.count(None)} "
+            "variable dimensions a cell's shape does not follow from its item count; pass "
+            f"shapes=, the (cells, {pattern.ndim}) table of every cell's shape (e.g. col.shapes "
+            "of a read_columnar)"
         )
     fixed = pattern.fixed_items
     wrong = items != fixed if pattern.is_fixed else items % fixed != 0
     if items.size and wrong.any():
         bad = int(np.argmax(wrong))
-        rule = (
-            f"exactly {fixed} items (the shape {pattern.dims})"
-            if pattern.is_fixed
-            else f"a whole number of {fixed}-item parts"
-        )
+        rule = "exactly" if pattern.is_fixed else "a whole number of"
         raise ValueError(
-            f"cell {bad} has {int(items[bad])} items, but a cell of the pattern "
-            f"{list(pattern.dims)} holds {rule}: fix the offsets"
+            f"cell {bad} has {int(items[bad])} items, but a cell of the pattern {pattern} holds "
+            f"{rule} {fixed}-item parts: fix the offsets"
         )
 
 
-def _check_shapes(
-    shapes: Any, pattern: ShapePattern, items: npt.NDArray[np.int64], total: int
-) -> npt.NDArray[np.int64]:
+def _check_shapes(shapes: Any, pattern: ShapePattern, items: Ints, total: int) -> Ints:
     """The shape table, checked: one row per cell, each the cell's item count."""
     count = items.size
     tab = _integers(shapes, "shapes")
     if tab.ndim != 2 or tab.shape[1] != pattern.ndim:
         raise ValueError(
             f"shapes must be a (cells, {pattern.ndim}) table (one full shape per cell for the "
-            f"pattern {pattern.to_json()}), got shape {tab.shape}"
+            f"pattern {pattern}), got shape {tab.shape}"
         )
     if tab.shape[0] != count:
         raise ValueError(f"shapes describes {tab.shape[0]} cells, but offsets {count}")
-    if count and (int(np.min(tab)) < 0 or int(np.max(tab)) > U32_MAX):
-        bad = int(np.argmax(((tab < 0) | (tab > U32_MAX)).any(axis=1)))
+    outside = (tab < 0) | (tab > U32_MAX)
+    if count and outside.any():
+        bad = int(np.argmax(outside.any(axis=1)))
         raise ValueError(
             f"shapes[{bad}] = {tab[bad].tolist()}: extents must be 0 .. {U32_MAX} (they are "
             "stored as u32le)"
         )
-    tab = tab.astype(np.int64, copy=False)
     check_fixed(tab, pattern, "the cell of shapes[{}]".format)
-    # Item counts in float: a product of huge extents must not wrap around.
-    held = np.prod(tab.astype(np.float64), axis=1)
+    held = np.prod(tab.astype(np.float64), axis=1)  # in float: huge products must not wrap
     wrong = held != items
     if count and wrong.any():
         bad = int(np.argmax(wrong))
@@ -194,26 +155,21 @@ def _check_shapes(
     return tab
 
 
-def check_fixed(
-    shapes: npt.NDArray[np.int64], pattern: ShapePattern, name: Callable[[int], str]
-) -> None:
+def check_fixed(shapes: Ints, pattern: ShapePattern, name: Namer) -> None:
     """Every cell's fixed extents equal the pattern's (one vectorized comparison)."""
-    fixed = [(axis, d) for axis, d in enumerate(pattern.dims) if d is not None]
-    if not fixed or not shapes.size:
+    axes = [axis for axis, d in enumerate(pattern.dims) if d is not None]
+    if not axes or not shapes.size:
         return
-    want = np.array([d for _, d in fixed], dtype=np.int64)
-    wrong = (shapes[:, [axis for axis, _ in fixed]] != want).any(axis=1)
+    wrong = (shapes[:, axes] != [pattern.dims[axis] for axis in axes]).any(axis=1)
     if wrong.any():
         bad = int(np.argmax(wrong))
         raise CellError(mismatch(name(bad), tuple(shapes[bad].tolist()), pattern))
 
 
-def check_out(
-    out: Any, dtype: NDArrayDType, count: int
-) -> tuple[np.ndarray, npt.NDArray[np.int64]]:
-    """The buffers a read fills (``read_columnar(..., out=(values, offsets))``, numpy's ``out=``
-    convention): ``values`` of the element dtype, viewed flat, with room for the items;
-    ``offsets`` int64 of ``count + 1`` entries; both C-contiguous, writeable, apart."""
+def check_out(out: Any, dtype: NDArrayDType, count: int) -> tuple[np.ndarray, Ints]:
+    """The buffers a read fills (``out=(values, offsets)``, numpy's ``out=`` convention):
+    ``values`` of the element dtype, viewed flat; ``offsets`` int64 of ``count + 1`` entries;
+    both C-contiguous, writeable and apart."""
     try:
         values, offsets = out
     except (TypeError, ValueError):
@@ -222,30 +178,17 @@ def check_out(
             "pass the arrays of an earlier read, or new ones from np.empty"
         ) from None
     checked = []
-    for name, buffer, want in (
-        ("values", values, dtype.item_dtype),
-        ("offsets", offsets, np.dtype(np.int64)),
-    ):
-        if not isinstance(buffer, np.ndarray):
+    for name, buffer, want in (("values", values, dtype.item_dtype), ("offsets", offsets, None)):
+        want = np.dtype(np.int64) if want is None else want
+        if not isinstance(buffer, np.ndarray) or buffer.dtype != want:
+            got = f"is no numpy array, got {type(buffer).__name__}"
+            got = f"has dtype {buffer.dtype}" if isinstance(buffer, np.ndarray) else got
             raise TypeError(
-                f"out's {name} must be a numpy array, got {type(buffer).__name__}: allocate it "
-                f"with np.empty(..., dtype={want.str!r})"
+                f"out's {name} {got}: allocate it with np.empty(..., dtype={want.str!r})"
             )
-        if buffer.dtype != want:
-            raise TypeError(
-                f"out's {name} has dtype {buffer.dtype}, but this read fills {want}: allocate it "
-                f"with dtype={want.str!r}"
-            )
-        if not buffer.flags.c_contiguous:
-            raise ValueError(
-                f"out's {name} is not C-contiguous (a strided view?); the read writes it as one "
-                "block: pass a contiguous array (np.empty, or np.ascontiguousarray of it)"
-            )
-        if not buffer.flags.writeable:
-            raise ValueError(
-                f"out's {name} is read-only; the read writes it in place: pass a writeable array "
-                "(one you allocated, or a copy)"
-            )
+        if not (buffer.flags.c_contiguous and buffer.flags.writeable):
+            problem = "is not C-contiguous" if buffer.flags.writeable else "is read-only"
+            raise ValueError(f"out's {name} {problem}: the read writes it in place, as one block")
         # a subclass (np.memmap, ...) as a plain array of the same memory
         checked.append(buffer if type(buffer) is np.ndarray else buffer.view(np.ndarray))
     values, offsets = checked
@@ -262,12 +205,19 @@ def check_out(
 # ------------------------------------------------------------------------------- fill cell
 
 
-class FillCell:
-    """The fill cell of an array: its items and shape, and which cells equal it.
+def equal_bytes(values: np.ndarray, starts: Ints, cell: np.ndarray) -> npt.NDArray[np.bool_]:
+    """Which runs of ``cell.size`` items of the flat ``values`` from ``starts`` hold ``cell``'s
+    bytes (SPEC 1.5: NaN equals only the same NaN, -0.0 is not 0.0), compared as words."""
+    word = np.dtype(f"u{min(cell.itemsize, 8)}")
+    per = cell.itemsize // word.itemsize
+    want = np.ascontiguousarray(cell).reshape(-1).view(word)
+    words = np.ascontiguousarray(values).reshape(-1).view(word)
+    return (words[(starts * per)[:, None] + np.arange(want.size)] == want).all(axis=1)
 
-    Equality is that of SPEC 1.5 (which elements equal the fill, so a chunk of them may be left
-    unwritten): the same shape and the same bytes, as the fill value object's own ``==``.
-    """
+
+class FillCell:
+    """The fill cell of an array: its items and shape, and which cells equal it (SPEC 1.5: the
+    same shape and the same bytes, so a chunk of them may be left unwritten)."""
 
     def __init__(self, dtype: NDArrayDType, fill_value: Any) -> None:
         cell = unbox(fill_value)
@@ -279,43 +229,31 @@ class FillCell:
     def cells(self, count: int, with_shapes: bool) -> FlatCells:
         """``count`` fill cells."""
         shapes = np.tile(np.array(self.shape, np.int64), (count, 1)) if with_shapes else None
-        sizes = np.full(count, self.size, dtype=np.int64)
-        return FlatCells(np.tile(self.items, count), offsets_of(sizes), shapes)
+        offsets = np.arange(count + 1, dtype=np.int64) * self.size
+        return FlatCells(np.tile(self.items, count), offsets, shapes)
 
     def matches(self, cells: FlatCells) -> npt.NDArray[np.bool_]:
-        """Which of ``cells`` equal the fill cell (the same shape, the same bytes)."""
-        sizes = cells.sizes
-        same = sizes == self.size
+        """Which of ``cells`` equal the fill cell."""
+        same = cells.sizes == self.size
         if cells.shapes is not None:
             same &= (cells.shapes == np.array(self.shape, np.int64)).all(axis=1)
-        if not self.size or not same.any():
-            return same
-        at = np.flatnonzero(same)
-        same[at] = equal_bytes(cells.values, cells.offsets[at], self.items)
+        if self.size and same.any():
+            at = np.flatnonzero(same)
+            same[at] = equal_bytes(cells.values, cells.offsets[at], self.items)
         return same
 
 
-class FillBlock:
+class FillBlock(ColumnsBlock):
     """The fill cell as a block of one cell (cell 0), copied to every place asked."""
 
     def __init__(self, fill: FillCell, with_shapes: bool) -> None:
-        self.fill = fill
-        self.sizes = np.array([fill.size], dtype=np.int64)
-        self.shapes = np.array([fill.shape], dtype=np.int64) if with_shapes else None
+        super().__init__(fill.cells(1, with_shapes))
 
-    def copy(
-        self, cells: npt.NDArray[np.intp] | slice, out: npt.NDArray[np.uint8], dst: Any
-    ) -> None:
-        assert not isinstance(cells, slice), "the fill block has one cell: copy it by index"
-        items = self.fill.items
-        if not items.size or not cells.size:
-            return
-        raw = items.view(np.uint8)
-        at = dst[:, None] + np.arange(raw.size)
-        out[at] = raw
-
-    def cells(self) -> FlatCells:
-        return self.fill.cells(1, self.shapes is not None)
+    def copy(self, cells: npt.NDArray[np.intp] | slice, out: Any, dst: Any) -> None:
+        if isinstance(cells, slice) or not self._raw.size:
+            super().copy(cells, out, dst)
+        else:  # one store of the cell's bytes at every place
+            out[dst[:, None] + np.arange(self._raw.size)] = self._raw
 
 
 # ------------------------------------------------------------------------ objects -> columns
@@ -325,88 +263,69 @@ def gather(
     cells: list[Any],
     dtype: NDArrayDType,
     fill: FillCell | None = None,
-    name: Callable[[int], str] = "cell {}".format,
+    name: Namer = "cell {}".format,
 ) -> FlatCells:
-    """Cell objects (in order) as :class:`FlatCells`; ``None`` stands for ``fill`` (else empty).
-
-    Every cell an ndarray of exactly the element dtype is one ``np.concatenate``; otherwise the
-    cells are made arrays one by one (lists, 0-d wrappers) but converted to the element dtype
-    at once, one concatenation per source dtype, by the one conversion rule. ``name(i)`` names
-    cell ``i`` in errors (a shape that does not match, a value the conversion would change).
-    The cells are never modified.
-    """
-    found = _exact(cells, dtype)
-    if found is None:
-        return _converted(cells, dtype, fill, name)
-    values, sizes, shapes = found
-    if shapes is not None:
-        check_fixed(shapes, dtype.pattern, name)
-    if values.dtype.kind == "b":
-        values = bool_bytes_as_01(values)
-    return FlatCells(values, offsets_of(sizes), shapes if needs_shapes(dtype.pattern) else None)
+    """Cell objects (never modified) as :class:`FlatCells`, ``None`` standing for ``fill``:
+    exact ndarrays as one ``np.concatenate``, others made arrays and converted at once, one
+    concatenation per source dtype; ``name(i)`` names cell ``i`` in errors."""
+    pattern, item = dtype.pattern, dtype.item_dtype
+    values = _exact(cells, pattern, item)
+    if values is not None:
+        sizes, shapes = _sizes(cells, pattern, name)
+        if int(sizes.sum()) == values.size:  # else objects whose len() or shape lies
+            return _flat(values, offsets_of(sizes), shapes, pattern)
+    return _converted(cells, dtype, fill, name)
 
 
-def _exact(
-    cells: list[Any], dtype: NDArrayDType
-) -> tuple[np.ndarray, npt.NDArray[np.int64], npt.NDArray[np.int64] | None] | None:
-    """``(values, sizes, shapes)`` when every cell is an array of exactly the element dtype and
-    the pattern's rank (shapes None for ``[null, d1..dk]``, whose concatenation checks them)."""
-    item, pattern = dtype.item_dtype, dtype.pattern
-    count, ndim = len(cells), pattern.ndim
-    if not count:
-        return np.empty(0, dtype=item), np.zeros(0, np.int64), np.zeros((0, ndim), np.int64)
-    if pattern.is_leading_variable:
-        try:
-            block = np.concatenate(cells, axis=0, dtype=item, casting="no")
-        except (ValueError, TypeError):
-            return None
-        block = np.asarray(block)  # a fill cell (ndarray subclass) must not make values one
-        rows = np.fromiter(map(len, cells), dtype=np.int64, count=count)
-        if block.shape[1:] != pattern.dims[1:] or int(rows.sum()) != block.shape[0]:
-            return None  # other trailing extents, or objects whose len() lies
-        return block.reshape(-1), rows * pattern.fixed_items, None
+def _exact(cells: list[Any], pattern: ShapePattern, item: np.dtype[Any]) -> np.ndarray | None:
+    """The values (a plain array, even from fill cells) of ``cells`` when all are ndarrays of
+    exactly the element dtype and the pattern's rank (one concatenation, which checks the
+    trailing extents of [null, d1..dk])."""
     try:
-        ranks = np.fromiter(map(_ndim, cells), dtype=np.int64, count=count)
-        if int(np.min(ranks)) != ndim or int(np.max(ranks)) != ndim:
+        if pattern.is_leading_variable:
+            block = np.concatenate(cells, axis=0, dtype=item, casting="no")
+            return np.asarray(block).reshape(-1) if block.shape[1:] == pattern.dims[1:] else None
+        ranks = np.fromiter(map(_ndim, cells), dtype=np.int64, count=len(cells))
+        if int(np.min(ranks)) != pattern.ndim or int(np.max(ranks)) != pattern.ndim:
             return None
-        values = np.concatenate(cells, axis=None, dtype=item, casting="no")
+        return np.asarray(np.concatenate(cells, axis=None, dtype=item, casting="no"))
     except (AttributeError, ValueError, TypeError):
         return None
-    shapes = _shape_table(cells, ndim)
-    sizes = np.prod(shapes, axis=1) if ndim else np.ones(count, np.int64)
-    values = np.asarray(values)
-    if int(sizes.sum()) != values.size:  # objects whose shape lies
-        return None
-    return values, sizes, shapes
 
 
-def _shape_table(arrays: list[Any], ndim: int) -> npt.NDArray[np.int64]:
-    flat = np.fromiter(chain.from_iterable(map(_shape, arrays)), np.int64, len(arrays) * ndim)
-    return flat.reshape(len(arrays), ndim)
+def _sizes(arrays: list[Any], pattern: ShapePattern, name: Namer) -> tuple[Ints, Ints | None]:
+    """The item counts of arrays of the pattern's rank, and their shape table, checked (none
+    for [null, d1..dk], whose concatenation checks the trailing extents)."""
+    if pattern.is_leading_variable:
+        return np.fromiter(map(len, arrays), np.int64, len(arrays)) * pattern.fixed_items, None
+    shapes = _shapes(arrays, pattern, name)
+    return np.prod(shapes, axis=1), shapes
+
+
+def _shapes(arrays: list[Any], pattern: ShapePattern, name: Namer) -> Ints:
+    count, ndim = len(arrays), pattern.ndim
+    shapes = np.fromiter(chain.from_iterable(map(_shape, arrays)), np.int64, count * ndim)
+    check_fixed(shapes.reshape(count, ndim), pattern, name)
+    return shapes.reshape(count, ndim)
 
 
 def _converted(
-    cells: list[Any], dtype: NDArrayDType, fill: FillCell | None, name: Callable[[int], str]
+    cells: list[Any], dtype: NDArrayDType, fill: FillCell | None, name: Namer
 ) -> FlatCells:
     """The cells, any of them not exact: arrays first, then shapes, then values, all checked."""
     pattern, item = dtype.pattern, dtype.item_dtype
-    ndim = pattern.ndim
     arrays = list(cells)
     for i, cell in enumerate(cells):
-        if type(cell) is not np.ndarray or cell.ndim != ndim or cell.dtype.hasobject:
-            arrays[i] = _array(cell, i, dtype, fill, name)
-    ranks = np.fromiter(map(_ndim, arrays), dtype=np.int64, count=len(arrays))
-    wrong = ranks != ndim
+        if type(cell) is not np.ndarray or cell.ndim != pattern.ndim or cell.dtype.hasobject:
+            if fill is not None and unbox(cell) is None:
+                arrays[i] = fill.items.reshape(fill.shape)
+            else:
+                arrays[i] = cell_array(cell, pattern, item, name(i))
+    wrong = np.fromiter(map(_ndim, arrays), dtype=np.int64, count=len(arrays)) != pattern.ndim
     if wrong.any():
         bad = int(np.argmax(wrong))
         raise CellError(mismatch(name(bad), arrays[bad].shape, pattern))
-    shapes = None
-    if pattern.is_leading_variable:  # the concatenation checks the trailing extents
-        sizes = np.fromiter(map(len, arrays), np.int64, len(arrays)) * pattern.fixed_items
-    else:
-        shapes = _shape_table(arrays, ndim)
-        check_fixed(shapes, pattern, name)
-        sizes = np.prod(shapes, axis=1) if ndim else np.ones(len(arrays), np.int64)
+    sizes, shapes = _sizes(arrays, pattern, name)
     offsets = offsets_of(sizes)
     sources = list(map(_dtype, arrays))
     kinds = set(sources)
@@ -422,51 +341,37 @@ def _converted(
 
         converted = convert(_joined(part, pattern, name), item, owner)
         if members is None:
-            return _cells(converted, offsets, shapes, pattern)
+            return _flat(converted, offsets, shapes, pattern)
     with np.errstate(all="ignore"):  # every value was checked: this cast changes none
         values = _joined(arrays, pattern, name, item)
-    return _cells(values, offsets, shapes, pattern)
+    return _flat(values, offsets, shapes, pattern)
 
 
 def _joined(
-    arrays: list[np.ndarray],
-    pattern: ShapePattern,
-    name: Callable[[int], str],
-    dtype: np.dtype[Any] | None = None,
+    arrays: list[np.ndarray], pattern: ShapePattern, name: Namer, dtype: Any = None
 ) -> np.ndarray:
     """The arrays' items back to back (cast to ``dtype``); for ``[null, d1..dk]`` one
     concatenation along rows, whose trailing extents must be the pattern's."""
+    if not arrays:  # no cells
+        return np.empty(0, dtype)
     if not pattern.is_leading_variable:
         return np.concatenate(arrays, axis=None, dtype=dtype, casting="unsafe")
     try:
         block = np.concatenate(arrays, axis=0, dtype=dtype, casting="unsafe")
     except ValueError:
-        check_fixed(_shape_table(arrays, pattern.ndim), pattern, name)  # names the odd cell
+        _shapes(arrays, pattern, name)  # names the odd cell
         raise
     if block.shape[1:] != pattern.dims[1:]:  # every cell alike, all wrong
-        check_fixed(_shape_table(arrays, pattern.ndim), pattern, name)
+        _shapes(arrays, pattern, name)
     return block.reshape(-1)
 
 
-def _cells(
-    values: np.ndarray,
-    offsets: npt.NDArray[np.int64],
-    shapes: npt.NDArray[np.int64] | None,
-    pattern: ShapePattern,
+def _flat(
+    values: np.ndarray, offsets: Ints, shapes: Ints | None, pattern: ShapePattern
 ) -> FlatCells:
-    if values.dtype.kind == "b":
-        values = bool_bytes_as_01(values)
-    return FlatCells(values, offsets, shapes if needs_shapes(pattern) else None)
-
-
-def _array(
-    cell: Any, i: int, dtype: NDArrayDType, fill: FillCell | None, name: Callable[[int], str]
-) -> np.ndarray:
-    """One cell that is not a plain ndarray of the pattern's rank, as an array of its own
-    dtype (``None``: the fill cell, or the empty one)."""
-    if fill is not None and unbox(cell) is None:
-        return fill.items.reshape(fill.shape)
-    return cell_array(cell, dtype.pattern, dtype.item_dtype, name(i))
+    """Checked columns as :class:`FlatCells`: bools stored 0/1, a shape table only if needed."""
+    values = bool_bytes_as_01(values) if values.dtype.kind == "b" else values
+    return FlatCells(values, offsets, shapes if pattern.needs_shapes else None)
 
 
 # ------------------------------------------------------------------------ columns -> objects
@@ -479,45 +384,26 @@ _PER_WINDOW = 8
 
 
 def cut(
-    values: np.ndarray,
-    offsets: npt.NDArray[np.int64],
-    shapes: npt.NDArray[np.int64] | None,
-    pattern: ShapePattern,
+    values: np.ndarray, offsets: Ints, shapes: Ints | None, pattern: ShapePattern
 ) -> np.ndarray:
     """1-D object array of read-only views: cell ``i`` is ``values[offsets[i]:offsets[i + 1]]``
-    (flat values, item offsets) in its shape (``shapes[i]``, or the one its size gives).
-
-    ``values`` is made read-only, once for every view. A cell is ``window[offset]`` of a strided
-    window over the values, one window per distinct shape; where windows do not pay (few cells,
-    many shapes), cells are sliced one by one.
-    """
+    (flat values, item offsets) in its shape (``shapes[i]``, or the one its size gives), taken
+    as ``window[offset]`` of a strided window per distinct shape where windows pay."""
     values.flags.writeable = False  # the caller's array, and so every view of it
     values = values.reshape(-1)
     values.flags.writeable = False  # a copy, when the values were not contiguous
     count = offsets.size - 1
-    if count >= _WINDOWS_FROM:
-        cells = _windowed(values, offsets, shapes, pattern)
-        if cells is not None:
-            return cells
-    if pattern.is_leading_variable:  # rows of the values: no reshape per cell
-        rows = (offsets // pattern.fixed_items).tolist()
-        block = values.reshape(-1, *pattern.dims[1:])
-        pieces = [block[a:b] for a, b in pairwise(rows)]
-    else:
-        if shapes is None:
-            shapes = pattern.shapes_for_items(np.diff(offsets))
-        bounds, table = offsets.tolist(), shapes.tolist()
-        pieces = [
-            values[a:b].reshape(s) for a, b, s in zip(bounds[:-1], bounds[1:], table, strict=True)
-        ]
+    cells = _windowed(values, offsets, shapes, pattern) if count >= _WINDOWS_FROM else None
+    if cells is not None:
+        return cells
+    table = (pattern.shapes_for_items(np.diff(offsets)) if shapes is None else shapes).tolist()
+    bounds = offsets.tolist()
+    pieces = (values[a:b].reshape(s) for (a, b), s in zip(pairwise(bounds), table, strict=True))
     return np.fromiter(pieces, dtype=object, count=count)
 
 
 def _windowed(
-    values: np.ndarray,
-    offsets: npt.NDArray[np.int64],
-    shapes: npt.NDArray[np.int64] | None,
-    pattern: ShapePattern,
+    values: np.ndarray, offsets: Ints, shapes: Ints | None, pattern: ShapePattern
 ) -> np.ndarray | None:
     """The cells taken from one window per distinct shape; None when windows do not pay or
     numpy cannot make one (its size would pass numpy's limit)."""
@@ -527,13 +413,11 @@ def _windowed(
     if kinds is None or count < _PER_WINDOW * len(kinds[1]):
         return None
     slots, rows, ids = kinds
+    if shapes is None:
+        rows = pattern.shapes_for_items(rows[:, 0])
     windows = np.empty(int(np.max(ids)) + 1, dtype=object)  # slots of absent shapes stay None
     try:
-        for slot, shape in zip(
-            slots.tolist(),
-            (rows if shapes is not None else pattern.shapes_for_items(rows[:, 0])).tolist(),
-            strict=True,
-        ):
+        for slot, shape in zip(slots.tolist(), rows.tolist(), strict=True):
             windows[slot] = _window(values, shape)
     except ValueError:
         return None
@@ -541,9 +425,7 @@ def _windowed(
     return np.fromiter(picked, dtype=object, count=count)
 
 
-def _distinct(
-    shapes: npt.NDArray[np.int64],
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]] | None:
+def _distinct(shapes: Ints) -> tuple[Ints, Ints, Ints] | None:
     """``(slots, rows, ids)``: ``rows`` the distinct rows of ``shapes``; row ``i`` of
     ``shapes`` is ``rows[k]`` where ``slots[k] == ids[i]``. None when the rows do not pack
     into one int64 key (huge extents)."""
@@ -565,22 +447,19 @@ def _distinct(
         slots, ids = np.arange(keys.size), ids.reshape(-1)
     rows = np.empty((keys.size, len(columns)), dtype=np.int64)
     for c in range(len(columns) - 1, -1, -1):
-        keys, digit = np.divmod(keys, radix[c])
-        rows[:, c] = digit + low[c]
+        keys, rows[:, c] = np.divmod(keys, radix[c])
+        rows[:, c] += low[c]
     return slots, rows, ids
 
 
 def _window(values: np.ndarray, shape: list[int]) -> np.ndarray:
     """A read-only view whose ``window[k]`` is the C-order cell of ``shape`` at item ``k``."""
-    item = values.itemsize
-    strides = [item] * len(shape)
-    for axis in range(len(shape) - 2, -1, -1):
-        strides[axis] = strides[axis + 1] * shape[axis + 1]
+    strides = [values.itemsize * math.prod(shape[axis + 1 :]) for axis in range(len(shape))]
     rows = values.size - math.prod(shape) + 1
-    return np.ndarray((rows, *shape), values.dtype, values, 0, (item, *strides))
+    return np.ndarray((rows, *shape), values.dtype, values, 0, (values.itemsize, *strides))
 
 
-def readonly_cells(block: np.ndarray, offsets: npt.NDArray[np.int64]) -> np.ndarray:
+def readonly_cells(block: np.ndarray, offsets: Ints) -> np.ndarray:
     """Object array of read-only views ``block[offsets[i]:offsets[i + 1]]`` of the rows of
     ``block``, shaped ``(total, d1, ..., dk)`` (deprecated: use ``Columnar.cells()``)."""
     shapes = np.empty((offsets.size - 1, block.ndim), dtype=np.int64)

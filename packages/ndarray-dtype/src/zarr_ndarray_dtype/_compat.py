@@ -16,8 +16,13 @@ try:  # zarr >= 3.3.0 moved the error here; the old path still works but warns t
     from zarr.errors import DataTypeValidationError
 except ImportError:  # zarr 3.1.x and 3.2.x
     from zarr.core.dtype.common import DataTypeValidationError  # type: ignore[no-redef]
+try:  # zarr >= 3.4: the JSON is this data type's, so its registry re-raises, not tries others
+    from zarr.core.dtype.registry import _NestedDataTypeValidationError as ClaimedJSONError
+except ImportError:  # zarr < 3.4 tries the next data type on any DataTypeValidationError
+    ClaimedJSONError = DataTypeValidationError  # type: ignore[assignment,misc]
 
 __all__ = [
+    "ClaimedJSONError",
     "DataTypeValidationError",
     "array_config",
     "array_module",

@@ -26,7 +26,6 @@ from zarr_ndarray_dtype import _compat, _engine
 from zarr_ndarray_dtype._columns import FillCell, cut, gather
 from zarr_ndarray_dtype._grid import Box
 from zarr_ndarray_dtype._store import Layout
-from zarr_ndarray_dtype.cells import _FillCell, frozen_cell
 from zarr_ndarray_dtype.codecs import (
     BYTES,
     VLEN,
@@ -35,7 +34,7 @@ from zarr_ndarray_dtype.codecs import (
     check_codecs,
     serializer_name,
 )
-from zarr_ndarray_dtype.dtype import NDArrayDType
+from zarr_ndarray_dtype.dtype import NDArrayDType, _FillCell, frozen_cell
 from zarr_ndarray_dtype.errors import CellError, HookWarning, NDArrayDTypeError
 
 __all__ = ["TARGETS", "install", "installed", "serializer_for"]

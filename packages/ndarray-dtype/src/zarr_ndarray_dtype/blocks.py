@@ -1,134 +1,101 @@
-"""What a codec of the ``ndarray`` data type gives the columnar engine (pure numpy).
-
-A :class:`BlockCodec` turns the bytes of a chunk (after the bytes -> bytes codecs) into a
-:class:`Block`, and :class:`FlatCells` into bytes. A block knows the size (and, for patterns with
-several variable dimensions, the shape) of each of its cells and copies any of them anywhere, so
-cells move between chunks and columns without a Python object per cell.
-"""
+"""What a codec of the ``ndarray`` data type gives the columnar engine (pure numpy): a
+:class:`BlockCodec` turns chunk bytes into a :class:`Block`, whose cells it copies anywhere with
+no Python object per cell, and :class:`FlatCells` into chunk bytes."""
 
 from __future__ import annotations
 
 import functools
 import operator
-import warnings
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from zarr_ndarray_dtype.cells import check_bool_bytes
+from zarr_ndarray_dtype.errors import deprecated
 from zarr_ndarray_dtype.pattern import ShapePattern
 
 if TYPE_CHECKING:
     from zarr_ndarray_dtype.dtype import NDArrayDType
 
-# copy_segments and ranges are the engine's helpers (importable, not listed).
+Ints = npt.NDArray[np.int64]
+Bytes = npt.NDArray[np.uint8]
+
+# copy_segments is the engine's (importable, not listed).
 __all__ = [
-    "Block",
-    "BlockCodec",
-    "ColumnsBlock",
-    "FlatCells",
-    "cell_shapes",
-    "check_bool_bytes",
-    "needs_shapes",
-    "offsets_of",
-]
+    "Block", "BlockCodec", "ColumnsBlock", "FlatCells", "cell_shapes", "check_bool_bytes",
+    "needs_shapes", "offsets_of",
+]  # fmt: skip
+
+# Runs at most this many, or of this many bytes on average, are copied by slices.
+_SLICE_RUNS = 64
+_SLICE_RUN_BYTES = 512
 
 
-def offsets_of(sizes: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+def offsets_of(sizes: Ints) -> Ints:
     """``[0, sizes[0], sizes[0] + sizes[1], ...]`` (int64, one entry more than ``sizes``)."""
     offsets = np.zeros(sizes.size + 1, dtype=np.int64)
     np.cumsum(sizes, out=offsets[1:])
     return offsets
 
 
-# Runs at most this many, or of this many bytes on average, are copied by slices.
-_SLICE_RUNS = 64
-_SLICE_RUN_BYTES = 512
-# The widest word a gather moves at once, when every start and length is a multiple of it.
-_WORDS = {8: np.uint64, 4: np.uint32, 2: np.uint16, 1: np.uint8}
-
-
-def ranges(
-    lengths: npt.NDArray[np.int64], *starts: npt.NDArray[np.int64]
-) -> tuple[npt.NDArray[np.int64], ...]:
-    """For each array of run starts, every index of every run, the runs' ``lengths`` shared:
-    ``concatenate([arange(s, s + n) for s, n in zip(starts, lengths)])``, vectorized."""
-    step = np.arange(int(lengths.sum()), dtype=np.int64)
-    step -= np.repeat(offsets_of(lengths)[:-1], lengths)
-    return tuple(np.repeat(first, lengths) + step for first in starts)
-
-
-def copy_segments(
-    src: npt.NDArray[np.uint8],
-    starts: npt.NDArray[np.int64],
-    nbytes: npt.NDArray[np.int64],
-    out: npt.NDArray[np.uint8],
-    dst: npt.NDArray[np.int64],
-) -> None:
-    """``out[dst[i]:dst[i] + nbytes[i]] = src[starts[i]:starts[i] + nbytes[i]]`` for every i,
-    between flat uint8 arrays; the segments must lie inside them."""
+def copy_segments(src: Bytes, starts: Ints, nbytes: Ints, out: Bytes, dst: Ints) -> None:
+    """``out[dst[i]:dst[i] + nbytes[i]] = src[starts[i]:starts[i] + nbytes[i]]`` for every i:
+    runs of adjacent segments, by slices if few or long, else as one gather of wide words."""
     if not nbytes.size:
         return
-    ends = starts + nbytes
-    joined = (starts[1:] == ends[:-1]) & (dst[1:] == dst[:-1] + nbytes[:-1])
+    joined = (starts[1:] == starts[:-1] + nbytes[:-1]) & (dst[1:] == dst[:-1] + nbytes[:-1])
     first = np.flatnonzero(np.concatenate(([True], ~joined)))
-    run_len = np.add.reduceat(nbytes, first)
-    keep = run_len > 0
-    run_src, run_dst, run_len = starts[first][keep], dst[first][keep], run_len[keep]
-    runs = run_len.size
-    if runs <= _SLICE_RUNS or int(run_len.sum()) >= runs * _SLICE_RUN_BYTES:
-        for s, d, n in zip(run_src.tolist(), run_dst.tolist(), run_len.tolist(), strict=True):
+    length = np.add.reduceat(nbytes, first)
+    keep = length > 0
+    begin, into, length = starts[first][keep], dst[first][keep], length[keep]
+    if length.size <= _SLICE_RUNS or int(length.sum()) >= length.size * _SLICE_RUN_BYTES:
+        for s, d, n in zip(begin.tolist(), into.tolist(), length.tolist(), strict=True):
             out[d : d + n] = src[s : s + n]
         return
-    every = np.concatenate((run_src, run_dst, run_len, np.array([src.size, out.size])))
+    every = np.concatenate((begin, into, length, [src.size, out.size]))
     bits = functools.reduce(operator.or_, every.tolist(), 0)
-    width = next(w for w in _WORDS if not bits % w)
-    word = _WORDS[width]
-    # Segments contiguous in both buffers were merged into runs; many short ones move as one
-    # gather of the widest word dividing every offset and length.
-    into, take = ranges(run_len // width, run_dst // width, run_src // width)
-    out.view(word)[into] = src.view(word)[take]
+    width = next(w for w in (8, 4, 2, 1) if not bits % w)
+    step = np.arange(int(length.sum()) // width, dtype=np.int64)
+    step -= np.repeat(offsets_of(length // width)[:-1], length // width)
+    word = np.dtype(f"u{width}")
+    take, put = (np.repeat(a // width, length // width) + step for a in (begin, into))
+    out.view(word)[put] = src.view(word)[take]
 
 
 class FlatCells(NamedTuple):
-    """``count`` cells: flat ``values``, item ``offsets`` (count + 1, from 0), and ``shapes``,
-    the ``(count, ndim)`` table of full shapes when the pattern has several variable dimensions
-    (else None: every shape follows from the item count)."""
+    """Cells: flat ``values``, item ``offsets`` (one more, from 0) and the ``(count, ndim)``
+    ``shapes`` with several variable dimensions (else None: the sizes give the shapes)."""
 
     values: np.ndarray
-    offsets: npt.NDArray[np.int64]
-    shapes: npt.NDArray[np.int64] | None
+    offsets: Ints
+    shapes: Ints | None
 
     @property
-    def sizes(self) -> npt.NDArray[np.int64]:
+    def sizes(self) -> Ints:
         """The item count of every cell."""
         return np.diff(self.offsets)
 
 
 def needs_shapes(pattern: ShapePattern) -> bool:
     """Whether cells of ``pattern`` need a shape table (two or more variable dimensions)."""
-    return len(pattern.variable_axes) >= 2
+    return pattern.needs_shapes
 
 
-def cell_shapes(cells: FlatCells, pattern: ShapePattern) -> npt.NDArray[np.int64]:
+def cell_shapes(cells: FlatCells, pattern: ShapePattern) -> Ints:
     """The ``(count, ndim)`` full shapes of ``cells``: their table, or derived from the sizes."""
-    if cells.shapes is not None:
-        return cells.shapes
-    return pattern.shapes_for_items(cells.sizes)
+    return pattern.shapes_for_items(cells.sizes) if cells.shapes is None else cells.shapes
 
 
 class Block(Protocol):
     """One decoded chunk (or another source of cells), cells in the chunk's C order."""
 
     #: The item count of every cell.
-    sizes: npt.NDArray[np.int64]
+    sizes: Ints
     #: The ``(count, ndim)`` full shapes when the pattern has several variable dimensions.
-    shapes: npt.NDArray[np.int64] | None
+    shapes: Ints | None
 
-    def copy(
-        self, cells: npt.NDArray[np.intp] | slice, out: npt.NDArray[np.uint8], dst: Any
-    ) -> None:
+    def copy(self, cells: npt.NDArray[np.intp] | slice, out: Bytes, dst: Any) -> None:
         """Copy the items of ``cells`` to ``out`` (a flat uint8 view of values of the element
         dtype): for an index array (into this block), to the byte offsets of the array ``dst``;
         for a slice of consecutive cells, back to back from the byte offset ``dst`` (an int)."""
@@ -143,13 +110,11 @@ class BlockCodec(Protocol):
     #: The codec's name in zarr metadata (for error messages).
     name: str
 
-    def decode(
-        self, raw: npt.NDArray[np.uint8], count: int, dtype: NDArrayDType, where: str
-    ) -> Block:
+    def decode(self, raw: Bytes, count: int, dtype: NDArrayDType, where: str) -> Block:
         """Check the ``count``-cell chunk ``raw`` exactly as the codec's decoder does (nothing
         copied); raise the codec's ValueError naming ``where`` for a chunk that breaks a rule."""
 
-    def encode(self, cells: FlatCells, dtype: NDArrayDType, where: str) -> npt.NDArray[np.uint8]:
+    def encode(self, cells: FlatCells, dtype: NDArrayDType, where: str) -> Bytes:
         """The chunk the codec's encoder writes for ``cells`` (valid cells of ``dtype``)."""
 
 
@@ -157,34 +122,20 @@ class ColumnsBlock:
     """Cells whose values lie back to back (:class:`FlatCells`) as a block."""
 
     def __init__(self, cells: FlatCells) -> None:
-        self._cells = cells
-        self.sizes = cells.sizes
-        self.shapes = cells.shapes
+        self._cells, self.sizes, self.shapes = cells, cells.sizes, cells.shapes
         self._raw = cells.values.reshape(-1).view(np.uint8)
-        self._itemsize = cells.values.dtype.itemsize
 
-    def copy(
-        self, cells: npt.NDArray[np.intp] | slice, out: npt.NDArray[np.uint8], dst: Any
-    ) -> None:
-        unit = self._itemsize
+    def copy(self, cells: npt.NDArray[np.intp] | slice, out: Bytes, dst: Any) -> None:
+        offsets, unit = self._cells.offsets, self._cells.values.itemsize
         if isinstance(cells, slice):  # consecutive cells back to back: one copy
-            offsets = self._cells.offsets
             a, b = int(offsets[cells.start]) * unit, int(offsets[cells.stop]) * unit
             out[dst : dst + b - a] = self._raw[a:b]
-            return
-        starts = self._cells.offsets[cells] * unit
-        copy_segments(self._raw, starts, self.sizes[cells] * unit, out, dst)
+        else:
+            copy_segments(self._raw, offsets[cells] * unit, self.sizes[cells] * unit, out, dst)
 
     def cells(self) -> FlatCells:
         return self._cells
 
 
-def __getattr__(name: str) -> Any:
-    if name == "Cells":  # renamed: flat values and item offsets, unlike Columnar
-        warnings.warn(
-            "zarr_ndarray_dtype.blocks.Cells is deprecated: use FlatCells (the same class)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return FlatCells
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# Cells: renamed, as flat values and item offsets are unlike Columnar.
+__getattr__ = deprecated(__name__, {"Cells": (FlatCells, "use FlatCells (the same class)")})

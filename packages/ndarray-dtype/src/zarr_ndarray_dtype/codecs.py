@@ -1,14 +1,7 @@
-"""The zarr glue of the ``ndarray`` data type's serializers (the codec author's module).
-
-* :func:`parse_codec_metadata`: the strict JSON of a parameter-free codec (SPEC 2.2, 5.1);
-* :func:`serializer_name`, :func:`check_codecs`: which codecs an ``ndarray`` array may have
-  (SPEC 1.6), at creation and on open, sharding's inner chain included;
-* :class:`NDArrayBytesCodec`: what ``vlen-ndarray`` and ``ragged-ndarray`` do alike for zarr
-  (metadata, no predictable size, and the object path: cell objects gathered into columns and
-  encoded by the codec's :class:`~zarr_ndarray_dtype.blocks.BlockCodec`, decoded by it and cut
-  into read-only cells);
-* :class:`FixedCellBytesCodec`: zarr's ``bytes`` codec over cells of an all-fixed pattern.
-"""
+"""The zarr glue of the ``ndarray`` serializers (the codec author's module): the strict codec
+JSON (SPEC 2.2, 5.1), which codecs an array may have (SPEC 1.6), :class:`NDArrayBytesCodec` (what
+both codecs do alike for zarr, the object path through their block codec included) and zarr's
+``bytes`` over all-fixed cells."""
 
 from __future__ import annotations
 
@@ -24,7 +17,7 @@ from zarr_ndarray_dtype._columns import FillCell, cut, gather
 from zarr_ndarray_dtype._compat import endian_name
 from zarr_ndarray_dtype.blocks import Block, BlockCodec, ColumnsBlock, FlatCells
 from zarr_ndarray_dtype.cells import check_bool_bytes
-from zarr_ndarray_dtype.dtype import NDArrayDType, claims_ndarray
+from zarr_ndarray_dtype.dtype import NDArrayDType
 from zarr_ndarray_dtype.errors import (
     CellError,
     CodecMetadataError,
@@ -42,17 +35,12 @@ if TYPE_CHECKING:
     from zarr.core.array_spec import ArraySpec  # noqa: TID251
     from zarr.types import JSON
 
-# Also importable: the codec names, check_document, check_bytes_codec, FixedCellBytesCodec and
-# FixedBlocks (zarr_ndarray_dtype's hooks use them).
+# Also importable: the codec names, check_bytes_codec, FixedCellBytesCodec and FixedBlocks
+# (zarr_ndarray_dtype's hooks use them).
 __all__ = ["NDArrayBytesCodec", "check_codecs", "parse_codec_metadata", "serializer_name"]
 
-BYTES = "bytes"
-VLEN = "vlen-ndarray"
-RAGGED = "ragged-ndarray"
-SHARDING = "sharding_indexed"
-TRANSPOSE = "transpose"
-#: The array -> bytes codecs SPEC.md defines for the data type.
-_SERIALIZERS = (BYTES, VLEN, RAGGED)
+BYTES, VLEN, RAGGED = "bytes", "vlen-ndarray", "ragged-ndarray"
+SHARDING, TRANSPOSE = "sharding_indexed", "transpose"
 #: The section of SPEC.md with each codec's metadata rules (1: the object, 2: its configuration).
 _SECTIONS = {VLEN: "2.2", RAGGED: "5.1"}
 
@@ -61,39 +49,28 @@ _SECTIONS = {VLEN: "2.2", RAGGED: "5.1"}
 
 
 def parse_codec_metadata(data: object, name: str) -> None:
-    """Check the metadata of the parameter-free codec ``name`` strictly: ``{"name": name,
-    "configuration": {}}``, the configuration optional, nothing else (SPEC 2.2, 5.1).
-
-    Raises :class:`~zarr_ndarray_dtype.errors.CodecMetadataError` naming the rule broken (a
-    ``TypeError`` too when ``data`` is no JSON object at all).
-    """
+    """Refuse metadata of the parameter-free codec ``name`` other than ``{"name": name,
+    "configuration": {}}`` (the configuration optional; SPEC 2.2, 5.1): CodecMetadataError."""
     section = _SECTIONS.get(name, "?")
+    form = f'{{"name": "{name}", "configuration": {{}}}}'
     if not isinstance(data, Mapping):
         raise CodecMetadataTypeError(
-            f"codec metadata {data!r} is not a JSON object; expected "
-            f'{{"name": "{name}", "configuration": {{}}}} (SPEC {section}/1).'
+            f"codec metadata {data!r} is not a JSON object; expected {form} (SPEC {section}/1)."
         )
     extra = sorted(set(data) - {"name", "configuration"})
-    if extra:
+    if extra or data.get("name") != name:
+        problem = f"has unexpected keys {extra}" if extra else f"does not name the {name!r} codec"
         raise CodecMetadataError(
-            f"codec metadata {dict(data)!r} has unexpected keys {extra}; the {name!r} codec "
-            f"metadata has only 'name' and an optional empty 'configuration' (SPEC {section}/1)."
-        )
-    if data.get("name") != name:
-        raise CodecMetadataError(
-            f"codec metadata {dict(data)!r} does not name the {name!r} codec (SPEC {section}/1)."
+            f"codec metadata {dict(data)!r} {problem}; expected {form}, the configuration "
+            f"optional (SPEC {section}/1)."
         )
     config = data.get("configuration", {})
-    if not isinstance(config, Mapping):
+    if not isinstance(config, Mapping) or config:
+        problem = "is not a JSON object" if not isinstance(config, Mapping) else "is not empty"
         raise CodecMetadataError(
-            f"the {name!r} codec configuration {config!r} is not a JSON object; the "
-            f"codec is parameter-free: use {{}} or omit 'configuration' (SPEC {section}/2)."
-        )
-    if config:
-        raise CodecMetadataError(
-            f"the {name!r} codec takes no parameters, got configuration "
-            f"{dict(config)!r}; the element dtype and shape belong to the 'ndarray' data "
-            f'type: use "configuration": {{}} or omit it (SPEC {section}/2).'
+            f"the {name!r} codec configuration {config!r} {problem}: the codec takes no "
+            "parameters (the element dtype and shape belong to the 'ndarray' data type); use "
+            f"{{}} or omit it (SPEC {section}/2)."
         )
 
 
@@ -104,121 +81,58 @@ def serializer_name(pattern: ShapePattern) -> str:
     return VLEN if pattern.is_leading_variable else RAGGED
 
 
-def check_document(document: Mapping[str, Any]) -> None:
-    """Refuse an array document (parsed zarr.json) of the ``ndarray`` data type that breaks a
-    rule zarr would refuse in its own words: the data type (1.3), the fill value (1.5), the
-    metadata of the codecs of Part 2 and 5 (2.2, 5.1) and the ``bytes`` codec's ``endian``
-    (1.6/2, 1.6/3), in sharding's inner chain too. Other data types are not looked at."""
-    if not claims_ndarray(document.get("data_type")):
-        return
-    dtype = NDArrayDType.from_json(document["data_type"], zarr_format=3)
-    if "fill_value" in document:
-        dtype.from_json_scalar(document["fill_value"], zarr_format=3)
-    _check_entries(document.get("codecs"), dtype)
-
-
-def _check_entries(entries: object, dtype: NDArrayDType) -> None:
-    if not isinstance(entries, list):
-        return  # zarr refuses a codecs member that is no list
-    for entry in entries:
-        name = entry.get("name") if isinstance(entry, Mapping) else entry
-        if name in (VLEN, RAGGED):  # zarr refuses some forms in its own words: ours first
-            parse_codec_metadata(entry, name)
-        if not isinstance(entry, Mapping):
-            continue
-        config = entry.get("configuration")
-        config = config if isinstance(config, Mapping) else {}
-        if name == BYTES:
-            check_bytes_codec(config.get("endian"), dtype)
-        elif name == SHARDING:
-            _check_entries(config.get("codecs"), dtype)
-
-
 def check_codecs(codecs: Iterable[Any], dtype: NDArrayDType) -> None:
-    """Refuse a codec chain (zarr codec objects) that cannot serve ``dtype``: an array -> bytes
-    codec other than ``bytes``, ``vlen-ndarray`` and ``ragged-ndarray`` (1.6/1), looked for
-    inside ``sharding_indexed`` too, or an array -> array codec other than ``transpose`` (1.6/4);
-    whether ``bytes`` (1.6/2, 1.6/3) and the codecs of Part 2 and 5 (their own ``validate``)
-    serve the pattern, at every level."""
+    """Refuse a chain of codec objects, sharding's inner chain included, that cannot serve
+    ``dtype`` (SPEC 1.6): another serializer or array -> array codec, or one of ours that does
+    not serve the pattern."""
     for codec in codecs:
-        name = _name(codec)
+        try:
+            name = str(codec.to_dict()["name"])
+        except Exception:  # a codec that cannot say: its class name still identifies it
+            name = type(codec).__name__
         if isinstance(codec, ArrayArrayCodec) and name != TRANSPOSE:
             raise MetadataError(
                 f"the array -> array codec {name!r} cannot serve {dtype!r}: it computes on "
                 "numbers, and the elements of an ndarray array are arrays; the only array -> "
-                "array codec for this data type is 'transpose', which reorders elements "
-                "(SPEC 1.6/4)."
+                "array codec for this data type is 'transpose' (SPEC 1.6/4)."
             )
         if not isinstance(codec, ArrayBytesCodec):
             continue
         if name == SHARDING and hasattr(codec, "codecs"):
             check_codecs(codec.codecs, dtype)
-        elif isinstance(codec, NDArrayBytesCodec):
-            # Its own check of the pattern (2.3/1, 5.2/1): zarr 3.1 does not ask the codecs
-            # inside a shard.
+        elif isinstance(codec, NDArrayBytesCodec):  # its own check (zarr 3.1 asks no inner codec)
             validate: Any = codec.validate  # annotated loosely by our codecs, not by zarr
             validate(shape=(), dtype=dtype, chunk_grid=None)
         elif name == BYTES:
             check_bytes_codec(getattr(codec, "endian", None), dtype)
-        elif name not in _SERIALIZERS:
-            serves = serializer_name(dtype.pattern)
+        elif name not in (VLEN, RAGGED):
             raise MetadataError(
                 f"the {name!r} codec cannot serve {dtype!r}: an ndarray array is serialized "
-                "by 'bytes', 'vlen-ndarray' or 'ragged-ndarray', its pattern "
-                f"{dtype.pattern.to_json()} by {serves!r}; to read the elements as raw bytes "
-                "instead, downgrade the store to variable_length_bytes (SPEC 2.6) (SPEC 1.6/1)."
+                f"by 'bytes', 'vlen-ndarray' or 'ragged-ndarray', its pattern {dtype.pattern} by "
+                f"{serializer_name(dtype.pattern)!r}; to read the elements as raw bytes instead, "
+                "downgrade the store to variable_length_bytes (SPEC 2.6) (SPEC 1.6/1)."
             )
 
 
-def _name(codec: Any) -> str:
-    """A codec object's name in metadata."""
-    try:
-        name = codec.to_dict()["name"]
-    except Exception:  # a codec that cannot say: its class name still identifies it
-        return type(codec).__name__
-    return str(name)
-
-
 def check_bytes_codec(endian: object, dtype: Any) -> None:
-    """Refuse, at array creation, a ``bytes`` codec that cannot serve this ``ndarray`` type."""
+    """Refuse a ``bytes`` codec that cannot serve this ``ndarray`` type."""
     if not dtype.pattern.is_fixed:
         raise NDArrayDTypeError(
-            f"the 'bytes' codec cannot serve {dtype!r}: its pattern {dtype.pattern.to_json()} has "
-            "variable dimensions, so elements have no fixed size. Use "
-            "serializer=zarr_vlen_ndarray.VlenNDArrayCodec() (pip install zarr-vlen-ndarray) for "
-            "patterns [null, d1, ..., dk] (SPEC 1.6/2)."
+            f"the 'bytes' codec cannot serve {dtype!r}: its pattern {dtype.pattern} has variable "
+            "dimensions, so elements have no fixed size. Use serializer=zarr_vlen_ndarray."
+            "VlenNDArrayCodec() (pip install zarr-vlen-ndarray) for patterns [null, d1, ..., dk] "
+            "(SPEC 1.6/2)."
         )
     name = endian_name(endian)
-    if name == "big":
+    if name == "big" or (name is None and dtype.item_dtype.itemsize > 1):
+        what = "with endian='big'" if name == "big" else "without an endian setting"
         raise NDArrayDTypeError(
-            f"the 'bytes' codec with endian='big' cannot serve {dtype!r}: ndarray elements are "
+            f"the 'bytes' codec {what} cannot serve {dtype!r}: ndarray elements are "
             "little-endian by definition; use BytesCodec(endian='little') (SPEC 1.6/3)."
-        )
-    if name is None and dtype.item_dtype.itemsize > 1:
-        raise NDArrayDTypeError(
-            f"the 'bytes' codec without an endian setting cannot serve {dtype!r}, whose "
-            f"{dtype.dtype} items are multi-byte; use BytesCodec(endian='little') (SPEC 1.6/3)."
         )
 
 
 # ----------------------------------------------------------------- the codecs' zarr glue
-
-
-def _cells_of(raw: Any, shape: Any, codec: BlockCodec, dtype: NDArrayDType) -> np.ndarray:
-    """A chunk's bytes as an object array of ``shape`` holding read-only cells."""
-    shape = tuple(int(n) for n in shape)
-    flat = np.asarray(raw).reshape(-1).view(np.uint8)
-    cells = codec.decode(flat, math.prod(shape), dtype, f"chunk of shape {shape}").cells()
-    return cut(cells.values, cells.offsets, cells.shapes, dtype.pattern).reshape(shape)
-
-
-def _bytes_of(cells: Any, codec: BlockCodec, dtype: NDArrayDType, fill_value: Any) -> Any:
-    """The bytes a block codec writes for an object array of cells (any shape and memory
-    order; C order on the wire); a missing cell (``None``) is the fill cell (SPEC 1.5)."""
-    fill = FillCell(dtype, dtype.default_scalar() if fill_value is None else fill_value)
-    # ravel(order="C") copies (object pointers only) when the chunk is F-ordered or strided.
-    flat = np.asarray(cells, dtype=object).ravel(order="C").tolist()
-    return codec.encode(gather(flat, dtype, fill), dtype, "chunk")
 
 
 class _ObjectPath:
@@ -226,17 +140,38 @@ class _ObjectPath:
 
     block_codec: ClassVar[BlockCodec]
 
+    @classmethod
+    def decode_chunk(cls, raw: Any, shape: tuple[int, ...], dtype: NDArrayDType) -> np.ndarray:
+        """One chunk's bytes as an object array of ``shape`` holding read-only cells."""
+        shape = tuple(int(n) for n in shape)
+        flat = np.asarray(raw).reshape(-1).view(np.uint8)
+        cells = cls.block_codec.decode(flat, math.prod(shape), dtype, f"chunk of shape {shape}")
+        return cut(*cells.cells(), dtype.pattern).reshape(shape)
+
+    @classmethod
+    def encode_chunk(cls, cells: np.ndarray, dtype: NDArrayDType, fill_value: Any = None) -> Any:
+        """The bytes the codec writes for an object array of cells (C order on the wire; a
+        missing cell, ``None``, is the fill cell: SPEC 1.5)."""
+        fill = FillCell(dtype, dtype.default_scalar() if fill_value is None else fill_value)
+        flat = np.asarray(cells, dtype=object).ravel(order="C").tolist()
+        return cls.block_codec.encode(gather(flat, dtype, fill), dtype, "chunk")
+
     def _chunk_dtype(self, spec: ArraySpec) -> NDArrayDType:
-        raise NotImplementedError
+        if not isinstance(spec.dtype, NDArrayDType):
+            raise CodecMetadataTypeError(
+                f"{type(self).__name__} got a chunk of data type {spec.dtype!r}; it serves only "
+                "the 'ndarray' data type."
+            )
+        return spec.dtype
 
     def _decode_sync(self, chunk_bytes: Buffer, chunk_spec: ArraySpec) -> NDBuffer:
         dtype = self._chunk_dtype(chunk_spec)
-        cells = _cells_of(chunk_bytes.as_numpy_array(), chunk_spec.shape, self.block_codec, dtype)
+        cells = self.decode_chunk(chunk_bytes.as_numpy_array(), chunk_spec.shape, dtype)
         return chunk_spec.prototype.nd_buffer.from_numpy_array(cells)
 
     def _encode_sync(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> Buffer | None:
-        cells, dtype = chunk_array.as_numpy_array(), self._chunk_dtype(chunk_spec)
-        encoded = _bytes_of(cells, self.block_codec, dtype, chunk_spec.fill_value)
+        dtype = self._chunk_dtype(chunk_spec)
+        encoded = self.encode_chunk(chunk_array.as_numpy_array(), dtype, chunk_spec.fill_value)
         return chunk_spec.prototype.buffer.from_array_like(encoded)
 
     async def _decode_single(self, chunk_bytes: Buffer, chunk_spec: ArraySpec) -> NDBuffer:
@@ -247,15 +182,11 @@ class _ObjectPath:
 
 
 class NDArrayBytesCodec(_ObjectPath, ArrayBytesCodec):
-    """Base of a parameter-free array -> bytes codec of ``ndarray`` elements; a codec
-    subclasses it as a frozen dataclass with its name, its block codec and its ``validate``."""
+    """Base of a parameter-free serializer of ``ndarray`` elements: a subclass (a frozen
+    dataclass) gives its ``codec_name``, ``block_codec`` and ``validate``."""
 
-    #: The codec's metadata name, e.g. ``"vlen-ndarray"``.
     codec_name: ClassVar[str]
-    #: The codec's chunk bytes <-> cells (what the columnar engine uses too): ``block_codec``.
-
-    # A plain class attribute (an annotation would make it a dataclass field).
-    is_fixed_size = False
+    is_fixed_size = False  # a plain class attribute (an annotation would make it a field)
 
     @classmethod
     def from_dict(cls, data: dict[str, JSON]) -> Self:
@@ -275,63 +206,34 @@ class NDArrayBytesCodec(_ObjectPath, ArrayBytesCodec):
         )
 
     @classmethod
-    def decode_chunk(cls, raw: Any, shape: tuple[int, ...], dtype: NDArrayDType) -> np.ndarray:
-        """One chunk's bytes as an object array of ``shape`` holding read-only cells; the
-        codec's ValueError names the problem of a chunk that breaks its rules."""
-        return _cells_of(raw, shape, cls.block_codec, dtype)
-
-    @classmethod
-    def encode_chunk(cls, cells: np.ndarray, dtype: NDArrayDType, fill_value: Any = None) -> Any:
-        """The bytes the codec writes for an object array of cells; never modifies the cells. A
-        missing cell (``None``) is the fill cell (``fill_value``, default the data type's)."""
-        return _bytes_of(cells, cls.block_codec, dtype, fill_value)
-
-    @classmethod
     def serves_instead(cls, dtype: Any) -> str:
-        """What serves a data type or pattern this codec does not (for error messages)."""
+        """What serves a data type or pattern this codec does not (for error messages; the
+        sibling codec is named, never imported)."""
         if isinstance(dtype, NDArrayDType) and dtype.pattern.is_fixed:
+            return "all-fixed patterns are served by the 'bytes' codec: BytesCodec(endian='little')"
+        if isinstance(dtype, NDArrayDType):
+            what = "two or more variable dimensions (each element needs a stored shape)"
+            if not dtype.pattern.needs_shapes:
+                what = "a single variable dimension outside the leading position"
             return (
-                "all-fixed patterns are served by the core 'bytes' codec: "
-                "serializer=zarr.codecs.BytesCodec(endian='little')"
-            )
-        if isinstance(dtype, NDArrayDType):  # named, never imported: siblings stay apart
-            what = (
-                "a single variable dimension outside the leading position"
-                if len(dtype.pattern.variable_axes) == 1
-                else "two or more variable dimensions (each element needs a stored shape)"
-            )
-            return (
-                f"{what} is served by the 'ragged-ndarray' codec: pip install "
-                "zarr-ragged-ndarray and pass serializer=zarr_ragged_ndarray.RaggedNDArrayCodec(), "
-                "or omit serializer= to get it by default"
+                f"{what} is served by the 'ragged-ndarray' codec: pip install zarr-ragged-ndarray "
+                "and pass serializer=zarr_ragged_ndarray.RaggedNDArrayCodec() (or omit it)"
             )
         name = str(getattr(dtype, "_zarr_v3_name", type(dtype).__name__))
-        if name in {"variable_length_bytes", "bytes"}:
-            return "raw variable-length bytes are served by zarr's 'vlen-bytes' codec"
-        if name in {"string", "variable_length_utf8"}:
-            return "strings are served by zarr's 'vlen-utf8' codec"
+        if name in {"variable_length_bytes", "bytes", "string", "variable_length_utf8"}:
+            codec = "vlen-bytes" if "bytes" in name else "vlen-utf8"
+            return f"variable-length bytes and strings are served by zarr's '{codec}' codec"
         return (
-            "fixed-size data types are served by the core 'bytes' codec; for ragged ndarray "
-            "elements use dtype=zarr_ndarray_dtype.NDArrayDType(dtype=..., shape=(None, ...))"
+            "fixed-size data types are served by the core 'bytes' codec; for ragged elements "
+            "pass dtype=zarr_ndarray_dtype.NDArrayDType(dtype=..., shape=(None, ...))"
         )
-
-    def _chunk_dtype(self, spec: ArraySpec) -> NDArrayDType:
-        """The chunk's ``ndarray`` data type (``validate`` refuses any other at creation)."""
-        if not isinstance(spec.dtype, NDArrayDType):
-            raise TypeError(
-                f"the {self.codec_name!r} codec got a chunk of data type {spec.dtype!r}; it "
-                "serves only the 'ndarray' data type."
-            )
-        return spec.dtype
 
 
 # ------------------------------------------------------------------- all-fixed patterns
 
 
 class FixedBlocks:
-    """The block codec of all-fixed patterns: a chunk is its cells' little-endian bytes back to
-    back, exactly what zarr's ``bytes`` codec writes for a plain array of shape ``chunk_shape +
-    element shape``."""
+    """The block codec of all-fixed patterns: the cells' little-endian bytes back to back."""
 
     name = BYTES
 
@@ -357,16 +259,9 @@ class FixedBlocks:
 
 
 class FixedCellBytesCodec(_ObjectPath, BytesCodec):
-    """``bytes`` (little-endian) over cells of an all-fixed ``ndarray`` pattern.
-
-    zarr's own ``BytesCodec`` would reinterpret the object array's pointers, so the package's
-    hooks swap this one in when a ``bytes`` codec meets an ``ndarray`` data type; it writes the
-    very same metadata, so stores stay plain Zarr v3. It keeps ``BytesCodec``'s ``__init__``
-    (which parses ``endian`` differently across zarr releases) and withdraws promises that do
-    not hold here: ``is_fixed_size`` is False (zarr's fixed-size fast paths size chunks from an
-    ``item_size`` an object-backed type lacks), ``compute_encoded_size`` returns the stored size,
-    and ``evolve_from_array_spec`` only checks the data type.
-    """
+    """``bytes`` (little-endian) over cells of an all-fixed pattern: the hooks swap it in for
+    zarr's, which would reinterpret the object array's pointers; the metadata is the same. Not
+    ``is_fixed_size`` (zarr would size chunks from an ``item_size`` the type lacks)."""
 
     is_fixed_size = False
     block_codec = FixedBlocks()
@@ -377,11 +272,3 @@ class FixedCellBytesCodec(_ObjectPath, BytesCodec):
 
     def compute_encoded_size(self, input_byte_length: int, _chunk_spec: ArraySpec) -> int:
         return math.prod(_chunk_spec.shape) * self._chunk_dtype(_chunk_spec).fixed_nbytes
-
-    def _chunk_dtype(self, spec: ArraySpec) -> NDArrayDType:
-        if not isinstance(spec.dtype, NDArrayDType):
-            raise NDArrayDTypeError(
-                "FixedCellBytesCodec serves only the 'ndarray' data type with an all-fixed "
-                f"pattern, not {spec.dtype!r}; use zarr.codecs.BytesCodec for other data types."
-            )
-        return spec.dtype

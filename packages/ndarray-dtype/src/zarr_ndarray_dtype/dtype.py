@@ -1,34 +1,24 @@
-"""The ``ndarray`` data type as a zarr-python ``ZDType``: its JSON (SPEC 1.3) and its fill value
-(SPEC 1.5), for Zarr v3 only::
-
-    {"name": "ndarray", "configuration": {"dtype": "float32", "shape": [null, 2]}}
-
-Each array element is an ndarray of ``dtype`` whose shape matches ``shape`` (``null``: a
-variable dimension). zarr holds elements in object arrays; cells read back are read-only.
-"""
+"""The ``ndarray`` data type as a zarr-python ``ZDType`` (Zarr v3 only), e.g.
+``{"name": "ndarray", "configuration": {"dtype": "float32", "shape": [null, 2]}}``: its JSON
+(SPEC 1.3), its fill value (SPEC 1.5) and the immutable fill cell zarr holds. Elements are
+ndarrays of ``dtype`` matching ``shape`` (``null``: a variable extent), in object arrays."""
 
 from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import json
-import warnings
+import reprlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, overload
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast, overload
 
 import numpy as np
 from zarr.dtype import ZDType
 
-from zarr_ndarray_dtype._compat import DataTypeValidationError
-from zarr_ndarray_dtype.cells import (
-    check_bool_bytes,
-    coerce_cell,
-    describe,
-    fill_scalar,
-    frozen_cell,
-)
+from zarr_ndarray_dtype._compat import ClaimedJSONError, DataTypeValidationError
+from zarr_ndarray_dtype.cells import check_bool_bytes, coerce_cell, convert, unbox
 from zarr_ndarray_dtype.errors import (
     CellError,
     CellTypeError,
@@ -37,6 +27,8 @@ from zarr_ndarray_dtype.errors import (
     FillValueTypeError,
     MetadataError,
     NDArrayDTypeError,
+    ShapePatternError,
+    deprecated,
 )
 from zarr_ndarray_dtype.pattern import ELEMENT_DTYPES, ShapePattern, parse_element_dtype
 
@@ -61,11 +53,8 @@ _V2_MESSAGE = (
 
 def claims_ndarray(data: object) -> bool:
     """Whether JSON names this data type: its name, bare or as an object's, or 0.1.x's spelling."""
-    if data == DTYPE_NAME:
-        return True
-    return isinstance(data, Mapping) and (
-        data.get("name") == DTYPE_NAME or _legacy_spelling(data) is not None
-    )
+    named = isinstance(data, Mapping) and data.get("name") == DTYPE_NAME
+    return data == DTYPE_NAME or named or _legacy_spelling(data) is not None
 
 
 def _legacy_spelling(data: object) -> str | None:
@@ -77,25 +66,45 @@ def _legacy_spelling(data: object) -> str | None:
         return None
     inner = config["inner_shape"]
     shape = json.dumps([None, *inner]) if isinstance(inner, list) else "[null, d1, ..., dk]"
-    dtype = json.dumps(config.get("dtype"))
     return (
         "; it is the zarr-vlen-ndarray 0.1.x spelling: rewrite it as "
-        f'{{"name": "{DTYPE_NAME}", "configuration": {{"dtype": {dtype}, "shape": {shape}}}}} '
-        "(SPEC 2.6; the chunks are unchanged)"
+        f'{{"name": "{DTYPE_NAME}", "configuration": {{"dtype": {json.dumps(config.get("dtype"))}, '
+        f'"shape": {shape}}}}} (SPEC 2.6; the chunks are unchanged)'
     )
 
 
+@functools.cache
+def _refusal(kind: type[NDArrayDTypeError]) -> type[NDArrayDTypeError]:
+    """``kind`` that is zarr's ``DataTypeValidationError`` too (the ``ZDType`` contract), of the
+    sort zarr's registry passes on rather than try the next data type (zarr >= 3.4)."""
+    reduce = {"__reduce__": lambda exc: (kind, exc.args)}  # unpickles as ``kind``
+    return cast("type[NDArrayDTypeError]", type(kind.__name__, (kind, ClaimedJSONError), reduce))
+
+
+# ------------------------------------------------------------------------------ fill values
+
+
 def encode_fill(payload: bytes) -> str:
-    """The JSON fill value of an element with these little-endian C-order bytes: standard
-    padded base64 (RFC 4648 section 4)."""
+    """The JSON fill value of an element's little-endian C-order bytes: padded base64."""
     return base64.b64encode(payload).decode("ascii")
+
+
+def _element_shape(nbytes: int, pattern: ShapePattern, itemsize: int) -> tuple[int, ...] | str:
+    """The shape of the element stored in ``nbytes`` bytes, or why no element has that size."""
+    if nbytes % itemsize:
+        return f"{nbytes} bytes, not a whole number of {itemsize}-byte items."
+    if pattern.needs_shapes and not nbytes:
+        return pattern.empty_shape
+    try:
+        return pattern.shape_for_items(nbytes // itemsize)
+    except ShapePatternError as exc:
+        return f"{nbytes} bytes: {exc}"
 
 
 def decode_fill(
     text: object, pattern: ShapePattern, itemsize: int
 ) -> tuple[bytes, tuple[int, ...]]:
-    """Decode and check a JSON fill value strictly (SPEC 1.5): canonical base64 only, of a
-    length that fits the pattern. Returns the element bytes and the element shape."""
+    """The bytes and shape of the element a JSON fill value encodes, checked (SPEC 1.5)."""
     if not isinstance(text, str):
         raise FillValueTypeError(
             f"Invalid type: {text!r}. Expected a base64-encoded string: fill_value {text!r} is a "
@@ -104,56 +113,95 @@ def decode_fill(
         )
     try:
         payload = base64.b64decode(text.encode("ascii"), validate=True)
-    except (binascii.Error, UnicodeEncodeError) as exc:
+    except (binascii.Error, UnicodeEncodeError):
+        payload = None
+    if payload is None or encode_fill(payload) != text:
         raise FillValueError(
-            f"fill_value {text[:40]!r} is not valid padded base64 ({exc}); it must be the "
-            'standard base64 of the element\'s little-endian bytes, e.g. "" for the empty element '
-            "(SPEC 1.5/2)."
-        ) from exc
-    if encode_fill(payload) != text:
-        raise FillValueError(
-            f"fill_value {text[:40]!r} is not canonical base64 (its padding or unused bits differ "
-            f"from the encoding of the same bytes, {encode_fill(payload)[:40]!r}); write the "
-            "canonical form (SPEC 1.5/2)."
+            f"fill_value {text[:40]!r} is not canonical padded base64 (RFC 4648: padded, no "
+            "unused bits set); write the standard base64 of the element's little-endian bytes, "
+            'e.g. "" for the empty element (SPEC 1.5/2).'
         )
-    n_variable = len(pattern.variable_axes)
-    if n_variable >= 2 and payload:
-        raise FillValueError(
-            f"fill_value {text[:40]!r} is not empty, but pattern {pattern.to_json()} has "
-            f"{n_variable} variable dimensions, whose extents a fill value cannot carry; the only "
-            'fill value allowed is "" (the empty element) (SPEC 1.5/3).'
-        )
-    if n_variable >= 2:
-        return payload, pattern.empty_shape
-    row = itemsize * pattern.fixed_items
-    if pattern.is_fixed and len(payload) != row:
-        raise FillValueError(
-            f"fill_value decodes to {len(payload)} bytes, but an element of the fixed shape "
-            f"{pattern.empty_shape} has exactly {row}; encode one whole element (SPEC 1.5/3)."
-        )
-    if len(payload) % row:
-        raise FillValueError(
-            f"fill_value decodes to {len(payload)} bytes, not a whole number of {row}-byte rows "
-            f"of pattern {pattern.to_json()}; encode one whole element (SPEC 1.5/3)."
-        )
-    return payload, pattern.shape_for_items(len(payload) // itemsize)
+    shape = _element_shape(len(payload), pattern, itemsize)
+    if isinstance(shape, str):
+        fix = 'The only fill value allowed is ""' if pattern.needs_shapes else "Encode one element"
+        raise FillValueError(f"fill_value {text[:40]!r} decodes to {shape} {fix} (SPEC 1.5/3).")
+    return payload, shape
 
 
-@lru_cache(maxsize=256)
+class _FillCell(np.ndarray):  # type: ignore[type-arg]
+    """An immutable fill cell whose ``==`` compares whole cells to one ``bool``, as zarr
+    truth-tests each comparison of a chunk's cells with the fill (a subclass's ``__eq__`` wins on
+    either side). Equal: the same shape and, converted as a write would, the same bytes (SPEC
+    1.5, as ``_columns.FillCell.matches``)."""
+
+    def __eq__(self, other: object) -> bool:  # type: ignore[override]
+        if type(other) is np.ndarray and other.shape != self.shape:
+            return False  # fast path: zarr compares every cell of a chunk with the fill
+        try:
+            arr = np.asarray(unbox(other))
+            if arr.dtype == object and arr.size:  # zarr hands a scalar write over so
+                arr = np.asarray(arr.tolist())
+            if arr.shape != self.shape:
+                return False
+            return not self.size or convert(arr, self.dtype, "cell").tobytes() == self.tobytes()
+        except (TypeError, ValueError):  # not an array, or values a write would refuse
+            return False
+
+    def __ne__(self, other: object) -> bool:  # type: ignore[override]
+        return not self.__eq__(other)
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash((self.dtype.str, self.shape, self.tobytes()))
+
+    def __reduce__(self) -> Any:
+        return (frozen_cell, (self.tobytes(), self.dtype.str, self.shape))
+
+
+class _FillScalar(np.ndarray):  # type: ignore[type-arg]
+    """A 0-d object array holding one cell, so numpy broadcasts the cell as a single scalar."""
+
+    def __eq__(self, other: object) -> bool:  # type: ignore[override]
+        return bool(self[()] == unbox(other))
+
+    def __ne__(self, other: object) -> bool:  # type: ignore[override]
+        return not self.__eq__(other)
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(self[()])
+
+    def __reduce__(self) -> Any:
+        return (fill_scalar, (self[()],))
+
+
+def frozen_cell(data: bytes, dtype: str | np.dtype[Any], shape: tuple[int, ...]) -> _FillCell:
+    """An immutable fill cell over ``data`` (backed by ``bytes``: never writable)."""
+    return np.frombuffer(bytes(data), dtype=np.dtype(dtype)).reshape(shape).view(_FillCell)
+
+
+def fill_scalar(cell: np.ndarray) -> np.ndarray:
+    """Wrap ``cell`` (made immutable) in a read-only 0-d object array that acts as one scalar."""
+    if not isinstance(cell, _FillCell) or cell.flags.writeable:
+        cell = frozen_cell(np.ascontiguousarray(cell).tobytes(), cell.dtype, cell.shape)
+    owner = np.empty((), dtype=object)
+    owner[()] = cell
+    owner.flags.writeable = False
+    return owner.view(_FillScalar)
+
+
+@functools.lru_cache(maxsize=256)
 def _default_fill(item: str, dims: tuple[int | None, ...]) -> np.ndarray:
-    pattern = ShapePattern(dims)
-    nbytes = np.dtype(item).itemsize * int(np.prod(pattern.empty_shape, dtype=np.int64))
-    return fill_scalar(frozen_cell(bytes(nbytes), item, pattern.empty_shape))
+    shape = ShapePattern(dims).empty_shape
+    return fill_scalar(np.zeros(shape, dtype=item))
+
+
+# -------------------------------------------------------------------------------- the type
 
 
 @dataclass(frozen=True, slots=True)
 class NDArrayDType(ZDType[np.dtypes.ObjectDType, np.ndarray]):  # type: ignore[type-var]
-    """The ``ndarray`` data type: elements are ndarrays of ``dtype`` shaped like ``shape``.
-
-    ``dtype`` is one of :data:`~zarr_ndarray_dtype.pattern.ELEMENT_DTYPES` (numpy dtypes and
-    spellings such as ``np.float32`` or ``"<f4"`` are accepted and normalized); ``shape`` is a
-    non-empty sequence of integers >= 1 and ``None`` (a variable dimension). Both may be given
-    by position too, as for ``np.dtype``: ``NDArrayDType("float32", (None, 2))``.
+    """The ``ndarray`` data type: elements are ndarrays of ``dtype`` (one of ``ELEMENT_DTYPES``,
+    or a numpy spelling of it) whose shape matches ``shape`` (integers >= 1 and ``None``, a
+    variable dimension); both may be given by position: ``NDArrayDType("float32", (None, 2))``.
 
     >>> NDArrayDType(dtype="float32", shape=(None, 2)).to_json(zarr_format=3)
     {'name': 'ndarray', 'configuration': {'dtype': 'float32', 'shape': [None, 2]}}
@@ -161,8 +209,7 @@ class NDArrayDType(ZDType[np.dtypes.ObjectDType, np.ndarray]):  # type: ignore[t
 
     dtype_cls: ClassVar[type[np.dtypes.ObjectDType]] = np.dtypes.ObjectDType
     _zarr_v3_name: ClassVar[Literal["ndarray"]] = DTYPE_NAME
-    #: The array -> bytes codec 0.2.0 named for this type (kept for code that reads it; the
-    #: serializer is chosen per pattern, see ``zarr_ndarray_dtype._hooks.serializer_for``).
+    #: The serializer 0.2.0 named (the serializer is chosen per pattern: codecs.serializer_name).
     object_codec_id: ClassVar[str] = "vlen-ndarray"
 
     dtype: str = "float32"
@@ -174,7 +221,6 @@ class NDArrayDType(ZDType[np.dtypes.ObjectDType, np.ndarray]):  # type: ignore[t
         object.__setattr__(self, "dtype", name)
         object.__setattr__(self, "shape", dims)
 
-    # ------------------------------------------------------------------ derived properties
     @property
     def pattern(self) -> ShapePattern:
         return ShapePattern(self.shape)
@@ -190,56 +236,31 @@ class NDArrayDType(ZDType[np.dtypes.ObjectDType, np.ndarray]):  # type: ignore[t
 
     @property
     def fixed_nbytes(self) -> int:
-        """Bytes of the fixed part: a whole element if all-fixed, else one unit of the variable
-        extent(s) (``itemsize`` times the product of the fixed extents)."""
+        """Bytes of the fixed part: a whole element if all-fixed, else one variable step."""
         return self.item_dtype.itemsize * self.pattern.fixed_items
 
-    # ------------------------------------------------------------------ native dtype
     @classmethod
     def from_native_dtype(cls, dtype: np.dtype[Any]) -> Self:  # type: ignore[override]
         raise DataTypeValidationError(
-            f"Cannot infer 'ndarray' from the native dtype {dtype}; construct "
-            "NDArrayDType(dtype=..., shape=...) explicitly: object arrays are ambiguous, so pass "
-            "dtype=NDArrayDType(dtype=..., shape=...) when creating the array."
+            f"Cannot infer 'ndarray' from the native dtype {dtype}: object arrays are ambiguous; "
+            "pass dtype=NDArrayDType(dtype=..., shape=...) when creating the array."
         )
 
     def to_native_dtype(self) -> np.dtypes.ObjectDType:
         return np.dtype(object)  # type: ignore[return-value]
 
-    # ------------------------------------------------------------------ JSON
+    # -------------------------------------------------------------------------------- JSON
     @classmethod
     def _check_json_v2(cls, data: DTypeJSON) -> bool:
-        """Always False: the ``ndarray`` data type does not exist in Zarr format 2."""
-        return False
+        return False  # the data type does not exist in Zarr format 2
 
     @classmethod
     def _check_json_v3(cls, data: DTypeJSON) -> bool:
-        """True for exactly the documents :meth:`_from_json_v3` accepts; never raises."""
         try:
-            cls._parse_json_v3(data)
-        except Exception:
+            cls._from_json_v3(data)
+        except DataTypeValidationError:
             return False
         return True
-
-    @classmethod
-    def from_json(cls, data: DTypeJSON, *, zarr_format: ZarrFormat) -> Self:
-        """The data type of a JSON document (zarr's registry asks every registered type).
-
-        A Zarr v3 document that names this data type (``"ndarray"``, or the 0.1.x spelling
-        ``vlen-ndarray`` with ``inner_shape``) but breaks a rule is refused with the error
-        naming that rule (a :class:`~zarr_ndarray_dtype.errors.NDArrayDTypeError`, which zarr's
-        registry passes on: no other data type can claim the name). Any other document gets
-        zarr's ``DataTypeValidationError``, so zarr tries the next registered type.
-        """
-        if zarr_format == 3 and claims_ndarray(data):
-            try:
-                return cls._parse_json_v3(data)
-            except NDArrayDTypeError as exc:
-                # zarr's own phrase first (0.2.0 and its users match on it), then the rule.
-                raise type(exc)(f"No Zarr data type found that matches {data!r}: {exc}") from None
-        if zarr_format == 2:
-            return cls._from_json_v2(data)
-        return cls._from_json_v3(data)
 
     @classmethod
     def _from_json_v2(cls, data: DTypeJSON) -> Self:
@@ -247,29 +268,24 @@ class NDArrayDType(ZDType[np.dtypes.ObjectDType, np.ndarray]):  # type: ignore[t
 
     @classmethod
     def _from_json_v3(cls, data: DTypeJSON) -> Self:
-        # zarr offers every registered type every data type JSON and swallows only
-        # DataTypeValidationError: anything else raised here would break opening all arrays.
+        """The one JSON rule (SPEC 1.3). Every refusal is zarr's ``DataTypeValidationError``; of
+        a document naming this type, also ours naming the rule (zarr >= 3.4 passes it on)."""
         try:
             return cls._parse_json_v3(data)
         except NDArrayDTypeError as exc:
-            raise DataTypeValidationError(
-                f"Invalid JSON representation of NDArrayDType: {exc}"
-            ) from exc
+            if claims_ndarray(data):  # zarr's own phrase first (0.2.0's users match on it)
+                message = f"No Zarr data type found that matches {data!r}: {exc}"
+                raise _refusal(type(exc))(message) from None  # type: ignore[arg-type]
+            raise DataTypeValidationError(f"Invalid JSON of NDArrayDType: {exc}") from exc
 
     @classmethod
     def _parse_json_v3(cls, data: object) -> Self:
-        """The one JSON rule (SPEC 1.3); raises the error naming the rule broken."""
-        if not isinstance(data, Mapping) or data.get("name") != DTYPE_NAME:
-            what = "the bare string" if data == DTYPE_NAME else "not the object"
+        members = {"name", "configuration"}
+        if not (isinstance(data, Mapping) and set(data) == members and data["name"] == DTYPE_NAME):
             raise MetadataError(
-                f"the data type is {what} {data!r}; an ndarray data type is always the object "
-                f'{{"name": "{DTYPE_NAME}", "configuration": {{"dtype": ..., "shape": [...]}}}}'
-                f"{_legacy_spelling(data) or ''} (SPEC 1.3/1)."
-            )
-        if set(data) != {"name", "configuration"}:
-            raise MetadataError(
-                f"the data type {data!r} must have exactly the members 'name' and "
-                "'configuration' (SPEC 1.3/1)."
+                f'the data type {data!r} is not {{"name": "{DTYPE_NAME}", "configuration": '
+                '{"dtype": ..., "shape": [...]}}, an object of exactly the members \'name\' and '
+                f"'configuration'{_legacy_spelling(data) or ''} (SPEC 1.3/1)."
             )
         config = data["configuration"]
         if not isinstance(config, Mapping) or set(config) != {"dtype", "shape"}:
@@ -280,8 +296,8 @@ class NDArrayDType(ZDType[np.dtypes.ObjectDType, np.ndarray]):  # type: ignore[t
         name = config["dtype"]
         if not isinstance(name, str) or name not in ELEMENT_DTYPES:
             raise ElementDTypeError(
-                f"the configuration dtype {name!r} must be one of "
-                f"{', '.join(ELEMENT_DTYPES)}, spelled exactly so (SPEC 1.3/3)."
+                f"the configuration dtype {name!r} must be one of {', '.join(ELEMENT_DTYPES)}, "
+                "spelled exactly so (SPEC 1.3/3)."
             )
         itemsize = np.dtype(name).itemsize
         return cls(dtype=name, shape=ShapePattern.from_json(config["shape"], itemsize).dims)
@@ -291,64 +307,29 @@ class NDArrayDType(ZDType[np.dtypes.ObjectDType, np.ndarray]):  # type: ignore[t
     @overload
     def to_json(self, zarr_format: Literal[3]) -> DTypeSpec_V3: ...
     def to_json(self, zarr_format: ZarrFormat) -> DTypeSpec_V2 | DTypeSpec_V3:
-        if zarr_format == 3:
-            return {
-                "name": DTYPE_NAME,
-                "configuration": {"dtype": self.dtype, "shape": self.pattern.to_json()},
-            }  # type: ignore[return-value]
-        raise ValueError(_V2_MESSAGE + f" (got zarr_format={zarr_format!r})")
+        if zarr_format != 3:
+            raise ValueError(_V2_MESSAGE + f" (got zarr_format={zarr_format!r})")
+        config = {"dtype": self.dtype, "shape": self.pattern.to_json()}
+        return {"name": DTYPE_NAME, "configuration": config}  # type: ignore[return-value]
 
-    # ------------------------------------------------------------------ cells
+    # ------------------------------------------------------------------------------- cells
     def coerce_cell(self, data: object) -> np.ndarray:
-        """``data`` as a contiguous little-endian cell matching the pattern (lossless only).
-
-        Raises :class:`CellTypeError` (a ``TypeError`` and a ``ValueError``, as 0.2.0 raised
-        ``TypeError``) for anything that is not a cell of this type.
-        """
+        """``data`` as a contiguous little-endian cell (lossless only), else CellTypeError."""
         try:
             return coerce_cell(data, self.pattern, self.item_dtype)
         except CellError as exc:
             raise CellTypeError(str(exc)) from None
 
     def payload_to_cell(self, payload: bytes | bytearray | memoryview | np.ndarray) -> np.ndarray:
-        """The read-only cell stored as ``payload`` (raw little-endian C-order bytes).
-
-        The length gives the variable extent: with no variable dimension it must be the element
-        size exactly; with one, a whole number of :attr:`fixed_nbytes` rows; with two or more
-        only the empty payload has a defined shape (all variable extents 0).
-        """
-        raw = (
-            payload.reshape(-1).view(np.uint8)
-            if isinstance(payload, np.ndarray)
-            else np.frombuffer(payload, dtype=np.uint8)
-        )
-        unit = self.fixed_nbytes
-        pattern = self.pattern
-        if raw.size % unit:
-            raise CellError(
-                f"Payload of {raw.size} bytes is not a whole number of {unit}-byte items for the "
-                f"data type {self}: a cell of pattern {pattern.to_json()} is a whole number of "
-                f"{unit}-byte rows; the payload is truncated or belongs to another type."
-            )
-        rows = raw.size // unit
-        n_variable = len(pattern.variable_axes)
-        if n_variable == 0 and rows != 1:
-            raise CellError(
-                f"Payload of {raw.size} bytes does not match the fixed element size of {unit} "
-                f"bytes for the data type {self}: every element of the all-fixed pattern "
-                f"{pattern.to_json()} has exactly {unit} bytes."
-            )
-        if n_variable >= 2 and rows:
-            raise CellError(
-                f"Payload of {raw.size} bytes is ambiguous for the data type {self}: a pattern "
-                "with multiple variable dimensions only has a well-defined shape for the empty "
-                "payload; such elements need a codec that stores each element's shape."
-            )
-        values = raw.view(self.item_dtype)
-        if values.dtype.kind == "b":
+        """The read-only cell of raw little-endian C-order bytes (its length gives its shape)."""
+        raw = np.frombuffer(payload, np.uint8) if not isinstance(payload, np.ndarray) else payload
+        values = raw.reshape(-1).view(np.uint8)
+        shape = _element_shape(values.size, self.pattern, self.item_dtype.itemsize)
+        if isinstance(shape, str):
+            raise CellError(f"a payload of {shape} It is truncated or of another data type.")
+        if self.item_dtype.kind == "b":
             check_bool_bytes(values)
-        shape = pattern.empty_shape if n_variable >= 2 else pattern.shape_for_items(values.size)
-        cell = values.reshape(shape)
+        cell = values.view(self.item_dtype).reshape(shape)
         cell.flags.writeable = False
         return cell
 
@@ -365,37 +346,31 @@ class NDArrayDType(ZDType[np.dtypes.ObjectDType, np.ndarray]):  # type: ignore[t
         try:
             cell = self.coerce_cell(data)
         except CellTypeError as exc:
-            raise CellTypeError(
-                f"Cannot convert {describe(data)} to a scalar of {self}: {exc}"
-            ) from None
-        if len(self.variable_axes) >= 2 and cell.size:
+            text = reprlib.repr(data)
+            raise CellTypeError(f"Cannot convert {text} to a scalar of {self}: {exc}") from None
+        if self.pattern.needs_shapes and cell.size:
             raise FillValueError(
-                f"a fill cell of shape {cell.shape} is not allowed for pattern "
-                f"{self.pattern.to_json()}: with two or more variable dimensions the fill value "
-                'can only be the empty element (JSON ""); omit fill_value or pass None '
-                "(SPEC 1.5/3)."
+                f"a fill cell of shape {cell.shape} is not allowed for pattern {self.pattern}: "
+                "with two or more variable dimensions the fill value can only be the empty "
+                'element (JSON ""); omit fill_value or pass None (SPEC 1.5/3).'
             )
-        if len(self.variable_axes) >= 2:
-            cell = cell.reshape(self.pattern.empty_shape)
-        return fill_scalar(cell)
+        return fill_scalar(cell.reshape(self.pattern.empty_shape) if not cell.size else cell)
 
     def default_scalar(self) -> np.ndarray:
-        """The empty element (variable extents 0), or the zero element for all-fixed patterns."""
+        """The empty element, or the zero element of an all-fixed pattern."""
         return _default_fill(self.dtype, self.shape)
 
     def to_json_scalar(self, data: object, *, zarr_format: ZarrFormat) -> JSON:
         if zarr_format != 3:
             raise ValueError(_V2_MESSAGE)
-        cell = self.cast_scalar(data)[()]
-        return encode_fill(np.ascontiguousarray(cell).tobytes())
+        return encode_fill(np.ascontiguousarray(self.cast_scalar(data)[()]).tobytes())
 
     def from_json_scalar(self, data: JSON, *, zarr_format: ZarrFormat) -> np.ndarray:
         if zarr_format != 3:
             raise ValueError(_V2_MESSAGE)
-        item = self.item_dtype
-        payload, shape = decode_fill(data, self.pattern, item.itemsize)
-        cell = frozen_cell(payload, item, shape)
-        if item.kind == "b":
+        payload, shape = decode_fill(data, self.pattern, self.item_dtype.itemsize)
+        cell = frozen_cell(payload, self.item_dtype, shape)
+        if cell.dtype.kind == "b":
             try:
                 check_bool_bytes(cell)
             except CellError as exc:
@@ -406,12 +381,5 @@ class NDArrayDType(ZDType[np.dtypes.ObjectDType, np.ndarray]):  # type: ignore[t
         return f"NDArrayDType(dtype={self.dtype!r}, shape={self.shape!r})"
 
 
-def __getattr__(name: str) -> Any:
-    if name == "NDArray":  # the name of 0.2.0 and 0.3.0, too close to numpy.typing.NDArray
-        warnings.warn(
-            "zarr_ndarray_dtype.NDArray is deprecated: use NDArrayDType (the same class)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return NDArrayDType
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# NDArray: the name of 0.2.0 and 0.3.0, too close to numpy.typing.NDArray.
+__getattr__ = deprecated(__name__, {"NDArray": (NDArrayDType, "use NDArrayDType")})

@@ -1,29 +1,18 @@
-"""Exceptions raised by the ``ndarray`` data type.
-
-Every error is a :class:`ValueError` (so code written against zarr-vlen-ndarray 0.2.0, which
-raised plain ``ValueError``, keeps working). Errors about the *type* of a value also derive from
-:class:`TypeError`. Messages name the offending value, the rule it breaks and how to fix it; a
-refusal of metadata or of a stored chunk ends with the number of the rule in SPEC.md, e.g.
-``(SPEC 1.3/5)``.
-"""
+"""The exceptions of the ``ndarray`` data type (pure): every one a ``ValueError``, as 0.2.0
+raised, those about a value's type a ``TypeError`` too. A message names the value, the rule and
+the fix; a refusal of metadata or of a stored chunk ends with its rule, e.g. ``(SPEC 1.3/5)``."""
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Callable
+from typing import Any
+
 __all__ = [
-    "AlignmentError",
-    "BlockAlignmentError",
-    "CellError",
-    "CellTypeError",
-    "CodecMetadataError",
-    "ElementDTypeError",
-    "FillValueError",
-    "FillValueTypeError",
-    "HookWarning",
-    "MetadataError",
-    "NDArrayDTypeError",
-    "ShapePatternError",
-    "StoredChunkError",
-]
+    "AlignmentError", "BlockAlignmentError", "CellError", "CellTypeError", "CodecMetadataError",
+    "ElementDTypeError", "FillValueError", "FillValueTypeError", "HookWarning", "MetadataError",
+    "NDArrayDTypeError", "ShapePatternError", "StoredChunkError",
+]  # fmt: skip
 
 
 class NDArrayDTypeError(ValueError):
@@ -31,13 +20,11 @@ class NDArrayDTypeError(ValueError):
 
 
 class MetadataError(NDArrayDTypeError):
-    """Array metadata of an ``ndarray`` array breaks a rule of SPEC.md: the members of the data
-    type object, or the codecs chosen for it (the message names the rule)."""
+    """Array metadata of an ``ndarray`` array (its data type or codecs) breaks a rule of SPEC.md."""
 
 
 class CodecMetadataError(MetadataError):
-    """The JSON metadata of a codec of this data type breaks its rule, e.g. is not
-    ``{"name": "vlen-ndarray", "configuration": {}}`` (SPEC 2.2, 5.1)."""
+    """A codec's JSON breaks its rule, e.g. is not ``{"name": "vlen-ndarray"}`` (SPEC 2.2, 5.1)."""
 
 
 class CodecMetadataTypeError(CodecMetadataError, TypeError):
@@ -69,14 +56,14 @@ class CellTypeError(CellError, TypeError):
 
 
 class StoredChunkError(NDArrayDTypeError):
-    """A stored chunk (or shard) does not read through its codecs: zarr or the store refused it."""
+    """A stored chunk (or shard) does not read through its codecs."""
 
     @classmethod
     def of(cls, what: str, failure: BaseException) -> StoredChunkError:
         """The error for ``what`` (e.g. "the stored chunk 'c/1'") that failed with ``failure``."""
         return cls(
-            f"{what} does not decode ({type(failure).__name__}: {failure}): it is "
-            "corrupt or was written with other codecs"
+            f"{what} does not decode ({type(failure).__name__}: {failure}): it is corrupt or was "
+            "written with other codecs"
         )
 
 
@@ -84,10 +71,23 @@ class BlockAlignmentError(NDArrayDTypeError):
     """Dask blocks to be written in parallel end inside a shard (or chunk) they would share."""
 
 
+class AlignmentError(NDArrayDTypeError):
+    """Arrays read or written together as aligned differ in shape or in a cell's leading extent."""
+
+
 class HookWarning(UserWarning):
     """zarr lacks a function this package adapts (a zarr release moved it): zarr is left as is."""
 
 
-class AlignmentError(NDArrayDTypeError):
-    """Arrays read or written together as aligned do not align: their shapes differ, or a
-    cell's leading extent differs between them (the message names the cell and the arrays)."""
+def deprecated(module: str, aliases: dict[str, tuple[Any, str]]) -> Callable[[str], Any]:
+    """A module ``__getattr__`` serving each renamed name (``aliases``: old name -> the object,
+    what to use instead) for one more release, with a DeprecationWarning."""
+
+    def __getattr__(name: str) -> Any:
+        if name not in aliases:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        found, instead = aliases[name]
+        warnings.warn(f"{module}.{name} is deprecated: {instead}", DeprecationWarning, stacklevel=2)
+        return found
+
+    return __getattr__

@@ -1,15 +1,6 @@
-"""The shape-pattern grammar and the element dtypes of the ``ndarray`` data type (pure logic).
-
-A pattern is a non-empty sequence whose entries are integers >= 1 (fixed extents) or ``None``
-(JSON ``null``: a variable extent, different for each element). Three classes follow from it:
-
-* all-fixed, e.g. ``(3, 2)``: every element has exactly that shape;
-* one variable dimension, e.g. ``(None, 2)`` or ``(2, None)``: the extent is inferable from the
-  element's byte length;
-* several variable dimensions, e.g. ``(None, None)``: the shape must be stored with the element.
-
-This module knows nothing of zarr; :mod:`zarr_ndarray_dtype.dtype` builds on it.
-"""
+"""The shape-pattern grammar, the element dtypes and every numeric limit (pure logic, no zarr).
+A pattern is fixed extents (>= 1) and ``None`` (variable): all-fixed, one variable dimension
+(its extent follows from the size) or several (the shape is stored with the element)."""
 
 from __future__ import annotations
 
@@ -29,31 +20,16 @@ __all__ = ["ELEMENT_DTYPES", "ShapePattern"]
 
 #: The element dtypes, by their JSON names (no byte-order prefix; elements are little-endian).
 ELEMENT_DTYPES: Final = (
-    "bool",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "uint8",
-    "uint16",
-    "uint32",
-    "uint64",
-    "float16",
-    "float32",
-    "float64",
-    "complex64",
-    "complex128",
-)
-_ELEMENT_DTYPE_SET: Final = frozenset(ELEMENT_DTYPES)
-
-#: The element-size limit (SPEC 1.2): an element's itemsize times the product of its nonzero
-#: extents is at most this many bytes, so every element, empty ones included, has a shape that
-#: arrays indexed by signed 64-bit byte counts (numpy's among them) can hold.
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "float32", "float64", "complex64", "complex128",
+)  # fmt: skip
+#: The element-size limit (SPEC 1.2): itemsize times the product of the nonzero extents, so
+#: every element has a shape that arrays indexed by signed 64-bit byte counts can hold.
 MAX_ELEMENT_NBYTES: Final = 2**63 - 1
 #: The largest fixed extent (SPEC 1.3/6): the largest integer every JSON parser reads exactly.
 MAX_FIXED_EXTENT: Final = 2**53 - 1
-#: The largest u32le value: the limit of every stored extent, frame length and element count of
-#: both codecs' chunks (SPEC 2.4, 5.3).
+#: The largest u32le: the limit of every stored extent, frame length and element count of both
+#: codecs' chunks (SPEC 2.4, 5.3).
 U32_MAX: Final = 0xFFFF_FFFF
 
 _DTYPE_RULE = (
@@ -63,12 +39,9 @@ _DTYPE_RULE = (
 
 
 def parse_element_dtype(value: object) -> str:
-    """Return the JSON name of an element dtype given as a name, numpy dtype, type or spelling.
-
-    Refuses ``None`` (numpy would read it as float64), big-endian requests and any dtype outside
-    the 14 element dtypes, raising :class:`ElementDTypeError`.
-    """
-    if isinstance(value, str) and value in _ELEMENT_DTYPE_SET:
+    """The JSON name of an element dtype given as a name, numpy dtype, type or spelling; refuses
+    ``None`` (numpy would read float64), big-endian requests and other dtypes."""
+    if isinstance(value, str) and value in ELEMENT_DTYPES:
         return value
     if value is None:
         raise ElementDTypeError(f"dtype=None is not allowed: {_DTYPE_RULE}; pass e.g. 'float32'.")
@@ -83,59 +56,48 @@ def parse_element_dtype(value: object) -> str:
             f"dtype={value!r} requests big-endian byte order, but ndarray elements are always "
             f"little-endian; pass {native.newbyteorder('<').name!r} instead."
         )
-    name = native.name
-    if name not in _ELEMENT_DTYPE_SET or native.fields is not None or native.subdtype is not None:
-        raise ElementDTypeError(
-            f"dtype={value!r} (numpy {native!s}) is not allowed: {_DTYPE_RULE}."
-        )
-    return name
+    if native.name not in ELEMENT_DTYPES or native.fields or native.subdtype:
+        raise ElementDTypeError(f"dtype={value!r} (numpy {native}) is not allowed: {_DTYPE_RULE}.")
+    return native.name
 
 
 def _parse_extent(value: object, index: int, shape: object) -> int | None:
     if value is None:
         return None
-    if isinstance(value, bool | np.bool_):
-        raise ShapePatternError(
-            f"shape={shape!r}: entry {index} is the boolean {value!r}; shape dimensions must be "
-            "integers or None (fixed extents >= 1, None for a variable dimension) (SPEC 1.3/5)."
-        )
-    if isinstance(value, str | bytes | float | np.floating | complex | np.complexfloating):
-        raise ShapePatternError(
-            f"shape={shape!r}: entry {index} is {value!r} ({type(value).__name__}); shape "
-            "dimensions must be integers or None; pass an int such as 2, not 2.0 or '2' "
-            "(SPEC 1.3/5)."
-        )
+    where = f"shape={shape!r}: entry {index} is {value!r} ({type(value).__name__})"
     try:
+        if isinstance(value, bool | np.bool_ | str | bytes | float | np.inexact):
+            raise TypeError
         extent = operator.index(value)  # type: ignore[arg-type]
-    except TypeError as exc:
+    except TypeError:
         raise ShapePatternError(
-            f"shape={shape!r}: entry {index} is {value!r} ({type(value).__name__}); shape "
-            "dimensions must be integers or None (None for a variable dimension) (SPEC 1.3/5)."
-        ) from exc
+            f"{where}; shape dimensions must be integers or None (a variable dimension): pass "
+            "an int such as 2, not 2.0, '2' or a boolean (SPEC 1.3/5)."
+        ) from None
     if extent < 1:
         raise ShapePatternError(
-            f"shape={shape!r}: entry {index} is {extent}; fixed shape dimensions must be >= 1 "
-            "(use None for a variable dimension, which also admits extent 0) (SPEC 1.3/5)."
+            f"{where}; fixed shape dimensions must be >= 1 (None, a variable dimension, also "
+            "admits extent 0) (SPEC 1.3/5)."
         )
     if extent > MAX_FIXED_EXTENT:
         raise ShapePatternError(
-            f"shape={shape!r}: entry {index} is {extent}, above the largest fixed extent "
-            f"{MAX_FIXED_EXTENT} (2**53 - 1, the largest integer every JSON reader holds "
-            "exactly) (SPEC 1.3/6)."
+            f"{where}, above the largest fixed extent {MAX_FIXED_EXTENT} (2**53 - 1, the largest "
+            "integer every JSON reader holds exactly) (SPEC 1.3/6)."
         )
     return extent
 
 
 @dataclass(frozen=True, slots=True)
 class ShapePattern:
-    """A validated shape pattern: a tuple of fixed extents (int >= 1) and ``None`` entries."""
+    """A validated shape pattern: a tuple of fixed extents (int >= 1) and ``None`` entries.
+    It prints as its JSON, e.g. ``[null, 2]``."""
 
     dims: tuple[int | None, ...]
 
     @classmethod
     def parse(cls, shape: object, itemsize: int = 1) -> ShapePattern:
-        """Validate user input (a sequence of int-likes and ``None``) into a pattern whose
-        elements have items of ``itemsize`` bytes (for the element-size limit)."""
+        """Validate user input (int-likes and ``None``) into a pattern whose elements have items
+        of ``itemsize`` bytes (for the element-size limit)."""
         if isinstance(shape, str | bytes) or not isinstance(shape, Sequence | np.ndarray):
             raise ShapePatternError(
                 f"shape={shape!r} is not a sequence: shape dimensions must be integers or None, "
@@ -145,8 +107,7 @@ class ShapePattern:
         if not dims:
             raise ShapePatternError(
                 f"shape={shape!r} is empty; a pattern needs at least one dimension, e.g. (None,) "
-                "for 1-D elements of any length (scalar elements are not ndarray elements) "
-                "(SPEC 1.3/4)."
+                "for 1-D elements of any length (SPEC 1.3/4)."
             )
         fixed = math.prod(d for d in dims if d is not None)
         if fixed * itemsize > MAX_ELEMENT_NBYTES:
@@ -159,26 +120,19 @@ class ShapePattern:
 
     @classmethod
     def from_json(cls, data: object, itemsize: int = 1) -> ShapePattern:
-        """Parse the JSON ``shape`` value strictly: a non-empty list of integers >= 1 or null.
-
-        An integral number written with a fraction or exponent (``2.0``, ``2e0``) reaches Python
-        as a float and is refused, as SPEC 1.3/5 requires of every reader.
-        """
+        """Parse the JSON ``shape`` strictly: a list of integers >= 1 and nulls (``2.0`` reaches
+        Python as a float and is refused, as SPEC 1.3/5 requires)."""
         if not isinstance(data, list | tuple):
             raise ShapePatternError(
                 f"shape {data!r} is not a JSON array; expected e.g. [null, 2] (SPEC 1.3/4)."
             )
-        for i, v in enumerate(data):
-            if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
-                raise ShapePatternError(
-                    f"shape {list(data)!r}: entry {i} is {v!r}; JSON entries must be integers "
-                    '>= 1 written without fraction or exponent, or null (2.0, true and "2" are '
-                    "not integers) (SPEC 1.3/5)."
-                )
         return cls.parse(list(data), itemsize)
 
     def to_json(self) -> list[int | None]:
         return list(self.dims)
+
+    def __str__(self) -> str:
+        return "[" + ", ".join("null" if d is None else str(d) for d in self.dims) + "]"
 
     @property
     def ndim(self) -> int:
@@ -198,6 +152,11 @@ class ShapePattern:
         return self.dims[0] is None and None not in self.dims[1:]
 
     @property
+    def needs_shapes(self) -> bool:
+        """Whether cells need a stored shape (two or more variable dimensions)."""
+        return self.dims.count(None) >= 2
+
+    @property
     def fixed_items(self) -> int:
         """Items in the fixed part: the product of the fixed extents (1 if there are none)."""
         return math.prod(d for d in self.dims if d is not None)
@@ -213,41 +172,29 @@ class ShapePattern:
         )
 
     def shape_for_items(self, items: int) -> tuple[int, ...]:
-        """The element shape holding ``items`` items, for patterns with <= 1 variable dimension.
-
-        Raises :class:`ShapePatternError` when ``items`` is not a whole number of fixed parts or
-        the pattern has several variable dimensions (their extents cannot be inferred).
-        """
-        axes = self.variable_axes
-        if len(axes) > 1:
+        """The element shape holding ``items`` items (at most one variable dimension); refuses
+        a count that is not a whole number of fixed parts."""
+        if self.needs_shapes:
             raise ShapePatternError(
-                f"pattern {self.to_json()} has {len(axes)} variable dimensions; their extents "
+                f"pattern {self} has {self.dims.count(None)} variable dimensions; their extents "
                 "cannot be inferred from a length, so such elements need a stored shape."
             )
         fixed = self.fixed_items
-        if not axes:
-            if items != fixed:
-                raise ShapePatternError(
-                    f"{items} items do not form an element of the fixed shape {self.dims}, "
-                    f"which holds exactly {fixed}."
-                )
-            return self.empty_shape
-        extent, rest = divmod(items, fixed)
-        if rest:
+        if self.is_fixed and items != fixed:
             raise ShapePatternError(
-                f"{items} items are not a whole number of {fixed}-item rows for pattern "
-                f"{self.to_json()}."
+                f"{items} items do not form an element of the fixed shape {self.dims}, which "
+                f"holds exactly {fixed}."
             )
-        return tuple(extent if d is None else d for d in self.dims)
+        if items % fixed:
+            raise ShapePatternError(
+                f"{items} items are not a whole number of {fixed}-item rows for pattern {self}."
+            )
+        return tuple(items // fixed if d is None else d for d in self.dims)
 
     def shapes_for_items(self, items: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-        """The ``(count, ndim)`` shapes of cells holding ``items`` items each (vectorized
-        :meth:`shape_for_items`; the caller knows every count is a whole number of fixed parts
-        of a pattern with at most one variable dimension)."""
+        """The ``(count, ndim)`` shapes of cells of ``items`` items each (vectorized
+        :meth:`shape_for_items`; the counts are whole numbers of fixed parts)."""
         out = np.empty((items.size, self.ndim), dtype=np.int64)
         for axis, extent in enumerate(self.dims):
             out[:, axis] = items // self.fixed_items if extent is None else extent
         return out
-
-    def __str__(self) -> str:
-        return "(" + ", ".join("None" if d is None else str(d) for d in self.dims) + ")"

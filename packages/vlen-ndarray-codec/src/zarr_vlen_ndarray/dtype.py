@@ -4,7 +4,7 @@ from zarr.dtype import ZDType as ZDType
 
 from zarr_ndarray_dtype import DTYPE_NAME, ELEMENT_DTYPES, NDArrayDType, unbox
 from zarr_ndarray_dtype import NDArrayDType as NDArray
-from zarr_ndarray_dtype.cells import _FillCell as VlenScalar
+from zarr_ndarray_dtype.dtype import _FillCell as VlenScalar
 from zarr_vlen_ndarray._compat import DataTypeValidationError, HasObjectCodec
 
 __all__ = [
