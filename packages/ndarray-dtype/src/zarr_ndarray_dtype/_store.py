@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import zarr
 from zarr.abc.codec import BytesBytesCodec
 from zarr.abc.store import RangeByteRequest, SuffixByteRequest
 from zarr.buffer import default_buffer_prototype
@@ -126,8 +127,7 @@ class Layout:
             dtype, codec, tuple(int(n) for n in metadata.shape), chunks, inner, chain, shard,
             array.store_path, metadata.chunk_key_encoding.encode_chunk_key, spec,
             bool(config.write_empty_chunks),
-            (getattr(config, "sharding_coalesce_max_gap_bytes", 1 << 20),
-             getattr(config, "sharding_coalesce_max_bytes", 16 << 20)),
+            (_coalesce(config, "gap_bytes", 1 << 20), _coalesce(config, "bytes", 16 << 20)),
             FillCell(dtype, metadata.fill_value),
             str(array.store_path.path),
         )  # fmt: skip
@@ -255,6 +255,13 @@ class Layout:
         return _buffer(
             np.concatenate([np.asarray(b.as_numpy_array()).view(np.uint8) for b in blob])
         )
+
+
+def _coalesce(config: Any, what: str, default: int) -> int:
+    """zarr's ``sharding_coalesce_max_*`` setting: the array's (zarr >= 3.4), else zarr's."""
+    key = f"sharding_coalesce_max_{what}"
+    value = getattr(config, key, None)
+    return int(zarr.config.get(f"array.{key}", default) if value is None else value)
 
 
 def _buffer(raw: Raw) -> Any:
