@@ -217,7 +217,7 @@ class Reader:
 
     async def _unchain(self, piece: _Piece, raw: Any) -> Any:
         try:
-            return (await self.layout.decode([raw]))[0]
+            return None if raw is None else await self.layout.decode(raw)
         except Exception as exc:
             raise StoredChunkError.of(f"the stored {self.name(piece)}", exc) from exc
 

@@ -156,40 +156,30 @@ class Layout:
 
     # ------------------------------------------------------------------------ bytes -> bytes
 
-    async def decode(self, raws: list[Any], chain: tuple[Any, ...] | None = None) -> list[Any]:
-        """zarr Buffers (or None) through the bytes -> bytes chain, last codec first (in
-        threads where zarr decodes the chain synchronously, else through its batched API).
-        A failure is raised for the first failing buffer, as it is."""
+    async def decode(self, raw: Any, chain: tuple[Any, ...] | None = None) -> Any:
+        """One Buffer through a bytes -> bytes chain (the chunks' by default), last codec
+        first: synchronously where zarr runs the chain so, else through the codecs' decode."""
         chain = self.chain if chain is None else chain
-        present = [i for i, r in enumerate(raws) if r is not None]
-        if not chain or not present:
-            return raws
-        decode = _compat.chain_sync(chain, self.spec, encode=False)
-        got = [raws[i] for i in present]
-        if decode is not None:
-            got = await map_threads(decode, got)
-        else:
-            for codec in reversed(chain):
-                got = list(await codec.decode([(r, self.spec) for r in got]))
-        out = list(raws)
-        for i, r in zip(present, got, strict=True):
-            out[i] = r
-        return out
+        if (decode := _compat.chain_sync(chain, self.spec, encode=False)) is not None:
+            return decode(raw)
+        for codec in reversed(chain):
+            (raw,) = await codec.decode([(raw, self.spec)])
+        return raw
 
-    async def encode(self, raws: list[Any]) -> list[Any]:
-        """Chunk bytes (uint8 arrays, or None) through the bytes -> bytes chain, as Buffers."""
-        buffers = [None if r is None else _buffer(r) for r in raws]
-        present = [b for b in buffers if b is not None]
-        if not self.chain or not present:
-            return buffers
+    async def encode(self, raws: list[Raw | None]) -> list[Any]:
+        """Chunk bytes (None: not stored) through the bytes -> bytes chain, as Buffers: in
+        threads where zarr runs the chain synchronously, else through the codecs' encode."""
         encode = _compat.chain_sync(self.chain, self.spec, encode=True)
         if encode is not None:
-            present = await map_threads(encode, present)
-        else:
-            for codec in self.chain:
-                present = list(await codec.encode([(b, self.spec) for b in present]))
-        found = iter(present)
-        return [None if b is None else next(found) for b in buffers]
+            return await map_threads(lambda r: None if r is None else encode(_buffer(r)), raws)
+
+        async def one(raw: Raw | None) -> Any:
+            buffer = None if raw is None else _buffer(raw)
+            for codec in self.chain if buffer is not None else ():
+                (buffer,) = await codec.encode([(buffer, self.spec)])
+            return buffer
+
+        return list(await asyncio.gather(*(one(r) for r in raws)))
 
     # ------------------------------------------------------------------------ store
 
@@ -222,7 +212,7 @@ class Layout:
         try:
             if size < spec.index_nbytes:
                 raise ValueError(f"{size} bytes, shorter than the index ({spec.index_nbytes})")
-            (decoded,) = await self.decode([raw], spec.index_chain)
+            decoded = await self.decode(raw, spec.index_chain)
             table = np.frombuffer(decoded.to_bytes(), dtype=spec.index_dtype)
             table = table.astype(np.uint64).reshape(*spec.per, 2)
         except Exception as exc:  # whatever the index's codecs raise
