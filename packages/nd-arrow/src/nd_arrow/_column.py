@@ -9,6 +9,7 @@ import itertools
 import math
 import warnings
 from collections.abc import Callable, Iterator, Sequence
+from functools import cached_property
 from typing import Any, overload
 
 import numpy as np
@@ -313,15 +314,10 @@ class NdColumn:
     (2, True, {'y': 2, 'x': 2})
     """
 
-    __slots__ = ("_attrs", "_flat", "_names", "_parts", "_type")
-
     def __init__(self, parts: StorageParts, dtype: NdType | None = None) -> None:
         """Wrap checked parts; ``dtype`` is their type when the caller has it."""
         self._parts = parts
         self._type = NdType(parts.storage.type) if dtype is None else dtype
-        self._flat: tuple[npt.NDArray[Any], Mask | None] | None = None
-        self._attrs: Callable[[int], dict[str, Any]] | None = None
-        self._names: list[tuple[str, ...] | None] | None = None
 
     @classmethod
     def from_arrays(
@@ -399,39 +395,35 @@ class NdColumn:
     def __repr__(self) -> str:
         return f"NdColumn(len={len(self)}, value_type={self.value_type}, nulls={self.null_count})"
 
-    def _flat_values(self) -> tuple[npt.NDArray[Any], Mask | None]:
-        if self._flat is None:
-            self._flat = arrow_to_numpy(self._parts.values)
-        return self._flat
+    @cached_property
+    def _flat(self) -> tuple[npt.NDArray[Any], Mask | None]:
+        return arrow_to_numpy(self._parts.values)
 
+    @cached_property
     def _attr_row(self) -> Callable[[int], dict[str, Any]]:
-        if self._attrs is None:
-            self._attrs = attr_rows(self._parts.attrs)
-        return self._attrs
+        return attr_rows(self._parts.attrs)
 
+    @cached_property
     def _row_dims(self) -> list[tuple[str, ...] | None]:
         """Every row's dimension names (None for null rows), made once where all rows share them."""
-        if self._names is None:
-            p = self._parts
-            valid, words, codes = p.valid.tolist(), p.name_dict, p.name_codes
-            ranks = np.diff(p.dim_offsets)[p.valid]
-            if len(ranks) and ranks.min() == ranks.max():
-                block = codes[p.dim_offsets[:-1][p.valid, None] + np.arange(ranks[0])]
-                if (block == block[0]).all():
-                    shared = tuple(words[c] for c in block[0].tolist())
-                    self._names = [shared if v else None for v in valid]
-                    return self._names
-            off, flat = p.dim_offsets.tolist(), codes.tolist()
-            self._names = [
-                tuple(words[c] for c in flat[off[i] : off[i + 1]]) if v else None
-                for i, v in enumerate(valid)
-            ]
-        return self._names
+        p = self._parts
+        valid, words, codes = p.valid.tolist(), p.name_dict, p.name_codes
+        ranks = np.diff(p.dim_offsets)[p.valid]
+        if len(ranks) and ranks.min() == ranks.max():
+            block = codes[p.dim_offsets[:-1][p.valid, None] + np.arange(ranks[0])]
+            if (block == block[0]).all():
+                shared = tuple(words[c] for c in block[0].tolist())
+                return [shared if v else None for v in valid]
+        off, flat = p.dim_offsets.tolist(), codes.tolist()
+        return [
+            tuple(words[c] for c in flat[off[i] : off[i + 1]]) if v else None
+            for i, v in enumerate(valid)
+        ]
 
     def _views(self) -> tuple[list[npt.NDArray[Any] | None], list[Mask | None]]:
         """Per-row value views and masks (None for null rows and rows without nulls)."""
         p, n = self._parts, len(self._parts)
-        flat, mask = self._flat_values()
+        flat, mask = self._flat
         off, shape = p.value_offsets, p.row_shape
         if mask is None and shape is not None:  # one rank and inner shape for every row
             lo, hi = int(off[0]), int(off[-1])
@@ -452,7 +444,7 @@ class NdColumn:
 
     def _row(self, i: int) -> tuple[npt.NDArray[Any], Mask | None, tuple[str, ...]]:
         """The values, mask and dimension names of valid row ``i``."""
-        (flat, mask), p = self._flat_values(), self._parts
+        (flat, mask), p = self._flat, self._parts
         (a, b), (d0, d1) = p.value_offsets[i : i + 2].tolist(), p.dim_offsets[i : i + 2].tolist()
         shape = p.sizes[d0:d1].tolist()
         m = None if mask is None or not mask[a:b].any() else mask[a:b].reshape(shape)
@@ -470,7 +462,7 @@ class NdColumn:
 
     def to_pylist(self) -> list[NdVariable | None]:
         """One :class:`NdVariable` per row (None for null rows)."""
-        (views, masks), names, attrs = self._views(), self._row_dims(), self._attr_row()
+        (views, masks), names, attrs = self._views(), self._row_dims, self._attr_row
         return [
             None if v is None else trusted_variable(v, masks[i], names[i] or (), attrs(i))
             for i, v in enumerate(views)
@@ -493,7 +485,7 @@ class NdColumn:
         if not -n <= index < n:
             raise IndexError(f"row {index} is out of range for an nd column of {n} rows")
         i = int(index) % n
-        return trusted_variable(*self._row(i), self._attr_row()(i)) if p.valid[i] else None
+        return trusted_variable(*self._row(i), self._attr_row(i)) if p.valid[i] else None
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, NdColumn):
@@ -501,11 +493,6 @@ class NdColumn:
         return len(self) == len(other) and self.to_pylist() == other.to_pylist()
 
     __hash__ = None  # type: ignore[assignment]
-
-
-def parts_of(column: NdColumn) -> StorageParts:
-    """The checked storage parts of a column (package-internal: tensors, datasets, zarr)."""
-    return column._parts
 
 
 class NdExtensionArray(pa.ExtensionArray):  # type: ignore[misc]

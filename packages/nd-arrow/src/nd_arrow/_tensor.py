@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from nd_arrow import _format as fmt
 from nd_arrow import errors
-from nd_arrow._column import NdColumn, parts_of
+from nd_arrow._column import NdColumn
 from nd_arrow._compat import VARIABLE_SHAPE_TENSOR_IN_CPP, extension_keys, import_with_field
 from nd_arrow._format import FIXED_SHAPE_TENSOR, VARIABLE_SHAPE_TENSOR, Ints, Mask
 from nd_arrow._storage import StorageParts, assemble, numpy_view, primitive_array, valid_rows
@@ -22,7 +22,7 @@ from nd_arrow._storage import StorageParts, assemble, numpy_view, primitive_arra
 def _canonical_rows(column: NdColumn, target: str, same: bool) -> tuple[StorageParts, Any, Ints]:
     """The column's parts, the names every non-null row shares, and the ``(rows, rank)`` sizes
     of those rows; refused where ``target`` cannot hold the rows."""
-    p = parts_of(column)
+    p = column._parts
     if p.attrs is not None and any(child.null_count < len(p.attrs) for child in p.attrs.flatten()):
         raise errors.NotSupportedError(
             f"{target} has no attributes, but rows of this column have some; build the column "
@@ -92,20 +92,25 @@ def from_fixed_shape_tensor(arr: pa.Array | pa.ChunkedArray) -> NdColumn:
     arr = arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
     if getattr(arr.type, "extension_name", None) != FIXED_SHAPE_TENSOR:
         raise errors.InvalidArgumentError(f"expected an {FIXED_SHAPE_TENSOR} array, got {arr.type}")
-    shape = [int(s) for s in arr.type.shape]
-    names = list(arr.type.dim_names or fmt.default_dim_names(len(shape)))
-    if len(names) != len(shape) or len(set(names)) != len(names) or not all(names):
+    valid, shape = valid_rows(arr.storage), np.asarray(arr.type.shape, np.int64)
+    sizes = np.tile(shape, (int(valid.sum()), 1))
+    lengths = np.full(len(sizes), math.prod(shape.tolist()))
+    names = arr.type.dim_names
+    return _column(FIXED_SHAPE_TENSOR, names, sizes, lengths, arr.storage.flatten(), valid)
+
+
+def _column(
+    target: str, names: Any, sizes: Ints, lengths: Any, values: pa.Array, valid: Mask
+) -> NdColumn:
+    """The nd column of canonical tensor rows: ``sizes`` and ``lengths`` (value counts) of the
+    non-null rows, ``values`` their values back to back, ``names`` the ``dim_names`` or None."""
+    r = sizes.shape[1]
+    names = list(names or fmt.default_dim_names(r))
+    if len(names) != r or len(set(names)) != r or not all(isinstance(x, str) and x for x in names):
         raise errors.InvalidEncodingError(
-            f"{FIXED_SHAPE_TENSOR}: dim_names {names} do not name the {len(shape)} axes of "
-            f"shape {shape} uniquely"
+            f"{target}: dim_names {names} do not name the {r} axes uniquely"
         )
-    storage, size = arr.storage, math.prod(shape)
-    values = storage.values.slice(storage.offset * size, len(storage) * size)
-    if not (valid := valid_rows(storage)).all():
-        values = values.filter(primitive_array(np.repeat(valid, size), pa.bool_()))
-    k = int(valid.sum())
-    sizes = np.tile(np.asarray(shape, np.int64), k)
-    return NdColumn(assemble(values, np.full(k, size), len(names), sizes, names, None, ~valid))
+    return NdColumn(assemble(values, lengths, r, sizes.reshape(-1), names, None, ~valid))
 
 
 def variable_shape_tensor_parts(
@@ -142,23 +147,14 @@ def variable_shape_tensor_storage(column: NdColumn) -> tuple[pa.Field, pa.Struct
     return variable_shape_tensor_parts(column.storage.field(0), full, names, p.valid)
 
 
-def require_variable_shape_tensor() -> None:
-    """Raise :class:`NotSupportedError` unless pyarrow can represent the canonical type (>= 24)."""
-    if not VARIABLE_SHAPE_TENSOR_IN_CPP:
+def variable_shape_tensor_from_parts(field: pa.Field, storage: pa.StructArray) -> pa.ExtensionArray:
+    """The ``arrow.variable_shape_tensor`` array of a tagged field and storage: pyarrow >= 24's C++
+    side builds the type through the C data interface (Python has no factory for it through 26)."""
+    out = import_with_field(field, storage) if VARIABLE_SHAPE_TENSOR_IN_CPP else storage
+    if getattr(out.type, "extension_name", None) != VARIABLE_SHAPE_TENSOR:
         raise errors.NotSupportedError(
             f"pyarrow {pa.__version__} cannot represent {VARIABLE_SHAPE_TENSOR} (pyarrow >= 24 "
             "can); use variable_shape_tensor_storage() to write the tagged storage instead"
-        )
-
-
-def variable_shape_tensor_from_parts(field: pa.Field, storage: pa.StructArray) -> pa.ExtensionArray:
-    """The ``arrow.variable_shape_tensor`` array of a tagged field and storage (pyarrow >= 24's C++
-    side builds the type through the C data interface; Python has no factory for it through 26)."""
-    require_variable_shape_tensor()
-    out = import_with_field(field, storage)
-    if getattr(out.type, "extension_name", None) != VARIABLE_SHAPE_TENSOR:
-        raise errors.NotSupportedError(
-            f"pyarrow {pa.__version__} did not build {VARIABLE_SHAPE_TENSOR} from its storage"
         )
     return out
 
@@ -177,34 +173,21 @@ def from_variable_shape_tensor(
     arr = arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
     storage, params = _variable_shape_storage(arr, field)
     r = storage.type.field(1).type.list_size
-    names = params.get("dim_names") or list(fmt.default_dim_names(r))
-    if len(names) != r or len(set(names)) != r or not all(isinstance(x, str) and x for x in names):
-        raise errors.InvalidEncodingError(
-            f"{VARIABLE_SHAPE_TENSOR}: dim_names {names} do not name the {r} axes uniquely"
-        )
-    valid = valid_rows(storage)
-    data, shape = storage.field(0), storage.field(1)
+    valid, data, shape = valid_rows(storage), storage.field(0), storage.field(1)
     sizes = numpy_view(shape.values.slice(shape.offset * r, len(shape) * r)).astype(np.int64)
     sizes = sizes.reshape(len(shape), r)[valid]
     if (sizes < 0).any():
-        raise errors.ShapeMismatchError(
-            f"{VARIABLE_SHAPE_TENSOR}: a negative size in {sizes.tolist()}"
-        )
-    offsets = numpy_view(data.offsets).astype(np.int64)
-    lengths = np.diff(offsets)[valid]
+        raise errors.ShapeMismatchError(f"{VARIABLE_SHAPE_TENSOR}: a negative size in {sizes}")
+    lengths = np.diff(numpy_view(data.offsets).astype(np.int64))[valid]
     if (bad := np.prod(sizes, axis=1) != lengths).any():
         j = int(np.flatnonzero(bad)[0])
         raise errors.ShapeMismatchError(
             f"{VARIABLE_SHAPE_TENSOR}: row {int(np.flatnonzero(valid)[j])} has "
             f"{int(lengths[j])} values for shape {sizes[j].tolist()}"
         )
-    if valid.all():
-        values = data.values.slice(int(offsets[0]), int(offsets[-1] - offsets[0]))
-    else:
-        positions = fmt.range_positions(offsets[:-1][valid], lengths)
-        values = data.values.take(primitive_array(positions, pa.int64()))
-    names = list(names)
-    return NdColumn(assemble(values, lengths, len(names), sizes.reshape(-1), names, None, ~valid))
+    # flatten() merges the struct's validity into its children: null rows' values are left out.
+    values = storage.flatten()[0].flatten()
+    return _column(VARIABLE_SHAPE_TENSOR, params.get("dim_names"), sizes, lengths, values, valid)
 
 
 def _variable_shape_storage(arr: pa.Array, field: Any) -> tuple[pa.StructArray, dict[str, Any]]:
