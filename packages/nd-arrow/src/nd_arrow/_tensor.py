@@ -118,20 +118,19 @@ def variable_shape_tensor_parts(
 ) -> tuple[pa.Field, pa.StructArray]:
     """The tagged field and storage of ``arrow.variable_shape_tensor``, the one writer of the
     canonical layout: ``data`` is the List of the rows' flat values (C order), ``shapes`` the
-    ``(rows, rank)`` table of their shapes, ``names`` the ``dim_names`` (none written when
-    empty), ``valid`` False for null rows (whose shapes are written as zeros)."""
-    table = np.asarray(shapes, dtype=np.int64)
-    r = table.shape[1]
-    if table.size and int(table.max()) > fmt.INT32_MAX:
+    ``(rows, rank)`` table of the non-null rows' shapes, ``names`` the ``dim_names`` (none
+    written when empty), ``valid`` False for null rows (whose shapes are written as zeros)."""
+    if shapes.size and int(shapes.max()) > fmt.INT32_MAX:
         raise errors.NotSupportedError(
-            f"{VARIABLE_SHAPE_TENSOR} stores shapes as int32, which {int(table.max())} exceeds"
+            f"{VARIABLE_SHAPE_TENSOR} stores shapes as int32, which {int(shapes.max())} exceeds"
         )
-    full = primitive_array(np.where(valid[:, None], table, 0).astype(np.int32).ravel(), pa.int32())
-    shape_type = pa.list_(pa.field("item", pa.int32()), r)
-    shape = pa.Array.from_buffers(shape_type, len(valid), [None], children=[full])
+    full = np.zeros((len(valid), shapes.shape[1]), np.int32)
+    full[valid] = shapes
+    shape_type = pa.list_(pa.field("item", pa.int32()), shapes.shape[1])
+    children = [primitive_array(full.ravel(), pa.int32())]
+    shape = pa.Array.from_buffers(shape_type, len(valid), [None], children=children)
     mask = None if valid.all() else primitive_array(~valid, pa.bool_())
-    fields = [pa.field("data", data.type), pa.field("shape", shape.type)]
-    storage = pa.StructArray.from_arrays([data, shape], fields=fields, mask=mask)
+    storage = pa.StructArray.from_arrays([data, shape], ["data", "shape"], mask=mask)
     meta = json.dumps({"dim_names": names} if names else {}, separators=(",", ":")).encode()
     tag = VARIABLE_SHAPE_TENSOR.encode()
     tags = {fmt.EXTENSION_NAME_KEY: tag, fmt.EXTENSION_METADATA_KEY: meta}
@@ -142,9 +141,7 @@ def variable_shape_tensor_storage(column: NdColumn) -> tuple[pa.Field, pa.Struct
     """The ``arrow.variable_shape_tensor`` storage of a column and its tagged field (any pyarrow),
     which readers that know the type (pyarrow >= 24, arrow-rs, ...) read as it."""
     p, names, sizes = _canonical_rows(column, VARIABLE_SHAPE_TENSOR, same=False)
-    full = np.zeros((len(p), len(names)), np.int64)
-    full[p.valid] = sizes
-    return variable_shape_tensor_parts(column.storage.field(0), full, names, p.valid)
+    return variable_shape_tensor_parts(column.storage.field(0), sizes, names, p.valid)
 
 
 def variable_shape_tensor_from_parts(field: pa.Field, storage: pa.StructArray) -> pa.ExtensionArray:
@@ -169,35 +166,13 @@ def from_variable_shape_tensor(
     arr: pa.Array | pa.ChunkedArray, field: pa.Field | None = None
 ) -> NdColumn:
     """An nd column of ``arrow.variable_shape_tensor``: the extension array (pyarrow >= 24) or
-    its storage Struct with the tagged ``field`` (any pyarrow)."""
+    its storage Struct with the tagged ``field`` (any pyarrow). Of the parameters only
+    ``dim_names`` is read: ``permutation(s)`` and ``uniform_shape`` are view hints."""
     arr = arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
-    storage, params = _variable_shape_storage(arr, field)
-    r = storage.type.field(1).type.list_size
-    valid, data, shape = valid_rows(storage), storage.field(0), storage.field(1)
-    sizes = numpy_view(shape.values.slice(shape.offset * r, len(shape) * r)).astype(np.int64)
-    sizes = sizes.reshape(len(shape), r)[valid]
-    if (sizes < 0).any():
-        raise errors.ShapeMismatchError(f"{VARIABLE_SHAPE_TENSOR}: a negative size in {sizes}")
-    lengths = np.diff(numpy_view(data.offsets).astype(np.int64))[valid]
-    if (bad := np.prod(sizes, axis=1) != lengths).any():
-        j = int(np.flatnonzero(bad)[0])
-        raise errors.ShapeMismatchError(
-            f"{VARIABLE_SHAPE_TENSOR}: row {int(np.flatnonzero(valid)[j])} has "
-            f"{int(lengths[j])} values for shape {sizes[j].tolist()}"
-        )
-    # flatten() merges the struct's validity into its children: null rows' values are left out.
-    values = storage.flatten()[0].flatten()
-    return _column(VARIABLE_SHAPE_TENSOR, params.get("dim_names"), sizes, lengths, values, valid)
-
-
-def _variable_shape_storage(arr: pa.Array, field: Any) -> tuple[pa.StructArray, dict[str, Any]]:
-    """The storage of an ``arrow.variable_shape_tensor`` array (or of a plain one tagged by
-    ``field``) and its parameters, the storage type checked. Only ``dim_names`` is used:
-    ``permutation(s)`` and ``uniform_shape`` are view hints."""
-    tag = VARIABLE_SHAPE_TENSOR.encode()
+    tagged = (getattr(field, "metadata", None) or {}).get(fmt.EXTENSION_NAME_KEY)
     if getattr(arr.type, "extension_name", None) == VARIABLE_SHAPE_TENSOR:
         meta, storage = extension_keys(arr.type), arr.storage
-    elif (getattr(field, "metadata", None) or {}).get(fmt.EXTENSION_NAME_KEY) == tag:
+    elif tagged == VARIABLE_SHAPE_TENSOR.encode():
         meta, storage = dict(field.metadata), arr
     else:
         raise errors.InvalidArgumentError(
@@ -215,4 +190,21 @@ def _variable_shape_storage(arr: pa.Array, field: Any) -> tuple[pa.StructArray, 
             f"{VARIABLE_SHAPE_TENSOR} storage must be Struct<data: List, shape: "
             f"FixedSizeList<int32>>; got {st}"
         )
-    return storage, params
+    r = st.field(1).type.list_size
+    valid, data, shape = valid_rows(storage), storage.field(0), storage.field(1)
+    sizes = numpy_view(shape.values.slice(shape.offset * r, len(shape) * r)).astype(np.int64)
+    sizes = sizes.reshape(len(shape), r)[valid]
+    if (sizes < 0).any():
+        raise errors.ShapeMismatchError(
+            f"{VARIABLE_SHAPE_TENSOR}: a negative size in {sizes.tolist()}"
+        )
+    lengths = np.diff(numpy_view(data.offsets).astype(np.int64))[valid]
+    if (bad := np.prod(sizes, axis=1) != lengths).any():
+        j = int(np.flatnonzero(bad)[0])
+        raise errors.ShapeMismatchError(
+            f"{VARIABLE_SHAPE_TENSOR}: row {int(np.flatnonzero(valid)[j])} has "
+            f"{int(lengths[j])} values for shape {sizes[j].tolist()}"
+        )
+    # flatten() merges the struct's validity into its children: null rows' values are left out.
+    values = storage.flatten()[0].flatten()
+    return _column(VARIABLE_SHAPE_TENSOR, params.get("dim_names"), sizes, lengths, values, valid)
