@@ -270,10 +270,7 @@ def _build_rows(items: list[Any], dims: Any, value_type: Any, where: str) -> Sto
         flat = np.concatenate([r.values.reshape(-1) for r in present]).astype(dtype, copy=False)
         mask = None
         if any(r.mask is not None for r in present):
-            masks = [
-                np.zeros(r.values.size, np.bool_) if r.mask is None else r.mask for r in present
-            ]
-            mask = np.concatenate([m.reshape(-1) for m in masks])
+            mask = np.concatenate([np.ma.getmaskarray(r.to_numpy()).reshape(-1) for r in present])
         values = numpy_to_arrow(flat, mask, value_type, where)
     else:
         values = pa.array([], value_type)

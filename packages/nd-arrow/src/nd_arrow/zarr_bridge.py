@@ -35,15 +35,8 @@ if TYPE_CHECKING:
 
     Arrays = Mapping[str, zarr.Array] | zarr.Group
 
-__all__ = [
-    "from_zarr",
-    "table_from_zarr",
-    "table_to_zarr",
-    "to_column",
-    "to_zarr",
-    "variable_shape_tensor_to_zarr",
-    "zarr_to_variable_shape_tensor",
-]
+__all__ = ["from_zarr", "to_zarr", "to_column", "table_from_zarr", "table_to_zarr"]
+__all__ += ["variable_shape_tensor_to_zarr", "zarr_to_variable_shape_tensor"]
 
 
 _EXTRA = "install the extra: pip install 'nd-arrow[zarr]'"
