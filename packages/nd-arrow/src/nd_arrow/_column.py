@@ -20,7 +20,6 @@ from nd_arrow import _format as fmt
 from nd_arrow import errors
 from nd_arrow._format import Mask
 from nd_arrow._storage import (
-    StorageLayout,
     StorageParts,
     arrow_to_numpy,
     assemble,
@@ -42,7 +41,10 @@ class NdType(pa.ExtensionType):  # type: ignore[misc]
     layout: :class:`InvalidEncodingError`); serializes ``{"version":1}``."""
 
     def __init__(self, storage: pa.DataType) -> None:
-        self._layout: StorageLayout = parse_storage_type(storage)
+        # The parsed storage type (readers need not parse it again): the list item field of
+        # ``values`` (name, type, nullability) and one field per attribute key.
+        self.layout = parse_storage_type(storage)
+        self.value_field, self.attr_fields = self.layout
         super().__init__(storage, fmt.EXTENSION_NAME)
 
     @classmethod
@@ -57,23 +59,8 @@ class NdType(pa.ExtensionType):  # type: ignore[misc]
         return cls(storage_type(value_type, attr_fields, values_nullable=values_nullable))
 
     @property
-    def layout(self) -> StorageLayout:
-        """The parsed storage type (a reader of this type's arrays need not parse it again)."""
-        return self._layout
-
-    @property
     def value_type(self) -> pa.DataType:
-        return self._layout.value_field.type
-
-    @property
-    def value_field(self) -> pa.Field:
-        """The list item field of ``values`` (name, type, nullability)."""
-        return self._layout.value_field
-
-    @property
-    def attr_fields(self) -> tuple[pa.Field, ...]:
-        """One field per attribute key (empty without attributes)."""
-        return self._layout.attr_fields
+        return self.value_field.type
 
     @property
     def version(self) -> int:

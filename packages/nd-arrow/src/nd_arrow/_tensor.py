@@ -169,11 +169,11 @@ def from_variable_shape_tensor(
     its storage Struct with the tagged ``field`` (any pyarrow). Of the parameters only
     ``dim_names`` is read: ``permutation(s)`` and ``uniform_shape`` are view hints."""
     arr = arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
-    tagged = (getattr(field, "metadata", None) or {}).get(fmt.EXTENSION_NAME_KEY)
+    meta = getattr(field, "metadata", None) or {}
     if getattr(arr.type, "extension_name", None) == VARIABLE_SHAPE_TENSOR:
         meta, storage = extension_keys(arr.type), arr.storage
-    elif tagged == VARIABLE_SHAPE_TENSOR.encode():
-        meta, storage = dict(field.metadata), arr
+    elif meta.get(fmt.EXTENSION_NAME_KEY) == VARIABLE_SHAPE_TENSOR.encode():
+        storage = arr
     else:
         raise errors.InvalidArgumentError(
             f"expected an {VARIABLE_SHAPE_TENSOR} array, or its storage with the tagged field; "
