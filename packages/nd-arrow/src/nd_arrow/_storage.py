@@ -330,11 +330,10 @@ def parse_storage_type(t: pa.DataType) -> StorageLayout:
     if not pat.is_struct(attrs_type):
         raise refuse("attrs", f"type {attrs_type}", "it must be a Struct")
     keys = [f.name for f in attrs_type]
-    for key in keys:
-        if keys.count(key) > 1:
-            raise errors.InvalidEncodingError(
-                f"{where} child 'attrs' has the key {key!r} twice; keys are unique (FORMAT 6/1)"
-            )
+    if twice := [key for key in keys if keys.count(key) > 1]:
+        raise errors.InvalidEncodingError(
+            f"{where} child 'attrs' has the key {twice[0]!r} twice; keys are unique (FORMAT 6/1)"
+        )
     return StorageLayout(t.field(0).type.value_field, tuple(attrs_type))
 
 
@@ -460,7 +459,7 @@ def validate_storage(storage: Any, where: str = "nd column", layout: Any = None)
     same_layout = np.array_equal(name_offsets, dim_offsets)
     name_counts = np.where(valid, np.diff(name_offsets), 0)
     if (uniform is None or not same_layout) and (bad := name_counts != rank).any():
-        i = _first(bad)
+        i = int(np.argmax(bad))
         raise errors.InvalidDimensionsError(
             f"{where}: row {i} has {int(name_counts[i])} dimension names but {int(rank[i])} "
             "sizes; dim_names and dim_sizes must have one entry per axis (FORMAT 4/1)"
@@ -481,16 +480,12 @@ def validate_storage(storage: Any, where: str = "nd column", layout: Any = None)
     return StorageParts(*parts, shape)
 
 
-def _first(mask: Mask) -> int:
-    return int(np.flatnonzero(mask)[0])
-
-
 def _list(arr: pa.Array, valid: Mask, name: str, where: str) -> tuple[pa.Array, Ints]:
     """(flat child, int64 offsets) of a list child, with no null list (FORMAT 4/5, 4/2) and no
     null name or size (4/2) in a valid row; ListViews are compacted."""
     if arr.null_count and (bad := valid & numpy_view(arr.is_null())).any():
         raise errors.InvalidEncodingError(
-            f"{where}: row {_first(bad)} is not null but its {name!r} list is null; only whole "
+            f"{where}: row {np.argmax(bad)} is not null but its {name!r} list is null; only whole "
             f"rows may be null (FORMAT {'4/5' if name == fmt.VALUES_FIELD else '4/2'})"
         )
     if _is_any(arr.type, pat.is_list_view, pat.is_large_list_view):
@@ -507,7 +502,7 @@ def _list(arr: pa.Array, valid: Mask, name: str, where: str) -> tuple[pa.Array, 
         bad = valid[rows] & (offsets[rows] <= null_pos) & (null_pos < offsets[rows + 1])
         if bad.any():
             raise errors.InvalidEncodingError(
-                f"{where}: row {int(rows[_first(bad)])} has a null item in {name!r}; dimension "
+                f"{where}: row {int(rows[np.argmax(bad)])} has a null item in {name!r}; dimension "
                 "names and sizes are never null (FORMAT 4/2)"
             )
     return child, offsets
@@ -531,13 +526,13 @@ def _check_value_counts(
         return sizes[starts[i] : starts[i] + rank[i]].tolist()  # type: ignore[no-any-return]
 
     if overflow.any():
-        i = _first(overflow)
+        i = int(np.argmax(overflow))
         raise errors.InvalidDimensionsError(
             f"{where}: row {i} has dimension sizes {row_sizes(i)} whose non-zero sizes multiply "
             "past int64; no array has that shape (FORMAT 4/4)"
         )
     if (bad := valid & (lengths != products)).any():
-        i = _first(bad)
+        i = int(np.argmax(bad))
         raise errors.ShapeMismatchError(
             f"{where}: row {i} has {int(lengths[i])} values but dimension sizes {row_sizes(i)} "
             f"(product {int(products[i])}); the number of values must equal the product of the "
@@ -572,7 +567,7 @@ def _check_names(codes: Ints, rank: Ints, name_dict: list[str], where: str) -> N
     row_of = fmt.range_ids(rank)
     if "" in name_dict and (empty := codes == name_dict.index("")).any():
         raise errors.InvalidDimensionsError(
-            f"{where}: row {int(row_of[_first(empty)])} has an empty dimension name; names must "
+            f"{where}: row {int(row_of[np.argmax(empty)])} has an empty dimension name; names must "
             "not be empty (FORMAT 4/3)"
         )
     nd = max(len(name_dict), 1)
