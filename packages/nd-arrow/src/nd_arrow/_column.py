@@ -257,7 +257,8 @@ def _build_rows(items: list[Any], dims: Any, value_type: Any, where: str) -> Sto
         flat = np.concatenate([r.values.reshape(-1) for r in present]).astype(dtype, copy=False)
         mask = None
         if any(r.mask is not None for r in present):
-            mask = np.concatenate([np.ma.getmaskarray(r.to_numpy()).reshape(-1) for r in present])
+            masks = (np.zeros(r.values.shape, bool) if r.mask is None else r.mask for r in present)
+            mask = np.concatenate([m.reshape(-1) for m in masks])
         values = numpy_to_arrow(flat, mask, value_type, where)
     else:
         values = pa.array([], value_type)
