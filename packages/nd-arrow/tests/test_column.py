@@ -198,6 +198,10 @@ def test_value_type_cast_and_empty_column() -> None:
     assert empty.to_pylist() == [None, None]
     with pytest.raises(InvalidArgumentError, match="pass value_type="):
         NdColumn.from_arrays([None])
+    with pytest.raises(NotSupportedError, match="complex"):  # value_type= casts supported values
+        NdColumn.from_arrays([np.zeros(2, complex)], value_type=pa.float64())
+    with pytest.raises(InvalidArgumentError, match="cannot convert numpy float64 values to Arrow"):
+        NdColumn.from_arrays([np.array([0.5])], value_type=pa.int8())
 
 
 def test_mixed_dtypes_are_refused() -> None:

@@ -132,3 +132,25 @@ def test_variable_shape_reads_permutations_spelling_and_checks_rows() -> None:
     )
     with pytest.raises(NotSupportedError, match="one rank for all rows"):
         variable_shape_tensor_storage(NdColumn.from_arrays([np.zeros(2), np.zeros((1, 1))]))
+
+
+def _lists(col: NdColumn) -> list:
+    return [None if r is None else r.tolist() for r in col.to_numpy_list()]
+
+
+def test_sliced_tensors_with_null_rows_read_only_their_rows() -> None:
+    """Values under null rows are left out, and a slice's offset is honoured (both types)."""
+    rows = [np.full((2, 2), float(i)) if i % 2 else None for i in range(6)]
+    tensor = to_fixed_shape_tensor(NdColumn.from_arrays(rows, dims=["y", "x"]))
+    want = [None if r is None else r.tolist() for r in rows[1:5]]
+    assert _lists(from_fixed_shape_tensor(tensor.slice(1, 4))) == want
+    data = pa.array([[0.0, 1, 2, 3], [9.0, 9, 9, 9], [4.0, 5, 6, 7]], pa.list_(pa.float64()))
+    shape = pa.array([[2, 2]] * 3, pa.list_(pa.int32(), 2))
+    storage = pa.StructArray.from_arrays(
+        [data, shape], ["data", "shape"], mask=pa.array([False, True, False])
+    )
+    field = pa.field(
+        "t", storage.type, metadata={b"ARROW:extension:name": b"arrow.variable_shape_tensor"}
+    )
+    got = from_variable_shape_tensor(storage.slice(1), field)
+    assert _lists(got) == [None, [[4.0, 5.0], [6.0, 7.0]]]

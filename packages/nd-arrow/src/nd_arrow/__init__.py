@@ -14,6 +14,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from nd_arrow import errors
 from nd_arrow._column import (
     NdColumn,
     NdExtensionArray,
@@ -49,16 +50,7 @@ from nd_arrow._tensor import (
     variable_shape_tensor_storage,
 )
 from nd_arrow._variable import NdVariable
-from nd_arrow.errors import (
-    InvalidArgumentError,
-    InvalidAttributeError,
-    InvalidDimensionsError,
-    InvalidEncodingError,
-    NdArrowError,
-    NotSupportedError,
-    SchemaMismatchError,
-    ShapeMismatchError,
-)
+from nd_arrow.errors import *  # noqa: F403  (every exception: errors.__all__)
 from nd_arrow.zarr_bridge import (
     from_zarr,
     to_zarr,
@@ -66,55 +58,18 @@ from nd_arrow.zarr_bridge import (
     zarr_to_variable_shape_tensor,
 )
 
-__all__ = [
-    "ATTRS_FIELD",
-    "DIM_NAMES_FIELD",
-    "DIM_SIZES_FIELD",
-    "ENCODING_VERSION",
-    "EXTENSION_NAME",
-    "GLOBAL_ATTRIBUTES_EXTENSION",
-    "GLOBAL_ATTRIBUTES_FIELD",
-    "ITEM_FIELD",
-    "VALUES_FIELD",
-    "InvalidArgumentError",
-    "InvalidAttributeError",
-    "InvalidDimensionsError",
-    "InvalidEncodingError",
-    "NdArrowError",
-    "NdColumn",
-    "NdDataset",
-    "NdExtensionArray",
-    "NdScalar",
-    "NdType",
-    "NdVariable",
-    "NotSupportedError",
-    "SchemaMismatchError",
-    "ShapeMismatchError",
-    "decode_batches",
-    "encode_batches",
-    "encoded_field",
-    "encoded_schema",
-    "from_fixed_shape_tensor",
-    "from_variable_shape_tensor",
-    "from_zarr",
-    "global_attributes_field",
-    "is_global_attributes_field",
-    "is_nd_field",
-    "logical_field",
-    "logical_schema",
-    "read_ipc",
-    "read_parquet",
-    "register",
-    "rewrap",
-    "to_fixed_shape_tensor",
-    "to_variable_shape_tensor",
-    "to_zarr",
-    "variable_shape_tensor_storage",
-    "variable_shape_tensor_to_zarr",
-    "zarr_to_variable_shape_tensor",
-    "write_ipc",
-    "write_parquet",
-]
+__all__ = ["NdColumn", "NdDataset", "NdExtensionArray", "NdScalar", "NdType", "NdVariable"]
+__all__ += ["decode_batches", "encode_batches", "read_ipc", "read_parquet", "rewrap"]
+__all__ += ["write_ipc", "write_parquet", "register", "from_zarr", "to_zarr"]
+__all__ += ["encoded_field", "encoded_schema", "logical_field", "logical_schema", "is_nd_field"]
+__all__ += ["global_attributes_field", "is_global_attributes_field"]
+__all__ += ["from_fixed_shape_tensor", "to_fixed_shape_tensor", "from_variable_shape_tensor"]
+__all__ += ["to_variable_shape_tensor", "variable_shape_tensor_storage"]
+__all__ += ["variable_shape_tensor_to_zarr", "zarr_to_variable_shape_tensor"]
+__all__ += ["ATTRS_FIELD", "DIM_NAMES_FIELD", "DIM_SIZES_FIELD", "ITEM_FIELD", "VALUES_FIELD"]
+__all__ += ["ENCODING_VERSION", "EXTENSION_NAME", "GLOBAL_ATTRIBUTES_EXTENSION"]
+__all__ += ["GLOBAL_ATTRIBUTES_FIELD"]
+__all__ += errors.__all__
 
 # The names before the renames, kept for one release: importing one warns.
 _OLD = dict(NdArray=NdVariable, NdRecordBatch=NdDataset, NdArrayType=NdType, NdArrayScalar=NdScalar)

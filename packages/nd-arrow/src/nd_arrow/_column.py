@@ -9,6 +9,7 @@ import itertools
 import math
 import warnings
 from collections.abc import Callable, Iterator, Sequence
+from functools import cached_property
 from typing import Any, overload
 
 import numpy as np
@@ -19,7 +20,6 @@ from nd_arrow import _format as fmt
 from nd_arrow import errors
 from nd_arrow._format import Mask
 from nd_arrow._storage import (
-    StorageLayout,
     StorageParts,
     arrow_to_numpy,
     assemble,
@@ -41,7 +41,10 @@ class NdType(pa.ExtensionType):  # type: ignore[misc]
     layout: :class:`InvalidEncodingError`); serializes ``{"version":1}``."""
 
     def __init__(self, storage: pa.DataType) -> None:
-        self._layout: StorageLayout = parse_storage_type(storage)
+        # The parsed storage type (readers need not parse it again): the list item field of
+        # ``values`` (name, type, nullability) and one field per attribute key.
+        self.layout = parse_storage_type(storage)
+        self.value_field, self.attr_fields = self.layout
         super().__init__(storage, fmt.EXTENSION_NAME)
 
     @classmethod
@@ -56,23 +59,8 @@ class NdType(pa.ExtensionType):  # type: ignore[misc]
         return cls(storage_type(value_type, attr_fields, values_nullable=values_nullable))
 
     @property
-    def layout(self) -> StorageLayout:
-        """The parsed storage type (a reader of this type's arrays need not parse it again)."""
-        return self._layout
-
-    @property
     def value_type(self) -> pa.DataType:
-        return self._layout.value_field.type
-
-    @property
-    def value_field(self) -> pa.Field:
-        """The list item field of ``values`` (name, type, nullability)."""
-        return self._layout.value_field
-
-    @property
-    def attr_fields(self) -> tuple[pa.Field, ...]:
-        """One field per attribute key (empty without attributes)."""
-        return self._layout.attr_fields
+        return self.value_field.type
 
     @property
     def version(self) -> int:
@@ -269,9 +257,7 @@ def _build_rows(items: list[Any], dims: Any, value_type: Any, where: str) -> Sto
         flat = np.concatenate([r.values.reshape(-1) for r in present]).astype(dtype, copy=False)
         mask = None
         if any(r.mask is not None for r in present):
-            masks = [
-                np.zeros(r.values.size, np.bool_) if r.mask is None else r.mask for r in present
-            ]
+            masks = (np.zeros(r.values.shape, bool) if r.mask is None else r.mask for r in present)
             mask = np.concatenate([m.reshape(-1) for m in masks])
         values = numpy_to_arrow(flat, mask, value_type, where)
     else:
@@ -313,15 +299,10 @@ class NdColumn:
     (2, True, {'y': 2, 'x': 2})
     """
 
-    __slots__ = ("_attrs", "_flat", "_names", "_parts", "_type")
-
     def __init__(self, parts: StorageParts, dtype: NdType | None = None) -> None:
         """Wrap checked parts; ``dtype`` is their type when the caller has it."""
         self._parts = parts
         self._type = NdType(parts.storage.type) if dtype is None else dtype
-        self._flat: tuple[npt.NDArray[Any], Mask | None] | None = None
-        self._attrs: Callable[[int], dict[str, Any]] | None = None
-        self._names: list[tuple[str, ...] | None] | None = None
 
     @classmethod
     def from_arrays(
@@ -399,39 +380,35 @@ class NdColumn:
     def __repr__(self) -> str:
         return f"NdColumn(len={len(self)}, value_type={self.value_type}, nulls={self.null_count})"
 
-    def _flat_values(self) -> tuple[npt.NDArray[Any], Mask | None]:
-        if self._flat is None:
-            self._flat = arrow_to_numpy(self._parts.values)
-        return self._flat
+    @cached_property
+    def _flat(self) -> tuple[npt.NDArray[Any], Mask | None]:
+        return arrow_to_numpy(self._parts.values)
 
+    @cached_property
     def _attr_row(self) -> Callable[[int], dict[str, Any]]:
-        if self._attrs is None:
-            self._attrs = attr_rows(self._parts.attrs)
-        return self._attrs
+        return attr_rows(self._parts.attrs)
 
+    @cached_property
     def _row_dims(self) -> list[tuple[str, ...] | None]:
         """Every row's dimension names (None for null rows), made once where all rows share them."""
-        if self._names is None:
-            p = self._parts
-            valid, words, codes = p.valid.tolist(), p.name_dict, p.name_codes
-            ranks = np.diff(p.dim_offsets)[p.valid]
-            if len(ranks) and ranks.min() == ranks.max():
-                block = codes[p.dim_offsets[:-1][p.valid, None] + np.arange(ranks[0])]
-                if (block == block[0]).all():
-                    shared = tuple(words[c] for c in block[0].tolist())
-                    self._names = [shared if v else None for v in valid]
-                    return self._names
-            off, flat = p.dim_offsets.tolist(), codes.tolist()
-            self._names = [
-                tuple(words[c] for c in flat[off[i] : off[i + 1]]) if v else None
-                for i, v in enumerate(valid)
-            ]
-        return self._names
+        p = self._parts
+        valid, words, codes = p.valid.tolist(), p.name_dict, p.name_codes
+        ranks = np.diff(p.dim_offsets)[p.valid]
+        if len(ranks) and ranks.min() == ranks.max():
+            block = codes[p.dim_offsets[:-1][p.valid, None] + np.arange(ranks[0])]
+            if (block == block[0]).all():
+                shared = tuple(words[c] for c in block[0].tolist())
+                return [shared if v else None for v in valid]
+        off, flat = p.dim_offsets.tolist(), codes.tolist()
+        return [
+            tuple(words[c] for c in flat[off[i] : off[i + 1]]) if v else None
+            for i, v in enumerate(valid)
+        ]
 
     def _views(self) -> tuple[list[npt.NDArray[Any] | None], list[Mask | None]]:
         """Per-row value views and masks (None for null rows and rows without nulls)."""
         p, n = self._parts, len(self._parts)
-        flat, mask = self._flat_values()
+        flat, mask = self._flat
         off, shape = p.value_offsets, p.row_shape
         if mask is None and shape is not None:  # one rank and inner shape for every row
             lo, hi = int(off[0]), int(off[-1])
@@ -452,7 +429,7 @@ class NdColumn:
 
     def _row(self, i: int) -> tuple[npt.NDArray[Any], Mask | None, tuple[str, ...]]:
         """The values, mask and dimension names of valid row ``i``."""
-        (flat, mask), p = self._flat_values(), self._parts
+        (flat, mask), p = self._flat, self._parts
         (a, b), (d0, d1) = p.value_offsets[i : i + 2].tolist(), p.dim_offsets[i : i + 2].tolist()
         shape = p.sizes[d0:d1].tolist()
         m = None if mask is None or not mask[a:b].any() else mask[a:b].reshape(shape)
@@ -470,7 +447,7 @@ class NdColumn:
 
     def to_pylist(self) -> list[NdVariable | None]:
         """One :class:`NdVariable` per row (None for null rows)."""
-        (views, masks), names, attrs = self._views(), self._row_dims(), self._attr_row()
+        (views, masks), names, attrs = self._views(), self._row_dims, self._attr_row
         return [
             None if v is None else trusted_variable(v, masks[i], names[i] or (), attrs(i))
             for i, v in enumerate(views)
@@ -493,7 +470,7 @@ class NdColumn:
         if not -n <= index < n:
             raise IndexError(f"row {index} is out of range for an nd column of {n} rows")
         i = int(index) % n
-        return trusted_variable(*self._row(i), self._attr_row()(i)) if p.valid[i] else None
+        return trusted_variable(*self._row(i), self._attr_row(i)) if p.valid[i] else None
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, NdColumn):
@@ -501,11 +478,6 @@ class NdColumn:
         return len(self) == len(other) and self.to_pylist() == other.to_pylist()
 
     __hash__ = None  # type: ignore[assignment]
-
-
-def parts_of(column: NdColumn) -> StorageParts:
-    """The checked storage parts of a column (package-internal: tensors, datasets, zarr)."""
-    return column._parts
 
 
 class NdExtensionArray(pa.ExtensionArray):  # type: ignore[misc]

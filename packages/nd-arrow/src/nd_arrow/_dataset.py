@@ -19,7 +19,7 @@ from nd_arrow._column import (
     is_global_attributes_field,
     is_nd_field,
 )
-from nd_arrow._storage import attr_rows, attrs_equal, checked_attrs, encode_attrs, fill_nulls
+from nd_arrow._storage import attr_rows, attrs_equal, checked_attrs, encode_attrs
 from nd_arrow._variable import NdVariable
 
 if TYPE_CHECKING:
@@ -103,7 +103,7 @@ class NdDataset:
         data_vars: dict[str, xr.Variable] = {}
         coord_vars: dict[str, xr.Variable] = {}
         for name, arr in self._arrays.items():
-            var = xr.Variable(arr.dims, fill_nulls(arr.values, arr.mask), attrs=dict(arr.attrs))
+            var = arr.to_xarray().variable
             (coord_vars if name in wanted or arr.dims == (name,) else data_vars)[name] = var
         return xr.Dataset(data_vars, coords=coord_vars, attrs=dict(self._attrs))
 

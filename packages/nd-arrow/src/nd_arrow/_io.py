@@ -49,11 +49,17 @@ def read_ipc(source: Source) -> pa.Table:
     return rewrap(reader.read_all())
 
 
-def _parquet_ready(table: pa.Table) -> pa.Table:
-    """nd columns of timestamp[s] values recast (exactly) to timestamp[ms]: Parquet has no
-    seconds unit. pyarrow restores plain timestamp[s] columns from the stored Arrow schema, but an
-    extension type whose storage changed would come back as a plain struct."""
+def write_parquet(data: pa.Table | pa.RecordBatch, where: Source, **kwargs: Any) -> None:
+    """Write Parquet keeping list item names (``item``) and the Arrow schema (extension type);
+    ``timestamp[s]`` values are written (exactly) as ``timestamp[ms]``: Parquet has no seconds."""
+    # Items keep the name ``item`` (Parquet's compliant name is ``element``; readers take either);
+    # Parquet has no slot for extension types: they live in the stored Arrow schema.
+    kwargs.setdefault("use_compliant_nested_type", False)
+    kwargs.setdefault("store_schema", True)
+    table = import_arrow(data, "write_parquet", table=True)
     for i, field in enumerate(table.schema):
+        # pyarrow restores plain timestamp[s] columns from the stored schema, but an extension
+        # type whose storage changed would come back as a plain struct: nd columns recast first.
         t = field.type.storage_type if isinstance(field.type, pa.BaseExtensionType) else field.type
         vt = t.field(0).type.value_type if is_nd_field(field) else None
         if vt is None or not pa.types.is_timestamp(vt) or vt.unit != "s":
@@ -73,17 +79,7 @@ def _parquet_ready(table: pa.Table) -> pa.Table:
             chunks.append(pa.ExtensionArray.from_storage(nd_type, cast))
         column = pa.chunked_array(chunks, type=nd_type)
         table = table.set_column(i, field.with_type(nd_type), column)
-    return table
-
-
-def write_parquet(data: pa.Table | pa.RecordBatch, where: Source, **kwargs: Any) -> None:
-    """Write Parquet keeping list item names (``item``) and the Arrow schema (extension type);
-    ``timestamp[s]`` values are written (exactly) as ``timestamp[ms]``: Parquet has no seconds."""
-    # List items keep the name ``item`` (Parquet's compliant name is ``element``; readers take
-    # either); Parquet has no slot for extension types: they live in the stored Arrow schema.
-    kwargs.setdefault("use_compliant_nested_type", False)
-    kwargs.setdefault("store_schema", True)
-    pq.write_table(_parquet_ready(import_arrow(data, "write_parquet", table=True)), where, **kwargs)
+    pq.write_table(table, where, **kwargs)
 
 
 def read_parquet(source: Source, **kwargs: Any) -> pa.Table:

@@ -4,6 +4,7 @@ writing it and reading it back checked against every rule, vectorized. Nulls: a 
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -19,7 +20,6 @@ from nd_arrow import _format as fmt
 from nd_arrow import errors
 from nd_arrow._format import Ints, Mask
 
-_TIME_UNITS = ("s", "ms", "us", "ns")
 _LISTS = (pat.is_list, pat.is_large_list, pat.is_list_view, pat.is_large_list_view)
 _STRINGS = (pat.is_string, pat.is_large_string, pat.is_string_view)
 _NUMBERS = (pat.is_integer, pat.is_floating, pat.is_boolean, pat.is_timestamp, pat.is_duration)
@@ -35,21 +35,18 @@ def is_string_dtype(dtype: np.dtype[Any]) -> bool:
 
 
 def arrow_type_for_dtype(dtype: np.dtype[Any], where: str = "values") -> pa.DataType:
-    """The Arrow value type written for a numpy dtype."""
-    kind = dtype.kind
-    if kind in "biuf":
-        return pa.from_numpy_dtype(dtype)
-    if kind in "SUTO":
-        return pa.binary() if kind == "S" else pa.string()
-    unit, count = np.datetime_data(dtype) if kind in "mM" else ("", 0)
-    if kind == "M" and (unit, count) == ("D", 1):
-        return pa.date32()
-    if unit in _TIME_UNITS and count == 1:
-        return pa.timestamp(unit) if kind == "M" else pa.duration(unit)
-    if kind in "mM":
+    """The Arrow value type written for a numpy dtype (strings as Utf8, ``datetime64[D]`` as
+    Date32)."""
+    if dtype.kind in "TO":
+        return pa.string()
+    unit, count = np.datetime_data(dtype) if dtype.kind in "mM" else ("", 1)
+    with contextlib.suppress(pa.ArrowNotImplementedError):
+        if count == 1:
+            return pa.from_numpy_dtype(dtype)
+    if dtype.kind in "mM":
         raise errors.NotSupportedError(
             f"{where}: numpy {dtype} has unit {unit!r}; Arrow timestamps and durations use "
-            f"s, ms, us or ns. Convert with .astype('{kind}8[ns]') first"
+            f"s, ms, us or ns. Convert with .astype('{dtype.kind}8[ns]') first"
         )
     raise errors.NotSupportedError(
         f"{where}: numpy dtype {dtype} has no Arrow value type in nd-arrow; use a numeric, bool, "
@@ -106,39 +103,28 @@ def string_array(strings: Sequence[str], where: str = "nd column") -> pa.Array:
     return pa.StringArray.from_buffers(len(encoded), offsets, pa.py_buffer(b"".join(encoded)))
 
 
-def _from_buffers(flat: npt.NDArray[Any], mask: Mask | None) -> pa.Array | None:
-    """``flat`` as an Arrow array built from buffers, or None where ``pa.array`` is needed."""
-    kind = flat.dtype.kind
-    if flat.ndim != 1 or not flat.dtype.isnative or kind not in "biufmM":
-        return None
-    if kind in "biuf":
-        return primitive_array(flat, pa.from_numpy_dtype(flat.dtype), mask)
-    unit, count = np.datetime_data(flat.dtype)
-    if unit not in _TIME_UNITS or count != 1:
-        return None  # dates go through pa.array
-    if (nat := np.isnat(flat)).any():
-        mask = nat if mask is None else (mask | nat)
-    arrow_type = pa.timestamp(unit) if kind == "M" else pa.duration(unit)
-    return primitive_array(flat.view(np.int64), arrow_type, mask)
-
-
 def numpy_to_arrow(
     flat: Any, mask: Mask | None, value_type: Any = None, where: str = "values"
 ) -> Any:
-    """One flat Arrow array of a flat numpy array and a null mask (True = null), cast to
-    ``value_type`` when given. Numbers without a cast are wrapped without copying."""
-    arrow_type = arrow_type_for_dtype(flat.dtype, where) if value_type is None else None
+    """One flat Arrow array of a flat numpy array and a null mask (True = null; NaT is null too),
+    cast to ``value_type`` when given. Numbers and times are wrapped from their buffers."""
     flat = flat.astype(object) if flat.dtype.kind == "T" else flat
+    dtype, kind = flat.dtype, flat.dtype.kind
+    arrow_type = arrow_type_for_dtype(dtype, where)
+    if kind in "mM" and arrow_type.bit_width == 64 and dtype.isnative:  # not Date32
+        mask = np.isnat(flat) if mask is None else mask | np.isnat(flat)
+        flat = flat.view(np.int64)
     mask = mask if mask is not None and mask.any() else None
     try:
-        if (arr := _from_buffers(flat, mask)) is None:
-            kind = value_type if flat.dtype.kind == "O" else arrow_type
-            arr = pa.array(flat, mask=mask, type=kind)
+        if flat.dtype.kind in "biuf" and dtype.isnative:
+            arr = primitive_array(flat, arrow_type, mask)
+        else:
+            arr = pa.array(flat, mask=mask, type=value_type if kind == "O" else arrow_type)
         return arr if value_type is None or arr.type == value_type else arr.cast(value_type)
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, TypeError) as exc:
         want = value_type or arrow_type
         raise errors.InvalidArgumentError(
-            f"{where}: cannot convert numpy {flat.dtype} values to Arrow {want}: {exc}"
+            f"{where}: cannot convert numpy {dtype} values to Arrow {want}: {exc}"
         ) from exc
 
 
@@ -344,11 +330,10 @@ def parse_storage_type(t: pa.DataType) -> StorageLayout:
     if not pat.is_struct(attrs_type):
         raise refuse("attrs", f"type {attrs_type}", "it must be a Struct")
     keys = [f.name for f in attrs_type]
-    for key in keys:
-        if keys.count(key) > 1:
-            raise errors.InvalidEncodingError(
-                f"{where} child 'attrs' has the key {key!r} twice; keys are unique (FORMAT 6/1)"
-            )
+    if twice := [key for key in keys if keys.count(key) > 1]:
+        raise errors.InvalidEncodingError(
+            f"{where} child 'attrs' has the key {twice[0]!r} twice; keys are unique (FORMAT 6/1)"
+        )
     return StorageLayout(t.field(0).type.value_field, tuple(attrs_type))
 
 
@@ -474,7 +459,7 @@ def validate_storage(storage: Any, where: str = "nd column", layout: Any = None)
     same_layout = np.array_equal(name_offsets, dim_offsets)
     name_counts = np.where(valid, np.diff(name_offsets), 0)
     if (uniform is None or not same_layout) and (bad := name_counts != rank).any():
-        i = _first(bad)
+        i = int(np.argmax(bad))
         raise errors.InvalidDimensionsError(
             f"{where}: row {i} has {int(name_counts[i])} dimension names but {int(rank[i])} "
             "sizes; dim_names and dim_sizes must have one entry per axis (FORMAT 4/1)"
@@ -495,16 +480,12 @@ def validate_storage(storage: Any, where: str = "nd column", layout: Any = None)
     return StorageParts(*parts, shape)
 
 
-def _first(mask: Mask) -> int:
-    return int(np.flatnonzero(mask)[0])
-
-
 def _list(arr: pa.Array, valid: Mask, name: str, where: str) -> tuple[pa.Array, Ints]:
     """(flat child, int64 offsets) of a list child, with no null list (FORMAT 4/5, 4/2) and no
     null name or size (4/2) in a valid row; ListViews are compacted."""
     if arr.null_count and (bad := valid & numpy_view(arr.is_null())).any():
         raise errors.InvalidEncodingError(
-            f"{where}: row {_first(bad)} is not null but its {name!r} list is null; only whole "
+            f"{where}: row {np.argmax(bad)} is not null but its {name!r} list is null; only whole "
             f"rows may be null (FORMAT {'4/5' if name == fmt.VALUES_FIELD else '4/2'})"
         )
     if _is_any(arr.type, pat.is_list_view, pat.is_large_list_view):
@@ -521,7 +502,7 @@ def _list(arr: pa.Array, valid: Mask, name: str, where: str) -> tuple[pa.Array, 
         bad = valid[rows] & (offsets[rows] <= null_pos) & (null_pos < offsets[rows + 1])
         if bad.any():
             raise errors.InvalidEncodingError(
-                f"{where}: row {int(rows[_first(bad)])} has a null item in {name!r}; dimension "
+                f"{where}: row {int(rows[np.argmax(bad)])} has a null item in {name!r}; dimension "
                 "names and sizes are never null (FORMAT 4/2)"
             )
     return child, offsets
@@ -545,13 +526,13 @@ def _check_value_counts(
         return sizes[starts[i] : starts[i] + rank[i]].tolist()  # type: ignore[no-any-return]
 
     if overflow.any():
-        i = _first(overflow)
+        i = int(np.argmax(overflow))
         raise errors.InvalidDimensionsError(
             f"{where}: row {i} has dimension sizes {row_sizes(i)} whose non-zero sizes multiply "
             "past int64; no array has that shape (FORMAT 4/4)"
         )
     if (bad := valid & (lengths != products)).any():
-        i = _first(bad)
+        i = int(np.argmax(bad))
         raise errors.ShapeMismatchError(
             f"{where}: row {i} has {int(lengths[i])} values but dimension sizes {row_sizes(i)} "
             f"(product {int(products[i])}); the number of values must equal the product of the "
@@ -586,7 +567,7 @@ def _check_names(codes: Ints, rank: Ints, name_dict: list[str], where: str) -> N
     row_of = fmt.range_ids(rank)
     if "" in name_dict and (empty := codes == name_dict.index("")).any():
         raise errors.InvalidDimensionsError(
-            f"{where}: row {int(row_of[_first(empty)])} has an empty dimension name; names must "
+            f"{where}: row {int(row_of[np.argmax(empty)])} has an empty dimension name; names must "
             "not be empty (FORMAT 4/3)"
         )
     nd = max(len(name_dict), 1)

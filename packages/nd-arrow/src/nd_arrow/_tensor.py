@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from nd_arrow import _format as fmt
 from nd_arrow import errors
-from nd_arrow._column import NdColumn, parts_of
+from nd_arrow._column import NdColumn
 from nd_arrow._compat import VARIABLE_SHAPE_TENSOR_IN_CPP, extension_keys, import_with_field
 from nd_arrow._format import FIXED_SHAPE_TENSOR, VARIABLE_SHAPE_TENSOR, Ints, Mask
 from nd_arrow._storage import StorageParts, assemble, numpy_view, primitive_array, valid_rows
@@ -22,7 +22,7 @@ from nd_arrow._storage import StorageParts, assemble, numpy_view, primitive_arra
 def _canonical_rows(column: NdColumn, target: str, same: bool) -> tuple[StorageParts, Any, Ints]:
     """The column's parts, the names every non-null row shares, and the ``(rows, rank)`` sizes
     of those rows; refused where ``target`` cannot hold the rows."""
-    p = parts_of(column)
+    p = column._parts
     if p.attrs is not None and any(child.null_count < len(p.attrs) for child in p.attrs.flatten()):
         raise errors.NotSupportedError(
             f"{target} has no attributes, but rows of this column have some; build the column "
@@ -92,20 +92,25 @@ def from_fixed_shape_tensor(arr: pa.Array | pa.ChunkedArray) -> NdColumn:
     arr = arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
     if getattr(arr.type, "extension_name", None) != FIXED_SHAPE_TENSOR:
         raise errors.InvalidArgumentError(f"expected an {FIXED_SHAPE_TENSOR} array, got {arr.type}")
-    shape = [int(s) for s in arr.type.shape]
-    names = list(arr.type.dim_names or fmt.default_dim_names(len(shape)))
-    if len(names) != len(shape) or len(set(names)) != len(names) or not all(names):
+    valid, shape = valid_rows(arr.storage), np.asarray(arr.type.shape, np.int64)
+    sizes = np.tile(shape, (int(valid.sum()), 1))
+    lengths = np.full(len(sizes), math.prod(shape.tolist()))
+    names = arr.type.dim_names
+    return _column(FIXED_SHAPE_TENSOR, names, sizes, lengths, arr.storage.flatten(), valid)
+
+
+def _column(
+    target: str, names: Any, sizes: Ints, lengths: Any, values: pa.Array, valid: Mask
+) -> NdColumn:
+    """The nd column of canonical tensor rows: ``sizes`` and ``lengths`` (value counts) of the
+    non-null rows, ``values`` their values back to back, ``names`` the ``dim_names`` or None."""
+    r = sizes.shape[1]
+    names = list(names or fmt.default_dim_names(r))
+    if len(names) != r or len(set(names)) != r or not all(isinstance(x, str) and x for x in names):
         raise errors.InvalidEncodingError(
-            f"{FIXED_SHAPE_TENSOR}: dim_names {names} do not name the {len(shape)} axes of "
-            f"shape {shape} uniquely"
+            f"{target}: dim_names {names} do not name the {r} axes uniquely"
         )
-    storage, size = arr.storage, math.prod(shape)
-    values = storage.values.slice(storage.offset * size, len(storage) * size)
-    if not (valid := valid_rows(storage)).all():
-        values = values.filter(primitive_array(np.repeat(valid, size), pa.bool_()))
-    k = int(valid.sum())
-    sizes = np.tile(np.asarray(shape, np.int64), k)
-    return NdColumn(assemble(values, np.full(k, size), len(names), sizes, names, None, ~valid))
+    return NdColumn(assemble(values, lengths, r, sizes.reshape(-1), names, None, ~valid))
 
 
 def variable_shape_tensor_parts(
@@ -113,20 +118,19 @@ def variable_shape_tensor_parts(
 ) -> tuple[pa.Field, pa.StructArray]:
     """The tagged field and storage of ``arrow.variable_shape_tensor``, the one writer of the
     canonical layout: ``data`` is the List of the rows' flat values (C order), ``shapes`` the
-    ``(rows, rank)`` table of their shapes, ``names`` the ``dim_names`` (none written when
-    empty), ``valid`` False for null rows (whose shapes are written as zeros)."""
-    table = np.asarray(shapes, dtype=np.int64)
-    r = table.shape[1]
-    if table.size and int(table.max()) > fmt.INT32_MAX:
+    ``(rows, rank)`` table of the non-null rows' shapes, ``names`` the ``dim_names`` (none
+    written when empty), ``valid`` False for null rows (whose shapes are written as zeros)."""
+    if shapes.size and int(shapes.max()) > fmt.INT32_MAX:
         raise errors.NotSupportedError(
-            f"{VARIABLE_SHAPE_TENSOR} stores shapes as int32, which {int(table.max())} exceeds"
+            f"{VARIABLE_SHAPE_TENSOR} stores shapes as int32, which {int(shapes.max())} exceeds"
         )
-    full = primitive_array(np.where(valid[:, None], table, 0).astype(np.int32).ravel(), pa.int32())
-    shape_type = pa.list_(pa.field("item", pa.int32()), r)
-    shape = pa.Array.from_buffers(shape_type, len(valid), [None], children=[full])
+    full = np.zeros((len(valid), shapes.shape[1]), np.int32)
+    full[valid] = shapes
+    shape_type = pa.list_(pa.field("item", pa.int32()), shapes.shape[1])
+    children = [primitive_array(full.ravel(), pa.int32())]
+    shape = pa.Array.from_buffers(shape_type, len(valid), [None], children=children)
     mask = None if valid.all() else primitive_array(~valid, pa.bool_())
-    fields = [pa.field("data", data.type), pa.field("shape", shape.type)]
-    storage = pa.StructArray.from_arrays([data, shape], fields=fields, mask=mask)
+    storage = pa.StructArray.from_arrays([data, shape], ["data", "shape"], mask=mask)
     meta = json.dumps({"dim_names": names} if names else {}, separators=(",", ":")).encode()
     tag = VARIABLE_SHAPE_TENSOR.encode()
     tags = {fmt.EXTENSION_NAME_KEY: tag, fmt.EXTENSION_METADATA_KEY: meta}
@@ -137,28 +141,17 @@ def variable_shape_tensor_storage(column: NdColumn) -> tuple[pa.Field, pa.Struct
     """The ``arrow.variable_shape_tensor`` storage of a column and its tagged field (any pyarrow),
     which readers that know the type (pyarrow >= 24, arrow-rs, ...) read as it."""
     p, names, sizes = _canonical_rows(column, VARIABLE_SHAPE_TENSOR, same=False)
-    full = np.zeros((len(p), len(names)), np.int64)
-    full[p.valid] = sizes
-    return variable_shape_tensor_parts(column.storage.field(0), full, names, p.valid)
-
-
-def require_variable_shape_tensor() -> None:
-    """Raise :class:`NotSupportedError` unless pyarrow can represent the canonical type (>= 24)."""
-    if not VARIABLE_SHAPE_TENSOR_IN_CPP:
-        raise errors.NotSupportedError(
-            f"pyarrow {pa.__version__} cannot represent {VARIABLE_SHAPE_TENSOR} (pyarrow >= 24 "
-            "can); use variable_shape_tensor_storage() to write the tagged storage instead"
-        )
+    return variable_shape_tensor_parts(column.storage.field(0), sizes, names, p.valid)
 
 
 def variable_shape_tensor_from_parts(field: pa.Field, storage: pa.StructArray) -> pa.ExtensionArray:
-    """The ``arrow.variable_shape_tensor`` array of a tagged field and storage (pyarrow >= 24's C++
-    side builds the type through the C data interface; Python has no factory for it through 26)."""
-    require_variable_shape_tensor()
-    out = import_with_field(field, storage)
+    """The ``arrow.variable_shape_tensor`` array of a tagged field and storage: pyarrow >= 24's C++
+    side builds the type through the C data interface (Python has no factory for it through 26)."""
+    out = import_with_field(field, storage) if VARIABLE_SHAPE_TENSOR_IN_CPP else storage
     if getattr(out.type, "extension_name", None) != VARIABLE_SHAPE_TENSOR:
         raise errors.NotSupportedError(
-            f"pyarrow {pa.__version__} did not build {VARIABLE_SHAPE_TENSOR} from its storage"
+            f"pyarrow {pa.__version__} cannot represent {VARIABLE_SHAPE_TENSOR} (pyarrow >= 24 "
+            "can); use variable_shape_tensor_storage() to write the tagged storage instead"
         )
     return out
 
@@ -173,49 +166,14 @@ def from_variable_shape_tensor(
     arr: pa.Array | pa.ChunkedArray, field: pa.Field | None = None
 ) -> NdColumn:
     """An nd column of ``arrow.variable_shape_tensor``: the extension array (pyarrow >= 24) or
-    its storage Struct with the tagged ``field`` (any pyarrow)."""
+    its storage Struct with the tagged ``field`` (any pyarrow). Of the parameters only
+    ``dim_names`` is read: ``permutation(s)`` and ``uniform_shape`` are view hints."""
     arr = arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
-    storage, params = _variable_shape_storage(arr, field)
-    r = storage.type.field(1).type.list_size
-    names = params.get("dim_names") or list(fmt.default_dim_names(r))
-    if len(names) != r or len(set(names)) != r or not all(isinstance(x, str) and x for x in names):
-        raise errors.InvalidEncodingError(
-            f"{VARIABLE_SHAPE_TENSOR}: dim_names {names} do not name the {r} axes uniquely"
-        )
-    valid = valid_rows(storage)
-    data, shape = storage.field(0), storage.field(1)
-    sizes = numpy_view(shape.values.slice(shape.offset * r, len(shape) * r)).astype(np.int64)
-    sizes = sizes.reshape(len(shape), r)[valid]
-    if (sizes < 0).any():
-        raise errors.ShapeMismatchError(
-            f"{VARIABLE_SHAPE_TENSOR}: a negative size in {sizes.tolist()}"
-        )
-    offsets = numpy_view(data.offsets).astype(np.int64)
-    lengths = np.diff(offsets)[valid]
-    if (bad := np.prod(sizes, axis=1) != lengths).any():
-        j = int(np.flatnonzero(bad)[0])
-        raise errors.ShapeMismatchError(
-            f"{VARIABLE_SHAPE_TENSOR}: row {int(np.flatnonzero(valid)[j])} has "
-            f"{int(lengths[j])} values for shape {sizes[j].tolist()}"
-        )
-    if valid.all():
-        values = data.values.slice(int(offsets[0]), int(offsets[-1] - offsets[0]))
-    else:
-        positions = fmt.range_positions(offsets[:-1][valid], lengths)
-        values = data.values.take(primitive_array(positions, pa.int64()))
-    names = list(names)
-    return NdColumn(assemble(values, lengths, len(names), sizes.reshape(-1), names, None, ~valid))
-
-
-def _variable_shape_storage(arr: pa.Array, field: Any) -> tuple[pa.StructArray, dict[str, Any]]:
-    """The storage of an ``arrow.variable_shape_tensor`` array (or of a plain one tagged by
-    ``field``) and its parameters, the storage type checked. Only ``dim_names`` is used:
-    ``permutation(s)`` and ``uniform_shape`` are view hints."""
-    tag = VARIABLE_SHAPE_TENSOR.encode()
+    meta = getattr(field, "metadata", None) or {}
     if getattr(arr.type, "extension_name", None) == VARIABLE_SHAPE_TENSOR:
         meta, storage = extension_keys(arr.type), arr.storage
-    elif (getattr(field, "metadata", None) or {}).get(fmt.EXTENSION_NAME_KEY) == tag:
-        meta, storage = dict(field.metadata), arr
+    elif meta.get(fmt.EXTENSION_NAME_KEY) == VARIABLE_SHAPE_TENSOR.encode():
+        storage = arr
     else:
         raise errors.InvalidArgumentError(
             f"expected an {VARIABLE_SHAPE_TENSOR} array, or its storage with the tagged field; "
@@ -232,4 +190,21 @@ def _variable_shape_storage(arr: pa.Array, field: Any) -> tuple[pa.StructArray, 
             f"{VARIABLE_SHAPE_TENSOR} storage must be Struct<data: List, shape: "
             f"FixedSizeList<int32>>; got {st}"
         )
-    return storage, params
+    r = st.field(1).type.list_size
+    valid, data, shape = valid_rows(storage), storage.field(0), storage.field(1)
+    sizes = numpy_view(shape.values.slice(shape.offset * r, len(shape) * r)).astype(np.int64)
+    sizes = sizes.reshape(len(shape), r)[valid]
+    if (sizes < 0).any():
+        raise errors.ShapeMismatchError(
+            f"{VARIABLE_SHAPE_TENSOR}: a negative size in {sizes.tolist()}"
+        )
+    lengths = np.diff(numpy_view(data.offsets).astype(np.int64))[valid]
+    if (bad := np.prod(sizes, axis=1) != lengths).any():
+        j = int(np.flatnonzero(bad)[0])
+        raise errors.ShapeMismatchError(
+            f"{VARIABLE_SHAPE_TENSOR}: row {int(np.flatnonzero(valid)[j])} has "
+            f"{int(lengths[j])} values for shape {sizes[j].tolist()}"
+        )
+    # flatten() merges the struct's validity into its children: null rows' values are left out.
+    values = storage.flatten()[0].flatten()
+    return _column(VARIABLE_SHAPE_TENSOR, params.get("dim_names"), sizes, lengths, values, valid)

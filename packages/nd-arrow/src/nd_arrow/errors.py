@@ -3,16 +3,9 @@
 
 from __future__ import annotations
 
-__all__ = [
-    "InvalidArgumentError",
-    "InvalidAttributeError",
-    "InvalidDimensionsError",
-    "InvalidEncodingError",
-    "NdArrowError",
-    "NotSupportedError",
-    "SchemaMismatchError",
-    "ShapeMismatchError",
-]
+__all__ = ["NdArrowError", "InvalidArgumentError", "InvalidAttributeError"]
+__all__ += ["InvalidDimensionsError", "InvalidEncodingError", "NotSupportedError"]
+__all__ += ["SchemaMismatchError", "ShapeMismatchError"]
 
 
 class NdArrowError(ValueError):

@@ -14,7 +14,7 @@ import pyarrow as pa
 
 from nd_arrow import _format as fmt
 from nd_arrow import errors
-from nd_arrow._column import NdColumn, import_arrow, parts_of
+from nd_arrow._column import NdColumn, import_arrow
 from nd_arrow._storage import (
     arrow_to_numpy,
     arrow_type_for_dtype,
@@ -24,7 +24,6 @@ from nd_arrow._storage import (
 )
 from nd_arrow._tensor import (
     from_variable_shape_tensor,
-    require_variable_shape_tensor,
     variable_shape_tensor_from_parts,
     variable_shape_tensor_parts,
 )
@@ -36,15 +35,8 @@ if TYPE_CHECKING:
 
     Arrays = Mapping[str, zarr.Array] | zarr.Group
 
-__all__ = [
-    "from_zarr",
-    "table_from_zarr",
-    "table_to_zarr",
-    "to_column",
-    "to_zarr",
-    "variable_shape_tensor_to_zarr",
-    "zarr_to_variable_shape_tensor",
-]
+__all__ = ["from_zarr", "to_zarr", "to_column", "table_from_zarr", "table_to_zarr"]
+__all__ += ["variable_shape_tensor_to_zarr", "zarr_to_variable_shape_tensor"]
 
 
 _EXTRA = "install the extra: pip install 'nd-arrow[zarr]'"
@@ -118,7 +110,7 @@ def from_zarr(
 def _cells(column: NdColumn, pattern: tuple[int | None, ...], where: str) -> tuple[Any, Any, Any]:
     """Flat values, item offsets and ``(rows, rank)`` shapes of the rows as cells of ``pattern``
     (rank and fixed extents checked); null rows are empty cells (every variable extent 0)."""
-    p, rank = parts_of(column), len(pattern)
+    p, rank = column._parts, len(pattern)
     text = "[" + ", ".join("null" if d is None else str(d) for d in pattern) + "]"
     ranks = np.diff(p.dim_offsets)
     if (bad := p.valid & (ranks != rank)).any():
@@ -169,11 +161,10 @@ def zarr_to_variable_shape_tensor(
     shape table is the ``shape`` child, ``dims`` the ``dim_names``; extents beyond int32 are
     refused. Older pyarrow: ``variable_shape_tensor_storage`` of :func:`from_zarr`'s column."""
     where = "nd_arrow.zarr_to_variable_shape_tensor"
-    require_variable_shape_tensor()
     cells = _read(array, selection, where)
-    column = to_column(cells, dims, where=where)
-    valid, names = np.ones(len(column), np.bool_), list(dims or ())  # dims checked by to_column
-    parts = variable_shape_tensor_parts(column.storage.field(0), cells.shapes, names, valid)
+    column = to_column(cells, dims, where=where)  # (dims checked)
+    valid, data = np.ones(len(column), np.bool_), column.storage.field(0)
+    parts = variable_shape_tensor_parts(data, cells.shapes, list(dims or ()), valid)
     return variable_shape_tensor_from_parts(*parts)
 
 
