@@ -1,8 +1,6 @@
 """The columnar engine: the cells of a box read from, or written into, an ``ndarray`` array's
-chunks, batch by batch, with no Python object per cell. Async: zarr's event loop runs it, the
-decoding, copying and encoding run in worker threads; chunk bytes come and go through
-:mod:`zarr_ndarray_dtype._store`.
-"""
+chunks with no Python object per cell (async on zarr's loop; decoding, copying and encoding in
+worker threads; the chunks' bytes through :mod:`zarr_ndarray_dtype._store`)."""
 
 from __future__ import annotations
 
@@ -23,20 +21,13 @@ from zarr_ndarray_dtype.errors import StoredChunkError
 
 __all__ = ["read", "write"]
 
-#: A read's batches hold about 1/BATCH_SHARE of its stored chunks' decoded bytes each ...
-BATCH_SHARE = 16
-#: ... and at least this many bytes (fewer batches for small reads); see :class:`_Budget`.
-BATCH_BYTES = 8 << 20
-#: Cells the first batch may take before any size is known: a read of a few positions or one
-#: region stays one batch (one request for a shard's index).
-FIRST_BATCH_CELLS = 4096
-#: The first batch may take this many times its cells to end on a shard's boundary rather
-#: than cut a row of shards (each shard cut costs requests more).
-FIRST_BATCH_STRETCH = 4
+BATCH_SHARE = 16  # a batch holds about this share of a read's decoded chunk bytes ...
+BATCH_BYTES = 8 << 20  # ... and at least this many bytes (see _Budget)
+FIRST_BATCH_CELLS = 4096  # cells of a first batch, before any size is known
+FIRST_BATCH_STRETCH = 4  # it may stretch this many times to end on a row of shards
 
 _Ints = npt.NDArray[np.int64]
-#: One (inner) chunk a batch needs: its first cell, its shard's key and its place in the shard
-#: (None when unsharded: the key is the chunk's).
+#: An (inner) chunk: its first cell, its key (its shard's) and its place in the shard (None).
 _Piece = tuple[Shape, str, Shape | None]
 #: Cells moving from a block to an output: ``(block, (cells in the block, places out))``.
 _Move = tuple[Any, tuple[Any, Any]]
@@ -190,12 +181,8 @@ class Reader:
         layout = self.layout
         count = math.prod(layout.inner)
         sync = _compat.chain_sync(layout.chain, layout.spec, encode=False)
-        if layout.chain and sync is None:  # zarr < 3.3: the codecs' own batched decode
-            raws = list(
-                await asyncio.gather(
-                    *(self._unchain(p, r) for p, r in zip(pieces, raws, strict=True))
-                )
-            )
+        if layout.chain and sync is None:  # zarr < 3.3: the codecs' own decode
+            raws = list(await asyncio.gather(*map(self._unchain, pieces, raws)))
 
         def block(job: tuple[_Piece, Any]) -> Block | None:
             piece, raw = job
@@ -343,9 +330,18 @@ async def write(jobs: list[tuple[Layout, Box, FlatCells]]) -> None:
     corrupt one stops the write before anything is stored), then every chunk the boxes touch
     is rebuilt, encoded and stored (deleted when all fill and empty chunks are not written)."""
     writers = [_Writer(*job) for job in jobs if math.prod(job[1].extents)]
-    kept = await asyncio.gather(*(w.keep_all() for w in writers))
-    for writer, old in zip(writers, kept, strict=True):
-        await writer.store_all(old)
+    outers = [origins(w.box, w.layout.chunks) for w in writers]
+    kept = await asyncio.gather(
+        *(
+            asyncio.gather(*(w.keep(o) for o in outer))
+            for w, outer in zip(writers, outers, strict=True)
+        )
+    )
+    for writer, outer, old in zip(writers, outers, kept, strict=True):
+        stored = list(zip(outer, old, strict=True))
+        per = max(1, len(stored) // 8)  # an eighth of the write at a time
+        for at in range(0, len(stored), per):
+            await writer.store(stored[at : at + per])
 
 
 class _Writer:
@@ -355,19 +351,6 @@ class _Writer:
         self.with_shapes = needs_shapes(layout.dtype.pattern)
         self.fill = FillBlock(layout.fill, self.with_shapes)
         self.reader = Reader(layout)
-
-    async def keep_all(self) -> list[tuple[Shape, Any]]:
-        """What the write keeps of every stored object it touches (see :meth:`keep`)."""
-        outer = origins(self.box, self.layout.chunks)
-        return list(zip(outer, await asyncio.gather(*(self.keep(o) for o in outer)), strict=True))
-
-    async def store_all(self, kept: list[tuple[Shape, Any]]) -> None:
-        """Rebuild and store every touched object, a group of them (about an eighth of the
-        write) at a time."""
-        step = max(math.prod(self.layout.chunks), math.prod(self.box.extents) // 8)
-        per = -(-step // math.prod(self.layout.chunks))
-        for at in range(0, len(kept), per):
-            await self.store(kept[at : at + per])
 
     def covers(self, origin: Shape, chunk: Shape, *, clip: bool = True) -> bool:
         """Whether the box holds every cell of the chunk at ``origin`` (those inside the array
