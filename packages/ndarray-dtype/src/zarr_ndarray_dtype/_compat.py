@@ -9,8 +9,11 @@ import threading
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
+import numpy as np
 from zarr.core.array_spec import ArrayConfig, ArraySpec
 from zarr.core.sync import sync
+
+from zarr_ndarray_dtype._grid import Box, Shape
 
 try:  # zarr >= 3.3.0 moved the error here; the old path still works but warns there.
     from zarr.errors import DataTypeValidationError
@@ -29,10 +32,11 @@ __all__ = [
     "array_spec",
     "async_array",
     "basic_box",
+    "batched_pipeline",
     "chain_sync",
+    "chunk_boxes",
     "concurrency",
     "endian_name",
-    "metadata_module",
     "run",
 ]
 
@@ -40,10 +44,9 @@ T = TypeVar("T")
 
 
 def run(coro: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine on zarr's event loop thread (where its store sessions live), through
-    ``zarr.core.sync.sync`` (every release 3.1.0-3.4.x), and return its result. Interrupted
-    while it runs (Ctrl-C, a signal turned into an exception), it is cancelled, and its end
-    awaited a moment, so that nothing of it is left running at exit."""
+    """Run a coroutine on zarr's event loop thread (where its store sessions live). Interrupted
+    (Ctrl-C, a signal raised as an exception), the coroutine is cancelled and its end awaited a
+    moment, so that nothing of it runs on at exit."""
     task: list[asyncio.Task[T]] = []
     started, ended = threading.Event(), threading.Event()
 
@@ -70,22 +73,14 @@ def endian_name(endian: object) -> str | None:
 
 
 def array_module() -> Any:
-    """``zarr.core.array``: ``default_serializer_v3`` and ``create_codec_pipeline`` are module
-    globals there in every release 3.1.0-3.4.x."""
+    """``zarr.core.array``, home of ``default_serializer_v3`` and ``create_codec_pipeline``."""
     import zarr.core.array
 
     return zarr.core.array
 
 
-def metadata_module() -> Any:
-    """``zarr.core.metadata.v3``, whose ``validate_codecs`` every release calls by name."""
-    import zarr.core.metadata.v3
-
-    return zarr.core.metadata.v3
-
-
 def batched_pipeline() -> Any:
-    """zarr's own default codec pipeline class (``BatchedCodecPipeline``, every release)."""
+    """zarr's own default codec pipeline class."""
     from zarr.core.codec_pipeline import BatchedCodecPipeline
 
     return BatchedCodecPipeline
@@ -97,14 +92,13 @@ def async_array(array: Any) -> Any:
 
 
 def array_config(array: Any) -> Any:
-    """The ``ArrayConfig`` (order, write_empty_chunks) an array was opened with; zarr 3.1.0-3.1.5
-    keep it in the private ``AsyncArray._config`` only."""
+    """The ``ArrayConfig`` an array was opened with (zarr < 3.1.6: ``AsyncArray._config``)."""
     return getattr(array, "config", None) or async_array(array)._config
 
 
-def array_spec(shape: tuple[int, ...], dtype: Any, fill_value: Any, config: Any = None) -> Any:
-    """zarr's ``ArraySpec`` of one chunk (what a codec's ``decode``/``encode`` are given);
-    zarr's default ``ArrayConfig`` when ``config`` is None."""
+def array_spec(shape: Shape, dtype: Any, fill_value: Any, config: Any = None) -> Any:
+    """zarr's ``ArraySpec`` of one chunk (zarr's default ``ArrayConfig`` when ``config`` is
+    None), what a codec's ``decode``/``encode`` are given."""
     from zarr.buffer import default_buffer_prototype
 
     config = ArrayConfig.from_dict({}) if config is None else config
@@ -119,9 +113,8 @@ def concurrency() -> int:
 
 
 def chain_sync(codecs: tuple[Any, ...], spec: Any, *, encode: bool) -> Callable[[Any], Any] | None:
-    """One buffer through a chain of bytes -> bytes codecs (encoding first to last, decoding
-    last to first) with their synchronous methods, where zarr runs every codec of the chain so
-    (zarr >= 3.3.0's private ``_codec_supports_sync``); None where it does not."""
+    """One buffer through a chain of bytes -> bytes codecs with their synchronous methods, where
+    zarr runs every codec of the chain so (zarr >= 3.3's ``_codec_supports_sync``), else None."""
     import zarr.abc.codec
 
     supports = getattr(zarr.abc.codec, "_codec_supports_sync", None)
@@ -131,11 +124,13 @@ def chain_sync(codecs: tuple[Any, ...], spec: Any, *, encode: bool) -> Callable[
     return lambda buffer: functools.reduce(lambda b, step: step(b, spec), steps, buffer)
 
 
-def basic_box(indexer: Any) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
-    """The ``(starts, stops)`` of the box of cells a zarr ``BasicIndexer`` or
-    ``OrthogonalIndexer`` selects when it holds only ints and slices of step 1; None otherwise.
-    Their ``dim_indexers``, ``IntDimIndexer.dim_sel`` and ``SliceDimIndexer.start/stop/step``
-    are the same in every release 3.1.0-3.4.x."""
+# Indexers (every release 3.1.0-3.4.x): ``BasicIndexer``/``OrthogonalIndexer.dim_indexers``
+# (``IntDimIndexer.dim_sel``, ``SliceDimIndexer.start/stop/step``), and the projections
+# ``(chunk_coords, chunk_selection, out_selection, ...)`` any indexer iterates over.
+
+
+def basic_box(indexer: Any) -> Box | None:
+    """The box of cells an indexer selects when it holds only ints and slices of step 1."""
     from zarr.core.indexing import BasicIndexer, IntDimIndexer, OrthogonalIndexer, SliceDimIndexer
 
     if type(indexer) not in (BasicIndexer, OrthogonalIndexer):
@@ -150,4 +145,24 @@ def basic_box(indexer: Any) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
             stops.append(max(int(dim.start), int(dim.stop)))
         else:
             return None
-    return tuple(starts), tuple(stops)
+    return Box(tuple(starts), tuple(stops), tuple(int(n) for n in indexer.shape))
+
+
+def chunk_boxes(indexer: Any, chunks: Shape) -> list[tuple[Box, tuple[Any, ...], Any]]:
+    """For every chunk of a regular grid an indexer touches: the smallest box of the cells it
+    picks there, its selection relative to that box, and where they go in its output."""
+    found = []
+    for coords, chunk_selection, out_selection, *_ in indexer:
+        starts, stops, local = [], [], []
+        for item, c, g in zip(chunk_selection, coords, chunks, strict=True):
+            picked = np.arange(g)[item]  # a mask is as long as a whole chunk
+            a, b = (int(picked.min()), int(picked.max()) + 1) if picked.size else (0, 0)
+            if isinstance(item, slice):
+                item = slice(item.start - a, item.stop - a, item.step)
+            else:
+                item = item[a:b] if np.asarray(item).dtype == np.bool_ else np.asarray(item) - a
+            starts.append(c * g + a)
+            stops.append(c * g + b)
+            local.append(item)
+        found.append((Box(tuple(starts), tuple(stops), ()), tuple(local), out_selection))
+    return found

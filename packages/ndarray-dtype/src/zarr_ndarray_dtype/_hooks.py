@@ -1,16 +1,16 @@
-"""Narrow, fail-safe hooks into zarr-python, installed once on import: :data:`TARGETS`, the one
+"""Narrow, fail-safe hooks into zarr-python, installed on import: :data:`TARGETS` is the one
 table of the zarr functions replaced, what each buys and what would retire it.
 
-Each hook acts ONLY for the ``ndarray`` data type. A target that is missing or whose signature
-changed (a zarr release that moved it) is left alone with one :class:`HookWarning`: importing
-this package never breaks zarr. Object reads and writes of ``ndarray`` arrays go through the
-columnar engine under any codec pipeline: every cell is checked before any chunk is stored (a
-bad one named by its index), and a scalar selection gives the cell itself.
+Each hook acts only for the ``ndarray`` data type; a target missing or changed in a zarr release
+is left alone with one :class:`HookWarning`, so importing this package never breaks zarr. Object
+reads and writes go through the columnar engine under any codec pipeline: every cell is checked
+before any chunk is stored (a bad one named by its index), a scalar selection gives the cell.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import warnings
 from collections.abc import Callable
@@ -24,7 +24,7 @@ from zarr.registry import get_pipeline_class
 
 from zarr_ndarray_dtype import _compat, _engine
 from zarr_ndarray_dtype._columns import FillCell, cut, gather
-from zarr_ndarray_dtype._grid import Box
+from zarr_ndarray_dtype._grid import Box, Shape, cell_at
 from zarr_ndarray_dtype._store import Layout
 from zarr_ndarray_dtype.codecs import (
     BYTES,
@@ -34,13 +34,15 @@ from zarr_ndarray_dtype.codecs import (
     check_codecs,
     serializer_name,
 )
-from zarr_ndarray_dtype.dtype import NDArrayDType, _FillCell, frozen_cell
+from zarr_ndarray_dtype.dtype import NDArrayDType, _FillCell
 from zarr_ndarray_dtype.errors import CellError, HookWarning, NDArrayDTypeError
 
 __all__ = ["TARGETS", "install", "installed", "serializer_for"]
 
 _MARK = "_zarr_ndarray_dtype_hook"
 _warned: set[str] = set()  # targets already warned about in this process (warn once each)
+Fn = Callable[..., Any]
+_Parts = list[tuple[Box, tuple[Any, ...], Any]]  # what _compat.chunk_boxes gives
 
 
 def serializer_for(dtype: NDArrayDType) -> Any:
@@ -68,83 +70,55 @@ def serializer_for(dtype: NDArrayDType) -> Any:
 # ------------------------------------------------------------------- object reads and writes
 
 
-async def _cells(layout: Layout, box: Box) -> np.ndarray:
-    """The cells of ``box``: an object array of read-only views of one read-only buffer."""
-    cells = await _engine.read(layout, box)
-    owner = cells.values if cells.values.base is None else cells.values.base
-    owner.flags.writeable = False  # no cell can be made writable again
-    return cut(cells.values, cells.offsets, cells.shapes, layout.dtype.pattern).reshape(box.extents)
+async def _cells(layout: Layout, boxes: list[Box]) -> list[np.ndarray]:
+    """The cells of every box: object arrays of read-only views of read-only buffers."""
 
-
-def _within(selection: Any, region: tuple[int, ...]) -> tuple[Box, tuple[Any, ...]]:
-    """The smallest box of a chunk (cells ``region``) holding what a zarr chunk selection picks,
-    and the selection relative to that box."""
-    starts, stops, local = [], [], []
-    for item, n in zip(selection, region, strict=True):
-        picked = np.arange(n)[item]
-        a, b = (int(picked.min()), int(picked.max()) + 1) if picked.size else (0, 0)
-        if isinstance(item, slice):
-            item = slice(None if item.start is None else item.start - a,
-                         None if item.stop is None else item.stop - a, item.step)  # fmt: skip
-        else:
-            item = item[a:b] if np.asarray(item).dtype == np.bool_ else np.asarray(item) - a
-        starts.append(a)
-        stops.append(b)
-        local.append(item)
-    return Box(tuple(starts), tuple(stops), ()), tuple(local)
-
-
-async def _parts(layout: Layout, indexer: Any) -> list[tuple[Box, Any, Any, np.ndarray]]:
-    """For every chunk a zarr indexer touches: the box of the cells it picks there, its
-    selection in that box, where they go in the selection, and the box's cells."""
-    found = []
-    for coords, chunk_selection, out_selection, *_ in indexer:
-        origin = [c * g for c, g in zip(coords, layout.chunks, strict=True)]
-        region = tuple(
-            min(g, n - o) for o, g, n in zip(origin, layout.chunks, layout.shape, strict=True)
+    async def one(box: Box) -> np.ndarray:
+        cells = await _engine.read(layout, box)
+        owner = cells.values if cells.values.base is None else cells.values.base
+        owner.flags.writeable = False  # no cell can be made writable again
+        return cut(cells.values, cells.offsets, cells.shapes, layout.dtype.pattern).reshape(
+            box.extents
         )
-        box, local = _within(chunk_selection, region)
-        starts = tuple(o + a for o, a in zip(origin, box.starts, strict=True))
-        stops = tuple(o + b for o, b in zip(origin, box.stops, strict=True))
-        found.append((Box(starts, stops, ()), local, out_selection))
-    cells = await asyncio.gather(*(_cells(layout, box) for box, _, _ in found))
-    return [(*part, objects) for part, objects in zip(found, cells, strict=True)]
+
+    return list(await asyncio.gather(*(one(box) for box in boxes)))
+
+
+def _place(indexer: Any, parts: _Parts, blocks: list[np.ndarray], out: np.ndarray) -> None:
+    """Put what every part selects of its block (a box of cells each) where it goes in ``out``
+    (of the indexer's shape)."""
+    drop = tuple(getattr(indexer, "drop_axes", ()))  # int axes of an orthogonal selection
+    for (_, local, out_selection), block in zip(parts, blocks, strict=True):
+        out[out_selection] = block[local].squeeze(axis=drop)
 
 
 async def read(indexer: Any, layout: Layout) -> Any:
     """The cells ``indexer`` selects as zarr returns a selection: an object array of read-only
     cells, or the cell itself for a scalar selection."""
-    box = _compat.basic_box(indexer)
-    if box is not None:
-        out = (await _cells(layout, Box(*box, ()))).reshape(tuple(indexer.shape))
+    if (box := _compat.basic_box(indexer)) is not None:
+        out = (await _cells(layout, [box]))[0].reshape(box.shape)
     else:
+        parts = _compat.chunk_boxes(indexer, layout.chunks)
         out = np.empty(tuple(indexer.shape), dtype=object)
-        drop = tuple(getattr(indexer, "drop_axes", ()))
-        for _, local, out_selection, cells in await _parts(layout, indexer):
-            out[out_selection] = cells[local].squeeze(axis=drop) if drop else cells[local]
-        out = out.reshape(indexer.sel_shape) if hasattr(indexer, "sel_shape") else out
+        _place(indexer, parts, await _cells(layout, [b for b, _, _ in parts]), out)
+        out = out.reshape(getattr(indexer, "sel_shape", out.shape))  # of coordinates, a mask
     return out[()] if not out.shape else out
 
 
 def plain_fill(result: Any) -> Any:
-    """``result`` of zarr's own read (arrays the engine leaves to zarr) with every fill cell a
-    plain read-only ndarray: zarr puts the fill value's own object at every unwritten cell."""
+    """``result`` of zarr's own read (of arrays the engine leaves to zarr) with every fill cell
+    a plain read-only ndarray: zarr puts the fill value's own object at every unwritten cell."""
     if type(result) is _FillCell:
-        return np.asarray(frozen_cell(result.tobytes(), result.dtype, result.shape)).view(
-            np.ndarray
-        )
-    if not (isinstance(result, np.ndarray) and result.dtype == np.object_):
-        return result
-    hits = [i for i, cell in enumerate(result.flat) if type(cell) is _FillCell]
-    if not hits:
-        return result
-    flat, holder = result.reshape(-1).copy(), np.empty(1, dtype=object)
-    holder[0] = plain_fill(flat[hits[0]])
-    flat[hits] = holder
-    return flat.reshape(result.shape)
+        return result.view(np.ndarray)  # over the fill's bytes: never writable
+    if isinstance(result, np.ndarray) and result.dtype == object:
+        return _plain(result, out=np.empty(result.shape, dtype=object))
+    return result
 
 
-def _distribute(value: Any, shape: tuple[int, ...]) -> np.ndarray:
+_plain = np.frompyfunc(lambda c: c.view(np.ndarray) if type(c) is _FillCell else c, 1, 1)
+
+
+def _distribute(value: Any, shape: Shape) -> np.ndarray:
     """The cell every selected position receives, as an object array of the selection's shape:
     one cell for a selection of one; an object array, broadcast as numpy does; nested lists
     (or tuples), one entry per position along each axis; one object for every position."""
@@ -183,123 +157,105 @@ def _distribute(value: Any, shape: tuple[int, ...]) -> np.ndarray:
     return cells
 
 
-def _namer(indexer: Any, chunks: tuple[int, ...] | None) -> Callable[[int], str]:
-    """Names the ``i``-th cell of a write (C order of the selection) by its array index (by
-    its place in the selection where the grid is not regular)."""
-
-    def name(i: int) -> str:
-        if (box := _compat.basic_box(indexer)) is not None:
-            local = np.unravel_index(i, [b - a for a, b in zip(*box, strict=True)])
-            return f"cell {tuple(a + int(k) for a, k in zip(box[0], local, strict=True))}"
-        if chunks is None:
-            return f"cell {i} of the selection"
-        where = np.zeros((*indexer.shape, len(chunks)), np.int64)
-        for coords, chunk_selection, out_selection, *_ in indexer:
-            grid = np.moveaxis(np.indices(chunks, np.int64), 0, -1) + np.multiply(coords, chunks)
-            where[out_selection] = grid[chunk_selection].reshape(where[out_selection].shape)
-        return f"cell {tuple(where.reshape(-1, len(chunks))[i].tolist())}"
-
-    return name
-
-
 async def write(array: Any, indexer: Any, value: Any, zarr_write: Callable[[Any], Any]) -> None:
     """Write ``value`` into the cells ``indexer`` selects of the AsyncArray ``array``, every
     cell checked first (``zarr_write(cells)`` is zarr's own write, for arrays it keeps)."""
-    dtype: NDArrayDType = array.metadata.data_type
-    shape = tuple(int(n) for n in indexer.shape)
-    layout = Layout.of(array)
-    chunks = getattr(array.metadata.chunk_grid, "chunk_shape", None)
-    fill = FillCell(dtype, array.metadata.fill_value)  # a missing cell (None) is the fill
-    checked = gather(list(_distribute(value, shape).flat), dtype, fill, _namer(indexer, chunks))
-    if layout is not None and (box := _compat.basic_box(indexer)) is not None:
-        await _engine.write([(layout, Box(*box, ()), checked)])
+    meta, layout = array.metadata, Layout.of(array)
+    shape, box = tuple(int(n) for n in indexer.shape), _compat.basic_box(indexer)
+    chunks = getattr(meta.chunk_grid, "chunk_shape", None)  # None: not a regular grid
+
+    def name(i: int) -> str:  # cell i (C order of the selection) by its index in the array
+        if box is not None:
+            return f"cell {cell_at(box, i)}"
+        if chunks is None:
+            return f"cell {i} of the selection"
+        parts = _compat.chunk_boxes(indexer, tuple(chunks))
+        flat = [np.ravel_multi_index(tuple(np.mgrid[b.slices]), meta.shape) for b, _, _ in parts]
+        positions = np.empty(shape, np.int64)
+        _place(indexer, parts, flat, positions)
+        return f"cell {tuple(int(k) for k in np.unravel_index(positions.flat[i], meta.shape))}"
+
+    fill = FillCell(meta.data_type, meta.fill_value)  # a missing cell (None) is the fill
+    checked = gather(list(_distribute(value, shape).flat), meta.data_type, fill, name)
+    if layout is not None and box is not None:
+        await _engine.write([(layout, box, checked)])
         return
-    exact = cut(checked.values, checked.offsets, checked.shapes, dtype.pattern).reshape(shape)
+    exact = cut(checked.values, checked.offsets, checked.shapes, meta.data_type.pattern)
+    exact = exact.reshape(shape)
     if layout is None:
         await zarr_write(exact)
         return
+    parts = _compat.chunk_boxes(indexer, layout.chunks)
+    blocks = await _cells(layout, [b for b, _, _ in parts])  # all read before any is written
     drop = tuple(getattr(indexer, "drop_axes", ()))
-    parts = await _parts(layout, indexer)  # every part read before any is written
-    for _, local, out_selection, cells in parts:
-        cells[local] = np.expand_dims(exact[out_selection], drop) if drop else exact[out_selection]
-    await _engine.write([(layout, box, gather(list(c.flat), dtype)) for box, _, _, c in parts])
+    for (_, local, out_selection), block in zip(parts, blocks, strict=True):
+        block[local] = np.expand_dims(exact[out_selection], drop)
+    cells = [gather(list(block.flat), meta.data_type) for block in blocks]
+    await _engine.write([(layout, b, c) for (b, _, _), c in zip(parts, cells, strict=True)])
 
 
-# --------------------------------------------------------------------------- the wrappers
+# ------------------------------------------------------------------------------ the hooks
+# Each is called as ``hook(original, *arguments)``, ``original`` the zarr function it replaces.
 
 
 def _ndarray(dtype: Any) -> bool:
     return isinstance(dtype, NDArrayDType)
 
 
-def _default_serializer(original: Callable[..., Any]) -> Callable[..., Any]:
-    def default_serializer_v3(dtype: Any) -> Any:
-        return serializer_for(dtype) if _ndarray(dtype) else original(dtype)
-
-    return default_serializer_v3
+def _default_serializer(original: Fn, dtype: Any) -> Any:
+    return serializer_for(dtype) if _ndarray(dtype) else original(dtype)
 
 
-def _evolve(original: Callable[..., Any]) -> Callable[..., Any]:
-    def evolve_from_array_spec(self: BytesCodec, array_spec: Any) -> Any:
-        if not _ndarray(dtype := getattr(array_spec, "dtype", None)):
-            return original(self, array_spec)
-        check_bytes_codec(self.endian, dtype)
-        # the same endian setting: BytesCodec(endian=None) for 1-byte items stays None
-        return FixedCellBytesCodec(endian=_compat.endian_name(self.endian))  # type: ignore[arg-type]
-
-    return evolve_from_array_spec
+def _evolve(original: Fn, self: BytesCodec, array_spec: Any) -> Any:
+    if not _ndarray(dtype := getattr(array_spec, "dtype", None)):
+        return original(self, array_spec)
+    check_bytes_codec(self.endian, dtype)
+    # the same endian setting: BytesCodec(endian=None) for 1-byte items stays None
+    return FixedCellBytesCodec(endian=_compat.endian_name(self.endian))  # type: ignore[arg-type]
 
 
-def _create_pipeline(original: Callable[..., Any]) -> Callable[..., Any]:
-    def create_codec_pipeline(metadata: Any, *, store: Any = None) -> Any:
-        if not isinstance(dtype := getattr(metadata, "data_type", None), NDArrayDType):
-            return original(metadata, store=store)
-        check_codecs(metadata.codecs, dtype)
-        if get_pipeline_class().__module__.startswith("zarr."):
-            return original(metadata, store=store)
-        # another project's pipeline (zarrs) cannot run these codecs: zarr's own serves the
-        # object path of arrays the engine leaves to zarr (the engine needs none)
-        chunks = getattr(metadata.chunk_grid, "chunk_shape", (1,) * len(metadata.shape))
-        pipeline = _compat.batched_pipeline().from_codecs(metadata.codecs)
-        return pipeline.evolve_from_array_spec(
-            _compat.array_spec(tuple(chunks), dtype, metadata.fill_value)
-        )
-
-    return create_codec_pipeline
+def _create_pipeline(original: Fn, metadata: Any, *, store: Any = None) -> Any:
+    if not _ndarray(dtype := getattr(metadata, "data_type", None)):
+        return original(metadata, store=store)
+    check_codecs(metadata.codecs, dtype)
+    if get_pipeline_class().__module__.startswith("zarr."):
+        return original(metadata, store=store)
+    # another project's pipeline (zarrs) cannot run these codecs: zarr's own serves the object
+    # path of arrays the engine leaves to zarr (the engine needs none)
+    chunks = getattr(metadata.chunk_grid, "chunk_shape", (1,) * len(metadata.shape))
+    pipeline = _compat.batched_pipeline().from_codecs(metadata.codecs)
+    return pipeline.evolve_from_array_spec(
+        _compat.array_spec(tuple(chunks), dtype, metadata.fill_value)
+    )
 
 
-def _set_selection(original: Callable[..., Any]) -> Callable[..., Any]:
-    async def _set_selection(
-        self: Any, indexer: Any, value: Any, *, prototype: Any, fields: Any = None
-    ) -> None:
-        if fields or not _ndarray(getattr(self.metadata, "data_type", None)):
-            return await original(self, indexer, value, prototype=prototype, fields=fields)
+async def _set_selection(
+    original: Fn, self: Any, indexer: Any, value: Any, *, prototype: Any, fields: Any = None
+) -> None:
+    def zarr_write(cells: Any) -> Any:
+        return original(self, indexer, cells, prototype=prototype, fields=fields)
 
-        async def zarr_write(cells: Any) -> None:
-            await original(self, indexer, cells, prototype=prototype, fields=fields)
-
-        await write(self, indexer, value, zarr_write)
-
-    return _set_selection
+    if fields or not _ndarray(getattr(self.metadata, "data_type", None)):
+        return await zarr_write(value)
+    await write(self, indexer, value, zarr_write)
 
 
-def _get_selection(original: Callable[..., Any]) -> Callable[..., Any]:
-    async def _get_selection(
-        self: Any, indexer: Any, *, prototype: Any, out: Any = None, fields: Any = None
-    ) -> Any:
-        if fields or not _ndarray(getattr(self.metadata, "data_type", None)):
-            return await original(self, indexer, prototype=prototype, out=out, fields=fields)
-        if (layout := Layout.of(self)) is None:
-            result = await original(self, indexer, prototype=prototype, out=out, fields=fields)
-            return plain_fill(result)
-        result = await read(indexer, layout)
-        if out is None:
-            return result
-        target = out.as_ndarray_like()
-        target[...] = result
-        return target
+async def _get_selection(
+    original: Fn, self: Any, indexer: Any, *, prototype: Any, out: Any = None, fields: Any = None
+) -> Any:
+    def zarr_read() -> Any:
+        return original(self, indexer, prototype=prototype, out=out, fields=fields)
 
-    return _get_selection
+    if fields or not _ndarray(getattr(self.metadata, "data_type", None)):
+        return await zarr_read()
+    if (layout := Layout.of(self)) is None:
+        return plain_fill(await zarr_read())
+    result = await read(indexer, layout)
+    if out is None:
+        return result
+    target = out.as_ndarray_like()
+    target[...] = result
+    return target
 
 
 # ----------------------------------------------------------------------------- the targets
@@ -313,7 +269,7 @@ class _Target:
     name: str
     owner: Callable[[], Any]  # the module or class holding it (looked up when installing)
     parameters: tuple[str, ...]
-    wrap: Callable[[Callable[..., Any]], Callable[..., Any]]
+    hook: Fn  # called as hook(original, *arguments)
     buys: str
     retired_by: str
     without: str
@@ -399,12 +355,18 @@ def install() -> None:
             if (problem := _problem(target, current)) is not None:
                 _warn_once(target, problem)
                 continue
-            wrapped = target.wrap(current)
-            wrapped.__wrapped__ = current  # type: ignore[attr-defined]
-            setattr(wrapped, _MARK, True)
-            setattr(target.owner(), target.name.rsplit(".", 1)[1], wrapped)
+            setattr(target.owner(), target.name.rsplit(".", 1)[1], _hooked(target.hook, current))
         except Exception as exc:  # never break the host: warn and step aside
             _warn_once(target, f"could not be wrapped ({type(exc).__name__}: {exc})")
+
+
+def _hooked(hook: Fn, original: Fn) -> Fn:
+    @functools.wraps(original)  # its __wrapped__ is the original
+    def hooked(*args: Any, **kwargs: Any) -> Any:
+        return hook(original, *args, **kwargs)
+
+    setattr(hooked, _MARK, True)
+    return hooked
 
 
 def _warn_once(target: _Target, problem: str) -> None:
