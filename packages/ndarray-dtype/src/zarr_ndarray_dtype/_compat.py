@@ -10,7 +10,12 @@ from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 import numpy as np
+import zarr
+import zarr.abc.codec
+from zarr.buffer import default_buffer_prototype
 from zarr.core.array_spec import ArrayConfig, ArraySpec
+from zarr.core.codec_pipeline import BatchedCodecPipeline
+from zarr.core.indexing import BasicIndexer, IntDimIndexer, OrthogonalIndexer, SliceDimIndexer
 from zarr.core.sync import sync
 
 from zarr_ndarray_dtype._grid import Box, Shape
@@ -24,21 +29,7 @@ try:  # zarr >= 3.4: the JSON is this data type's, so its registry re-raises, no
 except ImportError:  # zarr < 3.4 tries the next data type on any DataTypeValidationError
     ClaimedJSONError = DataTypeValidationError  # type: ignore[assignment,misc]
 
-__all__ = [
-    "ClaimedJSONError",
-    "DataTypeValidationError",
-    "array_config",
-    "array_module",
-    "array_spec",
-    "async_array",
-    "basic_box",
-    "batched_pipeline",
-    "chain_sync",
-    "chunk_boxes",
-    "concurrency",
-    "endian_name",
-    "run",
-]
+__all__ = ["ClaimedJSONError", "DataTypeValidationError"]  # zarr names passed on
 
 T = TypeVar("T")
 
@@ -72,17 +63,8 @@ def endian_name(endian: object) -> str | None:
     return None if endian is None else str(getattr(endian, "value", endian))
 
 
-def array_module() -> Any:
-    """``zarr.core.array``, home of ``default_serializer_v3`` and ``create_codec_pipeline``."""
-    import zarr.core.array
-
-    return zarr.core.array
-
-
 def batched_pipeline() -> Any:
     """zarr's own default codec pipeline class."""
-    from zarr.core.codec_pipeline import BatchedCodecPipeline
-
     return BatchedCodecPipeline
 
 
@@ -99,24 +81,18 @@ def array_config(array: Any) -> Any:
 def array_spec(shape: Shape, dtype: Any, fill_value: Any, config: Any = None) -> Any:
     """zarr's ``ArraySpec`` of one chunk (zarr's default ``ArrayConfig`` when ``config`` is
     None), what a codec's ``decode``/``encode`` are given."""
-    from zarr.buffer import default_buffer_prototype
-
     config = ArrayConfig.from_dict({}) if config is None else config
     return ArraySpec(shape, dtype, fill_value, config, default_buffer_prototype())
 
 
 def concurrency() -> int:
     """zarr's ``async.concurrency``: how many store requests may be in flight at once."""
-    import zarr
-
     return int(zarr.config.get("async.concurrency") or 10)
 
 
 def chain_sync(codecs: tuple[Any, ...], spec: Any, *, encode: bool) -> Callable[[Any], Any] | None:
     """One buffer through a chain of bytes -> bytes codecs with their synchronous methods, where
     zarr runs every codec of the chain so (zarr >= 3.3's ``_codec_supports_sync``), else None."""
-    import zarr.abc.codec
-
     supports = getattr(zarr.abc.codec, "_codec_supports_sync", None)
     if supports is None or not all(supports(codec) for codec in codecs):
         return None
@@ -131,8 +107,6 @@ def chain_sync(codecs: tuple[Any, ...], spec: Any, *, encode: bool) -> Callable[
 
 def basic_box(indexer: Any) -> Box | None:
     """The box of cells an indexer selects when it holds only ints and slices of step 1."""
-    from zarr.core.indexing import BasicIndexer, IntDimIndexer, OrthogonalIndexer, SliceDimIndexer
-
     if type(indexer) not in (BasicIndexer, OrthogonalIndexer):
         return None
     starts, stops = [], []

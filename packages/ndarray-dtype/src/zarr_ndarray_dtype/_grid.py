@@ -43,11 +43,10 @@ def resolve(selection: Selection, shape: Shape, what: str) -> Box:
     """The :class:`Box` of ``selection`` (ints, slices of step 1 and one ``...``) in an array
     of ``shape``; IndexError, TypeError or ValueError otherwise, starting with ``what``."""
     items = list(selection) if isinstance(selection, tuple) else [selection]
-    if sum(1 for s in items if s is Ellipsis) > 1:
+    if len(dots := [i for i, item in enumerate(items) if item is Ellipsis]) > 1:
         raise IndexError(f"{what}: a selection can hold only one '...'")
-    if Ellipsis in items:
-        at = items.index(Ellipsis)
-        items[at : at + 1] = [slice(None)] * (len(shape) - len(items) + 1)
+    if dots:
+        items[dots[0] : dots[0] + 1] = [slice(None)] * (len(shape) - len(items) + 1)
     if len(items) > len(shape):
         raise IndexError(
             f"{what}: the array has {len(shape)} dimensions, got a selection of {len(items)}"
@@ -153,13 +152,12 @@ def slabs(
         return
     lo, hi = box.starts[axis], box.stops[axis]
     across = total // (hi - lo)  # cells in one layer of the box along the axis
-    first = True
+    stretch = stretch if across > 1 else 1
     while lo < hi:
         cells = limit()
-        fits = cells * stretch if first and across > 1 else cells
-        c = next((u[axis] for u in units if across * u[axis] <= fits), units[-1][axis])
+        c = next((u[axis] for u in units if across * u[axis] <= cells * stretch), units[-1][axis])
         stop = min(hi, (lo // c + max(1, cells // (across * c))) * c)
         starts = (*box.starts[:axis], lo, *box.starts[axis + 1 :])
         stops = (*box.stops[:axis], stop, *box.stops[axis + 1 :])
         yield Box(starts, stops, tuple(b - a for a, b in zip(starts, stops, strict=True)))
-        lo, first = stop, False
+        lo, stretch = stop, 1

@@ -14,10 +14,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import zarr
+from zarr.abc.codec import ArrayBytesCodec
+from zarr.codecs import ShardingCodec
 
 from zarr_ndarray_dtype import _compat, _engine
 from zarr_ndarray_dtype._columns import check_columns, check_out, cut, gather
-from zarr_ndarray_dtype._grid import Box, Selection, cell_at, resolve, slabs
+from zarr_ndarray_dtype._grid import Box, Selection, Shape, cell_at, resolve, slabs
 from zarr_ndarray_dtype._store import Layout, block_codec_of
 from zarr_ndarray_dtype.blocks import FlatCells, cell_shapes
 from zarr_ndarray_dtype.dtype import NDArrayDType
@@ -34,15 +36,13 @@ __all__ = [
 
 
 class Columnar:
-    """Cells as columns: cell ``i`` is ``values[offsets[i]:offsets[i + 1]].reshape(shapes[i])``.
+    """Cells as columns: cell ``i`` is ``values[offsets[i]:offsets[i + 1]].reshape(shapes[i])``,
+    cells in C order of ``shape``, of the data type ``data_type``; ``values, offsets = col``.
 
-    ``offsets`` (int64, from 0, one more than the cells) index the first axis of ``values`` (the
-    element dtype, little-endian): rows of ``(total_rows, d1, ..., dk)`` values for patterns
-    ``[null, d1..dk]`` (Arrow's ``list<fixed_size_list>``, awkward's ``var * d1 * ... * T``),
-    else items of flat values. ``shapes`` is the ``(count, ndim)`` int64 table of the cells'
-    shapes, ``shape`` the selection's (cells in C order), ``data_type`` the cells'
-    :class:`~zarr_ndarray_dtype.NDArrayDType`. ``values, offsets = col`` unpacks the columns.
-    """
+    ``offsets`` (int64, from 0) index the first axis of ``values`` (the element dtype, little
+    endian): rows of ``(total_rows, d1, ..., dk)`` values for patterns ``[null, d1..dk]``
+    (Arrow's ``list<fixed_size_list>``), else items of flat values. ``shapes`` is the
+    ``(count, ndim)`` int64 table of the cells' shapes."""
 
     __slots__ = ("_shapes", "data_type", "offsets", "shape", "values")
 
@@ -109,55 +109,46 @@ def layout_of(array: Any, what: str) -> tuple[NDArrayDType, Layout | None]:
             f"{what} needs a zarr array of the 'ndarray' data type, got data type {dtype!r}; "
             "create it with dtype=zarr_ndarray_dtype.NDArrayDType(dtype=..., shape=(...))"
         )
-    layout = Layout.of(array)
-    if layout is None and block_codec_of(serializer := _serializer(array.metadata.codecs)) is None:
-        raise ValueError(
-            f"{what} reads and writes cells stored by the 'vlen-ndarray', 'ragged-ndarray' or "
-            f"'bytes' codec; this {list(dtype.shape)} array is stored by "
-            f"{serializer.to_dict().get('name')!r}, which gives no columnar access: read it as "
-            "a plain zarr array"
-        )
+    if (layout := Layout.of(array)) is None:
+        serializer = next(c for c in array.metadata.codecs if isinstance(c, ArrayBytesCodec))
+        while isinstance(serializer, ShardingCodec):  # its inner chunks' serializer
+            serializer = next(c for c in serializer.codecs if isinstance(c, ArrayBytesCodec))
+        if block_codec_of(serializer) is None:
+            raise ValueError(
+                f"{what} reads and writes cells stored by the 'vlen-ndarray', 'ragged-ndarray' "
+                f"or 'bytes' codec; this {list(dtype.shape)} array is stored by "
+                f"{serializer.to_dict().get('name')!r}, which gives no columnar access: read it "
+                "as a plain zarr array"
+            )
     return dtype, layout
 
 
-def _serializer(codecs: Any) -> Any:
-    """The array -> bytes codec of a codec chain (inside sharding when sharded)."""
-    from zarr.abc.codec import ArrayBytesCodec
-
-    serializer: Any = next(c for c in codecs if isinstance(c, ArrayBytesCodec))
-    return _serializer(serializer.codecs) if hasattr(serializer, "index_codecs") else serializer
-
-
-async def read_cells(
-    array: Any, layout: Layout | None, box: Box, *, copy: bool = True, out: Any = None
-) -> FlatCells:
-    """The cells of ``box`` through the engine, or zarr's object path for arrays left to it."""
+async def _read(
+    array: Any, layout: Layout | None, box: Box, shape: Shape, *, copy: bool = True, out: Any = None
+) -> Columnar:
+    """The cells of ``box`` as :class:`Columnar` of ``shape``, through the engine, or zarr's
+    object path for arrays left to it."""
+    dtype: NDArrayDType = array.metadata.data_type
     if layout is not None:
-        return await _engine.read(layout, box, copy=copy, out=out)
-    objects = await _compat.async_array(array).getitem(box.slices)
-    listed = objects.reshape(-1).tolist() if box.extents else [objects]  # 0-d: the cell itself
-    cells = gather(listed, array.metadata.data_type)
-    if out is None:
-        return cells
-    values, offsets = out
-    if values.size < cells.values.size:
-        raise ValueError(
-            f"out's values hold {values.size:,} items, but the cells of this selection hold "
-            f"{cells.values.size:,}: pass values with room for {cells.values.size:,} items"
-        )
-    values[: cells.values.size] = cells.values
-    offsets[:] = cells.offsets
-    return FlatCells(values[: cells.values.size], offsets, cells.shapes)
-
-
-def _columnar(dtype: NDArrayDType, cells: FlatCells, shape: tuple[int, ...]) -> Columnar:
+        cells = await _engine.read(layout, box, copy=copy, out=out)
+    else:
+        objects = await _compat.async_array(array).getitem(box.slices)
+        cells = gather(objects.reshape(-1).tolist() if box.extents else [objects], dtype)
+        if out is not None:  # (a 0-d array's read above is the cell itself)
+            (values, offsets), items = out, cells.values.size
+            if values.size < items:
+                raise ValueError(
+                    f"out's values hold {values.size:,} items, but the cells of this selection "
+                    f"hold {items:,}: pass values with room for {items:,} items"
+                )
+            values[:items], offsets[:] = cells.values, cells.offsets
+            cells = FlatCells(values[:items], offsets, cells.shapes)
     pattern = dtype.pattern
     if not pattern.is_leading_variable:
         return Columnar(dtype, cells.values, cells.offsets, cell_shapes(cells, pattern), shape)
-    offsets = cells.offsets  # the engine's own array: items to rows in place
     if pattern.fixed_items != 1:
-        offsets //= pattern.fixed_items
-    return Columnar(dtype, cells.values.reshape(-1, *pattern.dims[1:]), offsets, None, shape)
+        cells.offsets[:] //= pattern.fixed_items  # items to rows, in place: the read's own array
+    return Columnar(dtype, cells.values.reshape(-1, *pattern.dims[1:]), cells.offsets, None, shape)
 
 
 def read_columnar(
@@ -190,7 +181,7 @@ def read_columnar(
     box = resolve(selection, array.metadata.shape, "read_columnar")
     if out is not None:
         out = check_out(out, dtype, math.prod(box.extents))
-    return _columnar(dtype, _compat.run(read_cells(array, layout, box, out=out)), box.shape)
+    return _compat.run(_read(array, layout, box, box.shape, out=out))
 
 
 def iter_columnar(
@@ -200,13 +191,12 @@ def iter_columnar(
     ``slices`` the batch's box in the array, ``col`` its cells (``col.shape`` the box's
     extents); a batch is a slab of whole shards (or chunks) where the selection allows.
     ``values=False`` checks every chunk but copies no values (``col.values`` is empty)."""
-    dtype, layout = layout_of(array, "iter_columnar")
+    layout = layout_of(array, "iter_columnar")[1]
     box = resolve(selection, array.metadata.shape, "iter_columnar")
     units = [box.extents] if layout is None else [layout.chunks, layout.inner]
     across = math.prod(box.extents[1:]) * units[0][0] if box.extents else 1
     for part in slabs(box, units, lambda: max(across, _engine.FIRST_BATCH_CELLS)):
-        cells = _compat.run(read_cells(array, layout, part, copy=values))
-        yield part.slices, _columnar(dtype, cells, part.extents)
+        yield part.slices, _compat.run(_read(array, layout, part, part.extents, copy=values))
 
 
 def write_columnar(
@@ -236,9 +226,12 @@ def write_columnar(
 # ------------------------------------------------------------------------- aligned arrays
 
 
-def _aligned(arrays: Mapping[str, Any] | Any, what: str) -> dict[str, tuple[Any, Layout | None]]:
-    """The ``ndarray`` arrays of a mapping, or of a group (its own), with their layouts by name:
-    all of leading-variable patterns and of one shape (else an error naming them)."""
+def _aligned(
+    arrays: Mapping[str, Any] | Any, selection: Selection, what: str
+) -> tuple[dict[str, tuple[Any, Layout | None]], Box]:
+    """The ``ndarray`` arrays of a mapping, or of a group (its own), by name with their layouts,
+    all of leading-variable patterns and of one shape (else an error naming them), and the box
+    of ``selection``."""
     if isinstance(arrays, Mapping):
         members = dict(arrays)
     else:  # a zarr.Group: its ndarray arrays (plain ones are a table's business)
@@ -255,10 +248,12 @@ def _aligned(arrays: Mapping[str, Any] | Any, what: str) -> dict[str, tuple[Any,
                 "aligned arrays are of leading-variable patterns [null, d1, ..., dk], whose "
                 "cells align by their first extent: leave it out"
             )
-    if len({tuple(a.shape) for a in members.values()}) > 1:
-        listed = ", ".join(f"{n!r} {tuple(a.shape)}" for n, a in members.items())
+    shapes = {name: tuple(array.shape) for name, array in members.items()}
+    if len(set(shapes.values())) > 1:
+        listed = ", ".join(f"{n!r} {shape}" for n, shape in shapes.items())
         raise AlignmentError(f"{what}: the arrays have different shapes ({listed})")
-    return {name: (array, layouts[name]) for name, array in members.items()}
+    box = resolve(selection, next(iter(shapes.values())), what)
+    return {name: (array, layouts[name]) for name, array in members.items()}, box
 
 
 def read_aligned(
@@ -269,16 +264,12 @@ def read_aligned(
     shape and patterns ``[null, d1..dk]``; a cell whose row counts differ between them raises
     :class:`~zarr_ndarray_dtype.errors.AlignmentError` naming it, the arrays and their extents.
     """
-    members = _aligned(arrays, "read_aligned")
-    box = resolve(selection, next(iter(members.values()))[0].shape, "read_aligned")
+    members, box = _aligned(arrays, selection, "read_aligned")
 
-    async def read_all() -> list[FlatCells]:
-        return list(await asyncio.gather(*(read_cells(*m, box) for m in members.values())))
+    async def read_all() -> list[Columnar]:
+        return list(await asyncio.gather(*(_read(*m, box, box.shape) for m in members.values())))
 
-    cols = {
-        name: _columnar(array.metadata.data_type, cells, box.shape)
-        for (name, (array, _)), cells in zip(members.items(), _compat.run(read_all()), strict=True)
-    }
+    cols = dict(zip(members, _compat.run(read_all()), strict=True))
     rows = [np.diff(c.offsets) for c in cols.values()]
     differ = np.flatnonzero(np.any([r != rows[0] for r in rows], axis=0))
     if differ.size:
@@ -303,19 +294,16 @@ def write_aligned(
     dk)``) with one ``offsets`` into ``selection`` of each named array, the inverse of
     :func:`read_aligned`: every column is checked, and every stored chunk a write keeps read,
     before anything is stored; arrays not named are left as they are."""
-    members = _aligned(arrays, "write_aligned")
+    members, box = _aligned(arrays, selection, "write_aligned")
     if unknown := sorted(set(values) - set(members)):
         raise ValueError(
             f"write_aligned: no array named {unknown} among {sorted(members)}: name the arrays "
             "to write by their keys"
         )
-    box = resolve(selection, next(iter(members.values()))[0].shape, "write_aligned")
-    jobs = []
+    jobs, count = [], math.prod(box.extents)
     for name in values:
         array, layout = members[name]
-        cells = check_columns(
-            values[name], offsets, array.metadata.data_type, math.prod(box.extents)
-        )
+        cells = check_columns(values[name], offsets, array.metadata.data_type, count)
         if layout is None:
             raise ValueError(f"write_aligned: array {name!r} is left to zarr: use write_columnar")
         jobs.append((layout, box, cells))
