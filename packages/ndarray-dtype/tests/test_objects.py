@@ -1,8 +1,7 @@
-"""Tests for zarr_ndarray_dtype._objects: object writes all or nothing, naming the bad cell by its
-index; conversions at once; fill cells read as plain arrays; elision unchanged.
-
-Chunks are compared with what zarr's own object path stores (``zarr_own_writes``) for boxes
-(written by the columnar engine) and for the other selections (zarr with converted cells).
+"""Object reads and writes (the selection hooks of zarr_ndarray_dtype._hooks): writes all or
+nothing, naming the bad cell by its index; conversions at once; reads and writes by every index
+zarr accepts; fill cells read as plain arrays; elision unchanged. Chunks are compared with what
+zarr's own object path stores (``zarr_own_writes``).
 """
 
 from __future__ import annotations

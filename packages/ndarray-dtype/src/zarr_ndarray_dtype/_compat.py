@@ -29,15 +29,15 @@ try:  # zarr >= 3.4: the JSON is this data type's, so its registry re-raises, no
 except ImportError:  # zarr < 3.4 tries the next data type on any DataTypeValidationError
     ClaimedJSONError = DataTypeValidationError  # type: ignore[assignment,misc]
 
-__all__ = ["ClaimedJSONError", "DataTypeValidationError"]  # zarr names passed on
+#: zarr's names passed on (the default codec pipeline: other projects' cannot run our codecs)
+__all__ = ["BatchedCodecPipeline", "ClaimedJSONError", "DataTypeValidationError"]
 
 T = TypeVar("T")
 
 
 def run(coro: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine on zarr's event loop thread (where its store sessions live). Interrupted
-    (Ctrl-C, a signal raised as an exception), the coroutine is cancelled and its end awaited a
-    moment, so that nothing of it runs on at exit."""
+    """Run a coroutine on zarr's event loop thread (where its store sessions live); cancelled
+    when interrupted (Ctrl-C, a signal), its end awaited a moment, so none of it runs on."""
     task: list[asyncio.Task[T]] = []
     started, ended = threading.Event(), threading.Event()
 
@@ -61,11 +61,6 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
 def endian_name(endian: object) -> str | None:
     """``BytesCodec.endian`` as a string: zarr 3.1.x holds an ``Endian`` enum there."""
     return None if endian is None else str(getattr(endian, "value", endian))
-
-
-def batched_pipeline() -> Any:
-    """zarr's own default codec pipeline class."""
-    return BatchedCodecPipeline
 
 
 def async_array(array: Any) -> Any:
@@ -100,9 +95,8 @@ def chain_sync(codecs: tuple[Any, ...], spec: Any, *, encode: bool) -> Callable[
     return lambda buffer: functools.reduce(lambda b, step: step(b, spec), steps, buffer)
 
 
-# Indexers (every release 3.1.0-3.4.x): ``BasicIndexer``/``OrthogonalIndexer.dim_indexers``
-# (``IntDimIndexer.dim_sel``, ``SliceDimIndexer.start/stop/step``), and the projections
-# ``(chunk_coords, chunk_selection, out_selection, ...)`` any indexer iterates over.
+# Indexers, the same in every release 3.1.0-3.4.x: the ``dim_indexers`` of basic and orthogonal
+# ones, and the ``(chunk_coords, chunk_selection, out_selection, ...)`` any one iterates over.
 
 
 def basic_box(indexer: Any) -> Box | None:

@@ -43,7 +43,6 @@ __all__ = ["TARGETS", "install", "installed"]
 _MARK = "_zarr_ndarray_dtype_hook"
 _warned: set[str] = set()  # targets already warned about in this process (warn once each)
 Fn = Callable[..., Any]
-_Parts = list[tuple[Box, tuple[Any, ...], Any]]  # what _compat.chunk_boxes gives
 
 
 async def _cells(layout: Layout, box: Box) -> np.ndarray:
@@ -53,9 +52,8 @@ async def _cells(layout: Layout, box: Box) -> np.ndarray:
     return cut(values, offsets, shapes, layout.dtype.pattern).reshape(box.extents)
 
 
-def _place(indexer: Any, parts: _Parts, blocks: list[np.ndarray], out: np.ndarray) -> None:
-    """Put what every part selects of its block (a box of cells each) where it goes in ``out``
-    (of the indexer's shape)."""
+def _place(indexer: Any, parts: list[Any], blocks: list[np.ndarray], out: np.ndarray) -> None:
+    """Put what every part selects of its block (its box's cells) where it goes in ``out``."""
     drop = tuple(getattr(indexer, "drop_axes", ()))  # int axes of an orthogonal selection
     for (_, local, out_selection), block in zip(parts, blocks, strict=True):
         out[out_selection] = block[local].squeeze(axis=drop)
@@ -152,7 +150,7 @@ def _create_pipeline(original: Fn, metadata: Any, *, store: Any = None) -> Any:
     # path of arrays the engine leaves to zarr (the engine needs none)
     chunks = getattr(metadata.chunk_grid, "chunk_shape", (1,) * len(metadata.shape))
     spec = _compat.array_spec(tuple(chunks), dtype, metadata.fill_value)
-    return _compat.batched_pipeline().from_codecs(metadata.codecs).evolve_from_array_spec(spec)
+    return _compat.BatchedCodecPipeline.from_codecs(metadata.codecs).evolve_from_array_spec(spec)
 
 
 async def _set_selection(
@@ -175,8 +173,7 @@ async def _set_selection(
         _place(indexer, parts, flat, positions)
         return f"cell {tuple(int(k) for k in np.unravel_index(positions.flat[i], meta.shape))}"
 
-    fill = FillCell(dtype, meta.fill_value)  # a missing cell (None) is the fill
-    checked = gather(_distribute(value, shape), dtype, fill, name)  # all, before any write
+    checked = gather(_distribute(value, shape), dtype, FillCell(dtype, meta.fill_value), name)
     if layout is not None and box is not None:
         return await _engine.write([(layout, box, checked)])
     exact = cut(checked.values, checked.offsets, checked.shapes, dtype.pattern).reshape(shape)
@@ -197,24 +194,21 @@ async def _get_selection(
     if fields or not isinstance(getattr(self.metadata, "data_type", None), NDArrayDType):
         return await original(self, indexer, prototype=prototype, out=out, fields=fields)
     if (layout := Layout.of(self)) is None:  # zarr's own read
-        return plain_fill(
-            await original(self, indexer, prototype=prototype, out=out, fields=fields)
-        )
+        result = await original(self, indexer, prototype=prototype, out=out, fields=fields)
+        return plain_fill(result)
     if (box := _compat.basic_box(indexer)) is not None:
         cells = (await _cells(layout, box)).reshape(box.shape)
     else:
         parts = _compat.chunk_boxes(indexer, layout.chunks)
         cells = np.empty(tuple(indexer.shape), dtype=object)
-        _place(
-            indexer, parts, await asyncio.gather(*(_cells(layout, b) for b, _, _ in parts)), cells
-        )
+        blocks = await asyncio.gather(*(_cells(layout, b) for b, _, _ in parts))
+        _place(indexer, parts, blocks, cells)
         cells = cells.reshape(getattr(indexer, "sel_shape", cells.shape))  # coordinates, masks
     result = cells[()] if not cells.shape else cells  # a scalar selection: the cell itself
     if out is None:
         return result
-    target = out.as_ndarray_like()
-    target[...] = result
-    return target
+    out.as_ndarray_like()[...] = result
+    return out.as_ndarray_like()
 
 
 # ----------------------------------------------------------------------------- the targets

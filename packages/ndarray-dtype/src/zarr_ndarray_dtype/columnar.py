@@ -1,7 +1,6 @@
-"""Columnar access to the cells of ``ndarray`` arrays, with no Python object per cell:
-:class:`Columnar`, reads and writes of one array or of row-aligned arrays, batch by batch.
-Arrays the engine leaves to zarr (an irregular grid, ``transpose``, nested sharding) go
-through zarr's object path."""
+"""Columnar access to ``ndarray`` arrays, no Python object per cell: :class:`Columnar`, reads
+and writes of one array or of row-aligned arrays, batch by batch. Arrays the engine leaves to
+zarr (an irregular grid, ``transpose``, nested sharding) go through zarr's object path."""
 
 from __future__ import annotations
 
@@ -63,8 +62,7 @@ class Columnar:
         """The ``(count, ndim)`` int64 shape of every cell (from row offsets on first use)."""
         if self._shapes is None:
             table = np.empty((self.offsets.size - 1, self.values.ndim), dtype=np.int64)
-            np.subtract(self.offsets[1:], self.offsets[:-1], out=table[:, 0])
-            table[:, 1:] = self.values.shape[1:]
+            table[:, 0], table[:, 1:] = np.diff(self.offsets), self.values.shape[1:]
             self._shapes = table
         return self._shapes
 
@@ -79,10 +77,9 @@ class Columnar:
 
     def cells(self) -> np.ndarray:
         """The cells as an object array of ``shape``, read-only views of ``values``."""
-        pattern = self.data_type.pattern
-        rows = pattern.fixed_items if pattern.is_leading_variable else 1  # offsets count rows
-        flat = self.values.reshape(-1)
-        return cut(flat, self.offsets * rows, self.shapes, pattern).reshape(self.shape)
+        items = self.offsets * math.prod(self.values.shape[1:])  # of rows of values: items
+        cells = cut(self.values.reshape(-1), items, self.shapes, self.data_type.pattern)
+        return cells.reshape(self.shape)
 
     def to_awkward(self) -> Any:
         """The cells as an ``awkward.Array`` over ``values`` (the ``awkward`` extra): see
@@ -132,9 +129,9 @@ async def _read(
     if layout is not None:
         cells = await _engine.read(layout, box, copy=copy, out=out)
     else:
-        objects = await _compat.async_array(array).getitem(box.slices)
+        objects = await _compat.async_array(array).getitem(box.slices)  # 0-d: the cell
         cells = gather(objects.reshape(-1).tolist() if box.extents else [objects], dtype)
-        if out is not None:  # (a 0-d array's read above is the cell itself)
+        if out is not None:
             (values, offsets), items = out, cells.values.size
             if values.size < items:
                 raise ValueError(
@@ -229,9 +226,8 @@ def write_columnar(
 def _aligned(
     arrays: Mapping[str, Any] | Any, selection: Selection, what: str
 ) -> tuple[dict[str, tuple[Any, Layout | None]], Box]:
-    """The ``ndarray`` arrays of a mapping, or of a group (its own), by name with their layouts,
-    all of leading-variable patterns and of one shape (else an error naming them), and the box
-    of ``selection``."""
+    """The ``ndarray`` arrays of a mapping or a group by name, with their layouts, checked (of
+    patterns ``[null, d1..dk]`` and one shape), and the box of ``selection``."""
     if isinstance(arrays, Mapping):
         members = dict(arrays)
     else:  # a zarr.Group: its ndarray arrays (plain ones are a table's business)
