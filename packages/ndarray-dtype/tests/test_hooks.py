@@ -55,7 +55,7 @@ def test_other_variable_patterns_without_the_codec_name_the_package(
 @pytest.mark.parametrize("shape", [(None, None), (2, None), (None, 3, None)])
 def test_other_variable_patterns_pick_the_registered_ragged_codec(shape: tuple) -> None:
     pytest.importorskip("zarr_ragged_ndarray")
-    codec = _hooks.serializer_for(NDArray(dtype="float32", shape=shape))
+    codec = zarr.core.array.default_serializer_v3(NDArray(dtype="float32", shape=shape))
     assert codec.to_dict()["name"] == "ragged-ndarray"
     arr = zarr.create_array(store={}, shape=(2,), dtype=NDArray(dtype="int8", shape=shape))
     assert arr.metadata.to_dict()["codecs"][0]["name"] == "ragged-ndarray"
@@ -77,7 +77,7 @@ def test_leading_variable_pattern_without_the_codec_names_the_package(
 
 def test_leading_variable_pattern_picks_the_registered_vlen_codec() -> None:
     pytest.importorskip("zarr_vlen_ndarray")
-    codec = _hooks.serializer_for(NDArray(dtype="float32", shape=(None, 2)))
+    codec = zarr.core.array.default_serializer_v3(NDArray(dtype="float32", shape=(None, 2)))
     assert codec.to_dict()["name"] == "vlen-ndarray"
 
 

@@ -1,8 +1,7 @@
-"""Tests for zarr_ndarray_dtype._objects: object writes all or nothing, naming the bad cell by its
-index; conversions at once; fill cells read as plain arrays; elision unchanged.
-
-Chunks are compared with what zarr's own object path stores (``zarr_own_writes``) for boxes
-(written by the columnar engine) and for the other selections (zarr with converted cells).
+"""Object reads and writes (the selection hooks of zarr_ndarray_dtype._hooks): writes all or
+nothing, naming the bad cell by its index; conversions at once; reads and writes by every index
+zarr accepts; fill cells read as plain arrays; elision unchanged. Chunks are compared with what
+zarr's own object path stores (``zarr_own_writes``).
 """
 
 from __future__ import annotations
@@ -262,3 +261,45 @@ def test_writes_by_every_index_zarr_accepts(sharded: bool) -> None:
     read = array[...]
     assert read[1, 4].tobytes() == c2.tobytes() and read[3, 2].tobytes() == c2.tobytes()
     assert read[6, 3].tobytes() == c0.tobytes() and read[9, 9].tobytes() == before[9, 9].tobytes()
+
+
+@pytest.mark.parametrize("sharded", [False, True], ids=["chunked", "sharded"])
+def test_reads_by_every_index_zarr_accepts(sharded: bool) -> None:
+    """Orthogonal indices and masks (a mask runs past the array in the last chunk), coordinates,
+    blocks and steps read the cells numpy's indexing picks; writes by them put cells back."""
+    (r, c), shards = ((8, 6), {"shards": (8, 6)}) if sharded else ((4, 3), {})
+    array = zarr.create_array({}, shape=(9, 7), chunks=(4, 3), dtype=POINTS, **shards)
+    cells = _cells(6, "float32", (9, 7))
+    array[...] = cells
+    rows = np.zeros(9, dtype=bool)
+    rows[[1, 8]] = True
+    mask = np.zeros((9, 7), dtype=bool)
+    mask[[0, 8, 5], [6, 1, 5]] = True
+    reads = [
+        (array.oindex[rows, :], cells[rows, :]),
+        (array.oindex[rows, 2], cells[rows, 2]),
+        (array.oindex[[8, 0, 3], [6, 1]], cells[np.ix_([8, 0, 3], [6, 1])]),
+        (array.vindex[[8, 0], [6, 1]], cells[[8, 0], [6, 1]]),
+        (array.vindex[mask], cells[mask]),
+        (array[::2, 1:7:3], cells[::2, 1:7:3]),
+        (array.blocks[1, 1], cells[r : 2 * r, c : 2 * c]),  # the grid's (shards')
+    ]
+    for got, want in reads:
+        assert got.shape == want.shape
+        assert all(a.tobytes() == b.tobytes() for a, b in zip(got.flat, want.flat, strict=True))
+    array.oindex[rows, :] = cells[::-1][rows, :]
+    assert array[8, 6].tobytes() == cells[0, 6].tobytes()
+    assert array[7, 6].tobytes() == cells[7, 6].tobytes()
+
+
+def test_fill_cells_of_arrays_left_to_zarr_are_plain_arrays() -> None:
+    """A ``transpose`` filter leaves the chunks to zarr's pipeline: its unwritten cells read as
+    plain read-only arrays too, whole and by orthogonal indices."""
+    from zarr.codecs import TransposeCodec
+
+    array = _array({}, fill_value=np.ones((1, 2)), filters=[TransposeCodec(order=(1, 0))])
+    array[0, 0] = np.zeros((2, 2))
+    for cell in (array[...][2, 1], array.oindex[[1, 3], 2][1], array[1:4, 2][2]):
+        assert type(cell) is np.ndarray and not cell.flags.writeable
+        assert cell.tolist() == [[1.0, 1.0]]
+    assert array[:1, 0][0].tolist() == [[0.0, 0.0], [0.0, 0.0]]

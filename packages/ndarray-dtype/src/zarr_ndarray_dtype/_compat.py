@@ -9,8 +9,16 @@ import threading
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
+import numpy as np
+import zarr
+import zarr.abc.codec
+from zarr.buffer import default_buffer_prototype
 from zarr.core.array_spec import ArrayConfig, ArraySpec
+from zarr.core.codec_pipeline import BatchedCodecPipeline
+from zarr.core.indexing import BasicIndexer, IntDimIndexer, OrthogonalIndexer, SliceDimIndexer
 from zarr.core.sync import sync
+
+from zarr_ndarray_dtype._grid import Box, Shape
 
 try:  # zarr >= 3.3.0 moved the error here; the old path still works but warns there.
     from zarr.errors import DataTypeValidationError
@@ -21,29 +29,15 @@ try:  # zarr >= 3.4: the JSON is this data type's, so its registry re-raises, no
 except ImportError:  # zarr < 3.4 tries the next data type on any DataTypeValidationError
     ClaimedJSONError = DataTypeValidationError  # type: ignore[assignment,misc]
 
-__all__ = [
-    "ClaimedJSONError",
-    "DataTypeValidationError",
-    "array_config",
-    "array_module",
-    "array_spec",
-    "async_array",
-    "basic_box",
-    "chain_sync",
-    "concurrency",
-    "endian_name",
-    "metadata_module",
-    "run",
-]
+#: zarr's names passed on (the default codec pipeline: other projects' cannot run our codecs)
+__all__ = ["BatchedCodecPipeline", "ClaimedJSONError", "DataTypeValidationError"]
 
 T = TypeVar("T")
 
 
 def run(coro: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine on zarr's event loop thread (where its store sessions live), through
-    ``zarr.core.sync.sync`` (every release 3.1.0-3.4.x), and return its result. Interrupted
-    while it runs (Ctrl-C, a signal turned into an exception), it is cancelled, and its end
-    awaited a moment, so that nothing of it is left running at exit."""
+    """Run a coroutine on zarr's event loop thread (where its store sessions live); cancelled
+    when interrupted (Ctrl-C, a signal), its end awaited a moment, so none of it runs on."""
     task: list[asyncio.Task[T]] = []
     started, ended = threading.Event(), threading.Event()
 
@@ -69,61 +63,31 @@ def endian_name(endian: object) -> str | None:
     return None if endian is None else str(getattr(endian, "value", endian))
 
 
-def array_module() -> Any:
-    """``zarr.core.array``: ``default_serializer_v3`` and ``create_codec_pipeline`` are module
-    globals there in every release 3.1.0-3.4.x."""
-    import zarr.core.array
-
-    return zarr.core.array
-
-
-def metadata_module() -> Any:
-    """``zarr.core.metadata.v3``, whose ``validate_codecs`` every release calls by name."""
-    import zarr.core.metadata.v3
-
-    return zarr.core.metadata.v3
-
-
-def batched_pipeline() -> Any:
-    """zarr's own default codec pipeline class (``BatchedCodecPipeline``, every release)."""
-    from zarr.core.codec_pipeline import BatchedCodecPipeline
-
-    return BatchedCodecPipeline
-
-
 def async_array(array: Any) -> Any:
     """The ``AsyncArray`` of a ``zarr.Array`` (``Array.async_array`` is public from 3.2)."""
     return getattr(array, "async_array", None) or getattr(array, "_async_array", array)
 
 
 def array_config(array: Any) -> Any:
-    """The ``ArrayConfig`` (order, write_empty_chunks) an array was opened with; zarr 3.1.0-3.1.5
-    keep it in the private ``AsyncArray._config`` only."""
+    """The ``ArrayConfig`` an array was opened with (zarr < 3.1.6: ``AsyncArray._config``)."""
     return getattr(array, "config", None) or async_array(array)._config
 
 
-def array_spec(shape: tuple[int, ...], dtype: Any, fill_value: Any, config: Any = None) -> Any:
-    """zarr's ``ArraySpec`` of one chunk (what a codec's ``decode``/``encode`` are given);
-    zarr's default ``ArrayConfig`` when ``config`` is None."""
-    from zarr.buffer import default_buffer_prototype
-
+def array_spec(shape: Shape, dtype: Any, fill_value: Any, config: Any = None) -> Any:
+    """zarr's ``ArraySpec`` of one chunk (zarr's default ``ArrayConfig`` when ``config`` is
+    None), what a codec's ``decode``/``encode`` are given."""
     config = ArrayConfig.from_dict({}) if config is None else config
     return ArraySpec(shape, dtype, fill_value, config, default_buffer_prototype())
 
 
 def concurrency() -> int:
     """zarr's ``async.concurrency``: how many store requests may be in flight at once."""
-    import zarr
-
     return int(zarr.config.get("async.concurrency") or 10)
 
 
 def chain_sync(codecs: tuple[Any, ...], spec: Any, *, encode: bool) -> Callable[[Any], Any] | None:
-    """One buffer through a chain of bytes -> bytes codecs (encoding first to last, decoding
-    last to first) with their synchronous methods, where zarr runs every codec of the chain so
-    (zarr >= 3.3.0's private ``_codec_supports_sync``); None where it does not."""
-    import zarr.abc.codec
-
+    """One buffer through a chain of bytes -> bytes codecs with their synchronous methods, where
+    zarr runs every codec of the chain so (zarr >= 3.3's ``_codec_supports_sync``), else None."""
     supports = getattr(zarr.abc.codec, "_codec_supports_sync", None)
     if supports is None or not all(supports(codec) for codec in codecs):
         return None
@@ -131,13 +95,12 @@ def chain_sync(codecs: tuple[Any, ...], spec: Any, *, encode: bool) -> Callable[
     return lambda buffer: functools.reduce(lambda b, step: step(b, spec), steps, buffer)
 
 
-def basic_box(indexer: Any) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
-    """The ``(starts, stops)`` of the box of cells a zarr ``BasicIndexer`` or
-    ``OrthogonalIndexer`` selects when it holds only ints and slices of step 1; None otherwise.
-    Their ``dim_indexers``, ``IntDimIndexer.dim_sel`` and ``SliceDimIndexer.start/stop/step``
-    are the same in every release 3.1.0-3.4.x."""
-    from zarr.core.indexing import BasicIndexer, IntDimIndexer, OrthogonalIndexer, SliceDimIndexer
+# Indexers, the same in every release 3.1.0-3.4.x: the ``dim_indexers`` of basic and orthogonal
+# ones, and the ``(chunk_coords, chunk_selection, out_selection, ...)`` any one iterates over.
 
+
+def basic_box(indexer: Any) -> Box | None:
+    """The box of cells an indexer selects when it holds only ints and slices of step 1."""
     if type(indexer) not in (BasicIndexer, OrthogonalIndexer):
         return None
     starts, stops = [], []
@@ -150,4 +113,24 @@ def basic_box(indexer: Any) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
             stops.append(max(int(dim.start), int(dim.stop)))
         else:
             return None
-    return tuple(starts), tuple(stops)
+    return Box(tuple(starts), tuple(stops), tuple(int(n) for n in indexer.shape))
+
+
+def chunk_boxes(indexer: Any, chunks: Shape) -> list[tuple[Box, tuple[Any, ...], Any]]:
+    """For every chunk of a regular grid an indexer touches: the smallest box of the cells it
+    picks there, its selection relative to that box, and where they go in its output."""
+    found = []
+    for coords, chunk_selection, out_selection, *_ in indexer:
+        starts, stops, local = [], [], []
+        for item, c, g in zip(chunk_selection, coords, chunks, strict=True):
+            picked = np.arange(g)[item]  # a mask is as long as a whole chunk
+            a, b = (int(picked.min()), int(picked.max()) + 1) if picked.size else (0, 0)
+            if isinstance(item, slice):
+                item = slice(item.start - a, item.stop - a, item.step)
+            else:
+                item = item[a:b] if np.asarray(item).dtype == np.bool_ else np.asarray(item) - a
+            starts.append(c * g + a)
+            stops.append(c * g + b)
+            local.append(item)
+        found.append((Box(tuple(starts), tuple(stops), ()), tuple(local), out_selection))
+    return found

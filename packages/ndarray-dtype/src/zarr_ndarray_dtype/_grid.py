@@ -1,12 +1,6 @@
-"""Boxes of cells on a regular chunk grid (pure numpy; no zarr): a selection as a :class:`Box`,
-the chunks a box touches, where a chunk's cells go in a box (:func:`project`), a box cut into
-batches of whole chunks (:func:`slabs`), and the Morton order of shards' inner chunks.
-
->>> resolve((1, slice(None)), (3, 4), "read")
-Box(starts=(1, 0), stops=(2, 4), shape=(4,))
->>> [b.slices for b in slabs(resolve(slice(0, 6), (8,), "read"), [(2,)], lambda: 4)]
-[(slice(0, 4, None),), (slice(4, 6, None),)]
-"""
+"""Boxes of cells on a regular chunk grid (pure numpy): a selection as a :class:`Box`, the
+chunks a box touches, where a chunk's cells go in a box, a box cut into batches of whole chunks,
+and the Morton order of shards' inner chunks."""
 
 from __future__ import annotations
 
@@ -24,21 +18,20 @@ __all__ = ["Box", "Index", "Selection", "cell_at", "morton", "origins", "project
 Index = int | slice | EllipsisType
 Selection = Index | tuple[Index, ...]
 Shape = tuple[int, ...]
-#: Where a chunk's cells are (in the chunk) and go (in a box): a slice each for one run in C
-#: order of both, else an index array each.
+#: Where a chunk's cells are (in the chunk) and go (in a box): slices for one run, else indices.
 Places = tuple[slice, slice] | tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]
 
 
 class Box(NamedTuple):
-    """A contiguous box of cells: ``starts`` / ``stops`` per axis of the array."""
+    """A contiguous box of cells: ``starts`` / ``stops`` per axis of the array, and ``shape``
+    the selection's (int axes dropped, as numpy does)."""
 
     starts: Shape
     stops: Shape
-    shape: Shape  # the selection's shape (int axes dropped, as numpy does)
+    shape: Shape
 
     @property
-    def extents(self) -> Shape:
-        """The box's size along every axis of the array (int axes count 1)."""
+    def extents(self) -> Shape:  # along every axis of the array (int axes count 1)
         return tuple(b - a for a, b in zip(self.starts, self.stops, strict=True))
 
     @property
@@ -47,18 +40,13 @@ class Box(NamedTuple):
 
 
 def resolve(selection: Selection, shape: Shape, what: str) -> Box:
-    """The :class:`Box` of ``selection`` in an array of ``shape``.
-
-    Raises IndexError for a selection with too many entries, two ``...`` or an int out of
-    bounds; TypeError for entries that are not an int, a slice or ``...``; ValueError for a
-    slice whose step is not 1. ``what`` (e.g. the calling function) starts every message.
-    """
+    """The :class:`Box` of ``selection`` (ints, slices of step 1 and one ``...``) in an array
+    of ``shape``; IndexError, TypeError or ValueError otherwise, starting with ``what``."""
     items = list(selection) if isinstance(selection, tuple) else [selection]
-    if sum(1 for s in items if s is Ellipsis) > 1:
+    if len(dots := [i for i, item in enumerate(items) if item is Ellipsis]) > 1:
         raise IndexError(f"{what}: a selection can hold only one '...'")
-    if Ellipsis in items:
-        at = items.index(Ellipsis)
-        items[at : at + 1] = [slice(None)] * (len(shape) - len(items) + 1)
+    if dots:
+        items[dots[0] : dots[0] + 1] = [slice(None)] * (len(shape) - len(items) + 1)
     if len(items) > len(shape):
         raise IndexError(
             f"{what}: the array has {len(shape)} dimensions, got a selection of {len(items)}"
@@ -91,8 +79,7 @@ def resolve(selection: Selection, shape: Shape, what: str) -> Box:
 
 
 def origins(box: Box, chunk: Shape) -> list[Shape]:
-    """The first cell of every chunk of a regular grid of ``chunk``-shaped chunks that ``box``
-    touches, in C order."""
+    """The first cell of every chunk of a regular grid ``box`` touches (C order)."""
     axes = [range(a - a % c, b, c) for a, b, c in zip(box.starts, box.stops, chunk, strict=True)]
     return list(itertools.product(*axes)) if all(n > 0 for n in box.extents) else []
 
@@ -104,8 +91,7 @@ def cell_at(box: Box, position: int) -> Shape:
 
 
 def _contiguous(extents: Shape, full: Shape) -> bool:
-    """Whether a sub-box of these extents is one run in C order of an array of shape ``full``:
-    after its first axis longer than one cell, it spans every axis whole."""
+    """Whether a sub-box of these extents is one run in C order of an array of shape ``full``."""
     long = next((a for a, n in enumerate(extents) if n > 1), len(extents))
     return extents[long + 1 :] == full[long + 1 :]
 
@@ -137,9 +123,8 @@ def project(origin: Shape, chunk: Shape, box: Box) -> Places | None:
 
 
 def morton(shape: Shape) -> list[Shape]:
-    """Every index of a grid of ``shape`` in Morton (Z) order, the order zarr writes a shard's
-    inner chunks in by default: bits interleaved from the lowest, an axis dropping out once
-    its extent needs no more bits."""
+    """Every index of a grid of ``shape`` in Morton (Z) order, zarr's default order of a shard's
+    inner chunks: bits interleaved from the lowest, an axis dropping out once it needs no more."""
     bits = [(n - 1).bit_length() for n in shape]
     codes = np.arange(1 << sum(bits), dtype=np.int64)
     coords = np.zeros((codes.size, len(shape)), np.int64)
@@ -156,13 +141,10 @@ def morton(shape: Shape) -> list[Shape]:
 def slabs(
     box: Box, units: Sequence[Shape], limit: Callable[[], int], stretch: int = 1
 ) -> Iterator[Box]:
-    """``box`` cut into slabs of about ``limit()`` cells (``limit`` is asked again before every
-    slab, so a caller can size the next slab from the last), along its first axis longer than
-    one cell. ``units`` are nested chunk shapes, coarsest first (a shard's, then its inner
-    chunks'): a slab ends on a boundary of the coarsest unit one row of which fits the limit,
-    else of the finest (at least one row of it); the first slab of a box more than one cell
-    across may take up to ``stretch`` times its limit to end on a coarser boundary. Each slab
-    is one run of the box's cells in C order."""
+    """``box`` cut into runs (C order) of about ``limit()`` cells (asked before every slab) along
+    its first axis longer than one cell. ``units`` are nested chunk shapes, coarsest first: a
+    slab ends on the coarsest boundary one row of which fits the limit, else the finest (one row
+    at least); the first slab of a box more than a cell across may take ``stretch`` times it."""
     total = math.prod(box.extents)
     axis = next((a for a, n in enumerate(box.extents) if n > 1), None)
     if axis is None or total <= limit():
@@ -170,13 +152,12 @@ def slabs(
         return
     lo, hi = box.starts[axis], box.stops[axis]
     across = total // (hi - lo)  # cells in one layer of the box along the axis
-    first = True
+    stretch = stretch if across > 1 else 1
     while lo < hi:
         cells = limit()
-        fits = cells * stretch if first and across > 1 else cells
-        c = next((u[axis] for u in units if across * u[axis] <= fits), units[-1][axis])
+        c = next((u[axis] for u in units if across * u[axis] <= cells * stretch), units[-1][axis])
         stop = min(hi, (lo // c + max(1, cells // (across * c))) * c)
         starts = (*box.starts[:axis], lo, *box.starts[axis + 1 :])
         stops = (*box.stops[:axis], stop, *box.stops[axis + 1 :])
         yield Box(starts, stops, tuple(b - a for a, b in zip(starts, stops, strict=True)))
-        lo, first = stop, False
+        lo, stretch = stop, 1

@@ -1,10 +1,6 @@
-"""Columnar access to the cells of ``ndarray`` arrays, with no Python object per cell:
-:class:`Columnar`, reads and writes of one array, of aligned arrays, batch by batch.
-
-The engine (:mod:`zarr_ndarray_dtype._engine`) moves the chunks under any codec pipeline;
-arrays laid out in ways it leaves to zarr (an irregular grid, ``transpose``, nested sharding)
-go through zarr's object path.
-"""
+"""Columnar access to ``ndarray`` arrays, no Python object per cell: :class:`Columnar`, reads
+and writes of one array or of row-aligned arrays, batch by batch. Arrays the engine leaves to
+zarr (an irregular grid, ``transpose``, nested sharding) go through zarr's object path."""
 
 from __future__ import annotations
 
@@ -17,10 +13,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import zarr
+from zarr.abc.codec import ArrayBytesCodec
+from zarr.codecs import ShardingCodec
 
 from zarr_ndarray_dtype import _compat, _engine
 from zarr_ndarray_dtype._columns import check_columns, check_out, cut, gather
-from zarr_ndarray_dtype._grid import Box, Selection, cell_at, resolve, slabs
+from zarr_ndarray_dtype._grid import Box, Selection, Shape, cell_at, resolve, slabs
 from zarr_ndarray_dtype._store import Layout, block_codec_of
 from zarr_ndarray_dtype.blocks import FlatCells, cell_shapes
 from zarr_ndarray_dtype.dtype import NDArrayDType
@@ -37,19 +35,13 @@ __all__ = [
 
 
 class Columnar:
-    """Cells as columns: cell ``i`` is ``values[offsets[i]:offsets[i + 1]].reshape(shapes[i])``.
+    """Cells as columns: cell ``i`` is ``values[offsets[i]:offsets[i + 1]].reshape(shapes[i])``,
+    cells in C order of ``shape``, of the data type ``data_type``; ``values, offsets = col``.
 
-    ``offsets`` (int64, one entry more than there are cells, from 0) index the first axis of
-    ``values`` (the element dtype, little-endian). Where the pattern's only variable dimension
-    is the leading one (``[null, d1..dk]``), ``values`` keeps the fixed extents, shape
-    ``(total_rows, d1, ..., dk)``, and ``offsets`` count rows: Arrow's
-    ``list<fixed_size_list>``, awkward's ``var * d1 * ... * T``. Otherwise ``values`` is flat
-    and ``offsets`` count items. ``shapes`` is the ``(count, ndim)`` int64 table of every cell's
-    shape, ``shape`` the selection's shape (``math.prod(shape)`` cells, C order) and
-    ``data_type`` the cells' :class:`~zarr_ndarray_dtype.NDArrayDType`.
-
-    ``values, offsets = col`` unpacks the two columns.
-    """
+    ``offsets`` (int64, from 0) index the first axis of ``values`` (the element dtype, little
+    endian): rows of ``(total_rows, d1, ..., dk)`` values for patterns ``[null, d1..dk]``
+    (Arrow's ``list<fixed_size_list>``), else items of flat values. ``shapes`` is the
+    ``(count, ndim)`` int64 table of the cells' shapes."""
 
     __slots__ = ("_shapes", "data_type", "offsets", "shape", "values")
 
@@ -61,21 +53,16 @@ class Columnar:
         shapes: npt.NDArray[np.int64] | None = None,
         shape: tuple[int, ...] | None = None,
     ) -> None:
-        # ``shapes`` may be None only when it follows from the offsets (rows of ``values``).
-        self.data_type = data_type
-        self.values = values
-        self.offsets = offsets
-        self._shapes = shapes
+        self.data_type, self.values, self.offsets = data_type, values, offsets
+        self._shapes = shapes  # None only where the offsets count rows of values
         self.shape = (offsets.size - 1,) if shape is None else tuple(int(n) for n in shape)
 
     @property
     def shapes(self) -> npt.NDArray[np.int64]:
-        """The ``(count, ndim)`` int64 shape of every cell (computed once, on first use, for
-        ``[null, d1..dk]``, where the row offsets imply it)."""
+        """The ``(count, ndim)`` int64 shape of every cell (from row offsets on first use)."""
         if self._shapes is None:
             table = np.empty((self.offsets.size - 1, self.values.ndim), dtype=np.int64)
-            np.subtract(self.offsets[1:], self.offsets[:-1], out=table[:, 0])
-            table[:, 1:] = self.values.shape[1:]
+            table[:, 0], table[:, 1:] = np.diff(self.offsets), self.values.shape[1:]
             self._shapes = table
         return self._shapes
 
@@ -90,17 +77,13 @@ class Columnar:
 
     def cells(self) -> np.ndarray:
         """The cells as an object array of ``shape``, read-only views of ``values``."""
-        pattern = self.data_type.pattern
-        rows = pattern.fixed_items if pattern.is_leading_variable else 1  # offsets count rows
-        flat = self.values.reshape(-1)
-        return cut(flat, self.offsets * rows, self.shapes, pattern).reshape(self.shape)
+        items = self.offsets * math.prod(self.values.shape[1:])  # of rows of values: items
+        cells = cut(self.values.reshape(-1), items, self.shapes, self.data_type.pattern)
+        return cells.reshape(self.shape)
 
     def to_awkward(self) -> Any:
-        """The cells as an ``awkward.Array`` of type ``shape... * <cell type>``, e.g.
-        ``N * var * 2 * float32`` for ``[null, 2]`` (``values`` shared, not copied).
-
-        Needs the ``awkward`` extra; see :func:`zarr_ndarray_dtype.awkward.to_awkward`.
-        """
+        """The cells as an ``awkward.Array`` over ``values`` (the ``awkward`` extra): see
+        :func:`zarr_ndarray_dtype.awkward.to_awkward`."""
         from zarr_ndarray_dtype.awkward import to_awkward
 
         return to_awkward(self)
@@ -108,73 +91,61 @@ class Columnar:
     @classmethod
     def from_awkward(cls, array: Any, ndim: int = 1) -> Columnar:
         """The inverse of :meth:`to_awkward`: the first ``ndim`` dimensions of ``array`` index
-        the cells, the rest are each cell's. See :func:`zarr_ndarray_dtype.awkward.from_awkward`.
-        """
+        the cells. See :func:`zarr_ndarray_dtype.awkward.from_awkward`."""
         from zarr_ndarray_dtype.awkward import from_awkward
 
         return from_awkward(array, ndim)
 
 
 def layout_of(array: Any, what: str) -> tuple[NDArrayDType, Layout | None]:
-    """The data type and :class:`~zarr_ndarray_dtype._store.Layout` of an ``ndarray`` array
-    (None where its chunks are left to zarr); an error naming ``what`` (the caller) for any
-    other array, or a serializer without a block codec."""
+    """The data type and layout (None: left to zarr) of an ``ndarray`` array; an error naming
+    ``what`` for any other array, or a serializer without a block codec."""
     dtype = getattr(getattr(array, "metadata", None), "data_type", None)
     if not isinstance(dtype, NDArrayDType):
         raise TypeError(
             f"{what} needs a zarr array of the 'ndarray' data type, got data type {dtype!r}; "
             "create it with dtype=zarr_ndarray_dtype.NDArrayDType(dtype=..., shape=(...))"
         )
-    layout = Layout.of(array)
-    if layout is None and block_codec_of(_serializer(array.metadata.codecs)) is None:
-        name = _serializer(array.metadata.codecs).to_dict().get("name")
-        raise ValueError(
-            f"{what} reads and writes cells stored by the 'vlen-ndarray', 'ragged-ndarray' or "
-            f"'bytes' codec; this {list(dtype.shape)} array is stored by {name!r}, which gives "
-            "no columnar access: read it as a plain zarr array"
-        )
+    if (layout := Layout.of(array)) is None:
+        serializer = next(c for c in array.metadata.codecs if isinstance(c, ArrayBytesCodec))
+        while isinstance(serializer, ShardingCodec):  # its inner chunks' serializer
+            serializer = next(c for c in serializer.codecs if isinstance(c, ArrayBytesCodec))
+        if block_codec_of(serializer) is None:
+            raise ValueError(
+                f"{what} reads and writes cells stored by the 'vlen-ndarray', 'ragged-ndarray' "
+                f"or 'bytes' codec; this {list(dtype.shape)} array is stored by "
+                f"{serializer.to_dict().get('name')!r}, which gives no columnar access: read it "
+                "as a plain zarr array"
+            )
     return dtype, layout
 
 
-def _serializer(codecs: Any) -> Any:
-    """The array -> bytes codec of a codec chain (inside sharding when sharded)."""
-    from zarr.abc.codec import ArrayBytesCodec
-
-    serializer: Any = next(c for c in codecs if isinstance(c, ArrayBytesCodec))
-    return _serializer(serializer.codecs) if hasattr(serializer, "index_codecs") else serializer
-
-
-async def read_cells(array: Any, box: Box, *, copy: bool = True, out: Any = None) -> FlatCells:
-    """The cells of ``box`` through the engine, or zarr's object path for arrays it leaves to
-    zarr (async: zarr's loop runs it)."""
-    dtype, layout = layout_of(array, "read")
+async def _read(
+    array: Any, layout: Layout | None, box: Box, shape: Shape, *, copy: bool = True, out: Any = None
+) -> Columnar:
+    """The cells of ``box`` as :class:`Columnar` of ``shape``, through the engine, or zarr's
+    object path for arrays left to it."""
+    dtype: NDArrayDType = array.metadata.data_type
     if layout is not None:
-        return await _engine.read(layout, box, copy=copy, out=out)
-    objects = await _compat.async_array(array).getitem(box.slices)
-    if not (isinstance(objects, np.ndarray) and objects.dtype == object):  # the cell itself
-        objects, objects[()] = np.empty((), dtype=object), objects
-    cells = gather(list(objects.reshape(-1)), dtype)
-    if out is None:
-        return cells
-    values, offsets = out
-    if values.size < cells.values.size:
-        raise ValueError(
-            f"out's values hold {values.size:,} items, but the cells of this selection hold "
-            f"{cells.values.size:,}: pass values with room for {cells.values.size:,} items"
-        )
-    values[: cells.values.size] = cells.values
-    offsets[:] = cells.offsets
-    return FlatCells(values[: cells.values.size], offsets, cells.shapes)
-
-
-def _columnar(dtype: NDArrayDType, cells: FlatCells, shape: tuple[int, ...]) -> Columnar:
+        cells = await _engine.read(layout, box, copy=copy, out=out)
+    else:
+        objects = await _compat.async_array(array).getitem(box.slices)  # 0-d: the cell
+        cells = gather(objects.reshape(-1).tolist() if box.extents else [objects], dtype)
+        if out is not None:
+            (values, offsets), items = out, cells.values.size
+            if values.size < items:
+                raise ValueError(
+                    f"out's values hold {values.size:,} items, but the cells of this selection "
+                    f"hold {items:,}: pass values with room for {items:,} items"
+                )
+            values[:items], offsets[:] = cells.values, cells.offsets
+            cells = FlatCells(values[:items], offsets, cells.shapes)
     pattern = dtype.pattern
     if not pattern.is_leading_variable:
         return Columnar(dtype, cells.values, cells.offsets, cell_shapes(cells, pattern), shape)
-    offsets = cells.offsets  # the engine's own array: items to rows in place
     if pattern.fixed_items != 1:
-        offsets //= pattern.fixed_items
-    return Columnar(dtype, cells.values.reshape(-1, *pattern.dims[1:]), offsets, None, shape)
+        cells.offsets[:] //= pattern.fixed_items  # items to rows, in place: the read's own array
+    return Columnar(dtype, cells.values.reshape(-1, *pattern.dims[1:]), cells.offsets, None, shape)
 
 
 def read_columnar(
@@ -183,18 +154,15 @@ def read_columnar(
     *,
     out: tuple[np.ndarray, npt.NDArray[np.int64]] | Columnar | None = None,
 ) -> Columnar:
-    """Read the cells ``selection`` of an ``ndarray`` array as :class:`Columnar`.
+    """Read the cells ``selection`` (ints, slices of step 1 and ``...``; ints drop their axis)
+    of an ``ndarray`` array as :class:`Columnar`. Unwritten chunks read as fill cells; a corrupt
+    chunk raises a ValueError naming it.
 
-    ``selection`` is an int, a slice with step 1, ``...`` or a tuple of those, one per axis
-    (ints drop their axis from the shape). Unwritten chunks read as fill cells; a corrupt chunk
-    raises its codec's ValueError naming it. No Python object is made per cell.
-
-    ``out=(values, offsets)`` (or an earlier :class:`Columnar`, which unpacks so) fills those
-    arrays instead of new ones, numpy's ``out=`` convention: ``values`` of the element dtype,
-    C-contiguous, with room for the selection's items (its shape does not matter), ``offsets``
-    int64 with one entry more than the selection has cells. The result's columns are views of
-    them. Values too small for the selection's items raise ValueError naming the items needed;
-    after an error the arrays' contents are unspecified.
+    ``out=(values, offsets)`` (or an earlier :class:`Columnar`) fills those arrays instead of new
+    ones, numpy's ``out=``: ``values`` C-contiguous of the element dtype with room for the
+    selection's items (any shape), ``offsets`` int64 of one entry more than the cells; the
+    result's columns are views of them. Too small ``values`` raise a ValueError naming the items
+    needed; after an error the arrays' contents are unspecified.
 
     >>> import zarr, numpy as np
     >>> from zarr_ndarray_dtype import NDArrayDType
@@ -206,29 +174,26 @@ def read_columnar(
     >>> col.values.tolist(), col.offsets.tolist(), col.shapes.tolist()
     ([[1, 2], [3, 4]], [0, 2, 2, 2], [[2, 2], [0, 2], [0, 2]])
     """
-    dtype = layout_of(array, "read_columnar")[0]
-    box = resolve(selection, tuple(int(n) for n in array.metadata.shape), "read_columnar")
+    dtype, layout = layout_of(array, "read_columnar")
+    box = resolve(selection, array.metadata.shape, "read_columnar")
     if out is not None:
         out = check_out(out, dtype, math.prod(box.extents))
-    cells = _compat.run(read_cells(array, box, out=out))
-    return _columnar(dtype, cells, box.shape)
+    return _compat.run(_read(array, layout, box, box.shape, out=out))
 
 
 def iter_columnar(
     array: zarr.Array, selection: Selection = ..., *, values: bool = True
 ) -> Iterator[tuple[tuple[slice, ...], Columnar]]:
     """Read ``selection`` batch by batch: ``(slices, col)`` pairs in C order of the selection,
-    ``slices`` the batch's box in array coordinates (one slice per axis), ``col`` its cells
-    (``col.shape`` the box's extents). A batch is a slab of whole shards (or chunks) where the
-    selection allows. ``values=False`` checks every chunk as a read does but copies no values:
-    ``col.values`` is empty, ``col.offsets`` and ``col.shapes`` are filled."""
-    dtype, layout = layout_of(array, "iter_columnar")
-    box = resolve(selection, tuple(int(n) for n in array.metadata.shape), "iter_columnar")
+    ``slices`` the batch's box in the array, ``col`` its cells (``col.shape`` the box's
+    extents); a batch is a slab of whole shards (or chunks) where the selection allows.
+    ``values=False`` checks every chunk but copies no values (``col.values`` is empty)."""
+    layout = layout_of(array, "iter_columnar")[1]
+    box = resolve(selection, array.metadata.shape, "iter_columnar")
     units = [box.extents] if layout is None else [layout.chunks, layout.inner]
     across = math.prod(box.extents[1:]) * units[0][0] if box.extents else 1
     for part in slabs(box, units, lambda: max(across, _engine.FIRST_BATCH_CELLS)):
-        cells = _compat.run(read_cells(array, part, copy=values))
-        yield part.slices, _columnar(dtype, cells, part.extents)
+        yield part.slices, _compat.run(_read(array, layout, part, part.extents, copy=values))
 
 
 def write_columnar(
@@ -239,19 +204,14 @@ def write_columnar(
     *,
     shapes: npt.ArrayLike | None = None,
 ) -> None:
-    """Write columnar cells into ``selection`` of an ``ndarray`` array: the inverse of
-    :func:`read_columnar`, with the same rule (cell ``i`` is
-    ``values[offsets[i]:offsets[i + 1]].reshape(shapes[i])``, cells in C order of the selection).
-
-    ``values`` is flat, or for ``[null, d1..dk]`` of shape ``(total_rows, d1, ..., dk)`` with
-    ``offsets`` counting rows. ``shapes`` (a ``(cells, ndim)`` integer table) is needed only
-    for patterns with two or more variable dimensions; given for any pattern, it is checked.
-    Everything is checked first: nothing is written when a cell does not fit (values convert
-    to the element dtype only without loss), nor when a stored chunk the write keeps is corrupt.
-    The chunks are byte-identical to zarr's own object writes of the same cells.
-    """
+    """Write columnar cells into ``selection`` of an ``ndarray`` array, the inverse of
+    :func:`read_columnar` (cells in C order of the selection). ``values`` is flat, or rows of
+    ``(total_rows, d1, ..., dk)`` for ``[null, d1..dk]``; ``shapes``, a ``(cells, ndim)`` table,
+    is needed for two or more variable dimensions (and checked when given). Nothing is written
+    when a cell does not fit (values convert only without loss) or a stored chunk the write
+    keeps is corrupt; the chunks are byte-identical to zarr's own object writes."""
     dtype, layout = layout_of(array, "write_columnar")
-    box = resolve(selection, tuple(int(n) for n in array.metadata.shape), "write_columnar")
+    box = resolve(selection, array.metadata.shape, "write_columnar")
     cells = check_columns(values, offsets, dtype, math.prod(box.extents), shapes=shapes)
     if layout is not None:
         _compat.run(_engine.write([(layout, box, cells)]))
@@ -263,10 +223,11 @@ def write_columnar(
 # ------------------------------------------------------------------------- aligned arrays
 
 
-def aligned_arrays(arrays: Mapping[str, Any] | Any, what: str) -> dict[str, Any]:
-    """The ``ndarray`` arrays of a mapping, or of a group (its own arrays, not its subgroups'),
-    by name: every one of a leading-variable pattern, all of one shape (AlignmentError
-    otherwise, naming them)."""
+def _aligned(
+    arrays: Mapping[str, Any] | Any, selection: Selection, what: str
+) -> tuple[dict[str, tuple[Any, Layout | None]], Box]:
+    """The ``ndarray`` arrays of a mapping or a group by name, with their layouts, checked (of
+    patterns ``[null, d1..dk]`` and one shape), and the box of ``selection``."""
     if isinstance(arrays, Mapping):
         members = dict(arrays)
     else:  # a zarr.Group: its ndarray arrays (plain ones are a table's business)
@@ -274,57 +235,48 @@ def aligned_arrays(arrays: Mapping[str, Any] | Any, what: str) -> dict[str, Any]
         members = {k: a for k, a in found if isinstance(a.metadata.data_type, NDArrayDType)}
     if not members:
         raise ValueError(f"{what}: no 'ndarray' arrays to read together, got {arrays!r}")
+    layouts = {}
     for name, array in members.items():
-        dtype = layout_of(array, f"{what} ({name!r})")[0]
+        dtype, layouts[name] = layout_of(array, f"{what} ({name!r})")
         if not dtype.pattern.is_leading_variable:
-            pattern = json.dumps(dtype.pattern.to_json())
             raise ValueError(
-                f"{what}: array {name!r} has the pattern {pattern}; aligned arrays are of "
-                "leading-variable patterns [null, d1, ..., dk], whose cells align by their "
-                "first extent: leave it out"
+                f"{what}: array {name!r} has the pattern {json.dumps(dtype.pattern.to_json())}; "
+                "aligned arrays are of leading-variable patterns [null, d1, ..., dk], whose "
+                "cells align by their first extent: leave it out"
             )
-    shapes = {name: tuple(a.shape) for name, a in members.items()}
+    shapes = {name: tuple(array.shape) for name, array in members.items()}
     if len(set(shapes.values())) > 1:
-        listed = ", ".join(f"{n!r} {s}" for n, s in shapes.items())
+        listed = ", ".join(f"{n!r} {shape}" for n, shape in shapes.items())
         raise AlignmentError(f"{what}: the arrays have different shapes ({listed})")
-    return members
+    box = resolve(selection, next(iter(shapes.values())), what)
+    return {name: (array, layouts[name]) for name, array in members.items()}, box
 
 
 def read_aligned(
     arrays: Mapping[str, zarr.Array] | zarr.Group, selection: Selection = ...
 ) -> dict[str, Columnar]:
-    """Read ``selection`` of several row-aligned ``ndarray`` arrays as :class:`Columnar`, one
-    per array, sharing one ``offsets`` array (cell ``i`` of every array has rows
-    ``offsets[i]:offsets[i + 1]`` of its values).
-
-    ``arrays`` maps names to arrays, or is a group (its ``ndarray`` arrays). All have one shape
-    and leading-variable patterns ``[null, d1..dk]``; a cell whose row counts differ between
-    them raises :class:`~zarr_ndarray_dtype.errors.AlignmentError` naming its coordinates, the
-    arrays and their extents. The arrays are read at once, through the engine.
+    """Read ``selection`` of row-aligned ``ndarray`` arrays (a mapping by name, or a group's) at
+    once as :class:`Columnar`, one per array, all sharing one ``offsets`` array. All have one
+    shape and patterns ``[null, d1..dk]``; a cell whose row counts differ between them raises
+    :class:`~zarr_ndarray_dtype.errors.AlignmentError` naming it, the arrays and their extents.
     """
-    members = aligned_arrays(arrays, "read_aligned")
-    shape = tuple(next(iter(members.values())).shape)
-    box = resolve(selection, shape, "read_aligned")
+    members, box = _aligned(arrays, selection, "read_aligned")
 
-    async def read_all() -> list[FlatCells]:
-        return list(await asyncio.gather(*(read_cells(a, box) for a in members.values())))
+    async def read_all() -> list[Columnar]:
+        return list(await asyncio.gather(*(_read(*m, box, box.shape) for m in members.values())))
 
-    cols = {
-        name: _columnar(a.metadata.data_type, cells, box.shape)
-        for (name, a), cells in zip(members.items(), _compat.run(read_all()), strict=True)
-    }
-    offsets = next(iter(cols.values())).offsets
-    rows = {name: np.diff(c.offsets) for name, c in cols.items()}
-    differ = [np.flatnonzero(r != rows[next(iter(rows))]) for r in rows.values()]
-    if any(d.size for d in differ):
-        at = min(int(d[0]) for d in differ if d.size)  # the first misaligned cell, C order
-        extents = ", ".join(f"{n!r}: {int(r[at])} rows" for n, r in rows.items())
+    cols = dict(zip(members, _compat.run(read_all()), strict=True))
+    rows = [np.diff(c.offsets) for c in cols.values()]
+    differ = np.flatnonzero(np.any([r != rows[0] for r in rows], axis=0))
+    if differ.size:
+        at = int(differ[0])  # the first misaligned cell, C order
+        extents = ", ".join(f"{n!r}: {int(r[at])} rows" for n, r in zip(cols, rows, strict=True))
         raise AlignmentError(
             f"read_aligned: cell {cell_at(box, at)} has different leading extents ({extents}); "
             "aligned arrays hold as many rows in each array at every cell"
         )
     for col in cols.values():
-        col.offsets = offsets  # one array, shared
+        col.offsets = next(iter(cols.values())).offsets  # one array, shared
     return cols
 
 
@@ -334,25 +286,20 @@ def write_aligned(
     offsets: npt.ArrayLike,
     selection: Selection = ...,
 ) -> None:
-    """Write the row-aligned columns ``values`` (by array name; rows of ``(total_rows, d1,
-    ..., dk)``) with the one ``offsets`` (rows) into ``selection`` of each named array: the
-    inverse of :func:`read_aligned`. Every column is checked, and every stored chunk a write
-    keeps cells of read, before anything is stored in any array; arrays not named are left
-    as they are."""
-    members = aligned_arrays(arrays, "write_aligned")
-    unknown = sorted(set(values) - set(members))
-    if unknown:
+    """Write row-aligned columns (``values`` by array name, rows of ``(total_rows, d1, ...,
+    dk)``) with one ``offsets`` into ``selection`` of each named array, the inverse of
+    :func:`read_aligned`: every column is checked, and every stored chunk a write keeps read,
+    before anything is stored; arrays not named are left as they are."""
+    members, box = _aligned(arrays, selection, "write_aligned")
+    if unknown := sorted(set(values) - set(members)):
         raise ValueError(
             f"write_aligned: no array named {unknown} among {sorted(members)}: name the arrays "
             "to write by their keys"
         )
-    shape = tuple(next(iter(members.values())).shape)
-    box = resolve(selection, shape, "write_aligned")
-    count = math.prod(box.extents)
-    jobs = []
+    jobs, count = [], math.prod(box.extents)
     for name in values:
-        dtype, layout = layout_of(members[name], "write_aligned")
-        cells = check_columns(values[name], offsets, dtype, count)
+        array, layout = members[name]
+        cells = check_columns(values[name], offsets, array.metadata.data_type, count)
         if layout is None:
             raise ValueError(f"write_aligned: array {name!r} is left to zarr: use write_columnar")
         jobs.append((layout, box, cells))
