@@ -10,7 +10,7 @@ import itertools
 import json
 import math
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -150,16 +150,31 @@ _HINTS = {
 }
 
 
-def _rewritten(meta: dict[str, Any], where: str, command: str, new_type: Callable[[], Any]) -> dict:
-    """A copy of ``meta`` with the data type ``new_type()`` and the one array -> bytes codec
-    entry ``command`` replaces swapped, in place (every other key and the order kept)."""
+def rewritten(
+    meta: dict[str, Any], where: str, command: str, dtype: Any = None, shape: Any = None
+) -> dict:
+    """A copy of ``meta`` with the data type and the one array -> bytes codec entry ``command``
+    rewrites swapped in place, every other key and the order kept (SPEC 2.6): ``upgrade`` types
+    raw bytes + ``vlen-bytes`` as ``ndarray`` (``dtype``, ``shape``) + ``vlen-ndarray``,
+    ``downgrade`` reverses it, ``migrate`` turns the 0.1.x data type into ``ndarray``."""
     (kind, expects), old = _REWRITES[command], VLEN_BYTES if command == "upgrade" else VLEN_NDARRAY
     if (found := data_type_kind(check_array_document(meta, where).get("data_type"))) != kind:
         raise Refused(
             f"{where}: {command} expects {expects}, but the data_type is "
             f"{compact(meta.get('data_type'))}: {_HINTS[found]}."
         )
-    data_type, out, fill = new_type(), copy.deepcopy(meta), meta.get("fill_value")
+    data_type: Any = BYTES_DTYPE_NAMES[0]
+    if command == "upgrade":
+        data_type = new_element_type(dtype, shape).to_json(3)
+    elif command == "migrate":
+        data_type = element_type(meta, where).to_json(3)  # type: ignore[union-attr]
+    elif not (dt := ndarray_type(where, meta["data_type"])).pattern.is_leading_variable:
+        raise Refused(
+            f"{where}: the pattern {compact(list(dt.shape))} is not [null, d1, ..., dk], so its "
+            f"chunks are not vlen-bytes framed (codec chain {codec_chain(meta['codecs'])}); only "
+            "vlen-ndarray arrays downgrade by a metadata rewrite."
+        )
+    out, fill = copy.deepcopy(meta), meta.get("fill_value")
     if len(entries := _entries(out["codecs"], old)) != 1:
         raise Refused(
             f"{where}: the codec chain {codec_chain(meta['codecs'])} has {len(entries) or 'no'} "
@@ -204,31 +219,6 @@ def new_element_type(dtype: str, shape: Pattern) -> NDArrayDType:
     return dt
 
 
-def upgrade(meta: dict[str, Any], dtype: str, shape: Pattern, where: str) -> dict:
-    """raw bytes + ``vlen-bytes`` -> ``ndarray`` + ``vlen-ndarray`` (SPEC 2.6)."""
-    return _rewritten(meta, where, "upgrade", lambda: new_element_type(dtype, shape).to_json(3))
-
-
-def downgrade(meta: dict[str, Any], where: str) -> dict:
-    """``ndarray`` + ``vlen-ndarray`` -> ``variable_length_bytes`` + ``vlen-bytes`` (SPEC 2.6)."""
-
-    def new() -> str:
-        if not (dt := ndarray_type(where, meta["data_type"])).pattern.is_leading_variable:
-            raise Refused(
-                f"{where}: the pattern {compact(list(dt.shape))} is not [null, d1, ..., dk], so "
-                f"its chunks are not vlen-bytes framed (codec chain {codec_chain(meta['codecs'])});"
-                " only vlen-ndarray arrays downgrade by a metadata rewrite."
-            )
-        return BYTES_DTYPE_NAMES[0]
-
-    return _rewritten(meta, where, "downgrade", new)
-
-
-def migrate(meta: dict[str, Any], where: str) -> dict:
-    """0.1.x ``vlen-ndarray``/``inner_shape`` data type -> ``ndarray`` ``[null, *inner_shape]``."""
-    return _rewritten(meta, where, "migrate", lambda: element_type(meta, where).to_json(3))  # type: ignore[union-attr]
-
-
 def bytes_view(meta: dict[str, Any], where: str) -> dict:
     """The document read as raw variable-length bytes (in memory only)."""
     kind = data_type_kind(check_array_document(meta, where).get("data_type"))
@@ -239,12 +229,9 @@ def bytes_view(meta: dict[str, Any], where: str) -> dict:
             f"{where}: this command expects a raw-bytes, ndarray or 0.1.x vlen-ndarray array, but "
             f"the data_type is {compact(meta.get('data_type'))}."
         )
-    return downgrade(migrate(meta, where) if kind == "legacy" else meta, where)
-
-
-def with_shape(meta: dict[str, Any], shape: tuple[int, ...]) -> dict:
-    """``meta`` with another array ``shape`` (to read edge chunks whole)."""
-    return {**meta, "shape": list(shape)}
+    return rewritten(
+        rewritten(meta, where, "migrate") if kind == "legacy" else meta, where, "downgrade"
+    )
 
 
 def dumps_like(meta: dict[str, Any], original: str) -> str:

@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from zarr_ndarray_dtype import iter_columnar
 from zarr_ndarray_tool import _documents as docs
-from zarr_ndarray_tool._documents import Grid, data_type_kind, inner_chunks, label, with_shape
+from zarr_ndarray_tool._documents import Grid, data_type_kind, inner_chunks, label
 from zarr_ndarray_tool._stores import Location, Node, open_array
 from zarr_ndarray_tool.errors import Progress, Refused, counted, environment_failure, steps
 from zarr_vlen_ndarray.framing import BACKEND
@@ -184,9 +184,9 @@ def verify(node: Node, progress: Progress | None, max_errors: int) -> tuple[str,
             "resolves; run `migrate` first."
         )
     padded, typed, failed = node.grid.padded(), kind == "ndarray", []
-    meta = with_shape(node.meta if typed else docs.bytes_view(node.meta, where), padded.shape)
+    meta = node.meta if typed else docs.bytes_view(node.meta, where)
     inner, advance = inner_chunks(node.meta) if typed else None, steps(progress, len(node.objects))
-    array = open_array(node.loc, meta)
+    array = open_array(node.loc, meta, padded.shape)
 
     def problems(key: str, region: Region) -> list[str]:
         try:
@@ -234,8 +234,8 @@ def check_chunks(
     checked += " (--verify-all checks every one)" * (len(picked) < len(objects))
     dt, grid = docs.ndarray_type(str(loc), new["data_type"]), docs.grid_of(new, str(loc))
     padded, advance, unit = grid.padded(), steps(progress, len(picked)), dt.fixed_nbytes
-    raw = open_array(loc, with_shape(docs.bytes_view(new, str(loc)), padded.shape))
-    typed = open_array(loc, with_shape(new, padded.shape))
+    raw = open_array(loc, docs.bytes_view(new, str(loc)), padded.shape)
+    typed = open_array(loc, new, padded.shape)
     for obj in picked:
         region = padded.region(obj.index)
         try:

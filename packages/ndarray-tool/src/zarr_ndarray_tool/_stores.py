@@ -323,10 +323,12 @@ def load_node(loc: Location) -> Node:
     return Node(loc, meta, text, grid, chunk_objects(loc, meta, grid))
 
 
-def open_array(loc: Location, meta: dict[str, Any]) -> zarr.Array:
+def open_array(loc: Location, meta: dict[str, Any], shape: Any = None) -> zarr.Array:
     """A zarr array over the node's chunks described by ``meta`` (not zarr.json: the tool reads
-    chunks as raw bytes so, or checks an upgrade it plans)."""
+    chunks as raw bytes so, or checks an upgrade it plans), of another ``shape`` if given (the
+    grid's padded shape reads edge chunks whole)."""
     element_type(meta, str(loc))  # an ndarray type zarr cannot resolve, named by its rule
+    meta = meta if shape is None else {**meta, "shape": list(shape)}
     with warnings.catch_warnings():  # zarr warns that variable_length_bytes (and on 3.1.0
         # vlen-bytes) has no Zarr v3 specification; the tool reads such arrays on purpose
         warnings.filterwarnings("ignore", message=r".*(not have a Zarr V3 spec|part in the Zarr)")
