@@ -179,7 +179,9 @@ def test_the_one_chunk_of_a_zero_dimensional_array() -> None:
         )
         assert [(o.key, o.index) for o in found] == [(key, ())]
     with pytest.raises(Refused, match="is not one zarr knows"):
-        stores.key_encoding({"chunk_key_encoding": {"name": "nope"}}, "x")
+        stores.chunk_objects(
+            stores.location({}), {"chunk_key_encoding": {"name": "nope"}}, Grid((), ())
+        )
 
 
 def test_chunk_objects_with_v2_keys_and_sharding(tmp_path: Path) -> None:

@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import copy
 import difflib
-import itertools
 import json
 import math
 import re
-from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -163,12 +161,8 @@ def rewritten(
             f"{where}: {command} expects {expects}, but the data_type is "
             f"{compact(meta.get('data_type'))}: {_HINTS[found]}."
         )
-    data_type: Any = BYTES_DTYPE_NAMES[0]
-    if command == "upgrade":
-        data_type = new_element_type(dtype, shape).to_json(3)
-    elif command == "migrate":
-        data_type = element_type(meta, where).to_json(3)  # type: ignore[union-attr]
-    elif not (dt := ndarray_type(where, meta["data_type"])).pattern.is_leading_variable:
+    dt: Any = new_element_type(dtype, shape) if command == "upgrade" else element_type(meta, where)
+    if command == "downgrade" and not dt.pattern.is_leading_variable:
         raise Refused(
             f"{where}: the pattern {compact(list(dt.shape))} is not [null, d1, ..., dk], so its "
             f"chunks are not vlen-bytes framed (codec chain {codec_chain(meta['codecs'])}); only "
@@ -189,22 +183,19 @@ def rewritten(
             f'{where}: the codec entry {compact(entry)} is not {{"name": "vlen-ndarray", '
             '"configuration": {}}; the codec takes no parameters.'
         )
-    new = VLEN_BYTES if command == "downgrade" else VLEN_NDARRAY
-    holder[at], out["data_type"] = _codec(new), data_type
-    if isinstance(data_type, dict):
-        dt = ndarray_type(where, data_type)
-        try:
+    holder[at] = _codec(VLEN_BYTES if command == "downgrade" else VLEN_NDARRAY)
+    out["data_type"] = BYTES_DTYPE_NAMES[0] if command == "downgrade" else dt.to_json(3)
+    try:
+        if command != "downgrade":
             dt.from_json_scalar(fill, zarr_format=3)
-        except (ValueError, TypeError) as exc:
-            raise Refused(
-                f"{where}: the fill_value {compact(fill)} is not a valid fill for {label(dt)} "
-                f"({exc}); {command} keeps the fill value as it is, so it refuses this store."
-            ) from exc
-    elif not isinstance(fill, str):
+        elif not isinstance(fill, str):
+            raise TypeError("not a base64 string")
+    except (ValueError, TypeError) as exc:
+        typed = BYTES_DTYPE_NAMES[0] if command == "downgrade" else label(dt)
         raise Refused(
-            f"{where}: the fill_value {compact(fill)} is not a base64 string; zarr's "
-            "variable_length_bytes type could not read it."
-        )
+            f"{where}: the fill_value {compact(fill)} is not a valid fill for {typed} ({exc}); "
+            f"{command} keeps the fill value as it is, so it refuses this store."
+        ) from exc
     return out
 
 
@@ -264,9 +255,6 @@ class Grid(NamedTuple):
     @property
     def nchunks(self) -> int:
         return math.prod(self.grid_shape)
-
-    def indices(self) -> Iterator[tuple[int, ...]]:
-        return itertools.product(*map(range, self.grid_shape))
 
     def padded(self) -> Grid:
         """The grid of whole chunks (edge chunks read whole, as the codecs decode them)."""

@@ -7,7 +7,6 @@ from __future__ import annotations
 import itertools
 import math
 import operator
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Unpack
@@ -60,10 +59,8 @@ def _codec(out: Path, overwrite: bool, compression: str, level: int | None) -> A
         raise Refused(f"{out} is a directory; --parquet takes the path of a file to write.")
     if out.exists() and not overwrite:
         raise Refused(f"{out} exists; pass --overwrite to replace it.")
-    if not out.parent.is_dir():
+    if not out.parent.is_dir():  # one it cannot write fails as the temporary file is opened
         raise Refused(f"cannot write {out}: the directory {out.parent} does not exist; create it.")
-    if not os.access(out.parent, os.W_OK | os.X_OK):
-        raise Refused(f"cannot write {out}: the directory {out.parent} is not writable.")
     try:
         import pyarrow as pa
 

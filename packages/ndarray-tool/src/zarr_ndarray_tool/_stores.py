@@ -22,6 +22,7 @@ from typing import Any, BinaryIO, NamedTuple, TypedDict, TypeVar, Unpack
 from urllib.parse import urlparse
 from urllib.request import url2pathname
 
+import numpy as np
 import zarr
 from zarr.abc.store import Store
 from zarr.buffer import default_buffer_prototype
@@ -285,20 +286,16 @@ class ChunkObject:
     nbytes: int
 
 
-def key_encoding(meta: dict[str, Any], where: str) -> Any:
-    """zarr's chunk key encoding of the array (the one home of key rules)."""
-    enc = meta.get("chunk_key_encoding", {"name": "default"})
-    try:
-        return _compat.chunk_key_encoding(enc)
-    except (ValueError, TypeError, KeyError) as exc:
-        text = f"chunk_key_encoding {json.dumps(enc)}"
-        raise Refused(f"{where}: {text} is not one zarr knows ({exc}).") from exc
-
-
 def chunk_objects(loc: Location, meta: dict[str, Any], grid: Grid) -> list[ChunkObject]:
-    """Every stored chunk object of the array (a key of a chunk of the grid), in C order."""
-    encoding, sizes = key_encoding(meta, str(loc)), list_sizes(loc)
-    keys = ((encoding.encode_chunk_key(index), index) for index in grid.indices())
+    """Every stored chunk object of the array (a key of a chunk of the grid), in C order; the
+    keys are those of zarr's chunk key encoding (the one home of key rules)."""
+    try:
+        encoding = _compat.chunk_key_encoding(meta.get("chunk_key_encoding", {"name": "default"}))
+    except (ValueError, TypeError, KeyError) as exc:
+        text = f"chunk_key_encoding {json.dumps(meta.get('chunk_key_encoding'))}"
+        raise Refused(f"{loc}: {text} is not one zarr knows ({exc}).") from exc
+    sizes = list_sizes(loc)
+    keys = ((encoding.encode_chunk_key(index), index) for index in np.ndindex(grid.grid_shape))
     return [ChunkObject(key, index, sizes[key]) for key, index in keys if key in sizes]
 
 

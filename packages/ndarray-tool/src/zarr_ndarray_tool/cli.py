@@ -158,9 +158,7 @@ def _call(args: argparse.Namespace, function: Callable[..., Any], label: str = "
     with contextlib.suppress(ValueError):
         args.storage_options = json.loads(args.storage_options or "{}")
     if not isinstance(args.storage_options, dict):
-        what = (
-            f"--storage-options {args.storage_options!r} is not valid JSON, or is not a JSON object"
-        )
+        what = f"--storage-options {args.storage_options!r} is not a valid JSON object"
         raise Refused(f"{what}; give e.g. {_EXAMPLE}.")
     names = {*inspect.signature(function).parameters, "storage_options", "backend"}
     with _bar(args, label) as args.progress:
