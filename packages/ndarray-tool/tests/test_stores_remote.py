@@ -195,7 +195,7 @@ def test_memory_and_file_urls(tmp_path: Path, capsys: CaptureFixture) -> None:
     ("argv", "match"),
     [
         (["info", "memory://x/y", "--storage-options", "{bad"], "is not a valid JSON object"),
-        (["info", "memory://x/y", "--storage-options", "[1]"], "is not a JSON object"),
+        (["info", "memory://x/y", "--storage-options", "[1]"], "is not a valid JSON object"),
         (["info", "{local}", "--storage-options", "{}"], "no zarr.json there"),
         (["info", "{local}", "--storage-options", '{"a": 1}'], "apply to URLs only"),
         (["info", "memory://zvn-nothing-here/arr"], "does not exist (nothing is stored there)"),

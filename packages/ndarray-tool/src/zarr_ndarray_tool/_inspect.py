@@ -5,7 +5,6 @@ copied; raw-bytes chunks are read through zarr as ``vlen-bytes``."""
 from __future__ import annotations
 
 import base64
-import binascii
 import itertools
 import json
 import operator
@@ -250,10 +249,15 @@ def check_chunks(
                 f" (beyond the array's shape {grid.shape}, in the edge chunk's padding, which zarr "
                 "decodes with the chunk: a fill value its writer left there)"
             )
+            cell, fill = cells[bad[0]], base64.b64decode(new["fill_value"])  # canonical: checked
+            stripped = (fill != cell and fill.rstrip(b"\x00") == cell) * (
+                f" (the fill value {new['fill_value']!r} with its trailing NUL bytes stripped, as "
+                "zarr-python writes fill elements of bytes arrays: rewrite them whole first)"
+            )
             return (
                 f"chunk {obj.key}: the element at {coords}{padding} is {lengths[bad[0]]} bytes, "
-                f"not a whole number of {unit}-byte rows of "
-                f"{label(dt)}{_nul_hint(new, cells[bad[0]])}; check --dtype and --shape."
+                f"not a whole number of {unit}-byte rows of {label(dt)}{stripped}; check --dtype "
+                "and --shape."
             ), checked
         try:
             _read(typed, region, obj.key, True)
@@ -261,18 +265,3 @@ def check_chunks(
             return f"chunk {obj.key}: {exc}", checked
         advance(1)
     return None, checked
-
-
-def _nul_hint(meta: dict[str, Any], cell: bytes) -> str:
-    """zarr-python strips trailing NUL bytes from a bytes fill when it writes fill cells."""
-    try:
-        fill = base64.b64decode(str(meta.get("fill_value")), validate=True)
-    except (binascii.Error, ValueError):
-        return ""
-    if fill == cell or fill.rstrip(b"\x00") != cell:
-        return ""
-    return (
-        f" (it is the fill value {meta.get('fill_value')!r} with its trailing NUL bytes stripped, "
-        "as zarr-python stores fill elements of variable_length_bytes arrays; such chunks must be "
-        "rewritten with whole elements before an upgrade)"
-    )
