@@ -150,10 +150,7 @@ def export(
     loc, out = location(store, **where), Path(parquet)
     members = _arrays(loc, arrays, column)
     first = next(iter(members.values()))
-    single = (
-        len(members) == 1 and not explode and isinstance(first.metadata.data_type, NDArrayDType)
-    )
-    shape = tuple(first.shape)
+    single, shape = len(members) == 1 and not explode, tuple(first.shape)  # one: ndarray
     if dims is not None and not single:
         raise Refused("--dims names the axes of one array's cells (no --explode, one array).")
     if dims is not None:
@@ -215,23 +212,18 @@ def export(
         return pa.table({**columns, **dict(zip(data.column_names, data.columns, strict=True))})
 
     def write(fh: BinaryIO) -> int:
-        writer, rows = None, 0
-        try:
-            for part in parts:
-                data = table(*part)
-                if writer is None and out.suffix.lower() in IPC_SUFFIXES:
-                    options = pa.ipc.IpcWriteOptions(compression=codec)
-                    writer = pa.ipc.new_file(fh, data.schema, options=options)
-                elif writer is None:  # list items keep the name "item", as nd-arrow writes them
-                    kwargs = {"compression": compression, "compression_level": compression_level}
-                    writer = pq.ParquetWriter(
-                        fh, data.schema, **kwargs, use_compliant_nested_type=False
-                    )
+        tables = (table(*part) for part in parts)
+        rows, head = 0, next(tables)
+        if out.suffix.lower() in IPC_SUFFIXES:
+            options = pa.ipc.IpcWriteOptions(compression=codec)
+            writer = pa.ipc.new_file(fh, head.schema, options=options)
+        else:  # list items keep the name "item", as nd-arrow writes them
+            kwargs = {"compression": compression, "compression_level": compression_level}
+            writer = pq.ParquetWriter(fh, head.schema, **kwargs, use_compliant_nested_type=False)
+        with writer:
+            for data in itertools.chain([head], tables):
                 writer.write_table(data)
                 rows += data.num_rows
-        finally:
-            if writer is not None:
-                writer.close()
         return rows
 
     rows = atomic_replace(out, write)
