@@ -36,15 +36,11 @@ def check_array_document(meta: Any, where: str) -> dict[str, Any]:
     if not isinstance(meta, dict):
         raise Refused(f"{where}: zarr.json holds {compact(meta)}, not a JSON object.")
     if meta.get("zarr_format") != 3:
-        raise Refused(
-            f"{where}: zarr.json has zarr_format {meta.get('zarr_format')!r}; this tool handles "
-            "Zarr v3 arrays only (the ndarray data type is not defined for Zarr v2)."
-        )
+        what = f"zarr.json has zarr_format {meta.get('zarr_format')!r}"
+        raise Refused(f"{where}: {what}; the ndarray data type, and this tool, are Zarr v3 only.")
     if meta.get("node_type") == "group":
-        raise Refused(
-            f"{where} is a Zarr group, not an array; name an array inside it (e.g. PATH/name for a "
-            "directory store, FILE.zip::name for a zip store)."
-        )
+        how = "e.g. PATH/name for a directory store, FILE.zip::name for a zip store"
+        raise Refused(f"{where} is a Zarr group, not an array; name an array inside it ({how}).")
     if meta.get("node_type") != "array":
         raise Refused(f"{where}: zarr.json has node_type {meta.get('node_type')!r}, not 'array'.")
     if not isinstance(meta.get("codecs"), list):
@@ -342,15 +338,11 @@ def v3_from_v2(
         raise Refused(f"{where}: {ZARRAY} is no Zarr v2 array document or {ZATTRS} no object.")
     filters = zarray.get("filters") or []
     ids = [f.get("id") if isinstance(f, dict) else f for f in filters]
-    if zarray.get("dtype") != "|O":
+    if zarray.get("dtype") != "|O" or ids not in (["vlen-array"], ["vlen-bytes"]):
         raise Refused(
-            f"{where}: the Zarr v2 dtype is {zarray.get('dtype')!r}; only object arrays ('|O') "
-            "with a VLenArray or VLenBytes filter hold ragged elements."
-        )
-    if ids not in (["vlen-array"], ["vlen-bytes"]):
-        raise Refused(
-            f"{where}: the filters are {json.dumps(zarray.get('filters'))}; upgrade needs exactly "
-            "one VLenArray or VLenBytes filter (other filters change the chunk bytes)."
+            f"{where}: the Zarr v2 dtype is {zarray.get('dtype')!r}, the filters "
+            f"{json.dumps(zarray.get('filters'))}; upgrade needs an object array ('|O') with "
+            "exactly one VLenArray or VLenBytes filter (other filters change the chunk bytes)."
         )
     if ids == ["vlen-bytes"] and (dtype is None or shape is None):
         raise Refused(
@@ -359,11 +351,8 @@ def v3_from_v2(
         )
     if ids == ["vlen-array"]:
         if str(text := filters[0].get("dtype")).startswith(">"):
-            raise Refused(
-                f"{where}: the VLenArray filter's dtype {text!r} is big-endian; vlen-ndarray "
-                "elements are little-endian, so these chunks are not byte-compatible (rewrite the "
-                "array with a little-endian dtype)."
-            )
+            what = "its chunks are not vlen-ndarray's little-endian bytes; rewrite it little-endian"
+            raise Refused(f"{where}: the VLenArray filter's dtype {text!r} is big-endian: {what}.")
         name = ndarray_type(f"{where}: the VLenArray filter's dtype", None, text, (None,)).dtype
         if dtype is not None and dtype != name:
             raise Refused(
@@ -372,8 +361,7 @@ def v3_from_v2(
             )
         dtype, shape = name, shape or (None,)
     dt = new_element_type(dtype, shape)  # type: ignore[arg-type]
-    array_shape: Any = zarray.get("shape")
-    chunks = zarray.get("chunks")
+    array_shape, chunks = zarray.get("shape"), zarray.get("chunks")
     grid = _codec("regular", chunk_shape=chunks)
     try:
         grid_of({"shape": array_shape, "chunk_grid": grid}, "")
