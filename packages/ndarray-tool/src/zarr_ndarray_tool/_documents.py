@@ -272,13 +272,10 @@ def grid_of(meta: dict[str, Any], where: str) -> Grid:
     if grid is None:
         raise Refused(f"{where}: zarr.json has no chunk_grid; an array needs one.")
     if not isinstance(grid, dict) or grid.get("name") != "regular":
-        what = f"chunk_grid {json.dumps(grid)}"
-        raise Refused(f"{where}: {what}; this tool reads regular chunk grids only.")
+        raise Refused(f"{where}: chunk_grid {json.dumps(grid)}; the tool reads regular grids only.")
     if not isinstance(chunks, list) or any(type(c) is not int or c < 1 for c in chunks):
-        raise Refused(
-            f"{where}: the regular chunk_grid's chunk_shape {json.dumps(chunks)} is not a list of "
-            "positive integers."
-        )
+        what = f"the regular chunk_grid's chunk_shape {json.dumps(chunks)}"
+        raise Refused(f"{where}: {what} is not a list of positive integers.")
     if len(chunks) != len(shape):
         raise Refused(
             f"{where}: the shape {json.dumps(shape)} has {len(shape)} dimensions but the "

@@ -100,10 +100,9 @@ def migrated_document(texts: dict[str, str], where: str) -> str:
         from zarr.metadata.migrate_v3 import migrate_to_v3
     except ImportError as exc:
         raise Refused(
-            f"{where}: a whole Zarr v2 hierarchy is upgraded with zarr-python's own v2 -> v3 "
-            f"migration (zarr.metadata.migrate_v3), which zarr {MIGRATION_RELEASE} and later have; "
-            f"this is zarr {zarr.__version__}: pip install 'zarr>={MIGRATION_RELEASE}'. A single "
-            "ragged array upgrades on any release (name the array)."
+            f"{where}: a Zarr v2 hierarchy upgrades through zarr.metadata.migrate_v3, which zarr "
+            f"{MIGRATION_RELEASE} and later have; this is zarr {zarr.__version__}: pip install "
+            f"'zarr>={MIGRATION_RELEASE}' (a single ragged array upgrades on any release)."
         ) from exc
     written: dict[str, Any] = {}  # what zarr's migration writes, read back from the dict itself
     try:
@@ -136,9 +135,8 @@ def _plan_tree(loc: Location, options: Options) -> tuple[dict[str, dict[str, byt
             found.setdefault(path, {})[name] = data
     if v3:
         raise Refused(
-            f"{loc}: {', '.join(sorted(v3)[:5])} hold a zarr.json already, so this hierarchy is "
-            "(partly) Zarr v3; nothing written. A hierarchy this tool upgraded is restored with "
-            "`downgrade`."
+            f"{loc}: {', '.join(sorted(v3)[:5])} hold a zarr.json already (partly Zarr v3); "
+            "nothing written. A hierarchy this tool upgraded is restored with `downgrade`."
         )
     nodes = {p: d for p, d in sorted(found.items()) if ZGROUP in d or ZARRAY in d}
     arrays = {p for p, d in nodes.items() if ZGROUP not in d}
@@ -164,9 +162,8 @@ def _plan_tree(loc: Location, options: Options) -> tuple[dict[str, dict[str, byt
             meta["data_type"], meta["fill_value"] = "string", "" if fill is None else str(fill)
             codecs = [c for c in meta["codecs"] if c.get("name") != "bytes"]
             meta["codecs"] = [{"name": "vlen-utf8", "configuration": {}}, *codecs]
-            planned.append(
-                (path, json.dumps(meta, indent=2), "array of strings (string, vlen-utf8)")
-            )
+            note = "array of strings (string, vlen-utf8)"
+            planned.append((path, json.dumps(meta, indent=2), note))
         else:
             raise Refused(
                 f"{where}: an object array of the numcodecs object codec {codec!r}, which has no "
