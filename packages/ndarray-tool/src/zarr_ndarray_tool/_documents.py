@@ -7,7 +7,6 @@ from __future__ import annotations
 import copy
 import difflib
 import json
-import math
 import re
 from typing import Any, NamedTuple
 
@@ -199,9 +198,8 @@ def new_element_type(dtype: str, shape: Pattern) -> NDArrayDType:
     """The element type an ``upgrade`` writes; :class:`Refused` if vlen-ndarray cannot serve it."""
     if not (dt := ndarray_type("", None, dtype, shape)).pattern.is_leading_variable:
         raise Refused(
-            f"--shape {compact(list(dt.shape))}: the vlen-ndarray codec serves only patterns with "
-            "one leading variable axis, [null, d1, ..., dk]; a vlen-bytes store can only become "
-            "one of those (e.g. --shape null or --shape null,2)."
+            f"--shape {compact(list(dt.shape))}: a vlen-bytes store can only become a vlen-ndarray "
+            "one, whose patterns have one leading variable axis, [null, d1, ..., dk] (e.g. null,2)."
         )
     return dt
 
@@ -247,10 +245,6 @@ class Grid(NamedTuple):
     @property
     def grid_shape(self) -> tuple[int, ...]:
         return tuple(-(-s // c) for s, c in zip(self.shape, self.chunks, strict=True))
-
-    @property
-    def nchunks(self) -> int:
-        return math.prod(self.grid_shape)
 
     def padded(self) -> Grid:
         """The grid of whole chunks (edge chunks read whole, as the codecs decode them)."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import itertools
 import json
+import math
 import operator
 from typing import Any
 
@@ -61,7 +62,7 @@ def info(node: Node, progress: Progress | None = None) -> dict[str, Any]:
         "fill_value": meta.get("fill_value"),
         "dimension_names": meta.get("dimension_names"),
         "cells": int(np.prod(grid.shape)),
-        "chunks": grid.nchunks,
+        "chunks": math.prod(grid.grid_shape),
         "written_chunks": len(node.objects),
         "stored_bytes": sum(o.nbytes for o in node.objects),
     }
@@ -179,8 +180,7 @@ def verify(node: Node, progress: Progress | None, max_errors: int) -> tuple[str,
     kind, where = data_type_kind(node.meta.get("data_type")), node.where
     if kind == "legacy":
         raise Refused(
-            f"{where}: the data type is zarr-vlen-ndarray 0.1.x metadata, which no longer "
-            "resolves; run `migrate` first."
+            f"{where}: zarr cannot read the zarr-vlen-ndarray 0.1.x data type; run `migrate` first."
         )
     padded, typed, failed = node.grid.padded(), kind == "ndarray", []
     meta = node.meta if typed else docs.bytes_view(node.meta, where)
@@ -203,9 +203,10 @@ def verify(node: Node, progress: Progress | None, max_errors: int) -> tuple[str,
             found = list(dict.fromkeys(t for p in parts for t in problems(obj.key, p))) or found
         failed += [(obj.key, text) for text in found]
         advance(1)
-    n, missing = len(node.objects), node.grid.nchunks - len(node.objects)
+    n, nchunks = len(node.objects), math.prod(node.grid.grid_shape)
+    missing = nchunks - n
     verbs = ("has no object", "reads") if missing == 1 else ("have no objects", "read")
-    absent = f"; {missing} of the grid's {counted(node.grid.nchunks, 'chunk')} {verbs[0]} and "
+    absent = f"; {missing} of the grid's {counted(nchunks, 'chunk')} {verbs[0]} and "
     absent = (absent + f"{verbs[1]} as the fill value: unwritten, or deleted?") * bool(missing)
     if not failed:
         decoded = f"all {n} chunk objects decode" if n else "no chunk object is stored"

@@ -165,9 +165,8 @@ def read_document(loc: Location) -> tuple[Any, str]:
         for v2 in (".zarray", ".zgroup"):
             if loc.read(v2) is not None:
                 raise Refused(
-                    f"{loc}: found {v2} but no zarr.json: this is a Zarr v2 node; this command "
-                    "handles Zarr v3 arrays only (the ndarray data type is not defined for v2; "
-                    "`upgrade` turns a v2 VLenArray or VLenBytes array into a v3 one)."
+                    f"{loc}: found {v2} but no zarr.json, a Zarr v2 node; the ndarray data type is "
+                    "Zarr v3 only (`upgrade` turns a v2 VLenArray or VLenBytes array into v3)."
                 )
         if loc.directory is not None:  # an empty directory is still there
             empty = not (loc.directory / loc.inner).exists()
