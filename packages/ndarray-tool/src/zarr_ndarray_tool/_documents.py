@@ -355,13 +355,13 @@ def v3_from_v2(
     array_shape, chunks = zarray.get("shape"), zarray.get("chunks")
     grid = _codec("regular", chunk_shape=chunks)
     try:
-        grid_of({"shape": array_shape, "chunk_grid": grid}, "")
+        ndim = len(grid_of({"shape": array_shape, "chunk_grid": grid}, "").shape)
     except Refused as exc:
         raise Refused(f"{where}: shape {array_shape!r} / chunks {chunks!r} are not valid.") from exc
     order, separator = zarray.get("order", "C"), zarray.get("dimension_separator", ".")
-    if order not in ("C", "F") or (order == "F" and len(array_shape) > 1):
+    if order not in ("C", "F") or (order == "F" and ndim > 1):
         raise Refused(
-            f"{where}: order {order!r} with {len(array_shape)} dimensions stores chunks "
+            f"{where}: order {order!r} with {ndim} dimensions stores chunks "
             "transposed, which a v3 array cannot describe without a transpose codec on object "
             "elements; rewrite the array in C order."
         )
@@ -380,7 +380,7 @@ def v3_from_v2(
         "storage_transformers": [],
     }
     names = attrs.get("_ARRAY_DIMENSIONS")  # xarray's v2 convention
-    if isinstance(names, list) and [type(n) for n in names] == [str] * len(array_shape):
+    if isinstance(names, list) and [type(n) for n in names] == [str] * ndim:
         meta["dimension_names"] = names
     return meta, dt
 
