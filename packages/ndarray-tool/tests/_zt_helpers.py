@@ -1,5 +1,6 @@
-"""Builders of small real stores for the tool tests (written by zarr itself), and the runner of
-the README's examples."""
+"""Builders of small real stores for the tool tests (written by zarr itself, or by numcodecs as
+zarr-python 2 did), and the tool run in-process or as a subprocess. The README runner and the
+other helpers every package shares are in ``_zt_support`` (a copy of tools/nox/test_support.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ import os
 import re
 import subprocess
 import sys
-import textwrap
 import warnings
 from pathlib import Path
 from typing import Any
@@ -178,34 +178,3 @@ def write_v2_ragged(
         raw = bytes(data) if compressor is None else compressor.encode(data)
         (path / separator.join(map(str, index))).parent.mkdir(parents=True, exist_ok=True)
         (path / separator.join(map(str, index))).write_bytes(raw)
-
-
-def readme_examples(readme: Path) -> dict[str, str]:
-    """The ```` ```python ```` blocks of a Markdown file, keyed ``block0``, ``block1``..."""
-    blocks = re.findall(r"^```python\n(.*?)^```", readme.read_text(encoding="utf-8"), re.M | re.S)
-    return {f"block{i}": code for i, code in enumerate(blocks)}
-
-
-def run_readme_example(code: str, cwd: Path) -> None:
-    """Run a README block in a fresh interpreter (skipped unless the modules its first line
-    ``# needs: module>=version, ...`` names import); each ``print(...)  # X`` line printed X (a
-    colon in X starts a remark, not compared)."""
-    import pytest
-
-    needs = re.match(r"# needs: (.*)\n", code)
-    for requirement in needs.group(1).split(",") if needs else ():
-        module, _, minversion = requirement.strip().partition(">=")
-        pytest.importorskip(module, minversion=minversion or None)
-    (cwd / "script.py").write_text(textwrap.dedent(code), encoding="utf-8")
-    done = subprocess.run(
-        [sys.executable, "-W", "ignore", "script.py"],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    expected = re.findall(r"print\(.*\)  # (.*)", code)
-    for want, got in zip(expected, done.stdout.splitlines(), strict=True):
-        assert got == want.split(":")[0].strip(), (got, want)

@@ -357,13 +357,13 @@ def test_rewrite_refuses_when_zarr_json_changed_meanwhile(
     bytes_store: Any, capsys: CaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path, _ = bytes_store
-    real = md.upgrade
+    real = md.rewritten
 
     def racing_upgrade(*args: Any, **kwargs: Any) -> Any:
         (path / "zarr.json").write_text((path / "zarr.json").read_text() + " ")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(md, "upgrade", racing_upgrade)
+    monkeypatch.setattr(md, "rewritten", racing_upgrade)
     status, _, err = run(capsys, "upgrade", str(path), "--dtype", "float32", "--shape", "null,2")
     assert status == 1 and "changed while this command ran" in err
 

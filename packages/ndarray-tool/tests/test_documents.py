@@ -61,9 +61,21 @@ def sharded_codecs(inner: dict[str, Any]) -> list[dict[str, Any]]:
 F32X2 = {"name": "ndarray", "configuration": {"dtype": "float32", "shape": [None, 2]}}
 
 
+def upgrade(doc: dict[str, Any], dtype: str, shape: Any, where: str) -> dict[str, Any]:
+    return md.rewritten(doc, where, "upgrade", dtype, shape)
+
+
+def downgrade(doc: dict[str, Any], where: str) -> dict[str, Any]:
+    return md.rewritten(doc, where, "downgrade")
+
+
+def migrate(doc: dict[str, Any], where: str) -> dict[str, Any]:
+    return md.rewritten(doc, where, "migrate")
+
+
 def test_upgrade_changes_only_data_type_and_serializer() -> None:
     doc = bytes_doc()
-    new = md.upgrade(doc, "float32", (None, 2), "x")
+    new = upgrade(doc, "float32", (None, 2), "x")
     assert new["data_type"] == F32X2
     assert new["codecs"][0] == {"name": "vlen-ndarray", "configuration": {}}
     assert list(new) == list(doc)  # key order kept
@@ -76,7 +88,7 @@ def test_upgrade_changes_only_data_type_and_serializer() -> None:
 
 def test_upgrade_renames_inside_sharding_and_keeps_index_codecs() -> None:
     doc = bytes_doc(codecs=sharded_codecs({"name": "vlen-bytes", "configuration": {}}))
-    new = md.upgrade(doc, "int16", (None,), "x")
+    new = upgrade(doc, "int16", (None,), "x")
     config = new["codecs"][0]["configuration"]
     assert config["codecs"][0] == {"name": "vlen-ndarray", "configuration": {}}
     assert config["index_codecs"] == doc["codecs"][0]["configuration"]["index_codecs"]
@@ -84,7 +96,7 @@ def test_upgrade_renames_inside_sharding_and_keeps_index_codecs() -> None:
 
 
 def test_upgrade_accepts_the_short_bytes_spelling() -> None:
-    new = md.upgrade(bytes_doc(data_type="bytes"), "uint8", (None,), "x")
+    new = upgrade(bytes_doc(data_type="bytes"), "uint8", (None,), "x")
     assert new["data_type"]["configuration"] == {"dtype": "uint8", "shape": [None]}
 
 
@@ -94,7 +106,7 @@ def test_upgrade_then_downgrade_restores_the_document() -> None:
         sharded_codecs({"name": "vlen-bytes", "configuration": {}}),
     ):
         doc = bytes_doc(codecs=codecs, fill_value="AACAPwAAAEA=")
-        back = md.downgrade(md.upgrade(doc, "float32", (None, 2), "x"), "x")
+        back = downgrade(upgrade(doc, "float32", (None, 2), "x"), "x")
         assert json.dumps(back) == json.dumps(doc)  # equal including key order
 
 
@@ -109,11 +121,11 @@ def test_upgrade_then_downgrade_restores_the_document() -> None:
 )
 def test_upgrade_refuses_a_fill_that_does_not_fit(fill: Any, dtype: str, shape: Any) -> None:
     with pytest.raises(Refused, match="fill_value"):
-        md.upgrade(bytes_doc(fill_value=fill), dtype, shape, "x")
+        upgrade(bytes_doc(fill_value=fill), dtype, shape, "x")
 
 
 def test_upgrade_accepts_a_fill_of_whole_rows() -> None:
-    new = md.upgrade(bytes_doc(fill_value="AACAPwAAAEA="), "float32", (None, 2), "x")
+    new = upgrade(bytes_doc(fill_value="AACAPwAAAEA="), "float32", (None, 2), "x")
     assert new["fill_value"] == "AACAPwAAAEA="
 
 
@@ -139,28 +151,28 @@ def test_upgrade_accepts_a_fill_of_whole_rows() -> None:
 )
 def test_upgrade_refusals_name_what_was_found(doc: dict[str, Any], match: str) -> None:
     with pytest.raises(Refused, match=match):
-        md.upgrade(doc, "float32", (None,), "where")
+        upgrade(doc, "float32", (None,), "where")
 
 
 @pytest.mark.parametrize("shape", [(2, None), (None, None), (3,), (None, 2, None)])
 def test_upgrade_refuses_patterns_vlen_ndarray_does_not_serve(shape: Any) -> None:
     with pytest.raises(Refused, match=r"\[null, d1, \.\.\., dk\]"):
-        md.upgrade(bytes_doc(), "float32", shape, "x")
+        upgrade(bytes_doc(), "float32", shape, "x")
 
 
 def test_downgrade_refusals() -> None:
     with pytest.raises(Refused, match="downgrade expects an ndarray array"):
-        md.downgrade(bytes_doc(), "x")
+        downgrade(bytes_doc(), "x")
     fixed = bytes_doc(
         data_type={"name": "ndarray", "configuration": {"dtype": "int8", "shape": [3]}},
         codecs=[{"name": "bytes", "configuration": {"endian": "little"}}],
         fill_value="AAAA",
     )
     with pytest.raises(Refused, match="not vlen-bytes framed"):
-        md.downgrade(fixed, "x")
+        downgrade(fixed, "x")
     extra_key = bytes_doc(data_type={**F32X2, "extra": 1})
     with pytest.raises(Refused, match="exactly the members"):
-        md.downgrade(extra_key, "x")
+        downgrade(extra_key, "x")
 
 
 def legacy_doc(**config: Any) -> dict[str, Any]:
@@ -177,12 +189,12 @@ def legacy_doc(**config: Any) -> dict[str, Any]:
 
 def test_migrate_rewrites_the_data_type_only() -> None:
     doc = legacy_doc()
-    new = md.migrate(doc, "x")
+    new = migrate(doc, "x")
     assert new["data_type"] == F32X2
     assert new["codecs"] == doc["codecs"]
     assert new["fill_value"] == doc["fill_value"]
     assert list(new) == list(doc)
-    scalar = md.migrate(legacy_doc(dtype="uint64", inner_shape=[]), "x")
+    scalar = migrate(legacy_doc(dtype="uint64", inner_shape=[]), "x")
     assert scalar["data_type"]["configuration"] == {"dtype": "uint64", "shape": [None]}
 
 
@@ -199,20 +211,20 @@ def test_migrate_rewrites_the_data_type_only() -> None:
 )
 def test_migrate_refusals(doc: dict[str, Any], match: str) -> None:
     with pytest.raises(Refused, match=match):
-        md.migrate(doc, "x")
+        migrate(doc, "x")
 
 
 def test_migrate_refuses_a_codec_entry_with_parameters() -> None:
     doc = legacy_doc()
     doc["codecs"][0]["configuration"] = {"dtype": "float32"}
     with pytest.raises(Refused, match="takes no parameters"):
-        md.migrate(doc, "x")
+        migrate(doc, "x")
 
 
 def test_bytes_view_reads_every_kind_as_variable_length_bytes() -> None:
     for doc in (
         bytes_doc(data_type="bytes"),
-        md.upgrade(bytes_doc(), "int8", (None,), "x"),
+        upgrade(bytes_doc(), "int8", (None,), "x"),
         legacy_doc(),
     ):
         view = md.bytes_view(doc, "x")
@@ -267,7 +279,7 @@ def test_dumps_like_keeps_the_layout(layout: Any) -> None:
 
 def test_json_diff_shows_only_the_changed_lines() -> None:
     doc = bytes_doc()
-    diff = md.json_diff(doc, md.upgrade(doc, "int8", (None,), "x"), "a/zarr.json")
+    diff = md.json_diff(doc, upgrade(doc, "int8", (None,), "x"), "a/zarr.json")
     changed = [ln for ln in diff.splitlines() if ln[:1] in "+-" and ln[:3] not in ("+++", "---")]
     assert '-  "data_type": "variable_length_bytes",' in changed
     assert '-      "name": "vlen-bytes",' in changed
@@ -293,9 +305,9 @@ def test_upgrade_downgrade_round_trip_property(
     codecs = sharded_codecs(entry) if sharded else [entry]
     doc = bytes_doc(attributes=attributes, codecs=codecs)
     original = copy.deepcopy(doc)
-    up = md.upgrade(doc, dtype, (None, *trailing), "x")
+    up = upgrade(doc, dtype, (None, *trailing), "x")
     assert up["data_type"]["configuration"] == {"dtype": dtype, "shape": [None, *trailing]}
-    back = md.downgrade(up, "x")
+    back = downgrade(up, "x")
     expected = copy.deepcopy(original)
     # A vlen-bytes entry without "configuration" comes back in its canonical long form.
     target = (

@@ -5,7 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from _zt_helpers import readme_examples, run_readme_example
+from _zt_support import (
+    assert_entry_point,
+    assert_printed_as_commented,
+    readme_examples,
+    run_script,
+    skip_unless_importable,
+)
+
+from zarr_ndarray_tool.cli import main
 
 BLOCKS = readme_examples(Path(__file__).resolve().parents[1] / "README.md")
 
@@ -17,4 +25,9 @@ def test_the_readme_has_examples() -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("code", BLOCKS.values(), ids=BLOCKS.keys())
 def test_readme_example_runs(code: str, tmp_path: Path) -> None:
-    run_readme_example(code, tmp_path)  # a whole hierarchy's upgrade needs zarr >= 3.1.3
+    skip_unless_importable(code)  # a whole hierarchy's upgrade needs zarr >= 3.1.3
+    assert_printed_as_commented(code, run_script(code, tmp_path).stdout)
+
+
+def test_the_console_script_runs_the_cli() -> None:
+    assert_entry_point("console_scripts", "zarr-ndarray", "zarr_ndarray_tool.cli:main", main)

@@ -17,7 +17,6 @@ from _zt_helpers import cells_f32x2, run, write_bytes_array, write_v2_ragged
 from _zt_zspy import SIGNAL, write_zspy
 
 from zarr_ndarray_tool import _documents as md
-from zarr_ndarray_tool import _tree as migration
 from zarr_ndarray_tool import api
 from zarr_ndarray_tool.errors import Refused
 
@@ -124,13 +123,13 @@ def test_a_concurrent_change_on_s3_is_refused(
     s3 = _s3(s3_endpoint)
     key = _key(url)
     concurrent = s3.get_object(Bucket=BUCKET, Key=key)["Body"].read() + b" "
-    real = md.upgrade
+    real = md.rewritten
 
     def racing_upgrade(*args: Any, **kwargs: Any) -> Any:
         s3.put_object(Bucket=BUCKET, Key=key, Body=concurrent)  # another worker writes
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(md, "upgrade", racing_upgrade)
+    monkeypatch.setattr(md, "rewritten", racing_upgrade)
     opts = ("--storage-options", json.dumps(_options(backend, s3_endpoint)), "--backend", backend)
     status, out, err = run(capsys, "upgrade", url, *opts, *UPGRADE)
     assert (status, out) == (1, "")
@@ -195,8 +194,8 @@ def test_memory_and_file_urls(tmp_path: Path, capsys: CaptureFixture) -> None:
 @pytest.mark.parametrize(
     ("argv", "match"),
     [
-        (["info", "memory://x/y", "--storage-options", "{bad"], "is not valid JSON"),
-        (["info", "memory://x/y", "--storage-options", "[1]"], "is not a JSON object"),
+        (["info", "memory://x/y", "--storage-options", "{bad"], "is not a valid JSON object"),
+        (["info", "memory://x/y", "--storage-options", "[1]"], "is not a valid JSON object"),
         (["info", "{local}", "--storage-options", "{}"], "no zarr.json there"),
         (["info", "{local}", "--storage-options", '{"a": 1}'], "apply to URLs only"),
         (["info", "memory://zvn-nothing-here/arr"], "does not exist (nothing is stored there)"),
@@ -268,8 +267,9 @@ def test_a_whole_zspy_hierarchy_upgrades_and_downgrades_on_s3(
     capsys: CaptureFixture,
 ) -> None:
     pytest.importorskip("s3fs" if backend == "fsspec" else "obstore")
-    if not migration.has_migration():
-        pytest.skip(f"zarr's v2 -> v3 migration needs zarr >= {migration.MIGRATION_RELEASE}")
+    pytest.importorskip(
+        "zarr.metadata.migrate_v3", reason="zarr's v2 -> v3 migration: zarr >= 3.1.3"
+    )
     cells = np.empty((3, 2), dtype=object)
     for i, index in enumerate(np.ndindex(3, 2)):
         cells[index] = np.arange(2 * i, dtype="<f8").reshape(i, 2)

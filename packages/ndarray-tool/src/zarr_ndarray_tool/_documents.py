@@ -6,11 +6,8 @@ from __future__ import annotations
 
 import copy
 import difflib
-import itertools
 import json
-import math
 import re
-from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -38,15 +35,11 @@ def check_array_document(meta: Any, where: str) -> dict[str, Any]:
     if not isinstance(meta, dict):
         raise Refused(f"{where}: zarr.json holds {compact(meta)}, not a JSON object.")
     if meta.get("zarr_format") != 3:
-        raise Refused(
-            f"{where}: zarr.json has zarr_format {meta.get('zarr_format')!r}; this tool handles "
-            "Zarr v3 arrays only (the ndarray data type is not defined for Zarr v2)."
-        )
+        what = f"zarr.json has zarr_format {meta.get('zarr_format')!r}"
+        raise Refused(f"{where}: {what}; the ndarray data type, and this tool, are Zarr v3 only.")
     if meta.get("node_type") == "group":
-        raise Refused(
-            f"{where} is a Zarr group, not an array; name an array inside it (e.g. PATH/name for a "
-            "directory store, FILE.zip::name for a zip store)."
-        )
+        how = "e.g. PATH/name for a directory store, FILE.zip::name for a zip store"
+        raise Refused(f"{where} is a Zarr group, not an array; name an array inside it ({how}).")
     if meta.get("node_type") != "array":
         raise Refused(f"{where}: zarr.json has node_type {meta.get('node_type')!r}, not 'array'.")
     if not isinstance(meta.get("codecs"), list):
@@ -150,16 +143,27 @@ _HINTS = {
 }
 
 
-def _rewritten(meta: dict[str, Any], where: str, command: str, new_type: Callable[[], Any]) -> dict:
-    """A copy of ``meta`` with the data type ``new_type()`` and the one array -> bytes codec
-    entry ``command`` replaces swapped, in place (every other key and the order kept)."""
+def rewritten(
+    meta: dict[str, Any], where: str, command: str, dtype: Any = None, shape: Any = None
+) -> dict:
+    """A copy of ``meta`` with the data type and the one array -> bytes codec entry ``command``
+    rewrites swapped in place, every other key and the order kept (SPEC 2.6): ``upgrade`` types
+    raw bytes + ``vlen-bytes`` as ``ndarray`` (``dtype``, ``shape``) + ``vlen-ndarray``,
+    ``downgrade`` reverses it, ``migrate`` turns the 0.1.x data type into ``ndarray``."""
     (kind, expects), old = _REWRITES[command], VLEN_BYTES if command == "upgrade" else VLEN_NDARRAY
     if (found := data_type_kind(check_array_document(meta, where).get("data_type"))) != kind:
         raise Refused(
             f"{where}: {command} expects {expects}, but the data_type is "
             f"{compact(meta.get('data_type'))}: {_HINTS[found]}."
         )
-    data_type, out, fill = new_type(), copy.deepcopy(meta), meta.get("fill_value")
+    dt: Any = new_element_type(dtype, shape) if command == "upgrade" else element_type(meta, where)
+    if command == "downgrade" and not dt.pattern.is_leading_variable:
+        raise Refused(
+            f"{where}: the pattern {compact(list(dt.shape))} is not [null, d1, ..., dk], so its "
+            f"chunks are not vlen-bytes framed (codec chain {codec_chain(meta['codecs'])}); only "
+            "vlen-ndarray arrays downgrade by a metadata rewrite."
+        )
+    out, fill = copy.deepcopy(meta), meta.get("fill_value")
     if len(entries := _entries(out["codecs"], old)) != 1:
         raise Refused(
             f"{where}: the codec chain {codec_chain(meta['codecs'])} has {len(entries) or 'no'} "
@@ -174,22 +178,19 @@ def _rewritten(meta: dict[str, Any], where: str, command: str, new_type: Callabl
             f'{where}: the codec entry {compact(entry)} is not {{"name": "vlen-ndarray", '
             '"configuration": {}}; the codec takes no parameters.'
         )
-    new = VLEN_BYTES if command == "downgrade" else VLEN_NDARRAY
-    holder[at], out["data_type"] = _codec(new), data_type
-    if isinstance(data_type, dict):
-        dt = ndarray_type(where, data_type)
-        try:
+    holder[at] = _codec(VLEN_BYTES if command == "downgrade" else VLEN_NDARRAY)
+    out["data_type"] = BYTES_DTYPE_NAMES[0] if command == "downgrade" else dt.to_json(3)
+    try:
+        if command != "downgrade":
             dt.from_json_scalar(fill, zarr_format=3)
-        except (ValueError, TypeError) as exc:
-            raise Refused(
-                f"{where}: the fill_value {compact(fill)} is not a valid fill for {label(dt)} "
-                f"({exc}); {command} keeps the fill value as it is, so it refuses this store."
-            ) from exc
-    elif not isinstance(fill, str):
+        elif not isinstance(fill, str):
+            raise TypeError("not a base64 string")
+    except (ValueError, TypeError) as exc:
+        typed = BYTES_DTYPE_NAMES[0] if command == "downgrade" else label(dt)
         raise Refused(
-            f"{where}: the fill_value {compact(fill)} is not a base64 string; zarr's "
-            "variable_length_bytes type could not read it."
-        )
+            f"{where}: the fill_value {compact(fill)} is not a valid fill for {typed} ({exc}); "
+            f"{command} keeps the fill value as it is, so it refuses this store."
+        ) from exc
     return out
 
 
@@ -197,36 +198,10 @@ def new_element_type(dtype: str, shape: Pattern) -> NDArrayDType:
     """The element type an ``upgrade`` writes; :class:`Refused` if vlen-ndarray cannot serve it."""
     if not (dt := ndarray_type("", None, dtype, shape)).pattern.is_leading_variable:
         raise Refused(
-            f"--shape {compact(list(dt.shape))}: the vlen-ndarray codec serves only patterns with "
-            "one leading variable axis, [null, d1, ..., dk]; a vlen-bytes store can only become "
-            "one of those (e.g. --shape null or --shape null,2)."
+            f"--shape {compact(list(dt.shape))}: a vlen-bytes store can only become a vlen-ndarray "
+            "one, whose patterns have one leading variable axis, [null, d1, ..., dk] (e.g. null,2)."
         )
     return dt
-
-
-def upgrade(meta: dict[str, Any], dtype: str, shape: Pattern, where: str) -> dict:
-    """raw bytes + ``vlen-bytes`` -> ``ndarray`` + ``vlen-ndarray`` (SPEC 2.6)."""
-    return _rewritten(meta, where, "upgrade", lambda: new_element_type(dtype, shape).to_json(3))
-
-
-def downgrade(meta: dict[str, Any], where: str) -> dict:
-    """``ndarray`` + ``vlen-ndarray`` -> ``variable_length_bytes`` + ``vlen-bytes`` (SPEC 2.6)."""
-
-    def new() -> str:
-        if not (dt := ndarray_type(where, meta["data_type"])).pattern.is_leading_variable:
-            raise Refused(
-                f"{where}: the pattern {compact(list(dt.shape))} is not [null, d1, ..., dk], so "
-                f"its chunks are not vlen-bytes framed (codec chain {codec_chain(meta['codecs'])});"
-                " only vlen-ndarray arrays downgrade by a metadata rewrite."
-            )
-        return BYTES_DTYPE_NAMES[0]
-
-    return _rewritten(meta, where, "downgrade", new)
-
-
-def migrate(meta: dict[str, Any], where: str) -> dict:
-    """0.1.x ``vlen-ndarray``/``inner_shape`` data type -> ``ndarray`` ``[null, *inner_shape]``."""
-    return _rewritten(meta, where, "migrate", lambda: element_type(meta, where).to_json(3))  # type: ignore[union-attr]
 
 
 def bytes_view(meta: dict[str, Any], where: str) -> dict:
@@ -239,12 +214,9 @@ def bytes_view(meta: dict[str, Any], where: str) -> dict:
             f"{where}: this command expects a raw-bytes, ndarray or 0.1.x vlen-ndarray array, but "
             f"the data_type is {compact(meta.get('data_type'))}."
         )
-    return downgrade(migrate(meta, where) if kind == "legacy" else meta, where)
-
-
-def with_shape(meta: dict[str, Any], shape: tuple[int, ...]) -> dict:
-    """``meta`` with another array ``shape`` (to read edge chunks whole)."""
-    return {**meta, "shape": list(shape)}
+    return rewritten(
+        rewritten(meta, where, "migrate") if kind == "legacy" else meta, where, "downgrade"
+    )
 
 
 def dumps_like(meta: dict[str, Any], original: str) -> str:
@@ -274,13 +246,6 @@ class Grid(NamedTuple):
     def grid_shape(self) -> tuple[int, ...]:
         return tuple(-(-s // c) for s, c in zip(self.shape, self.chunks, strict=True))
 
-    @property
-    def nchunks(self) -> int:
-        return math.prod(self.grid_shape)
-
-    def indices(self) -> Iterator[tuple[int, ...]]:
-        return itertools.product(*map(range, self.grid_shape))
-
     def padded(self) -> Grid:
         """The grid of whole chunks (edge chunks read whole, as the codecs decode them)."""
         shape = tuple(n * c for n, c in zip(self.grid_shape, self.chunks, strict=True))
@@ -301,13 +266,10 @@ def grid_of(meta: dict[str, Any], where: str) -> Grid:
     if grid is None:
         raise Refused(f"{where}: zarr.json has no chunk_grid; an array needs one.")
     if not isinstance(grid, dict) or grid.get("name") != "regular":
-        what = f"chunk_grid {json.dumps(grid)}"
-        raise Refused(f"{where}: {what}; this tool reads regular chunk grids only.")
+        raise Refused(f"{where}: chunk_grid {json.dumps(grid)}; the tool reads regular grids only.")
     if not isinstance(chunks, list) or any(type(c) is not int or c < 1 for c in chunks):
-        raise Refused(
-            f"{where}: the regular chunk_grid's chunk_shape {json.dumps(chunks)} is not a list of "
-            "positive integers."
-        )
+        what = f"the regular chunk_grid's chunk_shape {json.dumps(chunks)}"
+        raise Refused(f"{where}: {what} is not a list of positive integers.")
     if len(chunks) != len(shape):
         raise Refused(
             f"{where}: the shape {json.dumps(shape)} has {len(shape)} dimensions but the "
@@ -367,15 +329,11 @@ def v3_from_v2(
         raise Refused(f"{where}: {ZARRAY} is no Zarr v2 array document or {ZATTRS} no object.")
     filters = zarray.get("filters") or []
     ids = [f.get("id") if isinstance(f, dict) else f for f in filters]
-    if zarray.get("dtype") != "|O":
+    if zarray.get("dtype") != "|O" or ids not in (["vlen-array"], ["vlen-bytes"]):
         raise Refused(
-            f"{where}: the Zarr v2 dtype is {zarray.get('dtype')!r}; only object arrays ('|O') "
-            "with a VLenArray or VLenBytes filter hold ragged elements."
-        )
-    if ids not in (["vlen-array"], ["vlen-bytes"]):
-        raise Refused(
-            f"{where}: the filters are {json.dumps(zarray.get('filters'))}; upgrade needs exactly "
-            "one VLenArray or VLenBytes filter (other filters change the chunk bytes)."
+            f"{where}: the Zarr v2 dtype is {zarray.get('dtype')!r}, the filters "
+            f"{json.dumps(zarray.get('filters'))}; upgrade needs an object array ('|O') with "
+            "exactly one VLenArray or VLenBytes filter (other filters change the chunk bytes)."
         )
     if ids == ["vlen-bytes"] and (dtype is None or shape is None):
         raise Refused(
@@ -384,11 +342,8 @@ def v3_from_v2(
         )
     if ids == ["vlen-array"]:
         if str(text := filters[0].get("dtype")).startswith(">"):
-            raise Refused(
-                f"{where}: the VLenArray filter's dtype {text!r} is big-endian; vlen-ndarray "
-                "elements are little-endian, so these chunks are not byte-compatible (rewrite the "
-                "array with a little-endian dtype)."
-            )
+            what = "its chunks are not vlen-ndarray's little-endian bytes; rewrite it little-endian"
+            raise Refused(f"{where}: the VLenArray filter's dtype {text!r} is big-endian: {what}.")
         name = ndarray_type(f"{where}: the VLenArray filter's dtype", None, text, (None,)).dtype
         if dtype is not None and dtype != name:
             raise Refused(
@@ -397,17 +352,16 @@ def v3_from_v2(
             )
         dtype, shape = name, shape or (None,)
     dt = new_element_type(dtype, shape)  # type: ignore[arg-type]
-    array_shape: Any = zarray.get("shape")
-    chunks = zarray.get("chunks")
+    array_shape, chunks = zarray.get("shape"), zarray.get("chunks")
     grid = _codec("regular", chunk_shape=chunks)
     try:
-        grid_of({"shape": array_shape, "chunk_grid": grid}, "")
+        ndim = len(grid_of({"shape": array_shape, "chunk_grid": grid}, "").shape)
     except Refused as exc:
         raise Refused(f"{where}: shape {array_shape!r} / chunks {chunks!r} are not valid.") from exc
     order, separator = zarray.get("order", "C"), zarray.get("dimension_separator", ".")
-    if order not in ("C", "F") or (order == "F" and len(array_shape) > 1):
+    if order not in ("C", "F") or (order == "F" and ndim > 1):
         raise Refused(
-            f"{where}: order {order!r} with {len(array_shape)} dimensions stores chunks "
+            f"{where}: order {order!r} with {ndim} dimensions stores chunks "
             "transposed, which a v3 array cannot describe without a transpose codec on object "
             "elements; rewrite the array in C order."
         )
@@ -426,7 +380,7 @@ def v3_from_v2(
         "storage_transformers": [],
     }
     names = attrs.get("_ARRAY_DIMENSIONS")  # xarray's v2 convention
-    if isinstance(names, list) and [type(n) for n in names] == [str] * len(array_shape):
+    if isinstance(names, list) and [type(n) for n in names] == [str] * ndim:
         meta["dimension_names"] = names
     return meta, dt
 

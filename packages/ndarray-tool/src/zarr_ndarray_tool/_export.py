@@ -7,7 +7,6 @@ from __future__ import annotations
 import itertools
 import math
 import operator
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Unpack
@@ -60,10 +59,8 @@ def _codec(out: Path, overwrite: bool, compression: str, level: int | None) -> A
         raise Refused(f"{out} is a directory; --parquet takes the path of a file to write.")
     if out.exists() and not overwrite:
         raise Refused(f"{out} exists; pass --overwrite to replace it.")
-    if not out.parent.is_dir():
+    if not out.parent.is_dir():  # one it cannot write fails as the temporary file is opened
         raise Refused(f"cannot write {out}: the directory {out.parent} does not exist; create it.")
-    if not os.access(out.parent, os.W_OK | os.X_OK):
-        raise Refused(f"cannot write {out}: the directory {out.parent} is not writable.")
     try:
         import pyarrow as pa
 
@@ -153,10 +150,7 @@ def export(
     loc, out = location(store, **where), Path(parquet)
     members = _arrays(loc, arrays, column)
     first = next(iter(members.values()))
-    single = (
-        len(members) == 1 and not explode and isinstance(first.metadata.data_type, NDArrayDType)
-    )
-    shape = tuple(first.shape)
+    single, shape = len(members) == 1 and not explode, tuple(first.shape)  # one: ndarray
     if dims is not None and not single:
         raise Refused("--dims names the axes of one array's cells (no --explode, one array).")
     if dims is not None:
@@ -218,23 +212,18 @@ def export(
         return pa.table({**columns, **dict(zip(data.column_names, data.columns, strict=True))})
 
     def write(fh: BinaryIO) -> int:
-        writer, rows = None, 0
-        try:
-            for part in parts:
-                data = table(*part)
-                if writer is None and out.suffix.lower() in IPC_SUFFIXES:
-                    options = pa.ipc.IpcWriteOptions(compression=codec)
-                    writer = pa.ipc.new_file(fh, data.schema, options=options)
-                elif writer is None:  # list items keep the name "item", as nd-arrow writes them
-                    kwargs = {"compression": compression, "compression_level": compression_level}
-                    writer = pq.ParquetWriter(
-                        fh, data.schema, **kwargs, use_compliant_nested_type=False
-                    )
+        tables = (table(*part) for part in parts)
+        rows, head = 0, next(tables)
+        if out.suffix.lower() in IPC_SUFFIXES:
+            options = pa.ipc.IpcWriteOptions(compression=codec)
+            writer = pa.ipc.new_file(fh, head.schema, options=options)
+        else:  # list items keep the name "item", as nd-arrow writes them
+            kwargs = {"compression": compression, "compression_level": compression_level}
+            writer = pq.ParquetWriter(fh, head.schema, **kwargs, use_compliant_nested_type=False)
+        with writer:
+            for data in itertools.chain([head], tables):
                 writer.write_table(data)
                 rows += data.num_rows
-        finally:
-            if writer is not None:
-                writer.close()
         return rows
 
     rows = atomic_replace(out, write)

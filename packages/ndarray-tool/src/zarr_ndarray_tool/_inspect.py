@@ -5,9 +5,9 @@ copied; raw-bytes chunks are read through zarr as ``vlen-bytes``."""
 from __future__ import annotations
 
 import base64
-import binascii
 import itertools
 import json
+import math
 import operator
 from typing import Any
 
@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from zarr_ndarray_dtype import iter_columnar
 from zarr_ndarray_tool import _documents as docs
-from zarr_ndarray_tool._documents import Grid, data_type_kind, inner_chunks, label, with_shape
+from zarr_ndarray_tool._documents import Grid, data_type_kind, inner_chunks, label
 from zarr_ndarray_tool._stores import Location, Node, open_array
 from zarr_ndarray_tool.errors import Progress, Refused, counted, environment_failure, steps
 from zarr_vlen_ndarray.framing import BACKEND
@@ -62,7 +62,7 @@ def info(node: Node, progress: Progress | None = None) -> dict[str, Any]:
         "fill_value": meta.get("fill_value"),
         "dimension_names": meta.get("dimension_names"),
         "cells": int(np.prod(grid.shape)),
-        "chunks": grid.nchunks,
+        "chunks": math.prod(grid.grid_shape),
         "written_chunks": len(node.objects),
         "stored_bytes": sum(o.nbytes for o in node.objects),
     }
@@ -180,13 +180,12 @@ def verify(node: Node, progress: Progress | None, max_errors: int) -> tuple[str,
     kind, where = data_type_kind(node.meta.get("data_type")), node.where
     if kind == "legacy":
         raise Refused(
-            f"{where}: the data type is zarr-vlen-ndarray 0.1.x metadata, which no longer "
-            "resolves; run `migrate` first."
+            f"{where}: zarr cannot read the zarr-vlen-ndarray 0.1.x data type; run `migrate` first."
         )
     padded, typed, failed = node.grid.padded(), kind == "ndarray", []
-    meta = with_shape(node.meta if typed else docs.bytes_view(node.meta, where), padded.shape)
+    meta = node.meta if typed else docs.bytes_view(node.meta, where)
     inner, advance = inner_chunks(node.meta) if typed else None, steps(progress, len(node.objects))
-    array = open_array(node.loc, meta)
+    array = open_array(node.loc, meta, padded.shape)
 
     def problems(key: str, region: Region) -> list[str]:
         try:
@@ -204,9 +203,10 @@ def verify(node: Node, progress: Progress | None, max_errors: int) -> tuple[str,
             found = list(dict.fromkeys(t for p in parts for t in problems(obj.key, p))) or found
         failed += [(obj.key, text) for text in found]
         advance(1)
-    n, missing = len(node.objects), node.grid.nchunks - len(node.objects)
+    n, nchunks = len(node.objects), math.prod(node.grid.grid_shape)
+    missing = nchunks - n
     verbs = ("has no object", "reads") if missing == 1 else ("have no objects", "read")
-    absent = f"; {missing} of the grid's {counted(node.grid.nchunks, 'chunk')} {verbs[0]} and "
+    absent = f"; {missing} of the grid's {counted(nchunks, 'chunk')} {verbs[0]} and "
     absent = (absent + f"{verbs[1]} as the fill value: unwritten, or deleted?") * bool(missing)
     if not failed:
         decoded = f"all {n} chunk objects decode" if n else "no chunk object is stored"
@@ -234,8 +234,8 @@ def check_chunks(
     checked += " (--verify-all checks every one)" * (len(picked) < len(objects))
     dt, grid = docs.ndarray_type(str(loc), new["data_type"]), docs.grid_of(new, str(loc))
     padded, advance, unit = grid.padded(), steps(progress, len(picked)), dt.fixed_nbytes
-    raw = open_array(loc, with_shape(docs.bytes_view(new, str(loc)), padded.shape))
-    typed = open_array(loc, with_shape(new, padded.shape))
+    raw = open_array(loc, docs.bytes_view(new, str(loc)), padded.shape)
+    typed = open_array(loc, new, padded.shape)
     for obj in picked:
         region = padded.region(obj.index)
         try:
@@ -250,10 +250,15 @@ def check_chunks(
                 f" (beyond the array's shape {grid.shape}, in the edge chunk's padding, which zarr "
                 "decodes with the chunk: a fill value its writer left there)"
             )
+            cell, fill = cells[bad[0]], base64.b64decode(new["fill_value"])  # canonical: checked
+            stripped = (fill != cell and fill.rstrip(b"\x00") == cell) * (
+                f" (the fill value {new['fill_value']!r} with its trailing NUL bytes stripped, as "
+                "zarr-python writes fill elements of bytes arrays: rewrite them whole first)"
+            )
             return (
                 f"chunk {obj.key}: the element at {coords}{padding} is {lengths[bad[0]]} bytes, "
-                f"not a whole number of {unit}-byte rows of "
-                f"{label(dt)}{_nul_hint(new, cells[bad[0]])}; check --dtype and --shape."
+                f"not a whole number of {unit}-byte rows of {label(dt)}{stripped}; check --dtype "
+                "and --shape."
             ), checked
         try:
             _read(typed, region, obj.key, True)
@@ -261,18 +266,3 @@ def check_chunks(
             return f"chunk {obj.key}: {exc}", checked
         advance(1)
     return None, checked
-
-
-def _nul_hint(meta: dict[str, Any], cell: bytes) -> str:
-    """zarr-python strips trailing NUL bytes from a bytes fill when it writes fill cells."""
-    try:
-        fill = base64.b64decode(str(meta.get("fill_value")), validate=True)
-    except (binascii.Error, ValueError):
-        return ""
-    if fill == cell or fill.rstrip(b"\x00") != cell:
-        return ""
-    return (
-        f" (it is the fill value {meta.get('fill_value')!r} with its trailing NUL bytes stripped, "
-        "as zarr-python stores fill elements of variable_length_bytes arrays; such chunks must be "
-        "rewritten with whole elements before an upgrade)"
-    )

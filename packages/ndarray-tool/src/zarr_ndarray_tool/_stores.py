@@ -22,6 +22,7 @@ from typing import Any, BinaryIO, NamedTuple, TypedDict, TypeVar, Unpack
 from urllib.parse import urlparse
 from urllib.request import url2pathname
 
+import numpy as np
 import zarr
 from zarr.abc.store import Store
 from zarr.buffer import default_buffer_prototype
@@ -164,9 +165,8 @@ def read_document(loc: Location) -> tuple[Any, str]:
         for v2 in (".zarray", ".zgroup"):
             if loc.read(v2) is not None:
                 raise Refused(
-                    f"{loc}: found {v2} but no zarr.json: this is a Zarr v2 node; this command "
-                    "handles Zarr v3 arrays only (the ndarray data type is not defined for v2; "
-                    "`upgrade` turns a v2 VLenArray or VLenBytes array into a v3 one)."
+                    f"{loc}: found {v2} but no zarr.json, a Zarr v2 node; the ndarray data type is "
+                    "Zarr v3 only (`upgrade` turns a v2 VLenArray or VLenBytes array into v3)."
                 )
         if loc.directory is not None:  # an empty directory is still there
             empty = not (loc.directory / loc.inner).exists()
@@ -285,20 +285,16 @@ class ChunkObject:
     nbytes: int
 
 
-def key_encoding(meta: dict[str, Any], where: str) -> Any:
-    """zarr's chunk key encoding of the array (the one home of key rules)."""
-    enc = meta.get("chunk_key_encoding", {"name": "default"})
-    try:
-        return _compat.chunk_key_encoding(enc)
-    except (ValueError, TypeError, KeyError) as exc:
-        text = f"chunk_key_encoding {json.dumps(enc)}"
-        raise Refused(f"{where}: {text} is not one zarr knows ({exc}).") from exc
-
-
 def chunk_objects(loc: Location, meta: dict[str, Any], grid: Grid) -> list[ChunkObject]:
-    """Every stored chunk object of the array (a key of a chunk of the grid), in C order."""
-    encoding, sizes = key_encoding(meta, str(loc)), list_sizes(loc)
-    keys = ((encoding.encode_chunk_key(index), index) for index in grid.indices())
+    """Every stored chunk object of the array (a key of a chunk of the grid), in C order; the
+    keys are those of zarr's chunk key encoding (the one home of key rules)."""
+    try:
+        encoding = _compat.chunk_key_encoding(meta.get("chunk_key_encoding", {"name": "default"}))
+    except (ValueError, TypeError, KeyError) as exc:
+        text = f"chunk_key_encoding {json.dumps(meta.get('chunk_key_encoding'))}"
+        raise Refused(f"{loc}: {text} is not one zarr knows ({exc}).") from exc
+    sizes = list_sizes(loc)
+    keys = ((encoding.encode_chunk_key(index), index) for index in np.ndindex(grid.grid_shape))
     return [ChunkObject(key, index, sizes[key]) for key, index in keys if key in sizes]
 
 
@@ -323,10 +319,12 @@ def load_node(loc: Location) -> Node:
     return Node(loc, meta, text, grid, chunk_objects(loc, meta, grid))
 
 
-def open_array(loc: Location, meta: dict[str, Any]) -> zarr.Array:
+def open_array(loc: Location, meta: dict[str, Any], shape: Any = None) -> zarr.Array:
     """A zarr array over the node's chunks described by ``meta`` (not zarr.json: the tool reads
-    chunks as raw bytes so, or checks an upgrade it plans)."""
+    chunks as raw bytes so, or checks an upgrade it plans), of another ``shape`` if given (the
+    grid's padded shape reads edge chunks whole)."""
     element_type(meta, str(loc))  # an ndarray type zarr cannot resolve, named by its rule
+    meta = meta if shape is None else {**meta, "shape": list(shape)}
     with warnings.catch_warnings():  # zarr warns that variable_length_bytes (and on 3.1.0
         # vlen-bytes) has no Zarr v3 specification; the tool reads such arrays on purpose
         warnings.filterwarnings("ignore", message=r".*(not have a Zarr V3 spec|part in the Zarr)")

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import importlib.util
 import json
 import warnings
+from posixpath import join
 from typing import Any
 
 import numpy as np
@@ -49,39 +49,22 @@ def _described(meta: dict[str, Any]) -> str:
     return label(docs.element_type(meta))  # type: ignore[arg-type]
 
 
-def rewrite(node: Node, new: dict[str, Any], what: str, dry_run: bool) -> Outcome:
-    """Check that zarr reads ``new``, then return its diff (dry run) or write it."""
+def rewrite(node: Node, command: str, options: Options) -> Outcome:
+    """``upgrade`` (its chunks checked first), ``downgrade`` or ``migrate`` of one array: check
+    that zarr reads the new ``zarr.json``, then return its diff (dry run) or write it."""
+    new = docs.rewritten(node.meta, node.where, command, options.dtype, options.shape)
+    what = f"downgrade to {new['data_type']} + vlen-bytes"
+    if command != "downgrade":
+        what = f"{command} to {'ndarray ' * (command == 'migrate')}{_described(new)}"
+    if command == "upgrade":
+        what += f"; {_checked(node.loc, new, node.objects, options)}"
     open_array(node.loc, new)  # zarr parses the new document (data type, codecs, fill value)
-    if dry_run:
+    if options.dry_run:
         diff = docs.json_diff(node.meta, new, f"{node.where}/{ZARR_JSON}")
         return Outcome(f"dry run: {what}; nothing written", diff)
     data = docs.dumps_like(new, node.text).encode("utf-8")
     _stores.write(node.loc, {ZARR_JSON: data}, {ZARR_JSON: node.text.encode("utf-8")})
     return Outcome(f"{node.where}: {what}; rewrote zarr.json")
-
-
-def upgrade(node: Node, options: Options) -> Outcome:
-    """Raw bytes + ``vlen-bytes`` -> ``ndarray`` + ``vlen-ndarray``, after checking chunks."""
-    new = docs.upgrade(node.meta, options.dtype, options.shape, node.where)  # type: ignore[arg-type]
-    checked = _checked(node.loc, new, node.objects, options)
-    return rewrite(node, new, f"upgrade to {_described(new)}; {checked}", options.dry_run)
-
-
-def downgrade(node: Node, dry_run: bool = False) -> Outcome:
-    """``ndarray`` + ``vlen-ndarray`` -> raw bytes + ``vlen-bytes``."""
-    new = docs.downgrade(node.meta, node.where)
-    return rewrite(node, new, f"downgrade to {new['data_type']} + vlen-bytes", dry_run)
-
-
-def migrate(node: Node, dry_run: bool = False) -> Outcome:
-    """zarr-vlen-ndarray 0.1.x data type -> ``ndarray``."""
-    new = docs.migrate(node.meta, node.where)
-    return rewrite(node, new, f"migrate to ndarray {_described(new)}", dry_run)
-
-
-def is_v2(loc: Location, doc: str = ZARRAY) -> bool:
-    """True for a Zarr v2 array node (``doc`` ``.zgroup``: group) without a ``zarr.json``."""
-    return loc.read() is None and loc.read(doc) is not None
 
 
 def _checked(loc: Location, new: dict[str, Any], objects: Any, options: Options) -> str:
@@ -99,14 +82,6 @@ def _plan_v2(loc: Location, options: Options) -> tuple[dict[str, Any], list[Any]
     return new, chunk_objects(loc, new, docs.grid_of(new, str(loc)))
 
 
-def has_migration() -> bool:
-    """True where zarr-python has its v2 -> v3 migration (zarr >= 3.1.3)."""
-    try:
-        return importlib.util.find_spec("zarr.metadata.migrate_v3") is not None
-    except ModuleNotFoundError:  # zarr < 3.1.3 has no zarr.metadata package at all
-        return False
-
-
 def _open_v2(texts: dict[str, str]) -> Any:
     """The v2 node whose documents are ``texts``, opened by zarr (from memory)."""
     buffer = default_buffer_prototype().buffer
@@ -121,15 +96,14 @@ def _open_v2(texts: dict[str, str]) -> Any:
 def migrated_document(texts: dict[str, str], where: str) -> str:
     """The ``zarr.json`` text zarr's own migration writes for one group or ordinary array,
     given its v2 documents (``.zgroup`` or ``.zarray``, and ``.zattrs`` if any) as texts."""
-    if not has_migration():
+    try:
+        from zarr.metadata.migrate_v3 import migrate_to_v3
+    except ImportError as exc:
         raise Refused(
-            f"{where}: a whole Zarr v2 hierarchy is upgraded with zarr-python's own v2 -> v3 "
-            f"migration (zarr.metadata.migrate_v3), which zarr {MIGRATION_RELEASE} and later have; "
-            f"this is zarr {zarr.__version__}: pip install 'zarr>={MIGRATION_RELEASE}'. A single "
-            "ragged array upgrades on any release (name the array)."
-        )
-    from zarr.metadata.migrate_v3 import migrate_to_v3
-
+            f"{where}: a Zarr v2 hierarchy upgrades through zarr.metadata.migrate_v3, which zarr "
+            f"{MIGRATION_RELEASE} and later have; this is zarr {zarr.__version__}: pip install "
+            f"'zarr>={MIGRATION_RELEASE}' (a single ragged array upgrades on any release)."
+        ) from exc
     written: dict[str, Any] = {}  # what zarr's migration writes, read back from the dict itself
     try:
         migrate_to_v3(_open_v2(texts), StorePath(MemoryStore(written), ""))
@@ -149,10 +123,6 @@ def is_upgraded_tree(loc: Location) -> bool:
         return False
 
 
-def _join(path: str, name: str) -> str:
-    return f"{path}/{name}" if path else name
-
-
 def _plan_tree(loc: Location, options: Options) -> tuple[dict[str, dict[str, bytes]], list]:
     """Every v2 node's documents (by path, the root first), and each node's new document with
     a line for ``--dry-run``, checked; Refused naming the first node that cannot be upgraded."""
@@ -165,9 +135,8 @@ def _plan_tree(loc: Location, options: Options) -> tuple[dict[str, dict[str, byt
             found.setdefault(path, {})[name] = data
     if v3:
         raise Refused(
-            f"{loc}: {', '.join(sorted(v3)[:5])} hold a zarr.json already, so this hierarchy is "
-            "(partly) Zarr v3; nothing written. A hierarchy this tool upgraded is restored with "
-            "`downgrade`."
+            f"{loc}: {', '.join(sorted(v3)[:5])} hold a zarr.json already (partly Zarr v3); "
+            "nothing written. A hierarchy this tool upgraded is restored with `downgrade`."
         )
     nodes = {p: d for p, d in sorted(found.items()) if ZGROUP in d or ZARRAY in d}
     arrays = {p for p, d in nodes.items() if ZGROUP not in d}
@@ -193,9 +162,8 @@ def _plan_tree(loc: Location, options: Options) -> tuple[dict[str, dict[str, byt
             meta["data_type"], meta["fill_value"] = "string", "" if fill is None else str(fill)
             codecs = [c for c in meta["codecs"] if c.get("name") != "bytes"]
             meta["codecs"] = [{"name": "vlen-utf8", "configuration": {}}, *codecs]
-            planned.append(
-                (path, json.dumps(meta, indent=2), "array of strings (string, vlen-utf8)")
-            )
+            note = "array of strings (string, vlen-utf8)"
+            planned.append((path, json.dumps(meta, indent=2), note))
         else:
             raise Refused(
                 f"{where}: an object array of the numcodecs object codec {codec!r}, which has no "
@@ -218,7 +186,7 @@ def _ragged(loc: Location, path: str, arrays: set[str], codec: Any, options: Opt
     group = {p.rpartition("/")[2] for p in arrays if p.rpartition("/")[0] == parent}
     if (sibling := docs.sibling_of(name, group)) is None or codec != "vlen-array":
         return json.dumps(new, indent=2), note
-    pattern, why = _sibling_pattern(loc, path, _join(parent, sibling), new)
+    pattern, why = _sibling_pattern(loc, path, join(parent, sibling), new)
     note = f"array ndarray {_described(new)}: {why}"
     if pattern != (None,):
         wide, objects = _plan_v2(child, Options(None, pattern, None))
@@ -232,7 +200,7 @@ def _ragged(loc: Location, path: str, arrays: set[str], codec: Any, options: Opt
 
 def _sibling_pattern(loc: Location, path: str, sibling: str, meta: dict) -> tuple[Pattern, str]:
     """The pattern the shape sibling gives the array of ``meta`` (its ``[null]`` document)."""
-    texts = (document_text(loc.read(_join(sibling, k)), k, sibling) for k in (ZARRAY, ZATTRS))
+    texts = (document_text(loc.read(join(sibling, k)), k, sibling) for k in (ZARRAY, ZATTRS))
     shapes, dt = docs.v3_from_v2(next(texts) or "", next(texts), None, None, sibling)
     where = f"{loc}: {path}"
     if dt.dtype not in ("int64", "int32") or shapes["shape"] != meta["shape"]:
@@ -262,21 +230,21 @@ def upgrade_tree(loc: Location, options: Options) -> Outcome:
     found, planned = _plan_tree(loc, options)
     lines = [f"  {path or '/'}: {note}" for path, _, note in planned]
     removed = "removed (consolidated v2 metadata; kept for downgrade)"
-    lines += [f"  {_join(p, ZMETADATA)}: {removed}" for p, d in found.items() if ZMETADATA in d]
+    lines += [f"  {join(p, ZMETADATA)}: {removed}" for p, d in found.items() if ZMETADATA in d]
     what = f"upgrade {counted(len(planned), 'node')} of a Zarr v2 hierarchy to Zarr v3"
     if options.dry_run:
         return Outcome(f"dry run: {what}; nothing written", "\n".join(lines) + "\n")
-    v2 = {_join(path, k): data for path, stored in found.items() for k, data in stored.items()}
+    v2 = {join(path, k): data for path, stored in found.items() for k, data in stored.items()}
     kept = {
         "about": "Zarr v2 documents kept by `zarr-ndarray upgrade`; `zarr-ndarray downgrade` "
         "writes them back",
         "v2": {key: data.decode("utf-8") for key, data in v2.items()},
-        "v3": {_join(path, ZARR_JSON): _digest(text.encode()) for path, text, _ in planned},
+        "v3": {join(path, ZARR_JSON): _digest(text.encode()) for path, text, _ in planned},
     }
     changes: dict[str, bytes | None] = {KEPT: json.dumps(kept, indent=1).encode()}
     # children first, the root's zarr.json last: an interrupted run leaves a v2 root
     for path, text, _ in sorted(planned, key=lambda s: -s[0].count("/") - bool(s[0])):
-        changes[_join(path, ZARR_JSON)] = text.encode("utf-8")
+        changes[join(path, ZARR_JSON)] = text.encode("utf-8")
     _stores.write(loc, {**changes, **dict.fromkeys(v2)}, {**dict.fromkeys(changes), **v2})
     return Outcome(f"{loc}: {what}; kept the v2 documents in {KEPT}\n" + "\n".join(lines))
 

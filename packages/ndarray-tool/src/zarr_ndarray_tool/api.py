@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Unpack
 
 from zarr_ndarray_tool import _inspect, _tree
+from zarr_ndarray_tool._documents import ZARRAY
 from zarr_ndarray_tool._export import Export, export
 from zarr_ndarray_tool._stores import Node, Where, load_node, location
 from zarr_ndarray_tool._tree import DEFAULT_SAMPLE, Options
@@ -87,7 +88,8 @@ def upgrade(
         raise Refused("dtype needs shape, the element pattern (e.g. shape=(None, 2)).")
     loc = location(store, **where)
     options = Options(dtype, shape, None if verify_all else sample, dry_run, progress)
-    if _tree.is_v2(loc, _tree.ZGROUP) or _tree.is_v2(loc) or _tree.is_upgraded_tree(loc):
+    v2 = loc.read() is None and any(loc.read(k) is not None for k in (ZARRAY, _tree.ZGROUP))
+    if v2 or _tree.is_upgraded_tree(loc):
         return _tree.upgrade_tree(loc, options)
     loaded = load_node(loc)  # refuses what is not there, or not an array
     if dtype is None or shape is None:
@@ -95,7 +97,7 @@ def upgrade(
             f"{loaded.where}: upgrading a Zarr v3 raw-bytes array needs the element type: --dtype "
             "D --shape S (API: dtype=, shape=), e.g. --dtype float32 --shape null,2."
         )
-    return _tree.upgrade(loaded, options)
+    return _tree.rewrite(loaded, "upgrade", options)
 
 
 def downgrade(store: StoreLike, *, dry_run: bool = False, **where: Unpack[Where]) -> Outcome:
@@ -103,9 +105,9 @@ def downgrade(store: StoreLike, *, dry_run: bool = False, **where: Unpack[Where]
     ``upgrade`` turned from Zarr v2 to v3 gets its v2 documents back."""
     if _tree.is_upgraded_tree(loc := location(store, **where)):
         return _tree.downgrade_tree(loc, dry_run)
-    return _tree.downgrade(load_node(loc), dry_run)
+    return _tree.rewrite(load_node(loc), "downgrade", Options(dry_run=dry_run))
 
 
 def migrate(store: StoreLike, *, dry_run: bool = False, **where: Unpack[Where]) -> Outcome:
     """``migrate``: the zarr-vlen-ndarray 0.1.x data type -> ``ndarray``."""
-    return _tree.migrate(node(store, **where), dry_run)
+    return _tree.rewrite(node(store, **where), "migrate", Options(dry_run=dry_run))

@@ -158,9 +158,7 @@ def _call(args: argparse.Namespace, function: Callable[..., Any], label: str = "
     with contextlib.suppress(ValueError):
         args.storage_options = json.loads(args.storage_options or "{}")
     if not isinstance(args.storage_options, dict):
-        what = (
-            f"--storage-options {args.storage_options!r} is not valid JSON, or is not a JSON object"
-        )
+        what = f"--storage-options {args.storage_options!r} is not a valid JSON object"
         raise Refused(f"{what}; give e.g. {_EXAMPLE}.")
     names = {*inspect.signature(function).parameters, "storage_options", "backend"}
     with _bar(args, label) as args.progress:
@@ -180,12 +178,11 @@ def _run_info(args: argparse.Namespace) -> int:
     its cells' extents in every written chunk; chunks that do not decode are counted (status 1)."""
     result = _call(args, api.info, "reading chunks")
     _say(json.dumps(result.report, indent=2) if args.json else result.message)
-    if not (bad := result.report.get("unreadable_chunks")):
-        return 0
-    first, objects = result.report["unreadable"][0], result.report["written_chunks"]
-    what = f"{bad} of {objects} chunk objects could not be read; run `verify` to check every chunk"
-    print(f"{PROG} info: {result.report['path']}: {first}; {what}.", file=sys.stderr)
-    return 1
+    if bad := result.report.get("unreadable_chunks"):  # status 1, the first named on stderr
+        first, objects = result.report["unreadable"][0], result.report["written_chunks"]
+        what = f"{bad} of {objects} chunk objects could not be read; run `verify` to check each"
+        raise Refused(f"{result.report['path']}: {first}; {what}.")
+    return 0
 
 
 def _run_upgrade(args: argparse.Namespace) -> int:
@@ -220,10 +217,9 @@ def _run_verify(args: argparse.Namespace) -> int:
     Decode every stored chunk object (every inner chunk of a shard) with all the rules of its codec;
     name every chunk that does not decode and why (up to --max-errors; exit status 1)."""
     result = _call(args, api.verify, "decoding chunks")
-    if result.ok:
-        return _show(result)
-    print(f"{PROG} verify: {result.message}", file=sys.stderr)
-    return 1
+    if not result.ok:
+        raise Refused(result.message)  # status 1, the message on stderr
+    return _show(result)
 
 
 def _run_export(args: argparse.Namespace) -> int:
