@@ -228,6 +228,8 @@ def test_writes_by_every_index_zarr_accepts(sharded: bool) -> None:
     """Lists and object arrays of cells of different (or equal) shapes, by slices, orthogonal
     indices, coordinates and masks: what was written reads back, the other cells untouched,
     the chunks byte-identical to zarr's own object writes of the same cells."""
+    if sharded and not _zarr_writes_orthogonal_shards():
+        pytest.skip(f"zarr {zarr.__version__} cannot write orthogonal selections into shards")
     ours: dict[str, Any] = {}
     theirs: dict[str, Any] = {}
     array, reference = _array(ours, sharded=sharded), _array(theirs, sharded=sharded)

@@ -243,7 +243,7 @@ class NDArrayDType(ZDType[np.dtypes.ObjectDType, np.ndarray]):  # type: ignore[t
     def from_native_dtype(cls, dtype: np.dtype[Any]) -> Self:  # type: ignore[override]
         raise DataTypeValidationError(
             f"Cannot infer 'ndarray' from the native dtype {dtype}: object arrays are ambiguous; "
-            "pass dtype=NDArrayDType(dtype=..., shape=...) when creating the array."
+            "construct NDArrayDType(dtype=..., shape=...) and create the array with it as dtype."
         )
 
     def to_native_dtype(self) -> np.dtypes.ObjectDType:

@@ -177,13 +177,13 @@ class ShapePattern:
         if self.needs_shapes:
             raise ShapePatternError(
                 f"pattern {self} has {self.dims.count(None)} variable dimensions; their extents "
-                "cannot be inferred from a length, so such elements need a stored shape."
+                "are ambiguous from a length alone, so such elements need a stored shape."
             )
         fixed = self.fixed_items
         if self.is_fixed and items != fixed:
             raise ShapePatternError(
-                f"{items} items do not form an element of the fixed shape {self.dims}, which "
-                f"holds exactly {fixed}."
+                f"{items} items do not match the fixed element size of shape {self.dims}, "
+                f"which holds exactly {fixed}."
             )
         if items % fixed:
             raise ShapePatternError(
