@@ -99,11 +99,8 @@ class Reader:
                 out.append(((origin, key, None), True))
                 continue
             stops = tuple(np.minimum(np.add(origin, layout.chunks), layout.shape).tolist())
-            inside = Box(
-                tuple(np.maximum(origin, part.starts).tolist()),
-                tuple(np.minimum(stops, part.stops).tolist()),
-                (),
-            )
+            lo, hi = np.maximum(origin, part.starts), np.minimum(stops, part.stops)
+            inside = Box(tuple(lo.tolist()), tuple(hi.tolist()), ())
             firsts = origins(inside, layout.inner)
             whole = len(firsts) == len(origins(Box(origin, stops, ()), layout.inner))
             for first in firsts:
@@ -218,11 +215,8 @@ class Reader:
         every chunk but copies no values."""
         count = math.prod(box.extents)
         offsets[0] = 0
-        shapes = (
-            np.empty((count, self.layout.dtype.pattern.ndim), np.int64)
-            if self.with_shapes
-            else None
-        )
+        ndim = self.layout.dtype.pattern.ndim
+        shapes = np.empty((count, ndim), np.int64) if self.with_shapes else None
         budget = _Budget(count)
         units = [self.layout.chunks, self.layout.inner]
         parts = slabs(box, units, budget.cells, FIRST_BATCH_STRETCH) if count else iter(())
@@ -234,10 +228,8 @@ class Reader:
             while part is not None and pending is not None:
                 pieces, blocks = await pending
                 n = math.prod(part.extents)
-                overlap = budget.observe(
-                    n,
-                    sum(int(b.sizes.sum()) for b in blocks if b is not None) * self.values.itemsize,
-                )
+                nbytes = sum(int(b.sizes.sum()) for b in blocks if b is not None)
+                overlap = budget.observe(n, nbytes * self.values.itemsize)
                 following = next(parts, None)
                 pending = None
                 if following is not None and overlap:
@@ -289,12 +281,7 @@ class Reader:
         return moves
 
     async def copy(
-        self,
-        moves: list[tuple[Any, Places]],
-        mine: _Ints,
-        count: int,
-        done: int,
-        aside: bool = False,
+        self, moves: list[_Move], mine: _Ints, count: int, done: int, aside: bool = False
     ) -> None:
         """Copy every move of a batch to its item offsets in the output (grown, when it must,
         to the whole read's estimate: the items so far at this rate for every cell, and a
@@ -314,11 +301,8 @@ async def read(
     layout: Layout, box: Box, *, copy: bool = True, out: tuple[np.ndarray, _Ints] | None = None
 ) -> FlatCells:
     """The cells of ``box`` as :class:`FlatCells` (in the buffers ``out`` when given)."""
-    values, offsets = (None, None) if out is None else out
-    reader = Reader(layout, values)
-    if offsets is None:
-        offsets = np.zeros(math.prod(box.extents) + 1, dtype=np.int64)
-    return await reader.read(box, offsets, copy)
+    values, offsets = out or (None, np.zeros(math.prod(box.extents) + 1, dtype=np.int64))
+    return await Reader(layout, values).read(box, offsets, copy)
 
 
 # ---------------------------------------------------------------------------- writes
@@ -331,12 +315,8 @@ async def write(jobs: list[tuple[Layout, Box, FlatCells]]) -> None:
     is rebuilt, encoded and stored (deleted when all fill and empty chunks are not written)."""
     writers = [_Writer(*job) for job in jobs if math.prod(job[1].extents)]
     outers = [origins(w.box, w.layout.chunks) for w in writers]
-    kept = await asyncio.gather(
-        *(
-            asyncio.gather(*(w.keep(o) for o in outer))
-            for w, outer in zip(writers, outers, strict=True)
-        )
-    )
+    keeps = [asyncio.gather(*map(w.keep, outer)) for w, outer in zip(writers, outers, strict=True)]
+    kept = await asyncio.gather(*keeps)
     for writer, outer, old in zip(writers, outers, kept, strict=True):
         stored = list(zip(outer, old, strict=True))
         per = max(1, len(stored) // 8)  # an eighth of the write at a time
@@ -422,7 +402,7 @@ class _Writer:
         await asyncio.gather(*(self.put(key, value) for key, value in puts))
 
     async def put(self, key: str, value: Any) -> None:
-        async with self.reader.limit:
+        async with self.reader.limit:  # as many in flight as a read's requests
             await self.layout.put(key, value)
 
     def chunk(self, job: tuple[Shape, Block | None]) -> npt.NDArray[np.uint8] | None:

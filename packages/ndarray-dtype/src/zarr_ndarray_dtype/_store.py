@@ -189,10 +189,7 @@ class Layout:
         )
 
     async def put(self, key: str, value: Any) -> None:
-        if value is None:
-            await (self.path / key).delete()
-        else:
-            await (self.path / key).set(value)
+        await ((self.path / key).delete() if value is None else (self.path / key).set(value))
 
     async def index(
         self, key: str, shard: Any = None, get: Callable[..., Any] | None = None
@@ -237,14 +234,12 @@ class Layout:
             at += len(part)
         if not parts:
             return None
-        raw = table.astype(spec.index_dtype).view(np.uint8).reshape(-1)
-        index = _buffer(raw)
+        index = _buffer(table.astype(spec.index_dtype).view(np.uint8))
         for codec in spec.index_chain:
             (index,) = await codec.encode([(index, self.spec)])
         blob = [index, *parts] if spec.at_start else [*parts, index]
-        return _buffer(
-            np.concatenate([np.asarray(b.as_numpy_array()).view(np.uint8) for b in blob])
-        )
+        joined = np.concatenate([np.asarray(b.as_numpy_array()).view(np.uint8) for b in blob])
+        return _buffer(joined)
 
 
 def _coalesce(config: Any, what: str, default: int) -> int:
