@@ -27,7 +27,16 @@ from zarr_ndarray_dtype import (
 )
 from zarr_ndarray_dtype import dtype as dtype_module
 from zarr_ndarray_dtype._compat import ClaimedJSONError, DataTypeValidationError
-from zarr_ndarray_dtype.dtype import _FillCell, decode_fill, encode_fill, fill_scalar, frozen_cell
+from zarr_ndarray_dtype.blocks import FlatCells
+from zarr_ndarray_dtype.dtype import (
+    FillBlock,
+    FillCell,
+    _FillCell,
+    decode_fill,
+    encode_fill,
+    fill_scalar,
+    frozen_cell,
+)
 
 
 def test_ndarray_is_a_deprecated_alias() -> None:
@@ -383,3 +392,49 @@ def test_two_variable_dimensions_allow_only_the_empty_fill() -> None:
     assert decode_fill("", pattern, 4) == (b"", (0, 0))
     with pytest.raises(FillValueError, match='only fill value allowed is ""'):
         decode_fill(encode_fill(b"\0" * 4), pattern, 4)
+
+
+# ------------------------------------------------------------------------ fill cells, many at once
+
+PAIRS = NDArrayDType(dtype="float32", shape=(None, 2))
+ANY2 = NDArrayDType(dtype="float32", shape=(None, None))
+
+
+def test_fill_cell_matches_by_shape_and_bytes() -> None:
+    """SPEC 1.5: equal elements have the same shape and bytes (as the fill value's own ``==``)."""
+    fill = FillCell(PAIRS, PAIRS.cast_scalar(np.array([[np.nan, 1.0]], "f4")))
+    values = np.array([np.nan, 1, np.nan, 2, -0.0, 0, np.nan, 1], "f4")
+    cells = FlatCells(values, np.array([0, 2, 4, 4, 6, 8]), None)
+    assert fill.matches(cells).tolist() == [True, False, False, False, True]
+    other_nan = np.array([0x7FC00001, 0x3F800000], "<u4").view("f4")  # a NaN with other bits
+    assert fill.matches(FlatCells(other_nan, np.array([0, 2]), None)).tolist() == [False]
+    zero = FillCell(PAIRS, PAIRS.cast_scalar(np.zeros((1, 2), "f4")))
+    assert zero.matches(
+        FlatCells(np.array([-0.0, 0.0], "f4"), np.array([0, 2]), None)
+    ).tolist() == [
+        False  # -0.0 is not 0.0: eliding the chunk would read back 0.0
+    ]
+    c16 = NDArrayDType(dtype="complex128", shape=(None,))
+    one = FillCell(c16, c16.cast_scalar(np.array([1 + 2j])))
+    both = FlatCells(np.array([1 + 2j, 1 - 2j]), np.array([0, 1, 2]), None)
+    assert one.matches(both).tolist() == [True, False]  # 16-byte items, two words each
+    empty = FillCell(ANY2, ANY2.default_scalar())
+    shapes = np.array([[0, 0], [0, 3], [1, 1]])
+    got = empty.matches(FlatCells(np.zeros(1, "f4"), np.array([0, 0, 0, 1]), shapes))
+    assert got.tolist() == [True, False, False]  # an empty (0, 3) cell is not the (0, 0) fill
+    tiled = fill.cells(3, with_shapes=True)
+    assert tiled.offsets.tolist() == [0, 2, 4, 6]
+    assert tiled.shapes is not None and tiled.shapes.tolist() == [[1, 2]] * 3
+
+
+def test_fill_block_copies_its_one_cell_to_every_place() -> None:
+    dtype = NDArrayDType(dtype="int16", shape=(None, 2))
+    fill = FillBlock(FillCell(dtype, dtype.cast_scalar(np.array([[5, 6]], np.int16))), False)
+    assert fill.sizes.tolist() == [2]
+    out = np.zeros(6, np.int16)
+    fill.copy(np.zeros(2, np.intp), out.view(np.uint8), np.array([0, 8]))
+    assert out.tolist() == [5, 6, 0, 0, 5, 6]
+    empty = FillBlock(FillCell(dtype, dtype.default_scalar()), True)
+    empty.copy(np.zeros(3, np.intp), out.view(np.uint8), np.zeros(3, np.int64))  # nothing to copy
+    assert empty.shapes is not None and empty.shapes.tolist() == [[0, 2]]
+    assert empty.cells().offsets.tolist() == [0, 0]

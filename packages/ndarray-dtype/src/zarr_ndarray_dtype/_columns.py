@@ -1,6 +1,6 @@
-"""Many cells at once (pure numpy): the checks of input columns and ``out`` buffers, the fill
-cell, cell objects gathered into columns (one concatenation and conversion per source dtype)
-and columns cut into read-only cell objects (one strided window per distinct shape)."""
+"""Many cells at once (pure numpy): the checks of input columns and ``out`` buffers, cell
+objects gathered into columns (one concatenation and conversion per source dtype) and columns
+cut into read-only cell objects (one strided window per distinct shape)."""
 
 from __future__ import annotations
 
@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import numpy.typing as npt
 
-from zarr_ndarray_dtype.blocks import ColumnsBlock, FlatCells, offsets_of
+from zarr_ndarray_dtype.blocks import FlatCells, offsets_of
 from zarr_ndarray_dtype.cells import bool_bytes_as_01, cell_array, convert, mismatch, numbers, unbox
 from zarr_ndarray_dtype.errors import CellError
 from zarr_ndarray_dtype.pattern import U32_MAX, ShapePattern
 
 if TYPE_CHECKING:
-    from zarr_ndarray_dtype.dtype import NDArrayDType
+    from zarr_ndarray_dtype.dtype import FillCell, NDArrayDType
 
 __all__: list[str] = []
 Ints = npt.NDArray[np.int64]
@@ -200,60 +200,6 @@ def check_out(out: Any, dtype: NDArrayDType, count: int) -> tuple[np.ndarray, In
     if np.shares_memory(values, offsets):
         raise ValueError("out's values and offsets overlap: they must be separate arrays")
     return values.reshape(-1), offsets
-
-
-# ------------------------------------------------------------------------------- fill cell
-
-
-def equal_bytes(values: np.ndarray, starts: Ints, cell: np.ndarray) -> npt.NDArray[np.bool_]:
-    """Which runs of ``cell.size`` items of the flat ``values`` from ``starts`` hold ``cell``'s
-    bytes (SPEC 1.5: NaN equals only the same NaN, -0.0 is not 0.0), compared as words."""
-    word = np.dtype(f"u{min(cell.itemsize, 8)}")
-    per = cell.itemsize // word.itemsize
-    want = np.ascontiguousarray(cell).reshape(-1).view(word)
-    words = np.ascontiguousarray(values).reshape(-1).view(word)
-    return (words[(starts * per)[:, None] + np.arange(want.size)] == want).all(axis=1)
-
-
-class FillCell:
-    """The fill cell of an array: its items and shape, and which cells equal it (SPEC 1.5: the
-    same shape and the same bytes, so a chunk of them may be left unwritten)."""
-
-    def __init__(self, dtype: NDArrayDType, fill_value: Any) -> None:
-        cell = unbox(fill_value)
-        cell = dtype.coerce_cell(None if cell is None else np.asarray(cell))
-        self.shape: tuple[int, ...] = tuple(int(n) for n in cell.shape)
-        self.items = np.ascontiguousarray(cell, dtype=dtype.item_dtype).reshape(-1)
-        self.size = int(self.items.size)
-
-    def cells(self, count: int, with_shapes: bool) -> FlatCells:
-        """``count`` fill cells."""
-        shapes = np.tile(np.array(self.shape, np.int64), (count, 1)) if with_shapes else None
-        offsets = np.arange(count + 1, dtype=np.int64) * self.size
-        return FlatCells(np.tile(self.items, count), offsets, shapes)
-
-    def matches(self, cells: FlatCells) -> npt.NDArray[np.bool_]:
-        """Which of ``cells`` equal the fill cell."""
-        same = cells.sizes == self.size
-        if cells.shapes is not None:
-            same &= (cells.shapes == np.array(self.shape, np.int64)).all(axis=1)
-        if self.size and same.any():
-            at = np.flatnonzero(same)
-            same[at] = equal_bytes(cells.values, cells.offsets[at], self.items)
-        return same
-
-
-class FillBlock(ColumnsBlock):
-    """The fill cell as a block of one cell (cell 0), copied to every place asked."""
-
-    def __init__(self, fill: FillCell, with_shapes: bool) -> None:
-        super().__init__(fill.cells(1, with_shapes))
-
-    def copy(self, cells: npt.NDArray[np.intp] | slice, out: Any, dst: Any) -> None:
-        if isinstance(cells, slice) or not self._raw.size:
-            super().copy(cells, out, dst)
-        else:  # one store of the cell's bytes at every place
-            out[dst[:, None] + np.arange(self._raw.size)] = self._raw
 
 
 # ------------------------------------------------------------------------ objects -> columns

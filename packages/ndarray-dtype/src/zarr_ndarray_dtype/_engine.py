@@ -13,10 +13,10 @@ import numpy.typing as npt
 from zarr.abc.store import RangeByteRequest
 
 from zarr_ndarray_dtype import _compat
-from zarr_ndarray_dtype._columns import FillBlock
 from zarr_ndarray_dtype._grid import Box, Places, Shape, origins, project, slabs
 from zarr_ndarray_dtype._store import ABSENT, Layout, map_threads
 from zarr_ndarray_dtype.blocks import Block, ColumnsBlock, FlatCells, needs_shapes, offsets_of
+from zarr_ndarray_dtype.dtype import FillBlock
 from zarr_ndarray_dtype.errors import StoredChunkError
 
 __all__ = ["read", "write"]

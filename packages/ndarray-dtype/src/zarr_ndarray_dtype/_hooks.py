@@ -24,7 +24,7 @@ from zarr import registry  # its functions looked up when called: tests replace 
 from zarr.codecs.bytes import BytesCodec
 
 from zarr_ndarray_dtype import _compat, _engine
-from zarr_ndarray_dtype._columns import FillCell, cut, gather
+from zarr_ndarray_dtype._columns import cut, gather
 from zarr_ndarray_dtype._grid import Box, Shape, cell_at
 from zarr_ndarray_dtype._store import Layout
 from zarr_ndarray_dtype.codecs import (
@@ -35,7 +35,7 @@ from zarr_ndarray_dtype.codecs import (
     check_codecs,
     serializer_name,
 )
-from zarr_ndarray_dtype.dtype import NDArrayDType, _FillCell
+from zarr_ndarray_dtype.dtype import FillCell, NDArrayDType, _FillCell
 from zarr_ndarray_dtype.errors import CellError, HookWarning, NDArrayDTypeError
 
 __all__ = ["TARGETS", "install", "installed"]

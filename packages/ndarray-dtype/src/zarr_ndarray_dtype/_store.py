@@ -22,11 +22,10 @@ from zarr.buffer import default_buffer_prototype
 from zarr.codecs import BytesCodec, ShardingCodec
 
 from zarr_ndarray_dtype import _compat
-from zarr_ndarray_dtype._columns import FillCell
 from zarr_ndarray_dtype._grid import Shape, morton
 from zarr_ndarray_dtype.blocks import BlockCodec
 from zarr_ndarray_dtype.codecs import FixedBlocks
-from zarr_ndarray_dtype.dtype import NDArrayDType
+from zarr_ndarray_dtype.dtype import FillCell, NDArrayDType
 from zarr_ndarray_dtype.errors import StoredChunkError
 
 __all__ = ["ABSENT", "Layout", "Shard", "block_codec_of", "map_threads"]

@@ -13,11 +13,11 @@ import numpy as np
 from zarr.abc.codec import ArrayArrayCodec, ArrayBytesCodec
 from zarr.codecs.bytes import BytesCodec
 
-from zarr_ndarray_dtype._columns import FillCell, cut, gather
+from zarr_ndarray_dtype._columns import cut, gather
 from zarr_ndarray_dtype._compat import endian_name
 from zarr_ndarray_dtype.blocks import Block, BlockCodec, ColumnsBlock, FlatCells
 from zarr_ndarray_dtype.cells import check_bool_bytes
-from zarr_ndarray_dtype.dtype import NDArrayDType
+from zarr_ndarray_dtype.dtype import FillCell, NDArrayDType
 from zarr_ndarray_dtype.errors import (
     CellError,
     CodecMetadataError,

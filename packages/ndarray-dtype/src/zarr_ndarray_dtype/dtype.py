@@ -15,9 +15,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast, overload
 
 import numpy as np
+import numpy.typing as npt
 from zarr.dtype import ZDType
 
 from zarr_ndarray_dtype._compat import ClaimedJSONError, DataTypeValidationError
+from zarr_ndarray_dtype.blocks import ColumnsBlock, FlatCells
 from zarr_ndarray_dtype.cells import check_bool_bytes, coerce_cell, convert, unbox
 from zarr_ndarray_dtype.errors import (
     CellError,
@@ -132,7 +134,7 @@ class _FillCell(np.ndarray):  # type: ignore[type-arg]
     """An immutable fill cell whose ``==`` compares whole cells to one ``bool``, as zarr
     truth-tests each comparison of a chunk's cells with the fill (a subclass's ``__eq__`` wins on
     either side). Equal: the same shape and, converted as a write would, the same bytes (SPEC
-    1.5, as ``_columns.FillCell.matches``)."""
+    1.5, as :meth:`FillCell.matches`)."""
 
     def __eq__(self, other: object) -> bool:  # type: ignore[override]
         if type(other) is np.ndarray and other.shape != self.shape:
@@ -192,6 +194,50 @@ def fill_scalar(cell: np.ndarray) -> np.ndarray:
 def _default_fill(item: str, dims: tuple[int | None, ...]) -> np.ndarray:
     shape = ShapePattern(dims).empty_shape
     return fill_scalar(np.zeros(shape, dtype=item))
+
+
+class FillCell:
+    """The fill cell of an array: its items and shape, and which cells equal it (SPEC 1.5: the
+    same shape and the same bytes, so NaN equals only the same NaN and -0.0 is not 0.0; a chunk
+    of them may be left unwritten)."""
+
+    def __init__(self, dtype: NDArrayDType, fill_value: Any) -> None:
+        cell = dtype.cast_scalar(fill_value)[()]
+        self.shape: tuple[int, ...] = tuple(int(n) for n in cell.shape)
+        self.items = np.ascontiguousarray(cell, dtype=dtype.item_dtype).reshape(-1)
+        self.size = int(self.items.size)
+
+    def cells(self, count: int, with_shapes: bool) -> FlatCells:
+        """``count`` fill cells."""
+        shapes = np.tile(np.array(self.shape, np.int64), (count, 1)) if with_shapes else None
+        offsets = np.arange(count + 1, dtype=np.int64) * self.size
+        return FlatCells(np.tile(self.items, count), offsets, shapes)
+
+    def matches(self, cells: FlatCells) -> npt.NDArray[np.bool_]:
+        """Which of ``cells`` equal the fill cell."""
+        same = cells.sizes == self.size
+        if cells.shapes is not None:
+            same &= (cells.shapes == np.array(self.shape, np.int64)).all(axis=1)
+        if self.size and same.any():  # the same bytes, compared as words of up to 8 bytes
+            at, word = np.flatnonzero(same), np.dtype(f"u{min(self.items.itemsize, 8)}")
+            want = self.items.view(word)
+            words = np.ascontiguousarray(cells.values).reshape(-1).view(word)
+            starts = cells.offsets[at] * (self.items.itemsize // word.itemsize)
+            same[at] = (words[starts[:, None] + np.arange(want.size)] == want).all(axis=1)
+        return same
+
+
+class FillBlock(ColumnsBlock):
+    """The fill cell as a block of one cell (cell 0), copied to every place asked."""
+
+    def __init__(self, fill: FillCell, with_shapes: bool) -> None:
+        super().__init__(fill.cells(1, with_shapes))
+
+    def copy(self, cells: npt.NDArray[np.intp] | slice, out: Any, dst: Any) -> None:
+        if isinstance(cells, slice) or not self._raw.size:
+            super().copy(cells, out, dst)
+        else:  # one store of the cell's bytes at every place
+            out[dst[:, None] + np.arange(self._raw.size)] = self._raw
 
 
 # -------------------------------------------------------------------------------- the type
@@ -343,11 +389,13 @@ class NDArrayDType(ZDType[np.dtypes.ObjectDType, np.ndarray]):  # type: ignore[t
 
     def cast_scalar(self, data: object) -> np.ndarray:
         """The fill cell for ``data``, boxed so that zarr treats it as one immutable scalar."""
-        try:
-            cell = self.coerce_cell(data)
-        except CellTypeError as exc:
-            text = reprlib.repr(data)
-            raise CellTypeError(f"Cannot convert {text} to a scalar of {self}: {exc}") from None
+        cell = data[()] if type(data) is _FillScalar else None  # zarr casts the fill it read
+        if cell is None or cell.dtype != self.item_dtype or not self.pattern.matches(cell.shape):
+            try:
+                cell = self.coerce_cell(data)
+            except CellTypeError as exc:
+                text = reprlib.repr(data)
+                raise CellTypeError(f"Cannot convert {text} to a scalar of {self}: {exc}") from None
         if self.pattern.needs_shapes and cell.size:
             raise FillValueError(
                 f"a fill cell of shape {cell.shape} is not allowed for pattern {self.pattern}: "
