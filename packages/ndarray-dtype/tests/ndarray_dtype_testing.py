@@ -45,7 +45,6 @@ from zarr_ndarray_dtype.blocks import (  # noqa: E402
     ColumnsBlock,
     FlatCells,
     cell_shapes,
-    needs_shapes,
     offsets_of,
 )
 from zarr_ndarray_dtype.codecs import NDArrayBytesCodec  # noqa: E402
@@ -77,7 +76,7 @@ class ToyBlocks:
         if values.size != int(sizes.sum()):
             raise ValueError(f"cannot decode the {TOY!r} {where}: {values.size} values")
         return ColumnsBlock(
-            FlatCells(values, offsets_of(sizes), shapes if needs_shapes(pattern) else None)
+            FlatCells(values, offsets_of(sizes), shapes if pattern.needs_shapes else None)
         )
 
     def encode(self, cells: FlatCells, dtype: NDArrayDType, where: str) -> npt.NDArray[np.uint8]:

@@ -13,7 +13,6 @@ from zarr_ndarray_dtype.blocks import (
     FlatCells,
     cell_shapes,
     copy_segments,
-    needs_shapes,
     offsets_of,
 )
 
@@ -29,7 +28,7 @@ def test_cell_shapes() -> None:
     cells = FlatCells(np.zeros(9, np.int8), np.array([0, 3, 3, 9]), None)
     assert cell_shapes(cells, dtype.pattern).tolist() == [[3, 1], [3, 0], [3, 2]]
     pair = NDArrayDType(dtype="int8", shape=(None, None))
-    assert needs_shapes(pair.pattern) and not needs_shapes(dtype.pattern)
+    assert pair.pattern.needs_shapes and not dtype.pattern.needs_shapes
 
 
 def test_columns_block_copies_any_cells_anywhere() -> None:

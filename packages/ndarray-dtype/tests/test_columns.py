@@ -22,7 +22,7 @@ from zarr_ndarray_dtype import (
 )
 from zarr_ndarray_dtype import _columns as columns
 from zarr_ndarray_dtype._columns import check_columns, cut, gather
-from zarr_ndarray_dtype.blocks import cell_shapes, needs_shapes, offsets_of
+from zarr_ndarray_dtype.blocks import cell_shapes, offsets_of
 from zarr_ndarray_dtype.dtype import FillCell
 
 F32_2 = NDArrayDType(dtype="float32", shape=(None, 2))
@@ -157,7 +157,7 @@ def test_exact_cells(name: str, pattern: tuple[int | None, ...], count: int, see
     assert got.sizes.tolist() == [c.size for c in cells]
     shapes = cell_shapes(got, dtype.pattern)
     assert shapes.tolist() == [list(c.shape) for c in cells]
-    assert (got.shapes is not None) == needs_shapes(dtype.pattern)
+    assert (got.shapes is not None) == dtype.pattern.needs_shapes
 
 
 def test_mixed_inputs_are_coerced() -> None:

@@ -35,7 +35,7 @@ def test_names() -> None:
     assert set(zarr_ndarray_dtype.__all__) == errors | {
         "DTYPE_NAME", "ELEMENT_DTYPES", "NDArrayDType", "ShapePattern", "Columnar",
         "read_columnar", "write_columnar", "iter_columnar", "read_aligned", "write_aligned",
-        "unbox", "register", "__version__",
+        "unbox", "register",
     }  # fmt: skip
     for name in zarr_ndarray_dtype.__all__:
         assert getattr(zarr_ndarray_dtype, name) is not None

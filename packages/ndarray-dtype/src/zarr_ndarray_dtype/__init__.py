@@ -37,7 +37,6 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree wi
 __all__ = [
     "DTYPE_NAME", "ELEMENT_DTYPES", "NDArrayDType", "ShapePattern", "Columnar", "read_columnar",
     "write_columnar", "iter_columnar", "read_aligned", "write_aligned", "unbox", "register",
-    "__version__",
 ]  # fmt: skip
 __all__ += errors.__all__
 

@@ -15,7 +15,7 @@ from zarr.abc.store import RangeByteRequest
 from zarr_ndarray_dtype import _compat
 from zarr_ndarray_dtype._grid import Box, Places, Shape, origins, project, slabs
 from zarr_ndarray_dtype._store import ABSENT, Layout, map_threads
-from zarr_ndarray_dtype.blocks import Block, ColumnsBlock, FlatCells, needs_shapes, offsets_of
+from zarr_ndarray_dtype.blocks import Block, ColumnsBlock, FlatCells, offsets_of
 from zarr_ndarray_dtype.dtype import FillBlock
 from zarr_ndarray_dtype.errors import StoredChunkError
 
@@ -79,7 +79,7 @@ class Reader:
 
     def __init__(self, layout: Layout, values: np.ndarray | None = None) -> None:
         self.layout = layout
-        self.with_shapes = needs_shapes(layout.dtype.pattern)
+        self.with_shapes = layout.dtype.pattern.needs_shapes
         self.fill = FillBlock(layout.fill, self.with_shapes)
         self.values = np.empty(0, layout.dtype.item_dtype) if values is None else values
         self.grows = values is None
@@ -328,7 +328,7 @@ class _Writer:
     def __init__(self, layout: Layout, box: Box, cells: FlatCells) -> None:
         self.layout, self.box = layout, box
         self.source = ColumnsBlock(cells)
-        self.with_shapes = needs_shapes(layout.dtype.pattern)
+        self.with_shapes = layout.dtype.pattern.needs_shapes
         self.fill = FillBlock(layout.fill, self.with_shapes)
         self.reader = Reader(layout)
 

@@ -24,7 +24,7 @@ Bytes = npt.NDArray[np.uint8]
 # copy_segments is the engine's (importable, not listed).
 __all__ = [
     "Block", "BlockCodec", "ColumnsBlock", "FlatCells", "cell_shapes", "check_bool_bytes",
-    "needs_shapes", "offsets_of",
+    "offsets_of",
 ]  # fmt: skip
 
 # Runs at most this many, or of this many bytes on average, are copied by slices.
@@ -75,11 +75,6 @@ class FlatCells(NamedTuple):
     def sizes(self) -> Ints:
         """The item count of every cell."""
         return np.diff(self.offsets)
-
-
-def needs_shapes(pattern: ShapePattern) -> bool:
-    """Whether cells of ``pattern`` need a shape table (two or more variable dimensions)."""
-    return pattern.needs_shapes
 
 
 def cell_shapes(cells: FlatCells, pattern: ShapePattern) -> Ints:

@@ -17,7 +17,8 @@ if TYPE_CHECKING:
     import dask.array as da
     from dask.delayed import Delayed
 
-__all__ = ["check_blocks", "map_columnar", "read_columnar_blocks", "shard_or_chunk", "to_zarr"]
+# shard_or_chunk: importable (the xarray writer asks it), not listed.
+__all__ = ["check_blocks", "map_columnar", "read_columnar_blocks", "to_zarr"]
 
 
 def _data_type(array: Any, what: str) -> NDArrayDType:

@@ -23,7 +23,6 @@ from zarr_ndarray_dtype.blocks import (
     FlatCells,
     cell_shapes,
     check_bool_bytes,
-    needs_shapes,
 )
 from zarr_ndarray_dtype.codecs import NDArrayBytesCodec
 from zarr_ragged_ndarray.layout import RaggedLayoutError, decode_layout, encode_layout
@@ -57,7 +56,7 @@ class RaggedBlocks:
                 f"cannot decode the {CODEC_NAME!r} {where} for {dtype!r}: {exc}{rule}"
             ) from exc
         shapes = None
-        if needs_shapes(pattern):  # the full shapes: the variable extents and the fixed ones
+        if pattern.needs_shapes:  # the full shapes: the variable extents and the fixed ones
             shapes = np.tile(np.array(pattern.empty_shape, dtype=np.int64), (count, 1))
             shapes[:, axes] = extents
         return ColumnsBlock(FlatCells(values.view(item), offsets, shapes))
