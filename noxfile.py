@@ -624,7 +624,8 @@ def install(session: nox.Session) -> None:
 
     Each package alone (with the sibling packages its line names) and all five together must
     install from this checkout, import, and run their console script
-    (tools/nox/check_source_install.py); each package's README must hold its own line.
+    (tools/nox/check_source_install.py); each package's README must hold its own line. The
+    worked example runs in the venv of the last line (all five, with the extras it uses).
     """
     tmp = Path(session.create_tmp()).resolve()
     lines = from_source_lines(ROOT / "README.md")
@@ -652,6 +653,11 @@ def install(session: nox.Session) -> None:
             session.error(f"{readme.relative_to(ROOT)} does not hold its line: {command}")
     if missing := {p.folder for p in PACKAGES} - alone:
         session.error(f"README.md, {FROM_SOURCE!r}: no line installs {sorted(missing)}")
+    example = tmp / "example"  # an empty folder: no HyperSpy store beside it
+    shutil.rmtree(example, ignore_errors=True)
+    example.mkdir()
+    session.run(python, TOOLS / "run_readme.py", ROOT / "README.md", WORKED_EXAMPLE, example,
+                external=True)  # fmt: skip
 
 
 # No pinned interpreter: the demo runs on the Python that runs nox (any of 3.11-3.13), so the

@@ -646,3 +646,13 @@ def test_the_progress_line_is_drawn_on_a_terminal_only_and_erased(
         text = stream.getvalue()
         assert (f"\rreading [{'#' * 30}] 4/4" in text) == drawn
         assert text.endswith("\r\x1b[2K") == drawn
+
+
+@pytest.mark.parametrize(
+    "argv", [["-q", "info", "A"], ["info", "-q", "A"], ["--quiet", "info", "A"]]
+)
+def test_quiet_is_accepted_before_or_after_the_command(argv: list[str]) -> None:
+    from zarr_ndarray_tool.cli import build_parser
+
+    assert build_parser().parse_args(argv).quiet is True
+    assert build_parser().parse_args(["info", "A"]).quiet is False

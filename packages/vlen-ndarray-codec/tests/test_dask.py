@@ -206,6 +206,19 @@ def test_store_object_array_from_memory_threaded(tmp_path: Path) -> None:
     assert_same_cells(read(target), cells)
 
 
+def test_dask_s_own_to_zarr_with_the_data_type(tmp_path: Path) -> None:
+    """``dask.array.to_zarr(..., dtype=NDArrayDType(...))`` creates an ``ndarray`` array and
+    writes the cells (dask releases whose ``to_zarr`` hands ``dtype=`` on to zarr)."""
+    cells = random_cells(5, 64)
+    try:
+        da.to_zarr(da.from_array(cells, chunks=16), str(tmp_path / "a.zarr"), dtype=ELEMENT)
+    except TypeError as exc:  # older dask passes its own dtype (object) too
+        pytest.skip(f"dask {dask.__version__}'s to_zarr takes no dtype= ({exc})")
+    array = zarr.open_array(tmp_path / "a.zarr", mode="r")
+    assert array.metadata.data_type == ELEMENT
+    assert_same_cells(array[:], cells)
+
+
 def test_store_into_a_region(source: zarr.Array, tmp_path: Path) -> None:
     """``regions=`` writes part of the target; the rest keeps reading as empty fill cells."""
     target = target_like(source, tmp_path / "region.zarr")

@@ -33,6 +33,7 @@ from zarr_ndarray_dtype.codecs import (
     FixedCellBytesCodec,
     check_bytes_codec,
     check_codecs,
+    install_hint,
     serializer_name,
 )
 from zarr_ndarray_dtype.dtype import FillCell, NDArrayDType, _FillCell
@@ -127,7 +128,7 @@ def _default_serializer(original: Fn, dtype: Any) -> Any:
     except Exception:  # KeyError up to zarr 3.3, UnknownCodecError later
         raise NDArrayDTypeError(
             f"no serializer for {dtype!r}: its pattern {dtype.pattern.to_json()} is served by the "
-            f"{name!r} codec, which is not installed: pip install {dist}, and pass "
+            f"{name!r} codec, which is not installed: {install_hint(dist)}, and pass "
             f"serializer={dist.replace('-', '_')}.{codec}()"
         ) from None
 

@@ -114,14 +114,21 @@ def check_codecs(codecs: Iterable[Any], dtype: NDArrayDType) -> None:
             )
 
 
+def install_hint(dist: str) -> str:
+    """How to install a codec package: its README's line in a checkout of this project (the data
+    type beside it, as neither is on PyPI yet), or from PyPI once released."""
+    folder = f"./packages/{dist.removeprefix('zarr-')}-codec"
+    return f"python -m pip install ./packages/ndarray-dtype {folder} ({dist} once released)"
+
+
 def check_bytes_codec(endian: object, dtype: Any) -> None:
     """Refuse a ``bytes`` codec that cannot serve this ``ndarray`` type."""
     if not dtype.pattern.is_fixed:
         raise NDArrayDTypeError(
             f"the 'bytes' codec cannot serve {dtype!r}: its pattern {dtype.pattern} has variable "
             "dimensions, so elements have no fixed size. Use serializer=zarr_vlen_ndarray."
-            "VlenNDArrayCodec() (pip install zarr-vlen-ndarray) for patterns [null, d1, ..., dk] "
-            "(SPEC 1.6/2)."
+            f"VlenNDArrayCodec() ({install_hint('zarr-vlen-ndarray')}) for patterns "
+            "[null, d1, ..., dk] (SPEC 1.6/2)."
         )
     name = endian_name(endian)
     if name == "big" or (name is None and dtype.item_dtype.itemsize > 1):
@@ -216,8 +223,9 @@ class NDArrayBytesCodec(_ObjectPath, ArrayBytesCodec):
             if not dtype.pattern.needs_shapes:
                 what = "a single variable dimension outside the leading position"
             return (
-                f"{what} is served by the 'ragged-ndarray' codec: pip install zarr-ragged-ndarray "
-                "and pass serializer=zarr_ragged_ndarray.RaggedNDArrayCodec() (or omit it)"
+                f"{what} is served by the 'ragged-ndarray' codec: "
+                f"{install_hint('zarr-ragged-ndarray')}, and pass "
+                "serializer=zarr_ragged_ndarray.RaggedNDArrayCodec() (or omit it)"
             )
         name = str(getattr(dtype, "_zarr_v3_name", type(dtype).__name__))
         if name in {"variable_length_bytes", "bytes", "string", "variable_length_utf8"}:

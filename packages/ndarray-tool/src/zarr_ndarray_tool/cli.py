@@ -76,6 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     what = "print the versions of this tool and of the packages it works with"
     parser.add_argument("--version", action=_Version, nargs=0, help=what)
+    quiet = "no progress bar on a terminal"
+    parser.add_argument("-q", "--quiet", action="store_true", help=quiet)  # before the command too
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     commands: dict[str, argparse.ArgumentParser] = {}
     for name in ("info", "upgrade", "downgrade", "migrate", "verify", "export"):
@@ -84,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
         p = commands[name] = sub.add_parser(name, help=summary, description=description)
         p.set_defaults(func=run, parser=p)
         p.add_argument("store", metavar="PATH", help=_PATH)
-        p.add_argument("-q", "--quiet", action="store_true", help="no progress bar on a terminal")
+        p.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help=quiet)
         what = f"for a URL: the store's options, a JSON object, e.g. {_EXAMPLE}"
         p.add_argument("--storage-options", metavar="JSON", help=what)
         what = "for a URL: zarr's FsspecStore (default) or ObjectStore"
