@@ -115,6 +115,28 @@ def test_exploded_one_row_per_leading_row() -> None:
     assert table.column("count").to_pylist() == np.repeat(SIZES, SIZES).tolist()
 
 
+@pytest.mark.slow
+def test_the_exploded_table_of_a_million_cells() -> None:
+    """A 1,048,576-cell group as zagg shards it: one row per leading row, in C order of cells."""
+    from zarr_ndarray_dtype import write_aligned
+
+    group = zarr.open_group(zarr.storage.MemoryStore(), mode="w")
+    grid = dict(shape=(1024, 1024), chunks=(128, 128), shards=(512, 512))
+    group.create_array("centroids", dtype=NDArrayDType(dtype="float32", shape=(None, 2)), **grid)
+    group.create_array("centroids_times", dtype=NDArrayDType(dtype="uint64"), **grid)
+    sizes = np.random.default_rng(2).poisson(2, 1 << 20)
+    offsets = np.concatenate([[0], np.cumsum(sizes)])
+    rows = int(offsets[-1])
+    times = np.arange(rows, dtype=np.uint64)
+    columns = {"centroids": np.ones((rows, 2), np.float32), "centroids_times": times}
+    write_aligned(group, columns, offsets)
+    table = table_from_zarr(group, explode=True)
+    assert table.num_rows == rows
+    cell = table.column("cell").to_numpy()
+    assert np.array_equal(cell, np.repeat(np.arange(1 << 20), sizes))
+    assert np.array_equal(table.column("centroids_times").to_numpy(), times)
+
+
 def test_exploded_nests_fixed_size_lists_for_more_trailing_axes() -> None:
     arrays = {
         "a": zarr.create_array(

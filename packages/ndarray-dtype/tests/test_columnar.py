@@ -688,19 +688,23 @@ def test_the_budget_of_a_batch(count: int, batches: list[int], share: int) -> No
 # --------------------------------------------------------------------------- aligned arrays
 
 
-def _zagg_like(tmp_path: Any) -> tuple[Any, np.ndarray]:
+def _zagg_like(tmp_path: Any, sharded: bool = True) -> tuple[Any, np.ndarray]:
     """A group as zagg writes it: centroids (n, 2) float32 and their locations and times
-    (n,) uint64, row-aligned, sharded; plus a plain count array."""
+    (n,) uint64, row-aligned, sharded or not; plus a plain count array. Empty cells, and the
+    first chunk all empty."""
     from zarr_ndarray_dtype import write_aligned
 
     group = zarr.open_group(tmp_path, mode="w")
-    grid = {"shape": (6, 5), "chunks": (2, 2), "shards": (4, 4), "serializer": ToyCodec()}
+    grid = {"shape": (6, 5), "chunks": (2, 2), "serializer": ToyCodec()}
+    grid["shards"] = (4, 4) if sharded else None
     group.create_array("centroids", dtype=NDArray("float32", (None, 2)), **grid)
     for name in ("locations", "times"):
         group.create_array(name, dtype=NDArray("uint64", (None,)), **grid)
     group.create_array("count", shape=(6, 5), chunks=(2, 2), dtype="int32")
     rng = np.random.default_rng(4)
-    offsets = np.concatenate([[0], np.cumsum(rng.poisson(2, 30))])
+    counts = rng.poisson(2, (6, 5))
+    counts[:2, :2] = 0  # an all-empty chunk
+    offsets = np.concatenate([[0], np.cumsum(counts)])
     rows = int(offsets[-1])
     columns = {
         "centroids": rng.random((rows, 2)).astype(np.float32),
@@ -711,10 +715,13 @@ def _zagg_like(tmp_path: Any) -> tuple[Any, np.ndarray]:
     return group, offsets
 
 
-def test_aligned_arrays_read_together_share_one_offsets(tmp_path: Any) -> None:
+@pytest.mark.parametrize("sharded", [True, False])
+def test_aligned_arrays_read_together_share_one_offsets(tmp_path: Any, sharded: bool) -> None:
     from zarr_ndarray_dtype import read_aligned
 
-    group, _ = _zagg_like(tmp_path)
+    group, _ = _zagg_like(tmp_path, sharded)
+    whole = read_aligned(group)
+    assert np.diff(whole["times"].offsets).reshape(6, 5)[:2, :2].tolist() == [[0, 0], [0, 0]]
     box = (slice(1, 5), slice(2, 5))
     cols = read_aligned(group, box)
     assert sorted(cols) == ["centroids", "locations", "times"]  # ndarray arrays only
@@ -728,16 +735,19 @@ def test_aligned_arrays_read_together_share_one_offsets(tmp_path: Any) -> None:
     assert two["a"].shape == (5,) and np.array_equal(two["b"].values, two["a"].values * 10)
 
 
-def test_misaligned_cells_and_arrays_are_named(tmp_path: Any) -> None:
+@pytest.mark.parametrize("sharded", [True, False])
+def test_misaligned_cells_and_arrays_are_named(tmp_path: Any, sharded: bool) -> None:
     from zarr_ndarray_dtype import AlignmentError, read_aligned
 
-    group, _ = _zagg_like(tmp_path)
-    group["times"][4, 3] = np.arange(9, dtype=np.uint64)
+    group, offsets = _zagg_like(tmp_path, sharded)
+    rows = int(offsets[19] - offsets[18])  # cell (3, 3): the last of a shard (unsharded: chunk)
+    group["times"][3, 3] = np.arange(rows + 7, dtype=np.uint64)
     with pytest.raises(
-        AlignmentError, match=r"cell \(4, 3\) .*'locations': 2 rows, 'times': 9 rows"
+        AlignmentError,
+        match=rf"cell \(3, 3\) .*'locations': {rows} rows, 'times': {rows + 7} rows",
     ):
         read_aligned(group, (slice(2, 6), slice(1, 5)))  # array coordinates, not the box's
-    assert read_aligned(group, (slice(0, 4), ...))["times"].shape == (4, 5)
+    assert read_aligned(group, (slice(4, 6), ...))["times"].shape == (2, 5)
     other = zarr.create_array({}, shape=(6, 4), chunks=(2, 2), dtype=NDArray("uint64", (None,)))
     with pytest.raises(AlignmentError, match=r"different shapes \('a' \(6, 5\), 'b' \(6, 4\)\)"):
         read_aligned({"a": group["times"], "b": other})
