@@ -748,10 +748,14 @@ def test_misaligned_cells_and_arrays_are_named(tmp_path: Any, sharded: bool) -> 
     ):
         read_aligned(group, (slice(2, 6), slice(1, 5)))  # array coordinates, not the box's
     assert read_aligned(group, (slice(4, 6), ...))["times"].shape == (2, 5)
-    other = zarr.create_array({}, shape=(6, 4), chunks=(2, 2), dtype=NDArray("uint64", (None,)))
+    other = zarr.create_array(
+        {}, shape=(6, 4), chunks=(2, 2), dtype=NDArray("uint64", (None,)), serializer=ToyCodec()
+    )
     with pytest.raises(AlignmentError, match=r"different shapes \('a' \(6, 5\), 'b' \(6, 4\)\)"):
         read_aligned({"a": group["times"], "b": other})
-    group.create_array("grid", shape=(6, 5), chunks=(2, 2), dtype=NDArray("int8", (2, None)))
+    group.create_array(
+        "grid", shape=(6, 5), chunks=(2, 2), dtype=NDArray("int8", (2, None)), serializer=ToyCodec()
+    )
     with pytest.raises(ValueError, match=r"array 'grid' has the pattern \[2, null\]"):
         read_aligned(group)
 

@@ -11,6 +11,7 @@ import pytest
 import zarr
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from ndarray_dtype_testing import ToyCodec
 
 import zarr_ndarray_dtype
 from zarr_ndarray_dtype import (
@@ -86,7 +87,8 @@ def test_rows_form_rules() -> None:
 
 def test_integers_beyond_64_bits_are_out_of_range_on_every_write() -> None:
     """zarr's object writes and write_columnar name the value, the dtype and the rule."""
-    array = zarr.create_array(store={}, shape=(2,), dtype=NDArrayDType("uint64", (None,)))
+    dtype, toy = NDArrayDType("uint64", (None,)), ToyCodec()
+    array = zarr.create_array(store={}, shape=(2,), dtype=dtype, serializer=toy)
     writes = (
         lambda: array.__setitem__(0, [2**64]),
         lambda: array.__setitem__(slice(None), [[1], [2**64]]),

@@ -275,6 +275,8 @@ def test_refusals_name_the_value_and_the_fix() -> None:
         (ValueError, "divisible", darr, {}, {"dtype": POINTS, "chunks": (3,), "shards": (8,)}),
         (BlockAlignmentError, "inside a shard", darr, {}, {"dtype": POINTS, "shards": (8,)}),
     ]
+    for case in cases[-2:]:  # arrays to create: the test serializer (no codec package here)
+        case[4]["serializer"] = ToyCodec()
     for error, match, source, target, kwargs in cases:
         with pytest.raises(error, match=match):
             to_zarr(source, target, **kwargs)

@@ -116,11 +116,12 @@ def test_converted_cells_store_what_cells_of_the_element_dtype_store(sharded: bo
     assert _stored(ours.store._store_dict) == _stored(zarrs.store._store_dict)
 
 
-def _zarr_writes_orthogonal_shards() -> bool:
-    """zarr 3.1.0 fails an orthogonal write into a shard, for any data type (IndexError)."""
+def _zarr_writes_orthogonal_shards(where: Any = ([0, 4, 9], slice(None))) -> bool:
+    """Whether zarr's own orthogonal write of ``where`` into a shard works, for any data type:
+    zarr 3.1.0 fails rows, 3.2.0 a list on every axis (IndexError)."""
     plain = zarr.create_array({}, shape=(10, 10), chunks=(5, 5), shards=(10, 10), dtype="int8")
     try:
-        plain.oindex[np.array([0, 4, 9]), :] = np.ones((3, 10), "int8")
+        plain.oindex[where] = np.ones(plain.oindex[where].shape, "int8")
     except IndexError:
         return False
     return True
@@ -228,7 +229,7 @@ def test_writes_by_every_index_zarr_accepts(sharded: bool) -> None:
     """Lists and object arrays of cells of different (or equal) shapes, by slices, orthogonal
     indices, coordinates and masks: what was written reads back, the other cells untouched,
     the chunks byte-identical to zarr's own object writes of the same cells."""
-    if sharded and not _zarr_writes_orthogonal_shards():
+    if sharded and not _zarr_writes_orthogonal_shards(([0, 2], [1, 8])):
         pytest.skip(f"zarr {zarr.__version__} cannot write orthogonal selections into shards")
     ours: dict[str, Any] = {}
     theirs: dict[str, Any] = {}
@@ -270,7 +271,9 @@ def test_reads_by_every_index_zarr_accepts(sharded: bool) -> None:
     """Orthogonal indices and masks (a mask runs past the array in the last chunk), coordinates,
     blocks and steps read the cells numpy's indexing picks; writes by them put cells back."""
     (r, c), shards = ((8, 6), {"shards": (8, 6)}) if sharded else ((4, 3), {})
-    array = zarr.create_array({}, shape=(9, 7), chunks=(4, 3), dtype=POINTS, **shards)
+    array = zarr.create_array(
+        {}, shape=(9, 7), chunks=(4, 3), dtype=POINTS, serializer=ToyCodec(), **shards
+    )
     cells = _cells(6, "float32", (9, 7))
     array[...] = cells
     rows = np.zeros(9, dtype=bool)
