@@ -189,13 +189,14 @@ class Reader:
                 try:
                     raw = sync(raw)
                 except Exception as exc:
-                    raise StoredChunkError.of(f"the stored {self.name(piece)}", exc) from exc
+                    name = f"the stored {layout.chunk_name(piece[0])}"
+                    raise StoredChunkError.of(name, exc) from exc
             flat = np.asarray(raw.as_numpy_array()).reshape(-1).view(np.uint8)
             try:
                 return layout.codec.decode(flat, count, layout.dtype, "chunk")
             except Exception:
                 pass  # decoded again to name the chunk (the codec is deterministic)
-            return layout.codec.decode(flat, count, layout.dtype, self.name(piece))
+            return layout.codec.decode(flat, count, layout.dtype, layout.chunk_name(piece[0]))
 
         return await map_threads(block, list(zip(pieces, raws, strict=True)))
 
@@ -203,10 +204,8 @@ class Reader:
         try:
             return None if raw is None else await self.layout.decode(raw)
         except Exception as exc:
-            raise StoredChunkError.of(f"the stored {self.name(piece)}", exc) from exc
-
-    def name(self, piece: _Piece) -> str:
-        return self.layout.chunk_name(piece[0])
+            name = f"the stored {self.layout.chunk_name(piece[0])}"
+            raise StoredChunkError.of(name, exc) from exc
 
     # ------------------------------------------------------------------------ the read
 

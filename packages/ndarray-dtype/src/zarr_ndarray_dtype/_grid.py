@@ -4,6 +4,7 @@ and the Morton order of shards' inner chunks."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Callable, Iterator, Sequence
@@ -98,9 +99,15 @@ def _contiguous(extents: Shape, full: Shape) -> bool:
 
 def _flat(starts: Shape, extents: Shape, full: Shape) -> npt.NDArray[np.int64]:
     """The C-order flat indices in an array of shape ``full`` of the sub-box at ``starts``."""
+    return _at_origin(extents, full) + int(np.ravel_multi_index(starts, full))
+
+
+@functools.lru_cache(maxsize=256)
+def _at_origin(extents: Shape, full: Shape) -> npt.NDArray[np.int64]:
+    """:func:`_flat` of the sub-box at the origin (cached: a read asks it once per chunk)."""
     index = np.zeros((), np.int64)
-    for a, n, size in zip(starts, extents, full, strict=True):
-        index = np.add.outer(index * size, np.arange(a, a + n, dtype=np.int64))
+    for n, size in zip(extents, full, strict=True):
+        index = np.add.outer(index * size, np.arange(n, dtype=np.int64))
     return index.reshape(-1)
 
 

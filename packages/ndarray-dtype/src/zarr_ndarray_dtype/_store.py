@@ -183,9 +183,7 @@ class Layout:
     # ------------------------------------------------------------------------ store
 
     async def get(self, key: str, byte_range: Any = None) -> Any:
-        return await (self.path / key).get(
-            prototype=default_buffer_prototype(), byte_range=byte_range
-        )
+        return await (self.path / key).get(default_buffer_prototype(), byte_range)
 
     async def put(self, key: str, value: Any) -> None:
         await ((self.path / key).delete() if value is None else (self.path / key).set(value))

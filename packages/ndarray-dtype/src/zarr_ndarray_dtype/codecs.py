@@ -115,8 +115,7 @@ def check_codecs(codecs: Iterable[Any], dtype: NDArrayDType) -> None:
 
 
 def install_hint(dist: str) -> str:
-    """How to install a codec package: its README's line in a checkout of this project (the data
-    type beside it, as neither is on PyPI yet), or from PyPI once released."""
+    """How to install a codec package: its README's line (it is not on PyPI, nor the data type)."""
     folder = f"./packages/{dist.removeprefix('zarr-')}-codec"
     return f"python -m pip install ./packages/ndarray-dtype {folder} ({dist} once released)"
 
