@@ -469,6 +469,7 @@ def test_batches_decode_whole_chunks_a_few_at_a_time(monkeypatch: pytest.MonkeyP
         await original(self, moves, *args, **kw)
 
     monkeypatch.setattr(engine.Reader, "copy", spy)
+    monkeypatch.setattr(engine.os, "cpu_count", lambda: 1)  # a batch: an inner chunk at least
     # The 11 x 5 box spans 6 rows of 2 inner chunks: batches of half the box take 2 rows.
     monkeypatch.setattr(engine, "FIRST_BATCH_CELLS", 1)
     monkeypatch.setattr(engine, "BATCH_SHARE", 2)
@@ -605,6 +606,7 @@ def _events(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     monkeypatch.setattr(engine.Reader, "fetch", fetching)
     monkeypatch.setattr(engine.Reader, "copy", copying)
+    monkeypatch.setattr(engine.os, "cpu_count", lambda: 1)  # batches of one inner chunk allowed
     return events
 
 
@@ -655,6 +657,13 @@ def test_a_corrupt_chunk_in_a_batch_fetched_ahead_is_named(
         read_columnar(array)
 
 
+def test_a_batch_holds_an_inner_chunk_a_core() -> None:
+    """So that its chunks decode side by side: 10 chunks of 100,000 cells, 2 cores."""
+    budget = engine._Budget(1_000_000, 200_000)
+    budget.observe(100_000, 6 << 20)  # the first batch: one chunk
+    assert budget.cells() == 200_000  # BATCH_BYTES alone would take 1.3 chunks
+
+
 @pytest.mark.parametrize(
     ("count", "batches", "share"),
     [
@@ -668,7 +677,7 @@ def test_a_corrupt_chunk_in_a_batch_fetched_ahead_is_named(
 )
 def test_the_budget_of_a_batch(count: int, batches: list[int], share: int) -> None:
     def after_history() -> engine._Budget:
-        budget = engine._Budget(count)
+        budget = engine._Budget(count, 1)
         assert budget.cells() == max(engine.FIRST_BATCH_CELLS, count // engine.BATCH_SHARE)
         for nbytes in batches:
             budget.observe(budget.cells(), nbytes)

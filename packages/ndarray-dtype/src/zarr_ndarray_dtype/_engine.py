@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import os
 from typing import Any
 
 import numpy as np
@@ -44,20 +45,19 @@ def _sizes(moves: list[_Move], sizes: _Ints, shapes: _Ints | None) -> None:
 def _move(move: _Move, out: npt.NDArray[np.uint8], offsets: _Ints, unit: int) -> None:
     """Copy one move's items to their item ``offsets`` in ``out`` (bytes)."""
     block, (cells, places) = move
-    if isinstance(places, slice):
-        block.copy(cells, out, int(offsets[places.start]) * unit)
-    else:
-        block.copy(cells, out, offsets[places] * unit)
+    at = int(offsets[places.start]) if isinstance(places, slice) else offsets[places]
+    block.copy(cells, out, at * unit)
 
 
 class _Budget:
     """How many cells a read's next batch takes, and whether it may be fetched while the one
     before it is copied: a batch holds about a sixteenth of the read's decoded chunk bytes (as
-    estimated from the batches so far), at least :data:`BATCH_BYTES`; then the next one is
-    fetched during the copy, the two staying within about a quarter of the output beside it."""
+    estimated from the batches so far), at least :data:`BATCH_BYTES` and an inner chunk a core
+    (decoded side by side); the next one is fetched during the copy if the two stay within
+    about a quarter of the output beside it."""
 
-    def __init__(self, count: int) -> None:
-        self.count, self.seen, self.nbytes = count, 0, 0
+    def __init__(self, count: int, least: int) -> None:
+        self.count, self.seen, self.nbytes, self.least = count, 0, 0, least
 
     def estimate(self) -> int:
         return int(self.nbytes / self.seen * self.count) if self.seen else 0
@@ -66,7 +66,7 @@ class _Budget:
         if not self.nbytes:
             return max(FIRST_BATCH_CELLS, self.count // BATCH_SHARE)
         share = max(float(BATCH_BYTES), self.estimate() / BATCH_SHARE)
-        return max(1, int(share * self.seen / self.nbytes))
+        return max(self.least, int(share * self.seen / self.nbytes))
 
     def observe(self, cells: int, nbytes: int) -> bool:
         self.seen += cells
@@ -216,7 +216,7 @@ class Reader:
         offsets[0] = 0
         ndim = self.layout.dtype.pattern.ndim
         shapes = np.empty((count, ndim), np.int64) if self.with_shapes else None
-        budget = _Budget(count)
+        budget = _Budget(count, math.prod(self.layout.inner) * (os.cpu_count() or 1))
         units = [self.layout.chunks, self.layout.inner]
         parts = slabs(box, units, budget.cells, FIRST_BATCH_STRETCH) if count else iter(())
         part = next(parts, None)
